@@ -1,0 +1,59 @@
+"""User-facing errors.
+
+Every mistake a user can make in an input file (a run, qrels, a per-topic table, a spec) raises
+:class:`InputError`. Its string form is one line, ``FILE:LINE: what is wrong; what to do``, which
+the command line prints on stderr (exit 2) and the pytest plugin shows as a failing item, never as
+a traceback.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+
+
+class BvtestError(Exception):
+    """Base class of every error pytest-bvtest reports to a user without a traceback."""
+
+
+class InputError(BvtestError):
+    """A problem in something the user supplied: a file, a spec key, a measure name, an option.
+
+    Parameters
+    ----------
+    message:
+        What is wrong, in the user's terms.
+    path:
+        The file it is in, if any.
+    line:
+        The 1-based line number within ``path``, if known.
+    hint:
+        What to do about it.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | PathLike[str] | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.hint = hint
+        super().__init__(str(self))
+
+    @property
+    def location(self) -> str:
+        if self.path is None:
+            return ""
+        return self.path if self.line is None else f"{self.path}:{self.line}"
+
+    def __str__(self) -> str:
+        text = f"{self.location}: {self.message}" if self.location else self.message
+        return f"{text}; {self.hint}" if self.hint else text
+
+
+class StatisticError(BvtestError):
+    """A statistic is undefined for the data given (for example GAWM with a single system)."""

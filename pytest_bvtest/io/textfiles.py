@@ -1,0 +1,89 @@
+"""Opening user files (``.gz`` transparently) and writing files atomically."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from pytest_bvtest.errors import InputError
+
+_HASH_CHUNK = 1 << 20
+
+
+def open_text(path: str | os.PathLike[str]) -> IO[str]:
+    """Open ``path`` for reading as UTF-8 text, decompressing it when the name ends in ``.gz``.
+
+    A missing or unreadable file raises :class:`InputError` naming it.
+    """
+    path = Path(path)
+    try:
+        if path.name.endswith(".gz"):
+            return gzip.open(path, "rt", encoding="utf-8", newline=None)
+        return open(path, encoding="utf-8", newline=None)
+    except FileNotFoundError:
+        raise InputError("file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)") from None
+    except IsADirectoryError:
+        raise InputError("is a folder, not a file", path=path) from None
+    except PermissionError:
+        raise InputError("permission denied", path=path) from None
+
+
+def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)`` for every line of ``path`` (1-based, newline stripped).
+
+    Decoding errors (a binary file, a corrupt ``.gz``) become :class:`InputError`.
+    """
+    line_number = 0
+    try:
+        with open_text(path) as handle:
+            for line_number, line in enumerate(handle, start=1):
+                yield line_number, line.rstrip("\r\n")
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text ({error.reason})", path=path, line=line_number + 1) from None
+    except (OSError, EOFError) as error:
+        raise InputError(f"cannot read file ({error})", path=path, line=line_number + 1 or None) from None
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """Hex BLAKE2b digest of the file's bytes (as stored, compressed or not)."""
+    digest = hashlib.blake2b(digest_size=20)
+    try:
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(_HASH_CHUNK), b""):
+                digest.update(chunk)
+    except FileNotFoundError:
+        raise InputError("file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)") from None
+    return digest.hexdigest()
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
+
+    Readers never see a half-written file, and concurrent writers of the same content both succeed
+    (the last rename wins).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """:func:`atomic_write_bytes` for UTF-8 text."""
+    atomic_write_bytes(path, text.encode("utf-8"))
