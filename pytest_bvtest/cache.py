@@ -1,0 +1,92 @@
+"""Per-topic scores of a run, cached by content.
+
+An entry is keyed by (run file digest, qrels file digest, measure, tag selection, package version),
+so editing either file, upgrading the package or asking for another measure misses the cache. Entries
+are small JSON files written atomically (temporary file + rename): pytest-xdist workers that evaluate
+the same run at once both succeed, and a reader never sees half an entry. A corrupt or truncated entry
+is treated as a miss and rewritten; the cache never makes an evaluation fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_bvtest import __version__
+from pytest_bvtest.io.textfiles import atomic_write_text
+
+DEFAULT_CACHE_DIR = ".bvtest_cache"
+_LAYOUT = "v1"
+
+
+@dataclass(frozen=True)
+class CachedScores:
+    """What one cache entry holds: a run's name and its per-topic values for one measure."""
+
+    run_name: str
+    per_topic: dict[str, float]
+    ignored_topics: tuple[str, ...]
+
+
+class ScoreCache:
+    """A folder of cache entries. ``ScoreCache(None)`` is a disabled cache that never hits."""
+
+    def __init__(self, folder: str | os.PathLike[str] | None) -> None:
+        self.folder = None if folder is None else Path(folder)
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.folder is not None
+
+    @staticmethod
+    def key(run_digest: str, qrels_digest: str, measure: str, tag: str | None) -> str:
+        parts = [_LAYOUT, __version__, run_digest, qrels_digest, measure, tag or ""]
+        return hashlib.blake2b("\0".join(parts).encode("utf-8"), digest_size=20).hexdigest()
+
+    def _entry_path(self, key: str) -> Path:
+        assert self.folder is not None
+        return self.folder / _LAYOUT / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> CachedScores | None:
+        """The entry stored under ``key``, or ``None`` when absent, unreadable or corrupt."""
+        if self.folder is None:
+            return None
+        try:
+            payload = json.loads(self._entry_path(key).read_text(encoding="utf-8"))
+            entry = _entry_from_payload(payload)
+        except (OSError, ValueError, TypeError, KeyError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return entry
+
+    def put(self, key: str, entry: CachedScores) -> None:
+        """Store ``entry``; a folder that cannot be written is ignored (the cache is an optimisation)."""
+        if self.folder is None:
+            return
+        payload = {
+            "run_name": entry.run_name,
+            "per_topic": entry.per_topic,
+            "ignored_topics": list(entry.ignored_topics),
+        }
+        try:
+            atomic_write_text(self._entry_path(key), json.dumps(payload))
+        except OSError:
+            pass
+
+
+def _entry_from_payload(payload: Any) -> CachedScores:
+    per_topic = payload["per_topic"]
+    if not isinstance(per_topic, dict) or not all(isinstance(value, float | int) for value in per_topic.values()):
+        raise ValueError("malformed cache entry")
+    return CachedScores(
+        run_name=str(payload["run_name"]),
+        per_topic={str(topic): float(value) for topic, value in per_topic.items()},
+        ignored_topics=tuple(str(topic) for topic in payload["ignored_topics"]),
+    )

@@ -1,0 +1,237 @@
+"""The per-topic score matrix: systems × topics for one measure, the only thing statistics see.
+
+Systems come from run files (evaluated against qrels, through the cache), from in-memory
+:class:`~pytest_bvtest.io.runs.Run` objects, or from per-topic score tables. The topic universe
+follows MATH.md section 1: the qrels topics with at least one positive judgment, in qrels order; a
+topic of the universe missing from a run scores 0 (trec_eval ``-c``) and the cell is flagged; run
+topics absent from the qrels are ignored and reported. Tables must cover the universe exactly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pytest_bvtest.cache import CachedScores, ScoreCache
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.io.qrels import Qrels, read_qrels
+from pytest_bvtest.io.runs import Run, read_run
+from pytest_bvtest.io.tables import read_score_table
+from pytest_bvtest.io.textfiles import file_digest
+from pytest_bvtest.measures import Measure, evaluate_run
+
+_MAX_LISTED_TOPICS = 10
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """A system given as a TREC run file; ``name`` overrides the run's tag, ``tag`` selects one."""
+
+    path: Path
+    name: str | None = None
+    tag: str | None = None
+
+
+@dataclass(frozen=True)
+class ScoreTableFile:
+    """Systems given as a per-topic score table; ``systems`` selects some of them (all by default)."""
+
+    path: Path
+    format: str = "auto"
+    systems: tuple[str, ...] | None = None
+    rename: Mapping[str, str] = field(default_factory=dict)
+
+
+Source = RunFile | ScoreTableFile | Run
+
+
+@dataclass(frozen=True)
+class ScoreMatrix:
+    """Per-topic effectiveness ``scores[i, j]`` of system ``systems[i]`` on topic ``topics[j]``.
+
+    ``imputed[i, j]`` is true where the value came from the missing-topic rule (the run had no
+    ranking for the topic and scores 0). ``ignored_topics[name]`` lists the run's topics that are not
+    in the qrels universe.
+    """
+
+    measure: str
+    systems: tuple[str, ...]
+    topics: tuple[str, ...]
+    scores: np.ndarray
+    imputed: np.ndarray
+    ignored_topics: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        shape = (len(self.systems), len(self.topics))
+        if self.scores.shape != shape or self.imputed.shape != shape:
+            raise ValueError(f"matrix shape {self.scores.shape} does not match {shape}")
+
+    def index(self, system: str) -> int:
+        try:
+            return self.systems.index(system)
+        except ValueError:
+            raise InputError(f"unknown system {system!r}", hint=f"systems are: {', '.join(self.systems)}") from None
+
+    def row(self, system: str) -> np.ndarray:
+        return self.scores[self.index(system)]
+
+    def missing_topics(self, system: str) -> tuple[str, ...]:
+        """Topics of the universe the system's run did not rank (scored 0)."""
+        flags = self.imputed[self.index(system)]
+        return tuple(topic for topic, flag in zip(self.topics, flags) if flag)
+
+
+def _listing(topics: Sequence[str]) -> str:
+    shown = ", ".join(topics[:_MAX_LISTED_TOPICS])
+    more = len(topics) - _MAX_LISTED_TOPICS
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _per_topic_from_run(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
+    universe = set(qrels.evaluated_topics())
+    ignored = tuple(topic for topic in run.scores if topic not in qrels.judgments)
+    if not universe.intersection(run.scores):
+        where = run.path if run.path is not None else run.name
+        raise InputError(
+            f"run {run.name!r} shares no topic with the qrels",
+            path=where,
+            hint=f"the run ranks {_listing(list(run.scores))}; the qrels judge {_listing(qrels.evaluated_topics())}",
+        )
+    values = evaluate_run(qrels, run, measures)
+    return {measure: CachedScores(run.name, values[measure], ignored) for measure in measures}
+
+
+@dataclass(frozen=True)
+class _EvaluatedSystem:
+    name: str
+    per_topic: Mapping[str, float]
+    ignored_topics: tuple[str, ...]
+    origin: str
+    from_table: bool
+
+
+class MatrixBuilder:
+    """Evaluates sources once for all measures and assembles one :class:`ScoreMatrix` per measure."""
+
+    def __init__(self, qrels: Qrels | None, cache: ScoreCache | None = None) -> None:
+        self.qrels = qrels
+        self.cache = cache or ScoreCache(None)
+        self._qrels_digest = file_digest(qrels.path) if qrels is not None and qrels.path is not None else None
+
+    @classmethod
+    def from_qrels_file(cls, path: str | os.PathLike[str] | None, cache: ScoreCache | None = None) -> MatrixBuilder:
+        return cls(None if path is None else read_qrels(path), cache)
+
+    def _require_qrels(self, what: str) -> Qrels:
+        if self.qrels is None:
+            raise InputError(f"{what} needs relevance judgments", hint="name a qrels file (spec key `qrels`)")
+        return self.qrels
+
+    def _run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
+        qrels = self._require_qrels(f"run file {source.path}")
+        keys: dict[Measure, str] = {}
+        found: dict[Measure, CachedScores] = {}
+        if self.cache.enabled and self._qrels_digest is not None:
+            run_digest = file_digest(source.path)
+            for measure in measures:
+                keys[measure] = ScoreCache.key(run_digest, self._qrels_digest, str(measure), source.tag)
+                entry = self.cache.get(keys[measure])
+                if entry is not None:
+                    found[measure] = entry
+        missing = [measure for measure in measures if measure not in found]
+        if missing:
+            run = read_run(source.path, tag=source.tag)
+            fresh = _per_topic_from_run(run, qrels, missing)
+            for measure, entry in fresh.items():
+                if measure in keys:
+                    self.cache.put(keys[measure], entry)
+            found.update(fresh)
+        return found
+
+    def _evaluate(self, source: Source, measures: Sequence[Measure]) -> dict[Measure, list[_EvaluatedSystem]]:
+        if isinstance(source, RunFile):
+            return {
+                measure: [_EvaluatedSystem(source.name or entry.run_name, entry.per_topic, entry.ignored_topics, str(source.path), False)]
+                for measure, entry in self._run_file_scores(source, measures).items()
+            }
+        if isinstance(source, Run):
+            qrels = self._require_qrels(f"run {source.name!r}")
+            return {
+                measure: [_EvaluatedSystem(entry.run_name, entry.per_topic, entry.ignored_topics, source.name, False)]
+                for measure, entry in _per_topic_from_run(source, qrels, measures).items()
+            }
+        table = read_score_table(source.path, format=source.format)
+        evaluated: dict[Measure, list[_EvaluatedSystem]] = {}
+        for measure in measures:
+            by_system = table.for_measure(measure)
+            names = source.systems if source.systems is not None else tuple(by_system)
+            unknown = [name for name in names if name not in by_system]
+            if unknown:
+                raise InputError(
+                    f"system {unknown[0]!r} is not in this table",
+                    path=source.path,
+                    hint=f"the table has {_listing(list(by_system))}",
+                )
+            evaluated[measure] = [
+                _EvaluatedSystem(source.rename.get(name, name), by_system[name], (), str(source.path), True) for name in names
+            ]
+        return evaluated
+
+    def build(self, measures: Sequence[Measure], sources: Sequence[Source]) -> dict[Measure, ScoreMatrix]:
+        """One matrix per measure over the same systems, in the order the sources give them."""
+        systems: dict[Measure, list[_EvaluatedSystem]] = {measure: [] for measure in measures}
+        for source in sources:
+            for measure, evaluated in self._evaluate(source, measures).items():
+                systems[measure].extend(evaluated)
+        return {measure: self._assemble(measure, systems[measure]) for measure in measures}
+
+    def _universe(self, systems: Sequence[_EvaluatedSystem]) -> tuple[str, ...]:
+        if self.qrels is not None:
+            return tuple(self.qrels.evaluated_topics())
+        if not systems:
+            raise InputError("no systems to evaluate", hint="name baselines or a candidate in the spec")
+        return tuple(systems[0].per_topic)
+
+    def _assemble(self, measure: Measure, systems: Sequence[_EvaluatedSystem]) -> ScoreMatrix:
+        topics = self._universe(systems)
+        names = [system.name for system in systems]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise InputError(
+                f"two systems are named {', '.join(map(repr, duplicates))}",
+                hint="give each baseline and the candidate a distinct name",
+            )
+        scores = np.zeros((len(systems), len(topics)))
+        imputed = np.zeros((len(systems), len(topics)), dtype=bool)
+        for i, system in enumerate(systems):
+            if system.from_table:
+                _check_table_topics(system, topics)
+            for j, topic in enumerate(topics):
+                value = system.per_topic.get(topic)
+                if value is None:
+                    imputed[i, j] = True
+                else:
+                    scores[i, j] = value
+        ignored = {system.name: system.ignored_topics for system in systems if system.ignored_topics}
+        return ScoreMatrix(str(measure), tuple(names), topics, scores, imputed, ignored)
+
+
+def _check_table_topics(system: _EvaluatedSystem, topics: Sequence[str]) -> None:
+    expected = set(topics)
+    missing = [topic for topic in topics if topic not in system.per_topic]
+    extra = [topic for topic in system.per_topic if topic not in expected]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"lacks topics {_listing(missing)}")
+        if extra:
+            parts.append(f"has topics not evaluated elsewhere {_listing(extra)}")
+        raise InputError(
+            f"system {system.name!r} {' and '.join(parts)}",
+            path=system.origin,
+            hint="every system must be scored on the same topic set; fix the table or the qrels",
+        )
