@@ -1,0 +1,364 @@
+"""Mean-variance evaluation (Zuccon, Palotti & Hanbury, CIKM 2016; MATH.md section 5).
+
+A system's effectiveness over topics (and over query variations of a topic) is treated like the
+return of a portfolio: the value ``O = mu - alpha * sigma2`` rewards a high expected score and, for
+``alpha > 0``, penalises its spread (risk averse); ``alpha < 0`` rewards spread (risk seeking) and
+``alpha = 0`` reduces to the (weighted) mean. Larger is better.
+
+Three forms, all vectorised over leading axes (systems, resamples):
+
+- :func:`mve_inter_topic`: one score per topic; the topics play the role of the variations (Sec. 4.3).
+- :func:`mve_intra_topic`: several query variations per topic, covariance between topics taken as 0
+  (Sec. 4.2 with the Sec. 7 third option); per-topic values reported too.
+- :func:`mve_general`: variations aligned by user, full covariance between topics (Sec. 4.1).
+
+:func:`variation_layout` turns per-query scores plus a query → (topic, user, popularity) mapping into
+the padded ``(topics, variations)`` layout these functions take.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from pytest_bvtest.errors import StatisticError
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class MeanVariance:
+    """Mean, variance and value ``mu - alpha * sigma2`` of a portfolio, shaped like the leading axes."""
+
+    mu: FloatArray | float
+    sigma2: FloatArray | float
+    value: FloatArray | float
+
+
+@dataclass(frozen=True)
+class IntraTopicMeanVariance:
+    """Portfolio mean, variance and value, plus the per-topic terms (last axis = topics)."""
+
+    mu: FloatArray | float
+    sigma2: FloatArray | float
+    value: FloatArray | float
+    topic_mu: FloatArray
+    topic_var: FloatArray
+    topic_value: FloatArray
+
+
+def mve_inter_topic(scores: npt.ArrayLike, alpha: float, weights: npt.ArrayLike | None = None) -> MeanVariance:
+    """Modified inter-topic mean-variance value, one query per topic.
+
+    Zuccon, Palotti & Hanbury, CIKM 2016, Sec. 4.3, ineq. 9, read as MATH.md section 5 PIN: the
+    topics play the role of variations, topic ``t`` occurring with probability ``w_t``::
+
+        mu     = sum_t w_t x_t
+        sigma2 = sum_t w_t (x_t - mu)^2
+        O      = mu - alpha * sigma2
+
+    With uniform weights this is the mean minus ``alpha`` times the population variance.
+
+    Parameters
+    ----------
+    scores:
+        ``(..., n)`` per-topic scores, topics on the last axis.
+    alpha:
+        Risk preference: positive averse, negative seeking, 0 the mean only.
+    weights:
+        ``(n,)`` non-negative topic weights, normalised here to sum 1; uniform when omitted.
+
+    Returns
+    -------
+    MeanVariance
+        ``mu``, ``sigma2`` and ``value`` shaped like the leading axes of ``scores``.
+
+    Raises
+    ------
+    StatisticError
+        No topics, non-finite scores or ``alpha``, or weights that are negative or sum to 0.
+    """
+    x = _finite_scores(scores, min_ndim=1, what="scores")
+    alpha = _finite_alpha(alpha)
+    w = _normalised_weights(weights, x.shape[-1], "topic weights")
+    mu = x @ w
+    sigma2 = ((x - mu[..., None]) ** 2) @ w
+    return MeanVariance(mu=mu, sigma2=sigma2, value=mu - alpha * sigma2)
+
+
+def mve_intra_topic(
+    scores: npt.ArrayLike,
+    alpha: float,
+    weights: npt.ArrayLike | None = None,
+    popularity: npt.ArrayLike | None = None,
+    present: npt.ArrayLike | None = None,
+) -> IntraTopicMeanVariance:
+    """Intra-topic mean-variance value over query variations, topics uncorrelated.
+
+    Zuccon, Palotti & Hanbury, CIKM 2016, Sec. 4.2; the portfolio uses covariance 0 between topics,
+    the paper's Sec. 7 third option (MATH.md section 5). Per topic ``t`` with variation popularity
+    ``p_tq`` (normalised over the topic's variations)::
+
+        mu_t    = sum_q p_tq x_tq
+        var_t   = sum_q p_tq (x_tq - mu_t)^2
+        O_t     = w_t mu_t - alpha w_t^2 var_t
+        mu_P    = sum_t w_t mu_t
+        sigma2_P = sum_t w_t^2 var_t
+        O       = mu_P - alpha sigma2_P        (= sum_t O_t)
+
+    Parameters
+    ----------
+    scores:
+        ``(..., n, V)``: per topic up to ``V`` variations, padded; padding values are ignored (NaN is
+        fine there).
+    alpha:
+        Risk preference: positive averse, negative seeking, 0 the mean only.
+    weights:
+        ``(n,)`` non-negative topic weights, normalised to sum 1; uniform when omitted.
+    popularity:
+        ``(n, V)`` non-negative variation popularity, normalised per topic over its present
+        variations; uniform when omitted.
+    present:
+        ``(n, V)`` booleans marking real variations; all present when omitted.
+
+    Returns
+    -------
+    IntraTopicMeanVariance
+        Portfolio ``mu``, ``sigma2``, ``value`` (leading axes) and ``topic_mu``, ``topic_var``,
+        ``topic_value`` (leading axes + ``n``).
+
+    Raises
+    ------
+    StatisticError
+        A topic without variations, non-finite present scores, invalid weights or popularity.
+    """
+    x = np.asarray(scores, dtype=np.float64)
+    if x.ndim < 2 or x.shape[-2] == 0 or x.shape[-1] == 0:
+        raise StatisticError(f"intra-topic mean-variance needs scores shaped (..., topics, variations), got shape {x.shape}")
+    n, v = x.shape[-2:]
+    mask = np.ones((n, v), dtype=bool) if present is None else _shaped(present, (n, v), "present", dtype=bool)
+    empty = np.flatnonzero(~mask.any(axis=1))
+    if empty.size:
+        raise StatisticError(f"topic position(s) {empty.tolist()} have no query variation")
+    if not np.isfinite(x[..., mask]).all():
+        raise StatisticError("scores contain NaN or infinite values for present variations")
+    alpha = _finite_alpha(alpha)
+    w = _normalised_weights(weights, n, "topic weights")
+    p = _variation_probabilities(popularity, mask)
+    x = np.where(mask, x, 0.0)
+    topic_mu = np.sum(p * x, axis=-1)
+    topic_var = np.sum(p * (x - topic_mu[..., None]) ** 2, axis=-1)
+    mu = topic_mu @ w
+    sigma2 = topic_var @ (w**2)
+    return IntraTopicMeanVariance(
+        mu=mu,
+        sigma2=sigma2,
+        value=mu - alpha * sigma2,
+        topic_mu=topic_mu,
+        topic_var=topic_var,
+        topic_value=w * topic_mu - alpha * w**2 * topic_var,
+    )
+
+
+def mve_general(
+    scores: npt.ArrayLike,
+    alpha: float,
+    weights: npt.ArrayLike | None = None,
+    user_probability: npt.ArrayLike | None = None,
+) -> MeanVariance:
+    """General mean-variance value with query variations aligned by user.
+
+    Zuccon, Palotti & Hanbury, CIKM 2016, Sec. 4.1 (MATH.md section 5): user ``k`` issued query
+    ``k`` for every topic, so a user's scores form one joint outcome ``R_k = sum_t w_t r_tk``::
+
+        mu_P     = sum_t w_t E[R_t]
+        sigma2_P = sum_t sum_u w_t w_u cov(R_t, R_u)  = Var_k(R_k)
+        O        = mu_P - alpha sigma2_P
+
+    with expectations and the (population) variance over users weighted by ``user_probability``.
+
+    Parameters
+    ----------
+    scores:
+        ``(..., M, n)``: ``M`` users by ``n`` topics, topics on the last axis.
+    alpha:
+        Risk preference: positive averse, negative seeking, 0 the mean only.
+    weights:
+        ``(n,)`` non-negative topic weights, normalised to sum 1; uniform when omitted.
+    user_probability:
+        ``(M,)`` non-negative user probabilities, normalised to sum 1; uniform when omitted.
+
+    Returns
+    -------
+    MeanVariance
+        ``mu``, ``sigma2`` and ``value`` shaped like the leading axes of ``scores``.
+
+    Raises
+    ------
+    StatisticError
+        No users or topics, non-finite scores, invalid weights or probabilities.
+    """
+    x = _finite_scores(scores, min_ndim=2, what="scores (..., users, topics)")
+    alpha = _finite_alpha(alpha)
+    w = _normalised_weights(weights, x.shape[-1], "topic weights")
+    p = _normalised_weights(user_probability, x.shape[-2], "user probabilities")
+    portfolio = x @ w
+    mu = portfolio @ p
+    sigma2 = ((portfolio - mu[..., None]) ** 2) @ p
+    return MeanVariance(mu=mu, sigma2=sigma2, value=mu - alpha * sigma2)
+
+
+@dataclass(frozen=True)
+class VariationLayout:
+    """Where each query's score goes in the padded ``(topics, variations)`` layout.
+
+    ``query_index[t, v]`` is the position of that variation in the per-query input, ``-1`` for
+    padding. When ``users`` is not None the variations are aligned by user: column ``k`` is user
+    ``users[k]`` on every topic, and ``np.swapaxes(layout.arrange(s), -1, -2)`` is the
+    ``(..., users, topics)`` input of :func:`mve_general`.
+    """
+
+    topics: tuple[str, ...]
+    users: tuple[str, ...] | None
+    query_index: npt.NDArray[np.intp]
+    popularity: FloatArray | None
+
+    @property
+    def present(self) -> npt.NDArray[np.bool_]:
+        """``(n, V)`` mask of real variations."""
+        return self.query_index >= 0
+
+    @property
+    def aligned_by_user(self) -> bool:
+        """True when every topic has exactly the same users, one query each."""
+        return self.users is not None
+
+    def arrange(self, query_scores: npt.ArrayLike) -> FloatArray:
+        """Per-query scores ``(..., Q)`` (queries on the last axis) → ``(..., n, V)``, NaN padding."""
+        s = np.asarray(query_scores, dtype=np.float64)
+        queries = np.count_nonzero(self.present)
+        if s.ndim < 1 or s.shape[-1] != queries:
+            raise StatisticError(f"expected per-query scores with {queries} queries on the last axis, got shape {s.shape}")
+        return np.where(self.present, s[..., np.maximum(self.query_index, 0)], np.nan)
+
+
+def variation_layout(
+    query_topics: Sequence[str],
+    query_users: Sequence[str] | None = None,
+    query_popularity: Sequence[float] | None = None,
+) -> VariationLayout:
+    """Group queries by topic into the padded layout of :func:`mve_intra_topic`.
+
+    Topics and users appear in order of first occurrence. Queries are aligned by user (the general
+    case of Zuccon et al. Sec. 4.1) when users are given and every topic has the same set of users,
+    each with exactly one query; the columns are then the users. Otherwise a topic's variations keep
+    their input order and shorter topics are padded.
+
+    Parameters
+    ----------
+    query_topics:
+        Topic of each query, in the order of the per-query scores.
+    query_users:
+        User of each query, or None when unknown.
+    query_popularity:
+        Popularity of each query (normalised per topic later), or None for uniform.
+
+    Returns
+    -------
+    VariationLayout
+    """
+    q = len(query_topics)
+    if query_users is not None and len(query_users) != q:
+        raise StatisticError(f"{len(query_users)} users given for {q} queries")
+    if query_popularity is not None and len(query_popularity) != q:
+        raise StatisticError(f"{len(query_popularity)} popularities given for {q} queries")
+    by_topic: dict[str, list[int]] = {}
+    for position, topic in enumerate(query_topics):
+        by_topic.setdefault(topic, []).append(position)
+    topics = tuple(by_topic)
+    users = _aligned_users(by_topic, query_users)
+    if users is None:
+        width = max((len(positions) for positions in by_topic.values()), default=0)
+        index = np.full((len(topics), width), -1, dtype=np.intp)
+        for row, positions in enumerate(by_topic.values()):
+            index[row, : len(positions)] = positions
+    else:
+        column = {user: k for k, user in enumerate(users)}
+        index = np.empty((len(topics), len(users)), dtype=np.intp)
+        for row, positions in enumerate(by_topic.values()):
+            index[row, [column[query_users[p]] for p in positions]] = positions
+    popularity = None
+    if query_popularity is not None:
+        values = np.asarray(query_popularity, dtype=np.float64)
+        popularity = np.where(index >= 0, values[np.maximum(index, 0)], 0.0)
+    return VariationLayout(topics=topics, users=users, query_index=index, popularity=popularity)
+
+
+def _aligned_users(by_topic: dict[str, list[int]], query_users: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The common user order when every topic has the same users once each, else None."""
+    if query_users is None:
+        return None
+    user_sets = []
+    for positions in by_topic.values():
+        users = [query_users[p] for p in positions]
+        if len(set(users)) != len(users):
+            return None
+        user_sets.append(set(users))
+    if any(s != user_sets[0] for s in user_sets):
+        return None
+    return tuple(dict.fromkeys(query_users))
+
+
+def _finite_scores(scores: npt.ArrayLike, *, min_ndim: int, what: str) -> FloatArray:
+    x = np.asarray(scores, dtype=np.float64)
+    if x.ndim < min_ndim or 0 in x.shape[-min_ndim:]:
+        raise StatisticError(f"mean-variance needs non-empty {what}, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise StatisticError(f"{what} contain NaN or infinite values")
+    return x
+
+
+def _finite_alpha(alpha: float) -> float:
+    alpha = float(alpha)
+    if not np.isfinite(alpha):
+        raise StatisticError(f"alpha must be a finite number, got {alpha}")
+    return alpha
+
+
+def _shaped(values: npt.ArrayLike, shape: tuple[int, ...], what: str, dtype: type = np.float64) -> np.ndarray:
+    array = np.asarray(values, dtype=dtype)
+    if array.shape != shape:
+        raise StatisticError(f"{what} has shape {array.shape}, expected {shape}")
+    return array
+
+
+def _normalised_weights(weights: npt.ArrayLike | None, size: int, what: str) -> FloatArray:
+    """Non-negative weights scaled to sum 1 (MATH.md section 5 PIN); uniform when None."""
+    if weights is None:
+        return np.full(size, 1.0 / size)
+    w = _shaped(weights, (size,), what)
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise StatisticError(f"{what} must be finite and non-negative")
+    total = w.sum()
+    if total <= 0:
+        raise StatisticError(f"{what} sum to 0; at least one must be positive")
+    return w / total
+
+
+def _variation_probabilities(popularity: npt.ArrayLike | None, present: npt.NDArray[np.bool_]) -> FloatArray:
+    """Per-topic popularity over the present variations, scaled to sum 1 in each topic."""
+    if popularity is None:
+        p = present.astype(np.float64)
+    else:
+        p = _shaped(popularity, present.shape, "popularity")
+        p = np.where(present, p, 0.0)
+        if not np.isfinite(p).all() or (p < 0).any():
+            raise StatisticError("popularity must be finite and non-negative")
+    totals = p.sum(axis=1)
+    zero = np.flatnonzero(totals <= 0)
+    if zero.size:
+        raise StatisticError(f"popularity sums to 0 for topic position(s) {zero.tolist()}; give at least one variation a positive popularity")
+    return p / totals[:, None]
