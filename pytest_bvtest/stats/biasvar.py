@@ -1,0 +1,571 @@
+"""Bias-variance evaluation against the virtual target system (MATH.md sections 2 and 3).
+
+Sources: Zhang et al., "Bias-variance decomposition of IR evaluation", SIGIR 2013 (Tables 1-2);
+Zhang et al., "Generalized bias-variance evaluation of TREC participated systems", CIKM 2014
+(topic grouping, target-ratio normalisation, tradeoff degree); Zhang et al., "A bias-variance
+evaluation framework for information retrieval systems", IPM 2022 (Eq. 7, 11, 15-16).
+
+Every function takes a score array ``x[..., i, j]``: system ``i`` on the second-to-last axis,
+topic ``j`` on the last axis, and any leading axes (bootstrap resamples, ...) broadcast through.
+Variances are population variances. Undefined results raise :class:`StatisticError` or, for the
+tradeoff correlations, are ``None``; no function returns NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, fields
+from typing import Literal, TypeVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.stats import rankdata
+
+from pytest_bvtest.errors import StatisticError
+
+NORMALIZATIONS = ("none", "max-min", "target-ratio")
+"""Accepted values of ``bias_variance_analysis(normalize=...)``."""
+
+# Random grouping materialises one shuffled copy of the matrix per repetition; capping a block of
+# repetitions at this many values keeps memory near 64 MB for Robust04-sized matrices and R = 1000.
+_RANDOM_GROUPING_BLOCK_VALUES = 8_000_000
+
+
+def checked_scores(values: ArrayLike, *, min_ndim: int = 1, non_negative_for: str | None = None) -> np.ndarray:
+    """``values`` as a float64 array after the checks every statistic needs.
+
+    Parameters
+    ----------
+    values:
+        Scores, topics on the last axis.
+    min_ndim:
+        Fewest axes required (2 for a systems x topics matrix).
+    non_negative_for:
+        Name of a statistic that is only defined for non-negative scores; when given, a negative
+        value raises.
+
+    Returns
+    -------
+    numpy.ndarray
+        The scores as float64.
+
+    Raises
+    ------
+    StatisticError
+        Too few axes, an empty axis, a NaN or infinite value, or a forbidden negative value.
+    """
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim < min_ndim:
+        shape = "a systems x topics matrix" if min_ndim == 2 else "per-topic scores"
+        raise StatisticError(f"expected {shape}, got an array of shape {array.shape}")
+    if 0 in array.shape:
+        raise StatisticError(f"no scores to evaluate (array of shape {array.shape}: no systems or no topics)")
+    if not np.isfinite(array).all():
+        raise StatisticError("scores contain NaN or infinite values; every system needs a finite score on every topic")
+    if non_negative_for is not None and (array < 0).any():
+        raise StatisticError(
+            f"negative scores (minimum {array.min():g}): {non_negative_for} is only defined for non-negative "
+            "effectiveness scores; use a measure such as AP or nDCG, not a log or standardised score"
+        )
+    return array
+
+
+def _whole_number(value: object, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        kind = "a positive" if minimum == 1 else f"a whole number >= {minimum}, not a"
+        raise StatisticError(f"{name} must be {kind} whole number, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class BiasVariance:
+    """Per-system bias-variance terms; each field has the shape ``scores.shape[:-1]``."""
+
+    mean: np.ndarray
+    bias2: np.ndarray
+    var: np.ndarray
+    error: np.ndarray
+
+
+@dataclass(frozen=True)
+class GapDecomposition:
+    """Bias-variance of the per-topic gap ``rho = x_T - x_i``; each field has one value per system."""
+
+    bias: np.ndarray
+    var: np.ndarray
+    mse: np.ndarray
+    var_target: np.ndarray
+    var_system: np.ndarray
+    cov: np.ndarray
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """Per-topic normalised scores and how many topics were constant (every system equal)."""
+
+    scores: np.ndarray
+    constant_topics: int | np.ndarray
+
+
+@dataclass(frozen=True)
+class Tradeoff:
+    """Correlation across systems between Bias2 and Var; ``None`` where undefined."""
+
+    pearson: float | None
+    spearman: float | None
+
+
+@dataclass(frozen=True)
+class DifficultyGrouping:
+    """Group topics by difficulty (raw ``x_T`` ascending) into groups of about ``size`` topics."""
+
+    size: int
+
+    def __post_init__(self) -> None:
+        _whole_number(self.size, "group size")
+
+
+@dataclass(frozen=True)
+class RandomGrouping:
+    """Group topics at random into groups of about ``size`` topics, ``repeats`` times, seeded."""
+
+    size: int
+    repeats: int = 1000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        _whole_number(self.size, "group size")
+        _whole_number(self.repeats, "number of random groupings")
+        _whole_number(self.seed, "seed", minimum=0)
+
+
+@dataclass(frozen=True)
+class BiasVarianceAnalysis:
+    """Everything :func:`bias_variance_analysis` reports for one systems x topics matrix.
+
+    ``target_scores`` is the virtual target per topic after normalisation; ``constant_topics`` counts
+    the topics the normalisation set to 1 for every system (0 without normalisation).
+    """
+
+    c: float
+    target_scores: np.ndarray
+    constant_topics: int
+    bias_variance: BiasVariance
+    gap: GapDecomposition
+    tradeoff: Tradeoff
+
+
+def virtual_target(scores: ArrayLike) -> np.ndarray:
+    """The virtual target system: the best score any system reached on each topic.
+
+    MATH.md section 2 (IPM 2022 Sec. 4.1.1): ``x_T[j] = max_i x[i, j]`` over all systems given, the
+    candidate included.
+
+    Parameters
+    ----------
+    scores:
+        ``(..., m systems, n topics)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x_T`` with shape ``(..., n)``.
+    """
+    return checked_scores(scores, min_ndim=2).max(axis=-2)
+
+
+def target_constant(target_scores: ArrayLike, target: Literal["mean"] | float = "mean") -> float | np.ndarray:
+    """The constant target value ``c`` the bias is measured against.
+
+    MATH.md section 3, PIN default ``c = mean(x_T)`` (IPM 2022 Sec. 3.3); a number instead gives
+    ``c`` directly (1 = the metric maximum; SIGIR 2013's "practical" MAP_T).
+
+    Parameters
+    ----------
+    target_scores:
+        ``x_T`` with shape ``(..., n)``.
+    target:
+        ``"mean"`` or a finite number.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``c``; an array over the leading axes when ``target="mean"`` and ``x_T`` has them.
+    """
+    if isinstance(target, str):
+        if target != "mean":
+            raise StatisticError(f"unknown target {target!r}; use \"mean\" (mean of the virtual target) or a number such as 1")
+        return checked_scores(target_scores).mean(axis=-1)
+    if isinstance(target, bool) or not isinstance(target, (int, float, np.integer, np.floating)) or not math.isfinite(target):
+        raise StatisticError(f"target must be \"mean\" or a finite number, got {target!r}")
+    return float(target)
+
+
+def bias_variance(scores: ArrayLike, c: ArrayLike) -> BiasVariance:
+    """Bias-variance decomposition of each system's expected squared error against ``c``.
+
+    SIGIR 2013 Sec. 2.1 / IPM 2022 Eq. 7, MATH.md section 3::
+
+        Bias2 = (mean(x_i) - c)^2
+        Var   = mean((x_i - mean(x_i))^2)          (population)
+        Error = mean((x_i - c)^2) = Bias2 + Var
+
+    Parameters
+    ----------
+    scores:
+        ``(..., m, n)``; with topic grouping, the group means.
+    c:
+        Target constant, a scalar or an array broadcastable to ``scores.shape[:-1]``.
+
+    Returns
+    -------
+    BiasVariance
+        ``mean``, ``bias2``, ``var``, ``error``, each of shape ``scores.shape[:-1]``.
+    """
+    x = checked_scores(scores)
+    c = checked_scores(c, min_ndim=0)
+    mean = x.mean(axis=-1)
+    return BiasVariance(
+        mean=mean,
+        bias2=(mean - c) ** 2,
+        var=x.var(axis=-1),
+        error=((x - c[..., np.newaxis]) ** 2).mean(axis=-1),
+    )
+
+
+def gap_decomposition(scores: ArrayLike, target: ArrayLike) -> GapDecomposition:
+    """Bias-variance of the per-topic gap to the target, with the variance split into its sources.
+
+    SIGIR 2013 Sec. 2.2 (Table 2) and IPM 2022 Eq. 15-16, MATH.md section 3a::
+
+        rho_i[j] = x_T[j] - x_i[j]
+        Bias(rho) = mean(rho_i);  Var(rho) = population variance of rho_i
+        mse = mean(rho_i^2) = Bias(rho)^2 + Var(rho)
+        Var(rho) = Var(x_T) + Var(x_i) - 2 Cov(x_T, x_i)    (population covariance)
+
+    Parameters
+    ----------
+    scores:
+        ``(..., m, n)``.
+    target:
+        ``x_T`` with shape ``(..., n)``, as :func:`virtual_target` returns it.
+
+    Returns
+    -------
+    GapDecomposition
+        ``bias``, ``var``, ``mse``, ``var_target``, ``var_system``, ``cov``, one value per system.
+    """
+    x = checked_scores(scores, min_ndim=2)
+    target_per_system = np.broadcast_to(np.expand_dims(checked_scores(target), -2), x.shape)
+    gap = target_per_system - x
+    target_deviation = target_per_system - target_per_system.mean(axis=-1, keepdims=True)
+    system_deviation = x - x.mean(axis=-1, keepdims=True)
+    return GapDecomposition(
+        bias=gap.mean(axis=-1),
+        var=gap.var(axis=-1),
+        mse=(gap**2).mean(axis=-1),
+        var_target=(target_deviation**2).mean(axis=-1),
+        var_system=(system_deviation**2).mean(axis=-1),
+        cov=(target_deviation * system_deviation).mean(axis=-1),
+    )
+
+
+def _constant_topic_count(constant: np.ndarray) -> int | np.ndarray:
+    count = np.count_nonzero(constant, axis=-1)
+    return int(count) if count.ndim == 0 else count
+
+
+def normalize_max_min(scores: ArrayLike) -> Normalized:
+    """Max-min normalisation per topic.
+
+    IPM 2022 Eq. 11, MATH.md section 3c: ``x'[i, j] = (x[i, j] - min_i x[i, j]) / (max_i x[i, j] -
+    min_i x[i, j])``, so the target becomes 1 on every topic. PIN: a topic where every system has the
+    same score gets ``x' = 1`` for every system, and such topics are counted.
+
+    Parameters
+    ----------
+    scores:
+        ``(..., m, n)``.
+
+    Returns
+    -------
+    Normalized
+        ``scores`` of the input's shape and ``constant_topics`` (an int, or per leading index).
+    """
+    x = checked_scores(scores, min_ndim=2)
+    low = x.min(axis=-2, keepdims=True)
+    span = x.max(axis=-2, keepdims=True) - low
+    constant = span == 0
+    normalized = np.divide(x - low, span, out=np.ones_like(x), where=~constant)
+    return Normalized(normalized, _constant_topic_count(constant[..., 0, :]))
+
+
+def normalize_target_ratio(scores: ArrayLike) -> Normalized:
+    """Target-ratio normalisation per topic: each score as a fraction of the virtual target.
+
+    CIKM 2014, MATH.md section 3c: ``x'[i, j] = x[i, j] / x_T[j]``. PIN: a topic where every system
+    has the same score (in particular ``x_T = 0``) gets ``x' = 1`` for every system; ``constant_topics``
+    counts the topics where every system has the same score, as for :func:`normalize_max_min`.
+    Our reading: a ratio to the best score only ranks systems when scores are non-negative, so a
+    negative score raises :class:`StatisticError`.
+
+    Parameters
+    ----------
+    scores:
+        ``(..., m, n)``, non-negative.
+
+    Returns
+    -------
+    Normalized
+        ``scores`` of the input's shape and ``constant_topics``.
+    """
+    x = checked_scores(scores, min_ndim=2, non_negative_for="target-ratio normalisation")
+    target = x.max(axis=-2, keepdims=True)
+    constant = target == x.min(axis=-2, keepdims=True)
+    normalized = np.divide(x, target, out=np.ones_like(x), where=~constant)
+    return Normalized(normalized, _constant_topic_count(constant[..., 0, :]))
+
+
+def _partition_sizes(n: int, size: int) -> np.ndarray:
+    """Sizes of ``ceil(n / size)`` consecutive groups covering ``n`` topics, differing by at most one."""
+    groups = -(-n // size)
+    sizes = np.full(groups, n // groups)
+    sizes[: n % groups] += 1
+    return sizes
+
+
+def difficulty_groups(target_scores: ArrayLike, size: int) -> list[np.ndarray]:
+    """Partition topics into consecutive groups by difficulty, hardest first.
+
+    CIKM 2014; IPM 2022 Sec. 3.3 ("The Method of Topic Grouping"), MATH.md section 3b: topics sorted
+    by the raw ``x_T`` ascending (a stable sort, so tied topics keep their order), then cut into
+    consecutive groups. PIN reading: there are ``ceil(n / size)`` groups, so no group exceeds ``size``
+    topics, and the sizes differ by at most one exactly as ``numpy.array_split`` would give them
+    (larger groups first); no topic is dropped.
+
+    Parameters
+    ----------
+    target_scores:
+        Raw (un-normalised) ``x_T``, shape ``(n,)``.
+    size:
+        Group size ``k`` (IPM used 5, CIKM 10).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        Topic indices of each group, hardest group first.
+    """
+    target = checked_scores(target_scores)
+    if target.ndim != 1:
+        raise StatisticError(f"difficulty grouping needs one target score per topic, got shape {target.shape}")
+    size = _whole_number(size, "group size")
+    order = np.argsort(target, kind="stable")
+    return np.split(order, np.cumsum(_partition_sizes(target.size, size))[:-1])
+
+
+def group_means(scores: ArrayLike, groups: Sequence[np.ndarray]) -> np.ndarray:
+    """Each system's mean score over each group of topics.
+
+    CIKM 2014; IPM 2022 Sec. 3.3, MATH.md section 3b: with grouping, a sample is a group of topics and
+    ``x_i[g]`` is the system's mean over group ``g``.
+
+    Parameters
+    ----------
+    scores:
+        ``(..., n)`` (a target vector or a systems x topics matrix).
+    groups:
+        Non-empty arrays of topic indices, e.g. from :func:`difficulty_groups`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(..., number of groups)``.
+    """
+    x = checked_scores(scores)
+    if not groups or any(len(group) == 0 for group in groups):
+        raise StatisticError("topic grouping needs at least one group and no empty group")
+    sizes = np.array([len(group) for group in groups])
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    return np.add.reduceat(x[..., np.concatenate(groups)], starts, axis=-1) / sizes
+
+
+_Statistic = TypeVar("_Statistic", BiasVariance, GapDecomposition)
+
+
+def _random_group_mean_blocks(x: np.ndarray, size: int, repeats: int, seed: int) -> Iterator[np.ndarray]:
+    """Group means of ``x`` under ``repeats`` seeded random partitions, in blocks ``(..., r, m, g)``.
+
+    All permutations are drawn up front, so the blocking never changes the random stream.
+    """
+    n = x.shape[-1]
+    permutations = np.random.default_rng(seed).permuted(np.tile(np.arange(n), (repeats, 1)), axis=1)
+    sizes = _partition_sizes(n, size)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    block = max(1, _RANDOM_GROUPING_BLOCK_VALUES // x.size)
+    for first in range(0, repeats, block):
+        shuffled = np.swapaxes(x[..., permutations[first : first + block]], -3, -2)
+        yield np.add.reduceat(shuffled, starts, axis=-1) / sizes
+
+
+def _mean_over_random_groupings(
+    x: np.ndarray, size: int, repeats: int, seed: int, statistic: Callable[[np.ndarray], _Statistic]
+) -> _Statistic:
+    """Average of ``statistic`` (fields with the repetition axis at -2) over the random groupings."""
+    size = _whole_number(size, "group size")
+    repeats = _whole_number(repeats, "number of random groupings")
+    seed = _whole_number(seed, "seed", minimum=0)
+    results = (statistic(grouped) for grouped in _random_group_mean_blocks(x, size, repeats, seed))
+    first = next(results)
+    totals = {field.name: getattr(first, field.name).sum(axis=-2) for field in fields(first)}
+    for result in results:
+        for name in totals:
+            totals[name] += getattr(result, name).sum(axis=-2)
+    return type(first)(**{name: total / repeats for name, total in totals.items()})
+
+
+def random_group_bias_variance(scores: ArrayLike, c: ArrayLike, size: int, repeats: int, seed: int) -> BiasVariance:
+    """Bias-variance over random topic groups, averaged over seeded repetitions.
+
+    CIKM 2014; IPM 2022 Sec. 3.3, MATH.md section 3b: a random permutation of the topics is cut into
+    ``ceil(n / size)`` groups of near-equal size (as :func:`difficulty_groups` cuts), :func:`bias_variance`
+    is taken over the group means, and each term is averaged over ``repeats`` permutations. PIN:
+    seeded with ``numpy.random.default_rng(seed)``; the permutations depend only on ``(n, repeats,
+    seed)``, so adding a system does not change the grouping.
+
+    Parameters
+    ----------
+    scores:
+        ``(..., m, n)``.
+    c:
+        Target constant, a scalar or an array broadcastable to ``scores.shape[:-1]``.
+    size, repeats, seed:
+        Group size, number of random partitions (IPM 1000, CIKM 10), seed.
+
+    Returns
+    -------
+    BiasVariance
+        Each field averaged over the repetitions, shape ``scores.shape[:-1]``.
+    """
+    x = checked_scores(scores, min_ndim=2)
+    c = checked_scores(c, min_ndim=0)
+    per_repetition_c = np.expand_dims(c, -2) if c.ndim else c
+    return _mean_over_random_groupings(x, size, repeats, seed, lambda grouped: bias_variance(grouped, per_repetition_c))
+
+
+def tradeoff(bias2: ArrayLike, var: ArrayLike) -> Tradeoff:
+    """Tradeoff degree: correlation across systems between Bias2 and Var.
+
+    CIKM 2014 Table 2; IPM 2022 Table 9, MATH.md section 3d. Strongly negative means a clear
+    effectiveness-stability tradeoff. Each correlation is ``None`` with fewer than 3 systems or when
+    either term has zero spread across systems (MATH.md: report null, never crash).
+
+    Parameters
+    ----------
+    bias2, var:
+        One value per system, shape ``(m,)``.
+
+    Returns
+    -------
+    Tradeoff
+        Pearson and Spearman (average ranks for ties) correlation coefficients.
+    """
+    bias2 = checked_scores(bias2)
+    var = checked_scores(var)
+    if bias2.ndim != 1 or bias2.shape != var.shape:
+        raise StatisticError(f"tradeoff needs one Bias2 and one Var per system, got shapes {bias2.shape} and {var.shape}")
+    if bias2.size < 3 or np.ptp(bias2) == 0 or np.ptp(var) == 0:
+        return Tradeoff(None, None)
+    return Tradeoff(_pearson(bias2, var), _pearson(rankdata(bias2), rankdata(var)))
+
+
+def _pearson(a: np.ndarray, b: np.ndarray) -> float | None:
+    a = a - a.mean()
+    b = b - b.mean()
+    scale = math.sqrt(float(a @ a) * float(b @ b))
+    # A spread of ~1e-160 underflows to zero once squared.
+    return None if scale == 0 else float(np.clip(a @ b / scale, -1.0, 1.0))
+
+
+def _normalized(x: np.ndarray, normalize: str) -> Normalized:
+    if normalize == "none":
+        return Normalized(x, 0)
+    if normalize == "max-min":
+        return normalize_max_min(x)
+    if normalize == "target-ratio":
+        return normalize_target_ratio(x)
+    raise StatisticError(f"unknown normalisation {normalize!r}; use one of {', '.join(NORMALIZATIONS)}")
+
+
+def bias_variance_analysis(
+    scores: ArrayLike,
+    *,
+    target: Literal["mean"] | float = "mean",
+    normalize: str = "none",
+    grouping: DifficultyGrouping | RandomGrouping | None = None,
+) -> BiasVarianceAnalysis:
+    """The full bias-variance evaluation of one systems x topics matrix (MATH.md sections 2-3d).
+
+    Steps: the virtual target over all systems (section 2); per-topic normalisation (3c, IPM 2022
+    Eq. 11 / CIKM 2014); ``c`` from the normalised topic-level target (3, PIN default mean); optional
+    topic grouping (3b); Bias2/Var (IPM 2022 Eq. 7), the gap decomposition (3a, IPM 2022 Eq. 15-16)
+    and the tradeoff degree (3d).
+
+    PINs followed: normalise per topic first, then group; difficulty is measured on the raw ``x_T``.
+    Our readings: with grouping, ``c`` stays the constant computed from the topic-level (normalised)
+    ``x_T``, not from the group means, and the gap decomposition compares each system's group means
+    with the target's group means (averaged over repetitions for random grouping).
+
+    Parameters
+    ----------
+    scores:
+        ``(m, n)`` matrix, candidate included. For stacks of resampled matrices use the building
+        blocks (:func:`bias_variance`, :func:`gap_decomposition`, ...), which broadcast.
+    target:
+        ``"mean"`` or a number, see :func:`target_constant`.
+    normalize:
+        One of :data:`NORMALIZATIONS`.
+    grouping:
+        ``None`` (topics are the samples), :class:`DifficultyGrouping` or :class:`RandomGrouping`.
+
+    Returns
+    -------
+    BiasVarianceAnalysis
+    """
+    x = checked_scores(scores, min_ndim=2)
+    if x.ndim != 2:
+        raise StatisticError(f"bias_variance_analysis needs one systems x topics matrix, got shape {x.shape}")
+    normalized = _normalized(x, normalize)
+    target_scores = virtual_target(normalized.scores)
+    c = float(target_constant(target_scores, target))
+
+    if grouping is None:
+        bias_var = bias_variance(normalized.scores, c)
+        gap = gap_decomposition(normalized.scores, target_scores)
+    elif isinstance(grouping, DifficultyGrouping):
+        groups = difficulty_groups(virtual_target(x), grouping.size)
+        grouped_scores = group_means(normalized.scores, groups)
+        bias_var = bias_variance(grouped_scores, c)
+        gap = gap_decomposition(grouped_scores, group_means(target_scores, groups))
+    elif isinstance(grouping, RandomGrouping):
+        bias_var = random_group_bias_variance(normalized.scores, c, grouping.size, grouping.repeats, grouping.seed)
+        # The target rides along as an extra last row so it is grouped exactly like the systems.
+        with_target = np.vstack([normalized.scores, target_scores])
+        gap = _mean_over_random_groupings(
+            with_target,
+            grouping.size,
+            grouping.repeats,
+            grouping.seed,
+            lambda grouped: gap_decomposition(grouped[..., :-1, :], grouped[..., -1, :]),
+        )
+    else:
+        raise StatisticError(f"unknown grouping {grouping!r}; use DifficultyGrouping(size), RandomGrouping(size, repeats, seed) or None")
+
+    return BiasVarianceAnalysis(
+        c=c,
+        target_scores=target_scores,
+        constant_topics=int(normalized.constant_topics),
+        bias_variance=bias_var,
+        gap=gap,
+        tradeoff=tradeoff(bias_var.bias2, bias_var.var),
+    )

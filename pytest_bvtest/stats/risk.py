@@ -1,0 +1,179 @@
+"""Risk-sensitive comparison with baselines: URisk, TRisk, ZRisk and GeoRisk (MATH.md section 4).
+
+Sources: Wang, Bennett and Collins-Thompson, SIGIR 2012 (URisk, as used by the TREC Web track
+2013-14); Dincer, Macdonald and Ounis, SIGIR 2014 (TRisk); Dincer, Macdonald and Ounis, SIGIR 2016
+(ZRisk and GeoRisk over several baselines); all restated in the appendix of Zhang et al., IPM 2022.
+
+Topics are on the last axis and leading axes (systems, bootstrap resamples) broadcast through.
+Larger is better for every value here. ``alpha >= 0`` is the extra weight of a loss.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import ndtr
+from scipy.stats import t as student_t
+
+from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.stats.biasvar import checked_scores
+
+# A delta that is constant up to rounding (e.g. run = baseline + 0.1) leaves a sample standard
+# deviation of a few ulps, which would otherwise turn into |TRisk| ~ 1e15.
+_ROUNDING_SPREAD = 8 * np.finfo(np.float64).eps
+
+
+@dataclass(frozen=True)
+class TRisk:
+    """TRisk and its two-sided p-value; arrays over the leading axes, or floats."""
+
+    t: float | np.ndarray
+    p: float | np.ndarray
+
+
+@dataclass(frozen=True)
+class ZRiskGeoRisk:
+    """ZRisk and GeoRisk of every system, shape ``scores.shape[:-1]``."""
+
+    zrisk: np.ndarray
+    georisk: np.ndarray
+
+
+def _checked_alpha(alpha: float) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)) or not math.isfinite(alpha) or alpha < 0:
+        raise StatisticError(f"risk weight alpha must be a finite number >= 0, got {alpha!r}")
+    return float(alpha)
+
+
+def _risk_weighted_deltas(run: ArrayLike, baseline: ArrayLike, alpha: float) -> np.ndarray:
+    """``delta_j = r_j - b_j`` for a win or tie, ``(1 + alpha)(r_j - b_j)`` for a loss."""
+    alpha = _checked_alpha(alpha)
+    difference = checked_scores(run) - checked_scores(baseline)
+    return np.where(difference < 0, (1.0 + alpha) * difference, difference)
+
+
+def _scalar_if_0d(values: np.ndarray) -> float | np.ndarray:
+    return float(values) if np.ndim(values) == 0 else values
+
+
+def urisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> float | np.ndarray:
+    """URisk: mean per-topic difference to the baseline, losses weighted by ``1 + alpha``.
+
+    Wang, Bennett and Collins-Thompson, SIGIR 2012 (TREC Web 2013-14 risk measure), MATH.md
+    section 4::
+
+        delta_j = r_j - b_j             if r_j >= b_j
+                  (1 + alpha)(r_j - b_j) otherwise
+        URisk = mean_j(delta_j)
+
+    At ``alpha = 0`` it is ``mean(r) - mean(b)``.
+
+    Parameters
+    ----------
+    run:
+        Per-topic scores ``(..., n)``.
+    baseline:
+        Per-topic scores broadcastable to ``run``.
+    alpha:
+        Risk aversion, ``>= 0``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        URisk over the leading axes (a float for 1-D inputs).
+    """
+    return _scalar_if_0d(_risk_weighted_deltas(run, baseline, alpha).mean(axis=-1))
+
+
+def trisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> TRisk:
+    """TRisk: URisk studentised over topics, with a two-sided Student t p-value.
+
+    Dincer, Macdonald and Ounis, SIGIR 2014, MATH.md section 4::
+
+        TRisk = URisk / (s / sqrt(c)),  s = sample standard deviation (ddof 1) of delta,  c = topics
+        p = 2 * P(T_{c-1} > |TRisk|)
+
+    At ``alpha = 0`` it is the paired t statistic (``scipy.stats.ttest_rel``). TRisk < -2 signals a
+    significant risk of harm, > +2 a significant gain. PIN: ``s = 0`` gives ``TRisk = 0`` and
+    ``p = 1``; our reading counts an ``s`` within rounding error of 0 (a spread below 8 ulps of the
+    largest ``|delta|``) as 0, so a constant difference gives 0 however it rounds.
+
+    Parameters
+    ----------
+    run:
+        Per-topic scores ``(..., n)``.
+    baseline:
+        Per-topic scores broadcastable to ``run``.
+    alpha:
+        Risk aversion, ``>= 0``.
+
+    Returns
+    -------
+    TRisk
+        ``t`` and ``p`` over the leading axes (floats for 1-D inputs).
+
+    Raises
+    ------
+    StatisticError
+        With fewer than 2 topics (the sample standard deviation is undefined).
+    """
+    deltas = _risk_weighted_deltas(run, baseline, alpha)
+    topics = deltas.shape[-1]
+    if topics < 2:
+        raise StatisticError("TRisk needs at least 2 topics: the standard deviation of one topic's difference is undefined")
+    spread = deltas.std(axis=-1, ddof=1)
+    no_spread = spread <= _ROUNDING_SPREAD * np.abs(deltas).max(axis=-1)
+    standard_error = np.where(no_spread, 1.0, spread) / math.sqrt(topics)
+    t = np.where(no_spread, 0.0, deltas.mean(axis=-1) / standard_error)
+    p = 2.0 * student_t.sf(np.abs(t), topics - 1)
+    return TRisk(_scalar_if_0d(t), _scalar_if_0d(p))
+
+
+def zrisk_georisk(scores: ArrayLike, alpha: float) -> ZRiskGeoRisk:
+    """ZRisk and GeoRisk of every system against all the others as baselines.
+
+    Dincer, Macdonald and Ounis, SIGIR 2016, MATH.md section 4. MATH.md writes the matrix as topics x
+    systems; here it is transposed like every score matrix of this package (systems x topics), so
+    ``T_j`` are column totals and ``S_i`` row totals::
+
+        T_j = sum_i x[i, j],  S_i = sum_j x[i, j],  N = sum_ij x[i, j],  e[i, j] = T_j S_i / N
+        z[i, j] = (x[i, j] - e[i, j]) / sqrt(e[i, j])
+        ZRisk_i = sum_{j: z >= 0} z[i, j] + (1 + alpha) sum_{j: z < 0} z[i, j]
+        GeoRisk_i = sqrt((S_i / c) * Phi(ZRisk_i / c)),  c = number of topics, Phi = normal CDF
+
+    PIN: ``z = 0`` where ``e = 0`` and such topics still count in ``c``. Our reading for an all-zero
+    matrix (``N = 0``): every ``e`` is 0, so ``z = 0``, ZRisk = 0 and GeoRisk = 0. A single system is
+    its own expectation (ZRisk 0, GeoRisk ``sqrt(mean / 2)``).
+
+    Parameters
+    ----------
+    scores:
+        ``(..., m systems, n topics)``, non-negative.
+    alpha:
+        Risk aversion, ``>= 0``.
+
+    Returns
+    -------
+    ZRiskGeoRisk
+        ``zrisk`` and ``georisk``, shape ``scores.shape[:-1]``.
+
+    Raises
+    ------
+    StatisticError
+        On negative scores (the expectation model needs non-negative totals).
+    """
+    alpha = _checked_alpha(alpha)
+    x = checked_scores(scores, min_ndim=2, non_negative_for="ZRisk/GeoRisk")
+    topic_totals = x.sum(axis=-2, keepdims=True)
+    system_totals = x.sum(axis=-1, keepdims=True)
+    grand_total = x.sum(axis=(-2, -1), keepdims=True)
+    expected = np.divide(topic_totals * system_totals, grand_total, out=np.zeros_like(x), where=grand_total > 0)
+    has_expectation = expected > 0
+    z = np.divide(x - expected, np.sqrt(expected), out=np.zeros_like(x), where=has_expectation)
+    zrisk = np.where(z < 0, (1.0 + alpha) * z, z).sum(axis=-1)
+    topics = x.shape[-1]
+    georisk = np.sqrt(system_totals[..., 0] / topics * ndtr(zrisk / topics))
+    return ZRiskGeoRisk(zrisk, georisk)
