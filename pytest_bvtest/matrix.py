@@ -20,7 +20,7 @@ from pytest_bvtest.cache import CachedScores, ScoreCache
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
-from pytest_bvtest.io.tables import read_score_table
+from pytest_bvtest.io.tables import ScoreTable, read_score_table
 from pytest_bvtest.io.textfiles import file_digest
 from pytest_bvtest.measures import Measure, evaluate_run
 
@@ -121,6 +121,7 @@ class MatrixBuilder:
         self.qrels = qrels
         self.cache = cache or ScoreCache(None)
         self._qrels_digest = file_digest(qrels.path) if qrels is not None and qrels.path is not None else None
+        self._tables: dict[tuple[Path, str], ScoreTable] = {}
 
     @classmethod
     def from_qrels_file(cls, path: str | os.PathLike[str] | None, cache: ScoreCache | None = None) -> MatrixBuilder:
@@ -164,7 +165,10 @@ class MatrixBuilder:
                 measure: [_EvaluatedSystem(entry.run_name, entry.per_topic, entry.ignored_topics, source.name, False)]
                 for measure, entry in _per_topic_from_run(source, qrels, measures).items()
             }
-        table = read_score_table(source.path, format=source.format)
+        table_key = (source.path, source.format)
+        if table_key not in self._tables:
+            self._tables[table_key] = read_score_table(source.path, format=source.format)
+        table = self._tables[table_key]
         evaluated: dict[Measure, list[_EvaluatedSystem]] = {}
         for measure in measures:
             by_system = table.for_measure(measure)

@@ -1,0 +1,465 @@
+"""The ``bvtest.yaml`` spec: what to evaluate, how, and which gates must hold.
+
+The spec is read with its line numbers kept, so every mistake is reported as
+``SPEC:LINE: key: what is wrong; what to do``. Relative paths resolve against the spec's folder.
+The full key reference is ``docs/spec.md``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.io.tables import read_score_table
+from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
+from pytest_bvtest.measures import Measure, parse_measure
+from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
+from pytest_bvtest.stats.registry import STATISTICS
+
+CANDIDATE_NAME = "candidate"
+BOUND_KEYS = ("max", "min", "max_increase", "max_decrease")
+_PERCENT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
+
+_TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache")
+_ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "top_topics")
+_GATE_KEYS = ("statistic", *BOUND_KEYS, "confidence", "measure", "reference", "name")
+_NORMALIZATIONS = ("none", "max-min", "target-ratio")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A gate's bound: ``kind`` is one of :data:`BOUND_KEYS`; ``relative`` when written as ``N%``."""
+
+    kind: str
+    amount: float
+    relative: bool
+
+    def __str__(self) -> str:
+        amount = f"{self.amount * 100:g}%" if self.relative else f"{self.amount:g}"
+        return f"{self.kind} {amount}"
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """One gate: a statistic, a bound, and optionally noise-awareness and a measure or reference."""
+
+    statistic: str
+    bound: Bound
+    name: str
+    line: int
+    confidence: float | None = None
+    measure: Measure | None = None
+    reference: str | None = None
+
+
+@dataclass(frozen=True)
+class MeanVarianceSpec:
+    alpha: float = 2.0
+    weights: Path | None = None
+    variations: Path | None = None
+
+
+@dataclass(frozen=True)
+class SimulationSpec:
+    samples: int = 100
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class BootstrapSpec:
+    resamples: int = 1000
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class AnalysisSpec:
+    target: str | float = "mean"
+    normalize: str = "none"
+    grouping: DifficultyGrouping | RandomGrouping | None = None
+    risk_alpha: float = 5.0
+    mve: MeanVarianceSpec = field(default_factory=MeanVarianceSpec)
+    gawm_q: float = 1.0
+    simulation: SimulationSpec | None = None
+    bootstrap: BootstrapSpec = field(default_factory=BootstrapSpec)
+    top_topics: int = 5
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A validated spec. ``baselines`` maps names to sources; ``candidate`` is ``None`` for analysis only."""
+
+    path: Path
+    measures: tuple[Measure, ...]
+    baselines: Mapping[str, Source]
+    qrels: Path | None = None
+    candidate: Source | None = None
+    reference: str | None = None
+    analysis: AnalysisSpec = field(default_factory=AnalysisSpec)
+    gates: tuple[GateSpec, ...] = ()
+    cache: Path | None = None
+    lines: Mapping[tuple[Any, ...], int] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    def line_of(self, *key: Any) -> int | None:
+        return self.lines.get(tuple(key))
+
+    def sources(self) -> list[Source]:
+        """Every system to evaluate: the baselines in spec order, then the candidate."""
+        return [*self.baselines.values(), *([self.candidate] if self.candidate is not None else [])]
+
+    def with_candidate_run(self, path: str | os.PathLike[str]) -> Spec:
+        """The same spec with its candidate replaced by a run file (``--bvtest-run``)."""
+        run = Path(path)
+        if not run.exists():
+            raise InputError("candidate run not found", path=run, hint="check --bvtest-run / --run")
+        return replace(self, candidate=RunFile(run.resolve(), name=CANDIDATE_NAME))
+
+
+class _SpecReader:
+    """Validates the composed YAML tree, raising InputError at the offending key's line."""
+
+    def __init__(self, path: Path, lines: dict[tuple[Any, ...], int]) -> None:
+        self.path = path
+        self.lines = lines
+
+    def error(self, key: tuple[Any, ...], message: str, hint: str | None = None) -> InputError:
+        line = None
+        probe = key
+        while line is None and probe:
+            line = self.lines.get(probe)
+            probe = probe[:-1]
+        label = ".".join(str(part) if not isinstance(part, int) else f"[{part}]" for part in key).replace(".[", "[")
+        return InputError(f"{label}: {message}" if label else message, path=self.path, line=line, hint=hint)
+
+    def check_keys(self, value: Any, key: tuple[Any, ...], allowed: Sequence[str], what: str) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.error(key, f"expected a mapping of {what} settings, got {_kind(value)}")
+        for name in value:
+            if name not in allowed:
+                close = difflib.get_close_matches(str(name), allowed, n=1)
+                hint = f"did you mean `{close[0]}`?" if close else f"allowed keys: {', '.join(allowed)}"
+                raise self.error((*key, name), f"unknown key {name!r} in {what}", hint)
+        return value
+
+    def path_value(self, value: Any, key: tuple[Any, ...], must_exist: bool = True) -> Path:
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(key, f"expected a file path, got {_kind(value)}")
+        resolved = (self.path.parent / value).resolve()
+        if must_exist and not resolved.exists():
+            raise self.error(key, f"file not found: {resolved}", "paths are relative to the spec's folder")
+        return resolved
+
+    def number(self, value: Any, key: tuple[Any, ...], *, minimum: float | None = None, integer: bool = False) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise self.error(key, f"expected a number, got {_kind(value)}")
+        if integer and int(value) != value:
+            raise self.error(key, f"expected a whole number, got {value}")
+        if minimum is not None and value < minimum:
+            raise self.error(key, f"must be at least {minimum:g}, got {value}")
+        return int(value) if integer else float(value)
+
+    def read(self, document: Any) -> Spec:
+        if document is None:
+            raise self.error((), "the spec is empty", "see docs/spec.md for a minimal spec")
+        top = self.check_keys(document, (), _TOP_KEYS, "the spec's top-level")
+        qrels = self.path_value(top["qrels"], ("qrels",)) if top.get("qrels") is not None else None
+        measures = self.measures(top.get("measures"))
+        baselines = self.baselines(top.get("baselines"))
+        candidate = self.candidate(top.get("candidate"), baselines)
+        reference = self.reference(top.get("reference"), baselines, candidate)
+        analysis = self.analysis(top.get("analysis"))
+        gates = self.gates(top.get("gates"), measures, reference, baselines)
+        cache = top.get("cache")
+        if cache is False:
+            cache_path = None
+        elif cache is None:
+            cache_path = self.path.parent / ".bvtest_cache"
+        elif isinstance(cache, str):
+            cache_path = (self.path.parent / cache).resolve()
+        else:
+            raise self.error(("cache",), f"expected a folder path or false, got {_kind(cache)}")
+        if qrels is None and any(isinstance(source, RunFile) for source in [*baselines.values(), candidate]):
+            raise self.error(("qrels",), "run files need relevance judgments", "add `qrels: path/to/qrels`")
+        return Spec(self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, self.lines)
+
+    def measures(self, value: Any) -> tuple[Measure, ...]:
+        if value is None:
+            raise self.error(("measures",), "missing", "add e.g. `measures: [AP, nDCG@10]` (ir_measures syntax)")
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not items:
+            raise self.error(("measures",), f"expected a list of measure names, got {_kind(value)}")
+        parsed = []
+        for index, text in enumerate(items):
+            key = ("measures", index) if not isinstance(value, str) else ("measures",)
+            if not isinstance(text, str):
+                raise self.error(key, f"expected a measure name such as nDCG@10, got {_kind(text)}")
+            try:
+                parsed.append(parse_measure(text))
+            except InputError as error:
+                raise self.error(key, error.message, error.hint) from None
+        duplicates = {str(m) for m in parsed if parsed.count(m) > 1}
+        if duplicates:
+            raise self.error(("measures",), f"measure listed twice: {', '.join(sorted(duplicates))}")
+        return tuple(parsed)
+
+    def table_or_run(self, value: Any, key: tuple[Any, ...], name: str) -> Source:
+        if isinstance(value, str):
+            return RunFile(self.path_value(value, key), name=name)
+        entry = self.check_keys(value, key, ("run", "tag", "scores", "system", "format"), f"system {name!r}")
+        if ("run" in entry) == ("scores" in entry):
+            raise self.error(key, "give exactly one of `run` (a run file) or `scores` (a per-topic table)")
+        if "run" in entry:
+            tag = entry.get("tag")
+            if tag is not None and not isinstance(tag, str):
+                raise self.error((*key, "tag"), f"expected a run tag, got {_kind(tag)}")
+            return RunFile(self.path_value(entry["run"], (*key, "run")), name=name, tag=tag)
+        system = entry.get("system", name)
+        return ScoreTableFile(
+            self.path_value(entry["scores"], (*key, "scores")),
+            format=str(entry.get("format", "auto")),
+            systems=(str(system),),
+            rename={str(system): name},
+        )
+
+    def baselines(self, value: Any) -> dict[str, Source]:
+        if value is None:
+            return {}
+        if isinstance(value, str):
+            path = self.path_value(value, ("baselines",))
+            try:
+                systems = read_score_table(path).systems()
+            except InputError as error:
+                raise self.error(("baselines",), str(error)) from None
+            return {name: ScoreTableFile(path, systems=(name,)) for name in systems}
+        if not isinstance(value, Mapping):
+            raise self.error(("baselines",), f"expected name: run-file pairs or a per-topic table path, got {_kind(value)}")
+        baselines = {}
+        for name, entry in value.items():
+            if name == CANDIDATE_NAME:
+                raise self.error(("baselines", name), f"{CANDIDATE_NAME!r} is reserved for the run under test")
+            baselines[str(name)] = self.table_or_run(entry, ("baselines", name), str(name))
+        return baselines
+
+    def candidate(self, value: Any, baselines: dict[str, Source]) -> Source | None:
+        """The run under test; a name of a baseline table's system moves that system out of the baselines."""
+        if value is None:
+            return None
+        key = ("candidate",)
+        if isinstance(value, str):
+            named = baselines.get(value)
+            if isinstance(named, ScoreTableFile) and not (self.path.parent / value).exists():
+                return baselines.pop(value)
+            return RunFile(self.path_value(value, key), name=CANDIDATE_NAME)
+        entry = self.check_keys(value, key, ("run", "tag", "scores", "system", "format", "name"), "candidate")
+        name = str(entry.get("name", CANDIDATE_NAME))
+        if name in baselines:
+            raise self.error((*key, "name"), f"{name!r} is already a baseline's name")
+        return self.table_or_run({k: v for k, v in entry.items() if k != "name"}, key, name)
+
+    def reference(self, value: Any, baselines: dict[str, Source], candidate: Source | None) -> str | None:
+        names = list(baselines)
+        if value is None:
+            return names[0] if names else None
+        if value not in names:
+            close = difflib.get_close_matches(str(value), names, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"baselines are: {', '.join(names) or 'none'}"
+            raise self.error(("reference",), f"{value!r} is not a baseline", hint)
+        return value
+
+    def analysis(self, value: Any) -> AnalysisSpec:
+        if value is None:
+            return AnalysisSpec()
+        section = self.check_keys(value, ("analysis",), _ANALYSIS_KEYS, "analysis")
+        key = lambda *parts: ("analysis", *parts)  # noqa: E731
+        settings: dict[str, Any] = {}
+        if "target" in section:
+            target = section["target"]
+            settings["target"] = "mean" if target == "mean" else self.number(target, key("target"))
+        if "normalize" in section:
+            normalize = section["normalize"]
+            if normalize not in _NORMALIZATIONS:
+                raise self.error(key("normalize"), f"unknown normalisation {normalize!r}", f"use one of {', '.join(_NORMALIZATIONS)}")
+            settings["normalize"] = normalize
+        if "grouping" in section and section["grouping"] not in (None, "none"):
+            settings["grouping"] = self.grouping(section["grouping"])
+        if "risk_alpha" in section:
+            settings["risk_alpha"] = self.number(section["risk_alpha"], key("risk_alpha"), minimum=0)
+        if "mve" in section:
+            mve = self.check_keys(section["mve"], key("mve"), ("alpha", "weights", "variations"), "mve")
+            settings["mve"] = MeanVarianceSpec(
+                alpha=self.number(mve.get("alpha", 2.0), key("mve", "alpha")),
+                weights=self.path_value(mve["weights"], key("mve", "weights")) if "weights" in mve else None,
+                variations=self.path_value(mve["variations"], key("mve", "variations")) if "variations" in mve else None,
+            )
+        if "gawm" in section:
+            gawm = self.check_keys(section["gawm"], key("gawm"), ("q",), "gawm")
+            settings["gawm_q"] = self.number(gawm.get("q", 1.0), key("gawm", "q"), minimum=0)
+        if "simulation" in section:
+            simulation = self.check_keys(section["simulation"] or {}, key("simulation"), ("samples", "seed"), "simulation")
+            settings["simulation"] = SimulationSpec(
+                samples=self.number(simulation.get("samples", 100), key("simulation", "samples"), minimum=1, integer=True),
+                seed=self.number(simulation.get("seed", 0), key("simulation", "seed"), minimum=0, integer=True),
+            )
+        if "bootstrap" in section:
+            bootstrap = self.check_keys(section["bootstrap"], key("bootstrap"), ("resamples", "seed"), "bootstrap")
+            settings["bootstrap"] = BootstrapSpec(
+                resamples=self.number(bootstrap.get("resamples", 1000), key("bootstrap", "resamples"), minimum=10, integer=True),
+                seed=self.number(bootstrap.get("seed", 0), key("bootstrap", "seed"), minimum=0, integer=True),
+            )
+        if "top_topics" in section:
+            settings["top_topics"] = self.number(section["top_topics"], key("top_topics"), minimum=0, integer=True)
+        return AnalysisSpec(**settings)
+
+    def grouping(self, value: Any) -> DifficultyGrouping | RandomGrouping:
+        key = ("analysis", "grouping")
+        group = self.check_keys(value, key, ("by", "size", "repeats", "seed"), "grouping")
+        size = self.number(group.get("size", 5), (*key, "size"), minimum=1, integer=True)
+        by = group.get("by")
+        if by == "difficulty":
+            if "repeats" in group or "seed" in group:
+                raise self.error(key, "difficulty grouping is deterministic: `repeats` and `seed` belong to `by: random`")
+            return DifficultyGrouping(size)
+        if by == "random":
+            repeats = self.number(group.get("repeats", 1000), (*key, "repeats"), minimum=1, integer=True)
+            seed = self.number(group.get("seed", 0), (*key, "seed"), minimum=0, integer=True)
+            return RandomGrouping(size, repeats, seed)
+        raise self.error((*key, "by"), f"unknown grouping {by!r}", "use `by: difficulty` or `by: random`")
+
+    def gates(self, value: Any, measures: tuple[Measure, ...], reference: str | None, baselines) -> tuple[GateSpec, ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self.error(("gates",), f"expected a list of gates, got {_kind(value)}")
+        gates = []
+        for index, entry in enumerate(value):
+            key = ("gates", index)
+            gate = self.check_keys(entry, key, _GATE_KEYS, "gate")
+            statistic = gate.get("statistic")
+            if statistic not in STATISTICS:
+                close = difflib.get_close_matches(str(statistic), list(STATISTICS), n=1)
+                hint = f"did you mean {close[0]!r}?" if close else f"statistics: {', '.join(STATISTICS)}"
+                raise self.error((*key, "statistic"), f"unknown statistic {statistic!r}", hint)
+            bound = self.bound(gate, key, statistic)
+            confidence = None
+            if gate.get("confidence") is not None:
+                confidence = self.number(gate["confidence"], (*key, "confidence"))
+                if not 0 < confidence < 1:
+                    raise self.error((*key, "confidence"), f"must be between 0 and 1 (e.g. 0.95), got {confidence}")
+            measure = None
+            if gate.get("measure") is not None:
+                try:
+                    measure = parse_measure(str(gate["measure"]))
+                except InputError as error:
+                    raise self.error((*key, "measure"), error.message, error.hint) from None
+                if measure not in measures:
+                    raise self.error((*key, "measure"), f"{measure} is not among the spec's measures", "add it to `measures`")
+            gate_reference = gate.get("reference", reference)
+            if gate.get("reference") is not None and gate_reference not in baselines:
+                raise self.error((*key, "reference"), f"{gate_reference!r} is not a baseline")
+            needs_reference = bound.kind in ("max_increase", "max_decrease") or STATISTICS[statistic].needs_reference
+            if needs_reference and gate_reference is None:
+                raise self.error(key, f"gate on {statistic} ({bound.kind}) needs a reference system", "add `reference:` naming a baseline")
+            name = gate.get("name", statistic)
+            gates.append(GateSpec(statistic, bound, str(name), self.lines.get(key, 0), confidence, measure, gate_reference))
+        _disambiguate_names(gates)
+        return tuple(gates)
+
+    def bound(self, gate: Mapping[str, Any], key: tuple[Any, ...], statistic: str) -> Bound:
+        kinds = [kind for kind in BOUND_KEYS if kind in gate]
+        if len(kinds) != 1:
+            found = ", ".join(kinds) if kinds else "none"
+            raise self.error(key, f"a gate needs exactly one bound of {', '.join(BOUND_KEYS)} (found {found})", "write two gates for two bounds")
+        kind = kinds[0]
+        raw = gate[kind]
+        higher_is_better = STATISTICS[statistic].higher_is_better
+        if kind == "max_increase" and higher_is_better:
+            raise self.error((*key, kind), f"{statistic} is better when higher, so an increase is no regression", "use `max_decrease`")
+        if kind == "max_decrease" and not higher_is_better:
+            raise self.error((*key, kind), f"{statistic} is better when lower, so a decrease is no regression", "use `max_increase`")
+        if isinstance(raw, str):
+            match = _PERCENT.match(raw)
+            if not match:
+                raise self.error((*key, kind), f"expected a number or a percentage such as 5%, got {raw!r}")
+            if kind in ("max", "min"):
+                raise self.error((*key, kind), "a percentage is relative to the reference: use it with max_increase / max_decrease")
+            return Bound(kind, float(match.group(1)) / 100.0, relative=True)
+        return Bound(kind, self.number(raw, (*key, kind)), relative=False)
+
+
+def _disambiguate_names(gates: list[GateSpec]) -> None:
+    names = [(gate.name, gate.measure) for gate in gates]
+    for index, gate in enumerate(gates):
+        if names.count((gate.name, gate.measure)) > 1:
+            gates[index] = replace(gate, name=f"{gate.name}[{gate.bound.kind}]")
+    seen: dict[tuple[str, Measure | None], int] = {}
+    for index, gate in enumerate(gates):
+        count = seen.get((gate.name, gate.measure), 0)
+        seen[(gate.name, gate.measure)] = count + 1
+        if count:
+            gates[index] = replace(gate, name=f"{gate.name}#{count + 1}")
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
+    """The YAML document at ``path`` as plain Python values, and the line of every key path."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("spec file not found", path=path) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read the spec ({error})", path=path) from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        problem = getattr(error, "problem", None) or str(error)
+        raise InputError(f"invalid YAML: {problem}", path=path, line=mark.line + 1 if mark else None,
+                         hint="check indentation and quoting around this line") from None
+    lines: dict[tuple[Any, ...], int] = {}
+    constructor = yaml.SafeLoader("")
+
+    def convert(node: yaml.Node, key: tuple[Any, ...]) -> Any:
+        lines.setdefault(key, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            result: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                name = constructor.construct_object(key_node, deep=True)
+                if name in result:
+                    raise InputError(f"key {name!r} appears twice", path=path, line=key_node.start_mark.line + 1,
+                                     hint="YAML keeps only one; remove the duplicate")
+                lines[(*key, name)] = key_node.start_mark.line + 1
+                result[name] = convert(value_node, (*key, name))
+            return result
+        if isinstance(node, yaml.SequenceNode):
+            return [convert(item, (*key, index)) for index, item in enumerate(node.value)]
+        return constructor.construct_object(node, deep=True)
+
+    return (None if root is None else convert(root, ())), lines
+
+
+def load_spec(path: str | os.PathLike[str]) -> Spec:
+    """Read and validate the spec at ``path``; every problem is an :class:`InputError` with its line."""
+    spec_path = Path(path).resolve()
+    document, lines = _compose(spec_path)
+    return _SpecReader(spec_path, lines).read(document)
