@@ -147,7 +147,7 @@ def test_variation_layout_not_aligned_when_users_differ_or_repeat():
     ("call", "message"),
     [
         (lambda: mve_inter_topic([0.1, np.nan], 1), "NaN"),
-        (lambda: mve_inter_topic([], 1), "non-empty"),
+        (lambda: mve_inter_topic([], 1), "no scores"),
         (lambda: mve_inter_topic([0.1, 0.2], 1, weights=[0, 0]), "sum to 0"),
         (lambda: mve_inter_topic([0.1, 0.2], 1, weights=[1, -1]), "non-negative"),
         (lambda: mve_inter_topic([0.1, 0.2], 1, weights=[1, 1, 1]), "shape"),

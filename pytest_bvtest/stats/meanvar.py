@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.stats.biasvar import checked_scores
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -81,7 +82,7 @@ def mve_inter_topic(scores: npt.ArrayLike, alpha: float, weights: npt.ArrayLike 
     StatisticError
         No topics, non-finite scores or ``alpha``, or weights that are negative or sum to 0.
     """
-    x = _finite_scores(scores, min_ndim=1, what="scores")
+    x = checked_scores(scores, min_ndim=1)
     alpha = _finite_alpha(alpha)
     w = _normalised_weights(weights, x.shape[-1], "topic weights")
     mu = x @ w
@@ -201,7 +202,7 @@ def mve_general(
     StatisticError
         No users or topics, non-finite scores, invalid weights or probabilities.
     """
-    x = _finite_scores(scores, min_ndim=2, what="scores (..., users, topics)")
+    x = checked_scores(scores, min_ndim=2)
     alpha = _finite_alpha(alpha)
     w = _normalised_weights(weights, x.shape[-1], "topic weights")
     p = _normalised_weights(user_probability, x.shape[-2], "user probabilities")
@@ -310,15 +311,6 @@ def _aligned_users(by_topic: dict[str, list[int]], query_users: Sequence[str] | 
     if any(s != user_sets[0] for s in user_sets):
         return None
     return tuple(dict.fromkeys(query_users))
-
-
-def _finite_scores(scores: npt.ArrayLike, *, min_ndim: int, what: str) -> FloatArray:
-    x = np.asarray(scores, dtype=np.float64)
-    if x.ndim < min_ndim or 0 in x.shape[-min_ndim:]:
-        raise StatisticError(f"mean-variance needs non-empty {what}, got shape {x.shape}")
-    if not np.isfinite(x).all():
-        raise StatisticError(f"{what} contain NaN or infinite values")
-    return x
 
 
 def _finite_alpha(alpha: float) -> float:
