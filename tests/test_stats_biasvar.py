@@ -1,0 +1,398 @@
+"""Bias-variance family (MATH.md sections 2-3d): golden values, identities, invariances, edge cases."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.stats import biasvar
+from pytest_bvtest.stats.biasvar import (
+    NORMALIZATIONS,
+    DifficultyGrouping,
+    RandomGrouping,
+    bias_variance,
+    bias_variance_analysis,
+    difficulty_groups,
+    gap_decomposition,
+    group_means,
+    normalize_max_min,
+    normalize_target_ratio,
+    random_group_bias_variance,
+    target_constant,
+    tradeoff,
+    virtual_target,
+)
+
+GOLDEN = 1e-6
+EXACT = 1e-12
+
+# SIGIR 2013 Table 1: per-query targets T and systems A, B, C over two queries.
+SIGIR_T = [0.7, 0.2]
+SIGIR_A = [0.3, 0.1]
+SIGIR_B = [0.6, 0.08]
+SIGIR_C = [0.65, 0.03]
+SIGIR_MATRIX = np.array([SIGIR_A, SIGIR_B, SIGIR_C, SIGIR_T])
+
+# IPM 2022 Table 2.
+IPM_SYSTEMS = np.array([[0.8, 0.9, 0.4], [0.5, 0.6, 0.7], [0.3, 0.6, 0.3]])
+
+unit_scores = st.floats(0.0, 1.0, allow_nan=False, width=64)
+matrices = st.tuples(st.integers(1, 6), st.integers(1, 12)).flatmap(lambda shape: arrays(np.float64, shape, elements=unit_scores))
+property_settings = settings(max_examples=60, deadline=None)
+
+
+def assert_no_nan(*values: object) -> None:
+    for value in values:
+        if hasattr(value, "__dataclass_fields__"):
+            assert_no_nan(*(getattr(value, name) for name in value.__dataclass_fields__))
+        elif value is not None:
+            assert np.isfinite(np.asarray(value, dtype=float)).all(), value
+
+
+# --- golden values ---------------------------------------------------------------------------------
+
+
+def test_sigir2013_table1_virtual_target_and_constant() -> None:
+    target = virtual_target(SIGIR_MATRIX)
+    np.testing.assert_allclose(target, SIGIR_T, atol=GOLDEN)
+    assert target_constant(target) == pytest.approx(0.45, abs=GOLDEN)
+
+
+def test_sigir2013_table1_bias_variance() -> None:
+    result = bias_variance(SIGIR_MATRIX, target_constant(virtual_target(SIGIR_MATRIX)))
+    np.testing.assert_allclose(result.mean[:2], [0.2, 0.34], atol=GOLDEN)
+    # The table's "Bias" column is |mean - c|.
+    np.testing.assert_allclose(np.sqrt(result.bias2), [0.25, 0.11, 0.11, 0.0], atol=GOLDEN)
+    np.testing.assert_allclose(result.var, [0.01, 0.0676, 0.0961, 0.0625], atol=GOLDEN)
+    np.testing.assert_allclose(result.error, [0.0725, 0.0797, 0.1082, 0.0625], atol=GOLDEN)
+
+
+def test_sigir2013_table2_gap_decomposition() -> None:
+    gap = gap_decomposition(SIGIR_MATRIX, virtual_target(SIGIR_MATRIX))
+    np.testing.assert_allclose(gap.bias, [0.25, 0.11, 0.11, 0.0], atol=GOLDEN)
+    np.testing.assert_allclose(gap.var, [0.0225, 0.0001, 0.0036, 0.0], atol=GOLDEN)
+    np.testing.assert_allclose(gap.mse, [0.085, 0.0122, 0.0157, 0.0], atol=GOLDEN)
+    np.testing.assert_allclose(gap.var_target, 0.0625, atol=GOLDEN)
+    np.testing.assert_allclose(gap.var_system, [0.01, 0.0676, 0.0961, 0.0625], atol=GOLDEN)
+    # Cov(T, A) = ((0.7-0.45)(0.3-0.2) + (0.2-0.45)(0.1-0.2)) / 2
+    assert gap.cov[0] == pytest.approx(0.025, abs=GOLDEN)
+
+
+def test_ipm2022_table2_bias_with_c_one_and_mean_target() -> None:
+    target = virtual_target(IPM_SYSTEMS)
+    np.testing.assert_allclose(target, [0.8, 0.9, 0.7], atol=GOLDEN)
+    assert target_constant(target) == pytest.approx(0.8, abs=GOLDEN)
+    np.testing.assert_allclose(bias_variance(IPM_SYSTEMS, target_constant(target, 1)).bias2, [0.09, 0.16, 0.36], atol=GOLDEN)
+    np.testing.assert_allclose(bias_variance(IPM_SYSTEMS, target_constant(target)).bias2, [0.01, 0.04, 0.16], atol=GOLDEN)
+
+
+def test_difficulty_grouping_worked_example() -> None:
+    # x_T = [0.4, 0.8, 0.4, 1.0]: hardest first with the tie kept in topic order -> {0, 2}, {1, 3}.
+    scores = np.array([[0.2, 0.8, 0.4, 0.6], [0.4, 0.2, 0.0, 1.0]])
+    groups = difficulty_groups(virtual_target(scores), 2)
+    assert [group.tolist() for group in groups] == [[0, 2], [1, 3]]
+    np.testing.assert_allclose(group_means(scores, groups), [[0.3, 0.7], [0.2, 0.6]], atol=EXACT)
+
+    analysis = bias_variance_analysis(scores, grouping=DifficultyGrouping(2))
+    assert analysis.c == pytest.approx(0.65, abs=EXACT)
+    np.testing.assert_allclose(analysis.bias_variance.bias2, [0.0225, 0.0625], atol=EXACT)
+    np.testing.assert_allclose(analysis.bias_variance.var, [0.04, 0.04], atol=EXACT)
+    np.testing.assert_allclose(analysis.gap.bias, [0.15, 0.25], atol=EXACT)
+    np.testing.assert_allclose(analysis.gap.var, [0.0025, 0.0025], atol=EXACT)
+
+
+def test_normalisations_worked_example() -> None:
+    scores = np.array([[0.2, 0.5, 0.0], [0.4, 0.5, 0.0], [0.1, 0.5, 0.0]])
+    max_min = normalize_max_min(scores)
+    np.testing.assert_allclose(max_min.scores, [[1 / 3, 1, 1], [1, 1, 1], [0, 1, 1]], atol=EXACT)
+    assert max_min.constant_topics == 2
+    ratio = normalize_target_ratio(scores)
+    np.testing.assert_allclose(ratio.scores, [[0.5, 1, 1], [1, 1, 1], [0.25, 1, 1]], atol=EXACT)
+    assert ratio.constant_topics == 2
+
+
+# --- identities and invariances ---------------------------------------------------------------------
+
+
+@property_settings
+@given(matrices, st.floats(-1.0, 2.0))
+def test_error_is_bias2_plus_var(scores: np.ndarray, c: float) -> None:
+    for constant in (c, target_constant(virtual_target(scores))):
+        result = bias_variance(scores, constant)
+        np.testing.assert_allclose(result.error, result.bias2 + result.var, rtol=0, atol=EXACT)
+        np.testing.assert_allclose(result.error, ((scores - constant) ** 2).mean(axis=1), rtol=0, atol=EXACT)
+
+
+@property_settings
+@given(matrices)
+def test_gap_identities(scores: np.ndarray) -> None:
+    gap = gap_decomposition(scores, virtual_target(scores))
+    np.testing.assert_allclose(gap.mse, gap.bias**2 + gap.var, rtol=0, atol=EXACT)
+    np.testing.assert_allclose(gap.var, gap.var_target + gap.var_system - 2 * gap.cov, rtol=0, atol=EXACT)
+    reference_cov = [np.cov(virtual_target(scores), row, bias=True)[0, 1] for row in scores]
+    np.testing.assert_allclose(gap.cov, reference_cov, rtol=0, atol=EXACT)
+    assert (gap.bias >= 0).all()
+
+
+@property_settings
+@given(matrices, st.randoms(use_true_random=False))
+def test_topic_permutation_invariance(scores: np.ndarray, random) -> None:
+    topics = list(range(scores.shape[1]))
+    random.shuffle(topics)
+    shuffled = scores[:, topics]
+    c = target_constant(virtual_target(scores))
+    assert target_constant(virtual_target(shuffled)) == pytest.approx(c, abs=EXACT)
+    for name in ("mean", "bias2", "var", "error"):
+        np.testing.assert_allclose(getattr(bias_variance(shuffled, c), name), getattr(bias_variance(scores, c), name), atol=EXACT)
+    for name in ("bias", "var", "mse", "var_target", "var_system", "cov"):
+        np.testing.assert_allclose(
+            getattr(gap_decomposition(shuffled, virtual_target(shuffled)), name),
+            getattr(gap_decomposition(scores, virtual_target(scores)), name),
+            atol=EXACT,
+        )
+    for normalize in (normalize_max_min, normalize_target_ratio):
+        np.testing.assert_array_equal(normalize(shuffled).scores, normalize(scores).scores[:, topics])
+        assert normalize(shuffled).constant_topics == normalize(scores).constant_topics
+
+
+@property_settings
+@given(matrices, st.randoms(use_true_random=False))
+def test_system_permutation_equivariance(scores: np.ndarray, random) -> None:
+    systems = list(range(scores.shape[0]))
+    random.shuffle(systems)
+    shuffled = scores[systems]
+    np.testing.assert_array_equal(virtual_target(shuffled), virtual_target(scores))
+    for normalize in NORMALIZATIONS:
+        for grouping in (None, DifficultyGrouping(3), RandomGrouping(3, repeats=5, seed=1)):
+            permuted = bias_variance_analysis(shuffled, normalize=normalize, grouping=grouping)
+            original = bias_variance_analysis(scores, normalize=normalize, grouping=grouping)
+            assert permuted.c == original.c
+            for name in ("mean", "bias2", "var", "error"):
+                np.testing.assert_allclose(getattr(permuted.bias_variance, name), getattr(original.bias_variance, name)[systems], atol=EXACT)
+            for name in ("bias", "var", "mse", "var_target", "var_system", "cov"):
+                np.testing.assert_allclose(getattr(permuted.gap, name), getattr(original.gap, name)[systems], atol=EXACT)
+            assert permuted.tradeoff.spearman == original.tradeoff.spearman
+
+
+@property_settings
+@given(
+    st.integers(1, 30).flatmap(lambda n: arrays(np.float64, n, elements=unit_scores, unique=True)),
+    st.integers(1, 8),
+    st.randoms(use_true_random=False),
+)
+def test_difficulty_groups_follow_the_topics_when_permuted(target: np.ndarray, size: int, random) -> None:
+    topics = list(range(target.size))
+    random.shuffle(topics)
+    shuffled_groups = difficulty_groups(target[topics], size)
+    original_groups = difficulty_groups(target, size)
+    assert [np.array(topics)[group].tolist() for group in shuffled_groups] == [group.tolist() for group in original_groups]
+
+
+@property_settings
+@given(st.integers(1, 40).flatmap(lambda n: arrays(np.float64, n, elements=st.sampled_from([0.0, 0.25, 0.5]))), st.integers(1, 12))
+def test_difficulty_groups_partition(target: np.ndarray, size: int) -> None:
+    groups = difficulty_groups(target, size)
+    sizes = [len(group) for group in groups]
+    assert len(groups) == math.ceil(target.size / size)
+    assert max(sizes) <= size and max(sizes) - min(sizes) <= 1
+    assert sizes == [len(part) for part in np.array_split(np.arange(target.size), len(groups))]
+    order = np.concatenate(groups)
+    assert sorted(order.tolist()) == list(range(target.size))
+    # Hardest first, ties in topic order: exactly a stable sort by (x_T, topic).
+    assert order.tolist() == sorted(range(target.size), key=lambda topic: (target[topic], topic))
+
+
+@property_settings
+@given(matrices)
+def test_max_min_normalised_target_is_one(scores: np.ndarray) -> None:
+    normalized = normalize_max_min(scores)
+    np.testing.assert_array_equal(virtual_target(normalized.scores), 1.0)
+    assert ((normalized.scores >= 0) & (normalized.scores <= 1)).all()
+    assert normalized.constant_topics == int((scores.max(axis=0) == scores.min(axis=0)).sum())
+    analysis = bias_variance_analysis(scores, normalize="max-min")
+    assert analysis.c == 1.0
+    np.testing.assert_allclose(analysis.gap.var_target, 0.0, atol=EXACT)
+
+
+@property_settings
+@given(matrices)
+def test_target_ratio_matches_definition(scores: np.ndarray) -> None:
+    normalized = normalize_target_ratio(scores)
+    target = scores.max(axis=0)
+    constant = scores.max(axis=0) == scores.min(axis=0)
+    expected = np.where(constant, 1.0, scores / np.where(target == 0, 1.0, target))
+    np.testing.assert_allclose(normalized.scores, expected, atol=EXACT)
+    np.testing.assert_array_equal(virtual_target(normalized.scores), 1.0)
+
+
+@property_settings
+@given(matrices)
+def test_grouping_with_size_one_is_no_grouping(scores: np.ndarray) -> None:
+    plain = bias_variance_analysis(scores)
+    for grouping in (DifficultyGrouping(1), RandomGrouping(1, repeats=7, seed=3)):
+        grouped = bias_variance_analysis(scores, grouping=grouping)
+        for name in ("mean", "bias2", "var", "error"):
+            np.testing.assert_allclose(getattr(grouped.bias_variance, name), getattr(plain.bias_variance, name), atol=EXACT)
+        for name in ("bias", "var", "mse", "var_target", "var_system", "cov"):
+            np.testing.assert_allclose(getattr(grouped.gap, name), getattr(plain.gap, name), atol=EXACT)
+
+
+def _random_grouping_by_loop(scores: np.ndarray, c: float, size: int, repeats: int, seed: int) -> np.ndarray:
+    """Reference: one repetition at a time, with numpy.array_split, same random stream."""
+    n = scores.shape[1]
+    permutations = np.random.default_rng(seed).permuted(np.tile(np.arange(n), (repeats, 1)), axis=1)
+    bias2 = []
+    for permutation in permutations:
+        means = np.stack([scores[:, part].mean(axis=1) for part in np.array_split(permutation, math.ceil(n / size))], axis=1)
+        bias2.append((means.mean(axis=1) - c) ** 2 + means.var(axis=1))
+    return np.mean(bias2, axis=0)
+
+
+def test_random_grouping_matches_loop_reference_and_blocking(monkeypatch: pytest.MonkeyPatch) -> None:
+    scores = np.random.default_rng(11).random((5, 23))
+    expected_error = _random_grouping_by_loop(scores, 0.6, 5, 40, 9)
+    result = random_group_bias_variance(scores, 0.6, 5, 40, 9)
+    np.testing.assert_allclose(result.error, expected_error, atol=EXACT)
+    np.testing.assert_allclose(result.error, result.bias2 + result.var, atol=EXACT)
+    # Splitting the repetitions into memory-bounded blocks must not change anything.
+    monkeypatch.setattr(biasvar, "_RANDOM_GROUPING_BLOCK_VALUES", scores.size * 3)
+    blocked = random_group_bias_variance(scores, 0.6, 5, 40, 9)
+    for name in ("mean", "bias2", "var", "error"):
+        np.testing.assert_allclose(getattr(blocked, name), getattr(result, name), atol=EXACT)
+
+
+def test_random_grouping_is_reproducible_per_seed() -> None:
+    scores = np.random.default_rng(5).random((4, 30))
+    first = random_group_bias_variance(scores, 0.7, 5, 20, 0)
+    again = random_group_bias_variance(scores, 0.7, 5, 20, 0)
+    other = random_group_bias_variance(scores, 0.7, 5, 20, 1)
+    np.testing.assert_array_equal(first.var, again.var)
+    assert not np.allclose(first.var, other.var)
+    # Grouping averages out topic noise: the group-level variance is far below the topic-level one.
+    assert (first.var < bias_variance(scores, 0.7).var).all()
+
+
+def test_building_blocks_broadcast_over_a_resample_axis() -> None:
+    stack = np.random.default_rng(2).random((3, 4, 9))
+    targets = virtual_target(stack)
+    constants = target_constant(targets)
+    assert constants.shape == (3,)
+    stacked_bias_var = bias_variance(stack, constants[:, np.newaxis])
+    stacked_gap = gap_decomposition(stack, targets)
+    stacked_random = random_group_bias_variance(stack, constants[:, np.newaxis], 2, 6, 4)
+    for index, matrix in enumerate(stack):
+        c = target_constant(virtual_target(matrix))
+        np.testing.assert_allclose(stacked_bias_var.error[index], bias_variance(matrix, c).error, atol=EXACT)
+        np.testing.assert_allclose(stacked_gap.cov[index], gap_decomposition(matrix, virtual_target(matrix)).cov, atol=EXACT)
+        np.testing.assert_allclose(stacked_random.var[index], random_group_bias_variance(matrix, c, 2, 6, 4).var, atol=EXACT)
+        np.testing.assert_allclose(normalize_max_min(stack).scores[index], normalize_max_min(matrix).scores, atol=EXACT)
+
+
+# --- tradeoff --------------------------------------------------------------------------------------
+
+
+def test_tradeoff_agrees_with_scipy() -> None:
+    rng = np.random.default_rng(7)
+    bias2, var = rng.random(12), rng.random(12)
+    var[3] = var[5]  # a tie, so Spearman must use average ranks
+    result = tradeoff(bias2, var)
+    assert result.pearson == pytest.approx(scipy.stats.pearsonr(bias2, var).statistic, abs=EXACT)
+    assert result.spearman == pytest.approx(scipy.stats.spearmanr(bias2, var).statistic, abs=EXACT)
+    assert tradeoff(np.array([0.1, 0.2, 0.3]), np.array([0.3, 0.2, 0.1])) == biasvar.Tradeoff(-1.0, -1.0)
+
+
+@pytest.mark.filterwarnings("error")
+def test_tradeoff_is_none_when_undefined() -> None:
+    assert tradeoff(np.array([0.1, 0.2]), np.array([0.3, 0.1])) == biasvar.Tradeoff(None, None)
+    assert tradeoff(np.array([0.1, 0.2, 0.3]), np.array([0.2, 0.2, 0.2])) == biasvar.Tradeoff(None, None)
+    assert tradeoff(np.array([0.5, 0.5, 0.5]), np.array([0.1, 0.2, 0.3])) == biasvar.Tradeoff(None, None)
+
+
+# --- edge cases ------------------------------------------------------------------------------------
+
+EDGE_MATRICES = {
+    "one topic": np.array([[0.3], [0.5], [0.1]]),
+    "one system": np.array([[0.3, 0.5, 0.0, 0.9]]),
+    "two systems": np.array([[0.3, 0.5, 0.0, 0.9], [0.2, 0.6, 0.0, 0.8]]),
+    "all zero": np.zeros((3, 5)),
+    "zero system and zero topic": np.array([[0.0, 0.0, 0.0, 0.0], [0.4, 0.0, 0.2, 0.6], [0.1, 0.0, 0.3, 0.6]]),
+    "identical systems": np.tile([0.1, 0.7, 0.3, 0.3, 0.0], (4, 1)),
+}
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("name", EDGE_MATRICES)
+@pytest.mark.parametrize("normalize", NORMALIZATIONS)
+@pytest.mark.parametrize("grouping", [None, DifficultyGrouping(2), RandomGrouping(2, repeats=4, seed=0)], ids=["none", "difficulty", "random"])
+def test_edge_matrices_give_finite_results(name: str, normalize: str, grouping: object) -> None:
+    scores = EDGE_MATRICES[name]
+    analysis = bias_variance_analysis(scores, normalize=normalize, grouping=grouping)
+    assert_no_nan(analysis.c, analysis.target_scores, analysis.bias_variance, analysis.gap, analysis.tradeoff)
+    np.testing.assert_allclose(analysis.bias_variance.error, analysis.bias_variance.bias2 + analysis.bias_variance.var, atol=EXACT)
+    np.testing.assert_allclose(analysis.gap.mse, analysis.gap.bias**2 + analysis.gap.var, atol=EXACT)
+    if scores.shape[0] < 3 or np.ptp(scores, axis=0).max() == 0:
+        assert analysis.tradeoff == biasvar.Tradeoff(None, None)
+
+
+def test_constant_matrices_normalise_to_one_and_are_counted() -> None:
+    for name in ("one system", "all zero", "identical systems"):
+        scores = EDGE_MATRICES[name]
+        for normalize in ("max-min", "target-ratio"):
+            analysis = bias_variance_analysis(scores, normalize=normalize)
+            assert analysis.constant_topics == scores.shape[1]
+            np.testing.assert_array_equal(analysis.bias_variance.bias2, 0.0)
+            np.testing.assert_array_equal(analysis.bias_variance.var, 0.0)
+    assert bias_variance_analysis(EDGE_MATRICES["zero system and zero topic"], normalize="target-ratio").constant_topics == 1
+
+
+def test_system_equal_to_target_has_zero_gap() -> None:
+    scores = np.array([[0.3, 0.9, 0.2], [0.6, 0.1, 0.0], [0.6, 0.9, 0.2]])
+    gap = gap_decomposition(scores, virtual_target(scores))
+    assert gap.bias[2] == 0 and gap.var[2] == 0 and gap.mse[2] == 0
+    assert gap.cov[2] == pytest.approx(gap.var_target[2], abs=EXACT)
+
+
+def test_one_topic_has_zero_variance() -> None:
+    result = bias_variance(EDGE_MATRICES["one topic"], 0.5)
+    np.testing.assert_array_equal(result.var, 0.0)
+    np.testing.assert_allclose(result.bias2, [0.04, 0.0, 0.16], atol=EXACT)
+
+
+def test_fixed_target_constant() -> None:
+    analysis = bias_variance_analysis(SIGIR_MATRIX, target=0.5)
+    assert analysis.c == 0.5
+    np.testing.assert_allclose(analysis.bias_variance.bias2, (SIGIR_MATRIX.mean(axis=1) - 0.5) ** 2, atol=EXACT)
+
+
+# --- refusals --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: virtual_target(np.array([[0.1, np.nan]])), "NaN"),
+        (lambda: virtual_target(np.zeros((0, 3))), "no scores"),
+        (lambda: virtual_target(np.array([0.1, 0.2])), "systems x topics"),
+        (lambda: normalize_target_ratio(np.array([[-1.0, 0.2], [0.0, 0.1]])), "negative scores"),
+        (lambda: target_constant(np.array([0.1]), "median"), "unknown target"),
+        (lambda: target_constant(np.array([0.1]), math.inf), "finite number"),
+        (lambda: difficulty_groups(np.array([0.1, 0.2]), 0), "group size"),
+        (lambda: group_means(np.array([[0.1, 0.2]]), [np.array([0]), np.array([], dtype=int)]), "empty group"),
+        (lambda: random_group_bias_variance(np.ones((2, 3)), 1.0, 2, 0, 0), "random groupings"),
+        (lambda: random_group_bias_variance(np.ones((2, 3)), 1.0, 2, 3, -1), "seed"),
+        (lambda: RandomGrouping(5, repeats=10, seed=True), "seed"),
+        (lambda: bias_variance_analysis(np.ones((2, 3)), normalize="z-score"), "unknown normalisation"),
+        (lambda: bias_variance_analysis(np.ones((2, 2, 3))), "one systems x topics matrix"),
+        (lambda: tradeoff(np.ones(3), np.ones(4)), "one Bias2 and one Var per system"),
+    ],
+)
+def test_bad_input_raises_statistic_error(call, message: str) -> None:
+    with pytest.raises(StatisticError, match=message):
+        call()
