@@ -11,7 +11,8 @@ Who computes what (MATH.md section 1):
   (relevance level, judged-only) pair, so ``AP`` and ``AP(rel=2)`` in one call cost two passes and
   ``AP``, ``P@10`` and ``nDCG@10`` one. ``rel=N`` is trec_eval's ``-l N`` (grade >= N is relevant
   for binary measures); nDCG is graded and ignores it, as trec_eval does. ``judged_only=True`` is
-  trec_eval's ``-J``. ``nDCG`` is trec_eval's linear-gain ``ndcg``/``ndcg_cut``.
+  trec_eval's ``-J`` (it also drops documents graded below 0). ``nDCG`` is trec_eval's linear-gain
+  ``ndcg``/``ndcg_cut``.
 - ``RR@k`` is trec_eval's ``recip_rank`` set to 0 when the first relevant document is below rank k
   (trec_eval has no cut-off reciprocal rank; recip_rank is exactly 1/rank, so this is exact).
 - ``ERR@k`` and ``nDCG(dcg='exp-log2')@k`` come from :mod:`pytest_bvtest.gdeval` (gdeval.pl).
@@ -105,7 +106,9 @@ class Measure:
         Binary relevance threshold (grade >= rel is relevant; pytrec_eval's ``relevance_level``).
         ``None`` for graded measures (nDCG, ERR) and for ``NumRet`` counting every document.
     judged_only:
-        Score only judged documents (trec_eval ``-J``).
+        Score only judged documents (trec_eval ``-J``): documents without a judgment, and those
+        judged below 0 (trec_eval marks unjudged documents with a negative grade), are removed
+        from the ranking first.
     exponential_gain:
         nDCG with gain 2^g - 1 as gdeval.pl (``nDCG(dcg='exp-log2')``) instead of trec_eval's linear gain.
     relative:
