@@ -119,12 +119,16 @@ class Spec:
         """Every system to evaluate: the baselines in spec order, then the candidate."""
         return [*self.baselines.values(), *([self.candidate] if self.candidate is not None else [])]
 
+    def with_candidate(self, candidate: Source) -> Spec:
+        """The same spec with another system under test."""
+        return replace(self, candidate=candidate)
+
     def with_candidate_run(self, path: str | os.PathLike[str]) -> Spec:
         """The same spec with its candidate replaced by a run file (``--bvtest-run``)."""
         run = Path(path)
-        if not run.exists():
+        if not run.is_file():
             raise InputError("candidate run not found", path=run, hint="check --bvtest-run / --run")
-        return replace(self, candidate=RunFile(run.resolve(), name=CANDIDATE_NAME))
+        return self.with_candidate(RunFile(run.resolve(), name=CANDIDATE_NAME))
 
 
 class _SpecReader:

@@ -1,0 +1,334 @@
+"""The shared API under the pytest plugin, the command line and the ``bvtest`` fixture.
+
+``evaluate_spec(spec)`` runs the whole pipeline: files → one score matrix per measure → statistics
+of every system under one virtual target → gate outcomes. The result, :class:`Evaluation`, is what
+every report is written from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pytest_bvtest.cache import ScoreCache
+from pytest_bvtest.errors import BvtestError, InputError, StatisticError
+from pytest_bvtest.gates import GateOutcome, TopicImpact, judge
+from pytest_bvtest.io.runs import Run
+from pytest_bvtest.io.textfiles import atomic_write_bytes
+from pytest_bvtest.io.topicfiles import read_topic_weights
+from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, Source
+from pytest_bvtest.measures import Measure
+from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
+from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
+from pytest_bvtest.stats.inference import paired_bootstrap
+from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from pytest_bvtest.stats.risk import trisk
+
+__all__ = ["BvtestAPI", "Evaluation", "GateOutcome", "MeasureEvaluation", "SystemStatistics", "evaluate_spec"]
+
+ROLE_CANDIDATE = "candidate"
+ROLE_REFERENCE = "reference"
+ROLE_BASELINE = "baseline"
+
+#: Statistics reported for every system, in table order.
+SYSTEM_STATISTICS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "zrisk", "georisk", "mve", "gawm")
+
+
+@dataclass(frozen=True)
+class SystemStatistics:
+    """Every statistic of one system under one measure; ``None`` where it is not computed."""
+
+    name: str
+    role: str
+    values: Mapping[str, float | None]
+    trisk_p: float | None
+    gap: Mapping[str, float]
+    missing_topics: tuple[str, ...]
+    ignored_topics: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MeasureEvaluation:
+    """One measure's matrix, target, per-system statistics and gate outcomes."""
+
+    measure: str
+    matrix: ScoreMatrix
+    settings: AnalysisSettings
+    analysis: BiasVarianceAnalysis
+    systems: tuple[SystemStatistics, ...]
+    gates: tuple[GateOutcome, ...]
+    candidate: str | None
+    reference: str | None
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        return self.matrix.topics
+
+    @property
+    def c(self) -> float:
+        return float(self.analysis.c)
+
+    @property
+    def target(self) -> np.ndarray:
+        return self.analysis.target_scores
+
+    @property
+    def tradeoff(self) -> Tradeoff:
+        return self.analysis.tradeoff
+
+    def system(self, name: str) -> SystemStatistics:
+        for system in self.systems:
+            if system.name == name:
+                return system
+        raise InputError(f"unknown system {name!r}", hint=f"systems are: {', '.join(s.name for s in self.systems)}")
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A spec's evaluation: one :class:`MeasureEvaluation` per measure."""
+
+    spec: Spec
+    measures: tuple[MeasureEvaluation, ...]
+    cache_hits: int = 0
+    cache_misses: int = 0
+
+    def measure(self, measure: str | None = None) -> MeasureEvaluation:
+        """The evaluation of ``measure`` (any spelling ir_measures accepts); the only one when omitted."""
+        if measure is None:
+            if len(self.measures) != 1:
+                raise InputError("several measures were evaluated", hint=f"name one of {', '.join(m.measure for m in self.measures)}")
+            return self.measures[0]
+        from pytest_bvtest.measures import parse_measure
+
+        wanted = str(parse_measure(measure))
+        for evaluation in self.measures:
+            if evaluation.measure == wanted:
+                return evaluation
+        raise InputError(f"measure {wanted} was not evaluated", hint=f"the spec has {', '.join(m.measure for m in self.measures)}")
+
+    @property
+    def gates(self) -> tuple[GateOutcome, ...]:
+        return tuple(outcome for evaluation in self.measures for outcome in evaluation.gates)
+
+    @property
+    def passed(self) -> bool:
+        return all(outcome.passed for outcome in self.gates)
+
+    def gate(self, measure: str, name: str) -> GateOutcome:
+        for outcome in self.measure(measure).gates:
+            if outcome.id.endswith(f"::{name}"):
+                return outcome
+        raise InputError(f"no gate named {name!r} for {measure}")
+
+    def statistic(self, name: str, system: str = CANDIDATE_NAME, measure: str | None = None) -> float | None:
+        """One statistic of one system, e.g. ``evaluation.statistic("bias2_plus_var", "production", "AP")``."""
+        if name not in STATISTICS and name != "trisk_p":
+            raise InputError(f"unknown statistic {name!r}", hint=f"statistics: {', '.join(STATISTICS)}")
+        stats = self.measure(measure).system(system)
+        if name == "trisk_p":
+            return stats.trisk_p
+        if name.startswith("gap_"):
+            return stats.gap[name.removeprefix("gap_")]
+        return stats.values[name]
+
+
+def _analysis_settings(spec: Spec, matrix: ScoreMatrix) -> AnalysisSettings:
+    analysis = spec.analysis
+    weights = None
+    if analysis.mve.weights is not None:
+        by_topic = read_topic_weights(analysis.mve.weights)
+        missing = [topic for topic in matrix.topics if topic not in by_topic]
+        if missing:
+            raise InputError(
+                f"no weight for {len(missing)} evaluated topic(s): {', '.join(missing[:10])}",
+                path=analysis.mve.weights,
+                hint="give every evaluated topic a weight (0 excludes it)",
+            )
+        weights = np.array([by_topic[topic] for topic in matrix.topics])
+    return AnalysisSettings(
+        target=analysis.target,
+        normalize=analysis.normalize,
+        grouping=analysis.grouping,
+        risk_alpha=analysis.risk_alpha,
+        mve_alpha=analysis.mve.alpha,
+        topic_weights=weights,
+        gawm_q=analysis.gawm_q,
+    )
+
+
+def _statistic_values(name: str, scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray | None:
+    statistic = STATISTICS[name]
+    if statistic.needs_reference and reference is None:
+        return None
+    try:
+        return np.asarray(statistic.compute(scores, reference, settings), dtype=float)
+    except StatisticError:
+        return None
+
+
+def _worst_topics(matrix: ScoreMatrix, candidate: int, compared: np.ndarray, count: int) -> tuple[TopicImpact, ...]:
+    deltas = matrix.scores[candidate] - compared
+    order = np.argsort(deltas, kind="stable")[:count]
+    return tuple(
+        TopicImpact(matrix.topics[j], float(matrix.scores[candidate, j]), float(compared[j]))
+        for j in order
+        if deltas[j] < 0
+    )
+
+
+def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings,
+                target: np.ndarray, candidate: int) -> GateOutcome:
+    statistic = STATISTICS[gate.statistic]
+    reference = matrix.index(gate.reference) if gate.reference is not None else None
+    relative = gate.bound.kind in ("max_increase", "max_decrease")
+    try:
+        values = np.asarray(statistic.compute(matrix.scores, reference, settings), dtype=float)
+    except StatisticError as error:
+        raise InputError(f"gate {gate.name}: {error}", path=spec.path, line=gate.line) from None
+    reference_value = float(values[reference]) if reference is not None and relative else None
+    interval = None
+    if gate.confidence is not None:
+        result = paired_bootstrap(
+            matrix.scores, gate.statistic, candidate, reference if relative else None, settings,
+            resamples=spec.analysis.bootstrap.resamples, confidence=gate.confidence, seed=spec.analysis.bootstrap.seed,
+        )
+        interval = (float(result.low), float(result.high))
+    compared, against = (matrix.scores[reference], gate.reference) if reference is not None else (target, "the virtual target")
+    return judge(
+        gate_id=f"{spec.path.name}::{matrix.measure}::{gate.name}",
+        statistic=gate.statistic,
+        label=statistic.label,
+        measure=matrix.measure,
+        system=matrix.systems[candidate],
+        reference=gate.reference if relative or statistic.needs_reference else None,
+        value=float(values[candidate]),
+        reference_value=reference_value,
+        bound=gate.bound,
+        interval=interval,
+        confidence=gate.confidence,
+        seed=spec.analysis.bootstrap.seed if gate.confidence is not None else None,
+        worst_topics=_worst_topics(matrix, candidate, compared, spec.analysis.top_topics),
+        worst_against=str(against),
+    )
+
+
+def _candidate_name(spec: Spec) -> str | None:
+    if spec.candidate is None:
+        return None
+    if isinstance(spec.candidate, RunFile | Run):
+        return spec.candidate.name or CANDIDATE_NAME
+    return spec.candidate.rename.get(spec.candidate.systems[0], spec.candidate.systems[0])  # type: ignore[union-attr]
+
+
+def _evaluate_measure(spec: Spec, matrix: ScoreMatrix) -> MeasureEvaluation:
+    settings = _analysis_settings(spec, matrix)
+    try:
+        analysis = bias_variance_analysis(
+            matrix.scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping
+        )
+    except StatisticError as error:
+        raise InputError(f"{matrix.measure}: {error}", path=spec.path) from None
+    candidate_name = _candidate_name(spec)
+    reference = matrix.index(spec.reference) if spec.reference is not None else None
+    values = {name: _statistic_values(name, matrix.scores, reference, settings) for name in SYSTEM_STATISTICS}
+    trisk_p = trisk(matrix.scores, matrix.scores[reference], settings.risk_alpha).p if reference is not None else None
+    systems = []
+    for i, name in enumerate(matrix.systems):
+        role = ROLE_CANDIDATE if name == candidate_name else ROLE_REFERENCE if name == spec.reference else ROLE_BASELINE
+        systems.append(
+            SystemStatistics(
+                name=name,
+                role=role,
+                values={key: (None if column is None else float(column[i])) for key, column in values.items()},
+                trisk_p=None if trisk_p is None else float(np.asarray(trisk_p)[i]),
+                gap={key: float(getattr(analysis.gap, key)[i]) for key in ("bias", "var", "mse", "var_target", "var_system", "cov")},
+                missing_topics=matrix.missing_topics(name),
+                ignored_topics=tuple(matrix.ignored_topics.get(name, ())),
+            )
+        )
+    gates: list[GateOutcome] = []
+    if candidate_name is not None:
+        candidate = matrix.index(candidate_name)
+        for gate in spec.gates:
+            if gate.measure is None or str(gate.measure) == matrix.measure:
+                gates.append(_judge_gate(spec, gate, matrix, settings, matrix.scores.max(axis=0), candidate))
+    return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name, spec.reference)
+
+
+def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True,
+                  extra_sources: Sequence[Source] = ()) -> Evaluation:
+    """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes."""
+    folder = None if not use_cache else (Path(cache_dir) if cache_dir else spec.cache)
+    cache = ScoreCache(folder)
+    builder = MatrixBuilder.from_qrels_file(spec.qrels, cache)
+    matrices = builder.build(list(spec.measures), [*spec.sources(), *extra_sources])
+    measures = tuple(_evaluate_measure(spec, matrices[measure]) for measure in spec.measures)
+    return Evaluation(spec, measures, cache.hits, cache.misses)
+
+
+@dataclass
+class BvtestAPI:
+    """What the ``bvtest`` fixture hands a test: load a spec, evaluate a run, read any statistic."""
+
+    cache_dir: str | os.PathLike[str] | None = None
+    use_cache: bool = True
+    _evaluations: dict = field(default_factory=dict, repr=False)
+
+    def load_spec(self, path: str | os.PathLike[str]) -> Spec:
+        return load_spec(path)
+
+    def evaluate(self, spec: Spec | str | os.PathLike[str], run: str | os.PathLike[str] | Mapping | Run | None = None,
+                 *, name: str = CANDIDATE_NAME) -> Evaluation:
+        """Evaluate ``spec``; ``run`` replaces its candidate: a run file, a :class:`Run`, or a dict
+        ``{qid: {docno: score}}``."""
+        if not isinstance(spec, Spec):
+            spec = load_spec(spec)
+        if run is not None:
+            if isinstance(run, Mapping):
+                run = Run(name=name, scores={str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()})
+            spec = spec.with_candidate(run) if isinstance(run, Run) else spec.with_candidate_run(run)
+        return evaluate_spec(spec, cache_dir=self.cache_dir, use_cache=self.use_cache)
+
+    def statistic(self, evaluation: Evaluation, name: str, system: str = CANDIDATE_NAME, measure: str | None = None) -> float | None:
+        return evaluation.statistic(name, system, measure)
+
+
+def update_reference(evaluation: Evaluation) -> list[str]:
+    """Make the candidate run the stored reference run (``--bvtest-update``); say what changed.
+
+    The reference file's previous content is kept beside it as ``NAME.previous-HASH``; both writes
+    are atomic.
+    """
+    spec = evaluation.spec
+    if spec.candidate is None or spec.reference is None:
+        return [f"bvtest: {spec.path.name}: nothing to update (the spec has no candidate or no reference)"]
+    stored = spec.baselines[spec.reference]
+    if not isinstance(stored, RunFile) or not isinstance(spec.candidate, RunFile):
+        raise InputError(
+            "--bvtest-update needs the reference and the candidate to be run files",
+            path=spec.path, line=spec.line_of("reference"),
+            hint="per-topic tables are not rewritten; update the table in your own pipeline",
+        )
+    new = spec.candidate.path.read_bytes()
+    old = stored.path.read_bytes()
+    if new == old:
+        return [f"bvtest: reference {spec.reference!r} ({stored.path}) already holds the candidate run; nothing changed"]
+    kept = stored.path.with_name(f"{stored.path.name}.previous-{hashlib.blake2b(old, digest_size=6).hexdigest()}")
+    if not kept.exists():
+        atomic_write_bytes(kept, old)
+    atomic_write_bytes(stored.path, new)
+    lines = [
+        f"bvtest: reference {spec.reference!r} updated: {stored.path} now holds the candidate {spec.candidate.path}",
+        f"bvtest: previous reference kept as {kept}",
+    ]
+    for measure in evaluation.measures:
+        before = measure.system(spec.reference).values["mean"]
+        after = measure.system(measure.candidate).values["mean"] if measure.candidate else None
+        if before is not None and after is not None:
+            lines.append(f"bvtest:   {measure.measure} mean {before:.4f} -> {after:.4f} ({after - before:+.4f})")
+    return lines

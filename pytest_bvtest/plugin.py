@@ -1,0 +1,247 @@
+"""The pytest plugin: ``bvtest*.yaml`` specs become one test item per (measure, gate).
+
+A thin shell over :mod:`pytest_bvtest.api`. Items evaluate their spec lazily (once per process, so
+pytest-xdist workers each evaluate it at most once, helped by the score cache) and carry their
+outcome back to the controller on the test report, where the session summary, JSON, Markdown and
+plots are assembled (``pytest_terminal_summary`` runs only there).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_bvtest import __version__
+from pytest_bvtest.api import Evaluation, GateOutcome, evaluate_spec, update_reference
+from pytest_bvtest.errors import BvtestError
+from pytest_bvtest.report import collect
+from pytest_bvtest.spec import Spec, load_spec
+
+SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
+PAYLOAD_ATTRIBUTE = "bvtest_payload"
+
+_OPTIONS: tuple[tuple[str, str, str], ...] = (
+    # (name, ini type, help); the command line wins over the ini value
+    ("spec", "args", "spec file(s) to collect besides bvtest*.yaml under the test paths"),
+    ("run", "string", "run file to test instead of the spec's candidate"),
+    ("json", "string", "write the JSON report to this path"),
+    ("markdown", "string", "write the Markdown summary (pull-request comment) to this path"),
+    ("plots", "string", "write Bias²/Var plots to this folder (needs matplotlib)"),
+    ("cache-dir", "string", "folder of the per-topic score cache (default: .bvtest_cache beside the spec)"),
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("bvtest", "search-quality gates (pytest-bvtest)")
+    for name, ini_type, help_text in _OPTIONS:
+        dest = f"bvtest_{name.replace('-', '_')}"
+        if name == "spec":
+            group.addoption(f"--bvtest-{name}", action="append", default=None, dest=dest, metavar="PATH", help=help_text)
+        else:
+            group.addoption(f"--bvtest-{name}", action="store", default=None, dest=dest, metavar="PATH", help=help_text)
+        parser.addini(dest, help_text, type=ini_type, default=None)
+    group.addoption("--bvtest-update", action="store_true", default=None, dest="bvtest_update",
+                    help="make the candidate run the stored reference run for the next sessions (keeps the previous file)")
+    parser.addini("bvtest_update", "see --bvtest-update", type="bool", default=False)
+    group.addoption("--bvtest-no-cache", action="store_true", default=None, dest="bvtest_no_cache",
+                    help="do not read or write the per-topic score cache")
+    parser.addini("bvtest_no_cache", "see --bvtest-no-cache", type="bool", default=False)
+
+
+_PATH_OPTIONS = ("run", "json", "markdown", "plots", "cache-dir")
+
+
+def option(config: pytest.Config, name: str) -> Any:
+    """A ``--bvtest-*`` option's value; its ini mirror when not given (ini paths relative to the ini file)."""
+    dest = f"bvtest_{name.replace('-', '_')}"
+    value = config.getoption(dest)
+    if value is not None:
+        return value
+    value = config.getini(dest)
+    if name in _PATH_OPTIONS and value:
+        base = config.inipath.parent if config.inipath else config.rootpath
+        return str(base / value)
+    return value or None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "bvtest: a search-quality gate or a test using the bvtest fixture")
+    specs = [str(Path(path).resolve()) for path in option(config, "spec") or ()]
+    config.stash[_SPECS] = specs
+    if specs and not hasattr(config, "workerinput"):
+        config.args.extend(spec for spec in specs if spec not in config.args)
+    config.pluginmanager.register(SessionOutputs(config), "bvtest-session-outputs")
+
+
+_SPECS = pytest.StashKey[list]()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"bvtest: {__version__}" + (f", specs {', '.join(config.stash[_SPECS])}" if config.stash[_SPECS] else "")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    explicit = str(file_path.resolve()) in parent.config.stash[_SPECS]
+    if explicit or any(fnmatch.fnmatch(file_path.name, pattern) for pattern in SPEC_PATTERNS):
+        return SpecFile.from_parent(parent, path=file_path)
+    return None
+
+
+class SpecFile(pytest.File):
+    """A spec file: its items are its gates, one per measure."""
+
+    _evaluation: Evaluation | BvtestError | None = None
+
+    def load(self) -> Spec:
+        spec = load_spec(self.path)
+        run = option(self.config, "run")
+        return spec.with_candidate_run(run) if run else spec
+
+    def collect(self):
+        try:
+            spec = self.load()
+        except BvtestError as error:
+            yield InvalidSpecItem.from_parent(self, name="spec", error=error)
+            return
+        gates = [(measure, gate) for gate in spec.gates for measure in spec.measures
+                 if gate.measure is None or gate.measure == measure] if spec.candidate is not None else []
+        if not gates:
+            yield AnalysisItem.from_parent(self, name="analysis")
+            return
+        for measure, gate in gates:
+            yield GateItem.from_parent(self, name=f"{measure}::{gate.name}", measure=str(measure), gate_name=gate.name)
+
+    def evaluation(self) -> Evaluation:
+        """The spec's evaluation, computed once per process; an input error is re-raised for every item."""
+        if self._evaluation is None:
+            try:
+                cache_dir = None if option(self.config, "no-cache") else option(self.config, "cache-dir")
+                self._evaluation = evaluate_spec(self.load(), cache_dir=cache_dir, use_cache=not option(self.config, "no-cache"))
+            except BvtestError as error:
+                self._evaluation = error
+        if isinstance(self._evaluation, BvtestError):
+            raise self._evaluation
+        return self._evaluation
+
+
+class GateFailure(Exception):
+    """Raised by a failing gate; its message is the whole report (no traceback is shown)."""
+
+
+class _BvtestItem(pytest.Item):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.add_marker(pytest.mark.bvtest)
+
+    @property
+    def spec_file(self) -> SpecFile:
+        assert isinstance(self.parent, SpecFile)
+        return self.parent
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
+        if isinstance(excinfo.value, GateFailure | BvtestError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, f"bvtest: {self.name}"
+
+
+class InvalidSpecItem(_BvtestItem):
+    """Stands for a spec that could not be read: fails with the one-line error."""
+
+    def __init__(self, *, error: BvtestError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise self.error
+
+
+class AnalysisItem(_BvtestItem):
+    """An analysis-only spec (no candidate or no gates): evaluates it so the report has its tables."""
+
+    def runtest(self) -> None:
+        evaluation = self.spec_file.evaluation()
+        self.user_properties.append(("bvtest_measures", ", ".join(report.measure for report in evaluation.measures)))
+        self.stash[_ITEM_PAYLOAD] = collect.item_payload(evaluation, None)
+
+
+class GateItem(_BvtestItem):
+    """One gate on one measure."""
+
+    def __init__(self, *, measure: str, gate_name: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.measure = measure
+        self.gate_name = gate_name
+
+    def runtest(self) -> None:
+        evaluation = self.spec_file.evaluation()
+        outcome: GateOutcome = evaluation.gate(self.measure, self.gate_name)
+        for key, value in collect.junit_properties(outcome):
+            self.user_properties.append((key, value))
+        self.stash[_ITEM_PAYLOAD] = collect.item_payload(evaluation, outcome)
+        if outcome.warning:
+            warnings.warn(GateWithinNoiseWarning(f"{self.nodeid}: {outcome.warning}"), stacklevel=1)
+        if not outcome.passed:
+            raise GateFailure(outcome.message)
+
+
+class GateWithinNoiseWarning(UserWarning):
+    """A gate whose point estimate is past its bound while its interval is not (Anserini's OK*)."""
+
+
+_ITEM_PAYLOAD = pytest.StashKey[dict]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    report = yield
+    if report.when == "call" and isinstance(item, _BvtestItem) and _ITEM_PAYLOAD in item.stash:
+        setattr(report, PAYLOAD_ATTRIBUTE, item.stash[_ITEM_PAYLOAD])
+    return report
+
+
+@pytest.fixture
+def bvtest(request: pytest.FixtureRequest):
+    """The Python API: load a spec, evaluate a run (a path or an in-memory dict), read any statistic."""
+    from pytest_bvtest.api import BvtestAPI
+
+    cache_dir = option(request.config, "cache-dir")
+    return BvtestAPI(cache_dir=cache_dir, use_cache=not option(request.config, "no-cache"))
+
+
+class SessionOutputs:
+    """Collects gate payloads from the reports (xdist workers included) and writes the session's outputs."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.payloads: list[dict] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        payload = getattr(report, PAYLOAD_ATTRIBUTE, None)
+        if payload is not None and report.when == "call":
+            self.payloads.append(payload)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        config = self.config
+        if hasattr(config, "workerinput") or not self.payloads:
+            return
+        report = collect.assemble(self.payloads)
+        collect.write_session_outputs(
+            report,
+            terminal=terminalreporter,
+            json_path=option(config, "json"),
+            markdown_path=option(config, "markdown"),
+            plots_dir=option(config, "plots"),
+            github_step_summary=os.environ.get("GITHUB_STEP_SUMMARY"),
+            github_actions=os.environ.get("GITHUB_ACTIONS") == "true",
+        )
+        if option(config, "update"):
+            for line in update_reference(report, run_override=option(config, "run")):
+                terminalreporter.write_line(line)
