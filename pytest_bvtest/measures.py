@@ -122,6 +122,13 @@ class Measure:
     exponential_gain: bool = False
     relative: bool = False
 
+    def __post_init__(self) -> None:
+        if self.name not in _FAMILIES:
+            raise ValueError(f"unsupported measure family {self.name!r}; use parse_measure for user input")
+        # Binary measures default to rel=1 however they are built, so Measure("AP") == parse_measure("AP").
+        if self.rel is None and _FAMILIES[self.name].binary:
+            object.__setattr__(self, "rel", 1)
+
     def __str__(self) -> str:
         return repr(self._as_ir_measure())
 

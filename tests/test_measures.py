@@ -252,3 +252,11 @@ def test_err_grade_check_covers_the_whole_qrels():
     qrels = Qrels({"1": {"a": 1}, "2": {"b": 7}})
     with pytest.raises(InputError, match="topic 2, document b has grade 7"):
         evaluate_run(qrels, Run("r", {"1": {"a": 1.0}}), [parse_measure("ERR@20")])
+
+
+def test_a_measure_built_directly_equals_the_parsed_one():
+    assert Measure("AP") == parse_measure("AP")
+    assert Measure("nDCG", cutoff=10) == parse_measure("ndcg_cut_10")
+    assert Measure("NumRet").rel is None
+    with pytest.raises(ValueError, match="unsupported measure family 'IPrec'"):
+        Measure("IPrec")
