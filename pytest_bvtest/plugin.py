@@ -232,10 +232,10 @@ class SessionOutputs:
         config = self.config
         if hasattr(config, "workerinput") or not self.payloads:
             return
-        report = collect.assemble(self.payloads)
+        document = collect.assemble(self.payloads)
         collect.write_session_outputs(
-            report,
-            terminal=terminalreporter,
+            document,
+            terminal_writer=terminalreporter,
             json_path=option(config, "json"),
             markdown_path=option(config, "markdown"),
             plots_dir=option(config, "plots"),
@@ -243,5 +243,19 @@ class SessionOutputs:
             github_actions=os.environ.get("GITHUB_ACTIONS") == "true",
         )
         if option(config, "update"):
-            for line in update_reference(report, run_override=option(config, "run")):
-                terminalreporter.write_line(line)
+            self.update_references(document, terminalreporter)
+
+    def update_references(self, document: dict, terminalreporter: Any) -> None:
+        """``--bvtest-update``: each spec's candidate run becomes its stored reference run."""
+        for spec_path in dict.fromkeys(evaluation["spec"] for evaluation in document["evaluations"]):
+            try:
+                spec = load_spec(spec_path)
+                run = option(self.config, "run")
+                evaluation = evaluate_spec(spec.with_candidate_run(run) if run else spec, cache_dir=option(self.config, "cache-dir"),
+                                           use_cache=not option(self.config, "no-cache"))
+                lines = update_reference(evaluation)
+            except BvtestError as error:
+                terminalreporter.write_line(f"bvtest: --bvtest-update: {error}", red=True)
+                continue
+            for line in lines:
+                terminalreporter.write_line(line, bold=True)

@@ -1,0 +1,100 @@
+"""Carrying outcomes from test items to the session's reports.
+
+Under pytest-xdist, items run in workers while the summary is written by the controller, so every
+item puts a JSON-ready payload on its test report; the controller assembles the payloads into one
+session document (:mod:`pytest_bvtest.report.jsonreport`) and renders it. The command line builds
+the same document directly from an :class:`~pytest_bvtest.api.Evaluation`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_bvtest.api import Evaluation, GateOutcome
+from pytest_bvtest.io.textfiles import atomic_write_text
+from pytest_bvtest.report import github, markdown, terminal
+from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
+
+
+def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[str, Any]:
+    """What one item sends to the controller: its measure's evaluation (all measures for an analysis item) and its gate."""
+    measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
+    return {
+        "documents": [measure_document(str(evaluation.spec.path), measure) for measure in measures],
+        "gate": None if outcome is None else gate_document(outcome),
+    }
+
+
+def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
+    """The gate's numbers as JUnit ``<property>`` entries."""
+    properties: list[tuple[str, Any]] = [
+        ("bvtest_statistic", outcome.statistic),
+        ("bvtest_measure", outcome.measure),
+        ("bvtest_system", outcome.system),
+        ("bvtest_value", outcome.value),
+        ("bvtest_bound", str(outcome.bound)),
+        ("bvtest_limit", outcome.limit),
+        ("bvtest_outcome", outcome.outcome),
+    ]
+    if outcome.reference is not None:
+        properties += [("bvtest_reference", outcome.reference), ("bvtest_reference_value", outcome.reference_value)]
+    if outcome.interval is not None:
+        properties += [("bvtest_interval_low", outcome.interval[0]), ("bvtest_interval_high", outcome.interval[1]),
+                       ("bvtest_confidence", outcome.confidence), ("bvtest_seed", outcome.seed)]
+    return properties
+
+
+def assemble(payloads: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """One session document from the items' payloads, measures in the order they were first seen."""
+    documents: dict[tuple[str, str], dict[str, Any]] = {}
+    for payload in payloads:
+        for document in payload["documents"]:
+            documents.setdefault((document["spec"], document["measure"]), {**document, "gates": []})
+        gate = payload["gate"]
+        if gate is not None:
+            spec = payload["documents"][0]["spec"]
+            documents[(spec, gate["measure"])]["gates"].append(gate)
+    return session_document(documents.values())
+
+
+def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
+    """The session document of a single evaluation (the command line's report)."""
+    return assemble(item_payload(evaluation, outcome) for outcome in (None, *evaluation.gates))
+
+
+def write_session_outputs(
+    document: Mapping[str, Any],
+    *,
+    terminal_writer: Any | None = None,
+    json_path: str | None = None,
+    markdown_path: str | None = None,
+    plots_dir: str | None = None,
+    github_step_summary: str | None = None,
+    github_actions: bool = False,
+) -> list[str]:
+    """Render ``document`` everywhere asked for; returns the paths written."""
+    written = []
+    if terminal_writer is not None:
+        terminal.write_summary(document, terminal_writer)
+    if json_path:
+        atomic_write_text(json_path, dumps(document))
+        written.append(str(json_path))
+    summary = None
+    if markdown_path or github_step_summary:
+        summary = markdown.render(document)
+    if markdown_path:
+        atomic_write_text(markdown_path, summary)
+        written.append(str(markdown_path))
+    if github_step_summary:
+        with open(github_step_summary, "a", encoding="utf-8") as stream:
+            stream.write(summary)
+    if github_actions and terminal_writer is not None:
+        for line in github.annotations(document):
+            terminal_writer.write_line(line)
+    if plots_dir:
+        from pytest_bvtest.report import plots
+
+        written.extend(str(path) for path in plots.write_plots(document, Path(plots_dir)))
+    return written

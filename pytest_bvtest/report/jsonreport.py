@@ -1,0 +1,139 @@
+"""The JSON report: a versioned document that every other report is rendered from.
+
+The keys promised to users are listed in ``docs/json-schema.md`` and checked by the JSON Schema in
+``schema.json`` beside this module. Other keys may be added in a minor version; none of the promised
+ones is removed or changes meaning without a new ``schema_version``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from importlib import resources
+from typing import Any
+
+from pytest_bvtest import __version__
+from pytest_bvtest.api import Evaluation, MeasureEvaluation
+from pytest_bvtest.gates import GateOutcome
+
+SCHEMA_VERSION = 1
+
+
+def _number(value: float | None) -> float | None:
+    """JSON has no NaN or infinity; a statistic that is not finite is reported as null."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def gate_document(outcome: GateOutcome) -> dict[str, Any]:
+    return {
+        "id": outcome.id,
+        "statistic": outcome.statistic,
+        "measure": outcome.measure,
+        "system": outcome.system,
+        "reference": outcome.reference,
+        "value": _number(outcome.value),
+        "reference_value": _number(outcome.reference_value),
+        "bound": {
+            "kind": outcome.bound.kind,
+            "amount": outcome.bound.amount,
+            "relative": outcome.bound.relative,
+            "limit": _number(outcome.limit),
+            "text": str(outcome.bound),
+        },
+        "excess": _number(outcome.excess),
+        "interval": None if outcome.interval is None else {
+            "low": _number(outcome.interval[0]),
+            "high": _number(outcome.interval[1]),
+            "confidence": outcome.confidence,
+            "seed": outcome.seed,
+        },
+        "passed": outcome.passed,
+        "outcome": outcome.outcome,
+        "warning": outcome.warning,
+        "message": outcome.message,
+        "worst_topics": [
+            {"topic": impact.topic, "candidate": impact.candidate, "compared": impact.compared, "delta": impact.delta}
+            for impact in outcome.worst_topics
+        ],
+        "worst_against": outcome.worst_against,
+    }
+
+
+def measure_document(spec_path: str, evaluation: MeasureEvaluation) -> dict[str, Any]:
+    """One measure's evaluation without its gates (they are added per item by :func:`session_document`)."""
+    settings = evaluation.settings
+    grouping = settings.grouping
+    return {
+        "spec": spec_path,
+        "measure": evaluation.measure,
+        "topics": list(evaluation.topics),
+        "target": {
+            "c": _number(evaluation.c),
+            "per_topic": [_number(value) for value in evaluation.target],
+            "constant_topics": int(evaluation.analysis.constant_topics),
+        },
+        "settings": {
+            "target": settings.target,
+            "normalize": settings.normalize,
+            "grouping": None if grouping is None else {"by": type(grouping).__name__.removesuffix("Grouping").lower(), **vars(grouping)},
+            "risk_alpha": settings.risk_alpha,
+            "mve_alpha": settings.mve_alpha,
+            "gawm_q": settings.gawm_q,
+        },
+        "candidate": evaluation.candidate,
+        "reference": evaluation.reference,
+        "systems": [
+            {
+                "name": system.name,
+                "role": system.role,
+                **{key: _number(value) for key, value in system.values.items()},
+                "trisk_p": _number(system.trisk_p),
+                "gap": {key: _number(value) for key, value in system.gap.items()},
+                "missing_topics": list(system.missing_topics),
+                "ignored_topics": list(system.ignored_topics),
+            }
+            for system in evaluation.systems
+        ],
+        "tradeoff": {"pearson": _number(evaluation.tradeoff.pearson), "spearman": _number(evaluation.tradeoff.spearman)},
+        "gates": [],
+    }
+
+
+def evaluation_documents(evaluation: Evaluation) -> list[dict[str, Any]]:
+    """Every measure of a spec's evaluation, gates included."""
+    documents = []
+    for measure in evaluation.measures:
+        document = measure_document(str(evaluation.spec.path), measure)
+        document["gates"] = [gate_document(outcome) for outcome in measure.gates]
+        documents.append(document)
+    return documents
+
+
+def session_document(evaluations: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The whole report: ``schema_version``, the tool, and the per-measure evaluations."""
+    evaluations = list(evaluations)
+    gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "pytest-bvtest", "version": __version__},
+        "passed": all(gate["passed"] for gate in gates),
+        "summary": {
+            "gates": len(gates),
+            "failed": sum(not gate["passed"] for gate in gates),
+            "warnings": sum(bool(gate["warning"]) for gate in gates),
+        },
+        "evaluations": evaluations,
+    }
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of :func:`session_document`'s output."""
+    return json.loads(resources.files("pytest_bvtest.report").joinpath("schema.json").read_text(encoding="utf-8"))
+
+
+def dumps(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, indent=2, allow_nan=False) + "\n"
