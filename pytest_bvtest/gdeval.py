@@ -11,7 +11,8 @@ gdeval.pl line by line:
 - the ideal ranking of a topic is its positive grades sorted descending, cut at k;
 - a ranking shorter than k is not padded with anything that counts (gains stop where it stops);
 - ERR's stopping probability is R(g) = (2^g - 1) / 2^4: 4 is gdeval's top grade, and a grade above
-  it is an input error for ERR (MATH.md PIN). Exponential-gain nDCG has no top grade and accepts it.
+  it is an input error for ERR (MATH.md PIN). Exponential-gain nDCG has no top grade and accepts it
+  (gdeval.pl itself refuses such qrels for both measures).
 
 The measures themselves are pure functions on a grade matrix (topics on rows, ranks on columns),
 so every topic and every cutoff of a run is computed in one vectorised pass.
