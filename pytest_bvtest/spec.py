@@ -119,6 +119,10 @@ class Spec:
         """Every system to evaluate: the baselines in spec order, then the candidate."""
         return [*self.baselines.values(), *([self.candidate] if self.candidate is not None else [])]
 
+    def without_gates(self) -> Spec:
+        """The same spec as an analysis-only report."""
+        return replace(self, gates=())
+
     def with_candidate(self, candidate: Source) -> Spec:
         """The same spec with another system under test."""
         return replace(self, candidate=candidate)
