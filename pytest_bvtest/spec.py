@@ -198,8 +198,11 @@ class _SpecReader:
             cache_path = (self.path.parent / cache).resolve()
         else:
             raise self.error(("cache",), f"expected a folder path or false, got {_kind(cache)}")
-        if qrels is None and any(isinstance(source, RunFile) for source in [*baselines.values(), candidate]):
-            raise self.error(("qrels",), "run files need relevance judgments", "add `qrels: path/to/qrels`")
+        if qrels is None:
+            run_keys = [("baselines", name) for name, source in baselines.items() if isinstance(source, RunFile)]
+            run_keys += [("candidate",)] if isinstance(candidate, RunFile) else []
+            if run_keys:
+                raise self.error(run_keys[0], "run files need relevance judgments", "add `qrels: path/to/qrels`")
         return Spec(self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, self.lines)
 
     def measures(self, value: Any) -> tuple[Measure, ...]:

@@ -1,0 +1,179 @@
+"""The spec loader: valid specs, and one test per class of mistake naming file, line and key."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.matrix import RunFile, ScoreTableFile
+from pytest_bvtest.spec import Bound, load_spec
+from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
+
+RUN = "1 Q0 d1 1 2.0 tag\n1 Q0 d2 2 1.0 tag\n"
+QRELS = "1 0 d1 1\n1 0 d2 0\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "runs").mkdir()
+    for name in ("prod", "bm25", "new"):
+        (tmp_path / "runs" / f"{name}.run").write_text(RUN)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "table.csv").write_text("AP,1,2\nsysA,0.5,0.25\nsysB,0.1,0.2\nsysC,0.3,0.3\n")
+    return tmp_path
+
+
+def write_spec(folder: Path, text: str) -> Path:
+    path = folder / "bvtest.yaml"
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def load_error(folder: Path, text: str) -> InputError:
+    path = write_spec(folder, text)
+    with pytest.raises(InputError) as caught:
+        load_spec(path)
+    return caught.value
+
+
+FULL = """
+qrels: qrels.txt
+measures: [AP, ndcg_cut_10]
+baselines:
+  production: runs/prod.run
+  bm25: {run: runs/bm25.run, tag: tag}
+candidate: runs/new.run
+reference: production
+analysis:
+  target: 1
+  normalize: max-min
+  grouping: {by: random, size: 10, repeats: 50, seed: 3}
+  risk_alpha: 2
+  mve: {alpha: -1}
+  gawm: {q: 2}
+  simulation: {samples: 20, seed: 4}
+  bootstrap: {resamples: 200, seed: 9}
+gates:
+  - {statistic: bias2_plus_var, max_increase: 5%}
+  - {statistic: var, max_increase: 0.002}
+  - {statistic: urisk, min: -0.01}
+  - {statistic: georisk, max_decrease: 1%, confidence: 0.9, measure: AP}
+  - {statistic: var, max: 0.5}
+"""
+
+
+def test_full_spec_is_read_with_paths_relative_to_its_folder(project: Path) -> None:
+    spec = load_spec(write_spec(project, FULL))
+    assert [str(m) for m in spec.measures] == ["AP", "nDCG@10"]
+    assert spec.qrels == (project / "qrels.txt").resolve()
+    assert spec.baselines["production"] == RunFile((project / "runs/prod.run").resolve(), name="production")
+    assert spec.baselines["bm25"].tag == "tag"
+    assert spec.candidate == RunFile((project / "runs/new.run").resolve(), name="candidate")
+    assert spec.reference == "production"
+    assert spec.analysis.target == 1.0
+    assert spec.analysis.normalize == "max-min"
+    assert spec.analysis.grouping == RandomGrouping(10, 50, 3)
+    assert spec.analysis.risk_alpha == 2.0
+    assert spec.analysis.mve.alpha == -1.0
+    assert spec.analysis.gawm_q == 2.0
+    assert (spec.analysis.simulation.samples, spec.analysis.simulation.seed) == (20, 4)
+    assert (spec.analysis.bootstrap.resamples, spec.analysis.bootstrap.seed) == (200, 9)
+    first, second, third, fourth, fifth = spec.gates
+    assert first.bound == Bound("max_increase", 0.05, relative=True)
+    assert second.bound == Bound("max_increase", 0.002, relative=False)
+    assert third.bound == Bound("min", -0.01, relative=False)
+    assert fourth.confidence == 0.9 and str(fourth.measure) == "AP"
+    # two gates on `var` get distinct names, so their test ids differ
+    assert (second.name, fifth.name) == ("var[max_increase]", "var[max]")
+    assert first.line == 17
+
+
+def test_defaults_and_first_baseline_as_reference(project: Path) -> None:
+    spec = load_spec(write_spec(project, """
+        qrels: qrels.txt
+        measures: AP
+        baselines: {bm25: runs/bm25.run, production: runs/prod.run}
+        candidate: runs/new.run
+    """))
+    assert spec.reference == "bm25"
+    assert spec.analysis.target == "mean" and spec.analysis.normalize == "none" and spec.analysis.grouping is None
+    assert spec.analysis.risk_alpha == 5.0 and spec.analysis.simulation is None
+    assert spec.gates == ()
+    assert spec.cache == project.resolve() / ".bvtest_cache"
+
+
+def test_table_of_baselines_and_candidate_naming_one_of_its_systems(project: Path) -> None:
+    spec = load_spec(write_spec(project, """
+        measures: [AP]
+        baselines: table.csv
+        candidate: sysC
+        reference: sysA
+        analysis: {grouping: {by: difficulty, size: 1}}
+        gates: [{statistic: mean, max_decrease: 0.1}]
+    """))
+    assert list(spec.baselines) == ["sysA", "sysB"]
+    assert isinstance(spec.candidate, ScoreTableFile) and spec.candidate.systems == ("sysC",)
+    assert spec.analysis.grouping == DifficultyGrouping(1)
+    assert spec.qrels is None
+
+
+def test_analysis_only_spec_is_valid(project: Path) -> None:
+    spec = load_spec(write_spec(project, "measures: [AP]\nbaselines: table.csv\n"))
+    assert spec.candidate is None and spec.gates == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        ("measures: [AP]\nbaselines: {a: runs/prod.run}\nqrels: qrels.txt\ncandidate: runs/new.run\ngatez: []\n", 5,
+         "unknown key 'gatez'; did you mean `gates`?"),
+        ("qrels: qrels.txt\nmeasures: [AP, nDGC@10]\n", 2, "measures[1]"),
+        ("qrels: missing.txt\nmeasures: [AP]\n", 1, "file not found"),
+        ("qrels: qrels.txt\nmeasures: [AP]\nbaselines:\n  prod: runs/nope.run\n", 4, "baselines.prod"),
+        ("qrels: qrels.txt\nmeasures: [AP]\nbaselines: {prod: runs/prod.run}\nreference: prdo\n", 4, "did you mean 'prod'"),
+        ("measures: [AP]\nanalysis:\n  normalize: minmax\n", 3, "unknown normalisation 'minmax'"),
+        ("measures: [AP]\nanalysis:\n  grouping: {by: topics, size: 3}\n", 3, "unknown grouping 'topics'"),
+        ("measures: [AP]\nanalysis:\n  risk_alpha: -1\n", 3, "must be at least 0"),
+        ("measures: [AP]\nanalysis:\n  risk_alpha: five\n", 3, "expected a number"),
+        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: bias2_plus_vra, max: 1}\n", 6,
+         "did you mean 'bias2_plus_var'"),
+        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var}\n", 6,
+         "exactly one bound"),
+        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: mean, max_increase: 1%}\n", 6,
+         "use `max_decrease`"),
+        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var, max: 5%}\n", 6,
+         "percentage is relative"),
+        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var, max_increase: lots}\n", 6,
+         "expected a number or a percentage"),
+        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var, max: 1, confidence: 95}\n", 6,
+         "between 0 and 1"),
+        ("measures: [AP]\nmeasures: [P@10]\n", 2, "appears twice"),
+        ("measures: [AP\nqrels: x\n", 2, "invalid YAML"),
+        ("measures: [AP]\nbaselines: {p: runs/prod.run}\n", 2, "need relevance judgments"),
+        ("", None, "the spec is empty"),
+    ],
+    ids=["typo-top-key", "unknown-measure", "missing-qrels", "missing-run", "unknown-reference", "bad-normalize",
+         "bad-grouping", "negative-alpha", "non-number", "unknown-statistic", "no-bound", "wrong-direction",
+         "percent-on-absolute", "bad-amount", "bad-confidence", "duplicate-key", "yaml-syntax", "runs-without-qrels", "empty"],
+)
+def test_each_mistake_names_file_line_and_key(project: Path, text: str, line: int | None, fragment: str) -> None:
+    error = load_error(project, text)
+    location = f"{project.resolve() / 'bvtest.yaml'}" + (f":{line}:" if line else ":")
+    assert str(error).startswith(location), str(error)
+    assert fragment in str(error)
+
+
+def test_unknown_measure_suggests_a_close_name(project: Path) -> None:
+    error = load_error(project, "measures: [nDGC@10]\n")
+    assert "nDCG@10" in str(error)
+
+
+def test_with_candidate_run_replaces_the_candidate(project: Path) -> None:
+    spec = load_spec(write_spec(project, FULL))
+    swapped = spec.with_candidate_run(project / "runs" / "bm25.run")
+    assert swapped.candidate.path == (project / "runs" / "bm25.run").resolve()
+    with pytest.raises(InputError, match="candidate run not found"):
+        spec.with_candidate_run(project / "runs" / "absent.run")
