@@ -52,7 +52,18 @@ def _public_names(module: object) -> list[str]:
         origin = getattr(value, "__module__", None) or ""
         return origin in (home, "_" + home) or origin.startswith(home + ".")
 
-    return sorted(name for name, value in vars(module).items() if not name.startswith("_") and defined_here(value))
+    return sorted(name for name in vars(module) if not name.startswith("_") and defined_here(_public_object(module, name)))
+
+
+def _public_object(module: object, name: str) -> object:
+    # Hooks a program may replace (sys.excepthook, threading.excepthook; pytest does both) are
+    # documented from the originals their module keeps as ``__name__``.
+    original = vars(module).get(f"__{name}__")
+    return original if inspect.isroutine(original) else getattr(module, name, None)
+
+
+def _depends_on_environment(text: str) -> bool:
+    return "<" in text or any(prefix in text for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix})
 
 
 def _signature(obj: object) -> str:
@@ -63,8 +74,9 @@ def _signature(obj: object) -> str:
     parts = []
     for parameter in signature.parameters.values():
         # Default values whose repr holds an address or an environment detail (``<object at 0x..>``,
-        # ``<_io.TextIOWrapper name='<stdout>' ...>``) would make the corpus differ run to run.
-        if parameter.default is not inspect.Parameter.empty and "<" in repr(parameter.default):
+        # ``<_io.TextIOWrapper name='<stdout>' ...>``, the interpreter's own path) would make the
+        # corpus differ from one machine or run to the next.
+        if parameter.default is not inspect.Parameter.empty and _depends_on_environment(repr(parameter.default)):
             parameter = parameter.replace(default=inspect.Parameter.empty)
         parts.append(str(parameter.replace(annotation=inspect.Parameter.empty)))
     return "(" + ", ".join(parts) + ")"
@@ -109,7 +121,7 @@ def iter_documents(modules: tuple[str, ...] = MODULES) -> Iterator[Document]:
         if module.__doc__ and first_time(module):
             yield Document(module_name, "module", "", inspect.cleandoc(module.__doc__))
         for name in _public_names(module):
-            obj = getattr(module, name, None)
+            obj = _public_object(module, name)
             if not (inspect.isclass(obj) or inspect.isroutine(obj)):
                 continue
             if not first_time(obj):
