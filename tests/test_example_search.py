@@ -288,7 +288,8 @@ def test_command_line_writes_the_committed_bytes(tmp_path, capsys):
     assert main(["--config", "production", "--out", str(out)]) == 0
     committed = (RUNS / "production.run").read_bytes()
     assert out.read_bytes() == committed
-    assert f"{out}: {committed.count(b'\n')} lines (56 topics)" in capsys.readouterr().out
+    line_count = len(committed.splitlines())
+    assert f"{out}: {line_count} lines (56 topics)" in capsys.readouterr().out
 
 
 # --- the showcase: what the candidates do against production ----------------------------------------
