@@ -175,7 +175,8 @@ def test_system_permutation_equivariance(scores: np.ndarray, random) -> None:
             original = bias_variance_analysis(scores, normalize=normalize, grouping=grouping)
             assert permuted.c == original.c
             for name in ("mean", "bias2", "var", "error"):
-                np.testing.assert_allclose(getattr(permuted.bias_variance, name), getattr(original.bias_variance, name)[systems], atol=EXACT)
+                expected = getattr(original.bias_variance, name)[systems]
+                np.testing.assert_allclose(getattr(permuted.bias_variance, name), expected, atol=EXACT)
             for name in ("bias", "var", "mse", "var_target", "var_system", "cov"):
                 np.testing.assert_allclose(getattr(permuted.gap, name), getattr(original.gap, name)[systems], atol=EXACT)
             assert permuted.tradeoff.spearman == original.tradeoff.spearman
@@ -330,7 +331,9 @@ EDGE_MATRICES = {
 @pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize("name", EDGE_MATRICES)
 @pytest.mark.parametrize("normalize", NORMALIZATIONS)
-@pytest.mark.parametrize("grouping", [None, DifficultyGrouping(2), RandomGrouping(2, repeats=4, seed=0)], ids=["none", "difficulty", "random"])
+@pytest.mark.parametrize(
+    "grouping", [None, DifficultyGrouping(2), RandomGrouping(2, repeats=4, seed=0)], ids=["none", "difficulty", "random"]
+)
 def test_edge_matrices_give_finite_results(name: str, normalize: str, grouping: object) -> None:
     scores = EDGE_MATRICES[name]
     analysis = bias_variance_analysis(scores, normalize=normalize, grouping=grouping)
