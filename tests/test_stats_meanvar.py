@@ -7,7 +7,7 @@ import pytest
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.meanvar import mve_general, mve_inter_topic, mve_intra_topic, variation_layout
-from tests.conftest import shared_path
+from conftest import shared_path
 
 RNG_SEED = 20160101
 

@@ -17,7 +17,7 @@ from pytest_bvtest.stats.simulation import (
     _pair_generator,
     simulate_topic_bias_variance,
 )
-from tests.conftest import shared_path
+from conftest import shared_path
 
 RNG_SEED = 2022
 
