@@ -1,9 +1,8 @@
 """Bias-variance evaluation against the virtual target system (MATH.md sections 2 and 3).
 
-Sources: Zhang et al., "Bias-variance decomposition of IR evaluation", SIGIR 2013 (Tables 1-2);
-Zhang et al., "Generalized bias-variance evaluation of TREC participated systems", CIKM 2014
-(topic grouping, target-ratio normalisation, tradeoff degree); Zhang et al., "A bias-variance
-evaluation framework for information retrieval systems", IPM 2022 (Eq. 7, 11, 15-16).
+Sources (as cited in MATH.md): Zhang et al., SIGIR 2013 (Tables 1-2: the decomposition and the gap
+decomposition); Zhang et al., CIKM 2014 (topic grouping, target-ratio normalisation, tradeoff
+degree); Zhang et al., IPM 2022 (Eq. 7, 11, 15-16; Sec. 3.3 topic grouping, Sec. 4.1.1 target).
 
 Every function takes a score array ``x[..., i, j]``: system ``i`` on the second-to-last axis,
 topic ``j`` on the last axis, and any leading axes (bootstrap resamples, ...) broadcast through.
@@ -205,7 +204,7 @@ def target_constant(target_scores: ArrayLike, target: Literal["mean"] | float = 
 def bias_variance(scores: ArrayLike, c: ArrayLike) -> BiasVariance:
     """Bias-variance decomposition of each system's expected squared error against ``c``.
 
-    SIGIR 2013 Sec. 2.1 / IPM 2022 Eq. 7, MATH.md section 3::
+    SIGIR 2013 (Table 1) / IPM 2022 Eq. 7, MATH.md section 3::
 
         Bias2 = (mean(x_i) - c)^2
         Var   = mean((x_i - mean(x_i))^2)          (population)
