@@ -1,0 +1,40 @@
+"""GitHub Actions workflow commands: an error annotation per failed gate, a warning per ``OK*`` gate.
+
+A workflow command is one line, ``::error file=SPEC,title=TITLE::MESSAGE``; GitHub decodes ``%25``,
+``%0D`` and ``%0A`` in the message, and additionally ``%3A`` and ``%2C`` in property values, where a
+raw ``:`` or ``,`` would end the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_bvtest.report.terminal import display_path
+
+#: The workflow command for each gate outcome that deserves an annotation.
+COMMANDS = {"FAIL": "error", "OK*": "warning"}
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message, encoded so that it stays on one line."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value (``file=``, ``title=``), encoded."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotations(document: Mapping[str, Any]) -> list[str]:
+    """One workflow command per failed or ``OK*`` gate, in document order."""
+    commands = []
+    for evaluation in document["evaluations"]:
+        spec = display_path(evaluation["spec"])
+        for gate in evaluation["gates"]:
+            command = COMMANDS.get(gate["outcome"])
+            if command is None:
+                continue
+            title = f"bvtest {gate['outcome']} {gate['id']}"
+            commands.append(f"::{command} file={escape_property(spec)},title={escape_property(title)}::{escape_data(gate['message'])}")
+    return commands

@@ -1,0 +1,144 @@
+"""The Markdown summary: a sticky pull-request comment and the GitHub Actions job summary.
+
+It opens with :data:`MARKER`, an HTML comment a CI step can search for to update its comment in
+place, then the overall verdict, one table of gates, the topics that lost most for each failing gate,
+and the per-measure system tables folded in ``<details>`` blocks. GitHub-flavoured Markdown.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_bvtest.report.terminal import (
+    TABLE_HEADER,
+    evaluation_title,
+    format_number,
+    headline,
+    summary_counts,
+    system_rows,
+    topic_notes,
+    tradeoff_text,
+)
+
+MARKER = "<!-- pytest-bvtest -->"
+OUTCOME_ICONS = {"OK": "✅", "OK*": "⚠️", "FAIL": "❌"}
+
+# GitHub refuses comments longer than 65,536 characters; past this size the system tables keep only
+# the candidate and the reference (the JSON report has every system).
+MAX_COMMENT_CHARACTERS = 60_000
+
+
+def cell(text: str) -> str:
+    """``text`` made safe for a table cell: one line, ``|`` escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def code(text: str) -> str:
+    """``text`` as an inline code span, whatever backticks it contains."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    padding = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{padding}{text}{padding}{fence}"
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
+    """A GFM table; ``right`` holds the indices of right-aligned (numeric) columns."""
+    rule = ["---:" if column in right else "---" for column in range(len(header))]
+    return ["| " + " | ".join(row) + " |" for row in (tuple(cell(text) for text in header), tuple(rule), *rows)]
+
+
+def _number(value: float | None) -> str:
+    # Six significant digits, as in the gate messages: a gate can fail by less than 0.0001.
+    return "-" if value is None else f"{value:.6g}"
+
+
+def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
+    reference = _number(gate["reference_value"])
+    if gate["reference_value"] is not None and gate["reference"]:
+        reference += f" ({cell(gate['reference'])})"
+    bound = gate["bound"]
+    interval = gate["interval"]
+    interval_text = "-"
+    if interval is not None:
+        interval_text = f"[{_number(interval['low'])}, {_number(interval['high'])}] {interval['confidence']:.0%}, seed {interval['seed']}"
+    return (
+        f"{OUTCOME_ICONS[gate['outcome']]} {gate['outcome']}",
+        code(cell(gate["id"])),
+        f"{_number(gate['value'])} ({cell(gate['system'])})",
+        reference,
+        f"{_number(bound['limit'])} ({cell(bound['text'])})",
+        interval_text,
+    )
+
+
+def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
+    gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
+    if not gates:
+        return ["No gates: analysis only."]
+    lines = _table(("outcome", "gate", "value", "reference", "limit", "interval"), [_gate_row(gate) for gate in gates], {2, 3, 4})
+    for gate in gates:
+        if gate["outcome"] == "OK*":
+            lines.append("")
+            lines.append(f"⚠️ {code(gate['id'])}: {gate['warning']}")
+    return lines
+
+
+def _failure_section(gate: Mapping[str, Any]) -> list[str]:
+    lines = ["", f"### ❌ {code(gate['id'])}", "", headline(gate)]
+    worst = gate.get("worst_topics") or []
+    if worst:
+        against = gate.get("worst_against") or "the comparison"
+        lines += ["", f"Topics that lost most against {against}:", ""]
+        rows = [
+            (cell(impact["topic"]), format_number(impact["candidate"]), format_number(impact["compared"]), f"{impact['delta']:+.4f}")
+            for impact in worst
+        ]
+        lines += _table(("topic", gate["system"], against, "delta"), rows, {1, 2, 3})
+    return lines
+
+
+def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[str]:
+    shown = evaluation if all_systems else {
+        **evaluation, "systems": [system for system in evaluation["systems"] if system["role"] in ("candidate", "reference")],
+    }
+    rows = [
+        (f"**{cell(row[0])}**" if system["role"] == "candidate" else cell(row[0]), *(cell(text) for text in row[1:]))
+        for system, row in zip(shown["systems"], system_rows(shown))
+    ]
+    lines = ["", f"<details><summary>{html.escape(evaluation_title(evaluation))}</summary>", ""]
+    lines += _table(TABLE_HEADER, rows, set(range(2, len(TABLE_HEADER) - 1)))
+    omitted = len(evaluation["systems"]) - len(rows)
+    if omitted:
+        lines += ["", f"{omitted} baseline systems and their notes are not shown to keep this comment under GitHub's size limit; "
+                      "the JSON report has them."]
+    lines += ["", tradeoff_text(evaluation)]
+    notes = topic_notes(shown)
+    if notes:
+        lines += [""] + [f"- {note}" for note in notes]
+    lines += ["", "</details>"]
+    return lines
+
+
+def _render(document: Mapping[str, Any], all_systems: bool) -> str:
+    evaluations = list(document["evaluations"])
+    verdict = "✅" if document["passed"] else "❌"
+    lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
+    lines += _gate_section(evaluations)
+    for evaluation in evaluations:
+        for gate in evaluation["gates"]:
+            if gate["outcome"] == "FAIL":
+                lines += _failure_section(gate)
+    for evaluation in evaluations:
+        lines += _system_section(evaluation, all_systems)
+    tool = document.get("tool") or {}
+    lines += ["", f"<sub>{tool.get('name', 'pytest-bvtest')} {tool.get('version', '')}, report schema {document['schema_version']}</sub>", ""]
+    return "\n".join(lines)
+
+
+def render(document: Mapping[str, Any]) -> str:
+    """The Markdown summary of a session document."""
+    text = _render(document, all_systems=True)
+    return text if len(text) <= MAX_COMMENT_CHARACTERS else _render(document, all_systems=False)

@@ -1,0 +1,151 @@
+"""Bias-variance plots per (spec, measure), PNG, from the session document.
+
+Two figures per measure: Bias², Var and Bias²+Var per system with the systems sorted by Bias² (the
+style of IPM 2022 Figure 1), and Bias² against Var with the tradeoff correlation (CIKM 2014 Table 2)
+in the title. The candidate and the reference are marked in both. matplotlib is the optional
+``plots`` extra and is imported only here.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.io.textfiles import atomic_write_bytes
+from pytest_bvtest.report.terminal import display_path, format_number
+
+ROLE_STYLES = {
+    "candidate": {"color": "#d62728", "marker": "*", "linestyle": "--"},
+    "reference": {"color": "#1f77b4", "marker": "D", "linestyle": ":"},
+}
+SERIES = (("bias2", "Bias²", "o"), ("var", "Var", "s"), ("bias2_plus_var", "Bias²+Var", "^"))
+
+# Beyond this many systems only the candidate's and the reference's names stay on the x axis.
+_MAX_TICK_LABELS = 40
+# Beyond this many systems only the candidate and the reference are named in the scatter plot.
+_MAX_POINT_LABELS = 12
+_DPI = 100
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "x"
+
+
+def file_prefixes(specs: Iterable[str]) -> dict[str, str]:
+    """A file-name prefix per spec path: its stem, or its slugged relative path where stems collide."""
+    specs = list(dict.fromkeys(specs))
+    stems = [Path(spec).stem for spec in specs]
+    return {
+        spec: _slug(stem) if stems.count(stem) == 1 else _slug(str(Path(display_path(spec)).with_suffix("")))
+        for spec, stem in zip(specs, stems)
+    }
+
+
+def _plotted_systems(evaluation: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], int]:
+    """Systems with all three terms, sorted by Bias² (ties in document order), and how many lack one."""
+    complete = [system for system in evaluation["systems"] if all(system[key] is not None for key, _, _ in SERIES)]
+    return sorted(complete, key=lambda system: system["bias2"]), len(evaluation["systems"]) - len(complete)
+
+
+def _omitted_note(omitted: int) -> str:
+    return f" ({omitted} systems without Bias²/Var not shown)" if omitted else ""
+
+
+def _role_legend_label(system: Mapping[str, Any]) -> str:
+    return f"{system['role']}: {system['name']}"
+
+
+def _bias_variance_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any:
+    systems, omitted = _plotted_systems(evaluation)
+    count = len(systems)
+    figure = figure_class(figsize=(max(6.4, min(16.0, 3.0 + 0.16 * count)), 4.8), layout="constrained")
+    axes = figure.add_subplot()
+    positions = range(count)
+    marker_size = 6 if count <= _MAX_TICK_LABELS else 3
+    for key, label, marker in SERIES:
+        axes.plot(positions, [system[key] for system in systems], marker=marker, markersize=marker_size, linewidth=1, label=label)
+    marked = [(position, system) for position, system in enumerate(systems) if system["role"] in ROLE_STYLES]
+    for position, system in marked:
+        style = ROLE_STYLES[system["role"]]
+        axes.axvline(position, color=style["color"], linestyle=style["linestyle"], linewidth=1.2, label=_role_legend_label(system))
+    shown = list(enumerate(systems)) if count <= _MAX_TICK_LABELS else marked
+    axes.set_xticks([position for position, _ in shown], [system["name"] for _, system in shown], rotation=60, ha="right", fontsize=8)
+    for tick, (_, system) in zip(axes.get_xticklabels(), shown):
+        if system["role"] in ROLE_STYLES:
+            tick.set_color(ROLE_STYLES[system["role"]]["color"])
+            tick.set_fontweight("bold")
+    axes.set_xlim(-0.5, max(count - 0.5, 0.5))
+    axes.set_ylim(bottom=0)
+    axes.set_xlabel(f"systems sorted by Bias² ({count}){_omitted_note(omitted)}")
+    axes.set_ylabel(f"squared error ({evaluation['measure']} units²)")
+    axes.set_title(
+        f"{evaluation['measure']}: bias-variance per system, target c = {format_number(evaluation['target']['c'])}\n"
+        f"{display_path(evaluation['spec'])}, {len(evaluation['topics'])} topics",
+        fontsize=10,
+    )
+    axes.grid(axis="y", alpha=0.3)
+    axes.legend(fontsize=8, loc="upper left")
+    return figure
+
+
+def _scatter_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any:
+    systems, omitted = _plotted_systems(evaluation)
+    figure = figure_class(figsize=(6.4, 5.2), layout="constrained")
+    axes = figure.add_subplot()
+    others = [system for system in systems if system["role"] not in ROLE_STYLES]
+    axes.scatter([s["bias2"] for s in others], [s["var"] for s in others], s=18, color="0.55", alpha=0.8, label="baselines", zorder=2)
+    for system in systems:
+        style = ROLE_STYLES.get(system["role"])
+        if style is not None:
+            axes.scatter([system["bias2"]], [system["var"]], s=150, color=style["color"], marker=style["marker"],
+                         edgecolor="black", linewidth=0.6, label=_role_legend_label(system), zorder=3)
+        if style is not None or len(systems) <= _MAX_POINT_LABELS:
+            axes.annotate(system["name"], (system["bias2"], system["var"]), xytext=(5, 5), textcoords="offset points", fontsize=8,
+                          color=style["color"] if style else "0.3", fontweight="bold" if style else "normal")
+    tradeoff = evaluation["tradeoff"]
+    axes.set_title(
+        f"{evaluation['measure']}: Bias² vs Var, {len(systems)} systems{_omitted_note(omitted)}\n"
+        f"tradeoff: Pearson r = {format_number(tradeoff['pearson'], 3)}, Spearman ρ = {format_number(tradeoff['spearman'], 3)}",
+        fontsize=10,
+    )
+    axes.set_xlabel("Bias²")
+    axes.set_ylabel("Var")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8, loc="best")
+    return figure
+
+
+def _write_png(figure: Any, canvas_class: Any, path: Path) -> Path:
+    canvas_class(figure)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=_DPI)
+    atomic_write_bytes(path, buffer.getvalue())
+    return path
+
+
+def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
+    """Write ``<spec-stem>-<measure-slug>-bias-variance.png`` and ``...-scatter.png`` per (spec, measure).
+
+    Returns the paths written, in document order. Raises :class:`InputError` when matplotlib is not
+    installed.
+    """
+    try:
+        # The Agg canvas on a bare Figure renders without pyplot, so the user's global backend and
+        # figure registry are left alone.
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise InputError("plots need matplotlib, which is not installed", hint="pip install pytest-bvtest[plots]") from None
+    folder = Path(folder)
+    evaluations: Sequence[Mapping[str, Any]] = document["evaluations"]
+    prefixes = file_prefixes(evaluation["spec"] for evaluation in evaluations)
+    written = []
+    for evaluation in evaluations:
+        stem = f"{prefixes[evaluation['spec']]}-{_slug(evaluation['measure'])}"
+        written.append(_write_png(_bias_variance_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-bias-variance.png"))
+        written.append(_write_png(_scatter_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-scatter.png"))
+    return written

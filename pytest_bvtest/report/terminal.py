@@ -1,0 +1,172 @@
+"""The session summary pytest prints after the tests: one table per (spec, measure), then the gates.
+
+Everything is rendered from the session document of :mod:`pytest_bvtest.report.jsonreport`.
+:func:`summary_lines` does the formatting and returns ``(text, markup)`` pairs, so it is testable
+without pytest; :func:`write_summary` only hands them to pytest's terminal reporter. The table and
+note helpers are shared with the Markdown summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+Markup = dict[str, bool]
+Line = tuple[str, Markup]
+
+#: Columns of the per-system table after ``system`` and ``role``: (statistic key, header).
+STATISTIC_COLUMNS = (
+    ("mean", "mean"),
+    ("bias2", "Bias²"),
+    ("var", "Var"),
+    ("bias2_plus_var", "Bias²+Var"),
+    ("urisk", "URisk"),
+    ("georisk", "GeoRisk"),
+    ("mve", "MVE"),
+)
+TABLE_HEADER = ("system", "role", *(header for _, header in STATISTIC_COLUMNS), "gates")
+
+#: Prefixes the candidate's row so it stands out without colour too.
+CANDIDATE_MARKER = ">"
+OUTCOMES = ("OK", "OK*", "FAIL")
+OUTCOME_MARKUP: dict[str, Markup] = {"OK": {"green": True}, "OK*": {"yellow": True}, "FAIL": {"red": True, "bold": True}}
+
+# Topic lists in notes are cut after this many ids: the JSON report has them all.
+_LISTED_TOPICS = 5
+
+
+def format_number(value: float | None, decimals: int = 4) -> str:
+    """``value`` with ``decimals`` decimals; ``-`` where a statistic is not computed (null)."""
+    return "-" if value is None else f"{value:.{decimals}f}"
+
+
+def display_path(path: str) -> str:
+    """``path`` relative to the current working directory when it lies inside it, else unchanged."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return path
+
+
+def outcome_counts(gates: Sequence[Mapping[str, Any]]) -> str:
+    """``"3 OK, 1 FAIL"`` for a system's gates, ``-`` when it has none."""
+    counts = [(sum(gate["outcome"] == outcome for gate in gates), outcome) for outcome in OUTCOMES]
+    return ", ".join(f"{count} {outcome}" for count, outcome in counts if count) or "-"
+
+
+def system_rows(evaluation: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    """One row of cells per system in document order, matching :data:`TABLE_HEADER`."""
+    rows = []
+    for system in evaluation["systems"]:
+        gates = [gate for gate in evaluation["gates"] if gate["system"] == system["name"]]
+        rows.append((
+            system["name"],
+            system["role"],
+            *(format_number(system[key]) for key, _ in STATISTIC_COLUMNS),
+            outcome_counts(gates),
+        ))
+    return rows
+
+
+def evaluation_title(evaluation: Mapping[str, Any]) -> str:
+    """``spec · measure · n topics · target c``, plus normalisation and grouping when set."""
+    settings = evaluation.get("settings") or {}
+    parts = [
+        display_path(evaluation["spec"]),
+        evaluation["measure"],
+        f"{len(evaluation['topics'])} topics",
+        f"target c = {format_number(evaluation['target']['c'])}",
+    ]
+    if settings.get("normalize") not in (None, "none"):
+        parts.append(f"normalised {settings['normalize']}")
+    grouping = settings.get("grouping")
+    if grouping:
+        text = f"topics grouped by {grouping['by']}, {grouping['size']} per group"
+        if "seed" in grouping:
+            text += f", {grouping['repeats']} repeats, seed {grouping['seed']}"
+        parts.append(text)
+    return " · ".join(parts)
+
+
+def tradeoff_text(evaluation: Mapping[str, Any]) -> str:
+    tradeoff = evaluation["tradeoff"]
+    return (
+        f"Bias²/Var tradeoff across {len(evaluation['systems'])} systems: "
+        f"Pearson {format_number(tradeoff['pearson'], 2)}, Spearman {format_number(tradeoff['spearman'], 2)}"
+    )
+
+
+def _topic_list(topics: Sequence[str]) -> str:
+    listed = ", ".join(topics[:_LISTED_TOPICS])
+    rest = len(topics) - _LISTED_TOPICS
+    return f"{listed}, ... (+{rest} more)" if rest > 0 else listed
+
+
+def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
+    """Per system, the evaluated topics its run lacks (scored 0) and the run topics not in the qrels (ignored)."""
+    notes = []
+    total = len(evaluation["topics"])
+    constant = evaluation["target"].get("constant_topics") or 0
+    if constant:
+        notes.append(f"{constant} of {total} topics have the same score for every system: normalised to 1 for all")
+    for system in evaluation["systems"]:
+        missing = system.get("missing_topics") or []
+        ignored = system.get("ignored_topics") or []
+        if missing:
+            notes.append(f"{system['name']} has no ranking for {len(missing)} of {total} topics (scored 0): {_topic_list(missing)}")
+        if ignored:
+            topics = "topic" if len(ignored) == 1 else "topics"
+            notes.append(f"{system['name']} ranked {len(ignored)} {topics} not in the qrels (ignored): {_topic_list(ignored)}")
+    return notes
+
+
+def headline(gate: Mapping[str, Any]) -> str:
+    """The first line of a gate's message."""
+    return gate["message"].split("\n", 1)[0]
+
+
+def summary_counts(document: Mapping[str, Any]) -> str:
+    summary = document["summary"]
+    text = f"{summary['gates']} gates, {summary['failed']} failed"
+    return f"{text}, {summary['warnings']} within noise (OK*)" if summary["warnings"] else text
+
+
+def _aligned_table(rows: Sequence[tuple[str, ...]], markers: Sequence[str]) -> list[str]:
+    """Text columns (system, role, gates) left-aligned, numbers right-aligned, each row behind its marker."""
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    left = {0, 1, len(widths) - 1}
+    lines = []
+    for marker, row in zip(markers, rows):
+        cells = [cell.ljust(width) if column in left else cell.rjust(width) for column, (cell, width) in enumerate(zip(row, widths))]
+        lines.append(f"{marker:<{len(CANDIDATE_MARKER)}} " + "  ".join(cells).rstrip())
+    return lines
+
+
+def summary_lines(document: Mapping[str, Any]) -> list[Line]:
+    """The whole summary below the section title, as ``(text, markup)`` lines."""
+    lines: list[Line] = []
+    for number, evaluation in enumerate(document["evaluations"]):
+        if number:
+            lines.append(("", {}))
+        lines.append((evaluation_title(evaluation), {"bold": True}))
+        roles = [system["role"] for system in evaluation["systems"]]
+        markers = ["", *(CANDIDATE_MARKER if role == "candidate" else "" for role in roles)]
+        table = _aligned_table([TABLE_HEADER, *system_rows(evaluation)], markers)
+        lines.append((table[0], {"bold": True}))
+        lines.extend((text, {"bold": True} if role == "candidate" else {}) for text, role in zip(table[1:], roles))
+        lines.append((tradeoff_text(evaluation), {}))
+        for gate in evaluation["gates"]:
+            lines.append((f"[{gate['outcome']}] {gate['id']}: {headline(gate)}", OUTCOME_MARKUP[gate["outcome"]]))
+        lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
+    if document["summary"]["gates"]:
+        lines.append(("", {}))
+        lines.append((f"bvtest: {summary_counts(document)}", {"red": True, "bold": True} if not document["passed"] else {"green": True}))
+    return lines
+
+
+def write_summary(document: Mapping[str, Any], writer: Any) -> None:
+    """Write the ``bvtest summary`` section on pytest's terminal reporter."""
+    writer.write_sep("=", "bvtest summary", bold=True)
+    for text, markup in summary_lines(document):
+        writer.write_line(text, **markup)

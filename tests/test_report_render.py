@@ -1,0 +1,476 @@
+"""The report renderers (terminal, Markdown, GitHub annotations, plots) and the JSON Schema.
+
+Every renderer reads the session document of ``pytest_bvtest.report.jsonreport``. The sample
+document below is written by hand in that shape: 3 systems (production the reference, bm25 a
+baseline, candidate the candidate), 2 measures, a failing gate with worst topics, an OK* gate with a
+warning and a bootstrap interval, and nulls where statistics are not computed. Its nDCG@10 numbers
+are those of the matrix in ``NDCG_SCORES`` (virtual target, Bias²/Var, URisk with alpha = 1).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import struct
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import shared_path
+
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.report import github, markdown, terminal
+from pytest_bvtest.stats.biasvar import bias_variance_analysis
+
+jsonschema = pytest.importorskip("jsonschema")
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+TOPICS = ["301", "302", "303", "304", "305"]
+#: production, bm25, candidate on five topics; bm25 has no ranking for 304 and 305 (scored 0).
+NDCG_SCORES = np.array([
+    [0.62, 0.70, 0.35, 0.48, 0.55],
+    [0.50, 0.41, 0.30, 0.00, 0.00],
+    [0.66, 0.20, 0.40, 0.52, 0.61],
+])
+FAIL_ID = "bvtest.yaml::nDCG@10::bias2_plus_var"
+WARN_ID = "bvtest.yaml::nDCG@10::urisk"
+
+
+def system(name: str, role: str, **values: Any) -> dict[str, Any]:
+    statistics = dict.fromkeys(("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "trisk_p", "zrisk", "georisk", "mve", "gawm"))
+    statistics.update(values)
+    gap = dict.fromkeys(("bias", "var", "mse", "var_target", "var_system", "cov"), 0.0)
+    return {"name": name, "role": role, **statistics, "gap": gap, "missing_topics": [], "ignored_topics": []}
+
+
+def gate(gate_id: str, statistic: str, value: float, limit: float, bound: dict[str, Any], *, passed: bool = True,
+         reference_value: float | None = None, warning: str | None = None, interval: dict[str, Any] | None = None,
+         worst_topics: tuple[tuple[str, float, float], ...] = (), message: str) -> dict[str, Any]:
+    return {
+        "id": gate_id, "statistic": statistic, "measure": gate_id.split("::")[1], "system": "candidate",
+        "reference": None if reference_value is None else "production", "value": value, "reference_value": reference_value,
+        "bound": {**bound, "limit": limit}, "excess": value - limit if bound["kind"].startswith("max") else limit - value,
+        "interval": interval, "passed": passed, "outcome": "FAIL" if not passed else ("OK*" if warning else "OK"),
+        "warning": warning, "message": message,
+        "worst_topics": [{"topic": t, "candidate": c, "compared": r, "delta": c - r} for t, c, r in worst_topics],
+        "worst_against": "production",
+    }
+
+
+def sample_document() -> dict[str, Any]:
+    warning = ("point estimate past the bound by 0.112, but the 95% interval [-0.41, 0.02] reaches the safe side: "
+               "within noise (OK*)")
+    ndcg_gates = [
+        gate(FAIL_ID, "bias2_plus_var", 0.037136, 0.0173844, {"kind": "max_increase", "amount": 0.1, "relative": True, "text": "max_increase 10%"},
+             passed=False, reference_value=0.015804, worst_topics=(("302", 0.20, 0.70), ("301", 0.60, 0.62)),
+             message="nDCG@10 Bias²+Var FAILED: candidate 0.037136 vs production 0.015804; bound max_increase 10% requires <= 0.0173844; "
+                     "past the limit by 0.0197516\n  topics that lost most against production:\n    302: 0.2000 vs 0.7000 (-0.5000)"),
+        gate("bvtest.yaml::nDCG@10::mean", "mean", 0.478, 0.4, {"kind": "min", "amount": 0.4, "relative": False, "text": "min 0.4"},
+             message="nDCG@10 mean passed: candidate 0.478; bound min 0.4 requires >= 0.4; headroom 0.078"),
+        gate(WARN_ID, "urisk", -0.162, -0.05, {"kind": "max_decrease", "amount": 0.05, "relative": False, "text": "max_decrease 0.05"},
+             reference_value=0.0, warning=warning, interval={"low": -0.41, "high": 0.02, "confidence": 0.95, "seed": 0},
+             message="nDCG@10 URisk passed within noise: candidate -0.162 vs production 0; bound max_decrease 0.05 requires >= -0.05; "
+                     "past the limit by 0.112\n  95% bootstrap interval of candidate - reference: [-0.41, 0.02] (seed 0)\n"
+                     f"  warning: {warning}"),
+    ]
+    bm25 = system("bm25", "baseline", mean=0.242, bias2=0.112896, var=0.043056, bias2_plus_var=0.155952, urisk=-0.596,
+                  trisk=-3.05838145, trisk_p=0.03771805, zrisk=-1.01532748, georisk=0.31863638, mve=0.155888, gawm=0.2)
+    bm25["missing_topics"] = ["304", "305"]
+    candidate = system("candidate", "candidate", mean=0.478, bias2=0.01, var=0.027136, bias2_plus_var=0.037136, urisk=-0.162,
+                       trisk=-0.77314859, trisk_p=0.48258367, zrisk=-0.39253354, georisk=0.47333347, mve=0.423728, gawm=0.5)
+    candidate["ignored_topics"] = ["999"]
+    ndcg = {
+        "spec": "bvtest.yaml", "measure": "nDCG@10", "topics": TOPICS,
+        "target": {"c": 0.578, "per_topic": [0.66, 0.70, 0.40, 0.52, 0.61], "constant_topics": 0},
+        "settings": {"target": "mean", "normalize": "none", "grouping": None, "risk_alpha": 1.0, "mve_alpha": 2.0, "gawm_q": 1.0},
+        "candidate": "candidate", "reference": "production",
+        "systems": [
+            system("production", "reference", mean=0.54, bias2=0.001444, var=0.01436, bias2_plus_var=0.015804, urisk=0.0, trisk=0.0,
+                   trisk_p=1.0, zrisk=-0.2868025, georisk=0.50759203, mve=0.51128, gawm=0.6),
+            bm25,
+            candidate,
+        ],
+        "tradeoff": {"pearson": 0.9243759936176588, "spearman": 1.0},
+        "gates": ndcg_gates,
+    }
+    ap = copy.deepcopy(ndcg)
+    ap["measure"] = "AP"
+    ap["tradeoff"] = {"pearson": None, "spearman": None}
+    for entry in ap["systems"]:
+        entry["gawm"] = None
+    ap["gates"] = [
+        gate("bvtest.yaml::AP::bias2", "bias2", 0.01, 0.05, {"kind": "max", "amount": 0.05, "relative": False, "text": "max 0.05"},
+             message="AP Bias² passed: candidate 0.01; bound max 0.05 requires <= 0.05; headroom 0.04"),
+    ]
+    return {
+        "schema_version": 1,
+        "tool": {"name": "pytest-bvtest", "version": "0.1.0"},
+        "passed": False,
+        "summary": {"gates": 4, "failed": 1, "warnings": 1},
+        "evaluations": [ndcg, ap],
+    }
+
+
+def analysis_only_document() -> dict[str, Any]:
+    """No reference and no candidate: URisk, TRisk and its p-value are null, and there are no gates."""
+    document = sample_document()
+    document["evaluations"] = document["evaluations"][:1]
+    evaluation = document["evaluations"][0]
+    evaluation.update(spec="analysis.yaml", candidate=None, reference=None, gates=[])
+    for entry in evaluation["systems"]:
+        entry.update(role="baseline", urisk=None, trisk=None, trisk_p=None)
+    document.update(passed=True, summary={"gates": 0, "failed": 0, "warnings": 0})
+    return document
+
+
+def texts(lines: list[tuple[str, dict[str, bool]]]) -> list[str]:
+    return [text for text, _ in lines]
+
+
+# --- JSON Schema ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def validator() -> Any:
+    schema = json.loads(resources.files("pytest_bvtest.report").joinpath("schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.mark.parametrize("build", [sample_document, analysis_only_document])
+def test_schema_accepts_sample_documents(validator: Any, build: Any) -> None:
+    document = build()
+    # The document is JSON-ready (no NaN) and validates after a round trip through JSON text.
+    validator.validate(json.loads(json.dumps(document, allow_nan=False)))
+
+
+def test_schema_allows_extra_keys(validator: Any) -> None:
+    document = sample_document()
+    document["extra"] = {"anything": [1, 2]}
+    document["evaluations"][0]["systems"][0]["new_statistic"] = 0.5
+    document["evaluations"][0]["gates"][0]["bound"]["note"] = "added later"
+    validator.validate(document)
+
+
+@pytest.mark.parametrize("path", [
+    ("schema_version",),
+    ("evaluations", 0, "measure"),
+    ("evaluations", 0, "topics"),
+    ("evaluations", 0, "target", "c"),
+    ("evaluations", 0, "target", "per_topic"),
+    ("evaluations", 0, "systems", 1, "bias2_plus_var"),
+    ("evaluations", 0, "systems", 1, "georisk"),
+    ("evaluations", 0, "systems", 2, "gap", "cov"),
+    ("evaluations", 0, "systems", 2, "trisk_p"),
+    ("evaluations", 0, "tradeoff", "spearman"),
+    ("evaluations", 1, "gates", 0, "interval"),
+    ("evaluations", 0, "gates", 2, "warning"),
+    ("evaluations", 0, "gates", 0, "bound", "limit"),
+])
+def test_schema_rejects_a_missing_promised_key(validator: Any, path: tuple[Any, ...]) -> None:
+    document = sample_document()
+    *parents, key = path
+    container = document
+    for part in parents:
+        container = container[part]
+    del container[key]
+    errors = list(validator.iter_errors(document))
+    assert errors and any(f"'{key}' is a required property" in error.message for error in errors)
+
+
+@pytest.mark.parametrize("path, value", [
+    (("evaluations", 0, "systems", 0, "bias2"), "0.001444"),
+    (("evaluations", 0, "target", "per_topic", 3), "0.52"),
+    (("evaluations", 0, "gates", 0, "value"), "0.037136"),
+    (("evaluations", 0, "gates", 2, "interval", "low"), "-0.41"),
+    (("evaluations", 0, "systems", 0, "role"), "champion"),
+    (("evaluations", 0, "gates", 0, "passed"), "false"),
+    (("schema_version",), 2),
+])
+def test_schema_rejects_wrong_types(validator: Any, path: tuple[Any, ...], value: Any) -> None:
+    document = sample_document()
+    *parents, key = path
+    container = document
+    for part in parents:
+        container = container[part]
+    container[key] = value
+    assert not validator.is_valid(document)
+
+
+# --- terminal ------------------------------------------------------------------------------------
+
+
+def test_terminal_table_rows_and_alignment() -> None:
+    lines = texts(terminal.summary_lines(sample_document()))
+    assert lines[0] == "bvtest.yaml · nDCG@10 · 5 topics · target c = 0.5780"
+    header = lines[1]
+    assert header.split() == ["system", "role", "mean", "Bias²", "Var", "Bias²+Var", "URisk", "GeoRisk", "MVE", "gates"]
+    assert lines[2].split() == ["production", "reference", "0.5400", "0.0014", "0.0144", "0.0158", "0.0000", "0.5076", "0.5113", "-"]
+    assert lines[3].split() == ["bm25", "baseline", "0.2420", "0.1129", "0.0431", "0.1560", "-0.5960", "0.3186", "0.1559", "-"]
+    assert lines[4].split() == [">", "candidate", "candidate", "0.4780", "0.0100", "0.0271", "0.0371", "-0.1620", "0.4733", "0.4237",
+                                "1", "OK,", "1", "OK*,", "1", "FAIL"]
+    # Names and the gates column are left-aligned, numbers right-aligned under their headers.
+    header_cells = list(re.finditer(r"\S+", header))
+    for row in lines[2:5]:
+        row_cells = [cell for cell in re.finditer(r"\S+", row) if cell.start() >= len(terminal.CANDIDATE_MARKER)]
+        assert [cell.start() for cell in row_cells[:2]] == [cell.start() for cell in header_cells[:2]]
+        assert [cell.end() for cell in row_cells[2:9]] == [cell.end() for cell in header_cells[2:9]]
+        assert row_cells[9].start() == header_cells[9].start()
+    assert lines[5] == "Bias²/Var tradeoff across 3 systems: Pearson 0.92, Spearman 1.00"
+
+
+def test_terminal_marks_the_candidate_and_colours_outcomes() -> None:
+    lines = terminal.summary_lines(sample_document())
+    by_text = dict(lines)
+    candidate_rows = [(text, markup) for text, markup in lines if text.startswith(terminal.CANDIDATE_MARKER)]
+    assert len(candidate_rows) == 2 and all(markup == {"bold": True} for _, markup in candidate_rows)
+    failing = next(text for text, _ in lines if text.startswith("[FAIL]"))
+    assert failing == (f"[FAIL] {FAIL_ID}: nDCG@10 Bias²+Var FAILED: candidate 0.037136 vs production 0.015804; "
+                       "bound max_increase 10% requires <= 0.0173844; past the limit by 0.0197516")
+    assert by_text[failing] == {"red": True, "bold": True}
+    warned = next(text for text, _ in lines if text.startswith("[OK*]"))
+    assert warned.startswith(f"[OK*] {WARN_ID}: nDCG@10 URisk passed within noise") and by_text[warned] == {"yellow": True}
+    assert by_text["[OK] bvtest.yaml::AP::bias2: AP Bias² passed: candidate 0.01; bound max 0.05 requires <= 0.05; headroom 0.04"] == {"green": True}
+    assert lines[-1] == ("bvtest: 4 gates, 1 failed, 1 within noise (OK*)", {"red": True, "bold": True})
+
+
+def test_terminal_notes_missing_and_ignored_topics() -> None:
+    lines = texts(terminal.summary_lines(sample_document()))
+    assert "note: bm25 has no ranking for 2 of 5 topics (scored 0): 304, 305" in lines
+    assert "note: candidate ranked 1 topic not in the qrels (ignored): 999" in lines
+    document = sample_document()
+    document["evaluations"][0]["systems"][0]["ignored_topics"] = [str(topic) for topic in range(900, 908)]
+    lines = texts(terminal.summary_lines(document))
+    assert "note: production ranked 8 topics not in the qrels (ignored): 900, 901, 902, 903, 904, ... (+3 more)" in lines
+
+
+def test_terminal_nulls_and_no_gates() -> None:
+    lines = texts(terminal.summary_lines(analysis_only_document()))
+    assert lines[2].split() == ["production", "baseline", "0.5400", "0.0014", "0.0144", "0.0158", "-", "0.5076", "0.5113", "-"]
+    assert not any(line.startswith(("[OK", "[FAIL", "bvtest:")) for line in lines)
+
+
+def test_write_summary_writes_the_section_and_every_line() -> None:
+    class Writer:
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, tuple[Any, ...], dict[str, bool]]] = []
+
+        def write_sep(self, *args: Any, **markup: bool) -> None:
+            self.calls.append(("sep", args, markup))
+
+        def write_line(self, *args: Any, **markup: bool) -> None:
+            self.calls.append(("line", args, markup))
+
+    writer = Writer()
+    document = sample_document()
+    terminal.write_summary(document, writer)
+    assert writer.calls[0] == ("sep", ("=", "bvtest summary"), {"bold": True})
+    assert [(args[0], markup) for _, args, markup in writer.calls[1:]] == terminal.summary_lines(document)
+
+
+def test_display_path_is_relative_inside_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert terminal.display_path(str(tmp_path / "specs" / "bvtest.yaml")) == "specs/bvtest.yaml"
+    outside = str(tmp_path.parent / "elsewhere.yaml")
+    assert terminal.display_path(outside) == outside
+
+
+# --- Markdown ------------------------------------------------------------------------------------
+
+
+def table_cells(line: str) -> list[str]:
+    return [part.strip() for part in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def assert_tables_well_formed(text: str) -> None:
+    """Every table row has as many cells (split on unescaped ``|``) as its header."""
+    width = None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            width = None
+            continue
+        cells = table_cells(line)
+        if width is None:
+            width = len(cells)
+        assert len(cells) == width, line
+
+
+def test_markdown_summary() -> None:
+    text = markdown.render(sample_document())
+    lines = text.splitlines()
+    assert lines[0] == "<!-- pytest-bvtest -->"
+    assert lines[1] == "## ❌ pytest-bvtest: 4 gates, 1 failed, 1 within noise (OK*)"
+    rows = {table_cells(line)[1]: table_cells(line) for line in lines if line.startswith("| ") and "::" in line}
+    assert rows[f"`{FAIL_ID}`"] == ["❌ FAIL", f"`{FAIL_ID}`", "0.037136 (candidate)", "0.015804 (production)",
+                                    "0.0173844 (max_increase 10%)", "-"]
+    assert rows[f"`{WARN_ID}`"][0] == "⚠️ OK*"
+    assert rows[f"`{WARN_ID}`"][5] == "[-0.41, 0.02] 95%, seed 0"
+    assert f"### ❌ `{FAIL_ID}`" in lines
+    assert "| 302 | 0.2000 | 0.7000 | -0.5000 |" in lines
+    assert "| 301 | 0.6000 | 0.6200 | -0.0200 |" in lines
+    assert text.count("<details>") == 2 and text.count("</details>") == 2
+    assert "| **candidate** | candidate | 0.4780 | 0.0100 | 0.0271 | 0.0371 | -0.1620 | 0.4733 | 0.4237 | 1 OK, 1 OK*, 1 FAIL |" in lines
+    assert "- bm25 has no ranking for 2 of 5 topics (scored 0): 304, 305" in lines
+    assert_tables_well_formed(text)
+
+
+def test_markdown_escapes_pipes_in_cells() -> None:
+    document = sample_document()
+    document["evaluations"][0]["systems"][1]["name"] = "bm25|rm3"
+    document["evaluations"][0]["gates"][0]["id"] = "a|b.yaml::nDCG@10::bias2_plus_var"
+    text = markdown.render(document)
+    assert "| bm25\\|rm3 | baseline |" in text
+    assert "`a\\|b.yaml::nDCG@10::bias2_plus_var`" in text
+    assert_tables_well_formed(text)
+
+
+def test_markdown_code_spans_survive_backticks() -> None:
+    assert markdown.code("a`b") == "``a`b``"
+    assert markdown.code("`x`") == "`` `x` ``"
+
+
+def test_markdown_passing_and_analysis_only() -> None:
+    text = markdown.render(analysis_only_document())
+    assert text.splitlines()[1] == "## ✅ pytest-bvtest: 0 gates, 0 failed"
+    assert "No gates: analysis only." in text
+    assert "| production | baseline | 0.5400 | 0.0014 | 0.0144 | 0.0158 | - | 0.5076 | 0.5113 | - |" in text
+
+
+def test_markdown_stays_under_githubs_comment_limit_with_many_systems() -> None:
+    document = sample_document()
+    for evaluation in document["evaluations"]:
+        template = evaluation["systems"][1]
+        evaluation["systems"] += [{**template, "name": f"baseline-run-with-a-long-name-{i:04d}"} for i in range(400)]
+    text = markdown.render(document)
+    assert len(text) <= markdown.MAX_COMMENT_CHARACTERS
+    assert text.count("401 baseline systems and their notes are not shown") == 2
+    assert "baseline-run-with-a-long-name-0000" not in text
+    assert "| **candidate** |" in text and "| production | reference |" in text
+
+
+# --- GitHub annotations --------------------------------------------------------------------------
+
+
+def decode(text: str) -> str:
+    return text.replace("%0A", "\n").replace("%0D", "\r").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
+
+
+def test_annotations_for_failed_and_warned_gates() -> None:
+    document = sample_document()
+    commands = github.annotations(document)
+    assert len(commands) == 2
+    error, warning = commands
+    assert error.startswith("::error file=bvtest.yaml,title=bvtest FAIL bvtest.yaml%3A%3AnDCG@10%3A%3Abias2_plus_var::")
+    assert warning.startswith("::warning file=bvtest.yaml,title=bvtest OK* bvtest.yaml%3A%3AnDCG@10%3A%3Aurisk::")
+    for command, gate_index in ((error, 0), (warning, 2)):
+        assert "\n" not in command and "%0A" in command
+        message = command.split("::", 2)[2]
+        assert decode(message) == document["evaluations"][0]["gates"][gate_index]["message"]
+
+
+def test_annotation_encoding_of_special_characters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    document = sample_document()
+    document["evaluations"][0]["spec"] = str(tmp_path / "a,b" / "bvtest.yaml")
+    document["evaluations"][0]["gates"][0]["message"] = "100% worse,\r\nsee: topic 302"
+    error = github.annotations(document)[0]
+    assert error == ("::error file=a%2Cb/bvtest.yaml,title=bvtest FAIL bvtest.yaml%3A%3AnDCG@10%3A%3Abias2_plus_var"
+                     "::100%25 worse,%0D%0Asee: topic 302")
+    assert github.escape_property("x:y,z%\n") == "x%3Ay%2Cz%25%0A"
+
+
+def test_no_annotations_when_every_gate_passes_cleanly() -> None:
+    assert github.annotations(analysis_only_document()) == []
+
+
+# --- plots ---------------------------------------------------------------------------------------
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_plots_are_written_as_png(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from pytest_bvtest.report import plots
+
+    written = plots.write_plots(sample_document(), tmp_path / "plots")
+    assert [path.name for path in written] == [
+        "bvtest-nDCG-10-bias-variance.png", "bvtest-nDCG-10-scatter.png", "bvtest-AP-bias-variance.png", "bvtest-AP-scatter.png",
+    ]
+    for path in written:
+        width, height = png_size(path)
+        assert width >= 600 and height >= 450 and path.stat().st_size > 10_000
+    assert sorted(path.name for path in (tmp_path / "plots").iterdir()) == sorted(path.name for path in written)
+    # Same document, same bytes.
+    again = plots.write_plots(sample_document(), tmp_path / "again")
+    assert [path.read_bytes() for path in again] == [path.read_bytes() for path in written]
+
+
+def test_plot_file_names_disambiguate_specs_with_one_stem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("matplotlib")
+    from pytest_bvtest.report import plots
+
+    monkeypatch.chdir(tmp_path)
+    assert plots.file_prefixes([str(tmp_path / "a" / "bvtest.yaml"), str(tmp_path / "b" / "bvtest.yaml"), "other.yml"]) == {
+        str(tmp_path / "a" / "bvtest.yaml"): "a-bvtest",
+        str(tmp_path / "b" / "bvtest.yaml"): "b-bvtest",
+        "other.yml": "other",
+    }
+
+
+def test_plots_without_matplotlib_raise_an_input_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_bvtest.report import plots
+
+    monkeypatch.setitem(sys.modules, "matplotlib.backends.backend_agg", None)
+    with pytest.raises(InputError, match=r"pip install pytest-bvtest\[plots\]"):
+        plots.write_plots(sample_document(), tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def real_trec8_document() -> dict[str, Any]:
+    """A session document of the 129 TREC-8 ad hoc runs (AP), bias-variance from the stats module."""
+    path = shared_path("newbestsub_named_matrices", "AH99.csv")
+    names = [line.split(",", 1)[0] for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+    scores = np.genfromtxt(path, delimiter=",", skip_header=1)[:, 1:]
+    analysis = bias_variance_analysis(scores)
+    terms = analysis.bias_variance
+    candidate, reference = names.index("READWARE2"), names.index("pir9Aatd")
+    systems = []
+    for i, name in enumerate(names):
+        role = "candidate" if i == candidate else "reference" if i == reference else "baseline"
+        systems.append(system(name, role, mean=float(terms.mean[i]), bias2=float(terms.bias2[i]), var=float(terms.var[i]),
+                              bias2_plus_var=float(terms.error[i])))
+    document = sample_document()
+    evaluation = document["evaluations"][1]
+    evaluation.update(
+        spec=str(path), topics=[str(topic) for topic in range(401, 451)], systems=systems, gates=[],
+        target={"c": analysis.c, "per_topic": analysis.target_scores.tolist(), "constant_topics": 0},
+        tradeoff={"pearson": analysis.tradeoff.pearson, "spearman": analysis.tradeoff.spearman},
+        candidate=names[candidate], reference=names[reference],
+    )
+    document.update(evaluations=[evaluation], passed=True, summary={"gates": 0, "failed": 0, "warnings": 0})
+    return document
+
+
+def test_reports_on_129_real_trec8_runs(tmp_path: Path, validator: Any) -> None:
+    document = real_trec8_document()
+    validator.validate(document)
+    lines = texts(terminal.summary_lines(document))
+    assert len(lines) == 1 + 1 + 129 + 1
+    assert sum(line.startswith(terminal.CANDIDATE_MARKER) for line in lines) == 1
+    assert_tables_well_formed(markdown.render(document))
+    pytest.importorskip("matplotlib")
+    from pytest_bvtest.report import plots
+
+    written = plots.write_plots(document, tmp_path)
+    assert [path.name for path in written] == ["AH99-AP-bias-variance.png", "AH99-AP-scatter.png"]
+    width, _ = png_size(written[0])
+    # The bias-variance figure widens with the number of systems (16 inches at 100 dpi at most).
+    assert width == 1600
