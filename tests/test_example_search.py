@@ -316,11 +316,11 @@ def _column(scores: dict[str, dict[str, float]], measure: str) -> np.ndarray:
 
 def test_committed_system_means(effectiveness):
     means = {name: (_column(s, "ndcg_cut_10").mean(), _column(s, "map").mean()) for name, s in effectiveness.items()}
-    assert means["production"] == pytest.approx((0.5597, 0.4864), abs=5e-5)
-    assert means["bm25-alt"] == pytest.approx((0.5365, 0.4740), abs=5e-5)
+    assert means["production"] == pytest.approx((0.5597, 0.4866), abs=5e-5)
+    assert means["bm25-alt"] == pytest.approx((0.5365, 0.4741), abs=5e-5)
     assert means["past-release"] == pytest.approx((0.5002, 0.4397), abs=5e-5)
-    assert means["candidate-pass"] == pytest.approx((0.5689, 0.4880), abs=5e-5)
-    assert means["candidate-risky"] == pytest.approx((0.5794, 0.5572), abs=5e-5)
+    assert means["candidate-pass"] == pytest.approx((0.5734, 0.4886), abs=5e-5)
+    assert means["candidate-risky"] == pytest.approx((0.5794, 0.5574), abs=5e-5)
 
 
 def test_candidate_pass_improves_modestly_without_large_losses(effectiveness):
