@@ -22,7 +22,7 @@ from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.biasvar import checked_scores
 
 # A delta that is constant up to rounding (e.g. run = baseline + 0.1) leaves a sample standard
-# deviation of a few ulps, which would otherwise turn into |TRisk| ~ 1e15.
+# deviation of a few ulps of the largest |delta|, which would otherwise turn into |TRisk| ~ 1e15.
 _ROUNDING_SPREAD = 8 * np.finfo(np.float64).eps
 
 
@@ -124,10 +124,13 @@ def trisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> TRisk:
     topics = deltas.shape[-1]
     if topics < 2:
         raise StatisticError("TRisk needs at least 2 topics: the standard deviation of one topic's difference is undefined")
-    spread = deltas.std(axis=-1, ddof=1)
-    no_spread = spread <= _ROUNDING_SPREAD * np.abs(deltas).max(axis=-1)
+    # TRisk is scale-free; dividing by the largest |delta| keeps tiny deltas from underflowing when squared.
+    largest = np.abs(deltas).max(axis=-1, keepdims=True)
+    scaled = np.divide(deltas, largest, out=np.zeros_like(deltas), where=largest > 0)
+    spread = scaled.std(axis=-1, ddof=1)
+    no_spread = spread <= _ROUNDING_SPREAD
     standard_error = np.where(no_spread, 1.0, spread) / math.sqrt(topics)
-    t = np.where(no_spread, 0.0, deltas.mean(axis=-1) / standard_error)
+    t = np.where(no_spread, 0.0, scaled.mean(axis=-1) / standard_error)
     p = 2.0 * student_t.sf(np.abs(t), topics - 1)
     return TRisk(_scalar_if_0d(t), _scalar_if_0d(p))
 
