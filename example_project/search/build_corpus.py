@@ -107,6 +107,8 @@ def iter_documents(modules: tuple[str, ...] = MODULES) -> Iterator[Document]:
     the first name met, so the collection has no duplicate documents.
     """
     seen: set[int] = set()
+    # An id is unique only while its object lives; bound methods that getattr creates on the fly
+    # (multiprocessing.Pool) would be freed and their ids reused without this list.
     keep_alive: list[object] = []
 
     def first_time(obj: object) -> bool:
