@@ -7,19 +7,25 @@ regression gate. Every array is topic-aligned: position ``j`` is the same topic 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import stats as scipy_stats
 
 from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.stats.biasvar import checked_scores
+from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 
 # Relative tolerance under which two permuted statistics count as tied with the observed one:
 # sign-flipped sums that are equal in exact arithmetic may differ in the last bits.
 _TIE_TOLERANCE = 1e-12
 
-# Cells (resamples or permutations x topics) materialised at once, to bound memory.
+# Cells (permutations x topics) materialised at once, to bound memory.
 _CHUNK_CELLS = 1 << 22
+
+# Cells (resamples x rows x topics) resampled at once: small enough to stay in cache, which is
+# several times faster than one big block, and to bound memory for full-matrix statistics.
+_BOOTSTRAP_CHUNK_CELLS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -168,3 +174,141 @@ def holm(p_values: np.ndarray) -> np.ndarray:
     adjusted = np.empty_like(p_values)
     adjusted[order] = stepped
     return adjusted
+
+
+@dataclass(frozen=True)
+class BootstrapInterval:
+    """A paired bootstrap percentile interval of (candidate - reference), or of the candidate's value.
+
+    ``estimate`` is the value on the observed topics; ``low``/``high`` the interval at
+    ``confidence``; ``mean``/``std`` (population) and ``distribution`` describe the ``resamples``
+    bootstrap values drawn with ``seed``.
+    """
+
+    statistic: str
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    resamples: int
+    seed: int
+    mean: float
+    std: float
+    distribution: np.ndarray = field(repr=False, compare=False)
+
+
+def paired_bootstrap(
+    scores: np.ndarray,
+    statistic: str,
+    candidate: int,
+    reference: int | None = None,
+    settings: AnalysisSettings = AnalysisSettings(),
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> BootstrapInterval:
+    """Paired bootstrap over topics of any registered statistic, with a percentile interval.
+
+    MATH.md section 7 (and sections 2 and 3b): a resample draws ``n`` topics with replacement and
+    that one topic multiset drives every system and the virtual target, which is recomputed from
+    the resampled matrix, as is every other cross-system quantity (normalisation, ``c``, grouping,
+    ZRisk's expectations, topic weights). Resample ``b`` uses row ``b`` of
+    ``numpy.random.default_rng(seed).integers(0, n, size=(resamples, n))``, so a naive loop can
+    reproduce every bootstrap value. The interval is Efron's percentile interval: the
+    ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the bootstrap values
+    (``numpy.quantile``, linear interpolation).
+
+    Speed: when the statistic reads the other systems only through per-topic aggregates, the
+    matrix is first cut to the candidate, the reference and those aggregate rows
+    (:attr:`~pytest_bvtest.stats.registry.Statistic.sufficient_matrix`), which gives the same
+    values on every resample; blocks of resamples are then evaluated at once. GAWM needs the whole
+    matrix and resamples it, which is far slower on large matrices; so is topic grouping (one
+    ``bias_variance_analysis`` per resample) and weighted ``mve`` (one call per resample).
+
+    Parameters
+    ----------
+    scores:
+        ``(m, n)`` score matrix, every system of the evaluation.
+    statistic:
+        A name in :data:`~pytest_bvtest.stats.registry.STATISTICS`.
+    candidate:
+        Row of the candidate.
+    reference:
+        Row of the reference: the interval is then of ``value[candidate] - value[reference]``.
+        ``None`` gives the interval of the candidate's own value (absolute bounds). Required by
+        statistics that compare with a reference (URisk, TRisk); there the reference's own value is
+        0, so the interval is that of the candidate's value against the reference.
+    settings:
+        How the statistics are computed.
+    resamples:
+        Number of bootstrap resamples ``B`` (default 1000).
+    confidence:
+        Coverage of the interval, strictly between 0 and 1 (default 0.95).
+    seed:
+        Seed of the resampling, reported in the result (default 0).
+
+    Returns
+    -------
+    BootstrapInterval
+    """
+    chosen = STATISTICS.get(statistic)
+    if chosen is None:
+        raise StatisticError(f"unknown statistic {statistic!r}; statistics: {', '.join(STATISTICS)}")
+    x = checked_scores(scores, min_ndim=2)
+    if x.ndim != 2:
+        raise StatisticError(f"the bootstrap needs one systems x topics matrix, got shape {x.shape}")
+    systems, topics = x.shape
+    kept = [candidate] if reference is None else [candidate, reference]
+    if any(isinstance(row, bool) or not isinstance(row, (int, np.integer)) or not 0 <= row < systems for row in kept):
+        raise StatisticError(f"candidate and reference must be row indices below {systems}, got {candidate!r} and {reference!r}")
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 1:
+        raise StatisticError(f"resamples must be a positive whole number, got {resamples!r}")
+    if not 0 < confidence < 1:
+        raise StatisticError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise StatisticError(f"seed must be a whole number >= 0, got {seed!r}")
+
+    observed = chosen.compute(x, reference, settings)
+    estimate = observed[candidate] - (observed[reference] if reference is not None else 0.0)
+
+    rows = list(dict.fromkeys(kept))
+    if chosen.sufficient_matrix is None:
+        matrix, positions = x, kept
+    else:
+        matrix, positions = chosen.sufficient_matrix(x, rows, settings), [rows.index(row) for row in kept]
+    matrix_reference = positions[1] if reference is not None else None
+    resample_weights = chosen.uses_topic_weights and settings.topic_weights is not None
+
+    rng = np.random.default_rng(seed)
+    block = max(1, _BOOTSTRAP_CHUNK_CELLS // matrix.size)
+    distribution = np.empty(resamples)
+    for first in range(0, resamples, block):
+        indices = rng.integers(0, topics, size=(min(block, resamples - first), topics))
+        if resample_weights:
+            weights = np.asarray(settings.topic_weights, dtype=np.float64)
+            values = np.stack(
+                [chosen.compute(matrix[:, drawn], matrix_reference, replace(settings, topic_weights=weights[drawn])) for drawn in indices]
+            )
+        else:
+            values = chosen.compute(np.moveaxis(np.take(matrix, indices, axis=1), 0, 1), matrix_reference, settings)
+        differences = values[:, positions[0]]
+        if reference is not None:
+            differences = differences - values[:, positions[1]]
+        distribution[first : first + len(indices)] = differences
+
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(distribution, [tail, 1.0 - tail])
+    distribution.flags.writeable = False
+    return BootstrapInterval(
+        statistic=statistic,
+        estimate=float(estimate),
+        low=float(low),
+        high=float(high),
+        confidence=float(confidence),
+        resamples=int(resamples),
+        seed=int(seed),
+        mean=float(distribution.mean()),
+        std=float(distribution.std()),
+        distribution=distribution,
+    )

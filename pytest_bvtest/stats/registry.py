@@ -1,0 +1,375 @@
+"""Every statistic a gate can bound, by name: its direction, how to compute it, and its topic terms.
+
+The gate layer never calls a family module directly; it looks a statistic up in
+:data:`STATISTICS` and calls :meth:`Statistic.compute` on the systems x topics matrix with one
+:class:`AnalysisSettings`. The bias-variance family (``bias2`` ... ``gap_mse``) applies the settings'
+normalisation and grouping through :mod:`pytest_bvtest.stats.biasvar`; ``mean``, the risk family,
+``mve`` and ``gawm`` see the raw scores (MATH.md sections 3-6). Directions follow MATH.md section 7.
+
+Each statistic also says how to shrink the matrix for the paired bootstrap
+(:func:`pytest_bvtest.stats.inference.paired_bootstrap`): a statistic that depends on the other
+systems only through per-topic aggregates (the target ``max``, the ``min`` of max-min
+normalisation, the topic totals of ZRisk) is computed exactly on a few rows, the systems of
+interest plus those aggregates, because resampling topics resamples the aggregates with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+import numpy as np
+
+from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.stats.biasvar import (
+    BiasVarianceAnalysis,
+    DifficultyGrouping,
+    RandomGrouping,
+    _normalized,
+    bias_variance,
+    bias_variance_analysis,
+    checked_scores,
+    gap_decomposition,
+    target_constant,
+    virtual_target,
+)
+from pytest_bvtest.stats.gawm import gawm
+from pytest_bvtest.stats.meanvar import _normalised_weights, mve_inter_topic
+from pytest_bvtest.stats.risk import _risk_weighted_deltas, trisk, urisk, zrisk_georisk
+
+
+@dataclass(frozen=True)
+class AnalysisSettings:
+    """How one evaluation computes its statistics (the spec's ``analysis`` section).
+
+    Attributes
+    ----------
+    target:
+        The bias target constant ``c``: ``"mean"`` (MATH.md section 3 PIN, the mean of the virtual
+        target) or a number (1 = the metric maximum).
+    normalize:
+        ``"none"``, ``"max-min"`` or ``"target-ratio"`` (MATH.md section 3c), bias-variance family only.
+    grouping:
+        ``None`` (topics are the samples), :class:`~pytest_bvtest.stats.biasvar.DifficultyGrouping` or
+        :class:`~pytest_bvtest.stats.biasvar.RandomGrouping` (MATH.md section 3b), bias-variance
+        family only.
+    risk_alpha:
+        Extra weight of a loss in URisk, TRisk, ZRisk and GeoRisk (MATH.md section 4). 5 is the
+        largest value the TREC Web track reported besides 1 and 10 and weighs harm clearly.
+    mve_alpha:
+        Risk preference of the mean-variance value ``mu - alpha * sigma2`` (MATH.md section 5).
+        MATH.md fixes no default; 2 is the value of its golden example and of the spec's default.
+    topic_weights:
+        Topic importance for ``mve``, aligned with the matrix's topics (normalised to sum 1 by
+        :mod:`~pytest_bvtest.stats.meanvar`); ``None`` is uniform. Left out of ``==`` (an array).
+    gawm_q:
+        Conformity exponent ``q`` of GAWM (MATH.md section 6).
+    """
+
+    target: Literal["mean"] | float = "mean"
+    normalize: str = "none"
+    grouping: DifficultyGrouping | RandomGrouping | None = None
+    risk_alpha: float = 5.0
+    mve_alpha: float = 2.0
+    topic_weights: np.ndarray | None = field(default=None, compare=False)
+    gawm_q: float = 1.0
+
+
+Compute = Callable[[np.ndarray, "int | None", AnalysisSettings], np.ndarray]
+SufficientMatrix = Callable[[np.ndarray, Sequence[int], AnalysisSettings], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """One gateable statistic.
+
+    Attributes
+    ----------
+    name, label:
+        Spec name (``bias2_plus_var``) and table label (``Bias²+Var``).
+    higher_is_better:
+        The good direction (MATH.md section 7).
+    needs_reference:
+        True when the value of every system is measured against a reference system's row
+        (URisk, TRisk); ``compute`` then needs the reference index.
+    compute:
+        ``compute(scores, reference, settings)``: the value of every system, shape
+        ``scores.shape[:-1]`` for ``scores`` shaped ``(..., m systems, n topics)``; leading axes
+        (bootstrap resamples) are evaluated independently.
+    sufficient_matrix:
+        ``sufficient_matrix(scores, rows, settings)``: a ``(k, n)`` matrix whose first rows are
+        ``scores[rows]`` (distinct indices) and on which ``compute`` gives exactly the same values
+        for those rows, also after any resampling of topics; ``None`` when the statistic needs
+        every system (GAWM).
+    topic_terms:
+        ``topic_terms(scores, reference, settings)``: per-topic terms ``(m, n)`` of every system
+        that sum over topics to ``compute``'s values; ``None`` when the statistic does not split
+        into topic terms, or the function returns ``None`` under settings where it does not.
+    uses_topic_weights:
+        True when ``settings.topic_weights`` enters the value (they are resampled with the topics).
+    """
+
+    name: str
+    label: str
+    higher_is_better: bool
+    needs_reference: bool
+    compute: Compute
+    sufficient_matrix: SufficientMatrix | None
+    topic_terms: Callable[[np.ndarray, "int | None", AnalysisSettings], np.ndarray | None] | None
+    uses_topic_weights: bool = False
+
+    def topic_contributions(
+        self, scores: np.ndarray, candidate: int, reference: int | None, settings: AnalysisSettings
+    ) -> np.ndarray | None:
+        """How much each topic moves the candidate's value away from the reference's.
+
+        Parameters
+        ----------
+        scores:
+            ``(m, n)`` score matrix.
+        candidate, reference:
+            Row indices; ``reference`` may be ``None`` (then the terms of the candidate's own value)
+            and must be given when :attr:`needs_reference`.
+        settings:
+            The evaluation's settings.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            ``(n,)`` terms summing to ``value[candidate] - value[reference]`` (or to
+            ``value[candidate]``); ``None`` when the statistic has no per-topic split.
+        """
+        if self.topic_terms is None:
+            return None
+        terms = self.topic_terms(scores, reference, settings)
+        if terms is None:
+            return None
+        return terms[candidate] - terms[reference] if reference is not None else terms[candidate].copy()
+
+
+def _score_matrix(scores: np.ndarray) -> np.ndarray:
+    return checked_scores(scores, min_ndim=2)
+
+
+def _reference_row(x: np.ndarray, reference: int | None) -> np.ndarray:
+    if reference is None:
+        raise StatisticError("URisk and TRisk compare each system with a reference system; name the reference")
+    return x[..., [reference], :]
+
+
+# --- sufficient matrices -------------------------------------------------------------------------
+
+
+def _rows_alone(scores: np.ndarray, rows: Sequence[int], settings: AnalysisSettings) -> np.ndarray:
+    """The systems' own rows suffice: the statistic never looks at another system."""
+    return scores[list(rows)]
+
+
+def _rows_and_extremes(scores: np.ndarray, rows: Sequence[int], settings: AnalysisSettings) -> np.ndarray:
+    """Rows plus the per-topic max (the virtual target) and, when normalising, the per-topic min.
+
+    The target, ``c``, both normalisations (including their constant-topic rule) and difficulty
+    grouping read the other systems only through these two aggregates.
+    """
+    extremes = [scores.max(axis=0)] if settings.normalize == "none" else [scores.max(axis=0), scores.min(axis=0)]
+    return np.vstack([scores[list(rows)], *extremes])
+
+
+def _rows_and_remaining_total(scores: np.ndarray, rows: Sequence[int], settings: AnalysisSettings) -> np.ndarray:
+    """Rows plus one row holding every other system's per-topic total.
+
+    ZRisk and GeoRisk read the other systems only through the topic totals ``T_j`` and the grand
+    total ``N``, which this row preserves. The clip undoes rounding below 0 when the kept rows are
+    all there is.
+    """
+    kept = scores[list(rows)]
+    remaining = np.maximum(scores.sum(axis=0) - kept.sum(axis=0), 0.0)
+    return np.vstack([kept, remaining])
+
+
+# --- computations --------------------------------------------------------------------------------
+
+
+def _mean(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    return _score_matrix(scores).mean(axis=-1)
+
+
+def _mean_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    x = _score_matrix(scores)
+    return x / x.shape[-1]
+
+
+def _normalized_with_target(x: np.ndarray, settings: AnalysisSettings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Normalised scores, their virtual target and ``c``, as ``bias_variance_analysis`` derives them.
+
+    The building blocks broadcast over leading axes, so a stack of resampled matrices is
+    evaluated at once; ``c`` gains a trailing axis to broadcast over systems.
+    """
+    normalized = _normalized(x, settings.normalize).scores
+    target_scores = virtual_target(normalized)
+    c = np.expand_dims(target_constant(target_scores, settings.target), -1)
+    return normalized, target_scores, c
+
+
+def _each_analysis(x: np.ndarray, settings: AnalysisSettings, part: Callable[[BiasVarianceAnalysis], np.ndarray]) -> np.ndarray:
+    """``part`` of ``bias_variance_analysis`` for every matrix of a stack (grouping is per matrix)."""
+    values = np.empty(x.shape[:-1])
+    for index in np.ndindex(x.shape[:-2]):
+        analysis = bias_variance_analysis(x[index], target=settings.target, normalize=settings.normalize, grouping=settings.grouping)
+        values[index] = part(analysis)
+    return values
+
+
+def _bias_variance_statistic(term: str) -> Compute:
+    """A field of :class:`~pytest_bvtest.stats.biasvar.BiasVariance` (``bias2``, ``var``, ``error``)."""
+
+    def compute(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+        x = _score_matrix(scores)
+        if settings.grouping is not None:
+            return _each_analysis(x, settings, lambda analysis: getattr(analysis.bias_variance, term))
+        normalized, _, c = _normalized_with_target(x, settings)
+        return getattr(bias_variance(normalized, c), term)
+
+    return compute
+
+
+def _gap_statistic(term: str) -> Compute:
+    """A field of :class:`~pytest_bvtest.stats.biasvar.GapDecomposition` (``bias``, ``var``, ``mse``)."""
+
+    def compute(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+        x = _score_matrix(scores)
+        if settings.grouping is not None:
+            return _each_analysis(x, settings, lambda analysis: getattr(analysis.gap, term))
+        normalized, target_scores, _ = _normalized_with_target(x, settings)
+        return getattr(gap_decomposition(normalized, target_scores), term)
+
+    return compute
+
+
+def _bias_variance_terms(term: str) -> Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray | None]:
+    """Per-topic terms of Bias2, Var or Error against ``c``, on the normalised scores.
+
+    With ``d_j = x_j - c`` and ``mean(d) = mean(x) - c``: Bias2 = mean_j(mean(d) d_j),
+    Var = mean_j((x_j - mean(x))^2), Error = mean_j(d_j^2); each term is divided by ``n`` so the
+    terms sum to the value. With topic grouping a topic only acts through its group: ``None``.
+    """
+
+    def terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray | None:
+        if settings.grouping is not None:
+            return None
+        normalized, _, c = _normalized_with_target(_score_matrix(scores), settings)
+        n = normalized.shape[-1]
+        means = normalized.mean(axis=-1, keepdims=True)
+        if term == "bias2":
+            return (means - c) * (normalized - c) / n
+        if term == "var":
+            return (normalized - means) ** 2 / n
+        return (normalized - c) ** 2 / n
+
+    return terms
+
+
+def _gap_terms(term: str) -> Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray | None]:
+    """Per-topic terms of the gap ``rho = x_T - x``: ``rho_j``, ``(rho_j - mean(rho))^2``, ``rho_j^2``, over ``n``."""
+
+    def terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray | None:
+        if settings.grouping is not None:
+            return None
+        normalized, target_scores, _ = _normalized_with_target(_score_matrix(scores), settings)
+        gap = target_scores[..., np.newaxis, :] - normalized
+        n = gap.shape[-1]
+        if term == "bias":
+            return gap / n
+        if term == "var":
+            return (gap - gap.mean(axis=-1, keepdims=True)) ** 2 / n
+        return gap**2 / n
+
+    return terms
+
+
+def _urisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    x = _score_matrix(scores)
+    return np.asarray(urisk(x, _reference_row(x, reference), settings.risk_alpha))
+
+
+def _urisk_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    """The risk-weighted per-topic deltas over ``n``: their sum is URisk."""
+    x = _score_matrix(scores)
+    return _risk_weighted_deltas(x, _reference_row(x, reference), settings.risk_alpha) / x.shape[-1]
+
+
+def _trisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    x = _score_matrix(scores)
+    return np.asarray(trisk(x, _reference_row(x, reference), settings.risk_alpha).t)
+
+
+def _trisk_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    """URisk's deltas scaled by TRisk / sum(delta), i.e. divided by ``n`` times the standard error.
+
+    The scale is TRisk's own, so its PIN (no spread gives 0) carries over; a zero sum means URisk and
+    TRisk are 0, and so are the terms.
+    """
+    x = _score_matrix(scores)
+    deltas = _risk_weighted_deltas(x, _reference_row(x, reference), settings.risk_alpha)
+    total = deltas.sum(axis=-1, keepdims=True)
+    t = _trisk(x, reference, settings)[..., np.newaxis]
+    scale = np.divide(t, total, out=np.zeros_like(total), where=total != 0)
+    return deltas * scale
+
+
+def _zrisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    return zrisk_georisk(_score_matrix(scores), settings.risk_alpha).zrisk
+
+
+def _georisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    return zrisk_georisk(_score_matrix(scores), settings.risk_alpha).georisk
+
+
+def _mve(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    return np.asarray(mve_inter_topic(_score_matrix(scores), settings.mve_alpha, settings.topic_weights).value)
+
+
+def _mve_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    """``w_t (x_t - alpha (x_t - mu)^2)``: the value ``mu - alpha sigma2`` summed topic by topic."""
+    x = _score_matrix(scores)
+    weights = _normalised_weights(settings.topic_weights, x.shape[-1], "topic weights")
+    mu = mve_inter_topic(x, settings.mve_alpha, settings.topic_weights).mu
+    return weights * (x - settings.mve_alpha * (x - np.expand_dims(mu, -1)) ** 2)
+
+
+def _gawm(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    return gawm(_score_matrix(scores), q=settings.gawm_q).system_performance
+
+
+def _gawm_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    """``W_t[j] P[i, j] / sum W_t`` at the fixed point: E_s as a sum over topics."""
+    x = _score_matrix(scores)
+    topic_weights = gawm(x, q=settings.gawm_q).topic_weights
+    return x * (topic_weights / topic_weights.sum(axis=-1, keepdims=True))[..., np.newaxis, :]
+
+
+def _statistics(*statistics: Statistic) -> Mapping[str, Statistic]:
+    return MappingProxyType({statistic.name: statistic for statistic in statistics})
+
+
+STATISTICS: Mapping[str, Statistic] = _statistics(
+    Statistic("mean", "Mean", True, False, _mean, _rows_alone, _mean_terms),
+    Statistic("bias2", "Bias²", False, False, _bias_variance_statistic("bias2"), _rows_and_extremes, _bias_variance_terms("bias2")),
+    Statistic("var", "Var", False, False, _bias_variance_statistic("var"), _rows_and_extremes, _bias_variance_terms("var")),
+    Statistic(
+        "bias2_plus_var", "Bias²+Var", False, False,
+        _bias_variance_statistic("error"), _rows_and_extremes, _bias_variance_terms("error"),
+    ),
+    Statistic("gap_bias", "Bias(ρ)", False, False, _gap_statistic("bias"), _rows_and_extremes, _gap_terms("bias")),
+    Statistic("gap_var", "Var(ρ)", False, False, _gap_statistic("var"), _rows_and_extremes, _gap_terms("var")),
+    Statistic("gap_mse", "Bias(ρ)²+Var(ρ)", False, False, _gap_statistic("mse"), _rows_and_extremes, _gap_terms("mse")),
+    Statistic("urisk", "URisk", True, True, _urisk, _rows_alone, _urisk_terms),
+    Statistic("trisk", "TRisk", True, True, _trisk, _rows_alone, _trisk_terms),
+    Statistic("zrisk", "ZRisk", True, False, _zrisk, _rows_and_remaining_total, None),
+    Statistic("georisk", "GeoRisk", True, False, _georisk, _rows_and_remaining_total, None),
+    Statistic("mve", "MVE", True, False, _mve, _rows_alone, _mve_terms, uses_topic_weights=True),
+    Statistic("gawm", "GAWM E_s", True, False, _gawm, None, _gawm_terms),
+)
+"""Every statistic a gate can bound, in table order."""

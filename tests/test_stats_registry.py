@@ -1,0 +1,228 @@
+"""The statistic registry: values equal the family functions, MATH.md goldens, directions, topic terms."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from conftest import shared_path
+from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping, bias_variance_analysis
+from pytest_bvtest.stats.gawm import gawm
+from pytest_bvtest.stats.meanvar import mve_inter_topic
+from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from pytest_bvtest.stats.risk import trisk, urisk, zrisk_georisk
+
+GOLDEN = 1e-6
+EXACT = 1e-12
+
+SETTINGS = {
+    "default": AnalysisSettings(),
+    "max-min": AnalysisSettings(normalize="max-min", risk_alpha=1.0, mve_alpha=-0.5),
+    "target-ratio c=1": AnalysisSettings(normalize="target-ratio", target=1.0, risk_alpha=0.0),
+    "difficulty groups": AnalysisSettings(grouping=DifficultyGrouping(4), gawm_q=2.0),
+    "random groups, max-min": AnalysisSettings(normalize="max-min", grouping=RandomGrouping(3, repeats=7, seed=5)),
+}
+
+
+def direct_values(name: str, scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    """Every system's value from the family functions themselves, one 2-D matrix, row by row."""
+    if name in ("bias2", "var", "bias2_plus_var") or name.startswith("gap_"):
+        analysis = bias_variance_analysis(scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping)
+        if name.startswith("gap_"):
+            return getattr(analysis.gap, name.removeprefix("gap_"))
+        return getattr(analysis.bias_variance, "error" if name == "bias2_plus_var" else name)
+    if name == "mean":
+        return np.array([np.mean(row) for row in scores])
+    if name == "urisk":
+        return np.array([urisk(row, scores[reference], settings.risk_alpha) for row in scores])
+    if name == "trisk":
+        return np.array([trisk(row, scores[reference], settings.risk_alpha).t for row in scores])
+    if name in ("zrisk", "georisk"):
+        return getattr(zrisk_georisk(scores, settings.risk_alpha), name)
+    if name == "mve":
+        return np.array([mve_inter_topic(row, settings.mve_alpha, settings.topic_weights).value for row in scores])
+    if name == "gawm":
+        return gawm(scores, q=settings.gawm_q).system_performance
+    raise AssertionError(f"no direct computation for {name}")
+
+
+def web14() -> tuple[list[str], np.ndarray]:
+    """Per-topic nDCG@20 of the 30 TREC 2014 Web runs (NewBestSub, wide CSV)."""
+    path = shared_path("newbestsub_named_matrices", "WEB14GD.csv")
+    names = [line.split(",", 1)[0] for line in path.read_text().splitlines()[1:]]
+    return names, np.genfromtxt(path, delimiter=",", skip_header=1)[:, 1:]
+
+
+# --- values agree with the family functions ----------------------------------------------------
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+@pytest.mark.parametrize("name", list(STATISTICS))
+def test_registry_equals_direct_family_calls_on_real_web2014_runs(name: str, setting: str) -> None:
+    names, scores = web14()
+    settings = replace(SETTINGS[setting], topic_weights=np.random.default_rng(2).random(scores.shape[1]))
+    reference = names.index("uogTrDuax")
+    computed = STATISTICS[name].compute(scores, reference, settings)
+    np.testing.assert_allclose(computed, direct_values(name, scores, reference, settings), rtol=EXACT, atol=EXACT)
+
+
+def test_sigir2013_table1_and_table2_through_the_registry() -> None:
+    # Systems A, B, C and the per-query target T itself (the target must be one of the systems).
+    scores = np.array([[0.3, 0.1], [0.6, 0.08], [0.65, 0.03], [0.7, 0.2]])
+    settings = AnalysisSettings()
+
+    def values(name: str) -> np.ndarray:
+        return STATISTICS[name].compute(scores, None, settings)
+
+    np.testing.assert_allclose(values("mean")[:2], [0.2, 0.34], atol=GOLDEN)
+    np.testing.assert_allclose(values("bias2"), [0.25**2, 0.11**2, 0.11**2, 0.0], atol=GOLDEN)
+    np.testing.assert_allclose(values("var"), [0.01, 0.0676, 0.0961, 0.0625], atol=GOLDEN)
+    np.testing.assert_allclose(values("bias2_plus_var"), [0.0725, 0.0797, 0.1082, 0.0625], atol=GOLDEN)
+    np.testing.assert_allclose(values("gap_var")[:3], [0.0225, 0.0001, 0.0036], atol=GOLDEN)
+    np.testing.assert_allclose(values("gap_mse")[:3], [0.085, 0.0122, 0.0157], atol=GOLDEN)
+
+
+def test_ipm2022_table2_bias_with_c_one() -> None:
+    scores = np.array([[0.8, 0.9, 0.4], [0.5, 0.6, 0.7], [0.3, 0.6, 0.3]])
+    bias2 = STATISTICS["bias2"]
+    np.testing.assert_allclose(bias2.compute(scores, None, AnalysisSettings(target=1.0)), [0.09, 0.16, 0.36], atol=GOLDEN)
+    np.testing.assert_allclose(bias2.compute(scores, None, AnalysisSettings()), [0.01, 0.04, 0.16], atol=GOLDEN)
+
+
+def test_urisk_and_trisk_golden_through_the_registry() -> None:
+    scores = np.array([[0.30, 0.20, 0.50, 0.40], [0.25, 0.30, 0.50, 0.10]])
+    settings = AnalysisSettings(risk_alpha=1.0)
+    assert STATISTICS["urisk"].compute(scores, 1, settings) == pytest.approx([0.0375, 0.0], abs=GOLDEN)
+    assert STATISTICS["trisk"].compute(scores, 1, settings) == pytest.approx([0.364698, 0.0], abs=GOLDEN)
+
+
+def test_zrisk_georisk_golden_through_the_registry() -> None:
+    topics_by_systems = np.array([[0.4, 0.3, 0.2], [0.1, 0.2, 0.3], [0.5, 0.5, 0.2], [0.0, 0.0, 0.0]])
+    settings = AnalysisSettings(risk_alpha=1.0)
+    zrisk = STATISTICS["zrisk"].compute(topics_by_systems.T, None, settings)
+    georisk = STATISTICS["georisk"].compute(topics_by_systems.T, None, settings)
+    np.testing.assert_allclose(zrisk, [-0.319742, -0.126418, -0.170189], atol=GOLDEN)
+    np.testing.assert_allclose(georisk, [0.342105, 0.349068, 0.290741], atol=GOLDEN)
+
+
+def test_mve_is_mean_minus_alpha_population_variance_with_uniform_weights() -> None:
+    scores = np.array([[0.6, 0.4, 0.2], [0.8, 0.7, 0.75]])
+    values = STATISTICS["mve"].compute(scores, None, AnalysisSettings(mve_alpha=2.0))
+    np.testing.assert_allclose(values, scores.mean(axis=1) - 2.0 * scores.var(axis=1), rtol=EXACT)
+
+
+def test_trisk_at_alpha_zero_is_scipys_paired_t_on_real_runs() -> None:
+    names, scores = web14()
+    reference = names.index("UDInfoWebLES")
+    values = STATISTICS["trisk"].compute(scores, reference, AnalysisSettings(risk_alpha=0.0))
+    for system in ("uogTrDwl", "Terran", "CiirAll1"):
+        row = names.index(system)
+        expected = scipy_stats.ttest_rel(scores[row], scores[reference]).statistic
+        assert values[row] == pytest.approx(expected, rel=1e-10)
+
+
+def test_statistics_broadcast_over_a_resample_axis() -> None:
+    scores = np.random.default_rng(4).random((3, 5, 9))
+    for setting in ("default", "difficulty groups"):
+        for name, statistic in STATISTICS.items():
+            stacked = statistic.compute(scores, 1, SETTINGS[setting])
+            one_by_one = [statistic.compute(matrix, 1, SETTINGS[setting]) for matrix in scores]
+            np.testing.assert_allclose(stacked, one_by_one, rtol=EXACT, atol=EXACT, err_msg=name)
+
+
+# --- directions, names, references ---------------------------------------------------------------
+
+
+def test_directions_follow_math_section_7() -> None:
+    lower_is_better = {"bias2", "var", "bias2_plus_var", "gap_bias", "gap_var", "gap_mse"}
+    higher_is_better = {"mean", "urisk", "trisk", "zrisk", "georisk", "mve", "gawm"}
+    assert set(STATISTICS) == lower_is_better | higher_is_better
+    for name, statistic in STATISTICS.items():
+        assert statistic.name == name
+        assert statistic.higher_is_better is (name in higher_is_better)
+    assert STATISTICS["bias2_plus_var"].label == "Bias²+Var"
+    assert len({statistic.label for statistic in STATISTICS.values()}) == len(STATISTICS)
+
+
+def test_only_urisk_and_trisk_need_a_reference() -> None:
+    assert {name for name, statistic in STATISTICS.items() if statistic.needs_reference} == {"urisk", "trisk"}
+    scores = np.random.default_rng(0).random((3, 6))
+    for name in ("urisk", "trisk"):
+        with pytest.raises(StatisticError, match="reference"):
+            STATISTICS[name].compute(scores, None, AnalysisSettings())
+
+
+def test_settings_defaults_and_equality() -> None:
+    settings = AnalysisSettings()
+    assert (settings.target, settings.normalize, settings.grouping) == ("mean", "none", None)
+    assert (settings.risk_alpha, settings.mve_alpha, settings.gawm_q) == (5.0, 2.0, 1.0)
+    assert settings.topic_weights is None
+    assert AnalysisSettings(topic_weights=np.ones(3)) == AnalysisSettings(topic_weights=np.ones(3))
+
+
+def test_family_errors_surface_as_statistic_errors() -> None:
+    scores = np.array([[0.2, -0.1], [0.3, 0.4]])
+    with pytest.raises(StatisticError, match="negative"):
+        STATISTICS["georisk"].compute(scores, None, AnalysisSettings())
+    with pytest.raises(StatisticError, match="normalisation"):
+        STATISTICS["bias2"].compute(np.abs(scores), None, AnalysisSettings(normalize="z-score"))
+
+
+# --- per-topic contributions ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setting", ["default", "max-min", "target-ratio c=1"])
+@pytest.mark.parametrize("name", list(STATISTICS))
+def test_topic_contributions_sum_to_the_difference(name: str, setting: str) -> None:
+    names, scores = web14()
+    settings = SETTINGS[setting]
+    statistic = STATISTICS[name]
+    candidate, reference = names.index("uogTrDwl"), names.index("Terran")
+    contributions = statistic.topic_contributions(scores, candidate, reference, settings)
+    if name in ("zrisk", "georisk"):
+        assert contributions is None
+        return
+    values = statistic.compute(scores, reference, settings)
+    assert contributions.shape == (scores.shape[1],)
+    assert contributions.sum() == pytest.approx(values[candidate] - values[reference], abs=1e-12)
+    if not statistic.needs_reference:
+        own = statistic.topic_contributions(scores, candidate, None, settings)
+        assert own.sum() == pytest.approx(values[candidate], abs=1e-12)
+
+
+def test_mean_contributions_are_the_per_topic_differences() -> None:
+    scores = np.array([[0.5, 0.2, 0.9, 0.4], [0.1, 0.2, 1.0, 0.0]])
+    contributions = STATISTICS["mean"].topic_contributions(scores, 0, 1, AnalysisSettings())
+    np.testing.assert_allclose(contributions * 4, [0.4, 0.0, -0.1, 0.4], atol=EXACT)
+
+
+def test_urisk_contributions_weigh_losses_by_one_plus_alpha() -> None:
+    scores = np.array([[0.30, 0.20, 0.50, 0.40], [0.25, 0.30, 0.50, 0.10]])
+    contributions = STATISTICS["urisk"].topic_contributions(scores, 0, 1, AnalysisSettings(risk_alpha=1.0))
+    np.testing.assert_allclose(contributions * 4, [0.05, -0.2, 0.0, 0.3], atol=EXACT)
+
+
+def test_bias_variance_contributions_match_their_definitions() -> None:
+    scores = np.array([[0.3, 0.1], [0.6, 0.08], [0.65, 0.03], [0.7, 0.2]])
+    settings = AnalysisSettings()
+    c = 0.45
+    error = STATISTICS["bias2_plus_var"].topic_contributions(scores, 0, None, settings)
+    var = STATISTICS["var"].topic_contributions(scores, 0, None, settings)
+    bias2 = STATISTICS["bias2"].topic_contributions(scores, 0, None, settings)
+    np.testing.assert_allclose(error, [(0.3 - c) ** 2 / 2, (0.1 - c) ** 2 / 2], atol=EXACT)
+    np.testing.assert_allclose(var, [0.1**2 / 2, 0.1**2 / 2], atol=EXACT)
+    np.testing.assert_allclose(bias2, [(0.2 - c) * (0.3 - c) / 2, (0.2 - c) * (0.1 - c) / 2], atol=EXACT)
+    # Topic by topic the split differs by the cross term 2 (mean - c)(x_j - mean), which sums to 0.
+    assert (bias2 + var).sum() == pytest.approx(error.sum(), abs=EXACT)
+
+
+def test_bias_variance_contributions_are_none_with_grouping() -> None:
+    scores = np.random.default_rng(1).random((4, 12))
+    settings = SETTINGS["difficulty groups"]
+    for name in ("bias2", "var", "bias2_plus_var", "gap_bias", "gap_var", "gap_mse"):
+        assert STATISTICS[name].topic_contributions(scores, 0, 1, settings) is None
+    assert STATISTICS["mean"].topic_contributions(scores, 0, 1, settings) is not None
