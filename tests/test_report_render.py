@@ -201,6 +201,32 @@ def test_schema_rejects_wrong_types(validator: Any, path: tuple[Any, ...], value
     assert not validator.is_valid(document)
 
 
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "json-schema.md"
+
+
+def schema_keys(node: Any) -> set[str]:
+    """Every property name the schema declares, at any depth."""
+    keys: set[str] = set()
+    if isinstance(node, dict):
+        keys.update(node.get("properties", {}))
+        for child in node.values():
+            keys |= schema_keys(child)
+    elif isinstance(node, list):
+        for child in node:
+            keys |= schema_keys(child)
+    return keys
+
+
+def test_documentation_names_every_schema_key_and_its_example_validates(validator: Any) -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    # A key is documented when it is a word of some code span, e.g. `gap.{bias, var}` documents gap, bias and var.
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    documented = {word for span in re.findall(r"`([^`]+)`", prose) for word in re.findall(r"\w+", span)}
+    assert sorted(schema_keys(validator.schema) - documented) == []
+    example = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))
+    validator.validate(example)
+
+
 # --- terminal ------------------------------------------------------------------------------------
 
 

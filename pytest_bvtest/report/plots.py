@@ -20,7 +20,7 @@ from pytest_bvtest.report.terminal import display_path, format_number
 
 ROLE_STYLES = {
     "candidate": {"color": "#d62728", "marker": "*", "linestyle": "--"},
-    "reference": {"color": "#1f77b4", "marker": "D", "linestyle": ":"},
+    "reference": {"color": "#9467bd", "marker": "D", "linestyle": ":"},
 }
 SERIES = (("bias2", "Bias²", "o"), ("var", "Var", "s"), ("bias2_plus_var", "Bias²+Var", "^"))
 
@@ -71,7 +71,7 @@ def _bias_variance_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> A
     marked = [(position, system) for position, system in enumerate(systems) if system["role"] in ROLE_STYLES]
     for position, system in marked:
         style = ROLE_STYLES[system["role"]]
-        axes.axvline(position, color=style["color"], linestyle=style["linestyle"], linewidth=1.2, label=_role_legend_label(system))
+        axes.axvline(position, color=style["color"], linestyle=style["linestyle"], linewidth=1.5, label=_role_legend_label(system))
     shown = list(enumerate(systems)) if count <= _MAX_TICK_LABELS else marked
     axes.set_xticks([position for position, _ in shown], [system["name"] for _, system in shown], rotation=60, ha="right", fontsize=8)
     for tick, (_, system) in zip(axes.get_xticklabels(), shown):
@@ -88,7 +88,7 @@ def _bias_variance_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> A
         fontsize=10,
     )
     axes.grid(axis="y", alpha=0.3)
-    axes.legend(fontsize=8, loc="upper left")
+    axes.legend(fontsize=8, loc="best")
     return figure
 
 
