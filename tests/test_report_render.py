@@ -10,6 +10,7 @@ are those of the matrix in ``NDCG_SCORES`` (virtual target, Bias²/Var, URisk wi
 from __future__ import annotations
 
 import copy
+import io
 import json
 import re
 import struct
@@ -280,22 +281,15 @@ def test_terminal_nulls_and_no_gates() -> None:
     assert not any(line.startswith(("[OK", "[FAIL", "bvtest:")) for line in lines)
 
 
-def test_write_summary_writes_the_section_and_every_line() -> None:
-    class Writer:
-        def __init__(self) -> None:
-            self.calls: list[tuple[str, tuple[Any, ...], dict[str, bool]]] = []
+def test_write_summary_on_pytests_terminal_reporter(pytestconfig: pytest.Config) -> None:
+    from _pytest.terminal import TerminalReporter
 
-        def write_sep(self, *args: Any, **markup: bool) -> None:
-            self.calls.append(("sep", args, markup))
-
-        def write_line(self, *args: Any, **markup: bool) -> None:
-            self.calls.append(("line", args, markup))
-
-    writer = Writer()
+    stream = io.StringIO()
     document = sample_document()
-    terminal.write_summary(document, writer)
-    assert writer.calls[0] == ("sep", ("=", "bvtest summary"), {"bold": True})
-    assert [(args[0], markup) for _, args, markup in writer.calls[1:]] == terminal.summary_lines(document)
+    terminal.write_summary(document, TerminalReporter(pytestconfig, stream))
+    written = stream.getvalue().splitlines()
+    assert re.fullmatch(r"=+ bvtest summary =+", written[0])
+    assert written[1:] == texts(terminal.summary_lines(document))
 
 
 def test_display_path_is_relative_inside_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
