@@ -275,6 +275,13 @@ def test_terminal_notes_missing_and_ignored_topics() -> None:
     assert "note: production ranked 8 topics not in the qrels (ignored): 900, 901, 902, 903, 904, ... (+3 more)" in lines
 
 
+def test_terminal_final_line_of_a_passing_session() -> None:
+    document = sample_document()
+    document["evaluations"] = document["evaluations"][1:]
+    document.update(passed=True, summary={"gates": 1, "failed": 0, "warnings": 0})
+    assert terminal.summary_lines(document)[-1] == ("bvtest: 1 gate, 0 failed", {"green": True})
+
+
 def test_terminal_nulls_and_no_gates() -> None:
     lines = texts(terminal.summary_lines(analysis_only_document()))
     assert lines[2].split() == ["production", "baseline", "0.5400", "0.0014", "0.0144", "0.0158", "-", "0.5076", "0.5113", "-"]

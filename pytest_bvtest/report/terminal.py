@@ -128,7 +128,7 @@ def headline(gate: Mapping[str, Any]) -> str:
 
 def summary_counts(document: Mapping[str, Any]) -> str:
     summary = document["summary"]
-    text = f"{summary['gates']} gates, {summary['failed']} failed"
+    text = f"{summary['gates']} gate{'' if summary['gates'] == 1 else 's'}, {summary['failed']} failed"
     return f"{text}, {summary['warnings']} within noise (OK*)" if summary["warnings"] else text
 
 
