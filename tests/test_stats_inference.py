@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.inference import TestResult, holm, paired_t_test, randomization_test
-from conftest import shared_path
-
-
-def wide_matrix(*parts: str) -> tuple[list[str], np.ndarray]:
-    """Run names and the systems x topics scores of a NewBestSub-style wide CSV."""
-    path = shared_path(*parts)
-    names = [line.split(",", 1)[0] for line in path.read_text().splitlines()[1:]]
-    scores = np.genfromtxt(path, delimiter=",", skip_header=1)[:, 1:]
-    return names, scores
-
-
-def web14() -> tuple[list[str], np.ndarray]:
-    return wide_matrix("newbestsub_named_matrices", "WEB14GD.csv")
+from pytest_bvtest.stats import inference
+from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
+from pytest_bvtest.stats.inference import TestResult, holm, paired_bootstrap, paired_t_test, randomization_test
+from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from test_stats_registry import direct_values, web14
 
 
 # --- paired t-test -------------------------------------------------------------------------------
@@ -167,3 +159,137 @@ def test_holm_properties_on_random_p_values() -> None:
 def test_holm_rejects_invalid_p_values(bad: list) -> None:
     with pytest.raises(StatisticError):
         holm(np.array(bad))
+
+
+# --- paired bootstrap ----------------------------------------------------------------------------
+
+BOOTSTRAP_SETTINGS = {
+    "default": AnalysisSettings(),
+    "max-min, c=1": AnalysisSettings(normalize="max-min", target=1.0, risk_alpha=1.0),
+    "target-ratio, weighted": AnalysisSettings(normalize="target-ratio", topic_weights=np.linspace(0.2, 3.0, 15), mve_alpha=1.0),
+    "difficulty groups": AnalysisSettings(grouping=DifficultyGrouping(4), risk_alpha=0.0, gawm_q=2.0),
+    "random groups": AnalysisSettings(normalize="max-min", grouping=RandomGrouping(4, repeats=3, seed=2)),
+}
+
+
+def naive_bootstrap(scores: np.ndarray, name: str, candidate: int, reference: int | None,
+                    settings: AnalysisSettings, resamples: int, seed: int) -> np.ndarray:
+    """Recompute the statistic with the family functions on the whole resampled matrix, one by one."""
+    drawn = np.random.default_rng(seed).integers(0, scores.shape[1], size=(resamples, scores.shape[1]))
+    distribution = []
+    for topics in drawn:
+        weights = None if settings.topic_weights is None else settings.topic_weights[topics]
+        values = direct_values(name, scores[:, topics], reference, replace(settings, topic_weights=weights))
+        distribution.append(values[candidate] - (values[reference] if reference is not None else 0.0))
+    return np.array(distribution)
+
+
+@pytest.mark.parametrize("setting", list(BOOTSTRAP_SETTINGS))
+@pytest.mark.parametrize("name", list(STATISTICS))
+def test_bootstrap_equals_a_naive_loop_over_resampled_matrices(name: str, setting: str) -> None:
+    rng = np.random.default_rng(9)
+    scores = rng.random((7, 15)) ** 2
+    scores[:, 3] = 0.4  # a constant topic exercises the normalisation PIN
+    settings = BOOTSTRAP_SETTINGS[setting]
+    for candidate, reference in ((2, 5), (4, None)) if not STATISTICS[name].needs_reference else ((2, 5),):
+        result = paired_bootstrap(scores, name, candidate, reference, settings, resamples=40, seed=3)
+        expected = naive_bootstrap(scores, name, candidate, reference, settings, 40, 3)
+        np.testing.assert_allclose(result.distribution, expected, rtol=1e-12, atol=1e-12)
+        point = direct_values(name, scores, reference, settings)
+        assert result.estimate == pytest.approx(point[candidate] - (point[reference] if reference is not None else 0.0), abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["bias2_plus_var", "gap_var", "urisk", "georisk", "zrisk", "mve"])
+def test_bootstrap_equals_a_naive_loop_on_real_web2014_runs(name: str) -> None:
+    names, scores = web14()
+    candidate, reference = names.index("uogTrDwl"), names.index("UDInfoWebLES")
+    result = paired_bootstrap(scores, name, candidate, reference, resamples=25, seed=11)
+    expected = naive_bootstrap(scores, name, candidate, reference, AnalysisSettings(), 25, 11)
+    np.testing.assert_allclose(result.distribution, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_bootstrap_blocks_do_not_change_the_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    scores = np.random.default_rng(1).random((6, 40))
+    whole = paired_bootstrap(scores, "bias2_plus_var", 0, 1, resamples=300, seed=4)
+    monkeypatch.setattr(inference, "_BOOTSTRAP_CHUNK_CELLS", 7 * 3 * 40)
+    blocked = paired_bootstrap(scores, "bias2_plus_var", 0, 1, resamples=300, seed=4)
+    np.testing.assert_array_equal(whole.distribution, blocked.distribution)
+
+
+@pytest.mark.parametrize("name", ["mean", "bias2_plus_var", "var", "gap_mse", "urisk", "mve"])
+def test_bootstrap_interval_contains_the_estimate_of_smooth_statistics(name: str) -> None:
+    names, scores = web14()
+    candidate, reference = names.index("uogTrDwl"), names.index("Terran")
+    result = paired_bootstrap(scores, name, candidate, reference, settings=AnalysisSettings(risk_alpha=1.0))
+    assert (result.resamples, result.seed, result.confidence) == (1000, 0, 0.95)
+    assert result.low < result.estimate < result.high
+    assert result.low <= np.quantile(result.distribution, 0.5) <= result.high
+    assert result.mean == pytest.approx(result.distribution.mean()) and result.std > 0
+
+
+def test_bootstrap_of_the_mean_difference_has_the_textbook_standard_error() -> None:
+    names, scores = web14()
+    differences = scores[names.index("uogTrDwl")] - scores[names.index("CiirAll1")]
+    result = paired_bootstrap(scores, "mean", names.index("uogTrDwl"), names.index("CiirAll1"), resamples=4000, seed=1)
+    # The bootstrap standard error of a mean is the population std over sqrt(n) (up to MC noise).
+    assert result.std == pytest.approx(differences.std() / np.sqrt(differences.size), rel=0.05)
+    assert result.mean == pytest.approx(differences.mean(), abs=0.2 * result.std)
+
+
+def test_bootstrap_percentile_interval_covers_a_known_mean_difference() -> None:
+    rng = np.random.default_rng(20)
+    covered = 0
+    for _ in range(200):
+        reference = rng.random(30)
+        candidate = reference + 0.05 + 0.1 * rng.standard_normal(30)
+        result = paired_bootstrap(np.vstack([candidate, reference]), "mean", 0, 1, resamples=300, seed=int(rng.integers(1000)))
+        covered += result.low <= 0.05 <= result.high
+    # Nominal 95 %; the percentile interval runs a little short at n = 30. Binomial sd here ~1.6 %.
+    assert 0.87 <= covered / 200 <= 0.99
+
+
+def test_bootstrap_is_reproducible_per_seed() -> None:
+    names, scores = web14()
+    first = paired_bootstrap(scores, "georisk", 0, 1, resamples=200, seed=7)
+    again = paired_bootstrap(scores, "georisk", 0, 1, resamples=200, seed=7)
+    other = paired_bootstrap(scores, "georisk", 0, 1, resamples=200, seed=8)
+    assert first == again and first.seed == 7
+    np.testing.assert_array_equal(first.distribution, again.distribution)
+    assert (first.low, first.high) != (other.low, other.high)
+
+
+@pytest.mark.parametrize("name", list(STATISTICS))
+def test_identical_candidate_and_reference_give_a_zero_interval(name: str) -> None:
+    names, scores = web14()
+    twin = np.vstack([scores, scores[names.index("Terran")]])
+    result = paired_bootstrap(twin, name, twin.shape[0] - 1, names.index("Terran"), resamples=50)
+    assert (result.estimate, result.low, result.high, result.std) == (0.0, 0.0, 0.0, 0.0)
+    same_row = paired_bootstrap(scores, name, 3, 3, resamples=50)
+    assert (same_row.low, same_row.high) == (0.0, 0.0)
+
+
+def test_bootstrap_without_reference_is_of_the_candidates_value() -> None:
+    names, scores = web14()
+    candidate = names.index("uogTrDwl")
+    result = paired_bootstrap(scores, "mean", candidate, None, resamples=500, seed=2)
+    assert result.estimate == pytest.approx(scores[candidate].mean())
+    assert result.low < scores[candidate].mean() < result.high
+    assert result.low > 0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"statistic": "bias3"}, "unknown statistic"),
+        ({"statistic": "urisk", "reference": None}, "reference"),
+        ({"confidence": 1.0}, "confidence"),
+        ({"resamples": 0}, "resamples"),
+        ({"seed": -1}, "seed"),
+        ({"reference": 9}, "row indices"),
+    ],
+)
+def test_bootstrap_rejects_bad_arguments(arguments: dict, message: str) -> None:
+    scores = np.random.default_rng(0).random((4, 10))
+    call = {"statistic": "mean", "candidate": 0, "reference": 1, **arguments}
+    with pytest.raises(StatisticError, match=message):
+        paired_bootstrap(scores, **call)

@@ -251,6 +251,8 @@ def paired_bootstrap(
     Returns
     -------
     BootstrapInterval
+        When the candidate's and the reference's rows are identical the difference is 0 on every
+        resample, and the result says so exactly (estimate and interval 0).
     """
     chosen = STATISTICS.get(statistic)
     if chosen is None:
@@ -271,6 +273,10 @@ def paired_bootstrap(
 
     observed = chosen.compute(x, reference, settings)
     estimate = observed[candidate] - (observed[reference] if reference is not None else 0.0)
+    if reference is not None and np.array_equal(x[candidate], x[reference]):
+        # Every registered statistic treats systems alike, so identical rows have identical values
+        # on every resample; BLAS kernels may still round two equal rows differently by an ulp.
+        return _interval(statistic, 0.0, np.zeros(resamples), confidence, seed)
 
     rows = list(dict.fromkeys(kept))
     if chosen.sufficient_matrix is None:
@@ -297,16 +303,21 @@ def paired_bootstrap(
             differences = differences - values[:, positions[1]]
         distribution[first : first + len(indices)] = differences
 
+    return _interval(statistic, float(estimate), distribution, confidence, seed)
+
+
+def _interval(statistic: str, estimate: float, distribution: np.ndarray, confidence: float, seed: int) -> BootstrapInterval:
+    """Efron's percentile interval of the bootstrap values."""
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(distribution, [tail, 1.0 - tail])
     distribution.flags.writeable = False
     return BootstrapInterval(
         statistic=statistic,
-        estimate=float(estimate),
+        estimate=estimate,
         low=float(low),
         high=float(high),
         confidence=float(confidence),
-        resamples=int(resamples),
+        resamples=distribution.size,
         seed=int(seed),
         mean=float(distribution.mean()),
         std=float(distribution.std()),
