@@ -1,9 +1,40 @@
-"""TREC run files: ``qid Q0 docno rank score tag``."""
+"""TREC run files: ``qid Q0 docno rank score tag``.
+
+Reading is built for MS MARCO-sized runs (millions of lines). The file is read in small blocks of
+whole lines; a block is parsed in bulk with C-level string and list operations (one ``split`` per
+block, column slices, ``map(float, ...)``, ``dict.update``) instead of Python code per line. The bulk
+path only accepts a block it can prove valid; anything unusual (a comment, a blank line, a wrong
+column count, a bad score, a second tag) sends that block through a line-by-line parser, which
+either accepts it or raises the :class:`~pytest_bvtest.errors.InputError` naming the exact line.
+Both paths apply the same rules, so the result never depends on which one ran.
+"""
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import compress, groupby
+from operator import methodcaller
 from pathlib import Path
+
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.io.textfiles import numbered_lines, open_text
+
+RUN_LINE = "qid Q0 docno rank score tag"
+
+# Blocks this small keep one block's tokens in the CPU cache while they are sliced, converted and
+# inserted; on a 7M-line run 16 KiB blocks parse about twice as fast as 1 MiB blocks
+# (benchmarks/bench_parse.py).
+_BLOCK_CHARS = 1 << 14
+
+# Each newline becomes a token of its own, so a block of well-formed lines splits into exactly
+# 7 tokens per line with the marker at every 7th position; the marker is a one-character string,
+# which CPython does not allocate per occurrence.
+_MARKER = "\x00"
+_LINE_END = f" {_MARKER} "
+_is_comment_start = methodcaller("startswith", "#")
 
 
 @dataclass(frozen=True)
@@ -12,9 +43,254 @@ class Run:
 
     ``scores[qid][docno]`` is the retrieval score. The rank column of the file is not kept: the
     ranking order is always score descending, ties by docno descending (MATH.md section 1).
+    Topics keep the order of their first appearance in the file.
     """
 
     name: str
     scores: dict[str, dict[str, float]]
     path: Path | None = None
     tags: tuple[str, ...] = field(default=())
+
+
+def read_run(path: str | os.PathLike[str], *, tag: str | None = None, name: str | None = None) -> Run:
+    """Read a TREC run file (``.gz`` decompressed by name).
+
+    Parameters
+    ----------
+    path:
+        The run file: lines ``qid Q0 docno rank score tag`` separated by any run of blanks.
+        A line whose first non-blank character is ``#`` is a comment (a ``#`` inside a docno, as in
+        MS MARCO v2 ids, is data); blank lines are skipped. The rank column must be present but is
+        not read: ranking order comes from the scores.
+    tag:
+        The run tag to keep when the file holds several systems; lines with other tags are
+        validated and then left out.
+    name:
+        The system's name; by default the (selected) run tag.
+
+    Returns
+    -------
+    Run
+        Every topic of the file in order of first appearance; ``tags`` lists every tag present in
+        the file, in order of first appearance.
+
+    Raises
+    ------
+    InputError
+        Naming file and line for: a line without exactly 6 columns, a score that is not a finite
+        number, a docno repeated within a topic (with the line it first appeared on), several tags
+        without ``tag=``, an unknown ``tag``, a file without run lines.
+    """
+    reader = _RunReader(path, tag)
+    for first_line, block in _numbered_blocks(path):
+        if not reader.read_block_in_bulk(block):
+            reader.read_block_line_by_line(block, first_line)
+    return reader.finish(name)
+
+
+class _RunReader:
+    """Accumulates one run file's topics block by block (see the module docstring)."""
+
+    def __init__(self, path: str | os.PathLike[str], selected_tag: str | None) -> None:
+        self.path = path
+        self.selected_tag = selected_tag
+        self.scores: dict[str, dict[str, float]] = {}
+        self.tags_seen: dict[str, None] = {}
+        self.data_lines = 0
+
+    def read_block_in_bulk(self, block: str) -> bool:
+        """Add a block of well-formed lines; return False, having changed nothing, if it is not one."""
+        if _MARKER in block:
+            return False
+        tokens = block.replace("\n", _LINE_END).split()
+        line_count = block.count("\n")
+        if len(tokens) != 7 * line_count or tokens[6::7].count(_MARKER) != line_count:
+            return False
+        qids = tokens[0::7]
+        if "#" in block and any(map(_is_comment_start, qids)):
+            return False
+        try:
+            scores = list(map(float, tokens[4::7]))
+        except ValueError:
+            return False
+        # Any NaN or infinity makes the sum non-finite; so can an overflow of huge finite scores,
+        # which the line-by-line path then accepts.
+        if not math.isfinite(sum(scores)):
+            return False
+        docnos = tokens[2::7]
+        line_tags = tokens[5::7]
+        first_tag = line_tags[0]
+        if line_tags.count(first_tag) == line_count:
+            if self.selected_tag is None:
+                if self.tags_seen and first_tag not in self.tags_seen:
+                    return False
+            elif first_tag != self.selected_tag:
+                self.tags_seen.setdefault(first_tag)
+                self.data_lines += line_count
+                return True
+            self.tags_seen.setdefault(first_tag)
+        else:
+            if self.selected_tag is None:
+                return False
+            self.tags_seen.update(dict.fromkeys(line_tags))
+            kept = [line_tag == self.selected_tag for line_tag in line_tags]
+            qids = list(compress(qids, kept))
+            docnos = list(compress(docnos, kept))
+            scores = list(compress(scores, kept))
+        self.data_lines += line_count
+        self._add_topics(qids, docnos, scores)
+        return True
+
+    def _add_topics(self, qids: list[str], docnos: list[str], scores: list[float]) -> None:
+        if not qids:
+            return
+        if qids.count(qids[0]) == len(qids):
+            groups: list[tuple[str, int]] = [(qids[0], len(qids))]
+        else:
+            groups = [(qid, len(list(lines))) for qid, lines in groupby(qids)]
+        start = 0
+        for qid, count in groups:
+            topic = self.scores.get(qid)
+            if topic is None:
+                topic = self.scores[qid] = {}
+            before = len(topic)
+            stop = start + count
+            topic.update(zip(docnos[start:stop], scores[start:stop]))
+            if len(topic) != before + count:
+                raise self._duplicate_error(qid)
+            start = stop
+
+    def read_block_line_by_line(self, block: str, first_line: int) -> None:
+        """Add a block line by line, raising the error of the first bad line."""
+        for number, line in enumerate(block.split("\n")[:-1], start=first_line):
+            fields = line.split()
+            if not fields or fields[0].startswith("#"):
+                continue
+            if len(fields) != 6:
+                raise InputError(
+                    f"found {len(fields)} columns, expected 6 ({RUN_LINE})",
+                    path=self.path,
+                    line=number,
+                    hint="separate the columns by blanks; comment lines must start with '#'",
+                )
+            qid, _, docno, _, score_text, line_tag = fields
+            score = _parse_score(score_text, self.path, number)
+            self.data_lines += 1
+            if line_tag not in self.tags_seen:
+                if self.selected_tag is None and self.tags_seen:
+                    raise self._several_tags_error(line_tag, number)
+                self.tags_seen[line_tag] = None
+            if self.selected_tag is not None and line_tag != self.selected_tag:
+                continue
+            topic = self.scores.setdefault(qid, {})
+            if docno in topic:
+                raise self._duplicate_error(qid)
+            topic[docno] = score
+
+    def finish(self, name: str | None) -> Run:
+        if self.data_lines == 0:
+            raise InputError(
+                "no run lines: the file is empty or holds only comments",
+                path=self.path,
+                hint=f"a run line is `{RUN_LINE}`",
+            )
+        tags = tuple(self.tags_seen)
+        if self.selected_tag is not None and self.selected_tag not in self.tags_seen:
+            raise InputError(
+                f"no line has the run tag {self.selected_tag!r}; the file holds {_listing(tags)}",
+                path=self.path,
+                hint="choose one of those tags",
+            )
+        run_name = name or self.selected_tag or tags[0]
+        return Run(name=run_name, scores=self.scores, path=Path(self.path), tags=tags)
+
+    def _several_tags_error(self, line_tag: str, number: int) -> InputError:
+        tags = _tags_in(self.path)
+        return InputError(
+            f"a second run tag {line_tag!r} starts here: the file holds {len(tags)} systems ({_listing(tags)})",
+            path=self.path,
+            line=number,
+            hint=f"select one system with the tag option (e.g. tag={tags[0]!r}) or split the file by tag",
+        )
+
+    def _duplicate_error(self, qid: str) -> InputError:
+        """Find, by rereading the file, the first docno of topic ``qid`` that comes twice."""
+        first_lines: dict[str, int] = {}
+        for number, line in numbered_lines(self.path):
+            fields = line.split()
+            if len(fields) != 6 or fields[0] != qid:
+                continue
+            if self.selected_tag is not None and fields[5] != self.selected_tag:
+                continue
+            docno = fields[2]
+            if docno in first_lines:
+                return InputError(
+                    f"document {docno!r} appears twice in topic {qid!r} (first on line {first_lines[docno]})",
+                    path=self.path,
+                    line=number,
+                    hint="a run ranks each document at most once per topic (as trec_eval requires); remove one line",
+                )
+            first_lines[docno] = number
+        raise AssertionError(f"no repeated docno found in topic {qid!r} of {self.path}")
+
+
+def _parse_score(text: str, path: str | os.PathLike[str], number: int) -> float:
+    try:
+        score = float(text)
+    except ValueError:
+        raise InputError(
+            f"score {text!r} is not a number",
+            path=path,
+            line=number,
+            hint=f"the fifth column is the retrieval score ({RUN_LINE})",
+        ) from None
+    if not math.isfinite(score):
+        raise InputError(
+            f"score {text!r} is not a finite number",
+            path=path,
+            line=number,
+            hint="replace NaN and infinite scores by real numbers: the ranking order is read from them",
+        )
+    return score
+
+
+def _tags_in(path: str | os.PathLike[str]) -> tuple[str, ...]:
+    """Every tag of a run file's six-column lines, in order of first appearance."""
+    tags: dict[str, None] = {}
+    for _, line in numbered_lines(path):
+        fields = line.split()
+        if len(fields) == 6 and not fields[0].startswith("#"):
+            tags.setdefault(fields[5])
+    return tuple(tags)
+
+
+def _listing(names: tuple[str, ...]) -> str:
+    return ", ".join(repr(name) for name in names)
+
+
+def _numbered_blocks(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
+    """Yield ``(number of its first line, block)``: whole lines, each block ending in a newline.
+
+    Line endings are universal (``\\r\\n`` and a lone ``\\r`` read as ``\\n``), as in
+    :func:`~pytest_bvtest.io.textfiles.numbered_lines`, so line numbers agree with it.
+    """
+    first_line = 1
+    partial: list[str] = []
+    try:
+        with open_text(path) as handle:
+            while text := handle.read(_BLOCK_CHARS):
+                end = text.rfind("\n") + 1
+                if end == 0:
+                    partial.append(text)
+                    continue
+                block = "".join(partial) + text[:end] if partial else text[:end]
+                partial = [text[end:]]
+                yield first_line, block
+                first_line += block.count("\n")
+    except (UnicodeDecodeError, OSError, EOFError):
+        # numbered_lines turns the same failure into an InputError naming file and line.
+        for _ in numbered_lines(path):
+            pass
+        raise
+    if any(partial):
+        yield first_line, "".join(partial) + "\n"
