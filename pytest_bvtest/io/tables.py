@@ -1,0 +1,421 @@
+"""Per-topic score tables: scores a team computed elsewhere, and published TREC matrices.
+
+Four layouts, each with a format name:
+
+``trec_eval``
+    ``trec_eval -q`` output, lines ``measure topic value``. The ``all`` summary rows are skipped,
+    except ``runid all NAME``, which names the system. ``relstring`` rows (trec_eval's relevance
+    strings, not numbers) are skipped too; every other row is a measure (``num_ret`` included).
+``long``
+    CSV or TSV with a header naming the columns ``system``, ``topic``, ``value`` and optionally
+    ``measure``, in any order (synonyms in :data:`LONG_COLUMNS`, e.g. PyTerrier's
+    ``name,qid,measure,value``).
+``wide``
+    CSV or TSV with one row per system: first cell the system, header the topic ids (the header's
+    first cell is a label such as ``AP`` or ``system``).
+``wide-topics``
+    CSV or TSV with one row per topic and one column per system. When the header's first cell is a
+    topic label (:data:`TOPIC_LABELS`) or empty, the first column holds the topic ids; otherwise
+    every column is a system and the topics are numbered ``1..n`` in row order.
+
+``format="auto"`` picks the layout only when the file's shape leaves no doubt (see
+:func:`detect_format`); otherwise it asks the user to state it.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.io.textfiles import numbered_lines
+
+TABLE_FORMATS = ("trec_eval", "long", "wide", "wide-topics")
+
+LONG_COLUMNS: dict[str, tuple[str, ...]] = {
+    "system": ("system", "run", "runid", "run_id", "name"),
+    "topic": ("topic", "qid", "query_id", "topic_id", "query"),
+    "measure": ("measure", "metric"),
+    "value": ("value", "score"),
+}
+TOPIC_LABELS = LONG_COLUMNS["topic"]
+SYSTEM_LABELS = LONG_COLUMNS["system"]
+
+# trec_eval measures whose per-topic "value" is a string of relevance marks, not a number.
+_TEXT_MEASURE_PREFIX = "relstring"
+
+_FORMAT_HINT = f"state the layout with format= one of {', '.join(TABLE_FORMATS)}"
+
+TableKey = tuple[str, str | None]
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """Per-topic scores read from one file.
+
+    ``scores[(system, measure)][topic]`` is the value; ``measure`` is ``None`` when the file does
+    not name its measure. Systems, measures and topics keep file order.
+    """
+
+    path: Path
+    format: str
+    scores: dict[TableKey, dict[str, float]]
+
+    def systems(self) -> list[str]:
+        """The systems, in file order."""
+        return list(dict.fromkeys(system for system, _ in self.scores))
+
+    def measures(self) -> list[str | None]:
+        """The measures, in file order (``[None]`` for a table that does not name its measure)."""
+        return list(dict.fromkeys(measure for _, measure in self.scores))
+
+    def for_measure(self, measure: str | None) -> dict[str, dict[str, float]]:
+        """``system -> topic -> value`` for one measure.
+
+        A table with a single measure (or none named) answers any request with it; a table with
+        several needs one of its measure names and raises :class:`InputError` listing them
+        otherwise.
+        """
+        measures = self.measures()
+        if len(measures) == 1:
+            chosen = measures[0]
+        elif measure in measures:
+            chosen = measure
+        else:
+            wanted = "no measure was named" if measure is None else f"not {measure!r}"
+            raise InputError(
+                f"the table holds the measures {', '.join(str(name) for name in measures)}; {wanted}",
+                path=self.path,
+                hint="name one of the table's measures",
+            )
+        return {system: values for (system, table_measure), values in self.scores.items() if table_measure == chosen}
+
+
+def read_score_table(
+    path: str | os.PathLike[str],
+    *,
+    format: str = "auto",
+    measure: str | None = None,
+    system: str | None = None,
+) -> ScoreTable:
+    """Read a per-topic score table (``.gz`` decompressed by name; any line ending).
+
+    Parameters
+    ----------
+    path:
+        The table. Blank lines and lines whose first non-blank character is ``#`` are skipped.
+    format:
+        ``"auto"`` or one of :data:`TABLE_FORMATS` (see the module docstring).
+    measure:
+        For a table that does not name its measure (``wide``, ``wide-topics``, ``long`` without a
+        measure column), the measure its values are; for a table that names its measures, the one
+        to keep (it must be present).
+    system:
+        The system's name in a ``trec_eval`` table; by default its ``runid`` row, else the file
+        name without ``.gz`` and its last suffix.
+
+    Returns
+    -------
+    ScoreTable
+
+    Raises
+    ------
+    InputError
+        Naming file and line for: a value that is not a finite number, a row with the wrong number
+        of cells, the same (system, topic, measure) cell twice, a header missing a column, a file
+        without scores, a layout ``auto`` cannot tell.
+    """
+    lines = [(number, line) for number, line in numbered_lines(path) if line.strip() and not line.lstrip().startswith("#")]
+    if not lines:
+        raise InputError("no scores: the file is empty or holds only comments", path=path)
+    lines[0] = (lines[0][0], lines[0][1].lstrip("\ufeff"))
+    if format == "auto":
+        format = detect_format(path, lines)
+    if format not in TABLE_FORMATS:
+        raise InputError(f"unknown table format {format!r}", path=path, hint=f"use auto or one of {', '.join(TABLE_FORMATS)}")
+    if system is not None and format != "trec_eval":
+        raise InputError(
+            f"system= names the one system of a trec_eval table; a {format} table names its systems itself",
+            path=path,
+        )
+    if format == "trec_eval":
+        cells = _read_trec_eval(path, lines, system)
+    elif format == "long":
+        cells = _read_long(path, lines, measure)
+    else:
+        cells = _read_wide(path, lines, measure, rows_are_topics=format == "wide-topics")
+    if measure is not None:
+        cells = _keep_measure(path, cells, measure)
+    if not cells:
+        raise InputError("no per-topic scores in the table", path=path)
+    return ScoreTable(path=Path(path), format=format, scores=cells)
+
+
+def detect_format(path: str | os.PathLike[str], lines: list[tuple[int, str]]) -> str:
+    """The layout of a table's data lines (comments and blank lines removed), or an InputError.
+
+    - ``trec_eval``: every line has 3 blank-separated fields and some line is an ``all`` row.
+    - ``long``: the header names a system, a topic and a value column.
+    - ``wide-topics``: the header's first cell is a topic label; or every header cell is a
+      non-numeric name while every data cell is a number (no topic column; columns are systems).
+    - ``wide``: the header's first cell is a system label; or the header's other cells are all
+      numbers (topic ids) while some row starts with a name.
+    """
+    if all(len(line.split()) == 3 for _, line in lines) and any(line.split()[1] == "all" for _, line in lines):
+        return "trec_eval"
+    delimiter = _delimiter(lines[0][1])
+    if delimiter is not None:
+        header = _cells(lines[0][1], delimiter)
+        labels = [cell.lower() for cell in header]
+        if all(any(name in labels for name in names) for key, names in LONG_COLUMNS.items() if key != "measure"):
+            return "long"
+        rows = [_cells(line, delimiter) for _, line in lines[1:]]
+        if rows and len(header) > 1:
+            if labels[0] in TOPIC_LABELS:
+                return "wide-topics"
+            if labels[0] in SYSTEM_LABELS:
+                return "wide"
+            if all(_is_number(cell) for cell in header[1:]) and not all(_is_number(row[0]) for row in rows if row):
+                return "wide"
+            if not any(_is_number(cell) or not cell for cell in header) and all(
+                _is_number(cell) for row in rows for cell in row
+            ):
+                return "wide-topics"
+    raise InputError(
+        "cannot tell the table's layout from its shape",
+        path=path,
+        line=lines[0][0],
+        hint=_FORMAT_HINT,
+    )
+
+
+def _read_trec_eval(
+    path: str | os.PathLike[str], lines: list[tuple[int, str]], system: str | None
+) -> dict[TableKey, dict[str, float]]:
+    runid: str | None = None
+    by_measure: dict[str, dict[str, float]] = {}
+    first_lines: dict[tuple[str, str], int] = {}
+    for number, line in lines:
+        fields = line.split()
+        if len(fields) != 3:
+            raise InputError(
+                f"found {len(fields)} fields, expected 3 (measure topic value)",
+                path=path,
+                line=number,
+                hint="a trec_eval -q line is `measure topic value`",
+            )
+        measure, topic, text = fields
+        if topic == "all":
+            if measure == "runid":
+                if runid is not None and text != runid:
+                    raise InputError(
+                        f"a second runid {text!r} (the first was {runid!r}): the file holds several runs",
+                        path=path,
+                        line=number,
+                        hint="write each run's trec_eval output to its own file",
+                    )
+                runid = text
+            continue
+        if measure.startswith(_TEXT_MEASURE_PREFIX):
+            continue
+        values = by_measure.setdefault(measure, {})
+        if topic in values:
+            raise InputError(
+                f"measure {measure!r} of topic {topic!r} appears twice (first on line {first_lines[measure, topic]})",
+                path=path,
+                line=number,
+                hint="keep one value per measure and topic",
+            )
+        values[topic] = _parse_value(text, path, number)
+        first_lines[measure, topic] = number
+    if not by_measure:
+        raise InputError(
+            "no per-topic rows, only `all` summaries",
+            path=path,
+            hint="run trec_eval with -q to print a value per topic",
+        )
+    name = system or runid or _file_stem(path)
+    return {(name, measure): values for measure, values in by_measure.items()}
+
+
+def _read_long(
+    path: str | os.PathLike[str], lines: list[tuple[int, str]], measure: str | None
+) -> dict[TableKey, dict[str, float]]:
+    header_line, header_text = lines[0]
+    delimiter = _delimiter(header_text)
+    if delimiter is None:
+        raise InputError(
+            "the header is not comma- or tab-separated",
+            path=path,
+            line=header_line,
+            hint="a long table starts with a header such as `system,topic,measure,value`",
+        )
+    header = [cell.lower() for cell in _cells(header_text, delimiter)]
+    positions: dict[str, int] = {}
+    for index, label in enumerate(header):
+        role = next((key for key, names in LONG_COLUMNS.items() if label in names), None)
+        if role is None or role in positions:
+            accepted = "; ".join(f"{key}: {', '.join(names)}" for key, names in LONG_COLUMNS.items())
+            problem = f"unknown column {label!r}" if role is None else f"a second {role} column {label!r}"
+            raise InputError(
+                f"{problem} in the header",
+                path=path,
+                line=header_line,
+                hint=f"name the columns one each of {accepted} (measure optional; save pandas frames with index=False)",
+            )
+        positions[role] = index
+    missing = [key for key in ("system", "topic", "value") if key not in positions]
+    if missing:
+        raise InputError(
+            f"the header has no {' or '.join(missing)} column",
+            path=path,
+            line=header_line,
+            hint="a long table's header names system, topic, value (and optionally measure)",
+        )
+    cells: dict[TableKey, dict[str, float]] = {}
+    first_lines: dict[tuple[str, str | None, str], int] = {}
+    for number, row in _rows(path, lines[1:], delimiter, len(header)):
+        system = row[positions["system"]]
+        topic = row[positions["topic"]]
+        row_measure = row[positions["measure"]] if "measure" in positions else measure
+        _require_names(path, number, system=system, topic=topic)
+        key = (system, row_measure, topic)
+        if key in first_lines:
+            raise InputError(
+                f"system {system!r}, topic {topic!r}"
+                + (f", measure {row_measure!r}" if "measure" in positions else "")
+                + f" appears twice (first on line {first_lines[key]})",
+                path=path,
+                line=number,
+                hint="keep one value per cell",
+            )
+        first_lines[key] = number
+        cells.setdefault((system, row_measure), {})[topic] = _parse_value(row[positions["value"]], path, number)
+    return cells
+
+
+def _read_wide(
+    path: str | os.PathLike[str], lines: list[tuple[int, str]], measure: str | None, *, rows_are_topics: bool
+) -> dict[TableKey, dict[str, float]]:
+    header_line, header_text = lines[0]
+    delimiter = _delimiter(header_text) or ","
+    header = _cells(header_text, delimiter)
+    has_row_labels = not rows_are_topics or header[0].lower() in TOPIC_LABELS or header[0] == ""
+    column_names = header[1:] if has_row_labels else header
+    kind = "system" if rows_are_topics else "topic"
+    seen_columns: dict[str, int] = {}
+    for position, name in enumerate(column_names, start=2 if has_row_labels else 1):
+        if not name:
+            raise InputError(f"header cell {position} is empty", path=path, line=header_line, hint=f"name every {kind} column")
+        if name in seen_columns:
+            raise InputError(
+                f"{kind} {name!r} names header cells {seen_columns[name]} and {position}",
+                path=path,
+                line=header_line,
+                hint=f"give every {kind} column its own name",
+            )
+        seen_columns[name] = position
+    if not column_names:
+        raise InputError("the header names no columns", path=path, line=header_line, hint=_FORMAT_HINT)
+    matrix: dict[str, dict[str, float]] = {}
+    first_lines: dict[str, int] = {}
+    for row_index, (number, row) in enumerate(_rows(path, lines[1:], delimiter, len(header)), start=1):
+        row_name = row[0] if has_row_labels else str(row_index)
+        values = row[1:] if has_row_labels else row
+        if not row_name:
+            raise InputError("the first cell is empty", path=path, line=number, hint=f"start the row with its {'topic' if rows_are_topics else 'system'} id")
+        if row_name in first_lines:
+            raise InputError(
+                f"{'topic' if rows_are_topics else 'system'} {row_name!r} has a second row (first on line {first_lines[row_name]})",
+                path=path,
+                line=number,
+                hint="keep one row per " + ("topic" if rows_are_topics else "system"),
+            )
+        first_lines[row_name] = number
+        matrix[row_name] = {name: _parse_value(text, path, number) for name, text in zip(column_names, values)}
+    if rows_are_topics:
+        return {(system, measure): {topic: matrix[topic][system] for topic in matrix} for system in column_names} if matrix else {}
+    return {(system, measure): values for system, values in matrix.items()}
+
+
+def _keep_measure(
+    path: str | os.PathLike[str], cells: dict[TableKey, dict[str, float]], measure: str
+) -> dict[TableKey, dict[str, float]]:
+    measures = list(dict.fromkeys(table_measure for _, table_measure in cells))
+    if measure not in measures:
+        raise InputError(
+            f"the table has no measure {measure!r}; it holds {', '.join(str(name) for name in measures)}",
+            path=path,
+            hint="name one of the table's measures",
+        )
+    return {key: values for key, values in cells.items() if key[1] == measure}
+
+
+def _rows(
+    path: str | os.PathLike[str], lines: Iterable[tuple[int, str]], delimiter: str, width: int
+) -> Iterable[tuple[int, list[str]]]:
+    for number, line in lines:
+        row = _cells(line, delimiter)
+        if len(row) != width:
+            raise InputError(
+                f"the row has {len(row)} cells, the header has {width}",
+                path=path,
+                line=number,
+                hint="every row needs one cell per header column (no missing or extra values)",
+            )
+        yield number, row
+
+
+def _cells(line: str, delimiter: str) -> list[str]:
+    return [cell.strip() for cell in next(csv.reader([line], delimiter=delimiter))]
+
+
+def _delimiter(header: str) -> str | None:
+    if "," in header:
+        return ","
+    if "\t" in header:
+        return "\t"
+    return None
+
+
+def _require_names(path: str | os.PathLike[str], number: int, **names: str) -> None:
+    for role, name in names.items():
+        if not name:
+            raise InputError(f"the {role} cell is empty", path=path, line=number, hint=f"name the {role} on every row")
+
+
+def _parse_value(text: str, path: str | os.PathLike[str], number: int) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(
+            f"value {text!r} is not a number",
+            path=path,
+            line=number,
+            hint="every cell needs a score (write 0 where a system scored nothing)",
+        ) from None
+    if not math.isfinite(value):
+        raise InputError(
+            f"value {text!r} is not a finite number",
+            path=path,
+            line=number,
+            hint="replace NaN and infinite values by real scores",
+        )
+    return value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _file_stem(path: str | os.PathLike[str]) -> str:
+    name = Path(path).name.removesuffix(".gz")
+    return Path(name).stem or name
