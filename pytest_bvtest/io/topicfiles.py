@@ -1,0 +1,168 @@
+"""Small per-topic side files: topic weights and query variations (MATH.md section 5).
+
+Both are blank-separated text (TSV or spaces). Lines whose first non-blank character is ``#`` are
+comments and blank lines are skipped, as in run and qrels files.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.io.textfiles import numbered_lines
+
+WEIGHTS_LINE = "topic weight"
+VARIATIONS_LINE = "query_id topic_id [user] [popularity]"
+
+
+@dataclass(frozen=True)
+class Variation:
+    """One query issued for a topic: by ``user`` (if known), with relative ``popularity`` (if known)."""
+
+    query_id: str
+    topic_id: str
+    user: str | None = None
+    popularity: float | None = None
+
+
+def read_topic_weights(path: str | os.PathLike[str]) -> dict[str, float]:
+    """Read topic importance weights, lines ``topic weight``.
+
+    Parameters
+    ----------
+    path:
+        The weights file. A first line starting with ``topic`` or ``topic_id`` is a header.
+
+    Returns
+    -------
+    dict[str, float]
+        ``topic -> weight`` in file order, as written (MATH.md section 5 normalises them to sum 1
+        where they are used).
+
+    Raises
+    ------
+    InputError
+        Naming file and line for: a line without 2 columns, a weight that is not a finite number
+        >= 0, a topic listed twice; and for a file without weights or with every weight 0.
+    """
+    weights: dict[str, float] = {}
+    first_lines: dict[str, int] = {}
+    for index, (number, fields) in enumerate(_data_lines(path)):
+        if index == 0 and fields[0].lower() in ("topic", "topic_id"):
+            continue
+        if len(fields) != 2:
+            raise InputError(
+                f"found {len(fields)} columns, expected 2 ({WEIGHTS_LINE})",
+                path=path,
+                line=number,
+                hint="write one topic and its weight per line",
+            )
+        topic, text = fields
+        weight = _parse_number(text, "weight", path, number)
+        if weight < 0:
+            raise InputError(f"weight {text!r} is negative", path=path, line=number, hint="topic weights are >= 0")
+        if topic in weights:
+            raise InputError(
+                f"topic {topic!r} is listed twice (first on line {first_lines[topic]})",
+                path=path,
+                line=number,
+                hint="give each topic one weight",
+            )
+        weights[topic] = weight
+        first_lines[topic] = number
+    if not weights:
+        raise InputError("no topic weights: the file is empty or holds only comments", path=path, hint=f"a line is `{WEIGHTS_LINE}`")
+    if not any(weights.values()):
+        raise InputError("every topic weight is 0", path=path, hint="give at least one topic a positive weight")
+    return weights
+
+
+def read_variations(path: str | os.PathLike[str]) -> list[Variation]:
+    """Read query variations, lines ``query_id topic_id [user] [popularity]``.
+
+    Parameters
+    ----------
+    path:
+        The variations file. Every line has the same number of columns: 2 (query and topic),
+        3 (plus the user who issued the query) or 4 (plus the query's popularity, a finite
+        number > 0, relative within its topic). A first line starting with ``query_id`` is a header.
+
+    Returns
+    -------
+    list[Variation]
+        In file order.
+
+    Raises
+    ------
+    InputError
+        Naming file and line for: a column count outside 2-4 or different from the first line's,
+        a popularity that is not a finite number > 0, a query id listed twice, a file without
+        variations.
+    """
+    variations: list[Variation] = []
+    first_lines: dict[str, int] = {}
+    width: tuple[int, int] | None = None
+    for number, fields in _data_lines(path):
+        if width is None:
+            if not 2 <= len(fields) <= 4:
+                raise InputError(
+                    f"found {len(fields)} columns, expected 2 to 4 ({VARIATIONS_LINE})",
+                    path=path,
+                    line=number,
+                    hint="3 columns mean query, topic, user; 4 add the popularity",
+                )
+            width = (len(fields), number)
+            if fields[0].lower() == "query_id":
+                continue
+        elif len(fields) != width[0]:
+            raise InputError(
+                f"found {len(fields)} columns, but line {width[1]} has {width[0]}",
+                path=path,
+                line=number,
+                hint=f"use the same columns on every line ({VARIATIONS_LINE})",
+            )
+        query_id, topic_id = fields[0], fields[1]
+        if query_id in first_lines:
+            raise InputError(
+                f"query {query_id!r} is listed twice (first on line {first_lines[query_id]})",
+                path=path,
+                line=number,
+                hint="give each query id one topic",
+            )
+        first_lines[query_id] = number
+        popularity = None
+        if len(fields) == 4:
+            popularity = _parse_number(fields[3], "popularity", path, number)
+            if popularity <= 0:
+                raise InputError(
+                    f"popularity {fields[3]!r} is not positive",
+                    path=path,
+                    line=number,
+                    hint="popularity is a relative frequency > 0; leave rare queries out rather than give them 0",
+                )
+        user = fields[2] if len(fields) >= 3 else None
+        variations.append(Variation(query_id=query_id, topic_id=topic_id, user=user, popularity=popularity))
+    if not variations:
+        raise InputError("no query variations: the file is empty or holds only comments", path=path, hint=f"a line is `{VARIATIONS_LINE}`")
+    return variations
+
+
+def _data_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, list[str]]]:
+    """Blank-separated fields of every line that is neither blank nor a comment."""
+    for number, line in numbered_lines(path):
+        fields = line.split()
+        if fields and not fields[0].startswith("#"):
+            yield number, fields
+
+
+def _parse_number(text: str, role: str, path: str | os.PathLike[str], number: int) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{role} {text!r} is not a number", path=path, line=number, hint=f"write the {role} as a number such as 0.5") from None
+    if not math.isfinite(value):
+        raise InputError(f"{role} {text!r} is not a finite number", path=path, line=number, hint=f"write the {role} as a finite number such as 0.5")
+    return value
