@@ -73,25 +73,34 @@ class ScoreTable:
         """The measures, in file order (``[None]`` for a table that does not name its measure)."""
         return list(dict.fromkeys(measure for _, measure in self.scores))
 
-    def for_measure(self, measure: str | None) -> dict[str, dict[str, float]]:
+    def for_measure(self, measure: object) -> dict[str, dict[str, float]]:
         """``system -> topic -> value`` for one measure.
 
+        Parameters
+        ----------
+        measure:
+            A measure name as the table writes it, ``None``, or a
+            :class:`~pytest_bvtest.measures.Measure`, which matches a table measure written as its
+            canonical name (``str(measure)``, e.g. ``nDCG@10``) or as its trec_eval label
+            (``measure.trec_eval_name``, e.g. ``ndcg_cut_10``).
+
         A table with a single measure (or none named) answers any request with it; a table with
-        several needs one of its measure names and raises :class:`InputError` listing them
-        otherwise.
+        several raises :class:`InputError` listing them unless ``measure`` matches one.
         """
         measures = self.measures()
         if len(measures) == 1:
             chosen = measures[0]
-        elif measure in measures:
-            chosen = measure
         else:
-            wanted = "no measure was named" if measure is None else f"not {measure!r}"
-            raise InputError(
-                f"the table holds the measures {', '.join(str(name) for name in measures)}; {wanted}",
-                path=self.path,
-                hint="name one of the table's measures",
-            )
+            names = {None} if measure is None else {str(measure), getattr(measure, "trec_eval_name", None)} - {None}
+            matching = [name for name in measures if name in names]
+            if not matching:
+                wanted = "no measure was named" if measure is None else f"none of them is {measure}"
+                raise InputError(
+                    f"the table holds the measures {', '.join(str(name) for name in measures)}; {wanted}",
+                    path=self.path,
+                    hint="name one of the table's measures",
+                )
+            chosen = matching[0]
         return {system: values for (system, table_measure), values in self.scores.items() if table_measure == chosen}
 
 
