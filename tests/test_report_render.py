@@ -501,3 +501,80 @@ def test_reports_on_129_real_trec8_runs(tmp_path: Path, validator: Any) -> None:
     width, _ = png_size(written[0])
     # The bias-variance figure widens with the number of systems (16 inches at 100 dpi at most).
     assert width == 1600
+
+
+# --- a document from the real pipeline -----------------------------------------------------------
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
+
+
+def read_qrels_dict(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        topic, _, docno, grade = line.split()
+        qrels.setdefault(topic, {})[docno] = int(grade)
+    return qrels
+
+
+def read_run_dict(path: Path) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        topic, _, docno, _, score, _ = line.split()
+        run.setdefault(topic, {})[docno] = float(score)
+    return run
+
+
+def test_reports_of_a_real_evaluation_of_the_example_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, validator: Any) -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from pytest_bvtest.api import evaluate_spec
+    from pytest_bvtest.report import collect
+    from pytest_bvtest.report.jsonreport import dumps
+    from pytest_bvtest.spec import load_spec
+
+    runs = {name: EXAMPLE / "runs" / f"{name}.run" for name in ("production", "bm25-alt", "past-release", "candidate-risky")}
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        f"qrels: {EXAMPLE / 'eval' / 'qrels.txt'}\n"
+        "measures: [nDCG@10]\n"
+        "baselines:\n" + "".join(f"  {name}: {runs[name]}\n" for name in ("production", "bm25-alt", "past-release")) +
+        f"candidate: {runs['candidate-risky']}\n"
+        "reference: production\n"
+        "analysis:\n  risk_alpha: 5\n"
+        "gates:\n"
+        "  - statistic: trisk\n    min: -2\n"
+        "  - statistic: mean\n    max_decrease: 0.01\n    confidence: 0.95\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    document = collect.evaluation_document(evaluate_spec(load_spec(spec), use_cache=False))
+    validator.validate(json.loads(dumps(document)))
+
+    # Independent per-topic nDCG@10 from pytrec_eval.
+    qrels = read_qrels_dict(EXAMPLE / "eval" / "qrels.txt")
+    per_topic = {}
+    for name, path in runs.items():
+        results = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(read_run_dict(path))
+        per_topic[name] = {topic: values["ndcg_cut_10"] for topic, values in results.items()}
+    means = {name: float(np.mean(list(scores.values()))) for name, scores in per_topic.items()}
+
+    lines = texts(terminal.summary_lines(document))
+    rows = {line.split()[0]: line.split() for line in lines[2:6]}
+    assert rows[">"][1] == "candidate" and rows[">"][3] == f"{means['candidate-risky']:.4f}"
+    for name in ("production", "bm25-alt", "past-release"):
+        assert rows[name][2] == f"{means[name]:.4f}"
+    assert any(line.startswith("[FAIL] bvtest.yaml::nDCG@10::trisk: nDCG@10 TRisk FAILED") for line in lines)
+
+    deltas = {topic: per_topic["candidate-risky"][topic] - per_topic["production"][topic] for topic in per_topic["production"]}
+    worst = min(deltas, key=deltas.get)
+    text = markdown.render(document)
+    assert_tables_well_formed(text)
+    assert (f"| {worst} | {per_topic['candidate-risky'][worst]:.4f} | {per_topic['production'][worst]:.4f} | "
+            f"{deltas[worst]:+.4f} |") in text
+    errors = [command for command in github.annotations(document) if command.startswith("::error file=bvtest.yaml,")]
+    assert len(errors) == 1 and "trisk" in errors[0]
+
+    pytest.importorskip("matplotlib")
+    from pytest_bvtest.report import plots
+
+    for path in plots.write_plots(document, tmp_path / "plots"):
+        assert png_size(path)[0] >= 600 and path.stat().st_size > 10_000

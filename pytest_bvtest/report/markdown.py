@@ -57,8 +57,9 @@ def _number(value: float | None) -> str:
 
 def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
     reference = _number(gate["reference_value"])
-    if gate["reference_value"] is not None and gate["reference"]:
-        reference += f" ({cell(gate['reference'])})"
+    if gate["reference"]:
+        # An absolute bound on a statistic measured against a reference (TRisk >= -2) has no reference value.
+        reference = f"against {cell(gate['reference'])}" if gate["reference_value"] is None else f"{reference} ({cell(gate['reference'])})"
     bound = gate["bound"]
     interval = gate["interval"]
     interval_text = "-"
