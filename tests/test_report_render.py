@@ -66,7 +66,8 @@ def sample_document() -> dict[str, Any]:
     warning = ("point estimate past the bound by 0.112, but the 95% interval [-0.41, 0.02] reaches the safe side: "
                "within noise (OK*)")
     ndcg_gates = [
-        gate(FAIL_ID, "bias2_plus_var", 0.037136, 0.0173844, {"kind": "max_increase", "amount": 0.1, "relative": True, "text": "max_increase 10%"},
+        gate(FAIL_ID, "bias2_plus_var", 0.037136, 0.0173844,
+             {"kind": "max_increase", "amount": 0.1, "relative": True, "text": "max_increase 10%"},
              passed=False, reference_value=0.015804, worst_topics=(("302", 0.20, 0.70), ("301", 0.60, 0.62)),
              message="nDCG@10 Bias²+Var FAILED: candidate 0.037136 vs production 0.015804; bound max_increase 10% requires <= 0.0173844; "
                      "past the limit by 0.0197516\n  topics that lost most against production:\n    302: 0.2000 vs 0.7000 (-0.5000)"),
@@ -261,7 +262,8 @@ def test_terminal_marks_the_candidate_and_colours_outcomes() -> None:
     assert by_text[failing] == {"red": True, "bold": True}
     warned = next(text for text, _ in lines if text.startswith("[OK*]"))
     assert warned.startswith(f"[OK*] {WARN_ID}: nDCG@10 URisk passed within noise") and by_text[warned] == {"yellow": True}
-    assert by_text["[OK] bvtest.yaml::AP::bias2: AP Bias² passed: candidate 0.01; bound max 0.05 requires <= 0.05; headroom 0.04"] == {"green": True}
+    passing = "[OK] bvtest.yaml::AP::bias2: AP Bias² passed: candidate 0.01; bound max 0.05 requires <= 0.05; headroom 0.04"
+    assert by_text[passing] == {"green": True}
     assert lines[-1] == ("bvtest: 4 gates, 1 failed, 1 within noise (OK*)", {"red": True, "bold": True})
 
 

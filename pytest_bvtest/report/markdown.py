@@ -135,7 +135,8 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     for evaluation in evaluations:
         lines += _system_section(evaluation, all_systems)
     tool = document.get("tool") or {}
-    lines += ["", f"<sub>{tool.get('name', 'pytest-bvtest')} {tool.get('version', '')}, report schema {document['schema_version']}</sub>", ""]
+    footer = f"{tool.get('name', 'pytest-bvtest')} {tool.get('version', '')}, report schema {document['schema_version']}"
+    lines += ["", f"<sub>{html.escape(footer)}</sub>", ""]
     return "\n".join(lines)
 
 

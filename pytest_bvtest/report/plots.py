@@ -112,6 +112,8 @@ def _scatter_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any:
         f"tradeoff: Pearson r = {format_number(tradeoff['pearson'], 3)}, Spearman ρ = {format_number(tradeoff['spearman'], 3)}",
         fontsize=10,
     )
+    # Room for the names of the outermost points.
+    axes.margins(0.12)
     axes.set_xlabel("Bias²")
     axes.set_ylabel("Var")
     axes.grid(alpha=0.3)
