@@ -158,7 +158,7 @@ class _SpecReader:
             if name not in allowed:
                 close = difflib.get_close_matches(str(name), allowed, n=1)
                 hint = f"did you mean `{close[0]}`?" if close else f"allowed keys: {', '.join(allowed)}"
-                raise self.error((*key, name), f"unknown key {name!r} in {what}", hint)
+                raise self.error((*key, name), f"unknown {what} key", hint)
         return value
 
     def path_value(self, value: Any, key: tuple[Any, ...], must_exist: bool = True) -> Path:
@@ -181,7 +181,7 @@ class _SpecReader:
     def read(self, document: Any) -> Spec:
         if document is None:
             raise self.error((), "the spec is empty", "see docs/spec.md for a minimal spec")
-        top = self.check_keys(document, (), _TOP_KEYS, "the spec's top-level")
+        top = self.check_keys(document, (), _TOP_KEYS, "top-level")
         qrels = self.path_value(top["qrels"], ("qrels",)) if top.get("qrels") is not None else None
         measures = self.measures(top.get("measures"))
         baselines = self.baselines(top.get("baselines"))
@@ -228,7 +228,7 @@ class _SpecReader:
     def table_or_run(self, value: Any, key: tuple[Any, ...], name: str) -> Source:
         if isinstance(value, str):
             return RunFile(self.path_value(value, key), name=name)
-        entry = self.check_keys(value, key, ("run", "tag", "scores", "system", "format"), f"system {name!r}")
+        entry = self.check_keys(value, key, ("run", "tag", "scores", "system", "format"), "system")
         if ("run" in entry) == ("scores" in entry):
             raise self.error(key, "give exactly one of `run` (a run file) or `scores` (a per-topic table)")
         if "run" in entry:

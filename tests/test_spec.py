@@ -88,7 +88,7 @@ def test_full_spec_is_read_with_paths_relative_to_its_folder(project: Path) -> N
     assert fourth.confidence == 0.9 and str(fourth.measure) == "AP"
     # two gates on `var` get distinct names, so their test ids differ
     assert (second.name, fifth.name) == ("var[max_increase]", "var[max]")
-    assert first.line == 17
+    assert first.line == 18
 
 
 def test_defaults_and_first_baseline_as_reference(project: Path) -> None:
@@ -129,7 +129,7 @@ def test_analysis_only_spec_is_valid(project: Path) -> None:
     ("text", "line", "fragment"),
     [
         ("measures: [AP]\nbaselines: {a: runs/prod.run}\nqrels: qrels.txt\ncandidate: runs/new.run\ngatez: []\n", 5,
-         "unknown key 'gatez'; did you mean `gates`?"),
+         "gatez: unknown top-level key; did you mean `gates`?"),
         ("qrels: qrels.txt\nmeasures: [AP, nDGC@10]\n", 2, "measures[1]"),
         ("qrels: missing.txt\nmeasures: [AP]\n", 1, "file not found"),
         ("qrels: qrels.txt\nmeasures: [AP]\nbaselines:\n  prod: runs/nope.run\n", 4, "baselines.prod"),
