@@ -1,0 +1,50 @@
+"""The team's own quality rules, written with the `bvtest` fixture next to the spec's gates."""
+
+from pathlib import Path
+
+import pytest
+
+from search.bm25 import build_index
+from search.collection import load_corpus, load_topics
+from search.configs import CONFIGS
+from search.run import Searcher
+
+PROJECT = Path(__file__).resolve().parents[1]
+SPEC = PROJECT / "bvtest.yaml"
+
+
+@pytest.mark.bvtest
+def test_candidate_keeps_every_topic_production_answers_well(bvtest):
+    """Our rule: no query production gets right (nDCG@10 >= 0.8) may drop below 0.5."""
+    evaluation = bvtest.evaluate(SPEC)
+    ndcg = evaluation.measure("nDCG@10")
+    production, candidate = ndcg.matrix.row("production"), ndcg.matrix.row("candidate")
+    broken = [
+        f"{topic}: {before:.3f} -> {after:.3f}"
+        for topic, before, after in zip(ndcg.topics, production, candidate)
+        if before >= 0.8 and after < 0.5
+    ]
+    assert not broken, "queries production answers well that the candidate breaks: " + "; ".join(broken)
+
+
+@pytest.mark.bvtest
+def test_risky_candidate_is_caught_by_the_stability_gate(bvtest):
+    """The demo's point: RM3 raises mean nDCG@10 but fails TRisk, naming the topics it hurt."""
+    evaluation = bvtest.evaluate(SPEC, PROJECT / "runs" / "candidate-risky.run")
+    assert evaluation.statistic("mean", "candidate", "nDCG@10") > evaluation.statistic("mean", "production", "nDCG@10")
+    trisk = evaluation.gate("nDCG@10", "trisk")
+    assert not trisk.passed
+    assert "23" in [impact.topic for impact in trisk.worst_topics]  # "cache function results"
+
+
+@pytest.mark.bvtest
+def test_an_in_memory_run_is_gated_like_a_file(bvtest):
+    """A ranker under development can be evaluated without writing a run file."""
+    documents = load_corpus(PROJECT / "corpus" / "stdlib_docs.jsonl")
+    topics = load_topics(PROJECT / "eval" / "topics.tsv")
+    config = CONFIGS["candidate-pass"]
+    searcher = Searcher(build_index(documents, config.analyzer), config)
+    run = {qid: dict(searcher.search(query, depth=100)) for qid, query in topics.items()}
+    in_memory = bvtest.evaluate(SPEC, run)
+    from_file = bvtest.evaluate(SPEC)
+    assert in_memory.statistic("mean", measure="nDCG@10") == pytest.approx(from_file.statistic("mean", measure="nDCG@10"), abs=1e-6)
