@@ -222,7 +222,8 @@ def paired_bootstrap(
     Speed: when the statistic reads the other systems only through per-topic aggregates, the
     matrix is first cut to the candidate, the reference and those aggregate rows
     (:attr:`~pytest_bvtest.stats.registry.Statistic.sufficient_matrix`), which gives the same
-    values on every resample; blocks of resamples are then evaluated at once. GAWM needs the whole
+    values on the observed topics and on every resample; blocks of resamples are then evaluated
+    at once. GAWM needs the whole
     matrix and resamples it, which is far slower on large matrices; so is topic grouping (one
     ``bias_variance_analysis`` per resample) and weighted ``mve`` (one call per resample).
 
@@ -271,19 +272,18 @@ def paired_bootstrap(
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise StatisticError(f"seed must be a whole number >= 0, got {seed!r}")
 
-    observed = chosen.compute(x, reference, settings)
-    estimate = observed[candidate] - (observed[reference] if reference is not None else 0.0)
-    if reference is not None and np.array_equal(x[candidate], x[reference]):
-        # Every registered statistic treats systems alike, so identical rows have identical values
-        # on every resample; BLAS kernels may still round two equal rows differently by an ulp.
-        return _interval(statistic, 0.0, np.zeros(resamples), confidence, seed)
-
     rows = list(dict.fromkeys(kept))
     if chosen.sufficient_matrix is None:
         matrix, positions = x, kept
     else:
         matrix, positions = chosen.sufficient_matrix(x, rows, settings), [rows.index(row) for row in kept]
     matrix_reference = positions[1] if reference is not None else None
+    observed = chosen.compute(matrix, matrix_reference, settings)
+    if reference is not None and np.array_equal(x[candidate], x[reference]):
+        # Every registered statistic treats systems alike, so identical rows have identical values
+        # on every resample; BLAS kernels may still round two equal rows differently by an ulp.
+        return _interval(statistic, 0.0, np.zeros(resamples), confidence, seed)
+    estimate = observed[positions[0]] - (observed[positions[1]] if reference is not None else 0.0)
     resample_weights = chosen.uses_topic_weights and settings.topic_weights is not None
 
     rng = np.random.default_rng(seed)

@@ -56,8 +56,9 @@ class AnalysisSettings:
         :class:`~pytest_bvtest.stats.biasvar.RandomGrouping` (MATH.md section 3b), bias-variance
         family only.
     risk_alpha:
-        Extra weight of a loss in URisk, TRisk, ZRisk and GeoRisk (MATH.md section 4). 5 is the
-        largest value the TREC Web track reported besides 1 and 10 and weighs harm clearly.
+        Extra weight of a loss in URisk, TRisk, ZRisk and GeoRisk (MATH.md section 4). MATH.md
+        fixes no default; 5 is one of the values the TREC Web track 2013-14 reported (0, 1, 5, 10):
+        a loss counts six times a gain of the same size.
     mve_alpha:
         Risk preference of the mean-variance value ``mu - alpha * sigma2`` (MATH.md section 5).
         MATH.md fixes no default; 2 is the value of its golden example and of the spec's default.
@@ -77,7 +78,8 @@ class AnalysisSettings:
     gawm_q: float = 1.0
 
 
-Compute = Callable[[np.ndarray, "int | None", AnalysisSettings], np.ndarray]
+Compute = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray]
+TopicTerms = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray | None]
 SufficientMatrix = Callable[[np.ndarray, Sequence[int], AnalysisSettings], np.ndarray]
 
 
@@ -117,7 +119,7 @@ class Statistic:
     needs_reference: bool
     compute: Compute
     sufficient_matrix: SufficientMatrix | None
-    topic_terms: Callable[[np.ndarray, "int | None", AnalysisSettings], np.ndarray | None] | None
+    topic_terms: TopicTerms | None
     uses_topic_weights: bool = False
 
     def topic_contributions(
@@ -248,7 +250,7 @@ def _gap_statistic(term: str) -> Compute:
     return compute
 
 
-def _bias_variance_terms(term: str) -> Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray | None]:
+def _bias_variance_terms(term: str) -> TopicTerms:
     """Per-topic terms of Bias2, Var or Error against ``c``, on the normalised scores.
 
     With ``d_j = x_j - c`` and ``mean(d) = mean(x) - c``: Bias2 = mean_j(mean(d) d_j),
@@ -271,7 +273,7 @@ def _bias_variance_terms(term: str) -> Callable[[np.ndarray, int | None, Analysi
     return terms
 
 
-def _gap_terms(term: str) -> Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray | None]:
+def _gap_terms(term: str) -> TopicTerms:
     """Per-topic terms of the gap ``rho = x_T - x``: ``rho_j``, ``(rho_j - mean(rho))^2``, ``rho_j^2``, over ``n``."""
 
     def terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray | None:
