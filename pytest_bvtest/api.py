@@ -194,7 +194,7 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
     interval = None
     if gate.confidence is not None:
         result = paired_bootstrap(
-            matrix.scores, gate.statistic, candidate, reference if relative else None, settings,
+            matrix.scores, gate.statistic, candidate, reference if relative or statistic.needs_reference else None, settings,
             resamples=spec.analysis.bootstrap.resamples, confidence=gate.confidence, seed=spec.analysis.bootstrap.seed,
         )
         interval = (float(result.low), float(result.high))
