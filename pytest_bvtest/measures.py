@@ -311,20 +311,18 @@ def _from_ir_measure(parsed: Any, text: str, path: str | PathLike[str] | None, l
     if "gains" in params:
         raise unsupported("custom gains=; use nDCG (linear gain, trec_eval) or nDCG(dcg='exp-log2') (gdeval)")
     if params.get("beta", 1.0) != 1.0:
-        raise unsupported("SetF only with beta=1 (pytrec_eval ignores other betas)")
+        raise unsupported("SetF only with beta=1 (trec_eval reports every beta under the one label set_F)")
     exponential = params.get("dcg") == _EXPONENTIAL_DCG
     judged_only = params.get("judged_only", False)
-    if (exponential or family == "ERR") and judged_only:
+    if exponential and judged_only:
         raise unsupported("judged_only=True with gdeval's measures; gdeval.pl scores unjudged documents as gain 0")
     cutoff = params.get("cutoff")
+    # ir_measures checks isinstance(int), which lets booleans through.
+    if cutoff is not None and (type(cutoff) is not int or cutoff < 1):
+        raise InputError(f"measure '{text}': the cutoff must be a positive integer, got {cutoff!r}", path=path, line=line)
     rel = params.get("rel", 1 if _FAMILIES[family].binary else None)
-    for key, value in (("cutoff", cutoff), ("rel", rel)):
-        if value is not None and (type(value) is not int or (key == "cutoff" and value < 1)):
-            raise InputError(
-                f"measure '{text}': {key} must be a{' positive' if key == 'cutoff' else 'n'} integer, got {value!r}",
-                path=path,
-                line=line,
-            )
+    if rel is not None and type(rel) is not int:
+        raise InputError(f"measure '{text}': rel must be an integer grade, got {rel!r}", path=path, line=line)
     return Measure(
         name=family,
         cutoff=cutoff,

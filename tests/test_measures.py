@@ -150,6 +150,8 @@ def test_a_name_without_any_close_match_lists_what_is_supported():
         ("P_5,10", "names 2 measures"),
         ("P@0", "positive integer"),
         ("AP(rel=2.0)", "invalid param rel=2.0"),
+        ("AP(rel=True)", "rel must be an integer grade"),
+        ("P@True", "cutoff must be a positive integer"),
         ("AP(rel=two)", "cannot read measure"),
         ("   ", "empty measure name"),
     ],
