@@ -157,8 +157,9 @@ def _with_message(outcome: GateOutcome) -> GateOutcome:
 def _headline(outcome: GateOutcome) -> str:
     verdict = "FAILED" if not outcome.passed else ("passed within noise" if outcome.warning else "passed")
     versus = ""
-    if outcome.reference_value is not None and outcome.reference is not None:
-        versus = f" vs {outcome.reference} {outcome.reference_value:.6g}"
+    if outcome.reference is not None:
+        versus = (f" against {outcome.reference}" if outcome.reference_value is None
+                  else f" vs {outcome.reference} {outcome.reference_value:.6g}")
     relation = "<=" if outcome.bound.kind in ("max", "max_increase") else ">="
     if outcome.excess > 0:
         margin = f"past the limit by {outcome.excess:.6g}"

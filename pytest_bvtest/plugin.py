@@ -108,13 +108,14 @@ class SpecFile(pytest.File):
         except BvtestError as error:
             yield InvalidSpecItem.from_parent(self, name="spec", error=error)
             return
-        gates = [(measure, gate) for gate in spec.gates for measure in spec.measures
+        gates = [(measure, gate) for measure in spec.measures for gate in spec.gates
                  if gate.measure is None or gate.measure == measure] if spec.candidate is not None else []
         if not gates:
             yield AnalysisItem.from_parent(self, name="analysis")
             return
         for measure, gate in gates:
-            yield GateItem.from_parent(self, name=f"{measure}::{gate.name}", measure=str(measure), gate_name=gate.name)
+            yield GateItem.from_parent(self, name=f"{measure}::{gate.name}", measure=str(measure), gate_name=gate.name,
+                                       gate_line=gate.line)
 
     def evaluation(self) -> Evaluation:
         """The spec's evaluation, computed once per process; an input error is re-raised for every item."""
@@ -175,10 +176,11 @@ class AnalysisItem(_BvtestItem):
 class GateItem(_BvtestItem):
     """One gate on one measure."""
 
-    def __init__(self, *, measure: str, gate_name: str, **kwargs: Any) -> None:
+    def __init__(self, *, measure: str, gate_name: str, gate_line: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.measure = measure
         self.gate_name = gate_name
+        self.gate_line = gate_line
 
     def runtest(self) -> None:
         evaluation = self.spec_file.evaluation()
@@ -187,7 +189,8 @@ class GateItem(_BvtestItem):
             self.user_properties.append((key, value))
         self.stash[_ITEM_PAYLOAD] = collect.item_payload(evaluation, outcome)
         if outcome.warning:
-            warnings.warn(GateWithinNoiseWarning(f"{self.nodeid}: {outcome.warning}"), stacklevel=1)
+            # attributed to the gate's line in the spec, so the warnings summary points there
+            warnings.warn_explicit(f"{self.nodeid}: {outcome.warning}", GateWithinNoiseWarning, str(self.path), self.gate_line)
         if not outcome.passed:
             raise GateFailure(outcome.message)
 

@@ -1,0 +1,235 @@
+"""The pytest plugin, driven through pytester: collection, ids, messages, options, reports, xdist."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from xml.etree import ElementTree
+
+import jsonschema
+import pytest
+
+from pytest_bvtest.report.jsonreport import schema
+
+TOPICS = ("t1", "t2", "t3", "t4", "t5", "t6")
+QRELS = "".join(f"{t} 0 {t}-rel 1\n{t} 0 {t}-other 0\n" for t in TOPICS)
+
+
+def run_text(tag: str, relevant_rank: dict[str, int]) -> str:
+    """A run putting each topic's relevant document at the given rank (AP = 1/rank)."""
+    lines = []
+    for topic in TOPICS:
+        rank = relevant_rank.get(topic, 1)
+        docs = [f"{topic}-d{k}" for k in range(1, 6)]
+        docs.insert(rank - 1, f"{topic}-rel")
+        lines += [f"{topic} Q0 {doc} {r} {10 - r} {tag}" for r, doc in enumerate(docs, start=1)]
+    return "\n".join(lines) + "\n"
+
+
+PRODUCTION = {"t1": 1, "t2": 2, "t3": 1, "t4": 2, "t5": 1, "t6": 3}
+BM25 = {"t1": 2, "t2": 2, "t3": 3, "t4": 2, "t5": 2, "t6": 3}
+STABLE = {"t1": 1, "t2": 1, "t3": 1, "t4": 2, "t5": 1, "t6": 2}  # never worse than production
+RISKY = {"t1": 1, "t2": 1, "t3": 5, "t4": 1, "t5": 4, "t6": 1}  # wins some, loses t3 and t5 badly
+SLIGHTLY_WORSE = {"t1": 1, "t2": 2, "t3": 2, "t4": 2, "t5": 1, "t6": 3}  # production but for t3
+
+SPEC = """
+qrels: qrels.txt
+measures: [AP, RR]
+baselines:
+  production: runs/production.run
+  bm25: runs/bm25.run
+candidate: runs/stable.run
+reference: production
+gates:
+  - {statistic: mean, max_decrease: 0.01}
+  - {statistic: urisk, min: -0.05}
+  - {statistic: bias2_plus_var, max_increase: 10%}
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makefile(".txt", qrels=QRELS)
+    runs = pytester.mkdir("runs")
+    for name, ranks in (("production", PRODUCTION), ("bm25", BM25), ("stable", STABLE), ("risky", RISKY),
+                        ("slightly-worse", SLIGHTLY_WORSE)):
+        (runs / f"{name}.run").write_text(run_text(name, ranks))
+    (pytester.path / "bvtest.yaml").write_text(textwrap.dedent(SPEC).lstrip())
+    return pytester
+
+
+def test_one_item_per_measure_and_gate_with_readable_ids(project: pytest.Pytester) -> None:
+    result = project.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines([
+        "bvtest.yaml::AP::mean", "bvtest.yaml::AP::urisk", "bvtest.yaml::AP::bias2_plus_var",
+        "bvtest.yaml::RR::mean", "bvtest.yaml::RR::urisk", "bvtest.yaml::RR::bias2_plus_var",
+    ])
+
+
+def test_stable_candidate_passes_and_summary_shows_the_table(project: pytest.Pytester) -> None:
+    result = project.runpytest()
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines([
+        "*bvtest summary*",
+        "*bvtest.yaml*AP*6 topics*",
+        "*system*role*mean*Bias²*Var*Bias²+Var*URisk*GeoRisk*MVE*gates*",
+        "*production*reference*",
+        "> candidate*candidate*3 OK*",
+        "[[]OK[]] bvtest.yaml::AP::mean*",
+    ])
+
+
+def test_failing_gate_says_what_regressed_by_how_much_and_where(project: pytest.Pytester) -> None:
+    result = project.runpytest("--bvtest-run", "runs/risky.run")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    # AP of production: [1, .5, 1, .5, 1, 1/3]; risky: [1, 1, .2, 1, .25, 1]; deltas [0, .5, -.8, .5, -.75, 2/3]
+    # URisk at alpha 5 = (0.5 + 0.5 + 2/3 - 6 * 0.8 - 6 * 0.75) / 6 = -1.27222
+    result.stdout.fnmatch_lines([
+        "*AP URisk FAILED: candidate -1.27222 against production; bound min -0.05 requires >= -0.05; past the limit by 1.22222",
+        "*topics that lost most against production:",
+        "*t3: 0.2000 vs 1.0000 (-0.8000)",
+        "*t5: 0.2500 vs 1.0000 (-0.7500)",
+    ])
+    assert "Traceback" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["FAILED bvtest.yaml::AP::urisk*"])
+
+
+def test_invalid_spec_is_one_failing_item_not_a_crashed_session(project: pytest.Pytester) -> None:
+    (project.path / "bvtest_broken.yaml").write_text("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/nope.run}\n")
+    project.makepyfile(test_other="def test_other():\n    pass\n")
+    result = project.runpytest()
+    result.assert_outcomes(passed=7, failed=1)
+    result.stdout.fnmatch_lines(["*bvtest_broken.yaml:3: baselines.p: file not found*", "FAILED bvtest_broken.yaml::spec*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_input_error_in_a_run_fails_its_items_with_file_and_line(project: pytest.Pytester) -> None:
+    (project.path / "runs" / "production.run").write_text("t1 Q0 d1 1 not-a-number production\n")
+    result = project.runpytest()
+    result.assert_outcomes(failed=6)
+    result.stdout.fnmatch_lines(["*runs/production.run:1:*score*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_json_report_follows_its_schema_and_ini_mirror_works(project: pytest.Pytester) -> None:
+    project.makeini("[pytest]\nbvtest_json = reports/from-ini.json\n")
+    result = project.runpytest("--bvtest-run", "runs/risky.run")
+    document = json.loads((project.path / "reports" / "from-ini.json").read_text())
+    jsonschema.validate(document, schema())
+    assert document["schema_version"] == 1 and document["passed"] is False
+    ap = next(e for e in document["evaluations"] if e["measure"] == "AP")
+    assert ap["topics"] == list(TOPICS)
+    assert ap["target"]["per_topic"] == pytest.approx([1, 1, 1, 1, 1, 1])
+    candidate = next(s for s in ap["systems"] if s["role"] == "candidate")
+    assert candidate["mean"] == pytest.approx((1 + 1 + 0.2 + 1 + 0.25 + 1) / 6)
+    assert {gate["id"] for gate in ap["gates"]} == {"bvtest.yaml::AP::mean", "bvtest.yaml::AP::urisk", "bvtest.yaml::AP::bias2_plus_var"}
+    assert result.ret == 1
+    # the command line wins over the ini file
+    project.runpytest("--bvtest-json", "cli.json")
+    assert (project.path / "cli.json").exists()
+
+
+def test_markdown_step_summary_and_github_annotations(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    step_summary = project.path / "step-summary.md"
+    step_summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = project.runpytest("--bvtest-run", "runs/risky.run", "--bvtest-markdown", "pr.md")
+    markdown = (project.path / "pr.md").read_text()
+    assert markdown.startswith("<!-- pytest-bvtest -->")
+    assert "bvtest.yaml::AP::urisk" in markdown and "t3" in markdown
+    assert step_summary.read_text() == "earlier step\n" + markdown
+    result.stdout.fnmatch_lines(["::error file=bvtest.yaml,title=bvtest FAIL bvtest.yaml%3A%3AAP%3A%3Aurisk::*"])
+
+
+def test_junit_xml_carries_the_statistic_values(project: pytest.Pytester) -> None:
+    project.runpytest("--junitxml=junit.xml")
+    tree = ElementTree.parse(project.path / "junit.xml")
+    case = next(c for c in tree.iter("testcase") if (c.get("classname"), c.get("name")) == ("bvtest.yaml.AP", "urisk"))
+    properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert properties["bvtest_statistic"] == "urisk"
+    assert properties["bvtest_outcome"] == "OK"
+    assert properties["bvtest_reference"] == "production"
+    assert float(properties["bvtest_limit"]) == -0.05
+
+
+def test_spec_given_on_the_command_line_is_collected(project: pytest.Pytester) -> None:
+    (project.path / "bvtest.yaml").rename(project.path / "quality.yaml")
+    result = project.runpytest("--bvtest-spec", "quality.yaml")
+    result.assert_outcomes(passed=6)
+
+
+def test_analysis_only_spec_reports_without_gate_items(project: pytest.Pytester) -> None:
+    (project.path / "bvtest.yaml").write_text("qrels: qrels.txt\nmeasures: [AP]\nbaselines: {production: runs/production.run, bm25: runs/bm25.run}\n")
+    result = project.runpytest("-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*bvtest.yaml::analysis PASSED*", "*bvtest summary*", "*production*reference*"])
+
+
+def test_marker_is_registered_and_the_fixture_evaluates_in_memory_runs(project: pytest.Pytester) -> None:
+    project.makepyfile(test_team="""
+        import pytest
+
+        @pytest.mark.bvtest
+        def test_perfect_run_beats_production(bvtest):
+            spec = bvtest.load_spec("bvtest.yaml")
+            perfect = {t: {f"{t}-rel": 2.0, f"{t}-d1": 1.0} for t in ("t1", "t2", "t3", "t4", "t5", "t6")}
+            evaluation = bvtest.evaluate(spec, perfect)
+            assert evaluation.statistic("mean", measure="AP") == 1.0
+            assert evaluation.statistic("bias2", measure="AP") == 0.0
+            assert evaluation.passed
+    """)
+    result = project.runpytest("--strict-markers", "test_team.py")
+    result.assert_outcomes(passed=1)
+
+
+def test_noise_aware_gate_passes_with_a_visible_warning(project: pytest.Pytester) -> None:
+    spec = SPEC.replace("{statistic: mean, max_decrease: 0.01}", "{statistic: mean, max_decrease: 0.01, confidence: 0.95}")
+    (project.path / "bvtest.yaml").write_text(textwrap.dedent(spec).lstrip())
+    result = project.runpytest("--bvtest-run", "runs/slightly-worse.run")
+    # AP mean drops by 0.5 / 6 = 0.083 > 0.01, all of it from t3; a resample without t3 (probability
+    # (5/6)^6 = 0.33) shows no drop, so the 95% interval of the difference reaches 0: within noise
+    result.stdout.fnmatch_lines([
+        "*bvtest.yaml:9: GateWithinNoiseWarning: bvtest.yaml::AP::mean: point estimate past the bound by 0.07333*"
+        "95% interval [[]-0.25, 0[]] reaches the safe side*",
+        "*[[]OK[*][]] bvtest.yaml::AP::mean*passed within noise*",
+    ])
+
+
+def test_update_makes_the_candidate_the_stored_reference(project: pytest.Pytester) -> None:
+    production = project.path / "runs" / "production.run"
+    before = production.read_bytes()
+    result = project.runpytest("--bvtest-update")
+    assert production.read_bytes() == (project.path / "runs" / "stable.run").read_bytes()
+    kept = list((project.path / "runs").glob("production.run.previous-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == before
+    result.stdout.fnmatch_lines(["*reference 'production' updated*", "*previous reference kept as*", "*AP mean 0.7222 -> 0.8333 (+0.1111)*"])
+    # a second update has nothing to change
+    again = project.runpytest("--bvtest-update")
+    again.stdout.fnmatch_lines(["*already holds the candidate run; nothing changed*"])
+
+
+def test_same_outcomes_under_xdist_and_without_cacheprovider(project: pytest.Pytester) -> None:
+    serial = project.runpytest_subprocess("--bvtest-run", "runs/risky.run", "--bvtest-json", "serial.json", "-p", "no:cacheprovider")
+    parallel = project.runpytest_subprocess("--bvtest-run", "runs/risky.run", "--bvtest-json", "parallel.json", "-n", "2")
+    assert serial.ret == parallel.ret == 1
+    assert serial.parseoutcomes() == {k: v for k, v in parallel.parseoutcomes().items() if k in serial.parseoutcomes()}
+
+    def gates(name: str) -> dict[str, tuple[bool, float]]:
+        document = json.loads((project.path / name).read_text())
+        return {g["id"]: (g["passed"], g["value"]) for e in document["evaluations"] for g in e["gates"]}
+
+    assert gates("serial.json") == gates("parallel.json")
+    assert len(gates("parallel.json")) == 6
+
+
+def test_cache_is_written_beside_the_spec_and_can_be_moved_or_disabled(project: pytest.Pytester) -> None:
+    project.runpytest()
+    assert any((project.path / ".bvtest_cache").rglob("*.json"))
+    project.runpytest("--bvtest-cache-dir", "elsewhere")
+    assert any((project.path / "elsewhere").rglob("*.json"))
+    Path(project.path / "nocache").mkdir()
+    result = project.runpytest("--bvtest-no-cache", "--bvtest-cache-dir", "nocache")
+    result.assert_outcomes(passed=6)
+    assert not any((project.path / "nocache").rglob("*.json"))
