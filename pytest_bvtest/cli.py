@@ -82,10 +82,10 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
     for matrix in matrices.values():
         for i, system in enumerate(matrix.systems):
             if arguments.mean:
-                out.write(f"{system}\t{matrix.measure}\t{matrix.scores[i].mean()!r}\n")
+                out.write(f"{system}\t{matrix.measure}\t{float(matrix.scores[i].mean())!r}\n")
                 continue
             for j, topic in enumerate(matrix.topics):
-                out.write(f"{system}\t{topic}\t{matrix.measure}\t{matrix.scores[i, j]!r}\n")
+                out.write(f"{system}\t{topic}\t{matrix.measure}\t{float(matrix.scores[i, j])!r}\n")
     for matrix in matrices.values():
         for system in matrix.systems:
             missing = matrix.missing_topics(system)

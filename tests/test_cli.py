@@ -1,0 +1,80 @@
+"""The `bvtest` command: per-topic TSV, gates without pytest, exit codes 0 / 1 / 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+
+from pytest_bvtest.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest_bvtest.cli", *args], capture_output=True, text=True, cwd=EXAMPLE)
+
+
+def test_evaluate_prints_per_topic_values_equal_to_pytrec_eval(capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, run = EXAMPLE / "eval" / "qrels.txt", EXAMPLE / "runs" / "production.run"
+    assert main(["evaluate", "--qrels", str(qrels), "-m", "nDCG@10", "-m", "map", str(run)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "system\ttopic\tmeasure\tvalue"
+    rows = [line.split("\t") for line in lines[1:]]
+    assert {row[2] for row in rows} == {"nDCG@10", "AP"}  # trec_eval's `map` is shown back as AP
+    with open(qrels) as q, open(run) as r:
+        expected = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(q), {"ndcg_cut_10"}).evaluate(pytrec_eval.parse_run(r))
+    ndcg = {topic: float(value) for system, topic, measure, value in rows if measure == "nDCG@10"}
+    assert ndcg.keys() == expected.keys()
+    for topic, value in ndcg.items():
+        assert value == expected[topic]["ndcg_cut_10"]  # full precision: the exact float
+
+
+def test_evaluate_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [str(EXAMPLE / "runs" / f"{name}.run") for name in ("production", "candidate-pass")]
+    assert main(["evaluate", "--qrels", str(EXAMPLE / "eval" / "qrels.txt"), "-m", "nDCG@10", "--mean", *runs]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "system\tmeasure\tmean"
+    means = {line.split("\t")[0]: float(line.split("\t")[2]) for line in lines[1:]}
+    assert means["production"] == pytest.approx(0.5597, abs=5e-5)
+    assert means["candidate-pass"] == pytest.approx(0.5734, abs=5e-5)
+
+
+def test_check_exit_codes_and_reports(tmp_path: Path) -> None:
+    passing = run_cli("check", "bvtest.yaml", "--no-cache", "--json", str(tmp_path / "pass.json"))
+    assert passing.returncode == 0, passing.stderr
+    assert "bvtest: 4 gates, 0 failed" in passing.stdout
+    failing = run_cli("check", "bvtest.yaml", "--no-cache", "--run", "runs/candidate-risky.run",
+                      "--markdown", str(tmp_path / "fail.md"))
+    assert failing.returncode == 1
+    assert "[FAIL] bvtest.yaml::nDCG@10::trisk" in failing.stdout
+    assert "bvtest.yaml::nDCG@10::trisk" in (tmp_path / "fail.md").read_text()
+    assert json.loads((tmp_path / "pass.json").read_text())["passed"] is True
+
+
+def test_report_never_gates() -> None:
+    result = run_cli("report", "bvtest.yaml", "--no-cache", "--run", "runs/candidate-risky.run")
+    assert result.returncode == 0
+    assert "candidate" in result.stdout and "[FAIL]" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "missing.yaml"], "missing.yaml: spec file not found"),
+        (["evaluate", "--qrels", "eval/qrels.txt", "-m", "nDGC@10", "runs/production.run"], "nDCG@10"),
+        (["evaluate", "--qrels", "eval/topics.tsv", "-m", "AP", "runs/production.run"], "eval/topics.tsv:1:"),
+        (["check"], "the following arguments are required: SPEC"),
+        (["frobnicate"], "invalid choice"),
+    ],
+    ids=["missing-spec", "unknown-measure", "malformed-qrels", "usage", "unknown-command"],
+)
+def test_input_and_usage_errors_exit_2_without_traceback(args: list[str], message: str) -> None:
+    result = run_cli(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
