@@ -15,7 +15,7 @@ from pytest_bvtest.errors import InputError
 _HASH_CHUNK = 1 << 20
 
 
-def open_text(path: str | os.PathLike[str]) -> IO[str]:
+def open_text(path: str | os.PathLike[str], *, errors: str = "strict") -> IO[str]:
     """Open ``path`` for reading as UTF-8 text, decompressing it when the name ends in ``.gz``.
 
     A missing or unreadable file raises :class:`InputError` naming it.
@@ -23,8 +23,8 @@ def open_text(path: str | os.PathLike[str]) -> IO[str]:
     path = Path(path)
     try:
         if path.name.endswith(".gz"):
-            return gzip.open(path, "rt", encoding="utf-8", newline=None)
-        return open(path, encoding="utf-8", newline=None)
+            return gzip.open(path, "rt", encoding="utf-8", errors=errors, newline=None)
+        return open(path, encoding="utf-8", errors=errors, newline=None)
     except FileNotFoundError:
         raise InputError("file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)") from None
     except IsADirectoryError:
@@ -36,17 +36,21 @@ def open_text(path: str | os.PathLike[str]) -> IO[str]:
 def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, line)`` for every line of ``path`` (1-based, newline stripped).
 
-    Decoding errors (a binary file, a corrupt ``.gz``) become :class:`InputError`.
+    Bytes that are not UTF-8 (a binary file) and a corrupt ``.gz`` become :class:`InputError` at the
+    line they are on: undecodable bytes are kept as surrogates while reading so the line is known.
     """
     line_number = 0
     try:
-        with open_text(path) as handle:
+        with open_text(path, errors="surrogateescape") as handle:
             for line_number, line in enumerate(handle, start=1):
+                if not line.isascii():
+                    try:
+                        line.encode("utf-8")
+                    except UnicodeEncodeError:
+                        raise InputError("not UTF-8 text (a binary or wrongly encoded file?)", path=path, line=line_number) from None
                 yield line_number, line.rstrip("\r\n")
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason})", path=path, line=line_number + 1) from None
     except (OSError, EOFError) as error:
-        raise InputError(f"cannot read file ({error})", path=path, line=line_number + 1 or None) from None
+        raise InputError(f"cannot read file ({error})", path=path, line=line_number + 1) from None
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
@@ -75,6 +79,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
+        os.chmod(temporary, _mode_for(path))
         os.replace(temporary, path)
     except BaseException:
         try:
@@ -82,6 +87,16 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def _mode_for(path: Path) -> int:
+    """The replaced file's permissions, or what a plain ``open`` would give a new file (mkstemp's are 0600)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
