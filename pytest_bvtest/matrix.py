@@ -93,7 +93,7 @@ def _listing(topics: Sequence[str]) -> str:
 
 def _per_topic_from_run(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
     universe = set(qrels.evaluated_topics())
-    ignored = tuple(topic for topic in run.scores if topic not in qrels.judgments)
+    ignored = tuple(topic for topic in run.scores if topic not in universe)
     if not universe.intersection(run.scores):
         where = run.path if run.path is not None else run.name
         raise InputError(
