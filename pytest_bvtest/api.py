@@ -18,16 +18,19 @@ import numpy as np
 from pytest_bvtest.cache import ScoreCache
 from pytest_bvtest.errors import BvtestError, InputError, StatisticError
 from pytest_bvtest.gates import GateOutcome, TopicImpact, judge
-from pytest_bvtest.io.runs import Run
-from pytest_bvtest.io.textfiles import atomic_write_bytes
-from pytest_bvtest.io.topicfiles import read_topic_weights
-from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, Source
+from pytest_bvtest.io.qrels import Qrels, read_qrels
+from pytest_bvtest.io.runs import Run, read_run
+from pytest_bvtest.io.textfiles import atomic_write_bytes, file_digest
+from pytest_bvtest.io.topicfiles import read_topic_weights, read_variations
+from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile, retrieved_lists
 from pytest_bvtest.measures import Measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
 from pytest_bvtest.stats.inference import paired_bootstrap
+from pytest_bvtest.stats.meanvar import mve_general, mve_intra_topic, variation_layout
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 from pytest_bvtest.stats.risk import trisk
+from pytest_bvtest.stats.simulation import SimulationResult, simulate_topic_bias_variance
 
 __all__ = ["BvtestAPI", "Evaluation", "GateOutcome", "MeasureEvaluation", "SystemStatistics", "evaluate_spec"]
 
@@ -64,6 +67,7 @@ class MeasureEvaluation:
     gates: tuple[GateOutcome, ...]
     candidate: str | None
     reference: str | None
+    mve_method: str = "inter-topic"
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -96,6 +100,7 @@ class Evaluation:
     measures: tuple[MeasureEvaluation, ...]
     cache_hits: int = 0
     cache_misses: int = 0
+    simulation: SimulationResult | None = None
 
     def measure(self, measure: str | None = None) -> MeasureEvaluation:
         """The evaluation of ``measure`` (any spelling ir_measures accepts); the only one when omitted."""
@@ -137,26 +142,28 @@ class Evaluation:
         return stats.values[name]
 
 
+def _topic_weights(spec: Spec, topics: Sequence[str]) -> np.ndarray | None:
+    """The MVE topic weights aligned with ``topics``; every evaluated topic must have one."""
+    path = spec.analysis.mve.weights
+    if path is None:
+        return None
+    by_topic = read_topic_weights(path)
+    missing = [topic for topic in topics if topic not in by_topic]
+    if missing:
+        raise InputError(f"no weight for {len(missing)} evaluated topic(s): {_short_list(missing)}", path=path,
+                         hint="give every evaluated topic a weight (0 excludes it)")
+    return np.array([by_topic[topic] for topic in topics])
+
+
 def _analysis_settings(spec: Spec, matrix: ScoreMatrix) -> AnalysisSettings:
     analysis = spec.analysis
-    weights = None
-    if analysis.mve.weights is not None:
-        by_topic = read_topic_weights(analysis.mve.weights)
-        missing = [topic for topic in matrix.topics if topic not in by_topic]
-        if missing:
-            raise InputError(
-                f"no weight for {len(missing)} evaluated topic(s): {', '.join(missing[:10])}",
-                path=analysis.mve.weights,
-                hint="give every evaluated topic a weight (0 excludes it)",
-            )
-        weights = np.array([by_topic[topic] for topic in matrix.topics])
     return AnalysisSettings(
         target=analysis.target,
         normalize=analysis.normalize,
         grouping=analysis.grouping,
         risk_alpha=analysis.risk_alpha,
         mve_alpha=analysis.mve.alpha,
-        topic_weights=weights,
+        topic_weights=_topic_weights(spec, matrix.topics),
         gawm_q=analysis.gawm_q,
     )
 
@@ -182,14 +189,20 @@ def _worst_topics(matrix: ScoreMatrix, candidate: int, compared: np.ndarray, cou
 
 
 def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings,
-                target: np.ndarray, candidate: int) -> GateOutcome:
+                target: np.ndarray, candidate: int, overrides: Mapping[str, np.ndarray]) -> GateOutcome:
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
     relative = gate.bound.kind in ("max_increase", "max_decrease")
-    try:
-        values = np.asarray(statistic.compute(matrix.scores, reference, settings), dtype=float)
-    except StatisticError as error:
-        raise InputError(f"gate {gate.name}: {error}", path=spec.path, line=gate.line) from None
+    if gate.statistic in overrides:
+        if gate.confidence is not None:
+            raise InputError(f"gate {gate.name}: a noise-aware MVE gate is not available with query variations",
+                             path=spec.path, line=gate.line, hint="drop `confidence` from this gate")
+        values = overrides[gate.statistic]
+    else:
+        try:
+            values = np.asarray(statistic.compute(matrix.scores, reference, settings), dtype=float)
+        except StatisticError as error:
+            raise InputError(f"gate {gate.name}: {error}", path=spec.path, line=gate.line) from None
     reference_value = float(values[reference]) if reference is not None and relative else None
     interval = None
     if gate.confidence is not None:
@@ -225,7 +238,7 @@ def _candidate_name(spec: Spec) -> str | None:
     return spec.candidate.rename.get(spec.candidate.systems[0], spec.candidate.systems[0])  # type: ignore[union-attr]
 
 
-def _evaluate_measure(spec: Spec, matrix: ScoreMatrix) -> MeasureEvaluation:
+def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, variations: _VariationMVE | None) -> MeasureEvaluation:
     settings = _analysis_settings(spec, matrix)
     try:
         analysis = bias_variance_analysis(
@@ -236,6 +249,8 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix) -> MeasureEvaluation:
     candidate_name = _candidate_name(spec)
     reference = matrix.index(spec.reference) if spec.reference is not None else None
     values = {name: _statistic_values(name, matrix.scores, reference, settings) for name in SYSTEM_STATISTICS}
+    overrides = {} if variations is None else {"mve": variations.values[matrix.measure]}
+    values.update(overrides)
     trisk_p = trisk(matrix.scores, matrix.scores[reference], settings.risk_alpha).p if reference is not None else None
     systems = []
     for i, name in enumerate(matrix.systems):
@@ -256,19 +271,107 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix) -> MeasureEvaluation:
         candidate = matrix.index(candidate_name)
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
-                gates.append(_judge_gate(spec, gate, matrix, settings, matrix.scores.max(axis=0), candidate))
-    return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name, spec.reference)
+                gates.append(_judge_gate(spec, gate, matrix, settings, matrix.scores.max(axis=0), candidate, overrides))
+    method = "inter-topic" if variations is None else variations.method
+    return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
+                             spec.reference, method)
 
 
-def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True,
-                  extra_sources: Sequence[Source] = ()) -> Evaluation:
+@dataclass(frozen=True)
+class _VariationMVE:
+    """Mean-variance values per measure computed over query variations, and which form was used."""
+
+    values: Mapping[str, np.ndarray]
+    method: str
+
+
+def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache) -> tuple[dict[Measure, ScoreMatrix], _VariationMVE]:
+    """Evaluate every query variation against its topic's qrels (Zuccon et al. CIKM 2016).
+
+    The per-topic matrix the other statistics see holds each topic's popularity-weighted mean over its
+    variations; MVE uses the general form (covariance across topics) when variations are aligned by
+    user, the intra-topic form with covariance 0 otherwise (MATH.md section 5).
+    """
+    path = spec.analysis.mve.variations
+    assert path is not None
+    if any(isinstance(source, ScoreTableFile) for source in spec.sources()):
+        raise InputError("query variations need run files: per-topic tables have no per-query rankings",
+                         path=spec.path, line=spec.line_of("analysis", "mve", "variations"))
+    universe = qrels.evaluated_topics()
+    in_universe = set(universe)
+    variations = [variation for variation in read_variations(path) if variation.topic_id in in_universe]
+    covered = {variation.topic_id for variation in variations}
+    uncovered = [topic for topic in universe if topic not in covered]
+    if uncovered:
+        raise InputError(f"{len(uncovered)} judged topic(s) have no query variation: {_short_list(uncovered)}",
+                         path=path, hint="list at least one query (e.g. the title query) for every judged topic")
+    order = {topic: j for j, topic in enumerate(universe)}
+    variations.sort(key=lambda variation: order[variation.topic_id])
+    query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
+    digest = hashlib.blake2b((file_digest(spec.qrels) + file_digest(path)).encode(), digest_size=20).hexdigest()
+    query_matrices = MatrixBuilder(query_qrels, cache, qrels_digest=digest).build(list(spec.measures), spec.sources())
+    popularity = [variation.popularity for variation in variations]
+    users = [variation.user for variation in variations]
+    layout = variation_layout(
+        [variation.topic_id for variation in variations],
+        None if None in users else users,
+        None if None in popularity else popularity,
+    )
+    weights = _topic_weights(spec, layout.topics)
+    alpha = spec.analysis.mve.alpha
+    topic_matrices, values = {}, {}
+    for measure, queries in query_matrices.items():
+        arranged = layout.arrange(queries.scores)
+        intra = mve_intra_topic(arranged, alpha, weights=weights, popularity=layout.popularity, present=layout.present)
+        if layout.aligned_by_user:
+            values[str(measure)] = np.asarray(mve_general(np.swapaxes(arranged, -1, -2), alpha, weights=weights).value)
+        else:
+            values[str(measure)] = np.asarray(intra.value)
+        imputed = np.any(layout.arrange(queries.imputed.astype(float)) == 1.0, axis=-1)  # padding is NaN
+        topic_matrices[measure] = ScoreMatrix(queries.measure, queries.systems, layout.topics, np.asarray(intra.topic_mu),
+                                              imputed, queries.ignored_topics)
+    method = "general (aligned by user)" if layout.aligned_by_user else "intra-topic (covariance 0)"
+    return topic_matrices, _VariationMVE(values, method)
+
+
+def _short_list(items: Sequence[str], limit: int = 10) -> str:
+    return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _simulate(spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequence[str]) -> SimulationResult:
+    """Per-topic bias-variance over simulated collections (MATH.md section 3e) for every system."""
+    settings = spec.analysis.simulation
+    assert settings is not None
+    runs = []
+    for source in spec.sources():
+        if isinstance(source, ScoreTableFile):
+            raise InputError("the per-topic simulation needs run files: per-topic tables have no rankings",
+                             path=spec.path, line=spec.line_of("analysis", "simulation"))
+        runs.append(source if isinstance(source, Run) else read_run(source.path, tag=source.tag))
+    lists = [retrieved_lists(run, qrels, topics) for run in runs]
+    return simulate_topic_bias_variance(lists, systems, topics, samples=settings.samples, seed=settings.seed)
+
+
+def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True) -> Evaluation:
     """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes."""
     folder = None if not use_cache else (Path(cache_dir) if cache_dir else spec.cache)
     cache = ScoreCache(folder)
-    builder = MatrixBuilder.from_qrels_file(spec.qrels, cache)
-    matrices = builder.build(list(spec.measures), [*spec.sources(), *extra_sources])
-    measures = tuple(_evaluate_measure(spec, matrices[measure]) for measure in spec.measures)
-    return Evaluation(spec, measures, cache.hits, cache.misses)
+    qrels = read_qrels(spec.qrels) if spec.qrels is not None else None
+    variations = None
+    if spec.analysis.mve.variations is not None:
+        if qrels is None:
+            raise InputError("query variations need relevance judgments", path=spec.path, hint="add `qrels:`")
+        matrices, variations = _variation_matrices(spec, qrels, cache)
+    else:
+        matrices = MatrixBuilder(qrels, cache).build(list(spec.measures), spec.sources())
+    measures = tuple(_evaluate_measure(spec, matrices[measure], variations) for measure in spec.measures)
+    simulation = None
+    if spec.analysis.simulation is not None:
+        if qrels is None or variations is not None:
+            raise InputError("the per-topic simulation needs run files and qrels, without query variations",
+                             path=spec.path, line=spec.line_of("analysis", "simulation"))
+        simulation = _simulate(spec, qrels, measures[0].topics, measures[0].matrix.systems)
+    return Evaluation(spec, measures, cache.hits, cache.misses, simulation)
 
 
 @dataclass

@@ -23,6 +23,7 @@ from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
 from pytest_bvtest.io.textfiles import file_digest
 from pytest_bvtest.measures import Measure, evaluate_run
+from pytest_bvtest.stats.simulation import RetrievedList
 
 _MAX_LISTED_TOPICS = 10
 
@@ -117,10 +118,13 @@ class _EvaluatedSystem:
 class MatrixBuilder:
     """Evaluates sources once for all measures and assembles one :class:`ScoreMatrix` per measure."""
 
-    def __init__(self, qrels: Qrels | None, cache: ScoreCache | None = None) -> None:
+    def __init__(self, qrels: Qrels | None, cache: ScoreCache | None = None, *, qrels_digest: str | None = None) -> None:
+        """``qrels_digest`` identifies in-memory qrels for the cache (file qrels are hashed from their file)."""
         self.qrels = qrels
         self.cache = cache or ScoreCache(None)
-        self._qrels_digest = file_digest(qrels.path) if qrels is not None and qrels.path is not None else None
+        if qrels_digest is None and qrels is not None and qrels.path is not None:
+            qrels_digest = file_digest(qrels.path)
+        self._qrels_digest = qrels_digest
         self._tables: dict[tuple[Path, str], ScoreTable] = {}
 
     @classmethod
@@ -239,3 +243,22 @@ def _check_table_topics(system: _EvaluatedSystem, topics: Sequence[str]) -> None
             path=system.origin,
             hint="every system must be scored on the same topic set; fix the table or the qrels",
         )
+
+
+def retrieved_lists(run: Run, qrels: Qrels, topics: Sequence[str]) -> list[RetrievedList]:
+    """Per topic, what the per-topic simulation needs (MATH.md section 3e): the run's retrieved scores,
+    which of them are relevant (grade > 0; unjudged counts as non-relevant), and the topic's number of
+    relevant documents in the qrels. A topic the run did not rank is an empty list.
+    """
+    lists = []
+    for topic in topics:
+        judged = qrels.judgments.get(topic, {})
+        ranked = run.scores.get(topic, {})
+        lists.append(
+            RetrievedList(
+                scores=np.fromiter(ranked.values(), dtype=float, count=len(ranked)),
+                relevant=np.fromiter((judged.get(doc, 0) > 0 for doc in ranked), dtype=bool, count=len(ranked)),
+                relevant_in_qrels=sum(grade > 0 for grade in judged.values()),
+            )
+        )
+    return lists

@@ -22,7 +22,7 @@ def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[st
     """What one item sends to the controller: its measure's evaluation (all measures for an analysis item) and its gate."""
     measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
     return {
-        "documents": [measure_document(str(evaluation.spec.path), measure) for measure in measures],
+        "documents": [measure_document(str(evaluation.spec.path), measure, evaluation.simulation) for measure in measures],
         "gate": None if outcome is None else gate_document(outcome),
     }
 

@@ -16,6 +16,7 @@ from typing import Any
 from pytest_bvtest import __version__
 from pytest_bvtest.api import Evaluation, MeasureEvaluation
 from pytest_bvtest.gates import GateOutcome
+from pytest_bvtest.stats.simulation import SimulationResult
 
 SCHEMA_VERSION = 1
 
@@ -63,8 +64,35 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
     }
 
 
-def measure_document(spec_path: str, evaluation: MeasureEvaluation) -> dict[str, Any]:
-    """One measure's evaluation without its gates (they are added per item by :func:`session_document`)."""
+def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
+    """Per-topic bias-variance over simulated collections (MATH.md section 3e; AP, grade > 0 relevant)."""
+    return {
+        "measure": "AP",
+        "samples": simulation.samples,
+        "seed": simulation.seed,
+        "topics": list(simulation.topic_ids),
+        "systems": [
+            {
+                "name": name,
+                "bias2": _number(simulation.bias2[i]),
+                "var": _number(simulation.var[i]),
+                "topic_bias2": [_number(value) for value in simulation.topic_bias2[i]],
+                "topic_var": [_number(value) for value in simulation.topic_var[i]],
+            }
+            for i, name in enumerate(simulation.system_names)
+        ],
+        "tradeoff": {"pearson": _number(simulation.tradeoff.pearson), "spearman": _number(simulation.tradeoff.spearman)},
+        "topic_tradeoff": [
+            {"pearson": _number(tradeoff.pearson), "spearman": _number(tradeoff.spearman)} for tradeoff in simulation.topic_tradeoff
+        ],
+    }
+
+
+def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: SimulationResult | None = None) -> dict[str, Any]:
+    """One measure's evaluation without its gates (they are added per item by :func:`session_document`).
+
+    ``simulation``, computed once per spec, is repeated in every measure's document.
+    """
     settings = evaluation.settings
     grouping = settings.grouping
     return {
@@ -82,6 +110,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation) -> dict[str,
             "grouping": None if grouping is None else {"by": type(grouping).__name__.removesuffix("Grouping").lower(), **vars(grouping)},
             "risk_alpha": settings.risk_alpha,
             "mve_alpha": settings.mve_alpha,
+            "mve_method": evaluation.mve_method,
             "gawm_q": settings.gawm_q,
         },
         "candidate": evaluation.candidate,
@@ -99,6 +128,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation) -> dict[str,
             for system in evaluation.systems
         ],
         "tradeoff": {"pearson": _number(evaluation.tradeoff.pearson), "spearman": _number(evaluation.tradeoff.spearman)},
+        "simulation": None if simulation is None else simulation_document(simulation),
         "gates": [],
     }
 
@@ -107,7 +137,7 @@ def evaluation_documents(evaluation: Evaluation) -> list[dict[str, Any]]:
     """Every measure of a spec's evaluation, gates included."""
     documents = []
     for measure in evaluation.measures:
-        document = measure_document(str(evaluation.spec.path), measure)
+        document = measure_document(str(evaluation.spec.path), measure, evaluation.simulation)
         document["gates"] = [gate_document(outcome) for outcome in measure.gates]
         documents.append(document)
     return documents

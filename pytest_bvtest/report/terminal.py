@@ -143,6 +143,23 @@ def _aligned_table(rows: Sequence[tuple[str, ...]], markers: Sequence[str]) -> l
     return lines
 
 
+def _first_of_spec(document: Mapping[str, Any], evaluation: Mapping[str, Any]) -> int:
+    """Index of the spec's first measure: the simulation, the same for every measure, is shown once."""
+    return next(i for i, other in enumerate(document["evaluations"]) if other["spec"] == evaluation["spec"])
+
+
+def simulation_lines(simulation: Mapping[str, Any]) -> list[str]:
+    """The per-topic simulation's averaged Bias² and Var per system (MATH.md section 3e)."""
+    rows = [("system", "Bias²", "Var")] + [
+        (system["name"], format_number(system["bias2"]), format_number(system["var"])) for system in simulation["systems"]
+    ]
+    width = max(len(row[0]) for row in rows)
+    lines = [f"per-topic simulation ({simulation['measure']}, {simulation['samples']} samples, seed {simulation['seed']}), "
+             f"averaged over {len(simulation['topics'])} topics:"]
+    lines += [f"  {name:<{width}}  {bias2:>7}  {var:>7}" for name, bias2, var in rows]
+    return lines
+
+
 def summary_lines(document: Mapping[str, Any]) -> list[Line]:
     """The whole summary below the section title, as ``(text, markup)`` lines."""
     lines: list[Line] = []
@@ -156,6 +173,8 @@ def summary_lines(document: Mapping[str, Any]) -> list[Line]:
         lines.append((table[0], {"bold": True}))
         lines.extend((text, {"bold": True} if role == "candidate" else {}) for text, role in zip(table[1:], roles))
         lines.append((tradeoff_text(evaluation), {}))
+        if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
+            lines.extend((text, {}) for text in simulation_lines(evaluation["simulation"]))
         for gate in evaluation["gates"]:
             lines.append((f"[{gate['outcome']}] {gate['id']}: {headline(gate)}", OUTCOME_MARKUP[gate["outcome"]]))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))

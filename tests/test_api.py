@@ -1,0 +1,178 @@
+"""The shared API: a spec through the whole pipeline, checked against golden values and real runs."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from conftest import shared_path
+from pytest_bvtest.api import BvtestAPI, evaluate_spec
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.io.qrels import read_qrels
+from pytest_bvtest.io.runs import read_run
+from pytest_bvtest.matrix import retrieved_lists
+from pytest_bvtest.spec import load_spec
+from pytest_bvtest.stats.simulation import simulate_topic_bias_variance
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def precision_run(tag: str, hits: dict[str, int]) -> str:
+    """A run whose P@10 on query q is hits[q] / 10: the first hits[q] documents are relevant."""
+    lines = []
+    for query, count in hits.items():
+        topic = query[1]
+        docs = [f"r{topic}-{k}" for k in range(count)] + [f"n{topic}-{k}" for k in range(10 - count)]
+        lines += [f"{query} Q0 {doc} {rank} {100 - rank} {tag}" for rank, doc in enumerate(docs, start=1)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def variations_project(tmp_path: Path) -> Path:
+    qrels = "".join(f"{t} 0 r{t}-{k} 1\n" for t in "12" for k in range(10))
+    write(tmp_path, "qrels.txt", qrels)
+    # MATH.md section 5 golden example: topic 1 variations score [0.6, 0.4, 0.2] with popularity
+    # [0.5, 0.3, 0.2]; topic 2 scores [0.8, 0.7], uniform popularity.
+    write(tmp_path, "runs/candidate.run", precision_run("cand", {"q1a": 6, "q1b": 4, "q1c": 2, "q2a": 8, "q2b": 7}))
+    write(tmp_path, "runs/production.run", precision_run("prod", {"q1a": 5, "q1b": 5, "q1c": 5, "q2a": 5, "q2b": 5}))
+    write(tmp_path, "variations.tsv", """
+        q1a 1 u1 0.5
+        q1b 1 u2 0.3
+        q1c 1 u3 0.2
+        q2a 2 u1 1
+        q2b 2 u2 1
+    """)
+    write(tmp_path, "weights.tsv", "1 0.5\n2 0.5\n")
+    return tmp_path
+
+
+VARIATIONS_SPEC = """
+    qrels: qrels.txt
+    measures: [P@10]
+    baselines: {production: runs/production.run}
+    candidate: runs/candidate.run
+    analysis:
+      mve: {alpha: 2, weights: weights.tsv, variations: variations.tsv}
+    gates:
+      - {statistic: mve, min: 0.59}
+      - {statistic: mve, max_decrease: 0.1}
+"""
+
+
+def test_query_variations_reproduce_the_intra_topic_golden_value(variations_project: Path) -> None:
+    evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", VARIATIONS_SPEC)), use_cache=False)
+    measure = evaluation.measure("P@10")
+    assert measure.mve_method == "intra-topic (covariance 0)"  # topic 2 has no user u3
+    assert measure.topics == ("1", "2")
+    # per-topic scores the other statistics see: popularity-weighted means 0.46 and 0.75
+    assert measure.matrix.row("candidate") == pytest.approx([0.46, 0.75], abs=1e-12)
+    assert evaluation.statistic("mve", "candidate") == pytest.approx(0.59155, abs=1e-9)
+    # production scores 0.5 on every variation: no variance, O = mean
+    assert evaluation.statistic("mve", "production") == pytest.approx(0.5, abs=1e-12)
+    assert [gate.passed for gate in measure.gates] == [True, True]
+
+
+def test_query_variations_aligned_by_user_use_the_general_form(variations_project: Path) -> None:
+    write(variations_project, "variations.tsv", "q1a 1 u1\nq1b 1 u2\nq2a 2 u1\nq2b 2 u2\n")
+    spec = VARIATIONS_SPEC.replace("weights: weights.tsv, ", "")
+    evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
+    assert evaluation.measure().mve_method == "general (aligned by user)"
+    # user 1's portfolio return (0.6 + 0.8) / 2 = 0.7, user 2's (0.4 + 0.7) / 2 = 0.55
+    returns = np.array([0.7, 0.55])
+    assert evaluation.statistic("mve") == pytest.approx(returns.mean() - 2 * returns.var(), abs=1e-12)
+
+
+def test_a_judged_topic_without_variations_is_an_error(variations_project: Path) -> None:
+    write(variations_project, "variations.tsv", "q1a 1\nq1b 1\n")
+    with pytest.raises(InputError, match=r"variations.tsv: 1 judged topic\(s\) have no query variation: 2"):
+        evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", VARIATIONS_SPEC)), use_cache=False)
+
+
+def test_simulation_through_the_spec_equals_the_statistic_on_the_same_lists(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[1] / "example_project"
+    spec_path = write(tmp_path, "bvtest.yaml", f"""
+        qrels: {example}/eval/qrels.txt
+        measures: [AP]
+        baselines: {{production: {example}/runs/production.run}}
+        candidate: {example}/runs/candidate-risky.run
+        analysis: {{simulation: {{samples: 20, seed: 7}}}}
+    """)
+    evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
+    qrels = read_qrels(example / "eval" / "qrels.txt")
+    topics = evaluation.measure().topics
+    runs = [read_run(example / "runs" / name) for name in ("production.run", "candidate-risky.run")]
+    direct = simulate_topic_bias_variance([retrieved_lists(run, qrels, topics) for run in runs],
+                                          ["production", "candidate"], topics, samples=20, seed=7)
+    assert np.array_equal(evaluation.simulation.topic_bias2, direct.topic_bias2)
+    assert evaluation.simulation.seed == 7 and evaluation.simulation.samples == 20
+
+
+def test_fixture_api_reads_any_statistic(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[1] / "example_project"
+    api = BvtestAPI(use_cache=False)
+    evaluation = api.evaluate(example / "bvtest.yaml", example / "runs" / "candidate-risky.run")
+    ndcg = evaluation.measure("ndcg_cut_10")  # trec_eval spelling of nDCG@10
+    candidate, production = ndcg.matrix.row("candidate"), ndcg.matrix.row("production")
+    assert api.statistic(evaluation, "mean", measure="nDCG@10") == pytest.approx(candidate.mean())
+    target = ndcg.matrix.scores.max(axis=0)
+    assert evaluation.statistic("bias2", measure="nDCG@10") == pytest.approx((candidate.mean() - target.mean()) ** 2)
+    assert evaluation.statistic("var", measure="nDCG@10") == pytest.approx(candidate.var())
+    assert evaluation.statistic("gap_var", measure="nDCG@10") == pytest.approx((target - candidate).var())
+    trisk_alpha0 = scipy_stats.ttest_rel(candidate, production).statistic
+    delta = np.where(candidate >= production, candidate - production, 6 * (candidate - production))
+    assert evaluation.statistic("urisk", measure="nDCG@10") == pytest.approx(delta.mean())
+    assert evaluation.statistic("trisk", measure="nDCG@10") == pytest.approx(delta.mean() / (delta.std(ddof=1) / np.sqrt(len(delta))))
+    assert evaluation.statistic("trisk", "production", "nDCG@10") == 0.0
+    assert trisk_alpha0 > 0  # the mean improves; only the risk-weighted view shows the harm
+    with pytest.raises(InputError, match="unknown statistic"):
+        evaluation.statistic("bias")
+
+
+def test_dl_hard_bm25_reference_rm3_candidate_end_to_end(tmp_path: Path) -> None:
+    """Real TREC runs: gates whose outcome follows from the published per-topic numbers."""
+    folder = shared_path("dl_hard", "dataset")
+    doc = folder / "baselines" / "doc"
+    spec_path = write(tmp_path, "bvtest.yaml", f"""
+        qrels: {folder}/dl_hard-doc.qrels
+        measures: [nDCG@10, AP(rel=2)]
+        baselines:
+          bm25: {doc}/bm25.run.gz
+          electra: {doc}/bm25+electra-mp.run.gz
+        candidate: {{run: {doc}/bm25+rm3.run.gz, name: rm3}}
+        reference: bm25
+        analysis: {{risk_alpha: 1}}
+        gates:
+          - {{statistic: mean, max_decrease: 0.005}}
+          - {{statistic: urisk, min: -0.02}}
+          - {{statistic: trisk, min: -2.0}}
+    """)
+    evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
+    ndcg, ap = evaluation.measure("nDCG@10"), evaluation.measure("AP(rel=2)")
+    # means from the upstream trec_eval output (dl_hard PROVENANCE.md): BM25 0.2716 / 0.1741, RM3 0.2793 / 0.1740
+    assert ndcg.system("bm25").values["mean"] == pytest.approx(0.2716, abs=5e-5)
+    assert ndcg.system("rm3").values["mean"] == pytest.approx(0.2793, abs=5e-5)
+    assert ap.system("bm25").values["mean"] == pytest.approx(0.1741, abs=5e-5)
+    assert ap.system("rm3").values["mean"] == pytest.approx(0.1740, abs=5e-5)
+    # the target is the per-topic best of the three runs, so its mean is at least electra's 0.3850
+    assert ndcg.c >= 0.3850
+    rm3, bm25 = ndcg.matrix.row("rm3"), ndcg.matrix.row("bm25")
+    delta = np.where(rm3 >= bm25, rm3 - bm25, 2 * (rm3 - bm25))
+    outcomes = {gate.id.rsplit("::", 2)[1] + "::" + gate.statistic: gate for gate in evaluation.gates}
+    # nDCG@10: mean rises by 0.0077, so the mean gate passes; URisk(alpha=1) = mean(delta) is below -0.02
+    assert outcomes["nDCG@10::mean"].passed
+    assert outcomes["nDCG@10::urisk"].value == pytest.approx(delta.mean(), abs=1e-12)
+    assert delta.mean() < -0.02 and not outcomes["nDCG@10::urisk"].passed
+    # ... but not significantly (TRisk above -2): the gate passes
+    assert -2 < outcomes["nDCG@10::trisk"].value < 0 and outcomes["nDCG@10::trisk"].passed
+    # AP(rel=2): the mean drops by 0.0002 < 0.005, passes
+    assert outcomes["AP(rel=2)::mean"].passed
+    assert evaluation.passed is False
