@@ -1,0 +1,334 @@
+"""ScoreCache through MatrixBuilder: hits skip parsing, content changes miss, broken entries never fail.
+
+``read_run`` and ``evaluate_run`` are counted where the matrix module calls them, so a hit is seen
+to parse nothing. Cache entries are JSON files below ``<folder>/v1/``.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import traceback
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pytest_bvtest.cache
+import pytest_bvtest.matrix
+from pytest_bvtest.cache import DEFAULT_CACHE_DIR, CachedScores, ScoreCache
+from pytest_bvtest.io.qrels import Qrels, read_qrels
+from pytest_bvtest.io.runs import read_run
+from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix
+from pytest_bvtest.measures import evaluate_run, parse_measure
+from tests.conftest import shared_path
+from tests.test_matrix import QRELS, RUN, write
+
+AP, NDCG10 = parse_measure("AP"), parse_measure("nDCG@10")
+CONCURRENT_SEED = 20240611
+
+
+@pytest.fixture
+def parsed(monkeypatch) -> list[Path]:
+    """The run files the matrix module parses, in call order."""
+    calls: list[Path] = []
+    real_read_run = pytest_bvtest.matrix.read_run
+
+    def counting_read_run(path, **options):
+        calls.append(Path(path))
+        return real_read_run(path, **options)
+
+    monkeypatch.setattr(pytest_bvtest.matrix, "read_run", counting_read_run)
+    return calls
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    """Synthetic qrels and a run with a missing topic (C) and two ignored ones (Z, X)."""
+    return write(tmp_path / "qrels.txt", QRELS), write(tmp_path / "sys.run", RUN)
+
+
+def entries(folder: Path) -> list[Path]:
+    return sorted(path for path in folder.rglob("*") if path.is_file())
+
+
+def build(qrels: Path, run: RunFile, folder: Path | None, measures=(AP,)) -> tuple[dict, ScoreCache]:
+    """Evaluate as a fresh process would: a new builder and a new cache object on ``folder``."""
+    cache = ScoreCache(folder)
+    return MatrixBuilder.from_qrels_file(qrels, cache).build(list(measures), [run]), cache
+
+
+def assert_same_matrix(first: ScoreMatrix, second: ScoreMatrix) -> None:
+    assert (first.measure, first.systems, first.topics) == (second.measure, second.systems, second.topics)
+    assert np.array_equal(first.scores, second.scores)
+    assert np.array_equal(first.imputed, second.imputed)
+    assert first.ignored_topics == second.ignored_topics
+
+
+def test_second_evaluation_hits_and_does_not_parse_the_run(tmp_path, parsed):
+    """trec_eval's results.test: the cached per-topic map is out.test.aq's (0.0324, 0.4175, 0.0858)."""
+    folder = shared_path("trec_eval_test")
+    run = RunFile(folder / "results.test")
+    first, cold = build(folder / "qrels.test", run, tmp_path / "cache", (AP, NDCG10))
+    assert (cold.hits, cold.misses, len(parsed)) == (0, 2, 1)
+    assert len(entries(tmp_path / "cache")) == 2
+
+    second, warm = build(folder / "qrels.test", run, tmp_path / "cache", (AP, NDCG10))
+    assert (warm.hits, warm.misses, len(parsed)) == (2, 0, 1)
+    for measure in (AP, NDCG10):
+        assert_same_matrix(first[measure], second[measure])
+    assert second[AP].systems == ("STANDARD",)
+    assert np.abs(second[AP].scores[0] - [0.0324, 0.4175, 0.0858]).max() <= 0.5e-4
+
+
+def test_a_hit_keeps_missing_and_ignored_topics(tmp_path, files, parsed):
+    qrels, run_file = files
+    first, _ = build(qrels, RunFile(run_file, name="renamed"), tmp_path / "cache")
+    second, warm = build(qrels, RunFile(run_file, name="renamed"), tmp_path / "cache")
+    assert (warm.hits, len(parsed)) == (1, 1)
+    assert_same_matrix(first[AP], second[AP])
+    assert second[AP].systems == ("renamed",)
+    assert second[AP].missing_topics("renamed") == ("C",)
+    assert second[AP].ignored_topics == {"renamed": ("Z", "X")}
+
+
+def test_an_edited_run_file_is_evaluated_again(tmp_path, files, parsed):
+    qrels, run_file = files
+    before, _ = build(qrels, RunFile(run_file), tmp_path / "cache")
+    # Same path and size, scores swapped: a1 now ranks first in topic A.
+    run_file.write_text(RUN.replace("a2 1 3.0", "a2 1 2.0").replace("a1 2 2.0", "a1 2 3.0"))
+    after, cache = build(qrels, RunFile(run_file), tmp_path / "cache")
+    assert (cache.hits, len(parsed)) == (0, 2)
+    assert before[AP].scores.tolist() == [[1.0, 0.5, 0.0]]
+    assert after[AP].scores.tolist() == [[1.0, 1.0, 0.0]]
+    # The first content is still cached under its own digest.
+    run_file.write_text(RUN)
+    again, cache = build(qrels, RunFile(run_file), tmp_path / "cache")
+    assert (cache.hits, len(parsed)) == (1, 2)
+    assert_same_matrix(before[AP], again[AP])
+
+
+def test_only_the_measures_not_cached_are_evaluated(tmp_path, files, monkeypatch):
+    qrels, run_file = files
+    evaluated: list[list[str]] = []
+    real_evaluate_run = pytest_bvtest.matrix.evaluate_run
+
+    def recording_evaluate_run(qrels_, run_, measures):
+        evaluated.append([str(measure) for measure in measures])
+        return real_evaluate_run(qrels_, run_, measures)
+
+    monkeypatch.setattr(pytest_bvtest.matrix, "evaluate_run", recording_evaluate_run)
+    build(qrels, RunFile(run_file), tmp_path / "cache", (AP,))
+    both, cache = build(qrels, RunFile(run_file), tmp_path / "cache", (AP, NDCG10))
+    assert evaluated == [["AP"], ["nDCG@10"]]
+    assert (cache.hits, cache.misses) == (1, 1)
+    assert list(both) == [AP, NDCG10]
+
+
+CORRUPTIONS = {
+    "truncated": lambda data: data[: len(data) // 2],
+    "empty": lambda data: b"",
+    "not UTF-8": lambda data: b"\xff\xfe\x00\x81" + data,
+    "a list": lambda data: b"[]",
+    "null": lambda data: b"null",
+    "text scores": lambda data: data.replace(b"1.0", b'"high"'),
+    "missing key": lambda data: json.dumps({k: v for k, v in json.loads(data).items() if k != "ignored_topics"}).encode(),
+}
+
+
+@pytest.mark.parametrize("corruption", CORRUPTIONS)
+def test_a_corrupt_entry_is_ignored_and_rewritten(tmp_path, files, parsed, corruption):
+    qrels, run_file = files
+    expected, _ = build(qrels, RunFile(run_file), tmp_path / "cache")
+    (entry,) = entries(tmp_path / "cache")
+    original = entry.read_bytes()
+    entry.write_bytes(CORRUPTIONS[corruption](original))
+    assert entry.read_bytes() != original
+
+    recovered, cache = build(qrels, RunFile(run_file), tmp_path / "cache")
+    assert (cache.hits, cache.misses, len(parsed)) == (0, 1, 2)
+    assert_same_matrix(expected[AP], recovered[AP])
+    assert entry.read_bytes() == original
+    _, cache = build(qrels, RunFile(run_file), tmp_path / "cache")
+    assert (cache.hits, len(parsed)) == (1, 2)
+
+
+def test_an_entry_that_is_a_folder_is_a_miss_and_not_fatal(tmp_path, files, parsed):
+    qrels, run_file = files
+    expected, _ = build(qrels, RunFile(run_file), tmp_path / "cache")
+    (entry,) = entries(tmp_path / "cache")
+    entry.unlink()
+    entry.mkdir()
+    for _ in range(2):
+        recovered, cache = build(qrels, RunFile(run_file), tmp_path / "cache")
+        assert (cache.hits, cache.misses) == (0, 1)
+        assert_same_matrix(expected[AP], recovered[AP])
+    assert len(parsed) == 3
+
+
+@pytest.mark.parametrize("blocked", ["a file", "a file below", "read-only"])
+def test_an_unwritable_cache_folder_does_not_fail_the_evaluation(tmp_path, files, parsed, blocked):
+    qrels, run_file = files
+    folder = tmp_path / "cache"
+    if blocked == "a file":
+        folder.write_text("not a folder")
+    elif blocked == "a file below":
+        folder.mkdir()
+        (folder / "v1").write_text("not a folder")
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes into read-only folders")
+        folder.mkdir()
+        folder.chmod(0o500)
+    try:
+        for _ in range(2):
+            matrices, cache = build(qrels, RunFile(run_file), folder)
+            assert (cache.hits, cache.misses) == (0, 1)
+            assert matrices[AP].scores.tolist() == [[1.0, 0.5, 0.0]]
+    finally:
+        if folder.is_dir():
+            folder.chmod(0o700)
+    assert len(parsed) == 2
+
+
+def test_another_measure_qrels_or_tag_misses(tmp_path, files, parsed):
+    qrels, run_file = files
+    folder = tmp_path / "cache"
+    build(qrels, RunFile(run_file), folder, (AP,))
+    _, cache = build(qrels, RunFile(run_file), folder, (parse_measure("AP(rel=2)"),))
+    assert (cache.hits, len(parsed)) == (0, 2)
+
+    # Same judgments under another name: keyed by content, a hit.
+    renamed = tmp_path / "copy" / "qrels.txt"
+    renamed.parent.mkdir()
+    shutil.copy(qrels, renamed)
+    _, cache = build(renamed, RunFile(run_file), folder, (AP,))
+    assert (cache.hits, len(parsed)) == (1, 2)
+
+    # One grade changed: a1 is no longer relevant, topic A leaves the universe.
+    edited = write(tmp_path / "edited.txt", QRELS.replace("A 0 a1 2", "A 0 a1 0"))
+    matrices, cache = build(edited, RunFile(run_file), folder, (AP,))
+    assert (cache.hits, len(parsed)) == (0, 3)
+    assert matrices[AP].topics == ("B", "C")
+
+    two_tags = write(tmp_path / "two_tags.run", RUN + RUN.replace("a2 1 3.0", "a2 1 1.0").replace(" sys", " other"))
+    by_tag = {}
+    for tag in ("sys", "other", "sys"):
+        matrices, cache = build(qrels, RunFile(two_tags, tag=tag), folder, (AP,))
+        by_tag.setdefault(tag, []).append((cache.hits, matrices[AP].row(tag).tolist()))
+    assert by_tag == {"sys": [(0, [1.0, 0.5, 0.0]), (1, [1.0, 0.5, 0.0])], "other": [(0, [1.0, 1.0, 0.0])]}
+    assert len(parsed) == 5
+
+
+def test_the_key_changes_with_every_part():
+    parts = ("run-digest", "qrels-digest", "AP", None)
+    key = ScoreCache.key(*parts)
+    assert key == ScoreCache.key(*parts)
+    variants = [
+        ("other-run", "qrels-digest", "AP", None),
+        ("run-digest", "other-qrels", "AP", None),
+        ("run-digest", "qrels-digest", "AP(rel=2)", None),
+        ("run-digest", "qrels-digest", "AP", "tag"),
+    ]
+    assert len({key, *(ScoreCache.key(*variant) for variant in variants)}) == 5
+
+
+def test_the_key_changes_with_the_package_version(monkeypatch):
+    key = ScoreCache.key("run", "qrels", "AP", None)
+    monkeypatch.setattr(pytest_bvtest.cache, "__version__", "0.0.0+other")
+    assert ScoreCache.key("run", "qrels", "AP", None) != key
+
+
+def test_a_disabled_cache_never_writes(tmp_path, files, parsed, monkeypatch):
+    qrels, run_file = files
+    monkeypatch.chdir(tmp_path)
+
+    def no_writes(*_):
+        raise AssertionError("a disabled cache wrote an entry")
+
+    monkeypatch.setattr(pytest_bvtest.cache, "atomic_write_text", no_writes)
+    before = entries(tmp_path)
+    for cache in (ScoreCache(None), None):
+        for _ in range(2):
+            matrices = MatrixBuilder.from_qrels_file(qrels, cache).build([AP], [RunFile(run_file)])
+            assert matrices[AP].scores.tolist() == [[1.0, 0.5, 0.0]]
+    disabled = ScoreCache(None)
+    disabled.put(ScoreCache.key("run", "qrels", "AP", None), CachedScores("x", {"B": 1.0}, ()))
+    assert disabled.get(ScoreCache.key("run", "qrels", "AP", None)) is None
+    assert not disabled.enabled and (disabled.hits, disabled.misses) == (0, 0)
+    assert entries(tmp_path) == before
+    assert not (tmp_path / DEFAULT_CACHE_DIR).exists()
+    assert len(parsed) == 4
+
+
+def test_in_memory_qrels_are_not_cached(tmp_path, files, parsed):
+    """Without a qrels file there is no content digest to key on."""
+    qrels, run_file = files
+    judgments = read_qrels(qrels).judgments
+    in_memory = Qrels(judgments=judgments)
+    cache = ScoreCache(tmp_path / "cache")
+    for _ in range(2):
+        MatrixBuilder(in_memory, cache).build([AP], [RunFile(run_file)])
+    assert (cache.hits, cache.misses, len(parsed)) == (0, 0, 2)
+    assert not (tmp_path / "cache").exists()
+
+
+def _write_concurrent_data(folder: Path) -> tuple[Path, Path]:
+    """A seeded run of 300 topics x 200 documents and qrels of 1-5 judgments per topic."""
+    rng = np.random.default_rng(CONCURRENT_SEED)
+    run_lines, qrels_lines = [], []
+    for topic in range(300):
+        scores = rng.normal(size=200)
+        run_lines += [f"q{topic} Q0 d{doc} {rank} {score:.6f} concurrent" for rank, (doc, score) in enumerate(zip(range(200), scores), 1)]
+        for doc in rng.choice(400, size=rng.integers(1, 6), replace=False):
+            qrels_lines.append(f"q{topic} 0 d{doc} {rng.integers(0, 3)}")
+    return write(folder / "qrels.txt", "\n".join(qrels_lines) + "\n"), write(folder / "run.txt", "\n".join(run_lines) + "\n")
+
+
+def _evaluate_after_barrier(barrier, results, qrels: Path, run: Path, folder: Path) -> None:
+    """Report (pid, cache misses, values), or (pid, None, the traceback) so the test never waits for a dead worker."""
+    try:
+        barrier.wait(timeout=60)
+        matrices, cache = build(qrels, RunFile(run), folder, (AP, NDCG10))
+        results.put((os.getpid(), cache.misses, {str(measure): matrix.scores.tolist() for measure, matrix in matrices.items()}))
+    except BaseException:
+        results.put((os.getpid(), None, traceback.format_exc()))
+
+
+@pytest.mark.parametrize("processes", [2, 4])
+def test_processes_writing_the_same_entries_at_once_all_succeed(tmp_path, processes):
+    """``processes`` workers released together evaluate one run into one empty cache folder, three
+    times over with a fresh folder; every worker succeeds with the same values, and the entries left
+    behind are complete JSON equal to an uncached evaluation."""
+    context = multiprocessing.get_context("fork")
+    qrels, run = _write_concurrent_data(tmp_path)
+    judgments, rankings = read_qrels(qrels), read_run(run)
+    expected = evaluate_run(judgments, rankings, [AP, NDCG10])
+    ignored = [topic for topic in rankings.scores if topic not in judgments.evaluated_topics()]
+    assert 0 < len(ignored) < 300
+    concurrent_writers = []
+    for round_number in range(3):
+        folder = tmp_path / f"cache{round_number}"
+        barrier, results = context.Barrier(processes), context.Queue()
+        workers = [
+            context.Process(target=_evaluate_after_barrier, args=(barrier, results, qrels, run, folder)) for _ in range(processes)
+        ]
+        for worker in workers:
+            worker.start()
+        reported = [results.get(timeout=60) for _ in workers]
+        for worker in workers:
+            worker.join(timeout=60)
+        assert [worker.exitcode for worker in workers] == [0] * processes
+        assert [values for _, misses, values in reported if misses is None] == []
+        assert len({pid for pid, _, _ in reported}) == processes
+        concurrent_writers.append(sum(misses == 2 for _, misses, _ in reported))
+        assert all(values == {str(measure): [list(expected[measure].values())] for measure in expected} for _, _, values in reported)
+        written = entries(folder)
+        assert len(written) == 2, written  # complete entries, no temporary file left behind
+        stored = [json.loads(path.read_text()) for path in written]
+        assert all(payload["run_name"] == "concurrent" and payload["ignored_topics"] == ignored for payload in stored)
+        assert sorted((payload["per_topic"] for payload in stored), key=str) == sorted(expected.values(), key=str)
+    # Released together, the workers all looked the entries up before any was written, at least once.
+    assert max(concurrent_writers) >= 2
