@@ -70,7 +70,7 @@ def checked_scores(values: ArrayLike, *, min_ndim: int = 1, non_negative_for: st
     return array
 
 
-def _whole_number(value: object, name: str, minimum: int = 1) -> int:
+def whole_number(value: object, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         kind = "a positive" if minimum == 1 else f"a whole number >= {minimum}, not a"
         raise StatisticError(f"{name} must be {kind} whole number, got {value!r}")
@@ -122,7 +122,7 @@ class DifficultyGrouping:
     size: int
 
     def __post_init__(self) -> None:
-        _whole_number(self.size, "group size")
+        whole_number(self.size, "group size")
 
 
 @dataclass(frozen=True)
@@ -134,9 +134,9 @@ class RandomGrouping:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        _whole_number(self.size, "group size")
-        _whole_number(self.repeats, "number of random groupings")
-        _whole_number(self.seed, "seed", minimum=0)
+        whole_number(self.size, "group size")
+        whole_number(self.repeats, "number of random groupings")
+        whole_number(self.seed, "seed", minimum=0)
 
 
 @dataclass(frozen=True)
@@ -358,7 +358,7 @@ def difficulty_groups(target_scores: ArrayLike, size: int) -> list[np.ndarray]:
     target = checked_scores(target_scores)
     if target.ndim != 1:
         raise StatisticError(f"difficulty grouping needs one target score per topic, got shape {target.shape}")
-    size = _whole_number(size, "group size")
+    size = whole_number(size, "group size")
     order = np.argsort(target, kind="stable")
     return np.split(order, np.cumsum(_partition_sizes(target.size, size))[:-1])
 
@@ -411,9 +411,9 @@ def _mean_over_random_groupings(
     x: np.ndarray, size: int, repeats: int, seed: int, statistic: Callable[[np.ndarray], _Statistic]
 ) -> _Statistic:
     """Average of ``statistic`` (fields with the repetition axis at -2) over the random groupings."""
-    size = _whole_number(size, "group size")
-    repeats = _whole_number(repeats, "number of random groupings")
-    seed = _whole_number(seed, "seed", minimum=0)
+    size = whole_number(size, "group size")
+    repeats = whole_number(repeats, "number of random groupings")
+    seed = whole_number(seed, "seed", minimum=0)
     results = (statistic(grouped) for grouped in _random_group_mean_blocks(x, size, repeats, seed))
     first = next(results)
     totals = {field.name: getattr(first, field.name).sum(axis=-2) for field in fields(first)}
@@ -486,14 +486,15 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float | None:
     return None if scale == 0 else float(np.clip(a @ b / scale, -1.0, 1.0))
 
 
-def _normalized(x: np.ndarray, normalize: str) -> Normalized:
-    if normalize == "none":
+def apply_normalization(x: np.ndarray, method: str) -> Normalized:
+    """Apply the named normalisation of MATH.md section 3c (``none``, ``max-min`` or ``target-ratio``)."""
+    if method == "none":
         return Normalized(x, 0)
-    if normalize == "max-min":
+    if method == "max-min":
         return normalize_max_min(x)
-    if normalize == "target-ratio":
+    if method == "target-ratio":
         return normalize_target_ratio(x)
-    raise StatisticError(f"unknown normalisation {normalize!r}; use one of {', '.join(NORMALIZATIONS)}")
+    raise StatisticError(f"unknown normalisation {method!r}; use one of {', '.join(NORMALIZATIONS)}")
 
 
 def bias_variance_analysis(
@@ -534,7 +535,7 @@ def bias_variance_analysis(
     x = checked_scores(scores, min_ndim=2)
     if x.ndim != 2:
         raise StatisticError(f"bias_variance_analysis needs one systems x topics matrix, got shape {x.shape}")
-    normalized = _normalized(x, normalize)
+    normalized = apply_normalization(x, normalize)
     target_scores = virtual_target(normalized.scores)
     c = float(target_constant(target_scores, target))
 

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.biasvar import _whole_number, checked_scores
+from pytest_bvtest.stats.biasvar import whole_number, checked_scores
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -98,7 +98,7 @@ def gawm(scores: npt.ArrayLike, q: float = 1.0, tolerance: float = 1e-12, max_it
         raise StatisticError(f"GAWM exponent q must be a finite number >= 0, got {q}")
     if not (np.isfinite(tolerance) and tolerance > 0):
         raise StatisticError(f"GAWM tolerance must be a positive number, got {tolerance}")
-    max_iterations = _whole_number(max_iterations, "GAWM max_iterations", minimum=0)
+    max_iterations = whole_number(max_iterations, "GAWM max_iterations", minimum=0)
 
     constant_topic = p.max(axis=-2) == p.min(axis=-2)
     batch = p.shape[:-2]

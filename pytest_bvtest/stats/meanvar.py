@@ -84,7 +84,7 @@ def mve_inter_topic(scores: npt.ArrayLike, alpha: float, weights: npt.ArrayLike 
     """
     x = checked_scores(scores, min_ndim=1)
     alpha = _finite_alpha(alpha)
-    w = _normalised_weights(weights, x.shape[-1], "topic weights")
+    w = normalised_weights(weights, x.shape[-1], "topic weights")
     mu = x @ w
     sigma2 = ((x - mu[..., None]) ** 2) @ w
     return MeanVariance(mu=mu, sigma2=sigma2, value=mu - alpha * sigma2)
@@ -147,7 +147,7 @@ def mve_intra_topic(
     if not np.isfinite(x[..., mask]).all():
         raise StatisticError("scores contain NaN or infinite values for present variations")
     alpha = _finite_alpha(alpha)
-    w = _normalised_weights(weights, n, "topic weights")
+    w = normalised_weights(weights, n, "topic weights")
     p = _variation_probabilities(popularity, mask)
     x = np.where(mask, x, 0.0)
     topic_mu = np.sum(p * x, axis=-1)
@@ -204,8 +204,8 @@ def mve_general(
     """
     x = checked_scores(scores, min_ndim=2)
     alpha = _finite_alpha(alpha)
-    w = _normalised_weights(weights, x.shape[-1], "topic weights")
-    p = _normalised_weights(user_probability, x.shape[-2], "user probabilities")
+    w = normalised_weights(weights, x.shape[-1], "topic weights")
+    p = normalised_weights(user_probability, x.shape[-2], "user probabilities")
     portfolio = x @ w
     mu = portfolio @ p
     sigma2 = ((portfolio - mu[..., None]) ** 2) @ p
@@ -327,7 +327,7 @@ def _shaped(values: npt.ArrayLike, shape: tuple[int, ...], what: str, dtype: typ
     return array
 
 
-def _normalised_weights(weights: npt.ArrayLike | None, size: int, what: str) -> FloatArray:
+def normalised_weights(weights: npt.ArrayLike | None, size: int, what: str) -> FloatArray:
     """Non-negative weights scaled to sum 1 (MATH.md section 5 PIN); uniform when None."""
     if weights is None:
         return np.full(size, 1.0 / size)

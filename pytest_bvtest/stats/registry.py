@@ -27,7 +27,7 @@ from pytest_bvtest.stats.biasvar import (
     BiasVarianceAnalysis,
     DifficultyGrouping,
     RandomGrouping,
-    _normalized,
+    apply_normalization,
     bias_variance,
     bias_variance_analysis,
     checked_scores,
@@ -36,8 +36,8 @@ from pytest_bvtest.stats.biasvar import (
     virtual_target,
 )
 from pytest_bvtest.stats.gawm import gawm
-from pytest_bvtest.stats.meanvar import _normalised_weights, mve_inter_topic
-from pytest_bvtest.stats.risk import _risk_weighted_deltas, trisk, urisk, zrisk_georisk
+from pytest_bvtest.stats.meanvar import normalised_weights, mve_inter_topic
+from pytest_bvtest.stats.risk import risk_weighted_deltas, trisk, urisk, zrisk_georisk
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ def _normalized_with_target(x: np.ndarray, settings: AnalysisSettings) -> tuple[
     The building blocks broadcast over leading axes, so a stack of resampled matrices is
     evaluated at once; ``c`` gains a trailing axis to broadcast over systems.
     """
-    normalized = _normalized(x, settings.normalize).scores
+    normalized = apply_normalization(x, settings.normalize).scores
     target_scores = virtual_target(normalized)
     c = np.expand_dims(target_constant(target_scores, settings.target), -1)
     return normalized, target_scores, c
@@ -299,7 +299,7 @@ def _urisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings
 def _urisk_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
     """The risk-weighted per-topic deltas over ``n``: their sum is URisk."""
     x = _score_matrix(scores)
-    return _risk_weighted_deltas(x, _reference_row(x, reference), settings.risk_alpha) / x.shape[-1]
+    return risk_weighted_deltas(x, _reference_row(x, reference), settings.risk_alpha) / x.shape[-1]
 
 
 def _trisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
@@ -314,7 +314,7 @@ def _trisk_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSe
     TRisk are 0, and so are the terms.
     """
     x = _score_matrix(scores)
-    deltas = _risk_weighted_deltas(x, _reference_row(x, reference), settings.risk_alpha)
+    deltas = risk_weighted_deltas(x, _reference_row(x, reference), settings.risk_alpha)
     total = deltas.sum(axis=-1, keepdims=True)
     t = _trisk(x, reference, settings)[..., np.newaxis]
     scale = np.divide(t, total, out=np.zeros_like(total), where=total != 0)
@@ -336,7 +336,7 @@ def _mve(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) 
 def _mve_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
     """``w_t (x_t - alpha (x_t - mu)^2)``: the value ``mu - alpha sigma2`` summed topic by topic."""
     x = _score_matrix(scores)
-    weights = _normalised_weights(settings.topic_weights, x.shape[-1], "topic weights")
+    weights = normalised_weights(settings.topic_weights, x.shape[-1], "topic weights")
     mu = mve_inter_topic(x, settings.mve_alpha, settings.topic_weights).mu
     return weights * (x - settings.mve_alpha * (x - np.expand_dims(mu, -1)) ** 2)
 

@@ -48,7 +48,7 @@ def _checked_alpha(alpha: float) -> float:
     return float(alpha)
 
 
-def _risk_weighted_deltas(run: ArrayLike, baseline: ArrayLike, alpha: float) -> np.ndarray:
+def risk_weighted_deltas(run: ArrayLike, baseline: ArrayLike, alpha: float) -> np.ndarray:
     """``delta_j = r_j - b_j`` for a win or tie, ``(1 + alpha)(r_j - b_j)`` for a loss."""
     alpha = _checked_alpha(alpha)
     difference = checked_scores(run) - checked_scores(baseline)
@@ -85,7 +85,7 @@ def urisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> float | np.ndarr
     float or numpy.ndarray
         URisk over the leading axes (a float for 1-D inputs).
     """
-    return _scalar_if_0d(_risk_weighted_deltas(run, baseline, alpha).mean(axis=-1))
+    return _scalar_if_0d(risk_weighted_deltas(run, baseline, alpha).mean(axis=-1))
 
 
 def trisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> TRisk:
@@ -120,7 +120,7 @@ def trisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> TRisk:
     StatisticError
         With fewer than 2 topics (the sample standard deviation is undefined).
     """
-    deltas = _risk_weighted_deltas(run, baseline, alpha)
+    deltas = risk_weighted_deltas(run, baseline, alpha)
     topics = deltas.shape[-1]
     if topics < 2:
         raise StatisticError("TRisk needs at least 2 topics: the standard deviation of one topic's difference is undefined")

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.biasvar import Tradeoff, _whole_number, bias_variance, target_constant, tradeoff, virtual_target
+from pytest_bvtest.stats.biasvar import Tradeoff, whole_number, bias_variance, target_constant, tradeoff, virtual_target
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -50,7 +50,7 @@ class RetrievedList:
             raise StatisticError(f"a retrieved list needs one score and one relevance flag per document, got shapes {scores.shape} and {relevant.shape}")
         if not np.isfinite(scores).all():
             raise StatisticError("retrieval scores contain NaN or infinite values")
-        total = _whole_number(self.relevant_in_qrels, "relevant_in_qrels", minimum=0)
+        total = whole_number(self.relevant_in_qrels, "relevant_in_qrels", minimum=0)
         if np.count_nonzero(relevant) > total:
             raise StatisticError(f"{np.count_nonzero(relevant)} relevant documents retrieved but the qrels have only {total}")
         scores.setflags(write=False)
@@ -142,8 +142,8 @@ def simulate_topic_bias_variance(
         Mismatched shapes, duplicate names, inconsistent ``R`` across systems, invalid parameters.
     """
     names, topics = _distinct(system_names, "system names"), _distinct(topic_ids, "topic ids")
-    samples = _whole_number(samples, "samples")
-    seed = _whole_number(seed, "seed", minimum=0)
+    samples = whole_number(samples, "samples")
+    seed = whole_number(seed, "seed", minimum=0)
     _check_lists(lists, names, topics)
     sample_scores = np.empty((len(names), len(topics), samples))
     for i, name in enumerate(names):
