@@ -1,0 +1,175 @@
+"""Evaluating an MS MARCO-dev-sized run per topic: our pipeline, cold and cached, against pytrec_eval alone.
+
+A seeded synthetic run (default 7,000 queries x 1,000 passages, 7M lines) and qrels shaped like MS
+MARCO dev (about 1.1 relevant passages per query, most of them retrieved, plus a few judged
+non-relevant) are written to a scratch folder. Each case runs in a fresh Python process so that its
+peak resident memory (``ru_maxrss``) is its own; the cases alternate over the repeats so that a busy
+machine slows them alike.
+
+Cases (measures AP, nDCG@10 and RR per topic):
+
+- ``bvtest cold``: ``MatrixBuilder.from_qrels_file(qrels, ScoreCache(empty folder)).build(...)``:
+  reading and hashing the qrels, hashing and reading the run, evaluating, writing the cache entries.
+- ``bvtest cached``: the same call again on the folder the cold case filled.
+- ``pytrec_eval alone``: ``pytrec_eval.parse_qrel`` + ``pytrec_eval.parse_run`` + a fresh
+  ``RelevanceEvaluator`` for ``map``, ``ndcg_cut.10``, ``recip_rank`` (the reference).
+
+Reported: the fastest and the median wall time of the work itself (imports excluded), the whole
+process (interpreter start and imports included), resident memory after imports and the peak, and
+the mean of each measure, which must agree across cases.
+
+From the repository root::
+
+    python -m benchmarks.bench_evaluate                         # 7,000 x 1,000, 3 repeats
+    python -m benchmarks.bench_evaluate --queries 700 --repeat 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+SEED = 20240612
+MEASURES = ("AP", "nDCG@10", "RR")
+PYTREC_EVAL_LABELS = {"AP": "map", "nDCG@10": "ndcg_cut_10", "RR": "recip_rank"}
+CASES = ("bvtest cold", "bvtest cached", "pytrec_eval alone")
+COLLECTION_SIZE = 8_841_823  # MS MARCO v1 passages
+EXTRA_RELEVANT_SHARE = 0.1  # MS MARCO dev: 7,437 relevant judgments for 6,980 queries
+RETRIEVED_RELEVANT_SHARE = 0.85
+MAX_JUDGED_NON_RELEVANT = 3
+
+
+def write_data(folder: Path, queries: int, docs: int) -> tuple[Path, Path]:
+    """The synthetic run and qrels (seeded: the same files on every machine)."""
+    rng = np.random.default_rng(SEED)
+    run_path, qrels_path = folder / f"run_{queries}x{docs}.txt", folder / f"qrels_{queries}.txt"
+    qids = rng.choice(np.arange(1, 1_200_000), size=queries, replace=False)
+    ranks = np.arange(1, docs + 1)
+    with open(run_path, "w", encoding="utf-8") as run, open(qrels_path, "w", encoding="utf-8") as qrels:
+        for qid in qids:
+            retrieved = rng.choice(COLLECTION_SIZE, size=docs, replace=False)
+            scores = np.sort(rng.normal(12.0, 3.0, size=docs))[::-1]
+            run.write("".join(f"{qid} Q0 {doc} {rank} {score:.6f} Anserini\n" for doc, rank, score in zip(retrieved, ranks, scores)))
+            relevant_count = 1 + int(rng.random() < EXTRA_RELEVANT_SHARE)
+            # Relevant passages sit high in the ranking more often than not, as in a real first stage.
+            judged = {
+                int(retrieved[min(int(rng.exponential(docs / 20)), docs - 1)] if rng.random() < RETRIEVED_RELEVANT_SHARE else rng.integers(COLLECTION_SIZE)): 1
+                for _ in range(relevant_count)
+            }
+            for _ in range(rng.integers(0, MAX_JUDGED_NON_RELEVANT + 1)):
+                judged.setdefault(int(retrieved[rng.integers(docs)]), 0)
+            qrels.write("".join(f"{qid} 0 {doc} {grade}\n" for doc, grade in judged.items()))
+    return run_path, qrels_path
+
+
+def child(case: str, run_path: str, qrels_path: str, cache_folder: str) -> None:
+    """Run one case in this (fresh) process and print one JSON line."""
+    # Each case imports only what it uses, so the process time and memory after imports are its own.
+    if case == "pytrec_eval alone":
+        import pytrec_eval
+
+        rss_after_imports = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        started = time.perf_counter()
+        with open(qrels_path, encoding="utf-8") as handle:
+            judgments = pytrec_eval.parse_qrel(handle)
+        with open(run_path, encoding="utf-8") as handle:
+            rankings = pytrec_eval.parse_run(handle)
+        labels = {"map", "ndcg_cut.10", "recip_rank"}
+        results = pytrec_eval.RelevanceEvaluator(judgments, labels).evaluate(rankings)
+        wall = time.perf_counter() - started
+        means = {name: statistics.fmean(values[label] for values in results.values()) for name, label in PYTREC_EVAL_LABELS.items()}
+        hits = None
+    else:
+        from pytest_bvtest.cache import ScoreCache
+        from pytest_bvtest.matrix import MatrixBuilder, RunFile
+        from pytest_bvtest.measures import parse_measure
+
+        rss_after_imports = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        started = time.perf_counter()
+        cache = ScoreCache(cache_folder)
+        measures = [parse_measure(name) for name in MEASURES]
+        matrices = MatrixBuilder.from_qrels_file(qrels_path, cache).build(measures, [RunFile(Path(run_path))])
+        wall = time.perf_counter() - started
+        means = {str(measure): float(matrix.scores.mean()) for measure, matrix in matrices.items()}
+        hits = cache.hits
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"wall": wall, "rss_after_imports_mb": rss_after_imports / 1024, "peak_mb": peak / 1024, "means": means, "hits": hits}))
+
+
+def run_case(case: str, run_path: Path, qrels_path: Path, cache_folder: Path) -> dict:
+    started = time.perf_counter()
+    finished = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_evaluate", "--child", case, str(run_path), str(qrels_path), str(cache_folder)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    if finished.returncode != 0:
+        sys.exit(f"case {case!r} failed:\n{finished.stderr}")
+    row = json.loads(finished.stdout.strip().splitlines()[-1])
+    row["process"] = time.perf_counter() - started
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=7000)
+    parser.add_argument("--docs", type=int, default=1000, help="documents per query")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--child", nargs=4, metavar=("CASE", "RUN", "QRELS", "CACHE"), help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    if arguments.child:
+        child(*arguments.child)
+        return
+
+    folder = Path(tempfile.mkdtemp(prefix="bench_evaluate_"))
+    try:
+        started = time.perf_counter()
+        run_path, qrels_path = write_data(folder, arguments.queries, arguments.docs)
+        judgments = [line.split() for line in qrels_path.read_text().splitlines()]
+        relevant = sum(grade != "0" for *_, grade in judgments)
+        print(
+            f"run: {arguments.queries:,} queries x {arguments.docs:,} docs = {arguments.queries * arguments.docs:,} lines, "
+            f"{run_path.stat().st_size / 1e6:.0f} MB; qrels: {relevant / arguments.queries:.2f} relevant and "
+            f"{(len(judgments) - relevant) / arguments.queries:.2f} judged non-relevant per query "
+            f"(seed {SEED}, written in {time.perf_counter() - started:.0f} s)"
+        )
+        results: dict[str, list[dict]] = {case: [] for case in CASES}
+        for repeat in range(arguments.repeat):
+            cache_folder = folder / f"cache{repeat}"
+            for case in CASES:
+                row = run_case(case, run_path, qrels_path, cache_folder)
+                expected_hits = {"bvtest cold": 0, "bvtest cached": len(MEASURES)}.get(case)
+                if row["hits"] != expected_hits:
+                    sys.exit(f"case {case!r} had {row['hits']} cache hits, expected {expected_hits}")
+                results[case].append(row)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    header = (
+        f"{'case':<18} {'best wall s':>11} {'median s':>9} {'process s':>10} {'RSS after imports MB':>21} {'peak RSS MB':>12}"
+        + "".join(f" {'mean ' + name:>13}" for name in MEASURES)
+    )
+    print(header)
+    print("-" * len(header))
+    for case, rows in results.items():
+        best = min(rows, key=lambda row: row["wall"])
+        median = statistics.median(row["wall"] for row in rows)
+        print(
+            f"{case:<18} {best['wall']:>11.2f} {median:>9.2f} {best['process']:>10.2f} {best['rss_after_imports_mb']:>21.0f} "
+            f"{max(row['peak_mb'] for row in rows):>12.0f}" + "".join(f" {best['means'][name]:>13.6f}" for name in MEASURES)
+        )
+
+
+if __name__ == "__main__":
+    main()
