@@ -26,7 +26,7 @@ from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTable
 from pytest_bvtest.measures import Measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
-from pytest_bvtest.stats.inference import paired_bootstrap
+from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_test
 from pytest_bvtest.stats.meanvar import mve_general, mve_intra_topic, variation_layout
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 from pytest_bvtest.stats.risk import trisk
@@ -56,6 +56,51 @@ class SystemStatistics:
 
 
 @dataclass(frozen=True)
+class Comparison:
+    """The candidate against one baseline on the mean: paired tests over topics, Holm-corrected
+    across the candidate's baselines, with win/tie/loss counts (PyTerrier's and ranx's habits)."""
+
+    baseline: str
+    difference: float
+    wins: int
+    ties: int
+    losses: int
+    t: float
+    p_t: float
+    p_t_holm: float
+    p_randomization: float
+    p_randomization_holm: float
+
+
+#: Sign flips of the randomization test (ranx uses 1,000; more resolves small p-values better).
+RANDOMIZATION_PERMUTATIONS = 10_000
+
+
+def compare_with_baselines(matrix: ScoreMatrix, candidate: str, seed: int) -> tuple[Comparison, ...]:
+    """Paired t-test and randomization test of the candidate's mean against every other system."""
+    index = matrix.index(candidate)
+    others = [i for i in range(len(matrix.systems)) if i != index]
+    if not others or len(matrix.topics) < 2:
+        return ()
+    ours = matrix.scores[index]
+    tests = [(paired_t_test(ours, matrix.scores[i]), randomization_test(ours, matrix.scores[i], RANDOMIZATION_PERMUTATIONS, seed))
+             for i in others]
+    p_t_holm = holm(np.array([t.p_value for t, _ in tests]))
+    p_randomization_holm = holm(np.array([r.p_value for _, r in tests]))
+    comparisons = []
+    for k, (i, (t_test, randomization)) in enumerate(zip(others, tests)):
+        difference = ours - matrix.scores[i]
+        comparisons.append(Comparison(
+            baseline=matrix.systems[i], difference=float(difference.mean()),
+            wins=int(np.count_nonzero(difference > 0)), ties=int(np.count_nonzero(difference == 0)),
+            losses=int(np.count_nonzero(difference < 0)),
+            t=float(t_test.statistic), p_t=float(t_test.p_value), p_t_holm=float(p_t_holm[k]),
+            p_randomization=float(randomization.p_value), p_randomization_holm=float(p_randomization_holm[k]),
+        ))
+    return tuple(comparisons)
+
+
+@dataclass(frozen=True)
 class MeasureEvaluation:
     """One measure's matrix, target, per-system statistics and gate outcomes."""
 
@@ -68,6 +113,7 @@ class MeasureEvaluation:
     candidate: str | None
     reference: str | None
     mve_method: str = "inter-topic"
+    comparisons: tuple[Comparison, ...] = ()
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -273,8 +319,9 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, variations: _VariationMVE
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gates.append(_judge_gate(spec, gate, matrix, settings, matrix.scores.max(axis=0), candidate, overrides))
     method = "inter-topic" if variations is None else variations.method
+    comparisons = () if candidate_name is None else compare_with_baselines(matrix, candidate_name, spec.analysis.bootstrap.seed)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
-                             spec.reference, method)
+                             spec.reference, method, comparisons)
 
 
 @dataclass(frozen=True)

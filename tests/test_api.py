@@ -176,3 +176,28 @@ def test_dl_hard_bm25_reference_rm3_candidate_end_to_end(tmp_path: Path) -> None
     # AP(rel=2): the mean drops by 0.0002 < 0.005, passes
     assert outcomes["AP(rel=2)::mean"].passed
     assert evaluation.passed is False
+
+
+def test_candidate_against_every_baseline_with_holm_correction() -> None:
+    example = Path(__file__).resolve().parents[1] / "example_project"
+    evaluation = BvtestAPI(use_cache=False).evaluate(example / "bvtest.yaml", example / "runs" / "candidate-risky.run")
+    ndcg = evaluation.measure("nDCG@10")
+    candidate = ndcg.matrix.row("candidate")
+    comparisons = {comparison.baseline: comparison for comparison in ndcg.comparisons}
+    assert list(comparisons) == ["production", "bm25-alt", "past-release"]
+    p_values = []
+    for name, comparison in comparisons.items():
+        other = ndcg.matrix.row(name)
+        expected = scipy_stats.ttest_rel(candidate, other)
+        assert comparison.t == pytest.approx(expected.statistic, rel=1e-10)
+        assert comparison.p_t == pytest.approx(expected.pvalue, rel=1e-10)
+        assert (comparison.wins, comparison.ties, comparison.losses) == (
+            int((candidate > other).sum()), int((candidate == other).sum()), int((candidate < other).sum()))
+        assert abs(comparison.p_randomization - comparison.p_t) < 0.02  # two tests of one hypothesis agree
+        p_values.append(comparison.p_t)
+    # Holm by hand: sort ascending, multiply by (k - rank), running maximum, cap at 1
+    order = np.argsort(p_values)
+    adjusted = np.maximum.accumulate([min(1.0, p_values[i] * (len(p_values) - rank)) for rank, i in enumerate(order)])
+    expected_holm = np.empty(len(p_values))
+    expected_holm[order] = adjusted
+    assert [c.p_t_holm for c in comparisons.values()] == pytest.approx(list(expected_holm), rel=1e-12)

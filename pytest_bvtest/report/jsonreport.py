@@ -128,6 +128,21 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
             for system in evaluation.systems
         ],
         "tradeoff": {"pearson": _number(evaluation.tradeoff.pearson), "spearman": _number(evaluation.tradeoff.spearman)},
+        "comparisons": [
+            {
+                "baseline": comparison.baseline,
+                "difference": _number(comparison.difference),
+                "wins": comparison.wins,
+                "ties": comparison.ties,
+                "losses": comparison.losses,
+                "t": _number(comparison.t),
+                "p_t": _number(comparison.p_t),
+                "p_t_holm": _number(comparison.p_t_holm),
+                "p_randomization": _number(comparison.p_randomization),
+                "p_randomization_holm": _number(comparison.p_randomization_holm),
+            }
+            for comparison in evaluation.comparisons
+        ],
         "simulation": None if simulation is None else simulation_document(simulation),
         "gates": [],
     }

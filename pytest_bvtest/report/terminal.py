@@ -143,6 +143,23 @@ def _aligned_table(rows: Sequence[tuple[str, ...]], markers: Sequence[str]) -> l
     return lines
 
 
+def comparison_lines(evaluation: Mapping[str, Any]) -> list[str]:
+    """The candidate's mean against each baseline: difference, win/tie/loss, paired tests with Holm."""
+    comparisons = evaluation.get("comparisons") or []
+    if not comparisons:
+        return []
+    width = max(len(comparison["baseline"]) for comparison in comparisons)
+    lines = [f"{evaluation['candidate']} vs baselines on the mean (paired over topics; Holm over {len(comparisons)}):"]
+    for comparison in comparisons:
+        lines.append(
+            f"  {comparison['baseline']:<{width}}  {comparison['difference']:+.4f}  "
+            f"W/T/L {comparison['wins']}/{comparison['ties']}/{comparison['losses']}  "
+            f"t-test p {format_number(comparison['p_t'])} (Holm {format_number(comparison['p_t_holm'])})  "
+            f"randomization p {format_number(comparison['p_randomization'])} (Holm {format_number(comparison['p_randomization_holm'])})"
+        )
+    return lines
+
+
 def _first_of_spec(document: Mapping[str, Any], evaluation: Mapping[str, Any]) -> int:
     """Index of the spec's first measure: the simulation, the same for every measure, is shown once."""
     return next(i for i, other in enumerate(document["evaluations"]) if other["spec"] == evaluation["spec"])
@@ -173,6 +190,7 @@ def summary_lines(document: Mapping[str, Any]) -> list[Line]:
         lines.append((table[0], {"bold": True}))
         lines.extend((text, {"bold": True} if role == "candidate" else {}) for text, role in zip(table[1:], roles))
         lines.append((tradeoff_text(evaluation), {}))
+        lines.extend((text, {}) for text in comparison_lines(evaluation))
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
             lines.extend((text, {}) for text in simulation_lines(evaluation["simulation"]))
         for gate in evaluation["gates"]:
