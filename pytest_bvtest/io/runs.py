@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import compress, groupby
 from operator import methodcaller
@@ -145,20 +145,22 @@ class _RunReader:
         if not qids:
             return
         if qids.count(qids[0]) == len(qids):
-            groups: list[tuple[str, int]] = [(qids[0], len(qids))]
-        else:
-            groups = [(qid, len(list(lines))) for qid, lines in groupby(qids)]
+            self._add_to_topic(qids[0], zip(docnos, scores), len(qids))
+            return
         start = 0
-        for qid, count in groups:
-            topic = self.scores.get(qid)
-            if topic is None:
-                topic = self.scores[qid] = {}
-            before = len(topic)
-            stop = start + count
-            topic.update(zip(docnos[start:stop], scores[start:stop]))
-            if len(topic) != before + count:
-                raise self._duplicate_error(qid)
+        for qid, lines in groupby(qids):
+            stop = start + len(list(lines))
+            self._add_to_topic(qid, zip(docnos[start:stop], scores[start:stop]), stop - start)
             start = stop
+
+    def _add_to_topic(self, qid: str, pairs: Iterable[tuple[str, float]], count: int) -> None:
+        topic = self.scores.get(qid)
+        if topic is None:
+            topic = self.scores[qid] = {}
+        before = len(topic)
+        topic.update(pairs)
+        if len(topic) != before + count:
+            raise self._duplicate_error(qid)
 
     def read_block_line_by_line(self, block: str, first_line: int) -> None:
         """Add a block line by line, raising the error of the first bad line."""
