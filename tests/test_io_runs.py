@@ -181,6 +181,13 @@ def test_missing_file_is_an_input_error(tmp_path):
         read_run(tmp_path / "nope.run")
 
 
+def test_a_non_utf8_line_is_named(tmp_path):
+    path = tmp_path / "latin1.run"
+    path.write_bytes(b"".join(b"1 Q0 d%d 1 1 s\n" % index for index in range(3000)) + b"1 Q0 caf\xe9 2 1 s\n")
+    with pytest.raises(InputError, match=rf"{path}:3001: not UTF-8"):
+        read_run(path)
+
+
 def test_errors_deep_in_a_large_file_name_the_exact_line(tmp_path):
     lines = synthetic_run(topics=10, depth=900, seed=3)
     broken = list(lines)

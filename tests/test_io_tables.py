@@ -136,6 +136,13 @@ def test_old_mac_line_endings_and_gzip(tmp_path):
     assert read_score_table(tmp_path / "mac.csv.gz").for_measure(None) == expected
 
 
+def test_a_byte_order_mark_is_not_part_of_the_first_cell(tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_bytes("\ufefftopic,s1\r\n301,0.5\r\n".encode("utf-8"))
+    table = read_score_table(path)
+    assert (table.format, table.scores) == ("wide-topics", {("s1", None): {"301": 0.5}})
+
+
 def test_explicit_format_overrides_detection(tmp_path):
     # Auto reads this as wide-topics without a topic column; stated as wide, rows are systems.
     path = write(tmp_path / "x.csv", "label,t1\n0.5,0.25\n")
