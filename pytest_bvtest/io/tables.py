@@ -18,8 +18,8 @@ Four layouts, each with a format name:
     topic label (:data:`TOPIC_LABELS`) or empty, the first column holds the topic ids; otherwise
     every column is a system and the topics are numbered ``1..n`` in row order.
 
-``format="auto"`` picks the layout only when the file's shape leaves no doubt (see
-:func:`detect_format`); otherwise it asks the user to state it.
+``format="auto"`` picks the layout only when the file's shape leaves no doubt (the rules are in
+``_detect_format``); otherwise it asks the user to state it.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def read_score_table(
         raise InputError("no scores: the file is empty or holds only comments", path=path)
     lines[0] = (lines[0][0], lines[0][1].lstrip("\ufeff"))
     if format == "auto":
-        format = detect_format(path, lines)
+        format = _detect_format(path, lines)
     if format not in TABLE_FORMATS:
         raise InputError(f"unknown table format {format!r}", path=path, hint=f"use auto or one of {', '.join(TABLE_FORMATS)}")
     if system is not None and format != "trec_eval":
@@ -164,7 +164,7 @@ def read_score_table(
     return ScoreTable(path=Path(path), format=format, scores=cells)
 
 
-def detect_format(path: str | os.PathLike[str], lines: list[tuple[int, str]]) -> str:
+def _detect_format(path: str | os.PathLike[str], lines: list[tuple[int, str]]) -> str:
     """The layout of a table's data lines (comments and blank lines removed), or an InputError.
 
     - ``trec_eval``: every line has 3 blank-separated fields and some line is an ``all`` row.
