@@ -75,7 +75,7 @@ def write_data(folder: Path, queries: int, depth: int, compress: bool) -> tuple[
     return run_path, qrels_path
 
 
-def open_text(path: str):
+def open_plain_or_gzip(path: str):
     return gzip.open(path, "rt") if path.endswith(".gz") else open(path)
 
 
@@ -87,13 +87,13 @@ def child(case: str, run_path: str, qrels_path: str) -> None:
     from pytest_bvtest.io.runs import read_run
     from pytest_bvtest.measures import evaluate_run, parse_measure
 
-    with open_text(qrels_path) as handle:
+    with open_plain_or_gzip(qrels_path) as handle:
         judgments = pytrec_eval.parse_qrel(handle)
     measures = [parse_measure(name) for name in BVTEST_MEASURES]
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     wall, cpu = time.perf_counter(), time.process_time()
     if case.startswith("pytrec_eval.parse_run"):
-        with open_text(run_path) as handle:
+        with open_plain_or_gzip(run_path) as handle:
             scores = pytrec_eval.parse_run(handle)
     elif case == "bvtest evaluate_run":
         evaluate_run(read_qrels(qrels_path), read_run(run_path), measures)
