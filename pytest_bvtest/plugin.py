@@ -95,12 +95,16 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 class SpecFile(pytest.File):
     """A spec file: its items are its gates, one per measure."""
 
+    _spec: Spec | None = None
     _evaluation: Evaluation | BvtestError | None = None
 
     def load(self) -> Spec:
-        spec = load_spec(self.path)
-        run = option(self.config, "run")
-        return spec.with_candidate_run(run) if run else spec
+        """The spec, with the candidate swapped for ``--bvtest-run``; read once per process."""
+        if self._spec is None:
+            spec = load_spec(self.path)
+            run = option(self.config, "run")
+            self._spec = spec.with_candidate_run(run) if run else spec
+        return self._spec
 
     def collect(self):
         try:
@@ -121,8 +125,8 @@ class SpecFile(pytest.File):
         """The spec's evaluation, computed once per process; an input error is re-raised for every item."""
         if self._evaluation is None:
             try:
-                cache_dir = None if option(self.config, "no-cache") else option(self.config, "cache-dir")
-                self._evaluation = evaluate_spec(self.load(), cache_dir=cache_dir, use_cache=not option(self.config, "no-cache"))
+                self._evaluation = evaluate_spec(self.load(), cache_dir=option(self.config, "cache-dir"),
+                                                 use_cache=not option(self.config, "no-cache"))
             except BvtestError as error:
                 self._evaluation = error
         if isinstance(self._evaluation, BvtestError):
