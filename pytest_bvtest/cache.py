@@ -20,7 +20,7 @@ from pytest_bvtest import __version__
 from pytest_bvtest.io.textfiles import atomic_write_text
 
 DEFAULT_CACHE_DIR = ".bvtest_cache"
-_LAYOUT = "v1"
+_LAYOUT = "v2"
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
                       f"{', '.join(missing[:10])}", file=sys.stderr)
             ignored = matrix.ignored_topics.get(system, ())
             if ignored:
-                print(f"bvtest: {system}: {len(ignored)} topic(s) not in the qrels ignored: {', '.join(ignored[:10])}", file=sys.stderr)
+                print(f"bvtest: {system}: {len(ignored)} topic(s) outside the evaluated topics (not judged, or no relevant document) ignored: {', '.join(ignored[:10])}", file=sys.stderr)
         break  # the notes are the same for every measure
     return EXIT_OK
 

@@ -176,7 +176,7 @@ def test_an_unwritable_cache_folder_does_not_fail_the_evaluation(tmp_path, files
         folder.write_text("not a folder")
     elif blocked == "a file below":
         folder.mkdir()
-        (folder / "v1").write_text("not a folder")
+        (folder / "v2").write_text("not a folder")  # the layout folder of cache entries
     else:
         if os.geteuid() == 0:
             pytest.skip("root writes into read-only folders")

@@ -270,11 +270,11 @@ def test_terminal_marks_the_candidate_and_colours_outcomes() -> None:
 def test_terminal_notes_missing_and_ignored_topics() -> None:
     lines = texts(terminal.summary_lines(sample_document()))
     assert "note: bm25 has no ranking for 2 of 5 topics (scored 0): 304, 305" in lines
-    assert "note: candidate ranked 1 topic not in the qrels (ignored): 999" in lines
+    assert "note: candidate ranked 1 topic outside the evaluated topics (unjudged, or no relevant document; ignored): 999" in lines
     document = sample_document()
     document["evaluations"][0]["systems"][0]["ignored_topics"] = [str(topic) for topic in range(900, 908)]
     lines = texts(terminal.summary_lines(document))
-    assert "note: production ranked 8 topics not in the qrels (ignored): 900, 901, 902, 903, 904, ... (+3 more)" in lines
+    assert "note: production ranked 8 topics outside the evaluated topics (unjudged, or no relevant document; ignored): 900, 901, 902, 903, 904, ... (+3 more)" in lines
 
 
 def test_terminal_final_line_of_a_passing_session() -> None:

@@ -104,7 +104,7 @@ def _topic_list(topics: Sequence[str]) -> str:
 
 
 def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
-    """Per system, the evaluated topics its run lacks (scored 0) and the run topics not in the qrels (ignored)."""
+    """Per system, the evaluated topics its run lacks (scored 0) and the run topics outside the evaluated topics (ignored)."""
     notes = []
     total = len(evaluation["topics"])
     constant = evaluation["target"].get("constant_topics") or 0
@@ -117,7 +117,7 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
             notes.append(f"{system['name']} has no ranking for {len(missing)} of {total} topics (scored 0): {_topic_list(missing)}")
         if ignored:
             topics = "topic" if len(ignored) == 1 else "topics"
-            notes.append(f"{system['name']} ranked {len(ignored)} {topics} not in the qrels (ignored): {_topic_list(ignored)}")
+            notes.append(f"{system['name']} ranked {len(ignored)} {topics} outside the evaluated topics (unjudged, or no relevant document; ignored): {_topic_list(ignored)}")
     return notes
 
 
