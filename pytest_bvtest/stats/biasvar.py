@@ -401,10 +401,15 @@ def _random_group_mean_blocks(x: np.ndarray, size: int, repeats: int, seed: int)
     permutations = np.random.default_rng(seed).permuted(np.tile(np.arange(n), (repeats, 1)), axis=1)
     sizes = _partition_sizes(n, size)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    # Topics-major rows make each permutation a gather of contiguous rows (about 3x faster than
+    # gathering scattered columns) and each group a sum of consecutive rows.
+    by_topic = np.ascontiguousarray(np.moveaxis(x, -1, 0))
     block = max(1, _RANDOM_GROUPING_BLOCK_VALUES // x.size)
     for first in range(0, repeats, block):
-        shuffled = np.swapaxes(x[..., permutations[first : first + block]], -3, -2)
-        yield np.add.reduceat(shuffled, starts, axis=-1) / sizes
+        shuffled = by_topic[permutations[first : first + block]]  # (r, n, ..., m)
+        means = np.add.reduceat(shuffled, starts, axis=1)  # (r, g, ..., m) sums, divided in place:
+        means /= sizes.reshape((-1,) + (1,) * (means.ndim - 2))
+        yield np.moveaxis(means, (0, 1), (-3, -1))  # (..., r, m, g)
 
 
 def _mean_over_random_groupings(
