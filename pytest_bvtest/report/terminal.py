@@ -143,20 +143,28 @@ def _aligned_table(rows: Sequence[tuple[str, ...]], markers: Sequence[str]) -> l
     return lines
 
 
+#: Baselines listed in the comparison block; the JSON report has them all.
+MAX_COMPARISONS = 10
+
+
 def comparison_lines(evaluation: Mapping[str, Any]) -> list[str]:
     """The candidate's mean against each baseline: difference, win/tie/loss, paired tests with Holm."""
     comparisons = evaluation.get("comparisons") or []
     if not comparisons:
         return []
-    width = max(len(comparison["baseline"]) for comparison in comparisons)
+    reference = [c for c in comparisons if c["baseline"] == evaluation.get("reference")]
+    shown = (reference + [c for c in comparisons if c not in reference])[:MAX_COMPARISONS]
+    width = max(len(comparison["baseline"]) for comparison in shown)
     lines = [f"{evaluation['candidate']} vs baselines on the mean (paired over topics; Holm over {len(comparisons)}):"]
-    for comparison in comparisons:
+    for comparison in shown:
         lines.append(
             f"  {comparison['baseline']:<{width}}  {comparison['difference']:+.4f}  "
             f"W/T/L {comparison['wins']}/{comparison['ties']}/{comparison['losses']}  "
             f"t-test p {format_number(comparison['p_t'])} (Holm {format_number(comparison['p_t_holm'])})  "
             f"randomization p {format_number(comparison['p_randomization'])} (Holm {format_number(comparison['p_randomization_holm'])})"
         )
+    if len(comparisons) > len(shown):
+        lines.append(f"  ... and {len(comparisons) - len(shown)} more baselines in the JSON report")
     return lines
 
 
