@@ -9,6 +9,7 @@ plots are assembled (``pytest_terminal_summary`` runs only there).
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import os
 import warnings
 from pathlib import Path
@@ -71,6 +72,8 @@ def option(config: pytest.Config, name: str) -> Any:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bvtest: a search-quality gate or a test using the bvtest fixture")
+    if option(config, "plots") and importlib.util.find_spec("matplotlib") is None:
+        raise pytest.UsageError("--bvtest-plots needs matplotlib, which is not installed: pip install 'pytest-bvtest[plots]'")
     specs = [str(Path(path).resolve()) for path in option(config, "spec") or ()]
     config.stash[_SPECS] = specs
     if specs and not hasattr(config, "workerinput"):
@@ -224,33 +227,50 @@ def bvtest(request: pytest.FixtureRequest):
 
 
 class SessionOutputs:
-    """Collects gate payloads from the reports (xdist workers included) and writes the session's outputs."""
+    """Collects gate payloads from the reports (xdist workers included) and writes the session's outputs.
+
+    Report files are written when the session finishes, so a report that cannot be written turns the
+    exit code into 4 (usage error) instead of passing silently; the summary is printed after that.
+    """
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.payloads: list[dict] = []
+        self.document: dict | None = None
+        self.output_error: str | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, PAYLOAD_ATTRIBUTE, None)
         if payload is not None and report.when == "call":
             self.payloads.append(payload)
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
         if hasattr(config, "workerinput") or not self.payloads:
             return
-        document = collect.assemble(self.payloads)
+        self.document = collect.assemble(self.payloads)
+        try:
+            collect.write_session_outputs(
+                self.document,
+                json_path=option(config, "json"),
+                markdown_path=option(config, "markdown"),
+                plots_dir=option(config, "plots"),
+                github_step_summary=os.environ.get("GITHUB_STEP_SUMMARY"),
+            )
+        except (BvtestError, OSError) as error:
+            self.output_error = str(error)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.document is None:
+            return
         collect.write_session_outputs(
-            document,
-            terminal_writer=terminalreporter,
-            json_path=option(config, "json"),
-            markdown_path=option(config, "markdown"),
-            plots_dir=option(config, "plots"),
-            github_step_summary=os.environ.get("GITHUB_STEP_SUMMARY"),
-            github_actions=os.environ.get("GITHUB_ACTIONS") == "true",
+            self.document, terminal_writer=terminalreporter, github_actions=os.environ.get("GITHUB_ACTIONS") == "true"
         )
-        if option(config, "update"):
-            self.update_references(document, terminalreporter)
+        if self.output_error:
+            terminalreporter.write_line(f"bvtest: could not write the reports: {self.output_error}", red=True, bold=True)
+        if option(self.config, "update"):
+            self.update_references(self.document, terminalreporter)
 
     def update_references(self, document: dict, terminalreporter: Any) -> None:
         """``--bvtest-update``: each spec's candidate run becomes its stored reference run."""
@@ -266,3 +286,4 @@ class SessionOutputs:
                 continue
             for line in lines:
                 terminalreporter.write_line(line, bold=True)
+

@@ -233,3 +233,21 @@ def test_cache_is_written_beside_the_spec_and_can_be_moved_or_disabled(project: 
     result = project.runpytest("--bvtest-no-cache", "--bvtest-cache-dir", "nocache")
     result.assert_outcomes(passed=6)
     assert not any((project.path / "nocache").rglob("*.json"))
+
+
+def test_a_report_that_cannot_be_written_is_a_usage_error_not_a_traceback(project: pytest.Pytester) -> None:
+    (project.path / "blocked").write_text("a file where a folder is needed")
+    result = project.runpytest("--bvtest-json", "blocked/report.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["*bvtest: could not write the reports:*blocked*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_plots_without_matplotlib_is_a_clean_usage_error(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real_find_spec(name, *a))
+    result = project.runpytest("--bvtest-plots", "plots")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--bvtest-plots needs matplotlib*pip install*"])
