@@ -127,6 +127,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except BvtestError as error:
         print(f"bvtest: error: {error}", file=sys.stderr)
         return EXIT_INPUT_ERROR
+    except OSError as error:  # an output path that cannot be written
+        print(f"bvtest: error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
     except BrokenPipeError:
         return EXIT_OK
 

@@ -70,8 +70,9 @@ def test_report_never_gates() -> None:
         (["evaluate", "--qrels", "eval/topics.tsv", "-m", "AP", "runs/production.run"], "eval/topics.tsv:1:"),
         (["check"], "the following arguments are required: SPEC"),
         (["frobnicate"], "invalid choice"),
+        (["check", "bvtest.yaml", "--json", "bvtest.yaml/report.json"], "bvtest.yaml"),
     ],
-    ids=["missing-spec", "unknown-measure", "malformed-qrels", "usage", "unknown-command"],
+    ids=["missing-spec", "unknown-measure", "malformed-qrels", "usage", "unknown-command", "unwritable-output"],
 )
 def test_input_and_usage_errors_exit_2_without_traceback(args: list[str], message: str) -> None:
     result = run_cli(*args)

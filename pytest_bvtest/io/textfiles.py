@@ -72,8 +72,12 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     (the last rename wins).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise InputError(f"cannot write this file ({error.strerror or error})", path=path,
+                         hint="check that its folder exists or can be created, and is writable") from None
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
