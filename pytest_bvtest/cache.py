@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bvtest import __version__
+from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.textfiles import atomic_write_text
 
 DEFAULT_CACHE_DIR = ".bvtest_cache"
@@ -77,7 +78,7 @@ class ScoreCache:
         }
         try:
             atomic_write_text(self._entry_path(key), json.dumps(payload))
-        except OSError:
+        except (OSError, InputError):
             pass
 
 
