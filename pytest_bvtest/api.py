@@ -476,6 +476,9 @@ def update_reference(evaluation: Evaluation) -> list[str]:
         f"bvtest: reference {spec.reference!r} updated: {stored.path} now holds the candidate {spec.candidate.path}",
         f"bvtest: previous reference kept as {kept}",
     ]
+    failed = [outcome.id for outcome in evaluation.gates if not outcome.passed]
+    if failed:
+        lines.append(f"bvtest: note: updated as asked although {len(failed)} gate(s) failed: {', '.join(failed)}")
     for measure in evaluation.measures:
         before = measure.system(spec.reference).values["mean"]
         after = measure.system(measure.candidate).values["mean"] if measure.candidate else None

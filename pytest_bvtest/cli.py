@@ -56,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("-m", "--measure", action="append", required=True, dest="measures",
                           help="measure in ir_measures syntax (repeatable), e.g. nDCG@10, AP(rel=2), ERR@20")
     evaluate.add_argument("--mean", action="store_true", help="print one mean per system and measure instead")
+    evaluate.add_argument("--tag", default=None, help="evaluate only this run tag of files that hold several systems")
     evaluate.add_argument("--cache-dir", default=None, help=f"per-topic score cache (default: none; e.g. {DEFAULT_CACHE_DIR})")
     evaluate.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (.gz allowed)")
 
@@ -73,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
 def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
     measures = [parse_measure(text) for text in arguments.measures]
     builder = MatrixBuilder.from_qrels_file(arguments.qrels, ScoreCache(arguments.cache_dir))
-    sources = [RunFile(Path(path)) for path in arguments.runs]
+    sources = [RunFile(Path(path), tag=arguments.tag) for path in arguments.runs]
     matrices = builder.build(measures, sources)
     if arguments.mean:
         out.write("system\tmeasure\tmean\n")

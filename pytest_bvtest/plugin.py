@@ -64,9 +64,11 @@ def option(config: pytest.Config, name: str) -> Any:
     if value is not None:
         return value
     value = config.getini(dest)
+    base = config.inipath.parent if config.inipath else config.rootpath
     if name in _PATH_OPTIONS and value:
-        base = config.inipath.parent if config.inipath else config.rootpath
         return str(base / value)
+    if name == "spec" and value:
+        return [str(base / path) for path in value]
     return value or None
 
 

@@ -409,17 +409,22 @@ class _SpecReader:
         return Bound(kind, self.number(raw, (*key, kind)), relative=False)
 
 
+def _collide(first: GateSpec, second: GateSpec) -> bool:
+    """Two gates would get the same test id on some measure: same name, and a measure in common."""
+    shared_measure = first.measure is None or second.measure is None or first.measure == second.measure
+    return first.name == second.name and shared_measure
+
+
 def _disambiguate_names(gates: list[GateSpec]) -> None:
-    names = [(gate.name, gate.measure) for gate in gates]
+    """Give gates that would share a test id distinct names: first by bound kind, then by number."""
+    clashing = [any(_collide(gate, other) for other in gates if other is not gate) for gate in gates]
+    for index, clash in enumerate(clashing):
+        if clash:
+            gates[index] = replace(gates[index], name=f"{gates[index].name}[{gates[index].bound.kind}]")
     for index, gate in enumerate(gates):
-        if names.count((gate.name, gate.measure)) > 1:
-            gates[index] = replace(gate, name=f"{gate.name}[{gate.bound.kind}]")
-    seen: dict[tuple[str, Measure | None], int] = {}
-    for index, gate in enumerate(gates):
-        count = seen.get((gate.name, gate.measure), 0)
-        seen[(gate.name, gate.measure)] = count + 1
-        if count:
-            gates[index] = replace(gate, name=f"{gate.name}#{count + 1}")
+        earlier = sum(_collide(gate, other) for other in gates[:index])
+        if earlier:
+            gates[index] = replace(gate, name=f"{gate.name}#{earlier + 1}")
 
 
 def _kind(value: Any) -> str:

@@ -251,3 +251,11 @@ def test_plots_without_matplotlib_is_a_clean_usage_error(project: pytest.Pyteste
     result = project.runpytest("--bvtest-plots", "plots")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--bvtest-plots needs matplotlib*pip install*"])
+
+
+def test_spec_listed_in_the_ini_file_resolves_against_the_ini_folder(project: pytest.Pytester) -> None:
+    (project.path / "bvtest.yaml").rename(project.path / "quality.yaml")
+    project.makeini("[pytest]\nbvtest_spec = quality.yaml\n")
+    sub = project.mkdir("sub")
+    result = project.runpytest("--rootdir", str(project.path), "-c", str(project.path / "tox.ini"), str(sub))
+    result.assert_outcomes(passed=6)

@@ -177,3 +177,23 @@ def test_with_candidate_run_replaces_the_candidate(project: Path) -> None:
     assert swapped.candidate.path == (project / "runs" / "bm25.run").resolve()
     with pytest.raises(InputError, match="candidate run not found"):
         spec.with_candidate_run(project / "runs" / "absent.run")
+
+
+def test_gates_that_would_share_a_test_id_on_some_measure_get_distinct_names(project: Path) -> None:
+    spec = load_spec(write_spec(project, """
+        qrels: qrels.txt
+        measures: [AP, P@10]
+        baselines: {p: runs/prod.run}
+        candidate: runs/new.run
+        gates:
+          - {statistic: mean, max_decrease: 0.01}
+          - {statistic: mean, measure: AP, min: 0.9}
+          - {statistic: mean, measure: P@10, min: 0.1}
+          - {statistic: var, max: 0.1}
+          - {statistic: var, max: 0.2}
+    """))
+    names = [gate.name for gate in spec.gates]
+    assert names == ["mean[max_decrease]", "mean[min]", "mean[min]", "var[max]", "var[max]#2"]
+    for measure in spec.measures:
+        ids = [gate.name for gate in spec.gates if gate.measure in (None, measure)]
+        assert len(ids) == len(set(ids)), (measure, ids)

@@ -212,7 +212,7 @@ class _RunReader:
             f"a second run tag {line_tag!r} starts here: the file holds {len(tags)} systems ({_listing(tags)})",
             path=self.path,
             line=number,
-            hint=f"select one system with the tag option (e.g. tag={tags[0]!r}) or split the file by tag",
+            hint=f"select one system by its tag (spec: `{{run: FILE, tag: {tags[0]}}}`; bvtest evaluate: --tag {tags[0]}) or split the file by tag",
         )
 
     def _duplicate_error(self, qid: str) -> InputError:
