@@ -502,6 +502,62 @@ def apply_normalization(x: np.ndarray, method: str) -> Normalized:
     raise StatisticError(f"unknown normalisation {method!r}; use one of {', '.join(NORMALIZATIONS)}")
 
 
+def grouped_bias_variance(
+    normalized: np.ndarray,
+    target_scores: np.ndarray,
+    raw_target: np.ndarray,
+    c: ArrayLike,
+    grouping: DifficultyGrouping | RandomGrouping | None,
+) -> tuple[BiasVariance, GapDecomposition]:
+    """Bias2/Var and the gap decomposition over topic groups (MATH.md sections 3, 3a, 3b).
+
+    Stacks of matrices (``(..., m, n)``, e.g. bootstrap resamples) are evaluated at once: difficulty
+    groups follow each matrix's own raw target, and random partitions depend only on ``(n, repeats,
+    seed)``, so they are shared by the stack exactly as separate calls would draw them.
+
+    Parameters
+    ----------
+    normalized:
+        ``(..., m, n)`` scores after normalisation (MATH.md 3c: normalise first, then group).
+    target_scores:
+        ``(..., n)`` virtual target of ``normalized``.
+    raw_target:
+        ``(..., n)`` virtual target of the raw scores: difficulty is measured on it (PIN 3b).
+    c:
+        Target constant, broadcastable to ``normalized.shape[:-1]``.
+    grouping:
+        ``None`` (topics are the samples), :class:`DifficultyGrouping` or :class:`RandomGrouping`.
+
+    Returns
+    -------
+    (BiasVariance, GapDecomposition)
+        Over systems, shape ``normalized.shape[:-1]``.
+    """
+    if grouping is None:
+        return bias_variance(normalized, c), gap_decomposition(normalized, target_scores)
+    if isinstance(grouping, DifficultyGrouping):
+        n = normalized.shape[-1]
+        # stable: ties keep topic order (PIN 3b); each matrix of a stack is sorted by its own target
+        order = np.argsort(raw_target, axis=-1, kind="stable")
+        sizes = _partition_sizes(n, grouping.size)
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        by_difficulty = np.take_along_axis(normalized, np.expand_dims(order, -2), axis=-1)
+        target_by_difficulty = np.take_along_axis(target_scores, order, axis=-1)
+        grouped = np.add.reduceat(by_difficulty, starts, axis=-1) / sizes
+        grouped_target = np.add.reduceat(target_by_difficulty, starts, axis=-1) / sizes
+        return bias_variance(grouped, c), gap_decomposition(grouped, grouped_target)
+    if isinstance(grouping, RandomGrouping):
+        bias_var = random_group_bias_variance(normalized, c, grouping.size, grouping.repeats, grouping.seed)
+        # The target rides along as an extra last row so it is grouped exactly like the systems.
+        with_target = np.concatenate([normalized, np.expand_dims(target_scores, -2)], axis=-2)
+        gap = _mean_over_random_groupings(
+            with_target, grouping.size, grouping.repeats, grouping.seed,
+            lambda grouped: gap_decomposition(grouped[..., :-1, :], grouped[..., -1, :]),
+        )
+        return bias_var, gap
+    raise StatisticError(f"unknown grouping {grouping!r}; use DifficultyGrouping(size), RandomGrouping(size, repeats, seed) or None")
+
+
 def bias_variance_analysis(
     scores: ArrayLike,
     *,
@@ -544,28 +600,7 @@ def bias_variance_analysis(
     target_scores = virtual_target(normalized.scores)
     c = float(target_constant(target_scores, target))
 
-    if grouping is None:
-        bias_var = bias_variance(normalized.scores, c)
-        gap = gap_decomposition(normalized.scores, target_scores)
-    elif isinstance(grouping, DifficultyGrouping):
-        groups = difficulty_groups(virtual_target(x), grouping.size)
-        grouped_scores = group_means(normalized.scores, groups)
-        bias_var = bias_variance(grouped_scores, c)
-        gap = gap_decomposition(grouped_scores, group_means(target_scores, groups))
-    elif isinstance(grouping, RandomGrouping):
-        bias_var = random_group_bias_variance(normalized.scores, c, grouping.size, grouping.repeats, grouping.seed)
-        # The target rides along as an extra last row so it is grouped exactly like the systems.
-        with_target = np.vstack([normalized.scores, target_scores])
-        gap = _mean_over_random_groupings(
-            with_target,
-            grouping.size,
-            grouping.repeats,
-            grouping.seed,
-            lambda grouped: gap_decomposition(grouped[..., :-1, :], grouped[..., -1, :]),
-        )
-    else:
-        raise StatisticError(f"unknown grouping {grouping!r}; use DifficultyGrouping(size), RandomGrouping(size, repeats, seed) or None")
-
+    bias_var, gap = grouped_bias_variance(normalized.scores, target_scores, virtual_target(x), c, grouping)
     return BiasVarianceAnalysis(
         c=c,
         target_scores=target_scores,

@@ -24,14 +24,15 @@ import numpy as np
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.biasvar import (
-    BiasVarianceAnalysis,
+    BiasVariance,
     DifficultyGrouping,
+    GapDecomposition,
     RandomGrouping,
     apply_normalization,
     bias_variance,
-    bias_variance_analysis,
     checked_scores,
     gap_decomposition,
+    grouped_bias_variance,
     target_constant,
     virtual_target,
 )
@@ -215,13 +216,10 @@ def _normalized_with_target(x: np.ndarray, settings: AnalysisSettings) -> tuple[
     return normalized, target_scores, c
 
 
-def _each_analysis(x: np.ndarray, settings: AnalysisSettings, part: Callable[[BiasVarianceAnalysis], np.ndarray]) -> np.ndarray:
-    """``part`` of ``bias_variance_analysis`` for every matrix of a stack (grouping is per matrix)."""
-    values = np.empty(x.shape[:-1])
-    for index in np.ndindex(x.shape[:-2]):
-        analysis = bias_variance_analysis(x[index], target=settings.target, normalize=settings.normalize, grouping=settings.grouping)
-        values[index] = part(analysis)
-    return values
+def _grouped(x: np.ndarray, settings: AnalysisSettings) -> tuple[BiasVariance, GapDecomposition]:
+    """Grouped Bias2/Var and gap terms of a matrix or a stack of resampled matrices."""
+    normalized, target_scores, c = _normalized_with_target(x, settings)
+    return grouped_bias_variance(normalized, target_scores, virtual_target(x), c, settings.grouping)
 
 
 def _bias_variance_statistic(term: str) -> Compute:
@@ -230,7 +228,7 @@ def _bias_variance_statistic(term: str) -> Compute:
     def compute(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
         x = _score_matrix(scores)
         if settings.grouping is not None:
-            return _each_analysis(x, settings, lambda analysis: getattr(analysis.bias_variance, term))
+            return getattr(_grouped(x, settings)[0], term)
         normalized, _, c = _normalized_with_target(x, settings)
         return getattr(bias_variance(normalized, c), term)
 
@@ -243,7 +241,7 @@ def _gap_statistic(term: str) -> Compute:
     def compute(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
         x = _score_matrix(scores)
         if settings.grouping is not None:
-            return _each_analysis(x, settings, lambda analysis: getattr(analysis.gap, term))
+            return getattr(_grouped(x, settings)[1], term)
         normalized, target_scores, _ = _normalized_with_target(x, settings)
         return getattr(gap_decomposition(normalized, target_scores), term)
 
