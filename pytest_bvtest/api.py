@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_bvtest.cache import ScoreCache
-from pytest_bvtest.errors import BvtestError, InputError, StatisticError
+from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.gates import GateOutcome, TopicImpact, judge
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run

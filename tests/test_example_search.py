@@ -25,7 +25,7 @@ if str(EXAMPLE) not in sys.path:
 from search.analysis import IDENTIFIER_ANALYZER, PLAIN_ANALYZER, identifier_parts, plural_stem  # noqa: E402
 from search.bm25 import bm25_idf, bm25_weights, build_index, top_documents  # noqa: E402
 from search.build_corpus import iter_documents  # noqa: E402
-from search.collection import CORPUS_PATH, TOPICS_PATH, Document, load_corpus, load_topics  # noqa: E402
+from search.collection import CORPUS_PATH, Document, load_corpus, load_topics  # noqa: E402
 from search.configs import CONFIGS  # noqa: E402
 from search.rm3 import rm3_query  # noqa: E402
 from search.run import Searcher, main, run_lines  # noqa: E402
