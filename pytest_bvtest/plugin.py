@@ -154,7 +154,8 @@ class _BvtestItem(pytest.Item):
         return self.parent
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
-        if isinstance(excinfo.value, GateFailure | BvtestError):
+        # a gate's own verdict, an input error, or an OK* warning turned into an error by -W error
+        if isinstance(excinfo.value, GateFailure | BvtestError | GateWithinNoiseWarning):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 

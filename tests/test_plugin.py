@@ -195,6 +195,10 @@ def test_noise_aware_gate_passes_with_a_visible_warning(project: pytest.Pytester
         "95% interval [[]-0.25, 0[]] reaches the safe side*",
         "*[[]OK[*][]] bvtest.yaml::AP::mean*passed within noise*",
     ])
+    # teams that want OK* to fail turn the warning into an error: a one-line failure, no traceback
+    strict = project.runpytest("--bvtest-run", "runs/slightly-worse.run", "-W", "error::pytest_bvtest.plugin.GateWithinNoiseWarning")
+    strict.stdout.fnmatch_lines(["*bvtest.yaml::AP::mean: point estimate past the bound*", "FAILED bvtest.yaml::AP::mean*"])
+    assert "Traceback" not in strict.stdout.str()
 
 
 def test_update_makes_the_candidate_the_stored_reference(project: pytest.Pytester) -> None:
