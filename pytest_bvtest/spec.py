@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.tables import read_score_table
+from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
@@ -29,7 +29,7 @@ CANDIDATE_NAME = "candidate"
 BOUND_KEYS = ("max", "min", "max_increase", "max_decrease")
 _PERCENT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
 
-_TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache")
+_TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format")
 _ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "top_topics")
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "confidence", "measure", "reference", "name")
 _NORMALIZATIONS = ("none", "max-min", "target-ratio")
@@ -169,6 +169,12 @@ class _SpecReader:
             raise self.error(key, f"file not found: {resolved}", "paths are relative to the spec's folder")
         return resolved
 
+    def format_value(self, value: Any, key: tuple[Any, ...]) -> str:
+        formats = ("auto", *TABLE_FORMATS)
+        if value not in formats:
+            raise self.error(key, f"unknown table format {value!r}", f"use one of {', '.join(formats)}")
+        return str(value)
+
     def number(self, value: Any, key: tuple[Any, ...], *, minimum: float | None = None, integer: bool = False) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise self.error(key, f"expected a number, got {_kind(value)}")
@@ -182,6 +188,7 @@ class _SpecReader:
         if document is None:
             raise self.error((), "the spec is empty", "see docs/spec.md for a minimal spec")
         top = self.check_keys(document, (), _TOP_KEYS, "top-level")
+        self.table_format = self.format_value(top.get("table_format", "auto"), ("table_format",))
         qrels = self.path_value(top["qrels"], ("qrels",)) if top.get("qrels") is not None else None
         measures = self.measures(top.get("measures"))
         baselines = self.baselines(top.get("baselines"))
@@ -239,7 +246,7 @@ class _SpecReader:
         system = entry.get("system", name)
         return ScoreTableFile(
             self.path_value(entry["scores"], (*key, "scores")),
-            format=str(entry.get("format", "auto")),
+            format=self.format_value(entry.get("format", self.table_format), (*key, "format")),
             systems=(str(system),),
             rename={str(system): name},
         )
@@ -250,10 +257,10 @@ class _SpecReader:
         if isinstance(value, str):
             path = self.path_value(value, ("baselines",))
             try:
-                systems = read_score_table(path).systems()
+                systems = read_score_table(path, format=self.table_format).systems()
             except InputError as error:
                 raise self.error(("baselines",), str(error)) from None
-            return {name: ScoreTableFile(path, systems=(name,)) for name in systems}
+            return {name: ScoreTableFile(path, format=self.table_format, systems=(name,)) for name in systems}
         if not isinstance(value, Mapping):
             raise self.error(("baselines",), f"expected name: run-file pairs or a per-topic table path, got {_kind(value)}")
         baselines = {}

@@ -197,3 +197,13 @@ def test_gates_that_would_share_a_test_id_on_some_measure_get_distinct_names(pro
     for measure in spec.measures:
         ids = [gate.name for gate in spec.gates if gate.measure in (None, measure)]
         assert len(ids) == len(set(ids)), (measure, ids)
+
+
+def test_table_format_is_stated_for_a_whole_table_of_baselines(project: Path) -> None:
+    # topics as rows with no topic column: auto-detection could read it either way
+    (project / "urbano.csv").write_text("sysA,sysB,sysC\n0.5,0.1,0.3\n0.25,0.2,0.3\n")
+    spec = load_spec(write_spec(project, "measures: [AP]\ntable_format: wide-topics\nbaselines: urbano.csv\ncandidate: sysC\n"))
+    assert list(spec.baselines) == ["sysA", "sysB"]
+    assert spec.candidate.format == "wide-topics"
+    error = load_error(project, "measures: [AP]\ntable_format: sideways\nbaselines: urbano.csv\n")
+    assert str(error).endswith("bvtest.yaml:2: table_format: unknown table format 'sideways'; use one of auto, trec_eval, long, wide, wide-topics")
