@@ -23,7 +23,7 @@ from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.textfiles import atomic_write_bytes, file_digest
 from pytest_bvtest.io.topicfiles import read_topic_weights, read_variations
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile, retrieved_lists
-from pytest_bvtest.measures import Measure
+from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
 from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_test
@@ -154,8 +154,6 @@ class Evaluation:
             if len(self.measures) != 1:
                 raise InputError("several measures were evaluated", hint=f"name one of {', '.join(m.measure for m in self.measures)}")
             return self.measures[0]
-        from pytest_bvtest.measures import parse_measure
-
         wanted = str(parse_measure(measure))
         for evaluation in self.measures:
             if evaluation.measure == wanted:
@@ -234,17 +232,18 @@ def _worst_topics(matrix: ScoreMatrix, candidate: int, compared: np.ndarray, cou
     )
 
 
-def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings,
-                target: np.ndarray, candidate: int, overrides: Mapping[str, np.ndarray]) -> GateOutcome:
+def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
+                computed: Mapping[str, np.ndarray | None], mve_from_variations: bool) -> GateOutcome:
+    """Judge one gate; ``computed`` holds the statistics already computed against the spec's reference."""
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
     relative = gate.bound.kind in ("max_increase", "max_decrease")
-    if gate.statistic in overrides:
-        if gate.confidence is not None:
-            raise InputError(f"gate {gate.name}: a noise-aware MVE gate is not available with query variations",
-                             path=spec.path, line=gate.line, hint="drop `confidence` from this gate")
-        values = overrides[gate.statistic]
-    else:
+    if gate.statistic == "mve" and mve_from_variations and gate.confidence is not None:
+        raise InputError(f"gate {gate.name}: a noise-aware MVE gate is not available with query variations",
+                         path=spec.path, line=gate.line, hint="drop `confidence` from this gate")
+    reusable = not statistic.needs_reference or gate.reference == spec.reference
+    values = computed.get(gate.statistic) if reusable else None
+    if values is None:
         try:
             values = np.asarray(statistic.compute(matrix.scores, reference, settings), dtype=float)
         except StatisticError as error:
@@ -257,7 +256,8 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
             resamples=spec.analysis.bootstrap.resamples, confidence=gate.confidence, seed=spec.analysis.bootstrap.seed,
         )
         interval = (float(result.low), float(result.high))
-    compared, against = (matrix.scores[reference], gate.reference) if reference is not None else (target, "the virtual target")
+    compared, against = ((matrix.scores[reference], gate.reference) if reference is not None
+                         else (matrix.scores.max(axis=0), "the virtual target"))
     return judge(
         gate_id=f"{spec.path.name}::{matrix.measure}::{gate.name}",
         statistic=gate.statistic,
@@ -294,9 +294,18 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, variations: _VariationMVE
         raise InputError(f"{matrix.measure}: {error}", path=spec.path) from None
     candidate_name = _candidate_name(spec)
     reference = matrix.index(spec.reference) if spec.reference is not None else None
-    values = {name: _statistic_values(name, matrix.scores, reference, settings) for name in SYSTEM_STATISTICS}
-    overrides = {} if variations is None else {"mve": variations.values[matrix.measure]}
-    values.update(overrides)
+    # the bias-variance family comes from the analysis above (grouping is its costly part: once only)
+    values: dict[str, np.ndarray | None] = {
+        "bias2": analysis.bias_variance.bias2, "var": analysis.bias_variance.var,
+        "bias2_plus_var": analysis.bias_variance.error, "gap_bias": analysis.gap.bias,
+        "gap_var": analysis.gap.var, "gap_mse": analysis.gap.mse,
+    }
+    if variations is not None:
+        values["mve"] = variations.values[matrix.measure]
+    wanted = [*SYSTEM_STATISTICS, *(gate.statistic for gate in spec.gates)]
+    for name in dict.fromkeys(wanted):
+        if name not in values:
+            values[name] = _statistic_values(name, matrix.scores, reference, settings)
     trisk_p = trisk(matrix.scores, matrix.scores[reference], settings.risk_alpha).p if reference is not None else None
     systems = []
     for i, name in enumerate(matrix.systems):
@@ -305,7 +314,7 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, variations: _VariationMVE
             SystemStatistics(
                 name=name,
                 role=role,
-                values={key: (None if column is None else float(column[i])) for key, column in values.items()},
+                values={key: (None if values[key] is None else float(values[key][i])) for key in SYSTEM_STATISTICS},
                 trisk_p=None if trisk_p is None else float(np.asarray(trisk_p)[i]),
                 gap={key: float(getattr(analysis.gap, key)[i]) for key in ("bias", "var", "mse", "var_target", "var_system", "cov")},
                 missing_topics=matrix.missing_topics(name),
@@ -317,7 +326,7 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, variations: _VariationMVE
         candidate = matrix.index(candidate_name)
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
-                gates.append(_judge_gate(spec, gate, matrix, settings, matrix.scores.max(axis=0), candidate, overrides))
+                gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations is not None))
     method = "inter-topic" if variations is None else variations.method
     comparisons = () if candidate_name is None else compare_with_baselines(matrix, candidate_name, spec.analysis.bootstrap.seed)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
