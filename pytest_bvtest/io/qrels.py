@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.textfiles import numbered_lines
+from pytest_bvtest.io.textfiles import data_fields
 
 QRELS_LINE = "qid iter docno grade"
 
@@ -53,10 +53,7 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     """
     judgments: dict[str, dict[str, int]] = {}
     first_lines: dict[tuple[str, str], int] = {}
-    for number, line in numbered_lines(path):
-        fields = line.split()
-        if not fields or fields[0].startswith("#"):
-            continue
+    for number, fields in data_fields(path):
         if len(fields) != 4:
             raise InputError(
                 f"found {len(fields)} columns, expected 4 ({QRELS_LINE})",

@@ -20,7 +20,7 @@ from operator import methodcaller
 from pathlib import Path
 
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.textfiles import numbered_lines, open_text
+from pytest_bvtest.io.textfiles import finite_number, numbered_lines, open_text
 
 RUN_LINE = "qid Q0 docno rank score tag"
 
@@ -176,7 +176,8 @@ class _RunReader:
                     hint="separate the columns by blanks; comment lines must start with '#'",
                 )
             qid, _, docno, _, score_text, line_tag = fields
-            score = _parse_score(score_text, self.path, number)
+            score = finite_number(score_text, "score", path=self.path, line=number,
+                                  hint=f"the fifth column is the retrieval score ({RUN_LINE}); the ranking is read from it")
             self.data_lines += 1
             if line_tag not in self.tags_seen:
                 if self.selected_tag is None and self.tags_seen:
@@ -234,26 +235,6 @@ class _RunReader:
                 )
             first_lines[docno] = number
         raise AssertionError(f"no repeated docno found in topic {qid!r} of {self.path}")
-
-
-def _parse_score(text: str, path: str | os.PathLike[str], number: int) -> float:
-    try:
-        score = float(text)
-    except ValueError:
-        raise InputError(
-            f"score {text!r} is not a number",
-            path=path,
-            line=number,
-            hint=f"the fifth column is the retrieval score ({RUN_LINE})",
-        ) from None
-    if not math.isfinite(score):
-        raise InputError(
-            f"score {text!r} is not a finite number",
-            path=path,
-            line=number,
-            hint="replace NaN and infinite scores by real numbers: the ranking order is read from them",
-        )
-    return score
 
 
 def _tags_in(path: str | os.PathLike[str]) -> tuple[str, ...]:

@@ -25,14 +25,13 @@ Four layouts, each with a format name:
 from __future__ import annotations
 
 import csv
-import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.textfiles import numbered_lines
+from pytest_bvtest.io.textfiles import finite_number, numbered_lines
 
 TABLE_FORMATS = ("trec_eval", "long", "wide", "wide-topics")
 
@@ -239,7 +238,7 @@ def _read_trec_eval(
                 line=number,
                 hint="keep one value per measure and topic",
             )
-        values[topic] = _parse_value(text, path, number)
+        values[topic] = _cell(text, path, number)
         first_lines[measure, topic] = number
     if not by_measure:
         raise InputError(
@@ -303,7 +302,7 @@ def _read_long(
                 hint="keep one value per cell",
             )
         first_lines[key] = number
-        cells.setdefault((system, row_measure), {})[topic] = _parse_value(row[positions["value"]], path, number)
+        cells.setdefault((system, row_measure), {})[topic] = _cell(row[positions["value"]], path, number)
     return cells
 
 
@@ -345,7 +344,7 @@ def _read_wide(
                 hint="keep one row per " + ("topic" if rows_are_topics else "system"),
             )
         first_lines[row_name] = number
-        matrix[row_name] = {name: _parse_value(text, path, number) for name, text in zip(column_names, values)}
+        matrix[row_name] = {name: _cell(text, path, number) for name, text in zip(column_names, values)}
     if rows_are_topics:
         return {(system, measure): {topic: matrix[topic][system] for topic in matrix} for system in column_names} if matrix else {}
     return {(system, measure): values for system, values in matrix.items()}
@@ -397,26 +396,6 @@ def _require_names(path: str | os.PathLike[str], number: int, **names: str) -> N
             raise InputError(f"the {role} cell is empty", path=path, line=number, hint=f"name the {role} on every row")
 
 
-def _parse_value(text: str, path: str | os.PathLike[str], number: int) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(
-            f"value {text!r} is not a number",
-            path=path,
-            line=number,
-            hint="every cell needs a score (write 0 where a system scored nothing)",
-        ) from None
-    if not math.isfinite(value):
-        raise InputError(
-            f"value {text!r} is not a finite number",
-            path=path,
-            line=number,
-            hint="replace NaN and infinite values by real scores",
-        )
-    return value
-
-
 def _is_number(text: str) -> bool:
     try:
         float(text)
@@ -428,3 +407,7 @@ def _is_number(text: str) -> bool:
 def _file_stem(path: str | os.PathLike[str]) -> str:
     name = Path(path).name.removesuffix(".gz")
     return Path(name).stem or name
+
+
+def _cell(text: str, path: str | os.PathLike[str], number: int) -> float:
+    return finite_number(text, "value", path=path, line=number, hint="every cell needs a finite score (write 0 where a system scored nothing)")

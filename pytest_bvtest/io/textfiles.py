@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import math
 import os
 import tempfile
 from collections.abc import Iterator
@@ -51,6 +52,29 @@ def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
                 yield line_number, line.rstrip("\r\n")
     except (OSError, EOFError) as error:
         raise InputError(f"cannot read file ({error})", path=path, line=line_number + 1) from None
+
+
+def data_fields(path: str | os.PathLike[str]) -> Iterator[tuple[int, list[str]]]:
+    """``(line_number, fields)`` of every line that is neither blank nor a whole-line ``#`` comment.
+
+    Only a line whose first field starts with ``#`` is a comment: a ``#`` inside an id (MS MARCO
+    document ids have them) is data.
+    """
+    for number, line in numbered_lines(path):
+        fields = line.split()
+        if fields and not fields[0].startswith("#"):
+            yield number, fields
+
+
+def finite_number(text: str, role: str, *, path: str | os.PathLike[str], line: int, hint: str) -> float:
+    """``text`` as a float; a non-number, NaN or infinity is an :class:`InputError` at ``path:line``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{role} {text!r} is not a number", path=path, line=line, hint=hint) from None
+    if not math.isfinite(value):
+        raise InputError(f"{role} {text!r} is not a finite number", path=path, line=line, hint=hint)
+    return value
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:

@@ -6,13 +6,11 @@ comments and blank lines are skipped, as in run and qrels files.
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.textfiles import numbered_lines
+from pytest_bvtest.io.textfiles import data_fields, finite_number
 
 WEIGHTS_LINE = "topic weight"
 VARIATIONS_LINE = "query_id topic_id [user] [popularity]"
@@ -50,7 +48,7 @@ def read_topic_weights(path: str | os.PathLike[str]) -> dict[str, float]:
     """
     weights: dict[str, float] = {}
     first_lines: dict[str, int] = {}
-    for index, (number, fields) in enumerate(_data_lines(path)):
+    for index, (number, fields) in enumerate(data_fields(path)):
         if index == 0 and fields[0].lower() in ("topic", "topic_id"):
             continue
         if len(fields) != 2:
@@ -61,7 +59,7 @@ def read_topic_weights(path: str | os.PathLike[str]) -> dict[str, float]:
                 hint="write one topic and its weight per line",
             )
         topic, text = fields
-        weight = _parse_number(text, "weight", path, number)
+        weight = finite_number(text, "weight", path=path, line=number, hint="write the weight as a number such as 0.5")
         if weight < 0:
             raise InputError(f"weight {text!r} is negative", path=path, line=number, hint="topic weights are >= 0")
         if topic in weights:
@@ -105,7 +103,7 @@ def read_variations(path: str | os.PathLike[str]) -> list[Variation]:
     variations: list[Variation] = []
     first_lines: dict[str, int] = {}
     width: tuple[int, int] | None = None
-    for number, fields in _data_lines(path):
+    for number, fields in data_fields(path):
         if width is None:
             if not 2 <= len(fields) <= 4:
                 raise InputError(
@@ -135,7 +133,7 @@ def read_variations(path: str | os.PathLike[str]) -> list[Variation]:
         first_lines[query_id] = number
         popularity = None
         if len(fields) == 4:
-            popularity = _parse_number(fields[3], "popularity", path, number)
+            popularity = finite_number(fields[3], "popularity", path=path, line=number, hint="write the popularity as a number such as 0.5")
             if popularity <= 0:
                 raise InputError(
                     f"popularity {fields[3]!r} is not positive",
@@ -148,21 +146,3 @@ def read_variations(path: str | os.PathLike[str]) -> list[Variation]:
     if not variations:
         raise InputError("no query variations: the file is empty or holds only comments", path=path, hint=f"a line is `{VARIATIONS_LINE}`")
     return variations
-
-
-def _data_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, list[str]]]:
-    """Blank-separated fields of every line that is neither blank nor a comment."""
-    for number, line in numbered_lines(path):
-        fields = line.split()
-        if fields and not fields[0].startswith("#"):
-            yield number, fields
-
-
-def _parse_number(text: str, role: str, path: str | os.PathLike[str], number: int) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{role} {text!r} is not a number", path=path, line=number, hint=f"write the {role} as a number such as 0.5") from None
-    if not math.isfinite(value):
-        raise InputError(f"{role} {text!r} is not a finite number", path=path, line=number, hint=f"write the {role} as a finite number such as 0.5")
-    return value
