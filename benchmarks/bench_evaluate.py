@@ -2,9 +2,9 @@
 
 A seeded synthetic run (default 7,000 queries x 1,000 passages, 7M lines) and qrels shaped like MS
 MARCO dev (about 1.1 relevant passages per query, most of them retrieved, plus a few judged
-non-relevant) are written to a scratch folder. Each case runs in a fresh Python process so that its
-peak resident memory (``ru_maxrss``) is its own; the cases alternate over the repeats so that a busy
-machine slows them alike.
+non-relevant) are written to a scratch folder (``common.write_data``). Each case runs in a fresh
+Python process so that its peak resident memory (``ru_maxrss``) is its own; the cases alternate over
+the repeats so that a busy machine slows them alike (``common.run_cases``).
 
 Cases (measures AP, nDCG@10 and RR per topic):
 
@@ -19,7 +19,7 @@ time of the fastest repeat (steadier than wall time on a shared machine), the wh
 fastest repeat (interpreter start and imports included), resident memory after imports and the peak, and
 the mean of each measure, which must agree across cases.
 
-From the repository root::
+Run it as a module from the repository root (as a file it cannot import ``benchmarks.common``)::
 
     python -m benchmarks.bench_evaluate                         # 7,000 x 1,000, 3 repeats
     python -m benchmarks.bench_evaluate --queries 700 --repeat 5
@@ -28,49 +28,19 @@ From the repository root::
 from __future__ import annotations
 
 import argparse
-import json
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+from benchmarks.common import SEED, best_and_median, peak_rss_mb, report_to_parent, run_cases, write_data
 
-SEED = 20240612
 MEASURES = ("AP", "nDCG@10", "RR")
 PYTREC_EVAL_LABELS = {"AP": "map", "nDCG@10": "ndcg_cut_10", "RR": "recip_rank"}
 CASES = ("bvtest cold", "bvtest cached", "pytrec_eval alone")
-COLLECTION_SIZE = 8_841_823  # MS MARCO v1 passages
-EXTRA_RELEVANT_SHARE = 0.1  # MS MARCO dev: 7,437 relevant judgments for 6,980 queries
-RETRIEVED_RELEVANT_SHARE = 0.85
-MAX_JUDGED_NON_RELEVANT = 3
-
-
-def write_data(folder: Path, queries: int, docs: int) -> tuple[Path, Path]:
-    """The synthetic run and qrels (seeded: the same files on every machine)."""
-    rng = np.random.default_rng(SEED)
-    run_path, qrels_path = folder / f"run_{queries}x{docs}.txt", folder / f"qrels_{queries}.txt"
-    qids = rng.choice(np.arange(1, 1_200_000), size=queries, replace=False)
-    ranks = np.arange(1, docs + 1)
-    with open(run_path, "w", encoding="utf-8") as run, open(qrels_path, "w", encoding="utf-8") as qrels:
-        for qid in qids:
-            retrieved = rng.choice(COLLECTION_SIZE, size=docs, replace=False)
-            scores = np.sort(rng.normal(12.0, 3.0, size=docs))[::-1]
-            run.write("".join(f"{qid} Q0 {doc} {rank} {score:.6f} Anserini\n" for doc, rank, score in zip(retrieved, ranks, scores)))
-            relevant_count = 1 + int(rng.random() < EXTRA_RELEVANT_SHARE)
-            # Relevant passages sit high in the ranking more often than not, as in a real first stage.
-            judged = {
-                int(retrieved[min(int(rng.exponential(docs / 20)), docs - 1)] if rng.random() < RETRIEVED_RELEVANT_SHARE else rng.integers(COLLECTION_SIZE)): 1
-                for _ in range(relevant_count)
-            }
-            for _ in range(rng.integers(0, MAX_JUDGED_NON_RELEVANT + 1)):
-                judged.setdefault(int(retrieved[rng.integers(docs)]), 0)
-            qrels.write("".join(f"{qid} 0 {doc} {grade}\n" for doc, grade in judged.items()))
-    return run_path, qrels_path
+EXPECTED_CACHE_HITS = {"bvtest cold": 0, "bvtest cached": len(MEASURES), "pytrec_eval alone": None}
 
 
 def child(case: str, run_path: str, qrels_path: str, cache_folder: str) -> None:
@@ -79,7 +49,7 @@ def child(case: str, run_path: str, qrels_path: str, cache_folder: str) -> None:
     if case == "pytrec_eval alone":
         import pytrec_eval
 
-        rss_after_imports = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rss_after_imports = peak_rss_mb()
         started, cpu_started = time.perf_counter(), time.process_time()
         with open(qrels_path, encoding="utf-8") as handle:
             judgments = pytrec_eval.parse_qrel(handle)
@@ -95,7 +65,7 @@ def child(case: str, run_path: str, qrels_path: str, cache_folder: str) -> None:
         from pytest_bvtest.matrix import MatrixBuilder, RunFile
         from pytest_bvtest.measures import parse_measure
 
-        rss_after_imports = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rss_after_imports = peak_rss_mb()
         started, cpu_started = time.perf_counter(), time.process_time()
         cache = ScoreCache(cache_folder)
         measures = [parse_measure(name) for name in MEASURES]
@@ -103,23 +73,13 @@ def child(case: str, run_path: str, qrels_path: str, cache_folder: str) -> None:
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         means = {str(measure): float(matrix.scores.mean()) for measure, matrix in matrices.items()}
         hits = cache.hits
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"wall": wall, "cpu": cpu, "rss_after_imports_mb": rss_after_imports / 1024, "peak_mb": peak / 1024, "means": means, "hits": hits}))
+    report_to_parent({"wall": wall, "cpu": cpu, "rss_after_imports_mb": rss_after_imports, "peak_mb": peak_rss_mb(), "means": means, "hits": hits})
 
 
-def run_case(case: str, run_path: Path, qrels_path: Path, cache_folder: Path) -> dict:
-    started = time.perf_counter()
-    finished = subprocess.run(
-        [sys.executable, "-m", "benchmarks.bench_evaluate", "--child", case, str(run_path), str(qrels_path), str(cache_folder)],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parents[1],
-    )
-    if finished.returncode != 0:
-        sys.exit(f"case {case!r} failed:\n{finished.stderr}")
-    row = json.loads(finished.stdout.strip().splitlines()[-1])
-    row["process"] = time.perf_counter() - started
-    return row
+def check_cache_hits(case: str, row: dict) -> None:
+    """The cold case must miss the cache for every measure and the cached case hit it for every one."""
+    if row["hits"] != EXPECTED_CACHE_HITS[case]:
+        sys.exit(f"case {case!r} had {row['hits']} cache hits, expected {EXPECTED_CACHE_HITS[case]}")
 
 
 def main() -> None:
@@ -145,15 +105,14 @@ def main() -> None:
             f"{(len(judgments) - relevant) / arguments.queries:.2f} judged non-relevant per query "
             f"(seed {SEED}, written in {time.perf_counter() - started:.0f} s)"
         )
-        results: dict[str, list[dict]] = {case: [] for case in CASES}
-        for repeat in range(arguments.repeat):
-            cache_folder = folder / f"cache{repeat}"
-            for case in CASES:
-                row = run_case(case, run_path, qrels_path, cache_folder)
-                expected_hits = {"bvtest cold": 0, "bvtest cached": len(MEASURES)}.get(case)
-                if row["hits"] != expected_hits:
-                    sys.exit(f"case {case!r} had {row['hits']} cache hits, expected {expected_hits}")
-                results[case].append(row)
+        # The cold case fills a fresh cache folder in each repeat, the cached case reads it.
+        results = run_cases(
+            "benchmarks.bench_evaluate",
+            CASES,
+            arguments.repeat,
+            lambda case, repeat: (run_path, qrels_path, folder / f"cache{repeat}"),
+            check=check_cache_hits,
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -164,8 +123,7 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for case, rows in results.items():
-        best = min(rows, key=lambda row: row["wall"])
-        median = statistics.median(row["wall"] for row in rows)
+        best, median = best_and_median(rows)
         print(
             f"{case:<18} {best['wall']:>11.2f} {median:>9.2f} {best['cpu']:>6.2f} {best['process']:>10.2f} {best['rss_after_imports_mb']:>21.0f} "
             f"{max(row['peak_mb'] for row in rows):>12.0f}" + "".join(f" {best['means'][name]:>13.6f}" for name in MEASURES)
