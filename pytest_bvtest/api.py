@@ -21,7 +21,7 @@ from pytest_bvtest.gates import GateOutcome, TopicImpact, judge
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.textfiles import atomic_write_bytes, file_digest
-from pytest_bvtest.io.topicfiles import read_topic_weights, read_variations
+from pytest_bvtest.io.topicfiles import read_topic_texts, read_topic_weights, read_variations
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile, retrieved_lists
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
@@ -222,18 +222,19 @@ def _statistic_values(name: str, scores: np.ndarray, reference: int | None, sett
         return None
 
 
-def _worst_topics(matrix: ScoreMatrix, candidate: int, compared: np.ndarray, count: int) -> tuple[TopicImpact, ...]:
+def _worst_topics(matrix: ScoreMatrix, candidate: int, compared: np.ndarray, count: int,
+                  texts: Mapping[str, str]) -> tuple[TopicImpact, ...]:
     deltas = matrix.scores[candidate] - compared
     order = np.argsort(deltas, kind="stable")[:count]
     return tuple(
-        TopicImpact(matrix.topics[j], float(matrix.scores[candidate, j]), float(compared[j]))
+        TopicImpact(matrix.topics[j], float(matrix.scores[candidate, j]), float(compared[j]), texts.get(matrix.topics[j]))
         for j in order
         if deltas[j] < 0
     )
 
 
 def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
-                computed: Mapping[str, np.ndarray | None], mve_from_variations: bool) -> GateOutcome:
+                computed: Mapping[str, np.ndarray | None], mve_from_variations: bool, texts: Mapping[str, str]) -> GateOutcome:
     """Judge one gate; ``computed`` holds the statistics already computed against the spec's reference."""
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
@@ -271,7 +272,7 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
         interval=interval,
         confidence=gate.confidence,
         seed=spec.analysis.bootstrap.seed if gate.confidence is not None else None,
-        worst_topics=_worst_topics(matrix, candidate, compared, spec.analysis.top_topics),
+        worst_topics=_worst_topics(matrix, candidate, compared, spec.analysis.top_topics, texts),
         worst_against=str(against),
     )
 
@@ -284,7 +285,8 @@ def _candidate_name(spec: Spec) -> str | None:
     return spec.candidate.rename.get(spec.candidate.systems[0], spec.candidate.systems[0])  # type: ignore[union-attr]
 
 
-def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, variations: _VariationMVE | None) -> MeasureEvaluation:
+def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, variations: _VariationMVE | None,
+                      texts: Mapping[str, str]) -> MeasureEvaluation:
     settings = _analysis_settings(spec, matrix)
     try:
         analysis = bias_variance_analysis(
@@ -326,7 +328,7 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, variations: _VariationMVE
         candidate = matrix.index(candidate_name)
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
-                gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations is not None))
+                gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations is not None, texts))
     method = "inter-topic" if variations is None else variations.method
     comparisons = () if candidate_name is None else compare_with_baselines(matrix, candidate_name, spec.analysis.bootstrap.seed)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
@@ -420,7 +422,8 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
         matrices, variations = _variation_matrices(spec, qrels, cache)
     else:
         matrices = MatrixBuilder(qrels, cache).build(list(spec.measures), spec.sources())
-    measures = tuple(_evaluate_measure(spec, matrices[measure], variations) for measure in spec.measures)
+    texts = read_topic_texts(spec.topics) if spec.topics is not None else {}
+    measures = tuple(_evaluate_measure(spec, matrices[measure], variations, texts) for measure in spec.measures)
     simulation = None
     if spec.analysis.simulation is not None:
         if qrels is None or variations is not None:

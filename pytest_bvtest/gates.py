@@ -25,6 +25,7 @@ class TopicImpact:
     topic: str
     candidate: float
     compared: float
+    text: str | None = None
 
     @property
     def delta(self) -> float:
@@ -148,8 +149,9 @@ def _with_message(outcome: GateOutcome) -> GateOutcome:
     if outcome.worst_topics and (not outcome.passed or outcome.warning):
         lines.append(f"  topics that lost most against {outcome.worst_against}:")
         for impact in outcome.worst_topics:
+            about = f" ({impact.text})" if impact.text else ""
             lines.append(
-                f"    {impact.topic}: {impact.candidate:.4f} vs {impact.compared:.4f} ({impact.delta:+.4f})"
+                f"    {impact.topic}{about}: {impact.candidate:.4f} vs {impact.compared:.4f} ({impact.delta:+.4f})"
             )
     return replace(outcome, message="\n".join(lines))
 

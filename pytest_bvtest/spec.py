@@ -29,7 +29,7 @@ CANDIDATE_NAME = "candidate"
 BOUND_KEYS = ("max", "min", "max_increase", "max_decrease")
 _PERCENT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
 
-_TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format")
+_TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format", "topics")
 _ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "top_topics")
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "confidence", "measure", "reference", "name")
 _NORMALIZATIONS = ("none", "max-min", "target-ratio")
@@ -106,6 +106,7 @@ class Spec:
     analysis: AnalysisSpec = field(default_factory=AnalysisSpec)
     gates: tuple[GateSpec, ...] = ()
     cache: Path | None = None
+    topics: Path | None = None
     lines: Mapping[tuple[Any, ...], int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -210,7 +211,8 @@ class _SpecReader:
             run_keys += [("candidate",)] if isinstance(candidate, RunFile) else []
             if run_keys:
                 raise self.error(run_keys[0], "run files need relevance judgments", "add `qrels: path/to/qrels`")
-        return Spec(self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, self.lines)
+        topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
+        return Spec(self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics, self.lines)
 
     def measures(self, value: Any) -> tuple[Measure, ...]:
         if value is None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.topicfiles import Variation, read_topic_weights, read_variations
+from pytest_bvtest.io.qrels import read_qrels
+from pytest_bvtest.io.topicfiles import Variation, read_topic_texts, read_topic_weights, read_variations
 
 from conftest import shared_path
 
@@ -144,3 +145,29 @@ def test_robust04_variations_with_users(tmp_path):
     assert len(variations) == 3171
     assert len({variation.topic_id for variation in variations}) == 249
     assert variations[1] == Variation("301-2-1", "301", "2")
+
+
+def test_topic_texts_are_read_by_topic(tmp_path):
+    path = tmp_path / "topics.tsv"
+    path.write_text("# id\tquery\n23\tcache function results\n18\tgenerate secure random token\n")
+    assert read_topic_texts(path) == {"23": "cache function results", "18": "generate secure random token"}
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [("1\tparse json\n1\tread json\n", 2, "topic '1' is listed twice (first on line 1)"), ("1\tparse json\n2\n", 2, "topic '2' has no query text")],
+    ids=["duplicate", "no-text"],
+)
+def test_topic_text_errors_name_file_and_line(tmp_path, text, line, fragment):
+    path = tmp_path / "topics.tsv"
+    path.write_text(text)
+    with pytest.raises(InputError) as caught:
+        read_topic_texts(path)
+    assert str(caught.value).startswith(f"{path}:{line}: {fragment}")
+
+
+def test_dl_hard_topics_file_has_every_judged_topic():
+    texts = read_topic_texts(shared_path("dl_hard", "dataset", "topics.tsv"))
+    qrels = read_qrels(shared_path("dl_hard", "dataset", "dl_hard-doc.qrels"))
+    assert len(texts) == 50 and set(qrels.evaluated_topics()) <= set(texts)
+    assert texts["915593"] == "what types of food can you cook sous vide"

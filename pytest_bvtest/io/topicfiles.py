@@ -1,4 +1,4 @@
-"""Small per-topic side files: topic weights and query variations (MATH.md section 5).
+"""Small per-topic side files: topic weights and query variations (MATH.md section 5), query texts.
 
 Both are blank-separated text (TSV or spaces). Lines whose first non-blank character is ``#`` are
 comments and blank lines are skipped, as in run and qrels files.
@@ -10,9 +10,10 @@ import os
 from dataclasses import dataclass
 
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.textfiles import data_fields, finite_number
+from pytest_bvtest.io.textfiles import data_fields, finite_number, numbered_lines
 
 WEIGHTS_LINE = "topic weight"
+TOPIC_TEXT_LINE = "topic<TAB>query text"
 VARIATIONS_LINE = "query_id topic_id [user] [popularity]"
 
 
@@ -146,3 +147,30 @@ def read_variations(path: str | os.PathLike[str]) -> list[Variation]:
     if not variations:
         raise InputError("no query variations: the file is empty or holds only comments", path=path, hint=f"a line is `{VARIATIONS_LINE}`")
     return variations
+
+
+def read_topic_texts(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Query texts by topic id, from ``topic<TAB>query text`` lines (the ``topics.tsv`` of MS MARCO,
+    DL-HARD and ir_datasets exports), so reports can say what a hurt topic was about.
+
+    Raises
+    ------
+    InputError
+        Naming file and line for: a line without text, a topic listed twice; and for an empty file.
+    """
+    texts: dict[str, str] = {}
+    first_lines: dict[str, int] = {}
+    for number, line in numbered_lines(path):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        topic, _, text = line.strip().partition("\t") if "\t" in line else line.strip().partition(" ")
+        if not text.strip():
+            raise InputError(f"topic {topic!r} has no query text", path=path, line=number, hint=f"a line is `{TOPIC_TEXT_LINE}`")
+        if topic in texts:
+            raise InputError(f"topic {topic!r} is listed twice (first on line {first_lines[topic]})", path=path, line=number,
+                             hint="give each topic one query text")
+        texts[topic] = text.strip()
+        first_lines[topic] = number
+    if not texts:
+        raise InputError("no topics: the file is empty or holds only comments", path=path, hint=f"a line is `{TOPIC_TEXT_LINE}`")
+    return texts

@@ -57,7 +57,8 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
         "warning": outcome.warning,
         "message": outcome.message,
         "worst_topics": [
-            {"topic": impact.topic, "candidate": impact.candidate, "compared": impact.compared, "delta": impact.delta}
+            {"topic": impact.topic, "text": impact.text, "candidate": impact.candidate, "compared": impact.compared,
+             "delta": impact.delta}
             for impact in outcome.worst_topics
         ],
         "worst_against": outcome.worst_against,

@@ -93,11 +93,15 @@ def _failure_section(gate: Mapping[str, Any]) -> list[str]:
     if worst:
         against = gate.get("worst_against") or "the comparison"
         lines += ["", f"Topics that lost most against {against}:", ""]
+        with_text = any(impact.get("text") for impact in worst)
         rows = [
-            (cell(impact["topic"]), format_number(impact["candidate"]), format_number(impact["compared"]), f"{impact['delta']:+.4f}")
+            (cell(impact["topic"]), *([cell(impact.get("text") or "")] if with_text else []),
+             format_number(impact["candidate"]), format_number(impact["compared"]), f"{impact['delta']:+.4f}")
             for impact in worst
         ]
-        lines += _table(("topic", gate["system"], against, "delta"), rows, {1, 2, 3})
+        header = ("topic", *(["query"] if with_text else []), gate["system"], against, "delta")
+        numeric = {len(header) - 3, len(header) - 2, len(header) - 1}
+        lines += _table(header, rows, numeric)
     return lines
 
 
