@@ -123,6 +123,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
                 **{key: _number(value) for key, value in system.values.items()},
                 "trisk_p": _number(system.trisk_p),
                 "gap": {key: _number(value) for key, value in system.gap.items()},
+                "per_topic": [_number(value) for value in evaluation.matrix.row(system.name)],
                 "missing_topics": list(system.missing_topics),
                 "ignored_topics": list(system.ignored_topics),
             }
