@@ -70,6 +70,8 @@ class Comparison:
     p_t_holm: float
     p_randomization: float
     p_randomization_holm: float
+    permutations: int
+    seed: int
 
 
 #: Sign flips of the randomization test (ranx uses 1,000; more resolves small p-values better).
@@ -96,6 +98,7 @@ def compare_with_baselines(matrix: ScoreMatrix, candidate: str, seed: int) -> tu
             losses=int(np.count_nonzero(difference < 0)),
             t=float(t_test.statistic), p_t=float(t_test.p_value), p_t_holm=float(p_t_holm[k]),
             p_randomization=float(randomization.p_value), p_randomization_holm=float(p_randomization_holm[k]),
+            permutations=RANDOMIZATION_PERMUTATIONS, seed=seed,
         ))
     return tuple(comparisons)
 

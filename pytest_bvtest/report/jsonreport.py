@@ -142,6 +142,8 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
                 "p_t_holm": _number(comparison.p_t_holm),
                 "p_randomization": _number(comparison.p_randomization),
                 "p_randomization_holm": _number(comparison.p_randomization_holm),
+                "permutations": comparison.permutations,
+                "seed": comparison.seed,
             }
             for comparison in evaluation.comparisons
         ],

@@ -155,7 +155,9 @@ def comparison_lines(evaluation: Mapping[str, Any]) -> list[str]:
     reference = [c for c in comparisons if c["baseline"] == evaluation.get("reference")]
     shown = (reference + [c for c in comparisons if c not in reference])[:MAX_COMPARISONS]
     width = max(len(comparison["baseline"]) for comparison in shown)
-    lines = [f"{evaluation['candidate']} vs baselines on the mean (paired over topics; Holm over {len(comparisons)}):"]
+    first = comparisons[0]
+    lines = [f"{evaluation['candidate']} vs baselines on the mean (paired over topics; Holm over {len(comparisons)}; "
+             f"randomization: {first['permutations']:,} sign flips, seed {first['seed']}):"]
     for comparison in shown:
         lines.append(
             f"  {comparison['baseline']:<{width}}  {comparison['difference']:+.4f}  "
