@@ -168,6 +168,8 @@ class _SpecReader:
         resolved = (self.path.parent / value).resolve()
         if must_exist and not resolved.exists():
             raise self.error(key, f"file not found: {resolved}", "paths are relative to the spec's folder")
+        if must_exist and not resolved.is_file():
+            raise self.error(key, f"{resolved} is a folder, not a file", "name the file itself")
         return resolved
 
     def format_value(self, value: Any, key: tuple[Any, ...]) -> str:

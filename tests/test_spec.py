@@ -133,6 +133,7 @@ def test_analysis_only_spec_is_valid(project: Path) -> None:
         ("qrels: qrels.txt\nmeasures: [AP, nDGC@10]\n", 2, "measures[1]"),
         ("qrels: missing.txt\nmeasures: [AP]\n", 1, "file not found"),
         ("qrels: qrels.txt\nmeasures: [AP]\nbaselines:\n  prod: runs/nope.run\n", 4, "baselines.prod"),
+        ("qrels: qrels.txt\nmeasures: [AP]\nbaselines:\n  prod: runs\n", 4, "is a folder, not a file"),
         ("qrels: qrels.txt\nmeasures: [AP]\nbaselines: {prod: runs/prod.run}\nreference: prdo\n", 4, "did you mean 'prod'"),
         ("measures: [AP]\nanalysis:\n  normalize: minmax\n", 3, "unknown normalisation 'minmax'"),
         ("measures: [AP]\nanalysis:\n  grouping: {by: topics, size: 3}\n", 3, "unknown grouping 'topics'"),
@@ -155,7 +156,7 @@ def test_analysis_only_spec_is_valid(project: Path) -> None:
         ("measures: [AP]\nbaselines: {p: runs/prod.run}\n", 2, "need relevance judgments"),
         ("", None, "the spec is empty"),
     ],
-    ids=["typo-top-key", "unknown-measure", "missing-qrels", "missing-run", "unknown-reference", "bad-normalize",
+    ids=["typo-top-key", "unknown-measure", "missing-qrels", "missing-run", "folder-as-run", "unknown-reference", "bad-normalize",
          "bad-grouping", "negative-alpha", "non-number", "unknown-statistic", "no-bound", "wrong-direction",
          "percent-on-absolute", "bad-amount", "bad-confidence", "duplicate-key", "yaml-syntax", "runs-without-qrels", "empty"],
 )

@@ -48,6 +48,11 @@ def test_atomic_write_gives_new_files_the_umask_mode_and_keeps_an_existing_mode(
     assert not [p for p in tmp_path.rglob("*.tmp")]
 
 
+def test_file_digest_of_a_folder_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read file"):
+        file_digest(tmp_path)
+
+
 def test_file_digest_changes_with_content(tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_text("a")

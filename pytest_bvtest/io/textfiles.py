@@ -86,6 +86,8 @@ def file_digest(path: str | os.PathLike[str]) -> str:
                 digest.update(chunk)
     except FileNotFoundError:
         raise InputError("file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)") from None
+    except OSError as error:
+        raise InputError(f"cannot read file ({error.strerror or error})", path=path) from None
     return digest.hexdigest()
 
 
