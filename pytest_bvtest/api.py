@@ -202,7 +202,7 @@ def _topic_weights(spec: Spec, topics: Sequence[str]) -> np.ndarray | None:
     return np.array([by_topic[topic] for topic in topics])
 
 
-def _analysis_settings(spec: Spec, matrix: ScoreMatrix) -> AnalysisSettings:
+def _analysis_settings(spec: Spec, weights: np.ndarray | None) -> AnalysisSettings:
     analysis = spec.analysis
     return AnalysisSettings(
         target=analysis.target,
@@ -210,7 +210,7 @@ def _analysis_settings(spec: Spec, matrix: ScoreMatrix) -> AnalysisSettings:
         grouping=analysis.grouping,
         risk_alpha=analysis.risk_alpha,
         mve_alpha=analysis.mve.alpha,
-        topic_weights=_topic_weights(spec, matrix.topics),
+        topic_weights=weights,
         gawm_q=analysis.gawm_q,
     )
 
@@ -288,9 +288,8 @@ def _candidate_name(spec: Spec) -> str | None:
     return spec.candidate.rename.get(spec.candidate.systems[0], spec.candidate.systems[0])  # type: ignore[union-attr]
 
 
-def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, variations: _VariationMVE | None,
+def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: _VariationMVE | None,
                       texts: Mapping[str, str]) -> MeasureEvaluation:
-    settings = _analysis_settings(spec, matrix)
     try:
         analysis = bias_variance_analysis(
             matrix.scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping
@@ -307,11 +306,14 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, variations: _VariationMVE
     }
     if variations is not None:
         values["mve"] = variations.values[matrix.measure]
+    trisk_p = None
+    if reference is not None:
+        risk = trisk(matrix.scores, matrix.scores[reference], settings.risk_alpha)
+        values["trisk"], trisk_p = np.asarray(risk.t), risk.p
     wanted = [*SYSTEM_STATISTICS, *(gate.statistic for gate in spec.gates)]
     for name in dict.fromkeys(wanted):
         if name not in values:
             values[name] = _statistic_values(name, matrix.scores, reference, settings)
-    trisk_p = trisk(matrix.scores, matrix.scores[reference], settings.risk_alpha).p if reference is not None else None
     systems = []
     for i, name in enumerate(matrix.systems):
         role = ROLE_CANDIDATE if name == candidate_name else ROLE_REFERENCE if name == spec.reference else ROLE_BASELINE
@@ -346,7 +348,8 @@ class _VariationMVE:
     method: str
 
 
-def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache) -> tuple[dict[Measure, ScoreMatrix], _VariationMVE]:
+def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
+                        weights: np.ndarray | None) -> tuple[dict[Measure, ScoreMatrix], _VariationMVE]:
     """Evaluate every query variation against its topic's qrels (Zuccon et al. CIKM 2016).
 
     The per-topic matrix the other statistics see holds each topic's popularity-weighted mean over its
@@ -378,7 +381,6 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache) -> tuple[di
         None if None in users else users,
         None if None in popularity else popularity,
     )
-    weights = _topic_weights(spec, layout.topics)
     alpha = spec.analysis.mve.alpha
     topic_matrices, values = {}, {}
     for measure, queries in query_matrices.items():
@@ -422,11 +424,15 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
     if spec.analysis.mve.variations is not None:
         if qrels is None:
             raise InputError("query variations need relevance judgments", path=spec.path, hint="add `qrels:`")
-        matrices, variations = _variation_matrices(spec, qrels, cache)
+        # every judged topic must have a variation, so the topics are the qrels universe, in its order
+        weights = _topic_weights(spec, qrels.evaluated_topics())
+        matrices, variations = _variation_matrices(spec, qrels, cache, weights)
     else:
         matrices = MatrixBuilder(qrels, cache).build(list(spec.measures), spec.sources())
+        weights = _topic_weights(spec, next(iter(matrices.values())).topics)
+    settings = _analysis_settings(spec, weights)
     texts = read_topic_texts(spec.topics) if spec.topics is not None else {}
-    measures = tuple(_evaluate_measure(spec, matrices[measure], variations, texts) for measure in spec.measures)
+    measures = tuple(_evaluate_measure(spec, matrices[measure], settings, variations, texts) for measure in spec.measures)
     simulation = None
     if spec.analysis.simulation is not None:
         if qrels is None or variations is not None:

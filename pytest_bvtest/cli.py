@@ -87,16 +87,15 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
                 continue
             for j, topic in enumerate(matrix.topics):
                 out.write(f"{system}\t{topic}\t{matrix.measure}\t{float(matrix.scores[i, j])!r}\n")
-    for matrix in matrices.values():
-        for system in matrix.systems:
-            missing = matrix.missing_topics(system)
-            if missing:
-                print(f"bvtest: {system}: {len(missing)} topic(s) without a ranking scored 0 for {matrix.measure}: "
-                      f"{', '.join(missing[:10])}", file=sys.stderr)
-            ignored = matrix.ignored_topics.get(system, ())
-            if ignored:
-                print(f"bvtest: {system}: {len(ignored)} topic(s) outside the evaluated topics (not judged, or no relevant document) ignored: {', '.join(ignored[:10])}", file=sys.stderr)
-        break  # the notes are the same for every measure
+    notes = next(iter(matrices.values()))  # missing and ignored topics are the same for every measure
+    for system in notes.systems:
+        missing = notes.missing_topics(system)
+        if missing:
+            print(f"bvtest: {system}: {len(missing)} topic(s) without a ranking scored 0: "
+                  f"{', '.join(missing[:10])}", file=sys.stderr)
+        ignored = notes.ignored_topics.get(system, ())
+        if ignored:
+            print(f"bvtest: {system}: {len(ignored)} topic(s) outside the evaluated topics (not judged, or no relevant document) ignored: {', '.join(ignored[:10])}", file=sys.stderr)
     return EXIT_OK
 
 
