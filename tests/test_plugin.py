@@ -123,6 +123,7 @@ def test_json_report_follows_its_schema_and_ini_mirror_works(project: pytest.Pyt
     assert ap["target"]["per_topic"] == pytest.approx([1, 1, 1, 1, 1, 1])
     candidate = next(s for s in ap["systems"] if s["role"] == "candidate")
     assert candidate["mean"] == pytest.approx((1 + 1 + 0.2 + 1 + 0.25 + 1) / 6)
+    assert candidate["per_topic"] == pytest.approx([1, 1, 0.2, 1, 0.25, 1])  # AP = 1 / rank of the relevant doc
     assert {gate["id"] for gate in ap["gates"]} == {"bvtest.yaml::AP::mean", "bvtest.yaml::AP::urisk", "bvtest.yaml::AP::bias2_plus_var"}
     assert result.ret == 1
     # the command line wins over the ini file
