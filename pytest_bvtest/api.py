@@ -142,14 +142,40 @@ class MeasureEvaluation:
 
 
 @dataclass(frozen=True)
+class InputFile:
+    """A file the evaluation read: its role (``spec``, ``qrels``, ``topics``, ``candidate``, ``baseline``),
+    the system's name for runs and tables, its path and the SHA-256 of its bytes."""
+
+    role: str
+    name: str | None
+    path: str
+    sha256: str
+
+
+def input_files(spec: Spec) -> tuple[InputFile, ...]:
+    """Every file ``spec`` reads, with its content hash (the JSON report and the history record them)."""
+    files = [("spec", None, spec.path), ("qrels", None, spec.qrels), ("topics", None, spec.topics),
+             ("weights", None, spec.analysis.mve.weights), ("variations", None, spec.analysis.mve.variations)]
+    named = [*(("baseline", name, source) for name, source in spec.baselines.items()),
+             *([("candidate", _candidate_name(spec), spec.candidate)] if spec.candidate is not None else [])]
+    files += [(role, name, source.path) for role, name, source in named if isinstance(source, RunFile | ScoreTableFile)]
+    seen: dict[tuple[str, str], InputFile] = {}
+    for role, name, path in files:
+        if path is not None and (role, str(path)) not in seen:
+            seen[(role, str(path))] = InputFile(role, name, str(path), file_digest(path))
+    return tuple(seen.values())
+
+
+@dataclass(frozen=True)
 class Evaluation:
-    """A spec's evaluation: one :class:`MeasureEvaluation` per measure."""
+    """A spec's evaluation: one :class:`MeasureEvaluation` per measure, and the files it read."""
 
     spec: Spec
     measures: tuple[MeasureEvaluation, ...]
     cache_hits: int = 0
     cache_misses: int = 0
     simulation: SimulationResult | None = None
+    inputs: tuple[InputFile, ...] = ()
 
     def measure(self, measure: str | None = None) -> MeasureEvaluation:
         """The evaluation of ``measure`` (any spelling ir_measures accepts); the only one when omitted."""
@@ -225,14 +251,34 @@ def _statistic_values(name: str, scores: np.ndarray, reference: int | None, sett
         return None
 
 
-def _worst_topics(matrix: ScoreMatrix, candidate: int, compared: np.ndarray, count: int,
-                  texts: Mapping[str, str]) -> tuple[TopicImpact, ...]:
-    deltas = matrix.scores[candidate] - compared
-    order = np.argsort(deltas, kind="stable")[:count]
+# A topic moving the statistic by less than this moved it by floating-point noise only.
+_NEGLIGIBLE = 1e-12
+
+
+def _blamed_topics(matrix: ScoreMatrix, statistic: str, candidate: int, reference: int | None, compared: np.ndarray,
+                   settings: AnalysisSettings, count: int, texts: Mapping[str, str]) -> tuple[TopicImpact, ...]:
+    """The ``count`` topics that moved the gated statistic most the wrong way, worst first.
+
+    A topic's contribution is its share of the change of the statistic from the comparison system to
+    the candidate (:meth:`~pytest_bvtest.stats.registry.Statistic.topic_contributions`); only topics
+    that moved it in the bad direction are listed. A statistic without a per-topic split (grouped
+    bias-variance) falls back on the raw per-topic loss against ``compared``.
+    """
+    definition = STATISTICS[statistic]
+    try:
+        contributions = definition.topic_contributions(matrix.scores, candidate, reference, settings)
+    except StatisticError:
+        contributions = None
+    if contributions is None:
+        badness, shares = compared - matrix.scores[candidate], None
+    else:
+        badness, shares = (-contributions if definition.higher_is_better else contributions), contributions
+    order = np.argsort(-badness, kind="stable")[:count]
     return tuple(
-        TopicImpact(matrix.topics[j], float(matrix.scores[candidate, j]), float(compared[j]), texts.get(matrix.topics[j]))
+        TopicImpact(matrix.topics[j], float(matrix.scores[candidate, j]), float(compared[j]), texts.get(matrix.topics[j]),
+                    None if shares is None else float(shares[j]))
         for j in order
-        if deltas[j] < 0
+        if badness[j] > _NEGLIGIBLE
     )
 
 
@@ -260,7 +306,9 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
             resamples=spec.analysis.bootstrap.resamples, confidence=gate.confidence, seed=spec.analysis.bootstrap.seed,
         )
         interval = (float(result.low), float(result.high))
-    compared, against = ((matrix.scores[reference], gate.reference) if reference is not None
+    # the topics are blamed against the gate's reference, else the spec's, else the virtual target
+    blamed = reference if reference is not None else (matrix.index(spec.reference) if spec.reference is not None else None)
+    compared, against = ((matrix.scores[blamed], matrix.systems[blamed]) if blamed is not None
                          else (matrix.scores.max(axis=0), "the virtual target"))
     return judge(
         gate_id=f"{spec.path.name}::{matrix.measure}::{gate.name}",
@@ -275,8 +323,11 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
         interval=interval,
         confidence=gate.confidence,
         seed=spec.analysis.bootstrap.seed if gate.confidence is not None else None,
-        worst_topics=_worst_topics(matrix, candidate, compared, spec.analysis.top_topics, texts),
+        worst_topics=_blamed_topics(matrix, gate.statistic, candidate, blamed, compared, settings,
+                                    spec.analysis.top_topics, texts),
         worst_against=str(against),
+        compared_value=None if blamed is None else float(values[blamed]),
+        spec_line=gate.line,
     )
 
 
@@ -439,7 +490,7 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
             raise InputError("the per-topic simulation needs run files and qrels, without query variations",
                              path=spec.path, line=spec.line_of("analysis", "simulation"))
         simulation = _simulate(spec, qrels, measures[0].topics, measures[0].matrix.systems)
-    return Evaluation(spec, measures, cache.hits, cache.misses, simulation)
+    return Evaluation(spec, measures, cache.hits, cache.misses, simulation, input_files(spec))
 
 
 @dataclass

@@ -201,3 +201,40 @@ def test_candidate_against_every_baseline_with_holm_correction() -> None:
     expected_holm = np.empty(len(p_values))
     expected_holm[order] = adjusted
     assert [c.p_t_holm for c in comparisons.values()] == pytest.approx(list(expected_holm), rel=1e-12)
+
+
+def test_failing_gates_blame_topics_by_their_contribution_to_the_gated_statistic(tmp_path: Path) -> None:
+    # production is flat; the candidate gains on topic 1 and loses on 3 and 4, same mean as production
+    write(tmp_path, "scores.csv", """
+        topic,production,bm25,new
+        1,0.5,0.3,0.9
+        2,0.5,0.6,0.5
+        3,0.5,0.5,0.4
+        4,0.5,0.4,0.2
+    """)
+    write(tmp_path, "topics.tsv", "1\tfirst query\n2\tsecond query\n3\tthird query\n4\tfourth query\n")
+    spec = write(tmp_path, "bvtest.yaml", """
+        measures: [AP]
+        baselines: scores.csv
+        table_format: wide-topics
+        topics: topics.tsv
+        candidate: new
+        reference: production
+        gates:
+          - {statistic: var, max_increase: 0.001}
+          - {statistic: mean, max_decrease: 0.0}
+    """)
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    var_gate, mean_gate = evaluation.gates
+    # Var's topic terms (x_j - mean)^2 / n: the candidate's deviations 0.4, 0, -0.1, -0.3, production's 0
+    assert [impact.topic for impact in var_gate.worst_topics] == ["1", "4", "3"]
+    assert [impact.contribution for impact in var_gate.worst_topics] == pytest.approx([0.04, 0.0225, 0.0025], abs=1e-12)
+    assert var_gate.worst_topics[0].text == "first query"
+    assert var_gate.worst_topics[0].delta == pytest.approx(0.4)  # a gain that raises the variance
+    assert var_gate.delta == pytest.approx(0.065, abs=1e-12)
+    assert var_gate.sentence == ("Quality varies more from query to query than in production "
+                                 "(Var 0.065 vs 0, limit 0.001).")
+    # the mean's terms are the raw differences over n: only the losing topics, worst first
+    assert [impact.topic for impact in mean_gate.worst_topics] == ["4", "3"]
+    assert [impact.contribution for impact in mean_gate.worst_topics] == pytest.approx([-0.075, -0.025], abs=1e-12)
+    assert mean_gate.passed and mean_gate.sentence.startswith("Holds: the average quality over all queries")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import replace
 
 import numpy as np
@@ -183,13 +185,10 @@ def test_topic_contributions_sum_to_the_difference(name: str, setting: str) -> N
     statistic = STATISTICS[name]
     candidate, reference = names.index("uogTrDwl"), names.index("Terran")
     contributions = statistic.topic_contributions(scores, candidate, reference, settings)
-    if name in ("zrisk", "georisk"):
-        assert contributions is None
-        return
     values = statistic.compute(scores, reference, settings)
     assert contributions.shape == (scores.shape[1],)
     assert contributions.sum() == pytest.approx(values[candidate] - values[reference], abs=1e-12)
-    if not statistic.needs_reference:
+    if not statistic.needs_reference and statistic.topic_change is None:
         own = statistic.topic_contributions(scores, candidate, None, settings)
         assert own.sum() == pytest.approx(values[candidate], abs=1e-12)
 
@@ -226,3 +225,48 @@ def test_bias_variance_contributions_are_none_with_grouping() -> None:
     for name in ("bias2", "var", "bias2_plus_var", "gap_bias", "gap_var", "gap_mse"):
         assert STATISTICS[name].topic_contributions(scores, 0, 1, settings) is None
     assert STATISTICS["mean"].topic_contributions(scores, 0, 1, settings) is not None
+
+
+#: MATH.md section 4's golden matrix, systems x topics (MATH.md writes it topics x systems).
+RISK_GOLDEN = np.array([[0.4, 0.1, 0.5, 0.0], [0.3, 0.2, 0.5, 0.0], [0.2, 0.3, 0.2, 0.0]])
+
+
+def naive_weighted_z(scores: np.ndarray, alpha: float) -> np.ndarray:
+    """z = (x - e) / sqrt(e), e = T_j S_i / N, shortfalls times 1 + alpha, by loops (MATH.md section 4)."""
+    m, n = scores.shape
+    total = scores.sum()
+    z = np.zeros_like(scores)
+    for i in range(m):
+        for j in range(n):
+            expected = scores[:, j].sum() * scores[i].sum() / total
+            if expected > 0:
+                value = (scores[i, j] - expected) / math.sqrt(expected)
+                z[i, j] = value * (1 + alpha) if value < 0 else value
+    return z
+
+
+def test_zrisk_contributions_are_the_change_of_each_topics_weighted_z() -> None:
+    z = naive_weighted_z(RISK_GOLDEN, 1.0)
+    contributions = STATISTICS["zrisk"].topic_contributions(RISK_GOLDEN, 0, 2, AnalysisSettings(risk_alpha=1.0))
+    np.testing.assert_allclose(contributions, z[0] - z[2], atol=EXACT)
+    # golden ZRisk -0.319742 - (-0.170189): topic 2 (0.1 against 0.3) pulls the candidate down most
+    assert contributions.sum() == pytest.approx(-0.319742 + 0.170189, abs=1e-6)
+    assert int(np.argmin(contributions)) == 1
+
+
+def test_georisk_contributions_split_the_change_between_mean_and_zrisk() -> None:
+    alpha, n = 1.0, RISK_GOLDEN.shape[1]
+    z = naive_weighted_z(RISK_GOLDEN, alpha)
+    normal_cdf = lambda value: 0.5 * (1 + math.erf(value / math.sqrt(2)))  # noqa: E731
+    f = [math.sqrt(RISK_GOLDEN[i].sum() / n) for i in (0, 2)]
+    g = [math.sqrt(normal_cdf(z[i].sum() / n)) for i in (0, 2)]
+    # Shapley split of f * g between its two factors, each shared by the topics' part of its change
+    f_part = (f[0] - f[1]) * (g[0] + g[1]) / 2
+    g_part = (g[0] - g[1]) * (f[0] + f[1]) / 2
+    score_change = RISK_GOLDEN[0] - RISK_GOLDEN[2]
+    z_change = z[0] - z[2]
+    expected = f_part * score_change / score_change.sum() + g_part * z_change / z_change.sum()
+    contributions = STATISTICS["georisk"].topic_contributions(RISK_GOLDEN, 0, 2, AnalysisSettings(risk_alpha=alpha))
+    np.testing.assert_allclose(contributions, expected, atol=EXACT)
+    assert contributions.sum() == pytest.approx(0.342105 - 0.290741, abs=1e-6)  # golden GeoRisk
+    assert contributions[3] == 0.0  # the all-zero topic moves nothing

@@ -15,6 +15,7 @@ from typing import Any
 from pytest_bvtest.api import Evaluation, GateOutcome
 from pytest_bvtest.io.textfiles import atomic_write_text
 from pytest_bvtest.report import github, markdown, terminal
+from pytest_bvtest.report.history import run_context
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
 
 
@@ -22,7 +23,8 @@ def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[st
     """What one item sends to the controller: its measure's evaluation (all measures for an analysis item) and its gate."""
     measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
     return {
-        "documents": [measure_document(str(evaluation.spec.path), measure, evaluation.simulation) for measure in measures],
+        "documents": [measure_document(str(evaluation.spec.path), measure, evaluation.simulation, evaluation.inputs)
+                      for measure in measures],
         "gate": None if outcome is None else gate_document(outcome),
     }
 
@@ -46,7 +48,7 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
     return properties
 
 
-def assemble(payloads: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def assemble(payloads: Iterable[Mapping[str, Any]], context: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One session document from the items' payloads, measures in the order they were first seen."""
     documents: dict[tuple[str, str], dict[str, Any]] = {}
     for payload in payloads:
@@ -56,12 +58,12 @@ def assemble(payloads: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         if gate is not None:
             spec = payload["documents"][0]["spec"]
             documents[(spec, gate["measure"])]["gates"].append(gate)
-    return session_document(documents.values())
+    return session_document(documents.values(), context)
 
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
     """The session document of a single evaluation (the command line's report)."""
-    return assemble(item_payload(evaluation, outcome) for outcome in (None, *evaluation.gates))
+    return assemble((item_payload(evaluation, outcome) for outcome in (None, *evaluation.gates)), run_context(evaluation.spec.folder))
 
 
 def write_session_outputs(

@@ -1,6 +1,7 @@
 """GitHub Actions workflow commands: an error annotation per failed gate, a warning per ``OK*`` gate.
 
-A workflow command is one line, ``::error file=SPEC,title=TITLE::MESSAGE``; GitHub decodes ``%25``,
+A workflow command is one line, ``::error file=SPEC,line=N,title=TITLE::MESSAGE`` (``line`` is the
+gate's line in the spec, so the annotation sits on it in the pull request's diff); GitHub decodes ``%25``,
 ``%0D`` and ``%0A`` in the message, and additionally ``%3A`` and ``%2C`` in property values, where a
 raw ``:`` or ``,`` would end the value.
 """
@@ -36,5 +37,7 @@ def annotations(document: Mapping[str, Any]) -> list[str]:
             if command is None:
                 continue
             title = f"bvtest {gate['outcome']} {gate['id']}"
-            commands.append(f"::{command} file={escape_property(spec)},title={escape_property(title)}::{escape_data(gate['message'])}")
+            line = f",line={gate['spec_line']}" if gate.get("spec_line") else ""
+            message = "\n".join(filter(None, (gate.get("sentence"), gate["message"])))
+            commands.append(f"::{command} file={escape_property(spec)}{line},title={escape_property(title)}::{escape_data(message)}")
     return commands

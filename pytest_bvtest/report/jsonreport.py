@@ -14,8 +14,9 @@ from importlib import resources
 from typing import Any
 
 from pytest_bvtest import __version__
-from pytest_bvtest.api import Evaluation, MeasureEvaluation
+from pytest_bvtest.api import Evaluation, InputFile, MeasureEvaluation
 from pytest_bvtest.gates import GateOutcome
+from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SimulationResult
 
 SCHEMA_VERSION = 1
@@ -27,6 +28,14 @@ def _number(value: float | None) -> float | None:
         return None
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+def _blame_basis(outcome: GateOutcome) -> str:
+    """How ``worst_topics`` were chosen: ``contribution`` to the statistic, ``score difference``
+    (the mean, where the two agree), or ``raw loss`` (no per-topic split)."""
+    if outcome.worst_topics and outcome.worst_topics[0].contribution is None:
+        return "raw loss"
+    return "score difference" if STATISTICS[outcome.statistic].mean_like else "contribution"
 
 
 def gate_document(outcome: GateOutcome) -> dict[str, Any]:
@@ -56,9 +65,17 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
         "outcome": outcome.outcome,
         "warning": outcome.warning,
         "message": outcome.message,
+        "sentence": outcome.sentence,
+        "higher_is_better": outcome.higher_is_better,
+        "label": outcome.label,
+        "compared_value": _number(outcome.compared_value),
+        "delta": _number(outcome.delta),
+        "spec_line": outcome.spec_line,
+        "docs": STATISTICS[outcome.statistic].wording.docs,
+        "blame_by": _blame_basis(outcome),
         "worst_topics": [
             {"topic": impact.topic, "text": impact.text, "candidate": impact.candidate, "compared": impact.compared,
-             "delta": impact.delta}
+             "delta": impact.delta, "contribution": _number(impact.contribution)}
             for impact in outcome.worst_topics
         ],
         "worst_against": outcome.worst_against,
@@ -89,10 +106,16 @@ def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
     }
 
 
-def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: SimulationResult | None = None) -> dict[str, Any]:
+def inputs_document(inputs: Iterable[InputFile]) -> list[dict[str, Any]]:
+    """The files an evaluation read, with their SHA-256 content hashes."""
+    return [{"role": item.role, "name": item.name, "path": item.path, "sha256": item.sha256} for item in inputs]
+
+
+def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: SimulationResult | None = None,
+                     inputs: Iterable[InputFile] = ()) -> dict[str, Any]:
     """One measure's evaluation without its gates (they are added per item by :func:`session_document`).
 
-    ``simulation``, computed once per spec, is repeated in every measure's document.
+    ``simulation`` and ``inputs``, the same for every measure of a spec, are repeated in each.
     """
     settings = evaluation.settings
     grouping = settings.grouping
@@ -148,6 +171,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
             for comparison in evaluation.comparisons
         ],
         "simulation": None if simulation is None else simulation_document(simulation),
+        "inputs": inputs_document(inputs),
         "gates": [],
     }
 
@@ -156,19 +180,27 @@ def evaluation_documents(evaluation: Evaluation) -> list[dict[str, Any]]:
     """Every measure of a spec's evaluation, gates included."""
     documents = []
     for measure in evaluation.measures:
-        document = measure_document(str(evaluation.spec.path), measure, evaluation.simulation)
+        document = measure_document(str(evaluation.spec.path), measure, evaluation.simulation, evaluation.inputs)
         document["gates"] = [gate_document(outcome) for outcome in measure.gates]
         documents.append(document)
     return documents
 
 
-def session_document(evaluations: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The whole report: ``schema_version``, the tool, and the per-measure evaluations."""
+def session_document(evaluations: Iterable[Mapping[str, Any]], context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The whole report: ``schema_version``, the tool, when and on which commit, and the per-measure evaluations.
+
+    ``context`` is :func:`pytest_bvtest.report.history.run_context`'s ``timestamp``, ``commit`` and
+    ``branch`` (all null when not given).
+    """
     evaluations = list(evaluations)
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
+    context = context or {}
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "pytest-bvtest", "version": __version__},
+        "timestamp": context.get("timestamp"),
+        "commit": context.get("commit"),
+        "branch": context.get("branch"),
         "passed": all(gate["passed"] for gate in gates),
         "summary": {
             "gates": len(gates),

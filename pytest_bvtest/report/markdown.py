@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import html
 import re
+import shlex
+from importlib.metadata import PackageNotFoundError, metadata
 from collections.abc import Mapping
 from typing import Any
 
 from pytest_bvtest.report.terminal import (
     TABLE_HEADER,
+    comparison_lines,
+    display_path,
     evaluation_title,
     format_number,
     headline,
@@ -24,6 +28,7 @@ from pytest_bvtest.report.terminal import (
 )
 
 MARKER = "<!-- pytest-bvtest -->"
+
 OUTCOME_ICONS = {"OK": "✅", "OK*": "⚠️", "FAIL": "❌"}
 
 # GitHub refuses comments longer than 65,536 characters; past this size the system tables keep only
@@ -55,31 +60,69 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.6g}"
 
 
+def delta_text(gate: Mapping[str, Any]) -> str:
+    """``+0.0105 (up is worse)``: candidate minus reference and the statistic's bad direction."""
+    delta = gate.get("delta")
+    if delta is None:
+        return "-"
+    bad = "down" if gate.get("higher_is_better", True) else "up"
+    return f"{delta:+.4g} ({bad} is worse)"
+
+
+def limit_text(gate: Mapping[str, Any]) -> str:
+    """``≤ 0.0812468 (max_increase 5%)``, with the calibrated limit's false-alarm rate when there is one."""
+    bound = gate["bound"]
+    relation = "≤" if bound["kind"] in ("max", "max_increase") else "≥"
+    text = f"{relation} {_number(bound['limit'])} ({bound['text']})"
+    false_alarm = gate.get("false_alarm")
+    if false_alarm is not None:
+        text += f", false-alarm rate {false_alarm:.1%}"
+    return text
+
+
+def interval_text(gate: Mapping[str, Any]) -> str:
+    interval = gate["interval"]
+    if interval is None:
+        return "-"
+    what = "candidate − reference" if gate["bound"]["kind"] in ("max_increase", "max_decrease") else "candidate"
+    return (f"{what}: [{_number(interval['low'])}, {_number(interval['high'])}] "
+            f"{interval['confidence']:.0%}, seed {interval['seed']}")
+
+
+def short_id(gate: Mapping[str, Any]) -> str:
+    """The gate id without the spec file (``nDCG@10::trisk``)."""
+    return gate["id"].split("::", 1)[-1]
+
+
 def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
-    reference = _number(gate["reference_value"])
+    reference = "-"
     if gate["reference"]:
         # An absolute bound on a statistic measured against a reference (TRisk >= -2) has no reference value.
-        reference = f"against {cell(gate['reference'])}" if gate["reference_value"] is None else f"{reference} ({cell(gate['reference'])})"
-    bound = gate["bound"]
-    interval = gate["interval"]
-    interval_text = "-"
-    if interval is not None:
-        interval_text = f"[{_number(interval['low'])}, {_number(interval['high'])}] {interval['confidence']:.0%}, seed {interval['seed']}"
+        reference = (f"against {cell(gate['reference'])}" if gate["reference_value"] is None
+                     else f"{_number(gate['reference_value'])} ({cell(gate['reference'])})")
     return (
         f"{OUTCOME_ICONS[gate['outcome']]} {gate['outcome']}",
         code(cell(gate["id"])),
         f"{_number(gate['value'])} ({cell(gate['system'])})",
         reference,
-        f"{_number(bound['limit'])} ({cell(bound['text'])})",
-        interval_text,
+        delta_text(gate),
+        limit_text(gate),
+        interval_text(gate),
     )
+
+
+def _sentence(gate: Mapping[str, Any]) -> str:
+    return gate.get("sentence") or headline(gate)
 
 
 def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
     if not gates:
         return ["No gates: analysis only."]
-    lines = _table(("outcome", "gate", "value", "reference", "limit", "interval"), [_gate_row(gate) for gate in gates], {2, 3, 4})
+    lines = [f"- {OUTCOME_ICONS[gate['outcome']]} {_sentence(gate)} {code(short_id(gate))}" for gate in gates]
+    lines.append("")
+    header = ("outcome", "gate", "value", "reference", "Δ candidate − reference", "limit", "bootstrap interval")
+    lines += _table(header, [_gate_row(gate) for gate in gates], {2, 3, 4})
     for gate in gates:
         if gate["outcome"] == "OK*":
             lines.append("")
@@ -87,22 +130,62 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def _failure_section(gate: Mapping[str, Any]) -> list[str]:
-    lines = ["", f"### ❌ {code(gate['id'])}", "", headline(gate)]
+def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """The blamed topics of a gate as a header and rows: scores, their difference, each topic's share.
+
+    The share column is left out where the topics were ranked by their raw loss (no per-topic split).
+    """
     worst = gate.get("worst_topics") or []
-    if worst:
-        against = gate.get("worst_against") or "the comparison"
-        lines += ["", f"Topics that lost most against {against}:", ""]
-        with_text = any(impact.get("text") for impact in worst)
-        rows = [
-            (cell(impact["topic"]), *([cell(impact.get("text") or "")] if with_text else []),
-             format_number(impact["candidate"]), format_number(impact["compared"]), f"{impact['delta']:+.4f}")
-            for impact in worst
-        ]
-        header = ("topic", *(["query"] if with_text else []), gate["system"], against, "delta")
-        numeric = {len(header) - 3, len(header) - 2, len(header) - 1}
-        lines += _table(header, rows, numeric)
-    return lines
+    against = gate.get("worst_against") or "the comparison"
+    with_text = any(impact.get("text") for impact in worst)
+    with_share = gate.get("blame_by", "contribution") == "contribution" and any(
+        impact.get("contribution") is not None for impact in worst)
+    label = gate.get("label") or gate["statistic"]
+    header = ("topic", *(["query"] if with_text else []), gate["system"], against, "score Δ",
+              *([f"moves {label} by"] if with_share else []))
+    rows = [
+        (impact["topic"], *([impact.get("text") or ""] if with_text else []), format_number(impact["candidate"]),
+         format_number(impact["compared"]), f"{impact['delta']:+.4f}",
+         *([f"{impact['contribution']:+.4g}"] if with_share else []))
+        for impact in worst
+    ]
+    return header, rows
+
+
+def blame_title(gate: Mapping[str, Any]) -> str:
+    label = gate.get("label") or gate["statistic"]
+    against = gate.get("worst_against") or "the comparison"
+    worst = gate.get("worst_topics") or []
+    basis = gate.get("blame_by", "contribution")
+    if basis == "raw loss" or (worst and worst[0].get("contribution") is None):
+        return f"Topics that lost most against {against} ({label} has no per-topic split here):"
+    if basis == "score difference":
+        return f"Topics that lost most against {against}:"
+    return f"Topics that moved {label} most the wrong way (each topic's share of the change against {against}):"
+
+
+def _failure_section(gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[str]:
+    lines = ["", f"### ❌ {code(gate['id'])}", "", _sentence(gate), "", headline(gate)]
+    header, rows = blame_rows(gate)
+    if not rows:
+        return lines
+    key = (header, tuple(rows))
+    if key in shown:
+        return lines + ["", f"The topics are those listed under {code(shown[key])}."]
+    shown[key] = gate["id"]
+    numeric = set(range(len(header) - (4 if len(header) > 5 and header[-1].startswith("moves") else 3), len(header)))
+    return lines + ["", blame_title(gate), ""] + _table(header, [tuple(cell(text) for text in row) for row in rows], numeric)
+
+
+def _comparison_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
+    blocks = [(evaluation, comparison_lines(evaluation)) for evaluation in evaluations]
+    blocks = [(evaluation, lines) for evaluation, lines in blocks if lines]
+    if not blocks:
+        return []
+    lines = ["", "<details><summary>Comparisons on the mean: wins/ties/losses and paired tests</summary>", ""]
+    for evaluation, text in blocks:
+        lines += [f"**{html.escape(evaluation['measure'])}**", "", "```text", *text, "```", ""]
+    return lines + ["</details>"]
 
 
 def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[str]:
@@ -132,16 +215,70 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     verdict = "✅" if document["passed"] else "❌"
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
     lines += _gate_section(evaluations)
+    shown: dict[tuple, str] = {}
     for evaluation in evaluations:
         for gate in evaluation["gates"]:
             if gate["outcome"] == "FAIL":
-                lines += _failure_section(gate)
+                lines += _failure_section(gate, shown)
+    lines += _comparison_section(evaluations)
     for evaluation in evaluations:
         lines += _system_section(evaluation, all_systems)
+    lines += what_to_do(document)
     tool = document.get("tool") or {}
     footer = f"{tool.get('name', 'pytest-bvtest')} {tool.get('version', '')}, report schema {document['schema_version']}"
     lines += ["", f"<sub>{html.escape(footer)}</sub>", ""]
     return "\n".join(lines)
+
+
+def _candidate_input(evaluation: Mapping[str, Any]) -> str | None:
+    return next((item["path"] for item in evaluation.get("inputs") or [] if item["role"] == "candidate"), None)
+
+
+def _spec_location(evaluation: Mapping[str, Any], gate: Mapping[str, Any]) -> str:
+    line = gate.get("spec_line")
+    return display_path(evaluation["spec"]) + (f":{line}" if line else "")
+
+
+def docs_link(label: str, target: str) -> str:
+    """A link to a section of pytest-bvtest's documentation, or its path when no documentation URL is known."""
+    base = documentation_url()
+    return f"[{label}]({base}{target})" if base else f"{label} ({code('docs/' + target)} in pytest-bvtest)"
+
+
+def documentation_url() -> str | None:
+    """The package's ``Documentation`` project URL (ending in ``/``), if its metadata names one."""
+    try:
+        urls = metadata("pytest-bvtest").get_all("Project-URL") or []
+    except PackageNotFoundError:
+        return None
+    for entry in urls:
+        name, _, url = entry.partition(",")
+        if name.strip().lower() == "documentation" and url.strip():
+            return url.strip().rstrip("/") + "/"
+    return None
+
+
+def what_to_do(document: Mapping[str, Any]) -> list[str]:
+    """The footer: reproduce locally, accept the change, adjust a bound, read about each failing statistic."""
+    evaluations = list(document["evaluations"])
+    failing = [(evaluation, gate) for evaluation in evaluations for gate in evaluation["gates"] if gate["outcome"] != "OK"]
+    if not failing:
+        return []
+    specs = dict.fromkeys((display_path(evaluation["spec"]), _candidate_input(evaluation)) for evaluation, _ in failing)
+    commands = [f"pytest {shlex.quote(spec)}" + (f" --bvtest-run {shlex.quote(display_path(run))}" if run else "")
+                for spec, run in specs]
+    lines = ["", "### What to do", "", "- **Reproduce locally:** " + "; ".join(code(command) for command in commands)]
+    lines.append("- **The change is intended** (the new behaviour becomes the reference): "
+                 + "; ".join(code(f"{command} --bvtest-update") for command in commands)
+                 + ", then commit the updated reference run.")
+    where = ", ".join(f"{code(short_id(gate))} at {code(_spec_location(evaluation, gate))}" for evaluation, gate in failing)
+    lines.append(f"- **The bound is too strict:** edit the gate in the spec ({where}); "
+                 f"`bvtest check SPEC` shows the new verdict without pytest.")
+    docs = dict.fromkeys((gate.get("label") or gate["statistic"], gate.get("docs")) for _, gate in failing if gate.get("docs"))
+    if docs:
+        lines.append("- **What the statistics mean:** "
+                     + ", ".join(docs_link(label, target) for label, target in docs))
+    return lines
 
 
 def render(document: Mapping[str, Any]) -> str:

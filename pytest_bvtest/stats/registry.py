@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Literal
 
 import numpy as np
+from scipy.special import ndtr
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.biasvar import (
@@ -82,6 +83,28 @@ class AnalysisSettings:
 Compute = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray]
 TopicTerms = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray | None]
 SufficientMatrix = Callable[[np.ndarray, Sequence[int], AnalysisSettings], np.ndarray]
+TopicChange = Callable[[np.ndarray, int, int, AnalysisSettings], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a report explains a gate on the statistic to someone who never read the paper.
+
+    Attributes
+    ----------
+    protects:
+        What a gate on the statistic protects, a noun phrase (``"consistent quality from query to
+        query"``).
+    worse:
+        What a failure means, a sentence stem completed by ``than in REFERENCE`` or ``than allowed``
+        (``"Quality varies more from query to query"``).
+    docs:
+        The section of the documentation that explains the statistic, relative to ``docs/``.
+    """
+
+    protects: str
+    worse: str
+    docs: str
 
 
 @dataclass(frozen=True)
@@ -112,6 +135,15 @@ class Statistic:
         into topic terms, or the function returns ``None`` under settings where it does not.
     uses_topic_weights:
         True when ``settings.topic_weights`` enters the value (they are resampled with the topics).
+    wording:
+        The plain-language explanation the reports print for a gate on the statistic.
+    topic_change:
+        ``topic_change(scores, candidate, reference, settings)``: per-topic shares of
+        ``value[candidate] - value[reference]`` for a statistic that has no additive topic terms
+        (GeoRisk); ``None`` when :attr:`topic_terms` decides.
+    mean_like:
+        True when the value is the average of the per-topic scores, so that a topic's share of the
+        change is its raw score difference over ``n``: the reports then show the raw difference only.
     """
 
     name: str
@@ -122,6 +154,9 @@ class Statistic:
     sufficient_matrix: SufficientMatrix | None
     topic_terms: TopicTerms | None
     uses_topic_weights: bool = False
+    wording: Wording | None = None
+    topic_change: TopicChange | None = None
+    mean_like: bool = False
 
     def topic_contributions(
         self, scores: np.ndarray, candidate: int, reference: int | None, settings: AnalysisSettings
@@ -144,6 +179,8 @@ class Statistic:
             ``(n,)`` terms summing to ``value[candidate] - value[reference]`` (or to
             ``value[candidate]``); ``None`` when the statistic has no per-topic split.
         """
+        if self.topic_change is not None and reference is not None:
+            return self.topic_change(scores, candidate, reference, settings)
         if self.topic_terms is None:
             return None
         terms = self.topic_terms(scores, reference, settings)
@@ -323,8 +360,40 @@ def _zrisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings
     return zrisk_georisk(_score_matrix(scores), settings.risk_alpha).zrisk
 
 
+def _zrisk_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    """The per-topic z-scores, shortfalls weighted ``1 + alpha``: their sum is ZRisk."""
+    return zrisk_georisk(_score_matrix(scores), settings.risk_alpha).topic_z
+
+
 def _georisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
     return zrisk_georisk(_score_matrix(scores), settings.risk_alpha).georisk
+
+
+def _georisk_change(scores: np.ndarray, candidate: int, reference: int, settings: AnalysisSettings) -> np.ndarray:
+    """Each topic's share of ``GeoRisk[candidate] - GeoRisk[reference]``; the shares sum to the change.
+
+    GeoRisk is the product ``f(S) g(Z)`` of ``f(S) = sqrt(S / c)`` (the system's total score) and
+    ``g(Z) = sqrt(Phi(Z / c))`` (its ZRisk). The change splits exactly into the part of each factor
+    by the Shapley value of the two: ``(f_1 - f_0)(g_0 + g_1) / 2`` and ``(g_1 - g_0)(f_0 + f_1) / 2``;
+    each part is shared among topics in proportion to the topic's part of the change of ``S``
+    (``x_cj - x_rj``) and of ``Z`` (the difference of the weighted z-scores).
+    """
+    x = _score_matrix(scores)
+    risk = zrisk_georisk(x, settings.risk_alpha)
+    n = x.shape[-1]
+    f = np.sqrt(x.sum(axis=-1) / n)
+    g = np.sqrt(ndtr(risk.zrisk / n))
+    score_change = x[candidate] - x[reference]
+    z_change = risk.topic_z[candidate] - risk.topic_z[reference]
+    f_part = (f[candidate] - f[reference]) * (g[candidate] + g[reference]) / 2
+    g_part = (g[candidate] - g[reference]) * (f[candidate] + f[reference]) / 2
+    return _shared(f_part, score_change) + _shared(g_part, z_change)
+
+
+def _shared(total: float, parts: np.ndarray) -> np.ndarray:
+    """``total`` split over topics in proportion to ``parts`` (zeros when the parts sum to 0)."""
+    whole = parts.sum()
+    return parts * (total / whole) if whole != 0 else np.zeros_like(parts)
 
 
 def _mve(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
@@ -354,22 +423,79 @@ def _statistics(*statistics: Statistic) -> Mapping[str, Statistic]:
     return MappingProxyType({statistic.name: statistic for statistic in statistics})
 
 
+_BIAS_VARIANCE_DOCS = "concepts.md#bias-and-variance"
+_GAP_DOCS = "concepts.md#the-gap-decomposition-where-the-variance-comes-from"
+_RISK_DOCS = "concepts.md#risk-harm-compared-with-a-baseline"
+
 STATISTICS: Mapping[str, Statistic] = _statistics(
-    Statistic("mean", "Mean", True, False, _mean, _rows_alone, _mean_terms),
-    Statistic("bias2", "Bias²", False, False, _bias_variance_statistic("bias2"), _rows_and_extremes, _bias_variance_terms("bias2")),
-    Statistic("var", "Var", False, False, _bias_variance_statistic("var"), _rows_and_extremes, _bias_variance_terms("var")),
+    Statistic(
+        "mean", "Mean", True, False, _mean, _rows_alone, _mean_terms, mean_like=True,
+        wording=Wording("the average quality over all queries", "Average quality over the queries is lower",
+                        "concepts.md#which-gate-for-which-worry"),
+    ),
+    Statistic(
+        "bias2", "Bias²", False, False, _bias_variance_statistic("bias2"), _rows_and_extremes,
+        _bias_variance_terms("bias2"),
+        wording=Wording("average quality close to the best achievable (the virtual target)",
+                        "Average quality sits further below the best achievable", _BIAS_VARIANCE_DOCS),
+    ),
+    Statistic(
+        "var", "Var", False, False, _bias_variance_statistic("var"), _rows_and_extremes, _bias_variance_terms("var"),
+        wording=Wording("consistent quality from query to query", "Quality varies more from query to query",
+                        _BIAS_VARIANCE_DOCS),
+    ),
     Statistic(
         "bias2_plus_var", "Bias²+Var", False, False,
         _bias_variance_statistic("error"), _rows_and_extremes, _bias_variance_terms("error"),
+        wording=Wording("quality that is both close to the best achievable and consistent from query to query",
+                        "Quality varies more from query to query or sits further below the best achievable",
+                        _BIAS_VARIANCE_DOCS),
     ),
-    Statistic("gap_bias", "Bias(ρ)", False, False, _gap_statistic("bias"), _rows_and_extremes, _gap_terms("bias")),
-    Statistic("gap_var", "Var(ρ)", False, False, _gap_statistic("var"), _rows_and_extremes, _gap_terms("var")),
-    Statistic("gap_mse", "Bias(ρ)²+Var(ρ)", False, False, _gap_statistic("mse"), _rows_and_extremes, _gap_terms("mse")),
-    Statistic("urisk", "URisk", True, True, _urisk, _rows_alone, _urisk_terms),
-    Statistic("trisk", "TRisk", True, True, _trisk, _rows_alone, _trisk_terms),
-    Statistic("zrisk", "ZRisk", True, False, _zrisk, _rows_and_remaining_total, None),
-    Statistic("georisk", "GeoRisk", True, False, _georisk, _rows_and_remaining_total, None),
-    Statistic("mve", "MVE", True, False, _mve, _rows_alone, _mve_terms, uses_topic_weights=True),
-    Statistic("gawm", "GAWM E_s", True, False, _gawm, None, _gawm_terms),
+    Statistic(
+        "gap_bias", "Bias(ρ)", False, False, _gap_statistic("bias"), _rows_and_extremes, _gap_terms("bias"),
+        wording=Wording("a small gap to the best system on each query", "The gap to the best system per query is wider",
+                        _GAP_DOCS),
+    ),
+    Statistic(
+        "gap_var", "Var(ρ)", False, False, _gap_statistic("var"), _rows_and_extremes, _gap_terms("var"),
+        wording=Wording("an even gap to the best system across queries (no queries that others solve and we fail)",
+                        "The gap to the best system varies more from query to query", _GAP_DOCS),
+    ),
+    Statistic(
+        "gap_mse", "Bias(ρ)²+Var(ρ)", False, False, _gap_statistic("mse"), _rows_and_extremes, _gap_terms("mse"),
+        wording=Wording("a small and even gap to the best system on every query",
+                        "The gap to the best system is wider or less even across queries", _GAP_DOCS),
+    ),
+    Statistic(
+        "urisk", "URisk", True, True, _urisk, _rows_alone, _urisk_terms,
+        wording=Wording("no net loss on single queries against the reference, losses counting extra",
+                        "The risk-weighted change against the reference (losses count extra) is lower", _RISK_DOCS),
+    ),
+    Statistic(
+        "trisk", "TRisk", True, True, _trisk, _rows_alone, _trisk_terms,
+        wording=Wording("no significant loss on single queries against the reference",
+                        "Losses on single queries against the reference are more significant", _RISK_DOCS),
+    ),
+    Statistic(
+        "zrisk", "ZRisk", True, False, _zrisk, _rows_and_remaining_total, _zrisk_terms,
+        wording=Wording("no query much worse than the other systems lead one to expect",
+                        "More queries fall short of what the other systems lead one to expect", _RISK_DOCS),
+    ),
+    Statistic(
+        "georisk", "GeoRisk", True, False, _georisk, _rows_and_remaining_total, None, topic_change=_georisk_change,
+        wording=Wording("quality that is both high and free of surprising shortfalls against the other systems",
+                        "Quality adjusted for shortfalls against the other systems is lower", _RISK_DOCS),
+    ),
+    Statistic(
+        "mve", "MVE", True, False, _mve, _rows_alone, _mve_terms, uses_topic_weights=True,
+        wording=Wording("quality net of its spread across queries (mean minus alpha times the variance)",
+                        "Quality net of its spread across queries is lower", "concepts.md#mean-variance-and-query-variations"),
+    ),
+    Statistic(
+        "gawm", "GAWM E_s", True, False, _gawm, None, _gawm_terms,
+        wording=Wording("quality on the queries that tell systems apart",
+                        "Quality on the queries that tell systems apart is lower",
+                        "concepts.md#gawm-a-mean-that-ignores-topics-that-discern-nothing"),
+    ),
 )
 """Every statistic a gate can bound, in table order."""

@@ -36,10 +36,15 @@ class TRisk:
 
 @dataclass(frozen=True)
 class ZRiskGeoRisk:
-    """ZRisk and GeoRisk of every system, shape ``scores.shape[:-1]``."""
+    """ZRisk and GeoRisk of every system, shape ``scores.shape[:-1]``, and ZRisk's topic terms.
+
+    ``topic_z`` holds the z-scores with shortfalls weighted ``1 + alpha``, shape ``scores.shape``:
+    ZRisk is their sum over topics.
+    """
 
     zrisk: np.ndarray
     georisk: np.ndarray
+    topic_z: np.ndarray
 
 
 def _checked_alpha(alpha: float) -> float:
@@ -161,7 +166,7 @@ def zrisk_georisk(scores: ArrayLike, alpha: float) -> ZRiskGeoRisk:
     Returns
     -------
     ZRiskGeoRisk
-        ``zrisk`` and ``georisk``, shape ``scores.shape[:-1]``.
+        ``zrisk`` and ``georisk``, shape ``scores.shape[:-1]``; ``topic_z``, shape ``scores.shape``.
 
     Raises
     ------
@@ -176,7 +181,8 @@ def zrisk_georisk(scores: ArrayLike, alpha: float) -> ZRiskGeoRisk:
     expected = np.divide(topic_totals * system_totals, grand_total, out=np.zeros_like(x), where=grand_total > 0)
     has_expectation = expected > 0
     z = np.divide(x - expected, np.sqrt(expected), out=np.zeros_like(x), where=has_expectation)
-    zrisk = np.where(z < 0, (1.0 + alpha) * z, z).sum(axis=-1)
+    topic_z = np.where(z < 0, (1.0 + alpha) * z, z)
+    zrisk = topic_z.sum(axis=-1)
     topics = x.shape[-1]
     georisk = np.sqrt(system_totals[..., 0] / topics * ndtr(zrisk / topics))
-    return ZRiskGeoRisk(zrisk, georisk)
+    return ZRiskGeoRisk(zrisk, georisk, topic_z)

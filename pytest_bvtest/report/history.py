@@ -1,0 +1,171 @@
+"""The history file: one JSON line per evaluated spec, appended by every session that asks for it.
+
+A dashboard or ``bvtest history PATH --plot DIR`` reads it back to draw each gated statistic over
+time against its limit. The record's keys are documented in ``docs/json-schema.md`` (section
+"History file"). Appends are single ``write`` calls on a file opened for appending, under an
+exclusive lock where the platform has one, so concurrent sessions never interleave records; under
+pytest-xdist only the controller writes. A line that is not a record is reported and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pytest_bvtest.errors import InputError
+
+HISTORY_VERSION = 1
+
+try:  # POSIX only; Windows appends are still single writes
+    import fcntl
+except ImportError:  # pragma: no cover - not on the CI platforms
+    fcntl = None  # type: ignore[assignment]
+
+
+def _git(folder: Path, *arguments: str) -> str | None:
+    try:
+        result = subprocess.run(["git", "-C", str(folder), *arguments], capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = result.stdout.strip()
+    return text if result.returncode == 0 and text else None
+
+
+def run_context(folder: str | os.PathLike[str]) -> dict[str, str | None]:
+    """When and on which commit: ``timestamp`` (UTC, ISO 8601), ``commit`` and ``branch`` (null when unknown).
+
+    CI variables (GitHub Actions, GitLab CI) win over asking git, whose checkout is often detached there.
+    """
+    environment = os.environ
+    commit = environment.get("GITHUB_SHA") or environment.get("CI_COMMIT_SHA") or _git(Path(folder), "rev-parse", "HEAD")
+    branch = (environment.get("GITHUB_HEAD_REF") or environment.get("GITHUB_REF_NAME")
+              or environment.get("CI_COMMIT_REF_NAME") or _git(Path(folder), "rev-parse", "--abbrev-ref", "HEAD"))
+    return {
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "commit": commit,
+        "branch": None if branch == "HEAD" else branch,
+    }
+
+
+def history_records(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One record per spec of a session document: inputs with hashes, every gate, every system's statistics."""
+    records: dict[str, dict[str, Any]] = {}
+    for evaluation in document["evaluations"]:
+        record = records.setdefault(evaluation["spec"], {
+            "history_version": HISTORY_VERSION,
+            "timestamp": document.get("timestamp"),
+            "commit": document.get("commit"),
+            "branch": document.get("branch"),
+            "tool_version": (document.get("tool") or {}).get("version"),
+            "spec": evaluation["spec"],
+            "inputs": evaluation.get("inputs") or [],
+            "passed": True,
+            "gates": [],
+            "systems": {},
+        })
+        for gate in evaluation["gates"]:
+            record["gates"].append({
+                "id": gate["id"], "statistic": gate["statistic"], "measure": gate["measure"], "value": gate["value"],
+                "limit": gate["bound"]["limit"], "bound": gate["bound"]["text"], "outcome": gate["outcome"],
+                "higher_is_better": gate.get("higher_is_better"), "false_alarm": gate.get("false_alarm"),
+            })
+            record["passed"] = record["passed"] and gate["passed"]
+        record["systems"][evaluation["measure"]] = {
+            system["name"]: {"role": system["role"], **{key: system[key] for key in _STATISTIC_KEYS if key in system}}
+            for system in evaluation["systems"]
+        }
+    return list(records.values())
+
+
+_STATISTIC_KEYS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "trisk_p", "zrisk", "georisk", "mve", "gawm")
+
+
+def append_history(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> None:
+    """Append ``records`` to the history file, one JSON line each, in one locked write."""
+    text = "".join(json.dumps(record, allow_nan=False, ensure_ascii=False) + "\n" for record in records)
+    if not text:
+        return
+    path = Path(path)
+    if path.parent and not path.parent.is_dir():
+        raise InputError("the history file's folder does not exist", path=path, hint="create the folder or fix --bvtest-history")
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        if fcntl is not None:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+        data = text.encode("utf-8")
+        written = 0
+        while written < len(data):
+            written += os.write(descriptor, data[written:])
+    finally:
+        os.close(descriptor)  # closing releases the lock
+
+
+@dataclass(frozen=True)
+class History:
+    """The records of a history file in file order, and one message per line that was skipped."""
+
+    records: tuple[dict[str, Any], ...]
+    skipped: tuple[str, ...]
+
+
+def read_history(path: str | os.PathLike[str]) -> History:
+    """Every record of the history file; a corrupt line is reported in ``skipped``, never fatal."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        raise InputError("history file not found", path=path, hint="run pytest with --bvtest-history PATH first") from None
+    except OSError as error:
+        raise InputError(f"cannot read the history file ({error.strerror or error})", path=path) from None
+    records, skipped = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            skipped.append(f"{path}:{number}: not a JSON record ({error.msg}); skipped")
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("gates"), list) or "spec" not in record:
+            skipped.append(f"{path}:{number}: not a bvtest history record (no spec or gates); skipped")
+            continue
+        records.append(record)
+    return History(tuple(records), tuple(skipped))
+
+
+@dataclass(frozen=True)
+class GateSeries:
+    """One gate over time: the record times, values, limits and outcomes, oldest first."""
+
+    id: str
+    label: str
+    times: tuple[str, ...]
+    values: tuple[float | None, ...]
+    limits: tuple[float | None, ...]
+    outcomes: tuple[str, ...]
+    commits: tuple[str | None, ...]
+
+
+def gate_series(records: Iterable[Mapping[str, Any]]) -> list[GateSeries]:
+    """Each gate id's values and limits across the records, in order of first appearance."""
+    points: dict[str, list[tuple[str, float | None, float | None, str, str | None]]] = {}
+    labels: dict[str, str] = {}
+    for record in records:
+        for gate in record["gates"]:
+            if not isinstance(gate, Mapping) or "id" not in gate:
+                continue
+            labels.setdefault(gate["id"], f"{gate.get('measure', '')} {gate.get('statistic', '')}".strip())
+            points.setdefault(gate["id"], []).append(
+                (str(record.get("timestamp") or ""), gate.get("value"), gate.get("limit"), str(gate.get("outcome", "")),
+                 record.get("commit"))
+            )
+    return [
+        GateSeries(gate_id, labels[gate_id], *(tuple(column) for column in zip(*rows)))  # type: ignore[arg-type]
+        for gate_id, rows in points.items()
+    ]
