@@ -24,6 +24,7 @@ from pytest_bvtest.io.textfiles import atomic_write_bytes, file_digest
 from pytest_bvtest.io.topicfiles import read_topic_texts, read_topic_weights, read_variations
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile, retrieved_lists
 from pytest_bvtest.measures import Measure, parse_measure
+from pytest_bvtest.progress import EvaluationProgress
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
 from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_test
@@ -399,8 +400,8 @@ class _VariationMVE:
     method: str
 
 
-def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
-                        weights: np.ndarray | None) -> tuple[dict[Measure, ScoreMatrix], _VariationMVE]:
+def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache, weights: np.ndarray | None,
+                        progress: EvaluationProgress | None = None) -> tuple[dict[Measure, ScoreMatrix], _VariationMVE]:
     """Evaluate every query variation against its topic's qrels (Zuccon et al. CIKM 2016).
 
     The per-topic matrix the other statistics see holds each topic's popularity-weighted mean over its
@@ -424,7 +425,9 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
     variations.sort(key=lambda variation: order[variation.topic_id])
     query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
     digest = hashlib.blake2b((file_digest(spec.qrels) + file_digest(path)).encode(), digest_size=20).hexdigest()
-    query_matrices = MatrixBuilder(query_qrels, cache, qrels_digest=digest).build(list(spec.measures), spec.sources())
+    builder = MatrixBuilder(query_qrels, cache, qrels_digest=digest)
+    builder.progress = progress
+    query_matrices = builder.build(list(spec.measures), spec.sources())
     popularity = [variation.popularity for variation in variations]
     users = [variation.user for variation in variations]
     layout = variation_layout(
@@ -466,8 +469,12 @@ def _simulate(spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequence
     return simulate_topic_bias_variance(lists, systems, topics, samples=settings.samples, seed=settings.seed)
 
 
-def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True) -> Evaluation:
-    """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes."""
+def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True,
+                  progress: EvaluationProgress | None = None) -> Evaluation:
+    """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes.
+
+    ``progress``, when given, is kept up to date for a :class:`~pytest_bvtest.progress.ProgressLine`.
+    """
     folder = None if not use_cache else (Path(cache_dir) if cache_dir else spec.cache)
     cache = ScoreCache(folder)
     qrels = read_qrels(spec.qrels) if spec.qrels is not None else None
@@ -477,9 +484,13 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
             raise InputError("query variations need relevance judgments", path=spec.path, hint="add `qrels:`")
         # every judged topic must have a variation, so the topics are the qrels universe, in its order
         weights = _topic_weights(spec, qrels.evaluated_topics())
-        matrices, variations = _variation_matrices(spec, qrels, cache, weights)
+        matrices, variations = _variation_matrices(spec, qrels, cache, weights, progress)
     else:
-        matrices = MatrixBuilder(qrels, cache).build(list(spec.measures), spec.sources())
+        builder = MatrixBuilder(qrels, cache)
+        builder.progress = progress
+        matrices = builder.build(list(spec.measures), spec.sources())
+    if progress is not None:
+        progress.stage = "computing statistics and gates"
         weights = _topic_weights(spec, next(iter(matrices.values())).topics)
     settings = _analysis_settings(spec, weights)
     texts = read_topic_texts(spec.topics) if spec.topics is not None else {}

@@ -23,6 +23,7 @@ from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
 from pytest_bvtest.io.textfiles import file_digest
 from pytest_bvtest.measures import Measure, evaluate_run
+from pytest_bvtest.progress import EvaluationProgress
 from pytest_bvtest.stats.simulation import RetrievedList
 
 _MAX_LISTED_TOPICS = 10
@@ -126,6 +127,7 @@ class MatrixBuilder:
             qrels_digest = file_digest(qrels.path)
         self._qrels_digest = qrels_digest
         self._tables: dict[tuple[Path, str], ScoreTable] = {}
+        self.progress: EvaluationProgress | None = None
 
     @classmethod
     def from_qrels_file(cls, path: str | os.PathLike[str] | None, cache: ScoreCache | None = None) -> MatrixBuilder:
@@ -192,9 +194,14 @@ class MatrixBuilder:
     def build(self, measures: Sequence[Measure], sources: Sequence[Source]) -> dict[Measure, ScoreMatrix]:
         """One matrix per measure over the same systems, in the order the sources give them."""
         systems: dict[Measure, list[_EvaluatedSystem]] = {measure: [] for measure in measures}
+        if self.progress is not None:
+            self.progress.runs_total += len(sources)
         for source in sources:
             for measure, evaluated in self._evaluate(source, measures).items():
                 systems[measure].extend(evaluated)
+            if self.progress is not None:
+                self.progress.runs_done += 1
+                self.progress.cache_hits = self.cache.hits
         return {measure: self._assemble(measure, systems[measure]) for measure in measures}
 
     def _universe(self, systems: Sequence[_EvaluatedSystem]) -> tuple[str, ...]:

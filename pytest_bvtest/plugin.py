@@ -8,6 +8,7 @@ plots are assembled (``pytest_terminal_summary`` runs only there).
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import importlib.util
 import os
@@ -20,6 +21,7 @@ import pytest
 from pytest_bvtest import __version__
 from pytest_bvtest.api import Evaluation, GateOutcome, evaluate_spec, update_reference
 from pytest_bvtest.errors import BvtestError
+from pytest_bvtest.progress import EvaluationProgress, ProgressLine
 from pytest_bvtest.report import collect
 from pytest_bvtest.spec import Spec, load_spec
 
@@ -129,9 +131,14 @@ class SpecFile(pytest.File):
     def evaluation(self) -> Evaluation:
         """The spec's evaluation, computed once per process; an input error is re-raised for every item."""
         if self._evaluation is None:
+            progress = EvaluationProgress()
+            capture = self.config.pluginmanager.getplugin("capturemanager")
+            # the progress line goes to the real stderr, past pytest's capture of the running test
+            uncaptured = capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()
             try:
-                self._evaluation = evaluate_spec(self.load(), cache_dir=option(self.config, "cache-dir"),
-                                                 use_cache=not option(self.config, "no-cache"))
+                with uncaptured, ProgressLine(f"{self.path.name}", progress):
+                    self._evaluation = evaluate_spec(self.load(), cache_dir=option(self.config, "cache-dir"),
+                                                     use_cache=not option(self.config, "no-cache"), progress=progress)
             except BvtestError as error:
                 self._evaluation = error
         if isinstance(self._evaluation, BvtestError):
@@ -141,6 +148,10 @@ class SpecFile(pytest.File):
 
 class GateFailure(Exception):
     """Raised by a failing gate; its message is the whole report (no traceback is shown)."""
+
+    def __init__(self, message: str, sentence: str) -> None:
+        super().__init__(message)
+        self.sentence = sentence
 
 
 class _BvtestItem(pytest.Item):
@@ -155,7 +166,10 @@ class _BvtestItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         # a gate's own verdict, an input error, or an OK* warning turned into an error by -W error
-        if isinstance(excinfo.value, GateFailure | BvtestError | GateWithinNoiseWarning):
+        if isinstance(excinfo.value, GateFailure):
+            # -q: the one plain sentence; otherwise the whole explanation, printed only here
+            return excinfo.value.sentence if self.config.option.verbose < 0 else str(excinfo.value)
+        if isinstance(excinfo.value, BvtestError | GateWithinNoiseWarning):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
@@ -202,7 +216,7 @@ class GateItem(_BvtestItem):
             # attributed to the gate's line in the spec, so the warnings summary points there
             warnings.warn_explicit(f"{self.nodeid}: {outcome.warning}", GateWithinNoiseWarning, str(self.path), self.gate_line)
         if not outcome.passed:
-            raise GateFailure(outcome.message)
+            raise GateFailure(outcome.message, outcome.sentence)
 
 
 class GateWithinNoiseWarning(UserWarning):
@@ -268,7 +282,8 @@ class SessionOutputs:
         if self.document is None:
             return
         collect.write_session_outputs(
-            self.document, terminal_writer=terminalreporter, github_actions=os.environ.get("GITHUB_ACTIONS") == "true"
+            self.document, terminal_writer=terminalreporter, github_actions=os.environ.get("GITHUB_ACTIONS") == "true",
+            verbosity=self.config.option.verbose,
         )
         if self.output_error:
             terminalreporter.write_line(f"bvtest: could not write the reports: {self.output_error}", red=True, bold=True)

@@ -75,11 +75,15 @@ def write_session_outputs(
     plots_dir: str | None = None,
     github_step_summary: str | None = None,
     github_actions: bool = False,
+    verbosity: int = 1,
 ) -> list[str]:
-    """Render ``document`` everywhere asked for; returns the paths written."""
+    """Render ``document`` everywhere asked for; returns the paths written.
+
+    ``verbosity`` is pytest's (``-q`` -1, default 0, ``-v`` 1) for the terminal summary.
+    """
     written = []
     if terminal_writer is not None:
-        terminal.write_summary(document, terminal_writer)
+        terminal.write_summary(document, terminal_writer, verbosity)
     if json_path:
         atomic_write_text(json_path, dumps(document))
         written.append(str(json_path))

@@ -187,8 +187,84 @@ def simulation_lines(simulation: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def summary_lines(document: Mapping[str, Any]) -> list[Line]:
-    """The whole summary below the section title, as ``(text, markup)`` lines."""
+def _short_number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.6g}"
+
+
+def gate_numbers(gate: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """The cells of a gate in the compact table: value, reference, delta (with the bad direction), limit."""
+    reference = "-"
+    if gate["reference"]:
+        reference = (f"{_short_number(gate['reference_value'])} {gate['reference']}" if gate["reference_value"] is not None
+                     else f"against {gate['reference']}")
+    delta = gate.get("delta")
+    worse = "↓" if gate.get("higher_is_better", True) else "↑"
+    delta_text = "-" if delta is None else f"{delta:+.4g} ({worse} worse)"
+    relation = "<=" if gate["bound"]["kind"] in ("max", "max_increase") else ">="
+    limit = f"{relation} {_short_number(gate['bound']['limit'])}"
+    if gate.get("false_alarm") is not None:
+        limit += f" (false alarm {gate['false_alarm']:.1%})"
+    return _short_number(gate["value"]), reference, delta_text, limit
+
+
+def _gate_id(gate: Mapping[str, Any]) -> str:
+    return gate["id"].split("::", 1)[-1]
+
+
+def quiet_lines(document: Mapping[str, Any]) -> list[Line]:
+    """``-q``: one line per gate (outcome, gate, the numbers), then the counts."""
+    lines: list[Line] = []
+    for evaluation in document["evaluations"]:
+        for gate in evaluation["gates"]:
+            value, reference, delta, limit = gate_numbers(gate)
+            label = gate.get("label") or gate["statistic"]
+            versus = "" if reference == "-" else (f" {reference}" if gate["reference_value"] is None else f" vs {reference}")
+            lines.append((f"[{gate['outcome']}] {gate['id']}: {label} {value}{versus}, limit {limit}",
+                          OUTCOME_MARKUP[gate["outcome"]]))
+    lines.append(_final_line(document))
+    return lines
+
+
+def compact_lines(document: Mapping[str, Any]) -> list[Line]:
+    """Default verbosity: one table of every gate; ``-v`` adds the system tables and comparisons."""
+    gates = [(evaluation, gate) for evaluation in document["evaluations"] for gate in evaluation["gates"]]
+    if not gates:
+        return [(evaluation_title(evaluation), {"bold": True}) for evaluation in document["evaluations"]] + [
+            ("analysis only: no gates (-v shows the system tables)", {})]
+    header = ("outcome", "gate", "value", "reference", "delta", "limit")
+    rows = [(gate["outcome"], f"{display_path(evaluation['spec'])}::{_gate_id(gate)}", *gate_numbers(gate))
+            for evaluation, gate in gates]
+    widths = [max(len(row[column]) for row in (header, *rows)) for column in range(len(header))]
+    right = {2, 3, 4}
+
+    def line(row: tuple[str, ...]) -> str:
+        return "  ".join(text.rjust(width) if column in right else text.ljust(width)
+                         for column, (text, width) in enumerate(zip(row, widths))).rstrip()
+
+    lines: list[Line] = [(line(header), {"bold": True})]
+    lines += [(line(row), OUTCOME_MARKUP[row[0]]) for row in rows]
+    lines.append(("", {}))
+    lines.append(_final_line(document, hint=" (-v: system tables, comparisons and notes)"))
+    return lines
+
+
+def _final_line(document: Mapping[str, Any], hint: str = "") -> Line:
+    if not document["summary"]["gates"]:
+        return ("bvtest: analysis only, no gates", {})
+    markup = {"red": True, "bold": True} if not document["passed"] else {"green": True}
+    return (f"bvtest: {summary_counts(document)}{hint}", markup)
+
+
+def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]:
+    """The summary below the section title, as ``(text, markup)`` lines, following pytest's verbosity.
+
+    ``-q`` (``verbosity < 0``): :func:`quiet_lines`; default (0): :func:`compact_lines`; ``-v``: every
+    table, comparison, gate headline and note.
+    """
+    if verbosity < 0:
+        return quiet_lines(document)
+    if verbosity == 0:
+        return compact_lines(document)
     lines: list[Line] = []
     for number, evaluation in enumerate(document["evaluations"]):
         if number:
@@ -208,12 +284,12 @@ def summary_lines(document: Mapping[str, Any]) -> list[Line]:
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
     if document["summary"]["gates"]:
         lines.append(("", {}))
-        lines.append((f"bvtest: {summary_counts(document)}", {"red": True, "bold": True} if not document["passed"] else {"green": True}))
+        lines.append(_final_line(document))
     return lines
 
 
-def write_summary(document: Mapping[str, Any], writer: Any) -> None:
+def write_summary(document: Mapping[str, Any], writer: Any, verbosity: int = 1) -> None:
     """Write the ``bvtest summary`` section on pytest's terminal reporter."""
     writer.write_sep("=", "bvtest summary", bold=True)
-    for text, markup in summary_lines(document):
+    for text, markup in summary_lines(document, verbosity):
         writer.write_line(text, **markup)
