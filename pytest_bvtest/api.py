@@ -489,9 +489,9 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
         builder = MatrixBuilder(qrels, cache)
         builder.progress = progress
         matrices = builder.build(list(spec.measures), spec.sources())
+        weights = _topic_weights(spec, next(iter(matrices.values())).topics)
     if progress is not None:
         progress.stage = "computing statistics and gates"
-        weights = _topic_weights(spec, next(iter(matrices.values())).topics)
     settings = _analysis_settings(spec, weights)
     texts = read_topic_texts(spec.topics) if spec.topics is not None else {}
     measures = tuple(_evaluate_measure(spec, matrices[measure], settings, variations, texts) for measure in spec.measures)

@@ -68,7 +68,7 @@ def test_one_item_per_measure_and_gate_with_readable_ids(project: pytest.Pyteste
 
 
 def test_stable_candidate_passes_and_summary_shows_the_table(project: pytest.Pytester) -> None:
-    result = project.runpytest()
+    result = project.runpytest("-v")
     result.assert_outcomes(passed=6)
     result.stdout.fnmatch_lines([
         "*bvtest summary*",
@@ -87,9 +87,11 @@ def test_failing_gate_says_what_regressed_by_how_much_and_where(project: pytest.
     # URisk at alpha 5 = (0.5 + 0.5 + 2/3 - 6 * 0.8 - 6 * 0.75) / 6 = -1.27222
     result.stdout.fnmatch_lines([
         "*AP URisk FAILED: candidate -1.27222 against production; bound min -0.05 requires >= -0.05; past the limit by 1.22222",
-        "*topics that lost most against production:",
-        "*t3: 0.2000 vs 1.0000 (-0.8000)",
-        "*t5: 0.2500 vs 1.0000 (-0.7500)",
+        "  The risk-weighted change against production (losses count extra) is lower than allowed (URisk -1.27, limit -0.05).",
+        "*topics that moved URisk most the wrong way (scores vs production):",
+        # each topic's risk-weighted delta over 6 topics: -6 * 0.8 / 6 and -6 * 0.75 / 6
+        "*t3: 0.2000 vs 1.0000 (-0.8000; moves URisk by -0.8)",
+        "*t5: 0.2500 vs 1.0000 (-0.7500; moves URisk by -0.75)",
     ])
     assert "Traceback" not in result.stdout.str()
     result.stdout.fnmatch_lines(["FAILED bvtest.yaml::AP::urisk*"])
@@ -141,7 +143,7 @@ def test_markdown_step_summary_and_github_annotations(project: pytest.Pytester, 
     assert markdown.startswith("<!-- pytest-bvtest -->")
     assert "bvtest.yaml::AP::urisk" in markdown and "t3" in markdown
     assert step_summary.read_text() == "earlier step\n" + markdown
-    result.stdout.fnmatch_lines(["::error file=bvtest.yaml,title=bvtest FAIL bvtest.yaml%3A%3AAP%3A%3Aurisk::*"])
+    result.stdout.fnmatch_lines(["::error file=bvtest.yaml,line=10,title=bvtest FAIL bvtest.yaml%3A%3AAP%3A%3Aurisk::*"])
 
 
 def test_junit_xml_carries_the_statistic_values(project: pytest.Pytester) -> None:
@@ -188,7 +190,7 @@ def test_marker_is_registered_and_the_fixture_evaluates_in_memory_runs(project: 
 def test_noise_aware_gate_passes_with_a_visible_warning(project: pytest.Pytester) -> None:
     spec = SPEC.replace("{statistic: mean, max_decrease: 0.01}", "{statistic: mean, max_decrease: 0.01, confidence: 0.95}")
     (project.path / "bvtest.yaml").write_text(textwrap.dedent(spec).lstrip())
-    result = project.runpytest("--bvtest-run", "runs/slightly-worse.run")
+    result = project.runpytest("--bvtest-run", "runs/slightly-worse.run", "-v")
     # AP mean drops by 0.5 / 6 = 0.083 > 0.01, all of it from t3; a resample without t3 (probability
     # (5/6)^6 = 0.33) shows no drop, so the 95% interval of the difference reaches 0: within noise
     result.stdout.fnmatch_lines([
@@ -264,3 +266,35 @@ def test_spec_listed_in_the_ini_file_resolves_against_the_ini_folder(project: py
     sub = project.mkdir("sub")
     result = project.runpytest("--rootdir", str(project.path), "-c", str(project.path / "tox.ini"), str(sub))
     result.assert_outcomes(passed=6)
+
+
+def test_terminal_output_follows_pytests_verbosity(project: pytest.Pytester) -> None:
+    quiet = project.runpytest("--bvtest-run", "runs/risky.run", "-q").stdout.lines
+    summary = quiet[quiet.index(next(line for line in quiet if "bvtest summary" in line)) + 1:]
+    # -q: one line per gate (6), then the counts; the failure explanation is its one sentence
+    # risky's AP mean (1 + 1 + .2 + 1 + .25 + 1) / 6 = 0.741667
+    assert summary[:7] == [
+        "[OK] bvtest.yaml::AP::mean: Mean 0.741667 vs 0.722222 production, limit >= 0.712222",
+        "[FAIL] bvtest.yaml::AP::urisk: URisk -1.27222 against production, limit >= -0.05",
+        "[FAIL] bvtest.yaml::AP::bias2_plus_var: Bias²+Var 0.200417 vs 0.157407 production, limit <= 0.173148",
+        "[OK] bvtest.yaml::RR::mean: Mean 0.741667 vs 0.722222 production, limit >= 0.712222",
+        "[FAIL] bvtest.yaml::RR::urisk: URisk -1.27222 against production, limit >= -0.05",
+        "[FAIL] bvtest.yaml::RR::bias2_plus_var: Bias²+Var 0.200417 vs 0.157407 production, limit <= 0.173148",
+        "bvtest: 6 gates, 4 failed",
+    ]
+    sentence = ("The risk-weighted change against production (losses count extra) is lower than allowed "
+                "(URisk -1.27, limit -0.05).")
+    assert quiet.count(sentence) == 2  # once per failing gate
+    assert not any("topics that moved" in line or "Bias²/Var tradeoff" in line for line in quiet)
+    # default: a compact table of the gates; each failure explained once (in pytest's failures section)
+    default = project.runpytest("--bvtest-run", "runs/risky.run").stdout.lines
+    assert sum(line.startswith("  The risk-weighted change against production") for line in default) == 2
+    assert sum("AP URisk FAILED: candidate -1.27222" in line for line in default) == 2  # failure + short summary
+    table = [line for line in default if line.startswith(("outcome", "OK ", "FAIL "))]
+    assert len(table) == 7 and table[0].split() == ["outcome", "gate", "value", "reference", "delta", "limit"]
+    assert table[2].split() == ["FAIL", "bvtest.yaml::AP::urisk", "-1.27222", "against", "production", "-1.272",
+                                "(↓", "worse)", ">=", "-0.05"]
+    assert not any("Bias²/Var tradeoff" in line for line in default)
+    # -v: the full summary with the system tables
+    verbose = project.runpytest("--bvtest-run", "runs/risky.run", "-v").stdout.str()
+    assert "Bias²/Var tradeoff" in verbose and "[FAIL] bvtest.yaml::AP::urisk: AP URisk FAILED" in verbose

@@ -15,6 +15,7 @@ import json
 import re
 import struct
 import sys
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from conftest import shared_path
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.report import github, markdown, terminal
+from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.biasvar import bias_variance_analysis
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -50,14 +52,20 @@ def system(name: str, role: str, **values: Any) -> dict[str, Any]:
 
 def gate(gate_id: str, statistic: str, value: float, limit: float, bound: dict[str, Any], *, passed: bool = True,
          reference_value: float | None = None, warning: str | None = None, interval: dict[str, Any] | None = None,
-         worst_topics: tuple[tuple[str, float, float], ...] = (), message: str) -> dict[str, Any]:
+         worst_topics: tuple[tuple[str, float, float, float], ...] = (), message: str, sentence: str = "",
+         spec_line: int | None = None) -> dict[str, Any]:
+    definition = STATISTICS[statistic]
     return {
         "id": gate_id, "statistic": statistic, "measure": gate_id.split("::")[1], "system": "candidate",
         "reference": None if reference_value is None else "production", "value": value, "reference_value": reference_value,
         "bound": {**bound, "limit": limit}, "excess": value - limit if bound["kind"].startswith("max") else limit - value,
         "interval": interval, "passed": passed, "outcome": "FAIL" if not passed else ("OK*" if warning else "OK"),
         "warning": warning, "message": message,
-        "worst_topics": [{"topic": t, "candidate": c, "compared": r, "delta": c - r} for t, c, r in worst_topics],
+        "sentence": sentence, "label": definition.label, "higher_is_better": definition.higher_is_better,
+        "compared_value": reference_value, "delta": None if reference_value is None else value - reference_value,
+        "spec_line": spec_line, "docs": definition.wording.docs, "blame_by": "score difference" if definition.mean_like else "contribution",
+        "worst_topics": [{"topic": t, "candidate": c, "compared": r, "delta": c - r, "contribution": share}
+                         for t, c, r, share in worst_topics],
         "worst_against": "production",
     }
 
@@ -68,13 +76,17 @@ def sample_document() -> dict[str, Any]:
     ndcg_gates = [
         gate(FAIL_ID, "bias2_plus_var", 0.037136, 0.0173844,
              {"kind": "max_increase", "amount": 0.1, "relative": True, "text": "max_increase 10%"},
-             passed=False, reference_value=0.015804, worst_topics=(("302", 0.20, 0.70), ("301", 0.60, 0.62)),
+             passed=False, reference_value=0.015804, worst_topics=(("302", 0.20, 0.70, 0.0286), ("301", 0.60, 0.62, 0.0009)),
+             spec_line=12,
+             sentence="Quality varies more from query to query or sits further below the best achievable than in production "
+                      "(Bias²+Var 0.0371 vs 0.0158, limit 0.0174).",
              message="nDCG@10 Bias²+Var FAILED: candidate 0.037136 vs production 0.015804; bound max_increase 10% requires <= 0.0173844; "
                      "past the limit by 0.0197516\n  topics that lost most against production:\n    302: 0.2000 vs 0.7000 (-0.5000)"),
         gate("bvtest.yaml::nDCG@10::mean", "mean", 0.478, 0.4, {"kind": "min", "amount": 0.4, "relative": False, "text": "min 0.4"},
              message="nDCG@10 mean passed: candidate 0.478; bound min 0.4 requires >= 0.4; headroom 0.078"),
         gate(WARN_ID, "urisk", -0.162, -0.05, {"kind": "max_decrease", "amount": 0.05, "relative": False, "text": "max_decrease 0.05"},
              reference_value=0.0, warning=warning, interval={"low": -0.41, "high": 0.02, "confidence": 0.95, "seed": 0},
+             spec_line=14,
              message="nDCG@10 URisk passed within noise: candidate -0.162 vs production 0; bound max_decrease 0.05 requires >= -0.05; "
                      "past the limit by 0.112\n  95% bootstrap interval of candidate - reference: [-0.41, 0.02] (seed 0)\n"
                      f"  warning: {warning}"),
@@ -333,14 +345,28 @@ def test_markdown_summary() -> None:
     lines = text.splitlines()
     assert lines[0] == "<!-- pytest-bvtest -->"
     assert lines[1] == "## ❌ pytest-bvtest: 4 gates, 1 failed, 1 within noise (OK*)"
+    # one sentence per gate, in document order, the sentence of a gate whose document has none is its headline
+    assert lines[3] == ("- ❌ Quality varies more from query to query or sits further below the best achievable than in "
+                        "production (Bias²+Var 0.0371 vs 0.0158, limit 0.0174). `nDCG@10::bias2_plus_var`")
+    assert lines[4].startswith("- ✅ nDCG@10 mean passed: candidate 0.478") and lines[4].endswith("`nDCG@10::mean`")
     rows = {table_cells(line)[1]: table_cells(line) for line in lines if line.startswith("| ") and "::" in line}
+    header = next(line for line in lines if line.startswith("| outcome"))
+    assert table_cells(header) == ["outcome", "gate", "value", "reference", "Δ candidate − reference", "limit", "bootstrap interval"]
     assert rows[f"`{FAIL_ID}`"] == ["❌ FAIL", f"`{FAIL_ID}`", "0.037136 (candidate)", "0.015804 (production)",
-                                    "0.0173844 (max_increase 10%)", "-"]
+                                    "+0.02133 (up is worse)", "≤ 0.0173844 (max_increase 10%)", "-"]
     assert rows[f"`{WARN_ID}`"][0] == "⚠️ OK*"
-    assert rows[f"`{WARN_ID}`"][5] == "[-0.41, 0.02] 95%, seed 0"
+    assert rows[f"`{WARN_ID}`"][4] == "-0.162 (down is worse)"
+    assert rows[f"`{WARN_ID}`"][6] == "candidate − reference: [-0.41, 0.02] 95%, seed 0"
+    assert rows["`bvtest.yaml::AP::bias2`"][4:6] == ["-", "≤ 0.05 (max 0.05)"]
     assert f"### ❌ `{FAIL_ID}`" in lines
-    assert "| 302 | 0.2000 | 0.7000 | -0.5000 |" in lines
-    assert "| 301 | 0.6000 | 0.6200 | -0.0200 |" in lines
+    # the blamed topics with each one's share of the change of Bias²+Var, once
+    assert ("Topics that moved Bias²+Var most the wrong way (each topic's share of the change against production):"
+            in lines)
+    assert "| topic | candidate | production | score Δ | moves Bias²+Var by |" in lines
+    assert "| 302 | 0.2000 | 0.7000 | -0.5000 | +0.0286 |" in lines
+    assert "| 301 | 0.6000 | 0.6200 | -0.0200 | +0.0009 |" in lines
+    assert text.count("| 302 |") == 1
+    # comparisons (none in the sample) would be folded; the two system tables are
     assert text.count("<details>") == 2 and text.count("</details>") == 2
     assert "| **candidate** | candidate | 0.4780 | 0.0100 | 0.0271 | 0.0371 | -0.1620 | 0.4733 | 0.4237 | 1 OK, 1 OK*, 1 FAIL |" in lines
     assert "- bm25 has no ranking for 2 of 5 topics (scored 0): 304, 305" in lines
@@ -393,19 +419,20 @@ def test_annotations_for_failed_and_warned_gates() -> None:
     commands = github.annotations(document)
     assert len(commands) == 2
     error, warning = commands
-    assert error.startswith("::error file=bvtest.yaml,title=bvtest FAIL bvtest.yaml%3A%3AnDCG@10%3A%3Abias2_plus_var::")
-    assert warning.startswith("::warning file=bvtest.yaml,title=bvtest OK* bvtest.yaml%3A%3AnDCG@10%3A%3Aurisk::")
+    assert error.startswith("::error file=bvtest.yaml,line=12,title=bvtest FAIL bvtest.yaml%3A%3AnDCG@10%3A%3Abias2_plus_var::")
+    assert warning.startswith("::warning file=bvtest.yaml,line=14,title=bvtest OK* bvtest.yaml%3A%3AnDCG@10%3A%3Aurisk::")
     for command, gate_index in ((error, 0), (warning, 2)):
         assert "\n" not in command and "%0A" in command
         message = command.split("::", 2)[2]
-        assert decode(message) == document["evaluations"][0]["gates"][gate_index]["message"]
+        gate = document["evaluations"][0]["gates"][gate_index]
+        assert decode(message) == "\n".join(filter(None, (gate["sentence"], gate["message"])))
 
 
 def test_annotation_encoding_of_special_characters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     document = sample_document()
     document["evaluations"][0]["spec"] = str(tmp_path / "a,b" / "bvtest.yaml")
-    document["evaluations"][0]["gates"][0]["message"] = "100% worse,\r\nsee: topic 302"
+    document["evaluations"][0]["gates"][0].update(message="100% worse,\r\nsee: topic 302", sentence="", spec_line=None)
     error = github.annotations(document)[0]
     assert error == ("::error file=a%2Cb/bvtest.yaml,title=bvtest FAIL bvtest.yaml%3A%3AnDCG@10%3A%3Abias2_plus_var"
                      "::100%25 worse,%0D%0Asee: topic 302")
@@ -580,3 +607,66 @@ def test_reports_of_a_real_evaluation_of_the_example_project(tmp_path: Path, mon
 
     for path in plots.write_plots(document, tmp_path / "plots"):
         assert png_size(path)[0] >= 600 and path.stat().st_size > 10_000
+
+
+def test_markdown_what_to_do_footer_and_folded_comparisons() -> None:
+    document = sample_document()
+    evaluation = document["evaluations"][0]
+    evaluation["inputs"] = [{"role": "candidate", "name": "candidate", "path": "runs/new run.txt", "sha256": "0" * 64}]
+    evaluation["comparisons"] = [{
+        "baseline": "production", "difference": -0.062, "wins": 2, "ties": 0, "losses": 3, "t": -0.9, "p_t": 0.41,
+        "p_t_holm": 0.41, "p_randomization": 0.44, "p_randomization_holm": 0.44, "permutations": 10000, "seed": 0,
+    }]
+    text = markdown.render(document)
+    lines = text.splitlines()
+    folded = lines.index("<details><summary>Comparisons on the mean: wins/ties/losses and paired tests</summary>")
+    assert lines[folded + 2:folded + 7] == [
+        "**nDCG@10**", "", "```text",
+        "candidate vs baselines on the mean (paired over topics; Holm over 1; randomization: 10,000 sign flips, seed 0):",
+        "  production  -0.0620  W/T/L 2/0/3  t-test p 0.4100 (Holm 0.4100)  randomization p 0.4400 (Holm 0.4400)",
+    ]
+    footer = lines[lines.index("### What to do"):]
+    assert footer[2] == "- **Reproduce locally:** `pytest bvtest.yaml --bvtest-run 'runs/new run.txt'`"
+    assert footer[3].startswith("- **The change is intended** (the new behaviour becomes the reference): "
+                                "`pytest bvtest.yaml --bvtest-run 'runs/new run.txt' --bvtest-update`")
+    # the failing and the OK* gate, each at its line in the spec
+    assert "`nDCG@10::bias2_plus_var` at `bvtest.yaml:12`, `nDCG@10::urisk` at `bvtest.yaml:14`" in footer[4]
+    assert footer[5].startswith("- **What the statistics mean:** Bias²+Var")
+    assert "concepts.md#bias-and-variance" in footer[5] and "concepts.md#risk-harm-compared-with-a-baseline" in footer[5]
+    assert "### What to do" not in markdown.render(analysis_only_document())
+
+
+def test_terminal_quiet_and_compact_summaries() -> None:
+    document = sample_document()
+    quiet = terminal.summary_lines(document, verbosity=-1)
+    assert texts(quiet) == [
+        f"[FAIL] {FAIL_ID}: Bias²+Var 0.037136 vs 0.015804 production, limit <= 0.0173844",
+        "[OK] bvtest.yaml::nDCG@10::mean: Mean 0.478, limit >= 0.4",
+        f"[OK*] {WARN_ID}: URisk -0.162 vs 0 production, limit >= -0.05",
+        "[OK] bvtest.yaml::AP::bias2: Bias² 0.01, limit <= 0.05",
+        "bvtest: 4 gates, 1 failed, 1 within noise (OK*)",
+    ]
+    assert quiet[0][1] == {"red": True, "bold": True}
+    compact = texts(terminal.summary_lines(document, verbosity=0))
+    assert compact[0].split() == ["outcome", "gate", "value", "reference", "delta", "limit"]
+    assert compact[1].split() == ["FAIL", FAIL_ID, "0.037136", "0.015804", "production", "+0.02133", "(↑", "worse)",
+                                  "<=", "0.0173844"]
+    assert compact[3].split()[:3] == ["OK*", WARN_ID, "-0.162"]
+    assert compact[-1] == "bvtest: 4 gates, 1 failed, 1 within noise (OK*) (-v: system tables, comparisons and notes)"
+    assert len(compact) == 7
+
+
+def test_progress_line_appears_only_after_the_delay() -> None:
+    from pytest_bvtest.progress import EvaluationProgress, ProgressLine
+
+    quick, slow = io.StringIO(), io.StringIO()
+    with ProgressLine("bvtest.yaml", EvaluationProgress(runs_total=3), quick, delay=5.0):
+        pass
+    assert quick.getvalue() == ""
+    progress = EvaluationProgress(runs_total=3)
+    with ProgressLine("bvtest.yaml", progress, slow, delay=0.0, interval=60.0):
+        time.sleep(0.3)  # the first line is written at once, before the evaluation below moves on
+        progress.runs_done, progress.cache_hits = 3, 2
+    lines = slow.getvalue().splitlines()
+    assert lines[0].startswith("bvtest: bvtest.yaml: evaluating runs: 0/3 runs evaluated, 0 cache hits")
+    assert re.fullmatch(r"bvtest: bvtest.yaml: 3 runs evaluated, 2 cache hits, done in \d+\.\d s", lines[-1])
