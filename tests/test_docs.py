@@ -132,3 +132,12 @@ def test_the_fixture_example_in_options_runs_against_the_example_project(pyteste
     pytester.makepyfile(test_fixture_example=example.replace(spec_line, f"SPEC = Path({str(REPOSITORY / 'example_project' / 'bvtest.yaml')!r})"))
     result = pytester.runpytest("-p", "no:cacheprovider", "--bvtest-no-cache")
     result.assert_outcomes(passed=3)
+
+
+def test_every_statistic_has_wording_whose_docs_section_exists() -> None:
+    from pytest_bvtest.stats.registry import STATISTICS
+
+    for statistic in STATISTICS.values():
+        assert statistic.wording is not None, statistic.name
+        page, _, section = statistic.wording.docs.partition("#")
+        assert section in anchors(read(page)), f"{statistic.name}: docs/{statistic.wording.docs} does not exist"
