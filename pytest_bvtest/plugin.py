@@ -11,7 +11,9 @@ from __future__ import annotations
 import fnmatch
 import importlib.util
 import os
+import re
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from pytest_bvtest import __version__
 from pytest_bvtest.api import BvtestAPI, Evaluation, GateOutcome, evaluate_spec, spec_under_test, update_reference
 from pytest_bvtest.errors import BvtestError
 from pytest_bvtest.report import collect
-from pytest_bvtest.spec import Spec
+from pytest_bvtest.spec import GateSpec, Spec
 
 SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
 PAYLOAD_ATTRIBUTE = "bvtest_payload"
@@ -101,7 +103,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 class SpecFile(pytest.File):
-    """A spec file: its items are its gates, one per measure."""
+    """A spec file: one node per measure, whose items are the gates on that measure."""
 
     _spec: Spec | None = None
     _evaluation: Evaluation | BvtestError | None = None
@@ -118,14 +120,14 @@ class SpecFile(pytest.File):
         except BvtestError as error:
             yield InvalidSpecItem.from_parent(self, name="spec", error=error)
             return
-        gates = [(measure, gate) for measure in spec.measures for gate in spec.gates
-                 if gate.measure is None or gate.measure == measure] if spec.candidate is not None else []
-        if not gates:
+        by_measure = {str(measure): [gate for gate in spec.gates if gate.measure is None or gate.measure == measure]
+                      for measure in spec.measures} if spec.candidate is not None else {}
+        if not any(by_measure.values()):
             yield AnalysisItem.from_parent(self, name="analysis")
             return
-        for measure, gate in gates:
-            yield GateItem.from_parent(self, name=f"{measure}::{gate.name}", measure=str(measure), gate_name=gate.name,
-                                       gate_line=gate.line)
+        for measure, gates in by_measure.items():
+            if gates:
+                yield MeasureGates.from_parent(self, name=measure, gates=gates)
 
     def evaluation(self) -> Evaluation:
         """The spec's evaluation, computed once per process; an input error is re-raised for every item."""
@@ -140,6 +142,27 @@ class SpecFile(pytest.File):
         return self._evaluation
 
 
+class MeasureGates(pytest.Collector):
+    """One measure of a spec. As a node of its own, ``bvtest.yaml::nDCG@10::trisk`` on the command
+    line selects that one gate, and ``--lf`` and ``-k`` see each gate like a test function."""
+
+    def __init__(self, *, gates: Sequence[GateSpec], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.gates = gates
+        # -k cannot spell @, ( or = (`-k "AP(rel=2)"` is a syntax error): `-k AP_rel_2` selects the measure
+        self.extra_keyword_matches.add(keyword(self.name))
+
+    def collect(self):
+        for gate in self.gates:
+            yield GateItem.from_parent(self, name=gate.name, measure=self.name, gate_name=gate.name, gate_line=gate.line,
+                                       statistic=gate.statistic)
+
+
+def keyword(name: str) -> str:
+    """``name`` spelt with what a ``-k`` expression accepts: ``AP(rel=2)`` becomes ``AP_rel_2``, ``nDCG@10`` ``nDCG_10``."""
+    return re.sub(r"[^\w.+-]+", "_", name).strip("_")
+
+
 class GateFailure(Exception):
     """Raised by a failing gate; its message is the whole report (no traceback is shown)."""
 
@@ -151,8 +174,9 @@ class _BvtestItem(pytest.Item):
 
     @property
     def spec_file(self) -> SpecFile:
-        assert isinstance(self.parent, SpecFile)
-        return self.parent
+        spec_file = self.getparent(SpecFile)
+        assert spec_file is not None
+        return spec_file
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         # a gate's own verdict, an input error, or an OK* warning turned into an error by -W error
@@ -161,7 +185,7 @@ class _BvtestItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.path, None, f"bvtest: {self.name}"
+        return self.path, None, f"bvtest: {self.nodeid.split('::', 1)[-1]}"
 
 
 class InvalidSpecItem(_BvtestItem):
@@ -187,11 +211,12 @@ class AnalysisItem(_BvtestItem):
 class GateItem(_BvtestItem):
     """One gate on one measure."""
 
-    def __init__(self, *, measure: str, gate_name: str, gate_line: int, **kwargs: Any) -> None:
+    def __init__(self, *, measure: str, gate_name: str, gate_line: int, statistic: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.measure = measure
         self.gate_name = gate_name
         self.gate_line = gate_line
+        self.extra_keyword_matches.add(statistic)  # `-k trisk` also finds a gate its spec named otherwise
 
     def runtest(self) -> None:
         evaluation = self.spec_file.evaluation()

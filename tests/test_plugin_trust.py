@@ -60,3 +60,61 @@ def test_the_fixture_follows_the_spec_option_and_needs_one_spec(project: pytest.
     alone = project.runpytest("test_team.py")
     alone.assert_outcomes(failed=1)
     alone.stdout.fnmatch_lines(["*evaluate() without a spec needs exactly one spec in the session*"])
+
+
+GRADED_SPEC = """
+qrels: qrels.txt
+measures: [AP, "AP(rel=2)"]
+baselines:
+  production: runs/production.run
+  bm25: runs/bm25.run
+candidate: runs/stable.run
+reference: production
+gates:
+  - {statistic: mean, max_decrease: 0.01}
+  - {statistic: urisk, min: -0.05}
+  - {statistic: bias2_plus_var, max_increase: 10%, name: stability}
+"""
+
+
+@pytest.fixture
+def graded(project: pytest.Pytester) -> pytest.Pytester:  # noqa: F811
+    """The project with grade-2 judgments, so that AP(rel=2) (a name with parentheses) is a measure."""
+    qrels = project.path / "qrels.txt"
+    qrels.write_text(qrels.read_text().replace("-rel 1\n", "-rel 2\n"))
+    (project.path / "bvtest.yaml").write_text(GRADED_SPEC.lstrip())
+    return project
+
+
+def selected(result: pytest.RunResult) -> list[str]:
+    return sorted(line.split(" ")[0] for line in result.outlines if line.startswith("bvtest.yaml::") and " " in line)
+
+
+def test_a_gates_test_id_on_the_command_line_runs_that_gate(graded: pytest.Pytester) -> None:
+    result = graded.runpytest("-v", "bvtest.yaml::AP(rel=2)::urisk", "--bvtest-run", "runs/risky.run")
+    assert selected(result) == ["bvtest.yaml::AP(rel=2)::urisk"]
+    result.assert_outcomes(failed=1)
+    one_measure = graded.runpytest("-v", "bvtest.yaml::AP")
+    assert selected(one_measure) == ["bvtest.yaml::AP::mean", "bvtest.yaml::AP::stability", "bvtest.yaml::AP::urisk"]
+
+
+def test_k_selects_gates_by_name_statistic_and_measure(graded: pytest.Pytester) -> None:
+    result = graded.runpytest("-v", "-k", "urisk")
+    assert selected(result) == ["bvtest.yaml::AP(rel=2)::urisk", "bvtest.yaml::AP::urisk"]
+    # a gate named otherwise is found by its statistic too
+    result = graded.runpytest("-v", "-k", "bias2_plus_var")
+    assert selected(result) == ["bvtest.yaml::AP(rel=2)::stability", "bvtest.yaml::AP::stability"]
+    # -k cannot spell AP(rel=2); its keyword AP_rel_2 can, and combines with the gate's name
+    result = graded.runpytest("-v", "-k", "AP_rel_2 and not mean")
+    assert selected(result) == ["bvtest.yaml::AP(rel=2)::stability", "bvtest.yaml::AP(rel=2)::urisk"]
+    assert graded.runpytest("-k", "AP(rel=2)").ret == pytest.ExitCode.USAGE_ERROR  # pytest's own syntax, not ours
+
+
+def test_last_failed_reruns_only_the_failed_gates(graded: pytest.Pytester) -> None:
+    first = graded.runpytest("--bvtest-run", "runs/risky.run", "--bvtest-json", "first.json")
+    failed = sorted(g["id"] for e in json.loads((graded.path / "first.json").read_text())["evaluations"]
+                    for g in e["gates"] if not g["passed"])
+    assert failed and first.parseoutcomes()["passed"] > 0
+    rerun = graded.runpytest("-v", "--lf", "--bvtest-run", "runs/risky.run")
+    assert selected(rerun) == failed
+    rerun.assert_outcomes(failed=len(failed), deselected=6 - len(failed))
