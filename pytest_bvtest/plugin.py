@@ -27,6 +27,7 @@ from pytest_bvtest.spec import GateSpec, Spec
 
 SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
 PAYLOAD_ATTRIBUTE = "bvtest_payload"
+TEAM_TEST_ATTRIBUTE = "bvtest_team_test"
 
 _OPTIONS: tuple[tuple[str, str, str], ...] = (
     # (name, ini type, help); the command line wins over the ini value
@@ -243,7 +244,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     report = yield
     if report.when == "call" and isinstance(item, _BvtestItem) and _ITEM_PAYLOAD in item.stash:
         setattr(report, PAYLOAD_ATTRIBUTE, item.stash[_ITEM_PAYLOAD])
+    elif _is_team_test(item):
+        # computed in the worker, where the exception is at hand, and carried to the controller
+        setattr(report, TEAM_TEST_ATTRIBUTE, {"message": collect.failure_line(report)})
     return report
+
+
+def _is_team_test(item: pytest.Item) -> bool:
+    """A team's own test: marked ``@pytest.mark.bvtest`` or using the ``bvtest`` fixture."""
+    if isinstance(item, _BvtestItem):
+        return False
+    return item.get_closest_marker("bvtest") is not None or "bvtest" in getattr(item, "fixturenames", ())
 
 
 @pytest.fixture
@@ -268,6 +279,7 @@ class SessionOutputs:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.payloads: list[dict] = []
+        self.team_tests: dict[str, dict] = {}
         self.document: dict | None = None
         self.output_error: str | None = None
 
@@ -275,12 +287,16 @@ class SessionOutputs:
         payload = getattr(report, PAYLOAD_ATTRIBUTE, None)
         if payload is not None and report.when == "call":
             self.payloads.append(payload)
+        team_test = getattr(report, TEAM_TEST_ATTRIBUTE, None)
+        if team_test is not None:
+            category = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
+            collect.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
-        if hasattr(config, "workerinput") or not self.payloads:
+        if hasattr(config, "workerinput") or not (self.payloads or self.team_tests):
             return
-        self.document = collect.assemble(self.payloads)
+        self.document = collect.assemble(self.payloads, self.team_tests.values())
         try:
             collect.write_session_outputs(
                 self.document,

@@ -118,3 +118,69 @@ def test_last_failed_reruns_only_the_failed_gates(graded: pytest.Pytester) -> No
     rerun = graded.runpytest("-v", "--lf", "--bvtest-run", "runs/risky.run")
     assert selected(rerun) == failed
     rerun.assert_outcomes(failed=len(failed), deselected=6 - len(failed))
+
+
+FAILING_TEAM_TESTS = """
+    import pytest
+
+    @pytest.mark.bvtest
+    def test_marked_and_failing():
+        assert 1 == 2, "no topic may lose more than a third"
+
+    def test_using_the_fixture(bvtest):
+        assert bvtest.evaluate("bvtest.yaml").passed
+
+    @pytest.mark.bvtest
+    def test_skipped():
+        pytest.skip("needs the GPU ranker")
+
+    def test_unrelated():
+        pass
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_reports_list_team_tests_and_a_failing_one_turns_the_headline_red(project: pytest.Pytester,  # noqa: F811
+                                                                          workers: list[str]) -> None:
+    project.makepyfile(test_team=FAILING_TEAM_TESTS)
+    result = project.runpytest_subprocess(*workers, "--bvtest-json", "report.json", "--bvtest-markdown", "pr.md")
+    document = json.loads((project.path / "report.json").read_text())
+    jsonschema.validate(document, schema())
+    tests = {test["id"]: test for test in document["tests"]}
+    assert set(tests) == {"test_team.py::test_marked_and_failing", "test_team.py::test_using_the_fixture",
+                          "test_team.py::test_skipped"}  # the unmarked test that does not use the fixture is not ours
+    failing = tests["test_team.py::test_marked_and_failing"]
+    assert (failing["outcome"], failing["passed"]) == ("failed", False)
+    assert failing["message"].startswith("AssertionError: no topic may lose more than a third")
+    assert (tests["test_team.py::test_using_the_fixture"]["outcome"], tests["test_team.py::test_using_the_fixture"]["message"]) \
+        == ("passed", None)
+    assert tests["test_team.py::test_skipped"]["outcome"] == "skipped"
+    assert tests["test_team.py::test_skipped"]["message"] == "Skipped: needs the GPU ranker"
+    # every gate passed, yet the session did not: the headline counts the team tests
+    assert document["summary"] == {"gates": 6, "failed": 0, "warnings": 0, "tests": 3, "tests_failed": 1}
+    assert document["passed"] is False
+    markdown = (project.path / "pr.md").read_text()
+    assert "## ❌ pytest-bvtest: 6 gates, 0 failed; 3 team tests, 1 failed" in markdown
+    assert "| ❌ failed | `test_team.py::test_marked_and_failing` | AssertionError: no topic may lose more than a third" in markdown
+    result.stdout.fnmatch_lines(["*Team tests (marked bvtest or using the bvtest fixture):",
+                                 "[[]FAILED[]] test_team.py::test_marked_and_failing: AssertionError: no topic*",
+                                 "*bvtest: 6 gates, 0 failed; 3 team tests, 1 failed"])
+
+
+def test_a_setup_error_counts_as_a_failed_team_test(project: pytest.Pytester) -> None:  # noqa: F811
+    project.makepyfile(test_team="""
+        import pytest
+
+        @pytest.fixture
+        def ranker():
+            raise RuntimeError("index not built")
+
+        @pytest.mark.bvtest
+        def test_needs_the_ranker(ranker):
+            pass
+    """)
+    project.runpytest("--bvtest-json", "report.json", "test_team.py")
+    document = json.loads((project.path / "report.json").read_text())
+    assert document["tests"] == [{"id": "test_team.py::test_needs_the_ranker", "outcome": "error", "passed": False,
+                                  "message": "RuntimeError: index not built"}]
+    assert document["passed"] is False and document["evaluations"] == []

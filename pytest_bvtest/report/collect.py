@@ -46,8 +46,42 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
     return properties
 
 
-def assemble(payloads: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """One session document from the items' payloads, measures in the order they were first seen."""
+#: pytest's outcome categories that make a team test count as failed.
+FAILING_TEST_OUTCOMES = ("failed", "error")
+_MESSAGE_CHARACTERS = 300
+
+
+def failure_line(report: Any) -> str | None:
+    """The first line of why a test did not pass (its exception, or its skip reason); ``None`` when it passed."""
+    if report.passed:
+        return None
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        text = crash.message
+    elif isinstance(report.longrepr, tuple):  # a skip: (path, line, reason)
+        text = report.longrepr[2]
+    else:
+        text = str(report.longrepr)
+    lines = str(text).strip().splitlines()
+    return lines[0][:_MESSAGE_CHARACTERS] if lines else None
+
+
+def record_team_test(tests: dict[str, dict[str, Any]], test_id: str, category: str, message: str | None) -> None:
+    """Fold one phase's outcome (pytest's category: passed, failed, error, skipped, ...) into ``tests``.
+
+    A passing setup or teardown has no category and changes nothing; a failure in any phase is kept.
+    """
+    if not category:
+        return
+    known = tests.get(test_id)
+    if known is not None and not known["passed"]:
+        return
+    tests[test_id] = {"id": test_id, "outcome": category, "passed": category not in FAILING_TEST_OUTCOMES, "message": message}
+
+
+def assemble(payloads: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """One session document from the items' payloads, measures in the order they were first seen,
+    and the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes."""
     documents: dict[tuple[str, str], dict[str, Any]] = {}
     for payload in payloads:
         for document in payload["documents"]:
@@ -56,7 +90,7 @@ def assemble(payloads: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         if gate is not None:
             spec = payload["documents"][0]["spec"]
             documents[(spec, gate["measure"])]["gates"].append(gate)
-    return session_document(documents.values())
+    return session_document(documents.values(), tests)
 
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:

@@ -162,20 +162,26 @@ def evaluation_documents(evaluation: Evaluation) -> list[dict[str, Any]]:
     return documents
 
 
-def session_document(evaluations: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The whole report: ``schema_version``, the tool, and the per-measure evaluations."""
+def session_document(evaluations: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The whole report: ``schema_version``, the tool, the per-measure evaluations, and the team's
+    own tests (marked ``bvtest`` or using the fixture): a failing one fails the session like a gate."""
     evaluations = list(evaluations)
+    tests = [dict(test) for test in tests]
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
+    failed_tests = sum(not test["passed"] for test in tests)
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "pytest-bvtest", "version": __version__},
-        "passed": all(gate["passed"] for gate in gates),
+        "passed": all(gate["passed"] for gate in gates) and not failed_tests,
         "summary": {
             "gates": len(gates),
             "failed": sum(not gate["passed"] for gate in gates),
             "warnings": sum(bool(gate["warning"]) for gate in gates),
+            "tests": len(tests),
+            "tests_failed": failed_tests,
         },
         "evaluations": evaluations,
+        "tests": tests,
     }
 
 
