@@ -20,7 +20,7 @@ from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.gates import GateOutcome, TopicImpact, judge
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
-from pytest_bvtest.io.textfiles import atomic_write_bytes, file_digest
+from pytest_bvtest.io.textfiles import atomic_write_bytes
 from pytest_bvtest.io.topicfiles import read_topic_texts, read_topic_weights, read_variations
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile, retrieved_lists
 from pytest_bvtest.measures import Measure, parse_measure
@@ -372,7 +372,7 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
     order = {topic: j for j, topic in enumerate(universe)}
     variations.sort(key=lambda variation: order[variation.topic_id])
     query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
-    digest = hashlib.blake2b((file_digest(spec.qrels) + file_digest(path)).encode(), digest_size=20).hexdigest()
+    digest = hashlib.blake2b((cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20).hexdigest()
     query_matrices = MatrixBuilder(query_qrels, cache, qrels_digest=digest).build(list(spec.measures), spec.sources())
     popularity = [variation.popularity for variation in variations]
     users = [variation.user for variation in variations]
