@@ -26,7 +26,7 @@ from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTable
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
-from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_test
+from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_tests
 from pytest_bvtest.stats.meanvar import mve_general, mve_intra_topic, variation_layout
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 from pytest_bvtest.stats.risk import trisk
@@ -85,8 +85,8 @@ def compare_with_baselines(matrix: ScoreMatrix, candidate: str, seed: int) -> tu
     if not others or len(matrix.topics) < 2:
         return ()
     ours = matrix.scores[index]
-    tests = [(paired_t_test(ours, matrix.scores[i]), randomization_test(ours, matrix.scores[i], RANDOMIZATION_PERMUTATIONS, seed))
-             for i in others]
+    randomized = randomization_tests(ours, matrix.scores[others], RANDOMIZATION_PERMUTATIONS, seed)
+    tests = [(paired_t_test(ours, matrix.scores[i]), randomization) for i, randomization in zip(others, randomized)]
     p_t_holm = holm(np.array([t.p_value for t, _ in tests]))
     p_randomization_holm = holm(np.array([r.p_value for _, r in tests]))
     comparisons = []

@@ -13,15 +13,19 @@ import importlib.util
 import os
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_bvtest import __version__
-from pytest_bvtest.api import Evaluation, GateOutcome, evaluate_spec, update_reference
 from pytest_bvtest.errors import BvtestError
-from pytest_bvtest.report import collect
-from pytest_bvtest.spec import Spec, load_spec
+
+if TYPE_CHECKING:
+    from pytest_bvtest.api import Evaluation, GateOutcome
+    from pytest_bvtest.spec import Spec
+
+# The pipeline (numpy, scipy, pytrec_eval, ...) is imported where a spec is loaded or evaluated, not
+# when pytest loads the plugin: a test run without bvtest specs pays nothing for it.
 
 SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
 PAYLOAD_ATTRIBUTE = "bvtest_payload"
@@ -106,6 +110,8 @@ class SpecFile(pytest.File):
     def load(self) -> Spec:
         """The spec, with the candidate swapped for ``--bvtest-run``; read once per process."""
         if self._spec is None:
+            from pytest_bvtest.spec import load_spec
+
             spec = load_spec(self.path)
             run = option(self.config, "run")
             self._spec = spec.with_candidate_run(run) if run else spec
@@ -129,6 +135,8 @@ class SpecFile(pytest.File):
     def evaluation(self) -> Evaluation:
         """The spec's evaluation, computed once per process; an input error is re-raised for every item."""
         if self._evaluation is None:
+            from pytest_bvtest.api import evaluate_spec
+
             try:
                 self._evaluation = evaluate_spec(self.load(), cache_dir=option(self.config, "cache-dir"),
                                                  use_cache=not option(self.config, "no-cache"))
@@ -178,6 +186,8 @@ class AnalysisItem(_BvtestItem):
     """An analysis-only spec (no candidate or no gates): evaluates it so the report has its tables."""
 
     def runtest(self) -> None:
+        from pytest_bvtest.report import collect
+
         evaluation = self.spec_file.evaluation()
         self.user_properties.append(("bvtest_measures", ", ".join(report.measure for report in evaluation.measures)))
         self.stash[_ITEM_PAYLOAD] = collect.item_payload(evaluation, None)
@@ -193,6 +203,8 @@ class GateItem(_BvtestItem):
         self.gate_line = gate_line
 
     def runtest(self) -> None:
+        from pytest_bvtest.report import collect
+
         evaluation = self.spec_file.evaluation()
         outcome: GateOutcome = evaluation.gate(self.measure, self.gate_name)
         for key, value in collect.junit_properties(outcome):
@@ -251,6 +263,8 @@ class SessionOutputs:
         config = self.config
         if hasattr(config, "workerinput") or not self.payloads:
             return
+        from pytest_bvtest.report import collect
+
         self.document = collect.assemble(self.payloads)
         try:
             collect.write_session_outputs(
@@ -267,6 +281,8 @@ class SessionOutputs:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.document is None:
             return
+        from pytest_bvtest.report import collect
+
         collect.write_session_outputs(
             self.document, terminal_writer=terminalreporter, github_actions=os.environ.get("GITHUB_ACTIONS") == "true"
         )
@@ -277,6 +293,9 @@ class SessionOutputs:
 
     def update_references(self, document: dict, terminalreporter: Any) -> None:
         """``--bvtest-update``: each spec's candidate run becomes its stored reference run."""
+        from pytest_bvtest.api import evaluate_spec, update_reference
+        from pytest_bvtest.spec import load_spec
+
         for spec_path in dict.fromkeys(evaluation["spec"] for evaluation in document["evaluations"]):
             try:
                 spec = load_spec(spec_path)
