@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -201,3 +202,37 @@ def test_candidate_against_every_baseline_with_holm_correction() -> None:
     expected_holm = np.empty(len(p_values))
     expected_holm[order] = adjusted
     assert [c.p_t_holm for c in comparisons.values()] == pytest.approx(list(expected_holm), rel=1e-12)
+
+
+def test_a_candidate_worse_on_every_topic_fails_a_trisk_gate_and_reports_minus_infinity(tmp_path: Path) -> None:
+    # Regression (issue 10): TRisk with no spread was 0, so 0.05 worse on every topic passed `trisk min: -2`.
+    jsonschema = pytest.importorskip("jsonschema")
+    from pytest_bvtest.report import jsonreport, markdown, terminal
+
+    production = np.array([0.5, 0.3, 0.6, 0.4, 0.7])
+    rows = "\n".join(f"{t},{p},{p - 0.05}" for t, p in zip(range(1, 6), production))
+    write(tmp_path, "scores.csv", f"topic,production,new\n{rows}\n")
+    spec_path = write(tmp_path, "bvtest.yaml", """
+        measures: [AP]
+        baselines: scores.csv
+        table_format: wide-topics
+        candidate: new
+        reference: production
+        gates:
+          - {statistic: trisk, min: -2}
+          - {statistic: trisk, min: -2, confidence: 0.9}
+    """)
+    evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
+    assert evaluation.statistic("trisk", "new") == -np.inf
+    assert evaluation.statistic("trisk_p", "new") == 0.0
+    assert evaluation.statistic("trisk", "production") == 0.0
+    assert [gate.passed for gate in evaluation.gates] == [False, False]
+    assert evaluation.gates[1].interval == (-np.inf, -np.inf)
+    document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
+    text = jsonreport.dumps(document)  # allow_nan=False: no bare Infinity reaches the file
+    jsonschema.validate(json.loads(text), jsonreport.schema())
+    new = next(system for system in document["evaluations"][0]["systems"] if system["name"] == "new")
+    assert new["trisk"] == "-Infinity" and float(new["trisk"]) == -np.inf
+    assert document["evaluations"][0]["gates"][0]["value"] == "-Infinity"
+    assert terminal.format_number(new["trisk"]) == "-inf"
+    assert "-inf (new)" in markdown.render(document)

@@ -36,9 +36,10 @@ OUTCOME_MARKUP: dict[str, Markup] = {"OK": {"green": True}, "OK*": {"yellow": Tr
 _LISTED_TOPICS = 5
 
 
-def format_number(value: float | None, decimals: int = 4) -> str:
-    """``value`` with ``decimals`` decimals; ``-`` where a statistic is not computed (null)."""
-    return "-" if value is None else f"{value:.{decimals}f}"
+def format_number(value: float | str | None, decimals: int = 4) -> str:
+    """``value`` with ``decimals`` decimals; ``-`` where a statistic is not computed (null); ``inf`` or
+    ``-inf`` for the report's ``"Infinity"``/``"-Infinity"``."""
+    return "-" if value is None else f"{float(value):.{decimals}f}"
 
 
 def display_path(path: str) -> str:
