@@ -27,7 +27,7 @@ from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
 from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_test
-from pytest_bvtest.stats.meanvar import mve_general, mve_intra_topic, variation_layout
+from pytest_bvtest.stats.meanvar import VariationLayout, mve_general, mve_intra_topic, variation_layout
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 from pytest_bvtest.stats.risk import trisk
 from pytest_bvtest.stats.simulation import SimulationResult, simulate_topic_bias_variance
@@ -37,6 +37,11 @@ __all__ = ["BvtestAPI", "Evaluation", "GateOutcome", "MeasureEvaluation", "Syste
 ROLE_CANDIDATE = "candidate"
 ROLE_REFERENCE = "reference"
 ROLE_BASELINE = "baseline"
+
+#: The MVE forms (Zuccon et al. CIKM 2016, MATH.md section 5), as every report names them.
+MVE_INTER_TOPIC = "inter-topic"
+MVE_INTRA_TOPIC = "intra-topic (covariance 0)"
+MVE_GENERAL = "general (aligned by user)"
 
 #: Statistics reported for every system, in table order.
 SYSTEM_STATISTICS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "zrisk", "georisk", "mve", "gawm")
@@ -115,7 +120,7 @@ class MeasureEvaluation:
     gates: tuple[GateOutcome, ...]
     candidate: str | None
     reference: str | None
-    mve_method: str = "inter-topic"
+    mve_method: str = MVE_INTER_TOPIC
     comparisons: tuple[Comparison, ...] = ()
 
     @property
@@ -334,7 +339,7 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations is not None, texts))
-    method = "inter-topic" if variations is None else variations.method
+    method = MVE_INTER_TOPIC if variations is None else variations.method
     comparisons = () if candidate_name is None else compare_with_baselines(matrix, candidate_name, spec.analysis.bootstrap.seed)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
                              spec.reference, method, comparisons)
@@ -382,19 +387,41 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
         None if None in popularity else popularity,
     )
     alpha = spec.analysis.mve.alpha
+    user_probability = _general_form_users(spec, layout)
     topic_matrices, values = {}, {}
     for measure, queries in query_matrices.items():
         arranged = layout.arrange(queries.scores)
         intra = mve_intra_topic(arranged, alpha, weights=weights, popularity=layout.popularity, present=layout.present)
-        if layout.aligned_by_user:
-            values[str(measure)] = np.asarray(mve_general(np.swapaxes(arranged, -1, -2), alpha, weights=weights).value)
+        if user_probability is not None:
+            general = mve_general(np.swapaxes(arranged, -1, -2), alpha, weights=weights, user_probability=user_probability)
+            values[str(measure)] = np.asarray(general.value)
         else:
             values[str(measure)] = np.asarray(intra.value)
         imputed = np.any(layout.arrange(queries.imputed.astype(float)) == 1.0, axis=-1)  # padding is NaN
         topic_matrices[measure] = ScoreMatrix(queries.measure, queries.systems, layout.topics, np.asarray(intra.topic_mu),
                                               imputed, queries.ignored_topics)
-    method = "general (aligned by user)" if layout.aligned_by_user else "intra-topic (covariance 0)"
+    method = MVE_GENERAL if user_probability is not None else MVE_INTRA_TOPIC
     return topic_matrices, _VariationMVE(values, method)
+
+
+def _general_form_users(spec: Spec, layout: VariationLayout) -> np.ndarray | None:
+    """The user probabilities of the general MVE form, or ``None`` for the intra-topic form.
+
+    ``mve.form: auto`` takes the general form whenever it is defined: variations aligned by user and
+    a popularity that gives each user the same share of every topic (MATH.md section 5 PIN).
+    ``general`` asks for it and is an error where it is not defined; ``intra-topic`` never uses it.
+    """
+    form = spec.analysis.mve.form
+    if form == "intra-topic":
+        return None
+    probability = layout.user_probability()
+    if probability is None and form == "general":
+        why = ("every topic needs the same users, one query each" if not layout.aligned_by_user
+               else "a user's popularity must be the same share of every topic (it is the user's probability)")
+        raise InputError(f"the general MVE form is not defined for these query variations: {why}",
+                         path=spec.path, line=spec.line_of("analysis", "mve", "form"),
+                         hint="use `form: intra-topic` (covariance 0 across topics) or `form: auto`")
+    return probability
 
 
 def _short_list(items: Sequence[str], limit: int = 10) -> str:

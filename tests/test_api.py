@@ -92,6 +92,45 @@ def test_query_variations_aligned_by_user_use_the_general_form(variations_projec
     assert evaluation.statistic("mve") == pytest.approx(returns.mean() - 2 * returns.var(), abs=1e-12)
 
 
+def test_general_form_takes_a_users_constant_popularity_as_the_users_probability(variations_project: Path) -> None:
+    # Regression (issue 10): the general form ignored popularity, so at alpha = 0 it was not the
+    # popularity-weighted mean the other statistics see (MATH.md section 5 PIN).
+    write(variations_project, "variations.tsv", "q1a 1 u1 3\nq1b 1 u2 1\nq2a 2 u1 6\nq2b 2 u2 2\n")
+    spec = VARIATIONS_SPEC.replace("weights: weights.tsv, ", "")
+    at_zero = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec.replace("alpha: 2", "alpha: 0"))),
+                            use_cache=False)
+    assert at_zero.measure().mve_method == "general (aligned by user)"
+    # topic means with user probabilities [0.75, 0.25]: 0.75*0.6 + 0.25*0.4 = 0.55 and 0.75*0.8 + 0.25*0.7 = 0.775
+    assert at_zero.measure().matrix.row("candidate") == pytest.approx([0.55, 0.775], abs=1e-12)
+    assert at_zero.statistic("mve") == pytest.approx(0.6625, abs=1e-12)
+    assert at_zero.statistic("mve") == pytest.approx(at_zero.statistic("mean"), abs=1e-12)
+    # alpha = 2: user returns [0.7, 0.55] with probabilities [0.75, 0.25]: mu 0.6625, variance
+    # 0.75 * 0.25 * 0.15^2 = 0.00421875, O = 0.6625 - 2 * 0.00421875 = 0.6540625
+    evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
+    assert evaluation.statistic("mve") == pytest.approx(0.6540625, abs=1e-12)
+
+
+def test_mve_form_is_chosen_explicitly_or_automatically(variations_project: Path) -> None:
+    # u1 has 3/4 of topic 1 but 1/2 of topic 2: no single user distribution, so auto takes the intra-topic form
+    write(variations_project, "variations.tsv", "q1a 1 u1 3\nq1b 1 u2 1\nq2a 2 u1 1\nq2b 2 u2 1\n")
+    spec = VARIATIONS_SPEC.replace("weights: weights.tsv, ", "")
+    auto = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
+    assert auto.measure().mve_method == "intra-topic (covariance 0)"
+    forced = spec.replace("variations: variations.tsv", "variations: variations.tsv, form: general")
+    with pytest.raises(InputError, match="general MVE form is not defined.*same share of every topic"):
+        evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", forced)), use_cache=False)
+    write(variations_project, "variations.tsv", "q1a 1 u1\nq1b 1 u2\nq2a 2 u1\nq2b 2 u2\n")
+    intra = spec.replace("variations: variations.tsv", "variations: variations.tsv, form: intra-topic")
+    evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", intra)), use_cache=False)
+    assert evaluation.measure().mve_method == "intra-topic (covariance 0)"
+    # topic 1 [0.6, 0.4]: mu 0.5, var 0.01; topic 2 [0.8, 0.7]: mu 0.75, var 0.0025; w = 1/2 each:
+    # O = 0.625 - 2 * (0.25 * 0.01 + 0.25 * 0.0025) = 0.61875
+    assert evaluation.statistic("mve") == pytest.approx(0.61875, abs=1e-12)
+    with pytest.raises(InputError, match="`form: general` needs query variations"):
+        load_spec(write(variations_project, "bvtest.yaml", "measures: [P@10]\nbaselines: {p: runs/production.run}\n"
+                                                         "analysis: {mve: {form: general}}\n"))
+
+
 def test_a_judged_topic_without_variations_is_an_error(variations_project: Path) -> None:
     write(variations_project, "variations.tsv", "q1a 1\nq1b 1\n")
     with pytest.raises(InputError, match=r"variations.tsv: 1 judged topic\(s\) have no query variation: 2"):
