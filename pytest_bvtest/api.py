@@ -58,6 +58,7 @@ class SystemStatistics:
     gap: Mapping[str, float]
     missing_topics: tuple[str, ...]
     ignored_topics: tuple[str, ...]
+    missing_queries: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -331,6 +332,7 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
                 gap={key: float(getattr(analysis.gap, key)[i]) for key in ("bias", "var", "mse", "var_target", "var_system", "cov")},
                 missing_topics=matrix.missing_topics(name),
                 ignored_topics=tuple(matrix.ignored_topics.get(name, ())),
+                missing_queries=() if variations is None else variations.missing_queries.get(name, ()),
             )
         )
     gates: list[GateOutcome] = []
@@ -351,6 +353,7 @@ class _VariationMVE:
 
     values: Mapping[str, np.ndarray]
     method: str
+    missing_queries: Mapping[str, tuple[str, ...]]
 
 
 def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
@@ -397,11 +400,16 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
             values[str(measure)] = np.asarray(general.value)
         else:
             values[str(measure)] = np.asarray(intra.value)
-        imputed = np.any(layout.arrange(queries.imputed.astype(float)) == 1.0, axis=-1)  # padding is NaN
+        # A topic is missing (and scores 0) only when the run ranks none of its variations; a missing
+        # variation alone scores 0 inside its topic's mean and is listed in missing_queries.
+        imputed = np.all((layout.arrange(queries.imputed.astype(float)) == 1.0) | ~layout.present, axis=-1)
         topic_matrices[measure] = ScoreMatrix(queries.measure, queries.systems, layout.topics, np.asarray(intra.topic_mu),
                                               imputed, queries.ignored_topics)
     method = MVE_GENERAL if user_probability is not None else MVE_INTRA_TOPIC
-    return topic_matrices, _VariationMVE(values, method)
+    queries = next(iter(query_matrices.values()))  # the same queries are missing under every measure
+    missing_queries = {system: tuple(query for query, flag in zip(queries.topics, queries.imputed[i]) if flag)
+                       for i, system in enumerate(queries.systems)}
+    return topic_matrices, _VariationMVE(values, method, missing_queries)
 
 
 def _general_form_users(spec: Spec, layout: VariationLayout) -> np.ndarray | None:

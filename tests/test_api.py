@@ -131,6 +131,29 @@ def test_mve_form_is_chosen_explicitly_or_automatically(variations_project: Path
                                                          "analysis: {mve: {form: general}}\n"))
 
 
+def test_a_missing_variation_scores_0_inside_its_topic_and_only_a_topic_without_any_is_missing(
+        variations_project: Path) -> None:
+    # Regression (issue 10): one missing variation listed the topic as "scored 0" although its score was the
+    # mean of the others, breaking the JSON promise "0 wherever missing_topics lists it".
+    from pytest_bvtest.report import jsonreport, terminal
+
+    write(variations_project, "runs/candidate.run", precision_run("cand", {"q1a": 6, "q1c": 2}))
+    evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", VARIATIONS_SPEC)), use_cache=False)
+    candidate = evaluation.measure().system("candidate")
+    assert candidate.missing_topics == ("2",)
+    assert candidate.missing_queries == ("q1b", "q2a", "q2b")
+    # topic 1: popularity [0.5, 0.3, 0.2] over [0.6, 0 (missing), 0.2] = 0.34; topic 2: no variation ranked, 0
+    assert evaluation.measure().matrix.row("candidate") == pytest.approx([0.34, 0.0], abs=1e-12)
+    document = jsonreport.evaluation_documents(evaluation)[0]
+    for system in document["systems"]:
+        for topic in system["missing_topics"]:
+            assert system["per_topic"][document["topics"].index(topic)] == 0
+    notes = terminal.topic_notes(document)
+    assert "candidate has no ranking for 1 of 2 topics (scored 0): 2" in notes
+    assert "candidate has no ranking for 3 query variation(s), each scored 0 in its topic's mean over variations: " \
+           "q1b, q2a, q2b" in notes
+
+
 def test_a_judged_topic_without_variations_is_an_error(variations_project: Path) -> None:
     write(variations_project, "variations.tsv", "q1a 1\nq1b 1\n")
     with pytest.raises(InputError, match=r"variations.tsv: 1 judged topic\(s\) have no query variation: 2"):

@@ -133,6 +133,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
                 "per_topic": [_number(value) for value in evaluation.matrix.row(system.name)],
                 "missing_topics": list(system.missing_topics),
                 "ignored_topics": list(system.ignored_topics),
+                "missing_queries": list(system.missing_queries),
             }
             for system in evaluation.systems
         ],

@@ -105,7 +105,8 @@ def _topic_list(topics: Sequence[str]) -> str:
 
 
 def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
-    """Per system, the evaluated topics its run lacks (scored 0) and the run topics outside the evaluated topics (ignored)."""
+    """Per system, the evaluated topics its run lacks (scored 0), the query variations it lacks (scored 0
+    inside their topic's mean) and the run topics outside the evaluated topics (ignored)."""
     notes = []
     total = len(evaluation["topics"])
     constant = evaluation["target"].get("constant_topics") or 0
@@ -116,6 +117,10 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
         ignored = system.get("ignored_topics") or []
         if missing:
             notes.append(f"{system['name']} has no ranking for {len(missing)} of {total} topics (scored 0): {_topic_list(missing)}")
+        missing_queries = system.get("missing_queries") or []
+        if missing_queries:
+            notes.append(f"{system['name']} has no ranking for {len(missing_queries)} query variation(s), each scored 0 "
+                         f"in its topic's mean over variations: {_topic_list(missing_queries)}")
         if ignored:
             topics = "topic" if len(ignored) == 1 else "topics"
             notes.append(f"{system['name']} ranked {len(ignored)} {topics} outside the evaluated topics (unjudged, or no relevant document; ignored): {_topic_list(ignored)}")
