@@ -152,6 +152,7 @@ def test_a_missing_variation_scores_0_inside_its_topic_and_only_a_topic_without_
     assert "candidate has no ranking for 1 of 2 topics (scored 0): 2" in notes
     assert "candidate has no ranking for 3 query variation(s), each scored 0 in its topic's mean over variations: " \
            "q1b, q2a, q2b" in notes
+    assert terminal.evaluation_title(document).endswith(" · MVE intra-topic (covariance 0)")
 
 
 def test_a_judged_topic_without_variations_is_an_error(variations_project: Path) -> None:

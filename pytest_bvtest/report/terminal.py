@@ -71,7 +71,7 @@ def system_rows(evaluation: Mapping[str, Any]) -> list[tuple[str, ...]]:
 
 
 def evaluation_title(evaluation: Mapping[str, Any]) -> str:
-    """``spec · measure · n topics · target c``, plus normalisation and grouping when set."""
+    """``spec · measure · n topics · target c``, plus normalisation, grouping and a query-variation MVE form when set."""
     settings = evaluation.get("settings") or {}
     parts = [
         display_path(evaluation["spec"]),
@@ -87,6 +87,9 @@ def evaluation_title(evaluation: Mapping[str, Any]) -> str:
         if "seed" in grouping:
             text += f", {grouping['repeats']} repeats, seed {grouping['seed']}"
         parts.append(text)
+    method = settings.get("mve_method")
+    if method not in (None, "inter-topic"):  # with query variations the MVE column depends on the form
+        parts.append(f"MVE {method}")
     return " · ".join(parts)
 
 
