@@ -101,13 +101,10 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 
 
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
-    from pytest_bvtest.api import evaluate_spec
+    from pytest_bvtest.api import evaluate_spec, spec_under_test
     from pytest_bvtest.report import collect
-    from pytest_bvtest.spec import load_spec
 
-    spec = load_spec(arguments.spec)
-    if arguments.run:
-        spec = spec.with_candidate_run(arguments.run)
+    spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache)

@@ -82,12 +82,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--bvtest-plots needs matplotlib, which is not installed: pip install 'pytest-bvtest[plots]'")
     specs = [str(Path(path).resolve()) for path in option(config, "spec") or ()]
     config.stash[_SPECS] = specs
+    config.stash[_COLLECTED_SPECS] = []
     if specs and not hasattr(config, "workerinput"):
         config.args.extend(spec for spec in specs if spec not in config.args)
     config.pluginmanager.register(SessionOutputs(config), "bvtest-session-outputs")
 
 
 _SPECS = pytest.StashKey[list]()
+_COLLECTED_SPECS = pytest.StashKey[list]()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -97,6 +99,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     explicit = str(file_path.resolve()) in parent.config.stash[_SPECS]
     if explicit or any(fnmatch.fnmatch(file_path.name, pattern) for pattern in SPEC_PATTERNS):
+        parent.config.stash[_COLLECTED_SPECS].append(str(file_path.resolve()))
         return SpecFile.from_parent(parent, path=file_path)
     return None
 
@@ -110,11 +113,9 @@ class SpecFile(pytest.File):
     def load(self) -> Spec:
         """The spec, with the candidate swapped for ``--bvtest-run``; read once per process."""
         if self._spec is None:
-            from pytest_bvtest.spec import load_spec
+            from pytest_bvtest.api import spec_under_test
 
-            spec = load_spec(self.path)
-            run = option(self.config, "run")
-            self._spec = spec.with_candidate_run(run) if run else spec
+            self._spec = spec_under_test(self.path, option(self.config, "run"))
         return self._spec
 
     def collect(self):
@@ -234,11 +235,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 
 @pytest.fixture
 def bvtest(request: pytest.FixtureRequest):
-    """The Python API: load a spec, evaluate a run (a path or an in-memory dict), read any statistic."""
+    """The Python API: load a spec, evaluate a run (a path or an in-memory dict), read any statistic.
+
+    ``bvtest.evaluate(SPEC)`` evaluates the candidate the gates judge (``--bvtest-run`` when given);
+    ``bvtest.evaluate()`` the session's only spec.
+    """
     from pytest_bvtest.api import BvtestAPI
 
-    cache_dir = option(request.config, "cache-dir")
-    return BvtestAPI(cache_dir=cache_dir, use_cache=not option(request.config, "no-cache"))
+    config = request.config
+    return BvtestAPI(cache_dir=option(config, "cache-dir"), use_cache=not option(config, "no-cache"),
+                     run=option(config, "run"), specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
 
 
 class SessionOutputs:
@@ -293,15 +299,12 @@ class SessionOutputs:
 
     def update_references(self, document: dict, terminalreporter: Any) -> None:
         """``--bvtest-update``: each spec's candidate run becomes its stored reference run."""
-        from pytest_bvtest.api import evaluate_spec, update_reference
-        from pytest_bvtest.spec import load_spec
+        from pytest_bvtest.api import evaluate_spec, spec_under_test, update_reference
 
         for spec_path in dict.fromkeys(evaluation["spec"] for evaluation in document["evaluations"]):
             try:
-                spec = load_spec(spec_path)
-                run = option(self.config, "run")
-                evaluation = evaluate_spec(spec.with_candidate_run(run) if run else spec, cache_dir=option(self.config, "cache-dir"),
-                                           use_cache=not option(self.config, "no-cache"))
+                evaluation = evaluate_spec(spec_under_test(spec_path, option(self.config, "run")),
+                                           cache_dir=option(self.config, "cache-dir"), use_cache=not option(self.config, "no-cache"))
                 lines = update_reference(evaluation)
             except BvtestError as error:
                 terminalreporter.write_line(f"bvtest: --bvtest-update: {error}", red=True)

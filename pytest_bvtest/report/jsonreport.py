@@ -22,13 +22,20 @@ from pytest_bvtest.stats.simulation import SimulationResult
 
 SCHEMA_VERSION = 1
 
+#: How the report spells -inf and +inf (indexed by ``value > 0``).
+INFINITY = ("-Infinity", "Infinity")
 
-def _number(value: float | None) -> float | None:
-    """JSON has no NaN or infinity; a statistic that is not finite is reported as null."""
+
+def _number(value: float | None) -> float | str | None:
+    """JSON has no NaN or infinity: an undefined (NaN) value is null, an infinite one the string
+    ``"Infinity"`` or ``"-Infinity"`` (TRisk without spread, MATH.md section 4), which Python's
+    ``float`` and JavaScript's ``Number`` read back."""
     if value is None:
         return None
     value = float(value)
-    return value if math.isfinite(value) else None
+    if math.isnan(value):
+        return None
+    return value if math.isfinite(value) else INFINITY[value > 0]
 
 
 def _numbers(values: np.ndarray) -> list[float | None]:
@@ -133,6 +140,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
                 "per_topic": _numbers(evaluation.matrix.row(system.name)),
                 "missing_topics": list(system.missing_topics),
                 "ignored_topics": list(system.ignored_topics),
+                "missing_queries": list(system.missing_queries),
             }
             for system in evaluation.systems
         ],

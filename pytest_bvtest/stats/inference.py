@@ -353,11 +353,32 @@ def paired_bootstrap(
     return _interval(statistic, float(estimate), distribution, confidence, seed)
 
 
+def _quantiles(values: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
+    """``numpy.quantile`` (linear interpolation), extended to infinite values such as TRisk's.
+
+    Interpolating towards an infinite order statistic gives that infinity; between ``-inf`` and
+    ``+inf`` (no interpolation exists) our reading takes the nearer order statistic.
+    """
+    with np.errstate(invalid="ignore"):
+        quantiles = np.quantile(values, probabilities)
+    undefined = np.isnan(quantiles)
+    if not undefined.any():
+        return quantiles
+    ordered = np.sort(values)
+    position = probabilities * (values.size - 1)
+    below, above = ordered[np.floor(position).astype(int)], ordered[np.ceil(position).astype(int)]
+    nearer = np.where(position - np.floor(position) < 0.5, below, above)
+    infinite = np.where(np.isinf(below) & np.isinf(above), nearer, np.where(np.isinf(below), below, above))
+    return np.where(undefined, infinite, quantiles)
+
+
 def _interval(statistic: str, estimate: float, distribution: np.ndarray, confidence: float, seed: int) -> BootstrapInterval:
     """Efron's percentile interval of the bootstrap values."""
     tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(distribution, [tail, 1.0 - tail])
+    low, high = _quantiles(distribution, np.array([tail, 1.0 - tail]))
     distribution.flags.writeable = False
+    with np.errstate(invalid="ignore"):  # infinite values (TRisk without spread) have no finite mean or spread
+        mean, std = float(distribution.mean()), float(distribution.std())
     return BootstrapInterval(
         statistic=statistic,
         estimate=estimate,
@@ -366,7 +387,7 @@ def _interval(statistic: str, estimate: float, distribution: np.ndarray, confide
         confidence=float(confidence),
         resamples=distribution.size,
         seed=int(seed),
-        mean=float(distribution.mean()),
-        std=float(distribution.std()),
+        mean=mean,
+        std=std,
         distribution=distribution,
     )
