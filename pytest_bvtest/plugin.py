@@ -15,15 +15,19 @@ import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_bvtest import __version__
-from pytest_bvtest.api import BvtestAPI, Evaluation, GateOutcome, evaluate_spec, spec_under_test, update_reference
 from pytest_bvtest.errors import BvtestError
-from pytest_bvtest.report import collect
-from pytest_bvtest.spec import GateSpec, Spec
+
+if TYPE_CHECKING:
+    from pytest_bvtest.api import Evaluation, GateOutcome
+    from pytest_bvtest.spec import GateSpec, Spec
+
+# The pipeline (numpy, scipy, pytrec_eval, ...) is imported where a spec is loaded or evaluated, not
+# when pytest loads the plugin: a test run without bvtest specs pays nothing for it.
 
 SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
 PAYLOAD_ATTRIBUTE = "bvtest_payload"
@@ -112,6 +116,8 @@ class SpecFile(pytest.File):
     def load(self) -> Spec:
         """The spec, with the candidate swapped for ``--bvtest-run``; read once per process."""
         if self._spec is None:
+            from pytest_bvtest.api import spec_under_test
+
             self._spec = spec_under_test(self.path, option(self.config, "run"))
         return self._spec
 
@@ -133,6 +139,8 @@ class SpecFile(pytest.File):
     def evaluation(self) -> Evaluation:
         """The spec's evaluation, computed once per process; an input error is re-raised for every item."""
         if self._evaluation is None:
+            from pytest_bvtest.api import evaluate_spec
+
             try:
                 self._evaluation = evaluate_spec(self.load(), cache_dir=option(self.config, "cache-dir"),
                                                  use_cache=not option(self.config, "no-cache"))
@@ -204,6 +212,8 @@ class AnalysisItem(_BvtestItem):
     """An analysis-only spec (no candidate or no gates): evaluates it so the report has its tables."""
 
     def runtest(self) -> None:
+        from pytest_bvtest.report import collect
+
         evaluation = self.spec_file.evaluation()
         self.user_properties.append(("bvtest_measures", ", ".join(report.measure for report in evaluation.measures)))
         self.stash[_ITEM_PAYLOAD] = collect.item_payload(evaluation, None)
@@ -220,6 +230,8 @@ class GateItem(_BvtestItem):
         self.extra_keyword_matches.add(statistic)  # `-k trisk` also finds a gate its spec named otherwise
 
     def runtest(self) -> None:
+        from pytest_bvtest.report import collect
+
         evaluation = self.spec_file.evaluation()
         outcome: GateOutcome = evaluation.gate(self.measure, self.gate_name)
         for key, value in collect.junit_properties(outcome):
@@ -245,6 +257,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     if report.when == "call" and isinstance(item, _BvtestItem) and _ITEM_PAYLOAD in item.stash:
         setattr(report, PAYLOAD_ATTRIBUTE, item.stash[_ITEM_PAYLOAD])
     elif _is_team_test(item):
+        from pytest_bvtest.report import collect
+
         # computed in the worker, where the exception is at hand, and carried to the controller
         setattr(report, TEAM_TEST_ATTRIBUTE, {"message": collect.failure_line(report)})
     return report
@@ -264,6 +278,8 @@ def bvtest(request: pytest.FixtureRequest):
     ``bvtest.evaluate(SPEC)`` evaluates the candidate the gates judge (``--bvtest-run`` when given);
     ``bvtest.evaluate()`` the session's only spec.
     """
+    from pytest_bvtest.api import BvtestAPI
+
     config = request.config
     return BvtestAPI(cache_dir=option(config, "cache-dir"), use_cache=not option(config, "no-cache"),
                      run=option(config, "run"), specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
@@ -289,6 +305,8 @@ class SessionOutputs:
             self.payloads.append(payload)
         team_test = getattr(report, TEAM_TEST_ATTRIBUTE, None)
         if team_test is not None:
+            from pytest_bvtest.report import collect
+
             category = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
             collect.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
 
@@ -296,6 +314,8 @@ class SessionOutputs:
         config = self.config
         if hasattr(config, "workerinput") or not (self.payloads or self.team_tests):
             return
+        from pytest_bvtest.report import collect
+
         self.document = collect.assemble(self.payloads, self.team_tests.values())
         try:
             collect.write_session_outputs(
@@ -312,6 +332,8 @@ class SessionOutputs:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.document is None:
             return
+        from pytest_bvtest.report import collect
+
         collect.write_session_outputs(
             self.document, terminal_writer=terminalreporter, github_actions=os.environ.get("GITHUB_ACTIONS") == "true"
         )
@@ -322,6 +344,8 @@ class SessionOutputs:
 
     def update_references(self, document: dict, terminalreporter: Any) -> None:
         """``--bvtest-update``: each spec's candidate run becomes its stored reference run."""
+        from pytest_bvtest.api import evaluate_spec, spec_under_test, update_reference
+
         for spec_path in dict.fromkeys(evaluation["spec"] for evaluation in document["evaluations"]):
             try:
                 evaluation = evaluate_spec(spec_under_test(spec_path, option(self.config, "run")),

@@ -18,11 +18,16 @@ from pytest_bvtest.report import github, markdown, terminal
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
 
 
-def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[str, Any]:
-    """What one item sends to the controller: its measure's evaluation (all measures for an analysis item) and its gate."""
+def item_payload(evaluation: Evaluation, outcome: GateOutcome | None,
+                 documents: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What one item sends to the controller: its measure's evaluation (all measures for an analysis item) and its gate.
+
+    ``documents`` holds measure documents already built for this evaluation, by measure.
+    """
     measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
     return {
-        "documents": [measure_document(str(evaluation.spec.path), measure, evaluation.simulation) for measure in measures],
+        "documents": [documents[measure.measure] if documents is not None
+                      else measure_document(str(evaluation.spec.path), measure, evaluation.simulation) for measure in measures],
         "gate": None if outcome is None else gate_document(outcome),
     }
 
@@ -95,7 +100,9 @@ def assemble(payloads: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str,
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
     """The session document of a single evaluation (the command line's report)."""
-    return assemble(item_payload(evaluation, outcome) for outcome in (None, *evaluation.gates))
+    documents = {measure.measure: measure_document(str(evaluation.spec.path), measure, evaluation.simulation)
+                 for measure in evaluation.measures}
+    return assemble(item_payload(evaluation, outcome, documents) for outcome in (None, *evaluation.gates))
 
 
 def write_session_outputs(

@@ -51,9 +51,10 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]
     return ["| " + " | ".join(row) + " |" for row in (tuple(cell(text) for text in header), tuple(rule), *rows)]
 
 
-def _number(value: float | None) -> str:
-    # Six significant digits, as in the gate messages: a gate can fail by less than 0.0001.
-    return "-" if value is None else f"{value:.6g}"
+def _number(value: float | str | None) -> str:
+    # Six significant digits, as in the gate messages: a gate can fail by less than 0.0001. An infinite
+    # value arrives as "Infinity"/"-Infinity" (the JSON report's spelling) and prints as inf/-inf.
+    return "-" if value is None else f"{float(value):.6g}"
 
 
 def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
