@@ -21,6 +21,7 @@ from pytest_bvtest.report.terminal import (
     evaluation_title,
     format_number,
     headline,
+    TEAM_TESTS_TITLE,
     summary_counts,
     system_rows,
     topic_notes,
@@ -55,9 +56,10 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]
     return ["| " + " | ".join(row) + " |" for row in (tuple(cell(text) for text in header), tuple(rule), *rows)]
 
 
-def _number(value: float | None) -> str:
-    # Six significant digits, as in the gate messages: a gate can fail by less than 0.0001.
-    return "-" if value is None else f"{value:.6g}"
+def _number(value: float | str | None) -> str:
+    # Six significant digits, as in the gate messages: a gate can fail by less than 0.0001. An infinite
+    # value arrives as "Infinity"/"-Infinity" (the JSON report's spelling) and prints as inf/-inf.
+    return "-" if value is None else f"{float(value):.6g}"
 
 
 def delta_text(gate: Mapping[str, Any]) -> str:
@@ -66,7 +68,7 @@ def delta_text(gate: Mapping[str, Any]) -> str:
     if delta is None:
         return "-"
     bad = "down" if gate.get("higher_is_better", True) else "up"
-    return f"{delta:+.4g} ({bad} is worse)"
+    return f"{float(delta):+.4g} ({bad} is worse)"
 
 
 def limit_text(gate: Mapping[str, Any]) -> str:
@@ -118,7 +120,7 @@ def _sentence(gate: Mapping[str, Any]) -> str:
 def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
     if not gates:
-        return ["No gates: analysis only."]
+        return ["No gates: analysis only."] if evaluations else []
     lines = [f"- {OUTCOME_ICONS[gate['outcome']]} {_sentence(gate)} {code(short_id(gate))}" for gate in gates]
     lines.append("")
     header = ("outcome", "gate", "value", "reference", "Δ candidate − reference", "limit", "bootstrap interval")
@@ -128,6 +130,17 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
             lines.append("")
             lines.append(f"⚠️ {code(gate['id'])}: {gate['warning']}")
     return lines
+
+
+TEST_ICONS = {"passed": "✅", "failed": "❌", "error": "❌", "skipped": "⏭️", "xfailed": "⚠️", "xpassed": "⚠️"}
+
+
+def _team_test_section(tests: list[Mapping[str, Any]]) -> list[str]:
+    if not tests:
+        return []
+    rows = [(f"{TEST_ICONS.get(test['outcome'], '')} {test['outcome']}", code(cell(test["id"])), cell(test.get("message") or ""))
+            for test in tests]
+    return ["", f"**{TEAM_TESTS_TITLE}**", "", *_table(("outcome", "test", "message"), rows, set())]
 
 
 def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
@@ -146,7 +159,8 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
     rows = [
         (impact["topic"], *([impact.get("text") or ""] if with_text else []), format_number(impact["candidate"]),
          format_number(impact["compared"]), f"{impact['delta']:+.4f}",
-         *([f"{impact['contribution']:+.4g}"] if with_share else []))
+         *([format_number(impact["contribution"], 4) if impact["contribution"] is None
+            else f"{float(impact['contribution']):+.4g}"] if with_share else []))
         for impact in worst
     ]
     return header, rows
@@ -216,6 +230,7 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
     lines += _gate_section(evaluations)
     shown: dict[tuple, str] = {}
+    lines += _team_test_section(list(document.get("tests") or []))
     for evaluation in evaluations:
         for gate in evaluation["gates"]:
             if gate["outcome"] == "FAIL":
