@@ -127,11 +127,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except BvtestError as error:
         print(f"bvtest: error: {error}", file=sys.stderr)
         return EXIT_INPUT_ERROR
-    except OSError as error:  # an output path that cannot be written
-        print(f"bvtest: error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
-        return EXIT_INPUT_ERROR
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as error:  # a stream the writers do not own (stdout on a full disk); str() names the file if known
+        print(f"bvtest: error: {error}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
 
 
 if __name__ == "__main__":

@@ -36,10 +36,14 @@ import pytrec_eval
 
 from pytest_bvtest import gdeval
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.qrels import Qrels
+from pytest_bvtest.io.qrels import Qrels, check_top_grade
 from pytest_bvtest.io.runs import Run
 
 _EXPONENTIAL_DCG = "exp-log2"
+
+#: The largest grade nDCG (either gain) accepts: trec_eval's nDCG allocates and walks an array per
+#: grade level (grade 3e9 took 23 GB), and gdeval's gain 2^g - 1 overflows a float near g = 1024.
+NDCG_TOP_GRADE = 512
 
 
 @dataclass(frozen=True)
@@ -403,10 +407,15 @@ def evaluate_run(qrels: Qrels, run: Run, measures: Sequence[Measure]) -> dict[Me
     Raises
     ------
     InputError
-        For ERR when a grade exceeds 4 (MATH.md PIN), naming the topic and document.
+        For ERR when a grade exceeds 4 (MATH.md PIN), for nDCG when a grade exceeds
+        :data:`NDCG_TOP_GRADE`, naming the judgment's file and line.
     """
     if any(measure.name == "ERR" for measure in measures):
-        gdeval.check_err_grades(qrels.judgments, qrels.path)
+        gdeval.check_err_grades(qrels)
+    if any(measure.name == "nDCG" for measure in measures):
+        check_top_grade(qrels, NDCG_TOP_GRADE, "the largest grade nDCG accepts",
+                        hint=f"trec_eval's nDCG takes time and memory per grade level and the gain 2^g overflows: "
+                             f"map the grades onto 0..{NDCG_TOP_GRADE} (binary measures such as AP accept any grade)")
     topics = [qid for qid in qrels.evaluated_topics() if run.scores.get(qid)]
     if not topics:
         return {measure: {} for measure in measures}

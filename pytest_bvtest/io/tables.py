@@ -83,21 +83,25 @@ class ScoreTable:
             canonical name (``str(measure)``, e.g. ``nDCG@10``) or as its trec_eval label
             (``measure.trec_eval_name``, e.g. ``ndcg_cut_10``).
 
-        A table with a single measure (or none named) answers any request with it; a table with
-        several raises :class:`InputError` listing them unless ``measure`` matches one.
+        A table that does not name its measure answers any request with its values. A table that
+        names its measures answers only a request for one of them, and raises :class:`InputError`
+        listing them otherwise: a table of ``map`` rows is never served as ``nDCG@10``.
         """
         measures = self.measures()
-        if len(measures) == 1:
-            chosen = measures[0]
+        if measures == [None]:
+            chosen = None
         else:
             names = {None} if measure is None else {str(measure), getattr(measure, "trec_eval_name", None)} - {None}
             matching = [name for name in measures if name in names]
             if not matching:
                 wanted = "no measure was named" if measure is None else f"none of them is {measure}"
+                label = getattr(measure, "trec_eval_name", None)
+                also = f" (trec_eval: {label})" if label and label != str(measure) else ""
                 raise InputError(
-                    f"the table holds the measures {', '.join(str(name) for name in measures)}; {wanted}",
+                    f"the table holds the measure{'s' if len(measures) > 1 else ''} "
+                    f"{', '.join(str(name) for name in measures)}; {wanted}{also}",
                     path=self.path,
-                    hint="name one of the table's measures",
+                    hint="name one of the table's measures, or give the table with that measure's values",
                 )
             chosen = matching[0]
         return {system: values for (system, table_measure), values in self.scores.items() if table_measure == chosen}
@@ -140,7 +144,6 @@ def read_score_table(
     lines = [(number, line) for number, line in numbered_lines(path) if line.strip() and not line.lstrip().startswith("#")]
     if not lines:
         raise InputError("no scores: the file is empty or holds only comments", path=path)
-    lines[0] = (lines[0][0], lines[0][1].lstrip("\ufeff"))
     if format == "auto":
         format = _detect_format(path, lines)
     if format not in TABLE_FORMATS:
