@@ -35,11 +35,12 @@ import ir_measures
 import pytrec_eval
 
 from pytest_bvtest import gdeval
-from pytest_bvtest.errors import InputError
+from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.qrels import Qrels, check_top_grade
 from pytest_bvtest.io.runs import Run
 
 _EXPONENTIAL_DCG = "exp-log2"
+_C_INT_MAX = 2**31 - 1
 
 #: The largest grade nDCG (either gain) accepts: trec_eval's nDCG allocates and walks an array per
 #: grade level (grade 3e9 took 23 GB), and gdeval's gain 2^g - 1 overflows a float near g = 1024.
@@ -321,12 +322,15 @@ def _from_ir_measure(parsed: Any, text: str, path: str | PathLike[str] | None, l
     if exponential and judged_only:
         raise unsupported("judged_only=True with gdeval's measures; gdeval.pl scores unjudged documents as gain 0")
     cutoff = params.get("cutoff")
-    # ir_measures checks isinstance(int), which lets booleans through.
-    if cutoff is not None and (type(cutoff) is not int or cutoff < 1):
-        raise InputError(f"measure '{text}': the cutoff must be a positive integer, got {cutoff!r}", path=path, line=line)
+    # ir_measures checks isinstance(int), which lets booleans through; pytrec_eval holds both in a C int.
+    if cutoff is not None and (type(cutoff) is not int or not 1 <= cutoff <= _C_INT_MAX):
+        raise InputError(f"measure '{text}': the cutoff must be a whole number from 1 to {_C_INT_MAX}, got {excerpt(str(cutoff))}",
+                         path=path, line=line)
     rel = params.get("rel", 1 if _FAMILIES[family].binary else None)
-    if rel is not None and type(rel) is not int:
-        raise InputError(f"measure '{text}': rel must be an integer grade, got {rel!r}", path=path, line=line)
+    if rel is not None and (type(rel) is not int or not 1 <= rel <= _C_INT_MAX):
+        raise InputError(f"measure '{text}': rel must be a grade from 1 to {_C_INT_MAX} (grade >= rel is relevant), "
+                         f"got {excerpt(str(rel))}", path=path, line=line,
+                         hint="rel=1 counts every positive grade as relevant, as trec_eval does by default")
     return Measure(
         name=family,
         cutoff=cutoff,

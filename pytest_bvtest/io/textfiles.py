@@ -55,7 +55,7 @@ def require_regular_file(path: str | os.PathLike[str]) -> int:
         raise InputError("permission denied", path=path) from None
     except OSError as error:
         if error.errno == errno.ELOOP:
-            raise InputError("a symbolic link loop", path=path, hint="point the link at a file") from None
+            raise InputError("is a symbolic link loop, not a file", path=path, hint="point the link at a file") from None
         raise InputError(f"cannot read file ({error.strerror or error})", path=path) from None
     if not stat.S_ISREG(status.st_mode):
         raise InputError(f"is {_file_kind(status.st_mode)}, not a file", path=path, hint="name a regular file")
