@@ -324,11 +324,11 @@ def _from_ir_measure(parsed: Any, text: str, path: str | PathLike[str] | None, l
     cutoff = params.get("cutoff")
     # ir_measures checks isinstance(int), which lets booleans through; pytrec_eval holds both in a C int.
     if cutoff is not None and (type(cutoff) is not int or not 1 <= cutoff <= _C_INT_MAX):
-        raise InputError(f"measure '{text}': the cutoff must be a whole number from 1 to {_C_INT_MAX}, got {excerpt(str(cutoff))}",
+        raise InputError(f"measure '{text}': the cutoff must be a positive integer up to {_C_INT_MAX}, got {excerpt(str(cutoff))}",
                          path=path, line=line)
     rel = params.get("rel", 1 if _FAMILIES[family].binary else None)
     if rel is not None and (type(rel) is not int or not 1 <= rel <= _C_INT_MAX):
-        raise InputError(f"measure '{text}': rel must be a grade from 1 to {_C_INT_MAX} (grade >= rel is relevant), "
+        raise InputError(f"measure '{text}': rel must be an integer grade from 1 to {_C_INT_MAX} (grade >= rel is relevant), "
                          f"got {excerpt(str(rel))}", path=path, line=line,
                          hint="rel=1 counts every positive grade as relevant, as trec_eval does by default")
     return Measure(
