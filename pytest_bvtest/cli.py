@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
 from pytest_bvtest import __version__
-from pytest_bvtest.api import evaluate_spec
+from pytest_bvtest.api import evaluate_spec, update_reference
 from pytest_bvtest.cache import DEFAULT_CACHE_DIR, ScoreCache
 from pytest_bvtest.errors import BvtestError
 from pytest_bvtest.matrix import MatrixBuilder, RunFile
@@ -68,6 +69,12 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--markdown", default=None, metavar="PATH", help="write the Markdown summary here")
         command.add_argument("--plots", default=None, metavar="DIR", help="write Bias²/Var plots here (needs matplotlib)")
         command.add_argument("--no-cache", action="store_true", help="do not use the per-topic score cache")
+        command.add_argument("--allow-outside-project", action="store_true",
+                             help="allow the spec's cache folder (and check's updated reference) outside the project")
+    check = commands.choices["check"]
+    check.add_argument("--update", action="store_true",
+                       help="when every gate passed, make the candidate run the stored reference run (after merge)")
+    check.add_argument("--update-force", action="store_true", help="--update even when a gate failed")
     return parser
 
 
@@ -105,7 +112,7 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
         spec = spec.with_candidate_run(arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
-    evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache)
+    evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project)
     document = collect.evaluation_document(evaluation)
     collect.write_session_outputs(
         document,
@@ -114,12 +121,31 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
         markdown_path=arguments.markdown,
         plots_dir=arguments.plots,
     )
+    if arguments.command == "check" and (arguments.update or arguments.update_force):
+        try:
+            lines = update_reference(evaluation, force=arguments.update_force, allow_outside=arguments.allow_outside_project)
+        except BvtestError as error:
+            if evaluation.passed:
+                raise
+            print(f"bvtest: error: {error}", file=sys.stderr)  # refused: the gates failed (exit 1 says so)
+            return EXIT_GATE_FAILED
+        for line in lines:
+            out.write(line + "\n")
     return EXIT_OK if evaluation.passed else EXIT_GATE_FAILED
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     arguments = _parser().parse_args(argv)
     out = out or sys.stdout
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        code = _run(arguments, out)
+    for warning in caught:  # one line each, like the errors (a full cache folder, say)
+        print(f"bvtest: warning: {warning.message}", file=sys.stderr)
+    return code
+
+
+def _run(arguments: argparse.Namespace, out: TextIO) -> int:
     try:
         if arguments.command == "evaluate":
             return _evaluate(arguments, out)

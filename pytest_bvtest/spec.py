@@ -470,14 +470,16 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
     Bounded: a spec larger than :data:`MAX_SPEC_BYTES` or expanding (through YAML aliases) to more
     than :data:`MAX_SPEC_VALUES` values is refused before it can use much time or memory.
     """
-    size = require_regular_file(path)
+    try:
+        size = require_regular_file(path)
+    except InputError as error:
+        raise InputError("spec file not found" if error.message == "file not found" else f"the spec {error.message}",
+                         path=path, hint=error.hint if error.message != "file not found" else None) from None
     if size > MAX_SPEC_BYTES:
         raise InputError(f"the spec is {size:,} bytes, more than a spec needs ({MAX_SPEC_BYTES:,} at most)", path=path,
                          hint="is this the right file?")
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError("spec file not found", path=path) from None
     except UnicodeDecodeError as error:
         line = error.object[: error.start].count(b"\n") + 1
         raise InputError("not UTF-8 text (a binary or wrongly encoded file?)", path=path, line=line, hint="save the spec as UTF-8") from None

@@ -158,6 +158,22 @@ def file_digest(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+def project_root(folder: str | os.PathLike[str]) -> Path:
+    """The project that holds ``folder``: its nearest ancestor with a ``.git``, else ``folder`` itself."""
+    folder = Path(os.path.realpath(folder))
+    return next((candidate for candidate in (folder, *folder.parents) if (candidate / ".git").exists()), folder)
+
+
+def require_inside(path: str | os.PathLike[str], root: Path, what: str, *, allow_option: str) -> None:
+    """Refuse a write to ``path`` (symbolic links followed) outside ``root``: a spec or ini file from an
+    untrusted pull request must not make CI write anywhere else unless the command line allows it."""
+    real = Path(os.path.realpath(path))
+    if real != root and root not in real.parents:
+        shown = str(path) if str(path) == str(real) else f"{path} (which is {real})"
+        raise InputError(f"{what} {shown} is outside the project {root}",
+                         hint=f"keep it inside the project, or allow it on the command line with {allow_option}")
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
 
