@@ -11,7 +11,7 @@ import gzip
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +33,7 @@ from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 from pytest_bvtest.stats.risk import trisk
 from pytest_bvtest.stats.simulation import SimulationResult, simulate_topic_bias_variance
 
-__all__ = ["BvtestAPI", "Evaluation", "GateOutcome", "MeasureEvaluation", "SystemStatistics", "evaluate_spec"]
+__all__ = ["BvtestAPI", "Evaluation", "GateOutcome", "MeasureEvaluation", "SystemStatistics", "evaluate_spec", "spec_under_test"]
 
 ROLE_CANDIDATE = "candidate"
 ROLE_REFERENCE = "reference"
@@ -467,29 +467,67 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
     return Evaluation(spec, measures, cache.hits, cache.misses, simulation)
 
 
+#: What can stand in for a spec's candidate: a run file, a source, or an in-memory ``{qid: {docno: score}}``.
+CandidateRun = str | os.PathLike[str] | RunFile | ScoreTableFile | Run | Mapping[str, Mapping[str, float]]
+
+
+def spec_under_test(spec: Spec | str | os.PathLike[str], run: CandidateRun | None = None, *,
+                    name: str = CANDIDATE_NAME) -> Spec:
+    """``spec`` (a :class:`Spec` or its path) with its candidate replaced by ``run`` when one is given.
+
+    The one place a candidate override is applied (``--bvtest-run`` for the gates, the ``bvtest``
+    fixture and ``--bvtest-update``; ``bvtest check --run``; the fixture's ``run`` argument), so every
+    check of a session judges the same candidate. A dict run is named ``name``.
+    """
+    if not isinstance(spec, Spec):
+        spec = load_spec(spec)
+    if run is None:
+        return spec
+    if isinstance(run, Mapping):
+        run = Run(name=name, scores={str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()})
+    if isinstance(run, Run | RunFile | ScoreTableFile):
+        return spec.with_candidate(run)
+    return spec.with_candidate_run(run)
+
+
 @dataclass
 class BvtestAPI:
-    """What the ``bvtest`` fixture hands a test: load a spec, evaluate a run, read any statistic."""
+    """What the ``bvtest`` fixture hands a test: load a spec, evaluate a run, read any statistic.
+
+    ``run`` and ``specs`` are the session's: the candidate the gates judge (``--bvtest-run``) and the
+    specs it tests (``--bvtest-spec``, else the collected ``bvtest*.yaml``). :meth:`evaluate` uses
+    them when it is not given a run or a spec, so a team's own rules check the pull request's run.
+    """
 
     cache_dir: str | os.PathLike[str] | None = None
     use_cache: bool = True
     allow_outside: bool = False
-    _evaluations: dict = field(default_factory=dict, repr=False)
+    run: str | os.PathLike[str] | None = None
+    specs: Sequence[str | os.PathLike[str]] = ()
 
     def load_spec(self, path: str | os.PathLike[str]) -> Spec:
         return load_spec(path)
 
-    def evaluate(self, spec: Spec | str | os.PathLike[str], run: str | os.PathLike[str] | Mapping | Run | None = None,
+    def evaluate(self, spec: Spec | str | os.PathLike[str] | None = None, run: CandidateRun | None = None,
                  *, name: str = CANDIDATE_NAME) -> Evaluation:
-        """Evaluate ``spec``; ``run`` replaces its candidate: a run file, a :class:`Run`, or a dict
-        ``{qid: {docno: score}}``."""
-        if not isinstance(spec, Spec):
-            spec = load_spec(spec)
-        if run is not None:
-            if isinstance(run, Mapping):
-                run = Run(name=name, scores={str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()})
-            spec = spec.with_candidate(run) if isinstance(run, Run) else spec.with_candidate_run(run)
-        return evaluate_spec(spec, cache_dir=self.cache_dir, use_cache=self.use_cache, allow_outside=self.allow_outside)
+        """Evaluate ``spec`` (the session's only spec when omitted) with ``run`` as its candidate.
+
+        ``run`` is a run file, a :class:`Run`, or a dict ``{qid: {docno: score}}`` (named ``name``);
+        when omitted, the session's ``--bvtest-run`` if given, else the spec's own candidate.
+        """
+        if spec is None:
+            spec = self.session_spec()
+        return evaluate_spec(spec_under_test(spec, run if run is not None else self.run, name=name),
+                             cache_dir=self.cache_dir, use_cache=self.use_cache, allow_outside=self.allow_outside)
+
+    def session_spec(self) -> Path:
+        """The session's spec, when there is exactly one."""
+        specs = list(dict.fromkeys(Path(path) for path in self.specs))
+        if len(specs) != 1:
+            found = f"found {', '.join(map(str, specs))}" if specs else "none was given or collected"
+            raise InputError("evaluate() without a spec needs exactly one spec in the session",
+                             hint=f"{found}; pass the spec's path, e.g. bvtest.evaluate('bvtest.yaml')")
+        return specs[0]
 
     def statistic(self, evaluation: Evaluation, name: str, system: str = CANDIDATE_NAME, measure: str | None = None) -> float | None:
         return evaluation.statistic(name, system, measure)

@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import TextIO
 
 from pytest_bvtest import __version__
-from pytest_bvtest.api import evaluate_spec, update_reference
+from pytest_bvtest.api import evaluate_spec, spec_under_test, update_reference
 from pytest_bvtest.cache import DEFAULT_CACHE_DIR, ScoreCache
 from pytest_bvtest.errors import BvtestError
 from pytest_bvtest.matrix import MatrixBuilder, RunFile
 from pytest_bvtest.measures import parse_measure
 from pytest_bvtest.report import collect
-from pytest_bvtest.spec import load_spec
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -107,9 +106,7 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 
 
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
-    spec = load_spec(arguments.spec)
-    if arguments.run:
-        spec = spec.with_candidate_run(arguments.run)
+    spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project)

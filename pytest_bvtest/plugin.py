@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from pytest_bvtest import __version__
-from pytest_bvtest.api import Evaluation, GateOutcome, evaluate_spec, update_reference
+from pytest_bvtest.api import BvtestAPI, Evaluation, GateOutcome, evaluate_spec, spec_under_test, update_reference
 from pytest_bvtest.errors import BvtestError
 from pytest_bvtest.io.textfiles import require_inside
 from pytest_bvtest.report import collect
-from pytest_bvtest.spec import Spec, load_spec
+from pytest_bvtest.spec import Spec
 
 SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
 PAYLOAD_ATTRIBUTE = "bvtest_payload"
@@ -87,12 +87,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--bvtest-plots needs matplotlib, which is not installed: pip install 'pytest-bvtest[plots]'")
     specs = [str(Path(path).resolve()) for path in option(config, "spec") or ()]
     config.stash[_SPECS] = specs
+    config.stash[_COLLECTED_SPECS] = []
     if specs and not hasattr(config, "workerinput"):
         config.args.extend(spec for spec in specs if spec not in config.args)
     config.pluginmanager.register(SessionOutputs(config), "bvtest-session-outputs")
 
 
 _SPECS = pytest.StashKey[list]()
+_COLLECTED_SPECS = pytest.StashKey[list]()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -102,6 +104,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     explicit = str(file_path.resolve()) in parent.config.stash[_SPECS]
     if explicit or any(fnmatch.fnmatch(file_path.name, pattern) for pattern in SPEC_PATTERNS):
+        parent.config.stash[_COLLECTED_SPECS].append(str(file_path.resolve()))
         return SpecFile.from_parent(parent, path=file_path)
     return None
 
@@ -115,9 +118,7 @@ class SpecFile(pytest.File):
     def load(self) -> Spec:
         """The spec, with the candidate swapped for ``--bvtest-run``; read once per process."""
         if self._spec is None:
-            spec = load_spec(self.path)
-            run = option(self.config, "run")
-            self._spec = spec.with_candidate_run(run) if run else spec
+            self._spec = spec_under_test(self.path, option(self.config, "run"))
         return self._spec
 
     def collect(self):
@@ -236,10 +237,14 @@ def evaluation_options(config: pytest.Config) -> dict[str, Any]:
 
 @pytest.fixture
 def bvtest(request: pytest.FixtureRequest):
-    """The Python API: load a spec, evaluate a run (a path or an in-memory dict), read any statistic."""
-    from pytest_bvtest.api import BvtestAPI
+    """The Python API: load a spec, evaluate a run (a path or an in-memory dict), read any statistic.
 
-    return BvtestAPI(**evaluation_options(request.config))
+    ``bvtest.evaluate(SPEC)`` evaluates the candidate the gates judge (``--bvtest-run`` when given);
+    ``bvtest.evaluate()`` the session's only spec.
+    """
+    config = request.config
+    return BvtestAPI(**evaluation_options(config), run=option(config, "run"),
+                     specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
 
 
 class SessionOutputs:
@@ -304,9 +309,7 @@ class SessionOutputs:
                 if session.testsfailed and not force:
                     raise BvtestError(f"{spec_path}: reference not updated: {session.testsfailed} test(s) failed in this "
                                       "session; update after they pass, or on purpose with --bvtest-update-force")
-                spec = load_spec(spec_path)
-                run = option(config, "run")
-                evaluation = evaluate_spec(spec.with_candidate_run(run) if run else spec, **evaluation_options(config))
+                evaluation = evaluate_spec(spec_under_test(spec_path, option(config, "run")), **evaluation_options(config))
                 lines = update_reference(evaluation, force=force, allow_outside=config.getoption("bvtest_allow_outside_project"),
                                          keep_folder=option(config, "cache-dir"))
             except BvtestError as error:
