@@ -41,6 +41,7 @@ from pytest_bvtest.io.runs import Run
 
 _EXPONENTIAL_DCG = "exp-log2"
 _C_INT_MAX = 2**31 - 1
+_LONGEST_MEASURE_NAME = 100
 
 #: The largest grade nDCG (either gain) accepts: trec_eval's nDCG allocates and walks an array per
 #: grade level (grade 3e9 took 23 GB), and gdeval's gain 2^g - 1 overflows a float near g = 1024.
@@ -222,6 +223,8 @@ def parse_measure(text: str, *, path: str | PathLike[str] | None = None, line: i
     name = text.strip()
     if not name:
         raise InputError("empty measure name", path=path, line=line, hint=_SUPPORTED_SUMMARY)
+    if len(name) > _LONGEST_MEASURE_NAME:
+        raise InputError(f"measure {excerpt(name)} is not a measure name (too long)", path=path, line=line, hint=_SUPPORTED_SUMMARY)
     measure, syntax_problem = _parse(name, text, path, line)
     if measure is None:
         raise _unknown(text, syntax_problem, path, line)

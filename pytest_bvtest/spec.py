@@ -35,6 +35,7 @@ MAX_SPEC_BYTES = 1 << 20
 MAX_SPEC_VALUES = 100_000
 _LARGEST_INTEGER = 10**15
 _STANDARD_TAG = "tag:yaml.org,2002:"
+_LONGEST_PATH = 4096  # Linux's PATH_MAX
 
 _TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format", "topics")
 _ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "top_topics")
@@ -172,7 +173,7 @@ class _SpecReader:
         return value
 
     def path_value(self, value: Any, key: tuple[Any, ...], must_exist: bool = True) -> Path:
-        if not isinstance(value, str) or not value.strip():
+        if not isinstance(value, str) or not value.strip() or len(value) > _LONGEST_PATH:
             raise self.error(key, f"expected a file path, got {_kind(value)}")
         resolved = Path(os.path.realpath(self.path.parent / value))
         if must_exist:

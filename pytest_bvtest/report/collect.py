@@ -24,7 +24,16 @@ def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[st
     return {
         "documents": [measure_document(str(evaluation.spec.path), measure, evaluation.simulation) for measure in measures],
         "gate": None if outcome is None else gate_document(outcome),
+        "position": _position(evaluation, outcome),
     }
+
+
+def _position(evaluation: Evaluation, outcome: GateOutcome | None) -> list[int]:
+    """Where an item's results stand in the spec: (measure, gate) positions; an analysis item first."""
+    if outcome is None:
+        return [-1, -1]
+    return next([m, g] for m, measure in enumerate(evaluation.measures)
+                for g, gate in enumerate(measure.gates) if gate.id == outcome.id)
 
 
 def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
@@ -47,9 +56,13 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
 
 
 def assemble(payloads: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """One session document from the items' payloads, measures in the order they were first seen."""
+    """One session document from the items' payloads, in spec order whatever order they arrived in.
+
+    pytest-xdist workers report in any order, so the payloads are sorted by spec path and by their
+    measure's and gate's positions in the spec: the reports are byte-identical for any worker count.
+    """
     documents: dict[tuple[str, str], dict[str, Any]] = {}
-    for payload in payloads:
+    for payload in sorted(payloads, key=lambda payload: (payload["documents"][0]["spec"], payload["position"])):
         for document in payload["documents"]:
             documents.setdefault((document["spec"], document["measure"]), {**document, "gates": []})
         gate = payload["gate"]
