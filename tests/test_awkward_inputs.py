@@ -252,9 +252,9 @@ def special_path(tmp_path: Path, kind: str) -> Path:
         path.mkdir()
         return path
     if kind == "symlink loop":
-        (tmp_path / "a.run").symlink_to(tmp_path / "b.run")
-        (tmp_path / "b.run").symlink_to(tmp_path / "a.run")
-        return tmp_path / "a.run"
+        (tmp_path / "loop1.run").symlink_to(tmp_path / "loop2.run")
+        (tmp_path / "loop2.run").symlink_to(tmp_path / "loop1.run")
+        return tmp_path / "loop1.run"
     return Path(kind)
 
 
