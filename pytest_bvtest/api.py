@@ -21,14 +21,14 @@ from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.gates import GateOutcome, TopicImpact, judge
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
-from pytest_bvtest.io.textfiles import atomic_write_bytes, file_digest, numbered_lines, project_root, require_inside
+from pytest_bvtest.io.textfiles import atomic_write_bytes, numbered_lines, project_root, require_inside
 from pytest_bvtest.io.topicfiles import read_topic_texts, read_topic_weights, read_variations
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile, retrieved_lists
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
-from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_test
-from pytest_bvtest.stats.meanvar import mve_general, mve_intra_topic, variation_layout
+from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_tests
+from pytest_bvtest.stats.meanvar import VariationLayout, mve_general, mve_intra_topic, variation_layout
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 from pytest_bvtest.stats.risk import trisk
 from pytest_bvtest.stats.simulation import SimulationResult, simulate_topic_bias_variance
@@ -38,6 +38,11 @@ __all__ = ["BvtestAPI", "Evaluation", "GateOutcome", "MeasureEvaluation", "Syste
 ROLE_CANDIDATE = "candidate"
 ROLE_REFERENCE = "reference"
 ROLE_BASELINE = "baseline"
+
+#: The MVE forms (Zuccon et al. CIKM 2016, MATH.md section 5), as every report names them.
+MVE_INTER_TOPIC = "inter-topic"
+MVE_INTRA_TOPIC = "intra-topic (covariance 0)"
+MVE_GENERAL = "general (aligned by user)"
 
 #: Statistics reported for every system, in table order.
 SYSTEM_STATISTICS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "zrisk", "georisk", "mve", "gawm")
@@ -54,6 +59,7 @@ class SystemStatistics:
     gap: Mapping[str, float]
     missing_topics: tuple[str, ...]
     ignored_topics: tuple[str, ...]
+    missing_queries: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,8 +92,8 @@ def compare_with_baselines(matrix: ScoreMatrix, candidate: str, seed: int) -> tu
     if not others or len(matrix.topics) < 2:
         return ()
     ours = matrix.scores[index]
-    tests = [(paired_t_test(ours, matrix.scores[i]), randomization_test(ours, matrix.scores[i], RANDOMIZATION_PERMUTATIONS, seed))
-             for i in others]
+    randomized = randomization_tests(ours, matrix.scores[others], RANDOMIZATION_PERMUTATIONS, seed)
+    tests = [(paired_t_test(ours, matrix.scores[i]), randomization) for i, randomization in zip(others, randomized)]
     p_t_holm = holm(np.array([t.p_value for t, _ in tests]))
     p_randomization_holm = holm(np.array([r.p_value for _, r in tests]))
     comparisons = []
@@ -116,7 +122,7 @@ class MeasureEvaluation:
     gates: tuple[GateOutcome, ...]
     candidate: str | None
     reference: str | None
-    mve_method: str = "inter-topic"
+    mve_method: str = MVE_INTER_TOPIC
     comparisons: tuple[Comparison, ...] = ()
 
     @property
@@ -327,6 +333,7 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
                 gap={key: float(getattr(analysis.gap, key)[i]) for key in ("bias", "var", "mse", "var_target", "var_system", "cov")},
                 missing_topics=matrix.missing_topics(name),
                 ignored_topics=tuple(matrix.ignored_topics.get(name, ())),
+                missing_queries=() if variations is None else variations.missing_queries.get(name, ()),
             )
         )
     gates: list[GateOutcome] = []
@@ -335,7 +342,7 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations is not None, texts))
-    method = "inter-topic" if variations is None else variations.method
+    method = MVE_INTER_TOPIC if variations is None else variations.method
     comparisons = () if candidate_name is None else compare_with_baselines(matrix, candidate_name, spec.analysis.bootstrap.seed)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
                              spec.reference, method, comparisons)
@@ -347,6 +354,7 @@ class _VariationMVE:
 
     values: Mapping[str, np.ndarray]
     method: str
+    missing_queries: Mapping[str, tuple[str, ...]]
 
 
 def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
@@ -373,7 +381,7 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
     order = {topic: j for j, topic in enumerate(universe)}
     variations.sort(key=lambda variation: order[variation.topic_id])
     query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
-    digest = hashlib.blake2b((file_digest(spec.qrels) + file_digest(path)).encode(), digest_size=20).hexdigest()
+    digest = hashlib.blake2b((cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20).hexdigest()
     query_matrices = MatrixBuilder(query_qrels, cache, qrels_digest=digest).build(list(spec.measures), spec.sources())
     popularity = [variation.popularity for variation in variations]
     users = [variation.user for variation in variations]
@@ -383,19 +391,46 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
         None if None in popularity else popularity,
     )
     alpha = spec.analysis.mve.alpha
+    user_probability = _general_form_users(spec, layout)
     topic_matrices, values = {}, {}
     for measure, queries in query_matrices.items():
         arranged = layout.arrange(queries.scores)
         intra = mve_intra_topic(arranged, alpha, weights=weights, popularity=layout.popularity, present=layout.present)
-        if layout.aligned_by_user:
-            values[str(measure)] = np.asarray(mve_general(np.swapaxes(arranged, -1, -2), alpha, weights=weights).value)
+        if user_probability is not None:
+            general = mve_general(np.swapaxes(arranged, -1, -2), alpha, weights=weights, user_probability=user_probability)
+            values[str(measure)] = np.asarray(general.value)
         else:
             values[str(measure)] = np.asarray(intra.value)
-        imputed = np.any(layout.arrange(queries.imputed.astype(float)) == 1.0, axis=-1)  # padding is NaN
+        # A topic is missing (and scores 0) only when the run ranks none of its variations; a missing
+        # variation alone scores 0 inside its topic's mean and is listed in missing_queries.
+        imputed = np.all((layout.arrange(queries.imputed.astype(float)) == 1.0) | ~layout.present, axis=-1)
         topic_matrices[measure] = ScoreMatrix(queries.measure, queries.systems, layout.topics, np.asarray(intra.topic_mu),
                                               imputed, queries.ignored_topics)
-    method = "general (aligned by user)" if layout.aligned_by_user else "intra-topic (covariance 0)"
-    return topic_matrices, _VariationMVE(values, method)
+    method = MVE_GENERAL if user_probability is not None else MVE_INTRA_TOPIC
+    queries = next(iter(query_matrices.values()))  # the same queries are missing under every measure
+    missing_queries = {system: tuple(query for query, flag in zip(queries.topics, queries.imputed[i]) if flag)
+                       for i, system in enumerate(queries.systems)}
+    return topic_matrices, _VariationMVE(values, method, missing_queries)
+
+
+def _general_form_users(spec: Spec, layout: VariationLayout) -> np.ndarray | None:
+    """The user probabilities of the general MVE form, or ``None`` for the intra-topic form.
+
+    ``mve.form: auto`` takes the general form whenever it is defined: variations aligned by user and
+    a popularity that gives each user the same share of every topic (MATH.md section 5 PIN).
+    ``general`` asks for it and is an error where it is not defined; ``intra-topic`` never uses it.
+    """
+    form = spec.analysis.mve.form
+    if form == "intra-topic":
+        return None
+    probability = layout.user_probability()
+    if probability is None and form == "general":
+        why = ("every topic needs the same users, one query each" if not layout.aligned_by_user
+               else "a user's popularity must be the same share of every topic (it is the user's probability)")
+        raise InputError(f"the general MVE form is not defined for these query variations: {why}",
+                         path=spec.path, line=spec.line_of("analysis", "mve", "form"),
+                         hint="use `form: intra-topic` (covariance 0 across topics) or `form: auto`")
+    return probability
 
 
 def _short_list(items: Sequence[str], limit: int = 10) -> str:
