@@ -44,7 +44,8 @@ MVE_INTRA_TOPIC = "intra-topic (covariance 0)"
 MVE_GENERAL = "general (aligned by user)"
 
 #: Statistics reported for every system, in table order.
-SYSTEM_STATISTICS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "zrisk", "georisk", "mve", "gawm")
+SYSTEM_STATISTICS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "robustness_index", "hurt_topics", "r_loss", "zrisk",
+                     "georisk", "mve", "gawm")
 
 
 @dataclass(frozen=True)
