@@ -37,7 +37,7 @@ from pytest_bvtest.stats.biasvar import (
     virtual_target,
 )
 from pytest_bvtest.stats.gawm import gawm
-from pytest_bvtest.stats.meanvar import normalised_weights, mve_inter_topic
+from pytest_bvtest.stats.meanvar import mve_inter_topic
 from pytest_bvtest.stats.risk import (
     hurt_topics,
     risk_weighted_deltas,
@@ -368,11 +368,8 @@ def _mve(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) 
 
 
 def _mve_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
-    """``w_t (x_t - alpha (x_t - mu)^2)``: the value ``mu - alpha sigma2`` summed topic by topic."""
-    x = _score_matrix(scores)
-    weights = normalised_weights(settings.topic_weights, x.shape[-1], "topic weights")
-    mu = mve_inter_topic(x, settings.mve_alpha, settings.topic_weights).mu
-    return weights * (x - settings.mve_alpha * (x - np.expand_dims(mu, -1)) ** 2)
+    """``O_t = w_t (x_t - alpha (x_t - mu)^2)``: the value ``mu - alpha sigma2`` summed topic by topic."""
+    return mve_inter_topic(_score_matrix(scores), settings.mve_alpha, settings.topic_weights).topic_value
 
 
 def _gawm(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
