@@ -20,14 +20,21 @@ from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.gates import GateOutcome, TopicImpact, judge
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
-from pytest_bvtest.io.textfiles import atomic_write_bytes, file_digest
+from pytest_bvtest.io.textfiles import atomic_write_bytes
 from pytest_bvtest.io.topicfiles import read_topic_texts, read_topic_weights, read_variations
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile, retrieved_lists
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
 from pytest_bvtest.stats.gawm import GAWMResult, HITSResult, gawm, hits
-from pytest_bvtest.stats.inference import BootstrapInterval, holm, paired_bootstrap, paired_t_test, randomization_test, topic_bootstrap
+from pytest_bvtest.stats.inference import (
+    BootstrapInterval,
+    holm,
+    paired_bootstrap,
+    paired_t_test,
+    randomization_tests,
+    topic_bootstrap,
+)
 from pytest_bvtest.stats.meanvar import (
     IntraTopicMeanVariance,
     MeanVariance,
@@ -104,8 +111,8 @@ def compare_with_baselines(matrix: ScoreMatrix, candidate: str, seed: int) -> tu
     if not others or len(matrix.topics) < 2:
         return ()
     ours = matrix.scores[index]
-    tests = [(paired_t_test(ours, matrix.scores[i]), randomization_test(ours, matrix.scores[i], RANDOMIZATION_PERMUTATIONS, seed))
-             for i in others]
+    randomized = randomization_tests(ours, matrix.scores[others], RANDOMIZATION_PERMUTATIONS, seed)
+    tests = [(paired_t_test(ours, matrix.scores[i]), randomization) for i, randomization in zip(others, randomized)]
     p_t_holm = holm(np.array([t.p_value for t, _ in tests]))
     p_randomization_holm = holm(np.array([r.p_value for _, r in tests]))
     comparisons = []
@@ -512,7 +519,7 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
     order = {topic: j for j, topic in enumerate(universe)}
     variations.sort(key=lambda variation: order[variation.topic_id])
     query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
-    digest = hashlib.blake2b((file_digest(spec.qrels) + file_digest(path)).encode(), digest_size=20).hexdigest()
+    digest = hashlib.blake2b((cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20).hexdigest()
     query_matrices = MatrixBuilder(query_qrels, cache, qrels_digest=digest).build(list(spec.measures), spec.sources())
     popularity = [variation.popularity for variation in variations]
     users = [variation.user for variation in variations]

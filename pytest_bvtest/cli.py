@@ -13,12 +13,10 @@ from pathlib import Path
 from typing import TextIO
 
 from pytest_bvtest import __version__
-from pytest_bvtest.api import evaluate_spec, spec_under_test
-from pytest_bvtest.cache import DEFAULT_CACHE_DIR, ScoreCache
+from pytest_bvtest.cache import DEFAULT_CACHE_DIR
 from pytest_bvtest.errors import BvtestError
-from pytest_bvtest.matrix import MatrixBuilder, RunFile
-from pytest_bvtest.measures import parse_measure
-from pytest_bvtest.report import collect
+
+# The pipeline is imported by the command that runs it, so `bvtest --help` and usage errors answer at once.
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -71,6 +69,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
+    from pytest_bvtest.cache import ScoreCache
+    from pytest_bvtest.matrix import MatrixBuilder, RunFile
+    from pytest_bvtest.measures import parse_measure
+
     measures = [parse_measure(text) for text in arguments.measures]
     builder = MatrixBuilder.from_qrels_file(arguments.qrels, ScoreCache(arguments.cache_dir))
     sources = [RunFile(Path(path), tag=arguments.tag) for path in arguments.runs]
@@ -99,6 +101,9 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 
 
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
+    from pytest_bvtest.api import evaluate_spec, spec_under_test
+    from pytest_bvtest.report import collect
+
     spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()

@@ -18,6 +18,7 @@ from pytest_bvtest.report.terminal import (
     evaluation_title,
     format_number,
     headline,
+    TEAM_TESTS_TITLE,
     summary_counts,
     system_rows,
     topic_notes,
@@ -80,13 +81,24 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
 def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
     if not gates:
-        return ["No gates: analysis only."]
+        return ["No gates: analysis only."] if evaluations else []
     lines = _table(("outcome", "gate", "value", "reference", "limit", "interval"), [_gate_row(gate) for gate in gates], {2, 3, 4})
     for gate in gates:
         if gate["outcome"] == "OK*":
             lines.append("")
             lines.append(f"⚠️ {code(gate['id'])}: {gate['warning']}")
     return lines
+
+
+TEST_ICONS = {"passed": "✅", "failed": "❌", "error": "❌", "skipped": "⏭️", "xfailed": "⚠️", "xpassed": "⚠️"}
+
+
+def _team_test_section(tests: list[Mapping[str, Any]]) -> list[str]:
+    if not tests:
+        return []
+    rows = [(f"{TEST_ICONS.get(test['outcome'], '')} {test['outcome']}", code(cell(test["id"])), cell(test.get("message") or ""))
+            for test in tests]
+    return ["", f"**{TEAM_TESTS_TITLE}**", "", *_table(("outcome", "test", "message"), rows, set())]
 
 
 def _failure_section(gate: Mapping[str, Any]) -> list[str]:
@@ -135,6 +147,7 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     verdict = "✅" if document["passed"] else "❌"
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
     lines += _gate_section(evaluations)
+    lines += _team_test_section(list(document.get("tests") or []))
     for evaluation in evaluations:
         for gate in evaluation["gates"]:
             if gate["outcome"] == "FAIL":

@@ -138,9 +138,24 @@ def headline(gate: Mapping[str, Any]) -> str:
 
 
 def summary_counts(document: Mapping[str, Any]) -> str:
+    """``4 gates, 0 failed; 3 team tests, 1 failed``: the gates and the team's own tests."""
     summary = document["summary"]
     text = f"{summary['gates']} gate{'' if summary['gates'] == 1 else 's'}, {summary['failed']} failed"
-    return f"{text}, {summary['warnings']} within noise (OK*)" if summary["warnings"] else text
+    if summary["warnings"]:
+        text += f", {summary['warnings']} within noise (OK*)"
+    tests = summary.get("tests") or 0
+    if tests:
+        text += f"; {tests} team test{'' if tests == 1 else 's'}, {summary['tests_failed']} failed"
+    return text
+
+
+#: Team tests are listed under this line (terminal) or heading (Markdown).
+TEAM_TESTS_TITLE = "Team tests (marked bvtest or using the bvtest fixture)"
+
+
+def team_test_text(test: Mapping[str, Any]) -> str:
+    """``test_id: why`` for a test that did not pass, the id alone otherwise."""
+    return f"{test['id']}: {test['message']}" if test.get("message") else test["id"]
 
 
 def _aligned_table(rows: Sequence[tuple[str, ...]], markers: Sequence[str]) -> list[str]:
@@ -251,7 +266,13 @@ def summary_lines(document: Mapping[str, Any]) -> list[Line]:
         for gate in evaluation["gates"]:
             lines.append((f"[{gate['outcome']}] {gate['id']}: {headline(gate)}", OUTCOME_MARKUP[gate["outcome"]]))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
-    if document["summary"]["gates"]:
+    tests = document.get("tests") or []
+    if tests:
+        lines += [("", {}), (f"{TEAM_TESTS_TITLE}:", {"bold": True})]
+        for test in tests:
+            markup = {"green": True} if test["outcome"] == "passed" else {} if test["passed"] else {"red": True, "bold": True}
+            lines.append((f"[{test['outcome'].upper()}] {team_test_text(test)}", markup))
+    if document["summary"]["gates"] or tests:
         lines.append(("", {}))
         lines.append((f"bvtest: {summary_counts(document)}", {"red": True, "bold": True} if not document["passed"] else {"green": True}))
     return lines

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import kendalltau, rankdata
 
 from pytest_bvtest.errors import StatisticError
 
@@ -52,6 +51,8 @@ def system_ranks(values: npt.ArrayLike, higher_is_better: bool) -> FloatArray:
     numpy.ndarray
         ``(m,)`` ranks, 1 = best.
     """
+    from scipy.stats import rankdata  # imported here: scipy.stats costs ~1 s, paid only when rankings are asked for
+
     array = _checked_values(values, "system_ranks")
     return rankdata(-array if higher_is_better else array, method="average")
 
@@ -107,6 +108,8 @@ def rank_agreement(truth: npt.ArrayLike, estimate: npt.ArrayLike) -> RankAgreeme
     RankAgreement
         ``kendall_tau`` and ``kendall_p`` are NaN when a ranking is constant (scipy's convention).
     """
+    from scipy.stats import kendalltau  # imported here: scipy.stats costs ~1 s, paid only when rankings are asked for
+
     true_values = _checked_values(truth, "Kendall's tau truth")
     estimated = _checked_values(estimate, "Kendall's tau estimate")
     result = kendalltau(true_values, estimated)
