@@ -27,8 +27,27 @@ from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTable
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
-from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_tests
-from pytest_bvtest.stats.meanvar import VariationLayout, mve_general, mve_intra_topic, variation_layout
+from pytest_bvtest.stats.gawm import GAWMResult, HITSResult, gawm, hits
+from pytest_bvtest.stats.inference import (
+    BootstrapInterval,
+    holm,
+    paired_bootstrap,
+    paired_t_test,
+    randomization_tests,
+    topic_bootstrap,
+)
+from pytest_bvtest.stats.meanvar import (
+    IntraTopicMeanVariance,
+    MeanVariance,
+    VariationLayout,
+    crossing_alpha,
+    mve_alpha_sweep,
+    mve_inter_topic,
+    mve_intra_topic,
+    variation_layout,
+    variation_mve,
+)
+from pytest_bvtest.stats.rankings import RankAgreement, rank_agreement, system_ranks
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 from pytest_bvtest.stats.risk import trisk
 from pytest_bvtest.stats.simulation import SimulationResult, simulate_topic_bias_variance
@@ -45,7 +64,8 @@ MVE_INTRA_TOPIC = "intra-topic (covariance 0)"
 MVE_GENERAL = "general (aligned by user)"
 
 #: Statistics reported for every system, in table order.
-SYSTEM_STATISTICS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "zrisk", "georisk", "mve", "gawm")
+SYSTEM_STATISTICS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "robustness_index", "hurt_topics", "r_loss", "zrisk",
+                     "georisk", "mve", "gawm")
 
 
 @dataclass(frozen=True)
@@ -111,6 +131,42 @@ def compare_with_baselines(matrix: ScoreMatrix, candidate: str, seed: int) -> tu
 
 
 @dataclass(frozen=True)
+class AlphaSweep:
+    """MVE of every system over a range of alpha (Zuccon et al. CIKM 2016 Figs. 2-4).
+
+    ``values`` and ``ranks`` are ``(alphas, systems)``; ``flips`` maps every other system to the alpha
+    at which its MVE ranking against the candidate flips (``None``: never, equal variances).
+    """
+
+    alphas: np.ndarray
+    values: np.ndarray
+    ranks: np.ndarray
+    flips: Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class MeanVarianceDetails:
+    """MVE of every system under one measure: the form used, ``mu``, ``sigma2`` and value per system,
+    the per-topic ``O_t`` (``topic_values``, systems x topics, summing to the value) and the sweep."""
+
+    form: str
+    alpha: float
+    mu: np.ndarray
+    sigma2: np.ndarray
+    topic_values: np.ndarray
+    sweep: AlphaSweep | None = None
+
+
+@dataclass(frozen=True)
+class Rankings:
+    """Systems ranked by statistics (1 = best) and each ranking's agreement with the one by ``against``."""
+
+    against: str
+    ranks: Mapping[str, np.ndarray]
+    agreements: Mapping[str, RankAgreement]
+
+
+@dataclass(frozen=True)
 class MeasureEvaluation:
     """One measure's matrix, target, per-system statistics and gate outcomes."""
 
@@ -124,6 +180,10 @@ class MeasureEvaluation:
     reference: str | None
     mve_method: str = MVE_INTER_TOPIC
     comparisons: tuple[Comparison, ...] = ()
+    mve: MeanVarianceDetails | None = None
+    gawm: GAWMResult | None = None
+    hits: HITSResult | None = None
+    rankings: Rankings | None = None
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -244,14 +304,12 @@ def _worst_topics(matrix: ScoreMatrix, candidate: int, compared: np.ndarray, cou
 
 
 def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
-                computed: Mapping[str, np.ndarray | None], mve_from_variations: bool, texts: Mapping[str, str]) -> GateOutcome:
+                computed: Mapping[str, np.ndarray | None], variations: _VariationMVE | None,
+                texts: Mapping[str, str]) -> GateOutcome:
     """Judge one gate; ``computed`` holds the statistics already computed against the spec's reference."""
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
     relative = gate.bound.kind in ("max_increase", "max_decrease")
-    if gate.statistic == "mve" and mve_from_variations and gate.confidence is not None:
-        raise InputError(f"gate {gate.name}: a noise-aware MVE gate is not available with query variations",
-                         path=spec.path, line=gate.line, hint="drop `confidence` from this gate")
     reusable = not statistic.needs_reference or gate.reference == spec.reference
     values = computed.get(gate.statistic) if reusable else None
     if values is None:
@@ -261,7 +319,10 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
             raise InputError(f"gate {gate.name}: {error}", path=spec.path, line=gate.line) from None
     reference_value = float(values[reference]) if reference is not None and relative else None
     interval = None
-    if gate.confidence is not None:
+    if gate.confidence is not None and gate.statistic == "mve" and variations is not None:
+        result = variations.bootstrap(matrix.measure, candidate, reference if relative else None, spec, gate.confidence)
+        interval = (float(result.low), float(result.high))
+    elif gate.confidence is not None:
         result = paired_bootstrap(
             matrix.scores, gate.statistic, candidate, reference if relative or statistic.needs_reference else None, settings,
             resamples=spec.analysis.bootstrap.resamples, confidence=gate.confidence, seed=spec.analysis.bootstrap.seed,
@@ -312,12 +373,17 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
         "gap_var": analysis.gap.var, "gap_mse": analysis.gap.mse,
     }
     if variations is not None:
-        values["mve"] = variations.values[matrix.measure]
+        values["mve"] = np.asarray(variations.results[matrix.measure].value)
     trisk_p = None
     if reference is not None:
         risk = trisk(matrix.scores, matrix.scores[reference], settings.risk_alpha)
         values["trisk"], trisk_p = np.asarray(risk.t), risk.p
-    wanted = [*SYSTEM_STATISTICS, *(gate.statistic for gate in spec.gates)]
+    fixed_point = _gawm_fixed_point(matrix.scores, settings)
+    if fixed_point is not None:
+        values["gawm"] = fixed_point.system_performance
+    rankings = spec.analysis.rankings
+    wanted = [*SYSTEM_STATISTICS, *(gate.statistic for gate in spec.gates),
+              *((rankings.against, *rankings.statistics) if rankings is not None else ())]
     for name in dict.fromkeys(wanted):
         if name not in values:
             values[name] = _statistic_values(name, matrix.scores, reference, settings)
@@ -341,20 +407,93 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
         candidate = matrix.index(candidate_name)
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
-                gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations is not None, texts))
+                gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
     comparisons = () if candidate_name is None else compare_with_baselines(matrix, candidate_name, spec.analysis.bootstrap.seed)
+    mve = _mean_variance_details(spec, matrix, settings, variations, candidate_name)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
-                             spec.reference, method, comparisons)
+                             spec.reference, method, comparisons, mve=mve, gawm=fixed_point,
+                             hits=hits(matrix.scores) if spec.analysis.hits else None,
+                             rankings=None if rankings is None else _rankings(spec, matrix, values))
+
+
+def _gawm_fixed_point(scores: np.ndarray, settings: AnalysisSettings) -> GAWMResult | None:
+    """GAWM's fixed point (MATH.md section 6), computed once for its E_s and its diagnostics; None with one system."""
+    try:
+        return gawm(scores, q=settings.gawm_q)
+    except StatisticError:
+        return None
+
+
+def _mean_variance_details(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: _VariationMVE | None,
+                           candidate: str | None) -> MeanVarianceDetails:
+    """The MVE terms of every system in the form used, and the alpha sweep when the spec asks for it."""
+    if variations is not None:
+        result, form = variations.results[matrix.measure], variations.method
+    else:
+        result, form = mve_inter_topic(matrix.scores, settings.mve_alpha, settings.topic_weights), MVE_INTER_TOPIC
+    mu, sigma2 = np.asarray(result.mu, dtype=float), np.asarray(result.sigma2, dtype=float)
+    sweep = None
+    if spec.analysis.mve.sweep is not None and len(matrix.systems) >= 2:
+        grid = spec.analysis.mve.sweep
+        alphas = np.linspace(grid.low, grid.high, grid.steps)
+        swept = mve_alpha_sweep(mu, sigma2, alphas)
+        flips = {}
+        if candidate is not None:
+            index = matrix.index(candidate)
+            flips = {name: crossing_alpha(mu[index], sigma2[index], mu[i], sigma2[i])
+                     for i, name in enumerate(matrix.systems) if i != index}
+        ranks = np.array([system_ranks(row, higher_is_better=True) for row in swept])
+        sweep = AlphaSweep(alphas, swept, ranks, flips)
+    return MeanVarianceDetails(form, spec.analysis.mve.alpha, mu, sigma2, np.asarray(result.topic_value, dtype=float), sweep)
+
+
+def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray | None]) -> Rankings:
+    """Systems ranked by every statistic the spec lists, and Kendall's tau and tau_AP against ``against``."""
+    wanted = spec.analysis.rankings
+    assert wanted is not None
+    line = spec.line_of("analysis", "rankings")
+    if len(matrix.systems) < 2:
+        raise InputError("rankings need at least 2 systems", path=spec.path, line=line)
+    oriented = {}
+    for name in (wanted.against, *wanted.statistics):
+        computed = values.get(name)
+        if computed is None or np.isnan(computed).any():
+            why = "it needs a reference system" if STATISTICS[name].needs_reference else "it is undefined for these scores"
+            raise InputError(f"{matrix.measure}: systems cannot be ranked by {name}: {why}", path=spec.path, line=line)
+        oriented[name] = computed if STATISTICS[name].higher_is_better else -computed
+    ranks = {name: system_ranks(value, higher_is_better=True) for name, value in oriented.items()}
+    agreements = {name: rank_agreement(oriented[wanted.against], oriented[name]) for name in wanted.statistics}
+    return Rankings(wanted.against, ranks, agreements)
 
 
 @dataclass(frozen=True)
 class _VariationMVE:
-    """Mean-variance values per measure computed over query variations, and which form was used."""
+    """Mean-variance results per measure computed over query variations, the form used, and what the
+    noise-aware gate needs to resample topics with all their variations."""
 
-    values: Mapping[str, np.ndarray]
+    results: Mapping[str, MeanVariance | IntraTopicMeanVariance]
     method: str
     missing_queries: Mapping[str, tuple[str, ...]]
+    arranged: Mapping[str, np.ndarray]
+    layout: VariationLayout
+    weights: np.ndarray | None
+    user_probability: np.ndarray | None
+
+    def bootstrap(self, measure: str, candidate: int, reference: int | None, spec: Spec, confidence: float) -> BootstrapInterval:
+        """The paired bootstrap over topics of MVE, each resampled topic bringing all its variations."""
+        scores, layout, weights = self.arranged[measure], self.layout, self.weights
+
+        def values_of(drawn: np.ndarray) -> np.ndarray:
+            return np.asarray(variation_mve(
+                scores[:, drawn], spec.analysis.mve.alpha, weights=None if weights is None else weights[drawn],
+                popularity=None if layout.popularity is None else layout.popularity[drawn],
+                present=layout.present[drawn], user_probability=self.user_probability,
+            ).value)
+
+        return topic_bootstrap(values_of, len(layout.topics), candidate, reference, "mve",
+                               resamples=spec.analysis.bootstrap.resamples, confidence=confidence,
+                               seed=spec.analysis.bootstrap.seed)
 
 
 def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
@@ -392,15 +531,13 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
     )
     alpha = spec.analysis.mve.alpha
     user_probability = _general_form_users(spec, layout)
-    topic_matrices, values = {}, {}
+    topic_matrices, results, arrangements = {}, {}, {}
     for measure, queries in query_matrices.items():
         arranged = layout.arrange(queries.scores)
+        arrangements[str(measure)] = arranged
         intra = mve_intra_topic(arranged, alpha, weights=weights, popularity=layout.popularity, present=layout.present)
-        if user_probability is not None:
-            general = mve_general(np.swapaxes(arranged, -1, -2), alpha, weights=weights, user_probability=user_probability)
-            values[str(measure)] = np.asarray(general.value)
-        else:
-            values[str(measure)] = np.asarray(intra.value)
+        results[str(measure)] = intra if user_probability is None else variation_mve(
+            arranged, alpha, weights=weights, user_probability=user_probability)
         # A topic is missing (and scores 0) only when the run ranks none of its variations; a missing
         # variation alone scores 0 inside its topic's mean and is listed in missing_queries.
         imputed = np.all((layout.arrange(queries.imputed.astype(float)) == 1.0) | ~layout.present, axis=-1)
@@ -410,7 +547,7 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
     queries = next(iter(query_matrices.values()))  # the same queries are missing under every measure
     missing_queries = {system: tuple(query for query, flag in zip(queries.topics, queries.imputed[i]) if flag)
                        for i, system in enumerate(queries.systems)}
-    return topic_matrices, _VariationMVE(values, method, missing_queries)
+    return topic_matrices, _VariationMVE(results, method, missing_queries, arrangements, layout, weights, user_probability)
 
 
 def _general_form_users(spec: Spec, layout: VariationLayout) -> np.ndarray | None:

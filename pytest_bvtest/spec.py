@@ -39,7 +39,8 @@ _LONGEST_PATH = 4096  # Linux's PATH_MAX
 
 _TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format", "topics")
 _MVE_FORMS = ("auto", "general", "intra-topic")
-_ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "top_topics")
+_ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "top_topics",
+                  "rankings", "hits")
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "confidence", "measure", "reference", "name")
 _NORMALIZATIONS = ("none", "max-min", "target-ratio")
 
@@ -71,11 +72,29 @@ class GateSpec:
 
 
 @dataclass(frozen=True)
+class AlphaSweepSpec:
+    """MVE's value and rank of every system over ``steps`` alphas from ``low`` to ``high`` (Zuccon et al. Figs. 2-4)."""
+
+    low: float = -5.0
+    high: float = 5.0
+    steps: int = 21
+
+
+@dataclass(frozen=True)
 class MeanVarianceSpec:
     alpha: float = 2.0
     weights: Path | None = None
     variations: Path | None = None
     form: str = "auto"
+    sweep: AlphaSweepSpec | None = None
+
+
+@dataclass(frozen=True)
+class RankingSpec:
+    """Rank systems by each of ``statistics`` and compare with the ranking by ``against`` (Kendall, tau_AP)."""
+
+    against: str = "mean"
+    statistics: tuple[str, ...] = ("mve", "gawm", "bias2_plus_var")
 
 
 @dataclass(frozen=True)
@@ -101,6 +120,8 @@ class AnalysisSpec:
     simulation: SimulationSpec | None = None
     bootstrap: BootstrapSpec = field(default_factory=BootstrapSpec)
     top_topics: int = 5
+    rankings: RankingSpec | None = None
+    hits: bool = False
 
 
 @dataclass(frozen=True)
@@ -338,7 +359,7 @@ class _SpecReader:
         if "risk_alpha" in section:
             settings["risk_alpha"] = self.number(section["risk_alpha"], key("risk_alpha"), minimum=0)
         if "mve" in section:
-            mve = self.check_keys(section["mve"], key("mve"), ("alpha", "weights", "variations", "form"), "mve")
+            mve = self.check_keys(section["mve"], key("mve"), ("alpha", "weights", "variations", "form", "sweep"), "mve")
             form = mve.get("form", "auto")
             if form not in _MVE_FORMS:
                 raise self.error(key("mve", "form"), f"unknown MVE form {form!r}", f"use one of {', '.join(_MVE_FORMS)}")
@@ -350,6 +371,7 @@ class _SpecReader:
                 weights=self.path_value(mve["weights"], key("mve", "weights")) if "weights" in mve else None,
                 variations=self.path_value(mve["variations"], key("mve", "variations")) if "variations" in mve else None,
                 form=form,
+                sweep=self.alpha_sweep(mve["sweep"], key("mve", "sweep")) if mve.get("sweep") is not None else None,
             )
         if "gawm" in section:
             gawm = self.check_keys(section["gawm"], key("gawm"), ("q",), "gawm")
@@ -368,7 +390,41 @@ class _SpecReader:
             )
         if "top_topics" in section:
             settings["top_topics"] = self.number(section["top_topics"], key("top_topics"), minimum=0, integer=True)
+        if section.get("rankings") is not None:
+            settings["rankings"] = self.rankings(section["rankings"], key("rankings"))
+        if "hits" in section:
+            if not isinstance(section["hits"], bool):
+                raise self.error(key("hits"), f"expected true or false, got {_kind(section['hits'])}")
+            settings["hits"] = section["hits"]
         return AnalysisSpec(**settings)
+
+    def statistic_name(self, value: Any, key: tuple[Any, ...]) -> str:
+        """A name of :data:`STATISTICS`, or an error suggesting the closest one."""
+        if not isinstance(value, str) or value not in STATISTICS:
+            close = difflib.get_close_matches(str(value), list(STATISTICS), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"statistics: {', '.join(STATISTICS)}"
+            raise self.error(key, f"unknown statistic {value!r}", hint)
+        return value
+
+    def rankings(self, value: Any, key: tuple[Any, ...]) -> RankingSpec:
+        section = self.check_keys(value, key, ("against", "statistics"), "rankings")
+        against = self.statistic_name(section.get("against", "mean"), (*key, "against"))
+        listed = section.get("statistics", list(RankingSpec.statistics))
+        if isinstance(listed, str):
+            listed = [listed]
+        if not isinstance(listed, list) or not listed:
+            raise self.error((*key, "statistics"), f"expected a list of statistics, got {_kind(listed)}")
+        statistics = tuple(self.statistic_name(name, (*key, "statistics", i)) for i, name in enumerate(listed))
+        return RankingSpec(against, tuple(dict.fromkeys(name for name in statistics if name != against)))
+
+    def alpha_sweep(self, value: Any, key: tuple[Any, ...]) -> AlphaSweepSpec:
+        section = self.check_keys(value, key, ("low", "high", "steps"), "sweep")
+        low = self.number(section.get("low", AlphaSweepSpec.low), (*key, "low"))
+        high = self.number(section.get("high", AlphaSweepSpec.high), (*key, "high"))
+        if not high > low:
+            raise self.error(key, f"`high` ({high}) must be above `low` ({low})")
+        steps = self.number(section.get("steps", AlphaSweepSpec.steps), (*key, "steps"), minimum=2, integer=True)
+        return AlphaSweepSpec(low, high, int(steps))
 
     def grouping(self, value: Any) -> DifficultyGrouping | RandomGrouping:
         key = ("analysis", "grouping")
@@ -394,11 +450,7 @@ class _SpecReader:
         for index, entry in enumerate(value):
             key = ("gates", index)
             gate = self.check_keys(entry, key, _GATE_KEYS, "gate")
-            statistic = gate.get("statistic")
-            if not isinstance(statistic, str) or statistic not in STATISTICS:
-                close = difflib.get_close_matches(str(statistic), list(STATISTICS), n=1)
-                hint = f"did you mean {close[0]!r}?" if close else f"statistics: {', '.join(STATISTICS)}"
-                raise self.error((*key, "statistic"), f"unknown statistic {statistic!r}", hint)
+            statistic = self.statistic_name(gate.get("statistic"), (*key, "statistic"))
             bound = self.bound(gate, key, statistic)
             confidence = None
             if gate.get("confidence") is not None:
