@@ -652,8 +652,9 @@ def test_terminal_quiet_and_compact_summaries() -> None:
     assert compact[1].split() == ["FAIL", FAIL_ID, "0.037136", "0.015804", "production", "+0.02133", "(↑", "worse)",
                                   "<=", "0.0173844"]
     assert compact[3].split()[:3] == ["OK*", WARN_ID, "-0.162"]
-    assert compact[-1] == "bvtest: 4 gates, 1 failed, 1 within noise (OK*) (-v: system tables, comparisons and notes)"
-    assert len(compact) == 7
+    assert compact[-3:] == ["(-v adds the system tables, comparisons and notes)", "",
+                            "bvtest: 4 gates, 1 failed, 1 within noise (OK*)"]
+    assert len(compact) == 8
 
 
 def test_progress_line_appears_only_after_the_delay() -> None:

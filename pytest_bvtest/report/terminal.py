@@ -280,6 +280,7 @@ def quiet_lines(document: Mapping[str, Any]) -> list[Line]:
             versus = "" if reference == "-" else (f" {reference}" if gate["reference_value"] is None else f" vs {reference}")
             lines.append((f"[{gate['outcome']}] {gate['id']}: {label} {value}{versus}, limit {limit}",
                           OUTCOME_MARKUP[gate["outcome"]]))
+    lines += team_test_lines(document)
     lines.append(_final_line(document))
     return lines
 
@@ -288,8 +289,10 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
     """Default verbosity: one table of every gate; ``-v`` adds the system tables and comparisons."""
     gates = [(evaluation, gate) for evaluation in document["evaluations"] for gate in evaluation["gates"]]
     if not gates:
-        return [(evaluation_title(evaluation), {"bold": True}) for evaluation in document["evaluations"]] + [
-            ("analysis only: no gates (-v shows the system tables)", {})]
+        lines = [(evaluation_title(evaluation), {"bold": True}) for evaluation in document["evaluations"]]
+        if document["evaluations"]:
+            lines.append(("analysis only: no gates (-v shows the system tables)", {}))
+        return lines + team_test_lines(document) + ([_final_line(document)] if document.get("tests") else [])
     header = ("outcome", "gate", "value", "reference", "delta", "limit")
     rows = [(gate["outcome"], f"{display_path(evaluation['spec'])}::{_gate_id(gate)}", *gate_numbers(gate))
             for evaluation, gate in gates]
@@ -302,16 +305,30 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
 
     lines: list[Line] = [(line(header), {"bold": True})]
     lines += [(line(row), OUTCOME_MARKUP[row[0]]) for row in rows]
+    lines += team_test_lines(document)
+    lines.append(("(-v adds the system tables, comparisons and notes)", {}))
     lines.append(("", {}))
-    lines.append(_final_line(document, hint=" (-v: system tables, comparisons and notes)"))
+    lines.append(_final_line(document))
     return lines
 
 
-def _final_line(document: Mapping[str, Any], hint: str = "") -> Line:
-    if not document["summary"]["gates"]:
+def _final_line(document: Mapping[str, Any]) -> Line:
+    if not document["summary"]["gates"] and not document.get("tests"):
         return ("bvtest: analysis only, no gates", {})
     markup = {"red": True, "bold": True} if not document["passed"] else {"green": True}
-    return (f"bvtest: {summary_counts(document)}{hint}", markup)
+    return (f"bvtest: {summary_counts(document)}", markup)
+
+
+def team_test_lines(document: Mapping[str, Any]) -> list[Line]:
+    """The team's own tests (marked ``bvtest`` or using the fixture) under their title, one line each."""
+    tests = document.get("tests") or []
+    if not tests:
+        return []
+    lines: list[Line] = [("", {}), (f"{TEAM_TESTS_TITLE}:", {"bold": True})]
+    for test in tests:
+        markup = {"green": True} if test["outcome"] == "passed" else {} if test["passed"] else {"red": True, "bold": True}
+        lines.append((f"[{test['outcome'].upper()}] {team_test_text(test)}", markup))
+    return lines
 
 
 def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]:
@@ -343,11 +360,7 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
             lines.append((f"[{gate['outcome']}] {gate['id']}: {headline(gate)}", OUTCOME_MARKUP[gate["outcome"]]))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
     tests = document.get("tests") or []
-    if tests:
-        lines += [("", {}), (f"{TEAM_TESTS_TITLE}:", {"bold": True})]
-        for test in tests:
-            markup = {"green": True} if test["outcome"] == "passed" else {} if test["passed"] else {"red": True, "bold": True}
-            lines.append((f"[{test['outcome'].upper()}] {team_test_text(test)}", markup))
+    lines += team_test_lines(document)
     if document["summary"]["gates"] or tests:
         lines.append(("", {}))
         lines.append(_final_line(document))
