@@ -557,6 +557,12 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
     constructor = yaml.SafeLoader("")
     converted = 0
 
+    def plain(node: yaml.Node) -> yaml.Node:
+        if not node.tag.startswith(_STANDARD_TAG) or node.tag.startswith(f"{_STANDARD_TAG}python/"):
+            raise InputError(f"the YAML tag {excerpt(node.tag.replace(_STANDARD_TAG, '!!'))} is not allowed in a spec",
+                             path=path, line=node.start_mark.line + 1, hint="specs are plain YAML: remove the tag")
+        return node
+
     def scalar(node: yaml.Node) -> Any:
         try:
             return constructor.construct_object(node, deep=True)
@@ -565,14 +571,12 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
 
     def convert(node: yaml.Node, key: tuple[Any, ...]) -> Any:
         nonlocal converted
+        plain(node)
         converted += 1
         if converted > MAX_SPEC_VALUES:
             raise InputError(f"the spec expands to more than {MAX_SPEC_VALUES:,} values (YAML aliases repeating "
                              "aliases?)", path=path, line=node.start_mark.line + 1, hint="write the spec without nested aliases")
         lines.setdefault(key, node.start_mark.line + 1)
-        if not node.tag.startswith(_STANDARD_TAG) or node.tag.startswith(f"{_STANDARD_TAG}python/"):
-            raise InputError(f"the YAML tag {excerpt(node.tag.replace(_STANDARD_TAG, '!!'))} is not allowed in a spec",
-                             path=path, line=node.start_mark.line + 1, hint="specs are plain YAML: remove the tag")
         if isinstance(node, yaml.MappingNode):
             result: dict[Any, Any] = {}
             for key_node, value_node in node.value:
@@ -580,7 +584,7 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
                 if not isinstance(key_node, yaml.ScalarNode):
                     raise InputError(f"a {'list' if isinstance(key_node, yaml.SequenceNode) else 'mapping'} where a key "
                                      "belongs", path=path, line=line, hint="a key is a plain name followed by `:`")
-                name = scalar(key_node)
+                name = scalar(plain(key_node))
                 if name in result:
                     raise InputError(f"key {excerpt(str(name))} appears twice (first on line {lines[(*key, name)]})",
                                      path=path, line=line, hint="YAML keeps only one; remove the duplicate")
