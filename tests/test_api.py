@@ -444,3 +444,25 @@ def test_the_mve_sweep_is_plotted(tmp_path: Path) -> None:
     written = plots.write_plots(document, tmp_path / "plots")
     assert [path.name for path in written] == ["bvtest-AP-bias-variance.png", "bvtest-AP-scatter.png", "bvtest-AP-mve-sweep.png"]
     assert written[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("with_qrels", [True, False])
+def test_query_variations_from_per_query_score_tables(variations_project: Path, with_qrels: bool) -> None:
+    # The MATH.md section 5 golden example again, the per-query P@10 given as a table instead of runs.
+    rows = [("candidate", "q1a", 0.6), ("candidate", "q1b", 0.4), ("candidate", "q1c", 0.2), ("candidate", "q2a", 0.8),
+            ("candidate", "q2b", 0.7)] + [("production", q, 0.5) for q in ("q1a", "q1b", "q1c", "q2a", "q2b")]
+    write(variations_project, "per-query.csv", "system,topic,value\n" + "".join(f"{s},{q},{v}\n" for s, q, v in rows))
+    spec = VARIATIONS_SPEC.replace("baselines: {production: runs/production.run}",
+                                   "baselines: {production: {scores: per-query.csv}}")
+    spec = spec.replace("candidate: runs/candidate.run", "candidate: {scores: per-query.csv, system: candidate}")
+    if not with_qrels:
+        spec = spec.replace("qrels: qrels.txt", "")
+    evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
+    measure = evaluation.measure("P@10")
+    assert measure.topics == ("1", "2") and measure.mve_method == "intra-topic (covariance 0)"
+    assert measure.matrix.row("candidate") == pytest.approx([0.46, 0.75], abs=1e-12)
+    assert evaluation.statistic("mve", "candidate") == pytest.approx(0.59155, abs=1e-9)
+    write(variations_project, "per-query.csv", "system,topic,value\n" + "".join(f"{s},{q},{v}\n" for s, q, v in rows
+                                                                                 if q != "q2b"))
+    with pytest.raises(InputError, match="q2b"):
+        evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
