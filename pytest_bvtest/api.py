@@ -223,7 +223,8 @@ class Evaluation:
             if len(self.measures) != 1:
                 raise InputError("several measures were evaluated", hint=f"name one of {', '.join(m.measure for m in self.measures)}")
             return self.measures[0]
-        wanted = str(parse_measure(measure))
+        labels = {evaluation.measure for evaluation in self.measures}
+        wanted = measure.strip() if measure.strip() in labels else str(parse_measure(measure))  # free table labels as written
         for evaluation in self.measures:
             if evaluation.measure == wanted:
                 return evaluation

@@ -21,7 +21,7 @@ import yaml
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
-from pytest_bvtest.measures import Measure, parse_measure
+from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
 from pytest_bvtest.stats.registry import STATISTICS
 
@@ -121,7 +121,7 @@ class Spec:
     """A validated spec. ``baselines`` maps names to sources; ``candidate`` is ``None`` for analysis only."""
 
     path: Path
-    measures: tuple[Measure, ...]
+    measures: tuple[Measure | TableMeasure, ...]
     baselines: Mapping[str, Source]
     qrels: Path | None = None
     candidate: Source | None = None
@@ -216,9 +216,12 @@ class _SpecReader:
         top = self.check_keys(document, (), _TOP_KEYS, "top-level")
         self.table_format = self.format_value(top.get("table_format", "auto"), ("table_format",))
         qrels = self.path_value(top["qrels"], ("qrels",)) if top.get("qrels") is not None else None
-        measures = self.measures(top.get("measures"))
+        measures_value = top.get("measures")
         baselines = self.baselines(top.get("baselines"))
         candidate = self.candidate(top.get("candidate"), baselines)
+        sources = [*baselines.values(), *([candidate] if candidate is not None else [])]
+        all_tables = bool(sources) and all(isinstance(source, ScoreTableFile) for source in sources)
+        measures = self.measures(measures_value, free_labels=all_tables)
         reference = self.reference(top.get("reference"), baselines, candidate)
         analysis = self.analysis(top.get("analysis"))
         gates = self.gates(top.get("gates"), measures, reference, baselines)
@@ -239,7 +242,9 @@ class _SpecReader:
         topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
         return Spec(self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics, self.lines)
 
-    def measures(self, value: Any) -> tuple[Measure, ...]:
+    def measures(self, value: Any, free_labels: bool = False) -> tuple[Measure | TableMeasure, ...]:
+        """The spec's measures; with ``free_labels`` (every system from tables) a name the project cannot
+        compute becomes a :class:`TableMeasure` label instead of an error."""
         if value is None:
             raise self.error(("measures",), "missing", "add e.g. `measures: [AP, nDCG@10]` (ir_measures syntax)")
         items = [value] if isinstance(value, str) else value
@@ -253,7 +258,11 @@ class _SpecReader:
             try:
                 parsed.append(parse_measure(text))
             except InputError as error:
-                raise self.error(key, error.message, error.hint) from None
+                if free_labels and text.strip():
+                    parsed.append(TableMeasure(text.strip()))
+                    continue
+                free = "a measure the project cannot compute may be named freely when every system comes from a table"
+                raise self.error(key, error.message, f"{error.hint}; {free}" if error.hint else free) from None
         duplicates = {str(m) for m in parsed if parsed.count(m) > 1}
         if duplicates:
             raise self.error(("measures",), f"measure listed twice: {', '.join(sorted(duplicates))}")
@@ -442,8 +451,9 @@ class _SpecReader:
                     raise self.error((*key, "confidence"), f"must be between 0 and 1 (e.g. 0.95), got {confidence}")
             measure = None
             if gate.get("measure") is not None:
+                labels = {str(known): known for known in measures if isinstance(known, TableMeasure)}
                 try:
-                    measure = parse_measure(str(gate["measure"]))
+                    measure = labels.get(str(gate["measure"]).strip()) or parse_measure(str(gate["measure"]))
                 except InputError as error:
                     raise self.error((*key, "measure"), error.message, error.hint) from None
                 if measure not in measures:

@@ -466,3 +466,31 @@ def test_query_variations_from_per_query_score_tables(variations_project: Path, 
                                                                                  if q != "q2b"))
     with pytest.raises(InputError, match="q2b"):
         evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
+
+
+def test_a_measure_the_project_cannot_compute_is_named_freely_when_every_system_comes_from_tables(tmp_path: Path) -> None:
+    # Real data: TREC-COVID round 1 per-topic RBP(0.5) of 107 runs (Benham et al. ECIR 2021), long format.
+    table = shared_path("trec_covid_round1_benham", "round1_data.csv")
+    spec_path = write(tmp_path, "bvtest.yaml", f"""
+        measures: ["RBP(p=0.5)"]
+        baselines: {{OHSU_RUN1: {{scores: {table}, format: long}}, T5R1: {{scores: {table}, format: long}}}}
+        candidate: {{scores: {table}, format: long, system: OHSU_RUN2, name: OHSU_RUN2}}
+        reference: OHSU_RUN1
+        gates:
+          - {{statistic: mean, max_decrease: 0.5, measure: "RBP(p=0.5)"}}
+    """)
+    evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
+    measure = evaluation.measure("RBP(p=0.5)")
+    assert measure.measure == "RBP(p=0.5)" and len(measure.topics) == 30
+    rows = [line.split(",") for line in table.read_text().splitlines()[1:]]
+    for system in ("OHSU_RUN1", "OHSU_RUN2", "T5R1"):
+        values = [float(score) for name, _, score in rows if name == system]
+        assert evaluation.statistic("mean", system, "RBP(p=0.5)") == pytest.approx(np.mean(values), abs=1e-12)
+    # PROVENANCE.md's cross-checked cells: OHSU_RUN1 topic 1 = 0.8026, OHSU_RUN2 topic 2 = 0.9945
+    assert measure.matrix.row("OHSU_RUN1")[measure.topics.index("1")] == 0.8026
+    assert measure.matrix.row("OHSU_RUN2")[measure.topics.index("2")] == 0.9945
+    assert [gate.passed for gate in measure.gates] == [True]
+    # a run file cannot be scored with a free label
+    example = Path(__file__).resolve().parents[1] / "example_project"
+    with pytest.raises(InputError, match="cannot compute|unknown|not supported|RBP"):
+        evaluate_spec(load_spec(spec_path).with_candidate_run(example / "runs" / "candidate-risky.run"), use_cache=False)
