@@ -7,6 +7,7 @@ every report is written from.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,7 @@ from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.gates import GateOutcome, TopicImpact, judge
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
-from pytest_bvtest.io.textfiles import atomic_write_bytes
+from pytest_bvtest.io.textfiles import atomic_write_bytes, numbered_lines, project_root, require_inside
 from pytest_bvtest.io.topicfiles import Variation, read_topic_texts, read_topic_weights, read_variations
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile, retrieved_lists
 from pytest_bvtest.measures import Measure, parse_measure
@@ -611,10 +612,34 @@ def _simulate(spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequence
     return simulate_topic_bias_variance(lists, systems, topics, samples=settings.samples, seed=settings.seed)
 
 
-def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True) -> Evaluation:
-    """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes."""
-    folder = None if not use_cache else (Path(cache_dir) if cache_dir else spec.cache)
-    cache = ScoreCache(folder)
+#: How a user allows writes outside the project (the spec's ``cache:``, ``--bvtest-update``, ini report paths).
+ALLOW_OUTSIDE_OPTIONS = "--bvtest-allow-outside-project (pytest) or --allow-outside-project (bvtest check)"
+
+
+def _spec_cache_folder(spec: Spec, cache_dir: str | os.PathLike[str] | None, use_cache: bool,
+                       allow_outside: bool) -> Path | None:
+    """The cache folder: the caller's ``cache_dir`` (from the command line), else the spec's ``cache``,
+    which must lie inside the project unless ``allow_outside``."""
+    if not use_cache:
+        return None
+    if cache_dir:
+        return Path(cache_dir)
+    if spec.cache is not None and not allow_outside:
+        try:
+            require_inside(spec.cache, project_root(spec.folder), "the cache folder", allow_option=ALLOW_OUTSIDE_OPTIONS)
+        except InputError as error:
+            raise InputError(f"cache: {error.message}", path=spec.path, line=spec.line_of("cache"), hint=error.hint) from None
+    return spec.cache
+
+
+def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True,
+                  allow_outside: bool = False) -> Evaluation:
+    """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes.
+
+    ``allow_outside`` lets the spec's ``cache:`` folder lie outside the project (see
+    :func:`~pytest_bvtest.io.textfiles.project_root`).
+    """
+    cache = ScoreCache(_spec_cache_folder(spec, cache_dir, use_cache, allow_outside))
     qrels = read_qrels(spec.qrels) if spec.qrels is not None else None
     variations = None
     if spec.analysis.mve.variations is not None:
@@ -676,6 +701,7 @@ class BvtestAPI:
 
     cache_dir: str | os.PathLike[str] | None = None
     use_cache: bool = True
+    allow_outside: bool = False
     run: str | os.PathLike[str] | None = None
     specs: Sequence[str | os.PathLike[str]] = ()
 
@@ -692,7 +718,7 @@ class BvtestAPI:
         if spec is None:
             spec = self.session_spec()
         return evaluate_spec(spec_under_test(spec, run if run is not None else self.run, name=name),
-                             cache_dir=self.cache_dir, use_cache=self.use_cache)
+                             cache_dir=self.cache_dir, use_cache=self.use_cache, allow_outside=self.allow_outside)
 
     def session_spec(self) -> Path:
         """The session's spec, when there is exactly one."""
@@ -707,11 +733,26 @@ class BvtestAPI:
         return evaluation.statistic(name, system, measure)
 
 
-def update_reference(evaluation: Evaluation) -> list[str]:
+def update_reference(evaluation: Evaluation, *, force: bool = False, allow_outside: bool = False,
+                     keep_folder: str | os.PathLike[str] | None = None) -> list[str]:
     """Make the candidate run the stored reference run (``--bvtest-update``); say what changed.
 
-    The reference file's previous content is kept beside it as ``NAME.previous-HASH``; both writes
-    are atomic.
+    Parameters
+    ----------
+    evaluation:
+        The spec's evaluation; when one of its gates failed the update is refused unless ``force``.
+    force:
+        Update even though a gate failed (``--bvtest-update-force``).
+    allow_outside:
+        Allow a reference file outside the project (after following symbolic links).
+    keep_folder:
+        Where the previous reference is kept (``previous/NAME.previous-HASH``); by default the
+        spec's cache folder. With neither, the previous version is left to version control.
+
+    The reference keeps its format: a ``.gz`` file stays gzip, and a reference that is one tag of a
+    multi-system run file has only its own lines replaced (the candidate's lines, tagged with the
+    reference's tag). Every write is atomic: killed at any moment, each file is complete-old or
+    complete-new.
     """
     spec = evaluation.spec
     if spec.candidate is None or spec.reference is None:
@@ -723,24 +764,69 @@ def update_reference(evaluation: Evaluation) -> list[str]:
             path=spec.path, line=spec.line_of("reference"),
             hint="per-topic tables are not rewritten; update the table in your own pipeline",
         )
-    new = spec.candidate.path.read_bytes()
-    old = stored.path.read_bytes()
-    if new == old:
-        return [f"bvtest: reference {spec.reference!r} ({stored.path}) already holds the candidate run; nothing changed"]
-    kept = stored.path.with_name(f"{stored.path.name}.previous-{hashlib.blake2b(old, digest_size=6).hexdigest()}")
-    if not kept.exists():
-        atomic_write_bytes(kept, old)
-    atomic_write_bytes(stored.path, new)
-    lines = [
-        f"bvtest: reference {spec.reference!r} updated: {stored.path} now holds the candidate {spec.candidate.path}",
-        f"bvtest: previous reference kept as {kept}",
-    ]
     failed = [outcome.id for outcome in evaluation.gates if not outcome.passed]
+    if failed and not force:
+        raise InputError(
+            f"reference {spec.reference!r} not updated: {len(failed)} gate(s) failed: {', '.join(failed)}",
+            path=spec.path,
+            hint="update after the gates pass, or on purpose with --bvtest-update-force (bvtest check --update-force)",
+        )
+    if not allow_outside:
+        try:
+            require_inside(stored.path, project_root(spec.folder), "the reference run", allow_option=ALLOW_OUTSIDE_OPTIONS)
+        except InputError as error:
+            raise InputError(f"not updated: {error.message}", path=spec.path, line=spec.line_of("baselines", spec.reference),
+                             hint=error.hint) from None
+    old_text = "".join(f"{line}\n" for _, line in numbered_lines(stored.path))
+    new_text = _replaced_run_text(stored, spec.candidate)
+    if new_text == old_text:
+        return [f"bvtest: reference {spec.reference!r} ({stored.path}) already holds the candidate run; nothing changed"]
+    lines = []
+    folder = keep_folder if keep_folder is not None else spec.cache
+    if folder is not None:
+        old = stored.path.read_bytes()
+        kept = Path(folder) / "previous" / f"{stored.path.name}.previous-{hashlib.blake2b(old, digest_size=6).hexdigest()}"
+        if not kept.exists():
+            atomic_write_bytes(kept, old)
+        kept_line = f"bvtest: previous reference kept as {kept}"
+    else:
+        kept_line = f"bvtest: previous reference not kept (no cache folder): restore it from version control (git checkout -- {stored.path.name})"
+    data = new_text.encode("utf-8")
+    atomic_write_bytes(stored.path, gzip.compress(data, mtime=0) if stored.path.name.endswith(".gz") else data)
+    lines += [
+        f"bvtest: reference {spec.reference!r} updated: {stored.path} now holds the candidate {spec.candidate.path}"
+        + (f" (tag {stored.tag!r}, the file's other systems kept)" if stored.tag is not None else ""),
+        kept_line,
+    ]
     if failed:
-        lines.append(f"bvtest: note: updated as asked although {len(failed)} gate(s) failed: {', '.join(failed)}")
+        lines.append(f"bvtest: note: updated as forced although {len(failed)} gate(s) failed: {', '.join(failed)}")
     for measure in evaluation.measures:
         before = measure.system(spec.reference).values["mean"]
         after = measure.system(measure.candidate).values["mean"] if measure.candidate else None
         if before is not None and after is not None:
             lines.append(f"bvtest:   {measure.measure} mean {before:.4f} -> {after:.4f} ({after - before:+.4f})")
     return lines
+
+
+def _replaced_run_text(stored: RunFile, candidate: RunFile) -> str:
+    """The reference file's new text: the candidate's run lines (its selected tag only), in place of the
+    whole file, or of the reference tag's lines (re-tagged) when the reference is one system of several."""
+    new_lines = [line for _, line in numbered_lines(candidate.path)
+                 if candidate.tag is None or _run_tag(line) == candidate.tag]
+    if stored.tag is None:
+        return "".join(f"{line}\n" for line in new_lines)
+    retagged = [" ".join([*line.split()[:5], stored.tag]) for line in new_lines if _run_tag(line) is not None]
+    text: list[str] = []
+    for _, line in numbered_lines(stored.path):
+        if _run_tag(line) != stored.tag:
+            text.append(line)
+        elif retagged:
+            text += retagged
+            retagged = []
+    return "".join(f"{line}\n" for line in text)
+
+
+def _run_tag(line: str) -> str | None:
+    """The tag of a run line; ``None`` for a comment, a blank line or anything else."""
+    fields = line.split()
+    return fields[5] if len(fields) == 6 and not fields[0].startswith("#") else None

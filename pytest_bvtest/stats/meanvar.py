@@ -365,10 +365,12 @@ def normalised_weights(weights: npt.ArrayLike | None, size: int, what: str) -> F
     w = _shaped(weights, (size,), what)
     if not np.isfinite(w).all() or (w < 0).any():
         raise StatisticError(f"{what} must be finite and non-negative")
-    total = w.sum()
-    if total <= 0:
+    largest = w.max(initial=0.0)
+    if largest <= 0:
         raise StatisticError(f"{what} sum to 0; at least one must be positive")
-    return w / total
+    # scaled by the largest first: weights near the float maximum would overflow their sum
+    scaled = w / largest
+    return scaled / scaled.sum()
 
 
 def _variation_probabilities(popularity: npt.ArrayLike | None, present: npt.NDArray[np.bool_]) -> FloatArray:
@@ -380,11 +382,12 @@ def _variation_probabilities(popularity: npt.ArrayLike | None, present: npt.NDAr
         p = np.where(present, p, 0.0)
         if not np.isfinite(p).all() or (p < 0).any():
             raise StatisticError("popularity must be finite and non-negative")
-    totals = p.sum(axis=1)
-    zero = np.flatnonzero(totals <= 0)
+    largest = p.max(axis=1, initial=0.0)
+    zero = np.flatnonzero(largest <= 0)
     if zero.size:
         raise StatisticError(f"popularity sums to 0 for topic position(s) {zero.tolist()}; give at least one variation a positive popularity")
-    return p / totals[:, None]
+    scaled = p / largest[:, None]  # by the largest first, so huge popularities cannot overflow their sum
+    return scaled / scaled.sum(axis=1)[:, None]
 
 
 def mve_alpha_sweep(mu: npt.ArrayLike, sigma2: npt.ArrayLike, alphas: npt.ArrayLike) -> FloatArray:
