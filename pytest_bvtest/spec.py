@@ -278,8 +278,10 @@ class _SpecReader:
                 if free_labels and text.strip():
                     parsed.append(TableMeasure(text.strip()))
                     continue
-                free = "a measure the project cannot compute may be named freely when every system comes from a table"
-                raise self.error(key, error.message, f"{error.hint}; {free}" if error.hint else free) from None
+                # a real measure the project cannot compute (RBP, ...) may still come from tables
+                free = "tables may carry it: name it freely when every system comes from a table"
+                hint = f"{free}; {error.hint}" if "not supported" in error.message else error.hint
+                raise self.error(key, error.message, hint) from None
         duplicates = {str(m) for m in parsed if parsed.count(m) > 1}
         if duplicates:
             raise self.error(("measures",), f"measure listed twice: {', '.join(sorted(duplicates))}")
