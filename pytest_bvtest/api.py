@@ -26,6 +26,7 @@ from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTable
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
+from pytest_bvtest.stats.calibration import SwapNull, swap_null
 from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_test
 from pytest_bvtest.stats.meanvar import mve_general, mve_intra_topic, variation_layout
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
@@ -241,7 +242,7 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
     """Judge one gate; ``computed`` holds the statistics already computed against the spec's reference."""
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
-    relative = gate.bound.kind in ("max_increase", "max_decrease")
+    relative = gate.bound is not None and gate.bound.kind in ("max_increase", "max_decrease")
     if gate.statistic == "mve" and mve_from_variations and gate.confidence is not None:
         raise InputError(f"gate {gate.name}: a noise-aware MVE gate is not available with query variations",
                          path=spec.path, line=gate.line, hint="drop `confidence` from this gate")
@@ -260,6 +261,7 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
             resamples=spec.analysis.bootstrap.resamples, confidence=gate.confidence, seed=spec.analysis.bootstrap.seed,
         )
         interval = (float(result.low), float(result.high))
+    null, null_offset = _gate_null(spec, gate, matrix, settings, candidate, reference, values)
     compared, against = ((matrix.scores[reference], gate.reference) if reference is not None
                          else (matrix.scores.max(axis=0), "the virtual target"))
     return judge(
@@ -272,12 +274,33 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
         value=float(values[candidate]),
         reference_value=reference_value,
         bound=gate.bound,
+        higher_is_better=statistic.higher_is_better,
+        null=null,
+        null_offset=null_offset,
+        false_alarm=gate.false_alarm,
         interval=interval,
         confidence=gate.confidence,
         seed=spec.analysis.bootstrap.seed if gate.confidence is not None else None,
         worst_topics=_worst_topics(matrix, candidate, compared, spec.analysis.top_topics, texts),
         worst_against=str(against),
     )
+
+
+def _gate_null(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
+               reference: int | None, values: np.ndarray) -> tuple[SwapNull | None, float]:
+    """The gate's null of no change (MATH.md section 7) and the offset that puts it on the value's scale.
+
+    Every gate with a reference gets one, so that plain bounds report their false-alarm rate too;
+    the offset is the reference's value when the null is of ``S(candidate) - S(reference)``.
+    """
+    if reference is None or reference == candidate:
+        return None, 0.0
+    try:
+        null = swap_null(matrix.scores, gate.statistic, candidate, reference, settings,
+                         swaps=spec.analysis.calibration.swaps, seed=spec.analysis.calibration.seed)
+    except StatisticError as error:
+        raise InputError(f"gate {gate.name}: the null of no change: {error}", path=spec.path, line=gate.line) from None
+    return null, (0.0 if null.own_value else float(values[reference]))
 
 
 def _candidate_name(spec: Spec) -> str | None:
