@@ -26,7 +26,7 @@ from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTable
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
-from pytest_bvtest.stats.calibration import SwapNull, swap_null
+from pytest_bvtest.stats.calibration import OWN_VALUE_STATISTICS, SwapNull, swap_null
 from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_test
 from pytest_bvtest.stats.meanvar import mve_general, mve_intra_topic, variation_layout
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
@@ -242,7 +242,9 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
     """Judge one gate; ``computed`` holds the statistics already computed against the spec's reference."""
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
-    relative = gate.bound is not None and gate.bound.kind in ("max_increase", "max_decrease")
+    # relative to the reference's value: a relative bound, or a calibrated limit on a null of differences
+    relative = ((gate.bound is not None and gate.bound.kind in ("max_increase", "max_decrease"))
+                or (gate.false_alarm is not None and gate.statistic not in OWN_VALUE_STATISTICS))
     if gate.statistic == "mve" and mve_from_variations and gate.confidence is not None:
         raise InputError(f"gate {gate.name}: a noise-aware MVE gate is not available with query variations",
                          path=spec.path, line=gate.line, hint="drop `confidence` from this gate")

@@ -270,7 +270,7 @@ def _headline(outcome: GateOutcome, undefined: str | None) -> str:
     if outcome.excess > 0:
         margin = f"past the limit by {outcome.excess:.6g}"
     else:
-        margin = f"headroom {-outcome.excess:.6g}"
+        margin = f"headroom {0.0 - outcome.excess:.6g}"  # never "-0"
     rule = f"bound {outcome.rule}" if outcome.bound is not None else outcome.rule
     calibration = f"; {outcome.null.describe()}" if outcome.null is not None else ""
     return (
