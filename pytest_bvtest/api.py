@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -465,6 +465,25 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
                              path=spec.path, line=spec.line_of("analysis", "simulation"))
         simulation = _simulate(spec, qrels, measures[0].topics, measures[0].matrix.systems)
     return Evaluation(spec, measures, cache.hits, cache.misses, simulation)
+
+
+def replay_baselines(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None,
+                     use_cache: bool = True) -> dict[str, Evaluation]:
+    """Evaluate the spec's gates with each baseline but the reference as the candidate (``bvtest calibrate``).
+
+    A release the team accepted should pass its gates; one that fails shows a gate that would have
+    raised a false alarm. The replayed baseline leaves the baselines (it is now the system under
+    test), so the other systems and the reference are as in the spec.
+    """
+    replays = {}
+    for name, source in spec.baselines.items():
+        if name == spec.reference:
+            continue
+        others = {other: kept for other, kept in spec.baselines.items() if other != name}
+        gates = tuple(gate for gate in spec.gates if gate.reference != name)
+        replayed = replace(spec, baselines=others, candidate=source, gates=gates)
+        replays[name] = evaluate_spec(replayed, cache_dir=cache_dir, use_cache=use_cache)
+    return replays
 
 
 @dataclass

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from pytest_bvtest.spec import Bound
 from pytest_bvtest.stats.calibration import SwapNull
@@ -45,7 +45,8 @@ class NullSummary:
 
     ``requested`` is the gate's ``false_alarm`` (``None`` for a plain bound), ``calibrated_limit``
     the limit it gives on the value's scale, ``rate`` the false-alarm rate of the gate's effective
-    limit; ``swaps`` swaps with ``reference``, all ``2**n`` when ``exact``, else drawn with ``seed``.
+    limit; ``swaps`` swaps with ``reference``, all ``2**n`` when ``exact``, else drawn with ``seed``;
+    ``distribution`` plus ``offset`` is the null on the value's scale.
     """
 
     requested: float | None
@@ -55,6 +56,12 @@ class NullSummary:
     exact: bool
     seed: int
     reference: str
+    distribution: SwapNull = field(repr=False, compare=False)
+    offset: float = 0.0
+
+    def limit_at(self, false_alarm: float) -> float:
+        """The limit, on the value's scale, that ``false_alarm: false_alarm`` would give this gate."""
+        return self.distribution.limit(false_alarm) + self.offset
 
     def describe(self) -> str:
         """``false-alarm rate 4.9% (10,000 swaps with production, seed 0)``."""
@@ -216,7 +223,8 @@ def judge(
     summary = None
     if null is not None:
         rate = null.false_alarm_rate(limit - null_offset)
-        summary = NullSummary(false_alarm, calibrated_limit, rate, null.swaps, null.exact, null.seed, str(reference))
+        summary = NullSummary(false_alarm, calibrated_limit, rate, null.swaps, null.exact, null.seed, str(reference), null,
+                              null_offset)
     excess = float("nan") if undefined else _excess(value, limit, upper)
     point_fails = undefined is not None or excess > _TOLERANCE
     warning = None
