@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -20,24 +20,29 @@ from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.gates import GateOutcome, TopicImpact, judge
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
-from pytest_bvtest.io.textfiles import atomic_write_bytes, file_digest
+from pytest_bvtest.io.textfiles import atomic_write_bytes
 from pytest_bvtest.io.topicfiles import read_topic_texts, read_topic_weights, read_variations
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile, retrieved_lists
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
 from pytest_bvtest.stats.calibration import OWN_VALUE_STATISTICS, SwapNull, swap_null
-from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_test
-from pytest_bvtest.stats.meanvar import mve_general, mve_intra_topic, variation_layout
+from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_tests
+from pytest_bvtest.stats.meanvar import VariationLayout, mve_general, mve_intra_topic, variation_layout
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 from pytest_bvtest.stats.risk import trisk
 from pytest_bvtest.stats.simulation import SimulationResult, simulate_topic_bias_variance
 
-__all__ = ["BvtestAPI", "Evaluation", "GateOutcome", "MeasureEvaluation", "SystemStatistics", "evaluate_spec"]
+__all__ = ["BvtestAPI", "Evaluation", "GateOutcome", "MeasureEvaluation", "SystemStatistics", "evaluate_spec", "spec_under_test"]
 
 ROLE_CANDIDATE = "candidate"
 ROLE_REFERENCE = "reference"
 ROLE_BASELINE = "baseline"
+
+#: The MVE forms (Zuccon et al. CIKM 2016, MATH.md section 5), as every report names them.
+MVE_INTER_TOPIC = "inter-topic"
+MVE_INTRA_TOPIC = "intra-topic (covariance 0)"
+MVE_GENERAL = "general (aligned by user)"
 
 #: Statistics reported for every system, in table order.
 SYSTEM_STATISTICS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "zrisk", "georisk", "mve", "gawm")
@@ -54,6 +59,7 @@ class SystemStatistics:
     gap: Mapping[str, float]
     missing_topics: tuple[str, ...]
     ignored_topics: tuple[str, ...]
+    missing_queries: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,8 +92,8 @@ def compare_with_baselines(matrix: ScoreMatrix, candidate: str, seed: int) -> tu
     if not others or len(matrix.topics) < 2:
         return ()
     ours = matrix.scores[index]
-    tests = [(paired_t_test(ours, matrix.scores[i]), randomization_test(ours, matrix.scores[i], RANDOMIZATION_PERMUTATIONS, seed))
-             for i in others]
+    randomized = randomization_tests(ours, matrix.scores[others], RANDOMIZATION_PERMUTATIONS, seed)
+    tests = [(paired_t_test(ours, matrix.scores[i]), randomization) for i, randomization in zip(others, randomized)]
     p_t_holm = holm(np.array([t.p_value for t, _ in tests]))
     p_randomization_holm = holm(np.array([r.p_value for _, r in tests]))
     comparisons = []
@@ -116,7 +122,7 @@ class MeasureEvaluation:
     gates: tuple[GateOutcome, ...]
     candidate: str | None
     reference: str | None
-    mve_method: str = "inter-topic"
+    mve_method: str = MVE_INTER_TOPIC
     comparisons: tuple[Comparison, ...] = ()
 
     @property
@@ -351,6 +357,7 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
                 gap={key: float(getattr(analysis.gap, key)[i]) for key in ("bias", "var", "mse", "var_target", "var_system", "cov")},
                 missing_topics=matrix.missing_topics(name),
                 ignored_topics=tuple(matrix.ignored_topics.get(name, ())),
+                missing_queries=() if variations is None else variations.missing_queries.get(name, ()),
             )
         )
     gates: list[GateOutcome] = []
@@ -359,7 +366,7 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations is not None, texts))
-    method = "inter-topic" if variations is None else variations.method
+    method = MVE_INTER_TOPIC if variations is None else variations.method
     comparisons = () if candidate_name is None else compare_with_baselines(matrix, candidate_name, spec.analysis.bootstrap.seed)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
                              spec.reference, method, comparisons)
@@ -371,6 +378,7 @@ class _VariationMVE:
 
     values: Mapping[str, np.ndarray]
     method: str
+    missing_queries: Mapping[str, tuple[str, ...]]
 
 
 def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
@@ -397,7 +405,7 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
     order = {topic: j for j, topic in enumerate(universe)}
     variations.sort(key=lambda variation: order[variation.topic_id])
     query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
-    digest = hashlib.blake2b((file_digest(spec.qrels) + file_digest(path)).encode(), digest_size=20).hexdigest()
+    digest = hashlib.blake2b((cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20).hexdigest()
     query_matrices = MatrixBuilder(query_qrels, cache, qrels_digest=digest).build(list(spec.measures), spec.sources())
     popularity = [variation.popularity for variation in variations]
     users = [variation.user for variation in variations]
@@ -407,19 +415,46 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
         None if None in popularity else popularity,
     )
     alpha = spec.analysis.mve.alpha
+    user_probability = _general_form_users(spec, layout)
     topic_matrices, values = {}, {}
     for measure, queries in query_matrices.items():
         arranged = layout.arrange(queries.scores)
         intra = mve_intra_topic(arranged, alpha, weights=weights, popularity=layout.popularity, present=layout.present)
-        if layout.aligned_by_user:
-            values[str(measure)] = np.asarray(mve_general(np.swapaxes(arranged, -1, -2), alpha, weights=weights).value)
+        if user_probability is not None:
+            general = mve_general(np.swapaxes(arranged, -1, -2), alpha, weights=weights, user_probability=user_probability)
+            values[str(measure)] = np.asarray(general.value)
         else:
             values[str(measure)] = np.asarray(intra.value)
-        imputed = np.any(layout.arrange(queries.imputed.astype(float)) == 1.0, axis=-1)  # padding is NaN
+        # A topic is missing (and scores 0) only when the run ranks none of its variations; a missing
+        # variation alone scores 0 inside its topic's mean and is listed in missing_queries.
+        imputed = np.all((layout.arrange(queries.imputed.astype(float)) == 1.0) | ~layout.present, axis=-1)
         topic_matrices[measure] = ScoreMatrix(queries.measure, queries.systems, layout.topics, np.asarray(intra.topic_mu),
                                               imputed, queries.ignored_topics)
-    method = "general (aligned by user)" if layout.aligned_by_user else "intra-topic (covariance 0)"
-    return topic_matrices, _VariationMVE(values, method)
+    method = MVE_GENERAL if user_probability is not None else MVE_INTRA_TOPIC
+    queries = next(iter(query_matrices.values()))  # the same queries are missing under every measure
+    missing_queries = {system: tuple(query for query, flag in zip(queries.topics, queries.imputed[i]) if flag)
+                       for i, system in enumerate(queries.systems)}
+    return topic_matrices, _VariationMVE(values, method, missing_queries)
+
+
+def _general_form_users(spec: Spec, layout: VariationLayout) -> np.ndarray | None:
+    """The user probabilities of the general MVE form, or ``None`` for the intra-topic form.
+
+    ``mve.form: auto`` takes the general form whenever it is defined: variations aligned by user and
+    a popularity that gives each user the same share of every topic (MATH.md section 5 PIN).
+    ``general`` asks for it and is an error where it is not defined; ``intra-topic`` never uses it.
+    """
+    form = spec.analysis.mve.form
+    if form == "intra-topic":
+        return None
+    probability = layout.user_probability()
+    if probability is None and form == "general":
+        why = ("every topic needs the same users, one query each" if not layout.aligned_by_user
+               else "a user's popularity must be the same share of every topic (it is the user's probability)")
+        raise InputError(f"the general MVE form is not defined for these query variations: {why}",
+                         path=spec.path, line=spec.line_of("analysis", "mve", "form"),
+                         hint="use `form: intra-topic` (covariance 0 across topics) or `form: auto`")
+    return probability
 
 
 def _short_list(items: Sequence[str], limit: int = 10) -> str:
@@ -486,28 +521,66 @@ def replay_baselines(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = N
     return replays
 
 
+#: What can stand in for a spec's candidate: a run file, a source, or an in-memory ``{qid: {docno: score}}``.
+CandidateRun = str | os.PathLike[str] | RunFile | ScoreTableFile | Run | Mapping[str, Mapping[str, float]]
+
+
+def spec_under_test(spec: Spec | str | os.PathLike[str], run: CandidateRun | None = None, *,
+                    name: str = CANDIDATE_NAME) -> Spec:
+    """``spec`` (a :class:`Spec` or its path) with its candidate replaced by ``run`` when one is given.
+
+    The one place a candidate override is applied (``--bvtest-run`` for the gates, the ``bvtest``
+    fixture and ``--bvtest-update``; ``bvtest check --run``; the fixture's ``run`` argument), so every
+    check of a session judges the same candidate. A dict run is named ``name``.
+    """
+    if not isinstance(spec, Spec):
+        spec = load_spec(spec)
+    if run is None:
+        return spec
+    if isinstance(run, Mapping):
+        run = Run(name=name, scores={str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()})
+    if isinstance(run, Run | RunFile | ScoreTableFile):
+        return spec.with_candidate(run)
+    return spec.with_candidate_run(run)
+
+
 @dataclass
 class BvtestAPI:
-    """What the ``bvtest`` fixture hands a test: load a spec, evaluate a run, read any statistic."""
+    """What the ``bvtest`` fixture hands a test: load a spec, evaluate a run, read any statistic.
+
+    ``run`` and ``specs`` are the session's: the candidate the gates judge (``--bvtest-run``) and the
+    specs it tests (``--bvtest-spec``, else the collected ``bvtest*.yaml``). :meth:`evaluate` uses
+    them when it is not given a run or a spec, so a team's own rules check the pull request's run.
+    """
 
     cache_dir: str | os.PathLike[str] | None = None
     use_cache: bool = True
-    _evaluations: dict = field(default_factory=dict, repr=False)
+    run: str | os.PathLike[str] | None = None
+    specs: Sequence[str | os.PathLike[str]] = ()
 
     def load_spec(self, path: str | os.PathLike[str]) -> Spec:
         return load_spec(path)
 
-    def evaluate(self, spec: Spec | str | os.PathLike[str], run: str | os.PathLike[str] | Mapping | Run | None = None,
+    def evaluate(self, spec: Spec | str | os.PathLike[str] | None = None, run: CandidateRun | None = None,
                  *, name: str = CANDIDATE_NAME) -> Evaluation:
-        """Evaluate ``spec``; ``run`` replaces its candidate: a run file, a :class:`Run`, or a dict
-        ``{qid: {docno: score}}``."""
-        if not isinstance(spec, Spec):
-            spec = load_spec(spec)
-        if run is not None:
-            if isinstance(run, Mapping):
-                run = Run(name=name, scores={str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()})
-            spec = spec.with_candidate(run) if isinstance(run, Run) else spec.with_candidate_run(run)
-        return evaluate_spec(spec, cache_dir=self.cache_dir, use_cache=self.use_cache)
+        """Evaluate ``spec`` (the session's only spec when omitted) with ``run`` as its candidate.
+
+        ``run`` is a run file, a :class:`Run`, or a dict ``{qid: {docno: score}}`` (named ``name``);
+        when omitted, the session's ``--bvtest-run`` if given, else the spec's own candidate.
+        """
+        if spec is None:
+            spec = self.session_spec()
+        return evaluate_spec(spec_under_test(spec, run if run is not None else self.run, name=name),
+                             cache_dir=self.cache_dir, use_cache=self.use_cache)
+
+    def session_spec(self) -> Path:
+        """The session's spec, when there is exactly one."""
+        specs = list(dict.fromkeys(Path(path) for path in self.specs))
+        if len(specs) != 1:
+            found = f"found {', '.join(map(str, specs))}" if specs else "none was given or collected"
+            raise InputError("evaluate() without a spec needs exactly one spec in the session",
+                             hint=f"{found}; pass the spec's path, e.g. bvtest.evaluate('bvtest.yaml')")
+        return specs[0]
 
     def statistic(self, evaluation: Evaluation, name: str, system: str = CANDIDATE_NAME, measure: str | None = None) -> float | None:
         return evaluation.statistic(name, system, measure)

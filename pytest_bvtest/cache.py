@@ -5,6 +5,18 @@ so editing either file, upgrading the package or asking for another measure miss
 are small JSON files written atomically (temporary file + rename): pytest-xdist workers that evaluate
 the same run at once both succeed, and a reader never sees half an entry. A corrupt or truncated entry
 is treated as a miss and rewritten; the cache never makes an evaluation fail.
+
+Finding a run's entries needs its digest, and hashing a 250 MB run on every lookup costs about a
+second. :meth:`ScoreCache.file_digest` therefore keeps, beside the entries, one small stat record per
+file: the digest with the file's size, modification and status-change times (nanoseconds), inode
+and device when it was hashed. While all of those are unchanged the recorded digest is used without
+reading the file. A write changes the modification time, and ``os.utime`` (which can put the old
+modification time back) changes the status-change time, which no user call can set; so an edited
+file never matches its old record. One race remains, the one git calls "racy": a write in the same
+timestamp tick as the hashing leaves every field unchanged. A record is therefore trusted only when
+the file's times lie at least :data:`RACY_WINDOW_NS` (2 s, the coarsest timestamp resolution of
+common file systems) before the hashing began; a younger file is hashed again on every lookup until
+it has aged.
 """
 
 from __future__ import annotations
@@ -12,16 +24,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_bvtest import __version__
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.textfiles import atomic_write_text
+from pytest_bvtest.io.textfiles import atomic_write_text, file_digest
 
 DEFAULT_CACHE_DIR = ".bvtest_cache"
 _LAYOUT = "v2"
+_STAT_FOLDER = "stat"
+
+#: A stat record is trusted only for files whose times are this much older than its hashing (git's racy rule).
+RACY_WINDOW_NS = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -67,6 +84,36 @@ class ScoreCache:
         self.hits += 1
         return entry
 
+    def file_digest(self, path: str | os.PathLike[str]) -> str:
+        """SHA-256 of the file's bytes, taken from its stat record when the file is unchanged since it was hashed.
+
+        Without a cache folder, or when the record is missing, stale or racy (see the module docstring),
+        the file is hashed and the record (re)written. Equal to :func:`~pytest_bvtest.io.textfiles.file_digest`.
+        """
+        if self.folder is None:
+            return file_digest(path)
+        path = Path(path).absolute()
+        record_path = self.folder / _LAYOUT / _STAT_FOLDER / f"{hashlib.blake2b(os.fsencode(path), digest_size=16).hexdigest()}.json"
+        try:
+            stat = _stat_fields(path)
+        except OSError:
+            return file_digest(path)  # raises the InputError naming the file
+        try:
+            record = json.loads(record_path.read_text(encoding="utf-8"))
+            if record["path"] == str(path) and record["stat"] == stat and _aged(stat, record["hashed_at_ns"]):
+                return str(record["digest"])
+        except (OSError, ValueError, TypeError, KeyError):
+            pass
+        hashed_at_ns = time.time_ns()
+        digest = file_digest(path)
+        try:
+            if _stat_fields(path) == stat:  # unchanged while it was read
+                record = {"path": str(path), "stat": stat, "hashed_at_ns": hashed_at_ns, "digest": digest}
+                atomic_write_text(record_path, json.dumps(record))
+        except (OSError, InputError):
+            pass
+        return digest
+
     def put(self, key: str, entry: CachedScores) -> None:
         """Store ``entry``; a folder that cannot be written is ignored (the cache is an optimisation)."""
         if self.folder is None:
@@ -80,6 +127,18 @@ class ScoreCache:
             atomic_write_text(self._entry_path(key), json.dumps(payload))
         except (OSError, InputError):
             pass
+
+
+def _stat_fields(path: Path) -> list[int]:
+    """What identifies one version of a file without reading it (``os.stat``, nanoseconds)."""
+    stat = os.stat(path)
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev]
+
+
+def _aged(stat: list[int], hashed_at_ns: int) -> bool:
+    """Whether the file's last change lies before the hashing by more than one timestamp tick."""
+    _, mtime_ns, ctime_ns, _, _ = stat
+    return max(mtime_ns, ctime_ns) < hashed_at_ns - RACY_WINDOW_NS
 
 
 def _entry_from_payload(payload: Any) -> CachedScores:

@@ -10,18 +10,17 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pytest_bvtest import __version__
-from dataclasses import replace
-
-from pytest_bvtest.api import Evaluation, GateOutcome, evaluate_spec, replay_baselines
-from pytest_bvtest.cache import DEFAULT_CACHE_DIR, ScoreCache
+from pytest_bvtest.cache import DEFAULT_CACHE_DIR
 from pytest_bvtest.errors import BvtestError, InputError
-from pytest_bvtest.matrix import MatrixBuilder, RunFile
-from pytest_bvtest.measures import parse_measure
-from pytest_bvtest.report import collect
-from pytest_bvtest.spec import CalibrationSpec, Spec, load_spec
+
+if TYPE_CHECKING:
+    from pytest_bvtest.api import Evaluation, GateOutcome
+    from pytest_bvtest.spec import CalibrationSpec, Spec
+
+# The pipeline is imported by the command that runs it, so `bvtest --help` and usage errors answer at once.
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -81,6 +80,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
+    from pytest_bvtest.cache import ScoreCache
+    from pytest_bvtest.matrix import MatrixBuilder, RunFile
+    from pytest_bvtest.measures import parse_measure
+
     measures = [parse_measure(text) for text in arguments.measures]
     builder = MatrixBuilder.from_qrels_file(arguments.qrels, ScoreCache(arguments.cache_dir))
     sources = [RunFile(Path(path), tag=arguments.tag) for path in arguments.runs]
@@ -109,9 +112,10 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 
 
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
-    spec = load_spec(arguments.spec)
-    if arguments.run:
-        spec = spec.with_candidate_run(arguments.run)
+    from pytest_bvtest.api import evaluate_spec, spec_under_test
+    from pytest_bvtest.report import collect
+
+    spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache)
@@ -132,9 +136,12 @@ CALIBRATION_RATES = (0.05, 0.01)
 
 def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     """For every gate: its limit's false-alarm rate, the limits at 5% and 1%, and a replay of every baseline."""
-    spec = load_spec(arguments.spec)
-    if arguments.run:
-        spec = spec.with_candidate_run(arguments.run)
+    from dataclasses import replace
+
+    from pytest_bvtest.api import evaluate_spec, replay_baselines, spec_under_test
+    from pytest_bvtest.spec import CalibrationSpec
+
+    spec = spec_under_test(arguments.spec, arguments.run)
     if spec.candidate is None or not spec.gates:
         raise InputError("calibrate needs a candidate and gates", path=spec.path,
                          hint="add `candidate:` (or pass --run) and at least one gate")

@@ -21,7 +21,6 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
-from pytest_bvtest.io.textfiles import file_digest
 from pytest_bvtest.measures import Measure, evaluate_run
 from pytest_bvtest.stats.simulation import RetrievedList
 
@@ -123,7 +122,7 @@ class MatrixBuilder:
         self.qrels = qrels
         self.cache = cache or ScoreCache(None)
         if qrels_digest is None and qrels is not None and qrels.path is not None:
-            qrels_digest = file_digest(qrels.path)
+            qrels_digest = self.cache.file_digest(qrels.path)
         self._qrels_digest = qrels_digest
         self._tables: dict[tuple[Path, str], ScoreTable] = {}
 
@@ -141,7 +140,7 @@ class MatrixBuilder:
         keys: dict[Measure, str] = {}
         found: dict[Measure, CachedScores] = {}
         if self.cache.enabled and self._qrels_digest is not None:
-            run_digest = file_digest(source.path)
+            run_digest = self.cache.file_digest(source.path)
             for measure in measures:
                 keys[measure] = ScoreCache.key(run_digest, self._qrels_digest, str(measure), source.tag)
                 entry = self.cache.get(keys[measure])

@@ -32,7 +32,6 @@ from os import PathLike
 from typing import Any
 
 import ir_measures
-import pytrec_eval
 
 from pytest_bvtest import gdeval
 from pytest_bvtest.errors import InputError
@@ -244,6 +243,8 @@ def _parse(
 
 def _from_trec_eval(name: str, text: str, path: str | PathLike[str] | None, line: int | None) -> Measure | None:
     """The measure a trec_eval label names, ``None`` when trec_eval does not know the label."""
+    import pytrec_eval  # here and below, not at the top: a cached gate never loads the C extension
+
     if name in pytrec_eval.supported_nicknames:
         raise InputError(
             f"'{text}' is trec_eval's name for a group of measures, not one measure",
@@ -275,6 +276,8 @@ def _from_trec_eval(name: str, text: str, path: str | PathLike[str] | None, line
 
 def _is_trec_eval_measure(name: str) -> bool:
     """Whether trec_eval computes ``name`` (``gm_map``, ``utility``, ``Rprec_mult_0.20``, ...)."""
+    import pytrec_eval
+
     return any(
         name == measure or re.fullmatch(rf"{re.escape(measure)}[._][0-9.,]+", name)
         for measure in pytrec_eval.supported_measures
@@ -426,6 +429,8 @@ def _evaluate_with_pytrec_eval(
     judgments: dict[str, dict[str, int]], rankings: dict[str, dict[str, float]], measures: Sequence[Measure]
 ) -> dict[Measure, dict[str, float]]:
     """trec_eval's measures, one fresh pytrec_eval evaluator per (relevance level, judged-only) pair."""
+    import pytrec_eval
+
     groups: dict[tuple[int, bool], list[Measure]] = {}
     for measure in sorted(measures, key=lambda measure: measure.rel is None):
         # Measures without a relevance threshold join any evaluator with the same judged-only flag.

@@ -11,20 +11,27 @@ from __future__ import annotations
 import fnmatch
 import importlib.util
 import os
+import re
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_bvtest import __version__
-from pytest_bvtest.api import Evaluation, GateOutcome, evaluate_spec, update_reference
 from pytest_bvtest.errors import BvtestError
-from pytest_bvtest.report import collect
-from pytest_bvtest.spec import Spec, load_spec
+
+if TYPE_CHECKING:
+    from pytest_bvtest.api import Evaluation, GateOutcome
+    from pytest_bvtest.spec import GateSpec, Spec
+
+# The pipeline (numpy, scipy, pytrec_eval, ...) is imported where a spec is loaded or evaluated, not
+# when pytest loads the plugin: a test run without bvtest specs pays nothing for it.
 
 SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
 PAYLOAD_ATTRIBUTE = "bvtest_payload"
+TEAM_TEST_ATTRIBUTE = "bvtest_team_test"
 
 _OPTIONS: tuple[tuple[str, str, str], ...] = (
     # (name, ini type, help); the command line wins over the ini value
@@ -78,12 +85,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--bvtest-plots needs matplotlib, which is not installed: pip install 'pytest-bvtest[plots]'")
     specs = [str(Path(path).resolve()) for path in option(config, "spec") or ()]
     config.stash[_SPECS] = specs
+    config.stash[_COLLECTED_SPECS] = []
     if specs and not hasattr(config, "workerinput"):
         config.args.extend(spec for spec in specs if spec not in config.args)
     config.pluginmanager.register(SessionOutputs(config), "bvtest-session-outputs")
 
 
 _SPECS = pytest.StashKey[list]()
+_COLLECTED_SPECS = pytest.StashKey[list]()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -93,12 +102,13 @@ def pytest_report_header(config: pytest.Config) -> str:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     explicit = str(file_path.resolve()) in parent.config.stash[_SPECS]
     if explicit or any(fnmatch.fnmatch(file_path.name, pattern) for pattern in SPEC_PATTERNS):
+        parent.config.stash[_COLLECTED_SPECS].append(str(file_path.resolve()))
         return SpecFile.from_parent(parent, path=file_path)
     return None
 
 
 class SpecFile(pytest.File):
-    """A spec file: its items are its gates, one per measure."""
+    """A spec file: one node per measure, whose items are the gates on that measure."""
 
     _spec: Spec | None = None
     _evaluation: Evaluation | BvtestError | None = None
@@ -106,9 +116,9 @@ class SpecFile(pytest.File):
     def load(self) -> Spec:
         """The spec, with the candidate swapped for ``--bvtest-run``; read once per process."""
         if self._spec is None:
-            spec = load_spec(self.path)
-            run = option(self.config, "run")
-            self._spec = spec.with_candidate_run(run) if run else spec
+            from pytest_bvtest.api import spec_under_test
+
+            self._spec = spec_under_test(self.path, option(self.config, "run"))
         return self._spec
 
     def collect(self):
@@ -117,18 +127,20 @@ class SpecFile(pytest.File):
         except BvtestError as error:
             yield InvalidSpecItem.from_parent(self, name="spec", error=error)
             return
-        gates = [(measure, gate) for measure in spec.measures for gate in spec.gates
-                 if gate.measure is None or gate.measure == measure] if spec.candidate is not None else []
-        if not gates:
+        by_measure = {str(measure): [gate for gate in spec.gates if gate.measure is None or gate.measure == measure]
+                      for measure in spec.measures} if spec.candidate is not None else {}
+        if not any(by_measure.values()):
             yield AnalysisItem.from_parent(self, name="analysis")
             return
-        for measure, gate in gates:
-            yield GateItem.from_parent(self, name=f"{measure}::{gate.name}", measure=str(measure), gate_name=gate.name,
-                                       gate_line=gate.line)
+        for measure, gates in by_measure.items():
+            if gates:
+                yield MeasureGates.from_parent(self, name=measure, gates=gates)
 
     def evaluation(self) -> Evaluation:
         """The spec's evaluation, computed once per process; an input error is re-raised for every item."""
         if self._evaluation is None:
+            from pytest_bvtest.api import evaluate_spec
+
             try:
                 self._evaluation = evaluate_spec(self.load(), cache_dir=option(self.config, "cache-dir"),
                                                  use_cache=not option(self.config, "no-cache"))
@@ -137,6 +149,27 @@ class SpecFile(pytest.File):
         if isinstance(self._evaluation, BvtestError):
             raise self._evaluation
         return self._evaluation
+
+
+class MeasureGates(pytest.Collector):
+    """One measure of a spec. As a node of its own, ``bvtest.yaml::nDCG@10::trisk`` on the command
+    line selects that one gate, and ``--lf`` and ``-k`` see each gate like a test function."""
+
+    def __init__(self, *, gates: Sequence[GateSpec], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.gates = gates
+        # -k cannot spell @, ( or = (`-k "AP(rel=2)"` is a syntax error): `-k AP_rel_2` selects the measure
+        self.extra_keyword_matches.add(keyword(self.name))
+
+    def collect(self):
+        for gate in self.gates:
+            yield GateItem.from_parent(self, name=gate.name, measure=self.name, gate_name=gate.name, gate_line=gate.line,
+                                       statistic=gate.statistic)
+
+
+def keyword(name: str) -> str:
+    """``name`` spelt with what a ``-k`` expression accepts: ``AP(rel=2)`` becomes ``AP_rel_2``, ``nDCG@10`` ``nDCG_10``."""
+    return re.sub(r"[^\w.+-]+", "_", name).strip("_")
 
 
 class GateFailure(Exception):
@@ -150,8 +183,9 @@ class _BvtestItem(pytest.Item):
 
     @property
     def spec_file(self) -> SpecFile:
-        assert isinstance(self.parent, SpecFile)
-        return self.parent
+        spec_file = self.getparent(SpecFile)
+        assert spec_file is not None
+        return spec_file
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         # a gate's own verdict, an input error, or an OK* warning turned into an error by -W error
@@ -160,7 +194,7 @@ class _BvtestItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.path, None, f"bvtest: {self.name}"
+        return self.path, None, f"bvtest: {self.nodeid.split('::', 1)[-1]}"
 
 
 class InvalidSpecItem(_BvtestItem):
@@ -178,6 +212,8 @@ class AnalysisItem(_BvtestItem):
     """An analysis-only spec (no candidate or no gates): evaluates it so the report has its tables."""
 
     def runtest(self) -> None:
+        from pytest_bvtest.report import collect
+
         evaluation = self.spec_file.evaluation()
         self.user_properties.append(("bvtest_measures", ", ".join(report.measure for report in evaluation.measures)))
         self.stash[_ITEM_PAYLOAD] = collect.item_payload(evaluation, None)
@@ -186,13 +222,16 @@ class AnalysisItem(_BvtestItem):
 class GateItem(_BvtestItem):
     """One gate on one measure."""
 
-    def __init__(self, *, measure: str, gate_name: str, gate_line: int, **kwargs: Any) -> None:
+    def __init__(self, *, measure: str, gate_name: str, gate_line: int, statistic: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.measure = measure
         self.gate_name = gate_name
         self.gate_line = gate_line
+        self.extra_keyword_matches.add(statistic)  # `-k trisk` also finds a gate its spec named otherwise
 
     def runtest(self) -> None:
+        from pytest_bvtest.report import collect
+
         evaluation = self.spec_file.evaluation()
         outcome: GateOutcome = evaluation.gate(self.measure, self.gate_name)
         for key, value in collect.junit_properties(outcome):
@@ -217,16 +256,33 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     report = yield
     if report.when == "call" and isinstance(item, _BvtestItem) and _ITEM_PAYLOAD in item.stash:
         setattr(report, PAYLOAD_ATTRIBUTE, item.stash[_ITEM_PAYLOAD])
+    elif _is_team_test(item):
+        from pytest_bvtest.report import collect
+
+        # computed in the worker, where the exception is at hand, and carried to the controller
+        setattr(report, TEAM_TEST_ATTRIBUTE, {"message": collect.failure_line(report)})
     return report
+
+
+def _is_team_test(item: pytest.Item) -> bool:
+    """A team's own test: marked ``@pytest.mark.bvtest`` or using the ``bvtest`` fixture."""
+    if isinstance(item, _BvtestItem):
+        return False
+    return item.get_closest_marker("bvtest") is not None or "bvtest" in getattr(item, "fixturenames", ())
 
 
 @pytest.fixture
 def bvtest(request: pytest.FixtureRequest):
-    """The Python API: load a spec, evaluate a run (a path or an in-memory dict), read any statistic."""
+    """The Python API: load a spec, evaluate a run (a path or an in-memory dict), read any statistic.
+
+    ``bvtest.evaluate(SPEC)`` evaluates the candidate the gates judge (``--bvtest-run`` when given);
+    ``bvtest.evaluate()`` the session's only spec.
+    """
     from pytest_bvtest.api import BvtestAPI
 
-    cache_dir = option(request.config, "cache-dir")
-    return BvtestAPI(cache_dir=cache_dir, use_cache=not option(request.config, "no-cache"))
+    config = request.config
+    return BvtestAPI(cache_dir=option(config, "cache-dir"), use_cache=not option(config, "no-cache"),
+                     run=option(config, "run"), specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
 
 
 class SessionOutputs:
@@ -239,6 +295,7 @@ class SessionOutputs:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.payloads: list[dict] = []
+        self.team_tests: dict[str, dict] = {}
         self.document: dict | None = None
         self.output_error: str | None = None
 
@@ -246,12 +303,20 @@ class SessionOutputs:
         payload = getattr(report, PAYLOAD_ATTRIBUTE, None)
         if payload is not None and report.when == "call":
             self.payloads.append(payload)
+        team_test = getattr(report, TEAM_TEST_ATTRIBUTE, None)
+        if team_test is not None:
+            from pytest_bvtest.report import collect
+
+            category = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
+            collect.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
-        if hasattr(config, "workerinput") or not self.payloads:
+        if hasattr(config, "workerinput") or not (self.payloads or self.team_tests):
             return
-        self.document = collect.assemble(self.payloads)
+        from pytest_bvtest.report import collect
+
+        self.document = collect.assemble(self.payloads, self.team_tests.values())
         try:
             collect.write_session_outputs(
                 self.document,
@@ -267,6 +332,8 @@ class SessionOutputs:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.document is None:
             return
+        from pytest_bvtest.report import collect
+
         collect.write_session_outputs(
             self.document, terminal_writer=terminalreporter, github_actions=os.environ.get("GITHUB_ACTIONS") == "true"
         )
@@ -277,12 +344,12 @@ class SessionOutputs:
 
     def update_references(self, document: dict, terminalreporter: Any) -> None:
         """``--bvtest-update``: each spec's candidate run becomes its stored reference run."""
+        from pytest_bvtest.api import evaluate_spec, spec_under_test, update_reference
+
         for spec_path in dict.fromkeys(evaluation["spec"] for evaluation in document["evaluations"]):
             try:
-                spec = load_spec(spec_path)
-                run = option(self.config, "run")
-                evaluation = evaluate_spec(spec.with_candidate_run(run) if run else spec, cache_dir=option(self.config, "cache-dir"),
-                                           use_cache=not option(self.config, "no-cache"))
+                evaluation = evaluate_spec(spec_under_test(spec_path, option(self.config, "run")),
+                                           cache_dir=option(self.config, "cache-dir"), use_cache=not option(self.config, "no-cache"))
                 lines = update_reference(evaluation)
             except BvtestError as error:
                 terminalreporter.write_line(f"bvtest: --bvtest-update: {error}", red=True)

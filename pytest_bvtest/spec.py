@@ -30,6 +30,7 @@ BOUND_KEYS = ("max", "min", "max_increase", "max_decrease")
 _PERCENT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
 
 _TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format", "topics")
+_MVE_FORMS = ("auto", "general", "intra-topic")
 _ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "calibration",
                   "top_topics")
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "false_alarm", "confidence", "measure", "reference", "name")
@@ -79,6 +80,7 @@ class MeanVarianceSpec:
     alpha: float = 2.0
     weights: Path | None = None
     variations: Path | None = None
+    form: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -342,11 +344,18 @@ class _SpecReader:
         if "risk_alpha" in section:
             settings["risk_alpha"] = self.number(section["risk_alpha"], key("risk_alpha"), minimum=0)
         if "mve" in section:
-            mve = self.check_keys(section["mve"], key("mve"), ("alpha", "weights", "variations"), "mve")
+            mve = self.check_keys(section["mve"], key("mve"), ("alpha", "weights", "variations", "form"), "mve")
+            form = mve.get("form", "auto")
+            if form not in _MVE_FORMS:
+                raise self.error(key("mve", "form"), f"unknown MVE form {form!r}", f"use one of {', '.join(_MVE_FORMS)}")
+            if form != "auto" and "variations" not in mve:
+                raise self.error(key("mve", "form"), f"`form: {form}` needs query variations",
+                                 "without `variations` MVE takes one query per topic (the inter-topic form); drop `form`")
             settings["mve"] = MeanVarianceSpec(
                 alpha=self.number(mve.get("alpha", 2.0), key("mve", "alpha")),
                 weights=self.path_value(mve["weights"], key("mve", "weights")) if "weights" in mve else None,
                 variations=self.path_value(mve["variations"], key("mve", "variations")) if "variations" in mve else None,
+                form=form,
             )
         if "gawm" in section:
             gawm = self.check_keys(section["gawm"], key("gawm"), ("q",), "gawm")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -89,6 +90,69 @@ def test_query_variations_aligned_by_user_use_the_general_form(variations_projec
     # user 1's portfolio return (0.6 + 0.8) / 2 = 0.7, user 2's (0.4 + 0.7) / 2 = 0.55
     returns = np.array([0.7, 0.55])
     assert evaluation.statistic("mve") == pytest.approx(returns.mean() - 2 * returns.var(), abs=1e-12)
+
+
+def test_general_form_takes_a_users_constant_popularity_as_the_users_probability(variations_project: Path) -> None:
+    # Regression (issue 10): the general form ignored popularity, so at alpha = 0 it was not the
+    # popularity-weighted mean the other statistics see (MATH.md section 5 PIN).
+    write(variations_project, "variations.tsv", "q1a 1 u1 3\nq1b 1 u2 1\nq2a 2 u1 6\nq2b 2 u2 2\n")
+    spec = VARIATIONS_SPEC.replace("weights: weights.tsv, ", "")
+    at_zero = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec.replace("alpha: 2", "alpha: 0"))),
+                            use_cache=False)
+    assert at_zero.measure().mve_method == "general (aligned by user)"
+    # topic means with user probabilities [0.75, 0.25]: 0.75*0.6 + 0.25*0.4 = 0.55 and 0.75*0.8 + 0.25*0.7 = 0.775
+    assert at_zero.measure().matrix.row("candidate") == pytest.approx([0.55, 0.775], abs=1e-12)
+    assert at_zero.statistic("mve") == pytest.approx(0.6625, abs=1e-12)
+    assert at_zero.statistic("mve") == pytest.approx(at_zero.statistic("mean"), abs=1e-12)
+    # alpha = 2: user returns [0.7, 0.55] with probabilities [0.75, 0.25]: mu 0.6625, variance
+    # 0.75 * 0.25 * 0.15^2 = 0.00421875, O = 0.6625 - 2 * 0.00421875 = 0.6540625
+    evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
+    assert evaluation.statistic("mve") == pytest.approx(0.6540625, abs=1e-12)
+
+
+def test_mve_form_is_chosen_explicitly_or_automatically(variations_project: Path) -> None:
+    # u1 has 3/4 of topic 1 but 1/2 of topic 2: no single user distribution, so auto takes the intra-topic form
+    write(variations_project, "variations.tsv", "q1a 1 u1 3\nq1b 1 u2 1\nq2a 2 u1 1\nq2b 2 u2 1\n")
+    spec = VARIATIONS_SPEC.replace("weights: weights.tsv, ", "")
+    auto = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
+    assert auto.measure().mve_method == "intra-topic (covariance 0)"
+    forced = spec.replace("variations: variations.tsv", "variations: variations.tsv, form: general")
+    with pytest.raises(InputError, match="general MVE form is not defined.*same share of every topic"):
+        evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", forced)), use_cache=False)
+    write(variations_project, "variations.tsv", "q1a 1 u1\nq1b 1 u2\nq2a 2 u1\nq2b 2 u2\n")
+    intra = spec.replace("variations: variations.tsv", "variations: variations.tsv, form: intra-topic")
+    evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", intra)), use_cache=False)
+    assert evaluation.measure().mve_method == "intra-topic (covariance 0)"
+    # topic 1 [0.6, 0.4]: mu 0.5, var 0.01; topic 2 [0.8, 0.7]: mu 0.75, var 0.0025; w = 1/2 each:
+    # O = 0.625 - 2 * (0.25 * 0.01 + 0.25 * 0.0025) = 0.61875
+    assert evaluation.statistic("mve") == pytest.approx(0.61875, abs=1e-12)
+    with pytest.raises(InputError, match="`form: general` needs query variations"):
+        load_spec(write(variations_project, "bvtest.yaml", "measures: [P@10]\nbaselines: {p: runs/production.run}\n"
+                                                         "analysis: {mve: {form: general}}\n"))
+
+
+def test_a_missing_variation_scores_0_inside_its_topic_and_only_a_topic_without_any_is_missing(
+        variations_project: Path) -> None:
+    # Regression (issue 10): one missing variation listed the topic as "scored 0" although its score was the
+    # mean of the others, breaking the JSON promise "0 wherever missing_topics lists it".
+    from pytest_bvtest.report import jsonreport, terminal
+
+    write(variations_project, "runs/candidate.run", precision_run("cand", {"q1a": 6, "q1c": 2}))
+    evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", VARIATIONS_SPEC)), use_cache=False)
+    candidate = evaluation.measure().system("candidate")
+    assert candidate.missing_topics == ("2",)
+    assert candidate.missing_queries == ("q1b", "q2a", "q2b")
+    # topic 1: popularity [0.5, 0.3, 0.2] over [0.6, 0 (missing), 0.2] = 0.34; topic 2: no variation ranked, 0
+    assert evaluation.measure().matrix.row("candidate") == pytest.approx([0.34, 0.0], abs=1e-12)
+    document = jsonreport.evaluation_documents(evaluation)[0]
+    for system in document["systems"]:
+        for topic in system["missing_topics"]:
+            assert system["per_topic"][document["topics"].index(topic)] == 0
+    notes = terminal.topic_notes(document)
+    assert "candidate has no ranking for 1 of 2 topics (scored 0): 2" in notes
+    assert "candidate has no ranking for 3 query variation(s), each scored 0 in its topic's mean over variations: " \
+           "q1b, q2a, q2b" in notes
+    assert terminal.evaluation_title(document).endswith(" · MVE intra-topic (covariance 0)")
 
 
 def test_a_judged_topic_without_variations_is_an_error(variations_project: Path) -> None:
@@ -201,3 +265,37 @@ def test_candidate_against_every_baseline_with_holm_correction() -> None:
     expected_holm = np.empty(len(p_values))
     expected_holm[order] = adjusted
     assert [c.p_t_holm for c in comparisons.values()] == pytest.approx(list(expected_holm), rel=1e-12)
+
+
+def test_a_candidate_worse_on_every_topic_fails_a_trisk_gate_and_reports_minus_infinity(tmp_path: Path) -> None:
+    # Regression (issue 10): TRisk with no spread was 0, so 0.05 worse on every topic passed `trisk min: -2`.
+    jsonschema = pytest.importorskip("jsonschema")
+    from pytest_bvtest.report import jsonreport, markdown, terminal
+
+    production = np.array([0.5, 0.3, 0.6, 0.4, 0.7])
+    rows = "\n".join(f"{t},{p},{p - 0.05}" for t, p in zip(range(1, 6), production))
+    write(tmp_path, "scores.csv", f"topic,production,new\n{rows}\n")
+    spec_path = write(tmp_path, "bvtest.yaml", """
+        measures: [AP]
+        baselines: scores.csv
+        table_format: wide-topics
+        candidate: new
+        reference: production
+        gates:
+          - {statistic: trisk, min: -2}
+          - {statistic: trisk, min: -2, confidence: 0.9}
+    """)
+    evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
+    assert evaluation.statistic("trisk", "new") == -np.inf
+    assert evaluation.statistic("trisk_p", "new") == 0.0
+    assert evaluation.statistic("trisk", "production") == 0.0
+    assert [gate.passed for gate in evaluation.gates] == [False, False]
+    assert evaluation.gates[1].interval == (-np.inf, -np.inf)
+    document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
+    text = jsonreport.dumps(document)  # allow_nan=False: no bare Infinity reaches the file
+    jsonschema.validate(json.loads(text), jsonreport.schema())
+    new = next(system for system in document["evaluations"][0]["systems"] if system["name"] == "new")
+    assert new["trisk"] == "-Infinity" and float(new["trisk"]) == -np.inf
+    assert document["evaluations"][0]["gates"][0]["value"] == "-Infinity"
+    assert terminal.format_number(new["trisk"]) == "-inf"
+    assert "-inf (new)" in markdown.render(document)

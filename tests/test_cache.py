@@ -6,10 +6,12 @@ to parse nothing. Cache entries are JSON files below ``<folder>/v1/``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import os
 import shutil
+import time
 import traceback
 from pathlib import Path
 
@@ -51,7 +53,12 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def entries(folder: Path) -> list[Path]:
-    return sorted(path for path in folder.rglob("*") if path.is_file())
+    """The score entries and any temporary file below ``folder``, not the files' stat records."""
+    return sorted(path for path in folder.rglob("*") if path.is_file() and not is_stat_record(path))
+
+
+def is_stat_record(path: Path) -> bool:
+    return path.parent.name == "stat" and path.name.endswith(".json") and not path.name.startswith(".")
 
 
 def build(qrels: Path, run: RunFile, folder: Path | None, measures=(AP,)) -> tuple[dict, ScoreCache]:
@@ -332,3 +339,65 @@ def test_processes_writing_the_same_entries_at_once_all_succeed(tmp_path, proces
         assert sorted((payload["per_topic"] for payload in stored), key=str) == sorted(expected.values(), key=str)
     # Released together, the workers all looked the entries up before any was written, at least once.
     assert max(concurrent_writers) >= 2
+
+
+@pytest.fixture
+def hashed(monkeypatch) -> list[Path]:
+    """The files the cache reads to hash them, in call order."""
+    calls: list[Path] = []
+    real_file_digest = pytest_bvtest.cache.file_digest
+
+    def counting_file_digest(path):
+        calls.append(Path(path))
+        return real_file_digest(path)
+
+    monkeypatch.setattr(pytest_bvtest.cache, "file_digest", counting_file_digest)
+    return calls
+
+
+def test_an_unchanged_aged_file_is_not_read_again(tmp_path, hashed, monkeypatch):
+    monkeypatch.setattr(pytest_bvtest.cache, "RACY_WINDOW_NS", 0)  # the file counts as aged at once
+    path = write(tmp_path / "sys.run", RUN)
+    time.sleep(0.05)  # past the kernel's timestamp tick
+    first = ScoreCache(tmp_path / "cache").file_digest(path)
+    second = ScoreCache(tmp_path / "cache").file_digest(path)
+    assert first == second == hashlib.sha256(RUN.encode()).hexdigest()
+    assert hashed == [path.absolute()]
+    assert [record.name.endswith(".json") for record in (tmp_path / "cache").rglob("*") if is_stat_record(record)] == [True]
+
+
+def test_an_edit_keeping_size_and_modification_time_is_seen(tmp_path, hashed, monkeypatch):
+    """os.utime can restore the modification time, never the status-change time: the record is stale."""
+    monkeypatch.setattr(pytest_bvtest.cache, "RACY_WINDOW_NS", 0)
+    path = write(tmp_path / "sys.run", RUN)
+    time.sleep(0.05)
+    before = path.stat()
+    assert ScoreCache(tmp_path / "cache").file_digest(path) == hashlib.sha256(RUN.encode()).hexdigest()
+    time.sleep(0.05)
+    edited = RUN.replace("a2 1 3.0", "a2 1 2.0").replace("a1 2 2.0", "a1 2 3.0")
+    path.write_text(edited)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    assert ScoreCache(tmp_path / "cache").file_digest(path) == hashlib.sha256(edited.encode()).hexdigest()
+    assert len(hashed) == 2
+
+
+def test_a_file_edited_within_the_racy_window_is_hashed_on_every_lookup(tmp_path, files, parsed, hashed):
+    """With the default window a fresh file's record is never trusted, so no clock tick can hide an edit."""
+    qrels, run_file = files
+    before, _ = build(qrels, RunFile(run_file), tmp_path / "cache")
+    status = run_file.stat()
+    run_file.write_text(RUN.replace("a2 1 3.0", "a2 1 2.0").replace("a1 2 2.0", "a1 2 3.0"))
+    os.utime(run_file, ns=(status.st_atime_ns, status.st_mtime_ns))
+    after, cache = build(qrels, RunFile(run_file), tmp_path / "cache")
+    assert before[AP].scores.tolist() == [[1.0, 0.5, 0.0]]
+    assert after[AP].scores.tolist() == [[1.0, 1.0, 0.0]]
+    assert (cache.hits, len(parsed)) == (0, 2)
+    assert hashed.count(run_file.absolute()) == 2
+
+
+def test_the_digest_without_a_cache_folder_is_the_file_digest(tmp_path, hashed):
+    path = write(tmp_path / "sys.run", RUN)
+    assert ScoreCache(None).file_digest(path) == hashlib.sha256(RUN.encode()).hexdigest()
+    assert hashed == [path] and not (tmp_path / "cache").exists()

@@ -399,3 +399,11 @@ def test_fixed_target_constant() -> None:
 def test_bad_input_raises_statistic_error(call, message: str) -> None:
     with pytest.raises(StatisticError, match=message):
         call()
+
+
+@pytest.mark.parametrize("values", [
+    [3.0, 1.0, 2.0], [1.0, 1.0, 1.0], [0.5, 0.2, 0.5, 0.1, 0.2, 0.5], list(np.random.default_rng(4).integers(0, 5, 200) / 4),
+    list(np.random.default_rng(5).random(57)),
+])
+def test_average_ranks_equal_scipy_rankdata(values) -> None:
+    assert np.array_equal(biasvar.average_ranks(np.array(values)), scipy.stats.rankdata(values))

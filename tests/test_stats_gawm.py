@@ -154,6 +154,51 @@ def test_gawm_stacked_matrices_iterate_independently():
         assert result.iterations[k] == alone.iterations and result.converged[k] == alone.converged
 
 
+def test_gawm_two_systems_never_underflow_and_match_the_closed_form_at_any_q():
+    # Regression (issue 10): 0.5^q underflows to 0 at q ~ 1,100 and E_t became 0/0 = NaN. With two systems the
+    # uniform start puts E_t halfway, so d_1 = d_2 and the start is the fixed point whatever q: E_s is the mean
+    # weighted by W_t[j] = |P_1j - P_2j| / sqrt(2).
+    p = np.random.default_rng(RNG_SEED).random((2, 20))
+    discernment = np.abs(p[0] - p[1])
+    expected = p @ discernment / discernment.sum()
+    for q in (1.0, 1_100.0, 1e6):
+        result = gawm(p, q=q)
+        np.testing.assert_allclose(result.system_performance, expected, atol=1e-14)
+        np.testing.assert_allclose(result.topic_ease, p.mean(axis=0), atol=1e-15)
+        np.testing.assert_allclose(result.system_log_weights, [q * math.log(0.5)] * 2, rtol=1e-15)
+    assert gawm(p, q=1_100.0).system_weights.tolist() == [0.0, 0.0]  # Eq. 8 as a float underflows; the means do not
+
+
+def test_gawm_many_systems_large_q_is_finite_and_equal_to_the_plain_weights_before_underflow():
+    # Regression (issue 10): 61 systems (TREC 2006 Terabyte's count) at q ~ 4e4 underflowed every W_s.
+    p = np.random.default_rng(RNG_SEED).random((61, 30))
+    for q in (4e4, 1e5):
+        result = gawm(p, q=q)
+        assert np.isfinite(result.system_performance).all() and np.isfinite(result.topic_ease).all()
+        assert result.converged
+        # E_t is the mean weighted by exp(log W_s): dominated by the most conforming system, never 0/0.
+        weights = np.exp(result.system_log_weights - result.system_log_weights.max())
+        np.testing.assert_allclose(result.topic_ease, weights @ p / weights.sum(), atol=1e-14)
+    # Where (1 - share)^q does not underflow, the log-space weights give the old computation's numbers.
+    for q in (2.0, 50.0, 300.0):
+        performance, ease, system_weights, topic_weights, _, converged = reference_gawm(p.tolist(), q=q)
+        result = gawm(p, q=q)
+        assert converged and result.converged
+        np.testing.assert_allclose(result.system_performance, performance, atol=1e-12)
+        np.testing.assert_allclose(result.topic_ease, ease, atol=1e-12)
+        np.testing.assert_allclose(result.system_weights, system_weights, rtol=1e-9, atol=1e-300)
+
+
+def test_real_terabyte2006_gawm_at_large_q_is_finite():
+    path = shared_path("trec_topic_system_matrices", "sigir2019-standardization", "terabyte2006_ap.csv")
+    p = np.loadtxt(path, delimiter=",", skiprows=1).T
+    assert p.shape == (61, 149)
+    # Observed before the fix: q = 1e5 gave NaN for every system and never converged.
+    result = gawm(p, q=1e5)
+    assert np.isfinite(result.system_performance).all() and result.converged
+    np.testing.assert_allclose(result.system_performance, gawm(p, q=4e4).system_performance, atol=1e-12)
+
+
 @pytest.mark.parametrize(
     ("scores", "kwargs", "message"),
     [

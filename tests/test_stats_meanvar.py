@@ -137,6 +137,22 @@ def test_variation_layout_aligned_by_user_feeds_general_form():
     np.testing.assert_allclose(result.mu, [0.35, 0.35])
 
 
+def test_user_probability_is_a_users_constant_share_of_every_topic_and_gives_the_weighted_mean_at_alpha_zero():
+    # MATH.md section 5 PIN: popularity that is the same for a user on every topic is the user's probability.
+    topics, users = ["a", "a", "b", "b"], ["u1", "u2", "u2", "u1"]
+    layout = variation_layout(topics, users, [3.0, 1.0, 2.0, 6.0])
+    np.testing.assert_allclose(layout.user_probability(), [0.75, 0.25], rtol=1e-15)
+    scores = np.array([0.6, 0.4, 0.7, 0.8])  # a: u1 0.6, u2 0.4; b: u2 0.7, u1 0.8
+    arranged = layout.arrange(scores)
+    at_zero = mve_general(np.swapaxes(arranged, -1, -2), 0.0, user_probability=layout.user_probability())
+    weighted_mean = mve_intra_topic(arranged, 0.0, popularity=layout.popularity, present=layout.present).mu
+    assert at_zero.value == pytest.approx(weighted_mean, abs=1e-15)
+    assert at_zero.value == pytest.approx((0.75 * 0.6 + 0.25 * 0.4 + 0.75 * 0.8 + 0.25 * 0.7) / 2, abs=1e-15)
+    assert variation_layout(topics, users).user_probability().tolist() == [0.5, 0.5]
+    assert variation_layout(topics, users, [3.0, 1.0, 1.0, 1.0]).user_probability() is None  # u1: 3/4, then 1/2
+    assert variation_layout(["a", "a", "b"], ["u1", "u2", "u1"]).user_probability() is None  # not aligned
+
+
 def test_variation_layout_not_aligned_when_users_differ_or_repeat():
     assert not variation_layout(["a", "a", "b"], ["u1", "u2", "u1"]).aligned_by_user
     assert not variation_layout(["a", "a", "b", "b"], ["u1", "u1", "u1", "u2"]).aligned_by_user

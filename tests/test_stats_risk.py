@@ -87,7 +87,8 @@ def test_trisk_at_alpha_zero_is_the_paired_t_test(pair: np.ndarray) -> None:
     difference = run - baseline
     # PIN s = 0 (our reading: zero up to 8 ulps of the largest |delta|), where scipy has no finite answer.
     if difference.std(ddof=1) <= 8 * np.finfo(float).eps * np.abs(difference).max():
-        assert result == TRisk(0.0, 1.0)
+        mean = difference.mean()
+        assert result == (TRisk(0.0, 1.0) if mean == 0 else TRisk(math.copysign(math.inf, mean), 0.0))
         return
     reference = scipy.stats.ttest_rel(run, baseline)
     assert result.t == pytest.approx(reference.statistic, rel=1e-9, abs=EXACT)
@@ -157,12 +158,18 @@ def test_risk_broadcasts_over_systems_and_resamples() -> None:
 
 
 @pytest.mark.filterwarnings("error")
-def test_no_spread_gives_zero_trisk() -> None:
+def test_no_spread_gives_infinite_trisk_with_urisk_sign_and_zero_only_when_urisk_is_zero() -> None:
+    # MATH.md section 4 (revised): the same change on every topic is certain, so TRisk is +/-inf, p = 0.
     baseline = np.random.default_rng(0).random(10)
     assert trisk(baseline, baseline, 1) == TRisk(0.0, 1.0)
     # A constant shift leaves a few ulps of spread after rounding; the PIN s = 0 still applies.
-    assert trisk(baseline + 0.1, baseline, 1) == TRisk(0.0, 1.0)
+    assert trisk(baseline + 0.1, baseline, 1) == TRisk(math.inf, 0.0)
     assert urisk(baseline + 0.1, baseline, 1) == pytest.approx(0.1, abs=EXACT)
+    # Regression (issue 10): a candidate 0.05 worse on every topic had TRisk 0 and passed `trisk min: -2`.
+    assert trisk(baseline - 0.05, baseline, 5) == TRisk(-math.inf, 0.0)
+    stacked = trisk(np.stack([baseline - 0.05, baseline, baseline + 0.05]), baseline, 0)
+    np.testing.assert_array_equal(stacked.t, [-math.inf, 0.0, math.inf])
+    np.testing.assert_array_equal(stacked.p, [0.0, 1.0, 0.0])
 
 
 def test_trisk_is_scale_free_down_to_tiny_differences() -> None:

@@ -18,11 +18,16 @@ from pytest_bvtest.report import github, markdown, terminal
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
 
 
-def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[str, Any]:
-    """What one item sends to the controller: its measure's evaluation (all measures for an analysis item) and its gate."""
+def item_payload(evaluation: Evaluation, outcome: GateOutcome | None,
+                 documents: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What one item sends to the controller: its measure's evaluation (all measures for an analysis item) and its gate.
+
+    ``documents`` holds measure documents already built for this evaluation, by measure.
+    """
     measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
     return {
-        "documents": [measure_document(str(evaluation.spec.path), measure, evaluation.simulation) for measure in measures],
+        "documents": [documents[measure.measure] if documents is not None
+                      else measure_document(str(evaluation.spec.path), measure, evaluation.simulation) for measure in measures],
         "gate": None if outcome is None else gate_document(outcome),
     }
 
@@ -52,8 +57,42 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
     return properties
 
 
-def assemble(payloads: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """One session document from the items' payloads, measures in the order they were first seen."""
+#: pytest's outcome categories that make a team test count as failed.
+FAILING_TEST_OUTCOMES = ("failed", "error")
+_MESSAGE_CHARACTERS = 300
+
+
+def failure_line(report: Any) -> str | None:
+    """The first line of why a test did not pass (its exception, or its skip reason); ``None`` when it passed."""
+    if report.passed:
+        return None
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        text = crash.message
+    elif isinstance(report.longrepr, tuple):  # a skip: (path, line, reason)
+        text = report.longrepr[2]
+    else:
+        text = str(report.longrepr)
+    lines = str(text).strip().splitlines()
+    return lines[0][:_MESSAGE_CHARACTERS] if lines else None
+
+
+def record_team_test(tests: dict[str, dict[str, Any]], test_id: str, category: str, message: str | None) -> None:
+    """Fold one phase's outcome (pytest's category: passed, failed, error, skipped, ...) into ``tests``.
+
+    A passing setup or teardown has no category and changes nothing; a failure in any phase is kept.
+    """
+    if not category:
+        return
+    known = tests.get(test_id)
+    if known is not None and not known["passed"]:
+        return
+    tests[test_id] = {"id": test_id, "outcome": category, "passed": category not in FAILING_TEST_OUTCOMES, "message": message}
+
+
+def assemble(payloads: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """One session document from the items' payloads, measures in the order they were first seen,
+    and the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes."""
     documents: dict[tuple[str, str], dict[str, Any]] = {}
     for payload in payloads:
         for document in payload["documents"]:
@@ -62,12 +101,14 @@ def assemble(payloads: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         if gate is not None:
             spec = payload["documents"][0]["spec"]
             documents[(spec, gate["measure"])]["gates"].append(gate)
-    return session_document(documents.values())
+    return session_document(documents.values(), tests)
 
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
     """The session document of a single evaluation (the command line's report)."""
-    return assemble(item_payload(evaluation, outcome) for outcome in (None, *evaluation.gates))
+    documents = {measure.measure: measure_document(str(evaluation.spec.path), measure, evaluation.simulation)
+                 for measure in evaluation.measures}
+    return assemble(item_payload(evaluation, outcome, documents) for outcome in (None, *evaluation.gates))
 
 
 def write_session_outputs(

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any
 
+import numpy as np
+
 from pytest_bvtest import __version__
 from pytest_bvtest.api import Evaluation, MeasureEvaluation
 from pytest_bvtest.gates import GateOutcome, limit_and_excess
@@ -20,13 +22,25 @@ from pytest_bvtest.stats.simulation import SimulationResult
 
 SCHEMA_VERSION = 1
 
+#: How the report spells -inf and +inf (indexed by ``value > 0``).
+INFINITY = ("-Infinity", "Infinity")
 
-def _number(value: float | None) -> float | None:
-    """JSON has no NaN or infinity; a statistic that is not finite is reported as null."""
+
+def _number(value: float | None) -> float | str | None:
+    """JSON has no NaN or infinity: an undefined (NaN) value is null, an infinite one the string
+    ``"Infinity"`` or ``"-Infinity"`` (TRisk without spread, MATH.md section 4), which Python's
+    ``float`` and JavaScript's ``Number`` read back."""
     if value is None:
         return None
     value = float(value)
-    return value if math.isfinite(value) else None
+    if math.isnan(value):
+        return None
+    return value if math.isfinite(value) else INFINITY[value > 0]
+
+
+def _numbers(values: np.ndarray) -> list[float | None]:
+    """:func:`_number` of every value of a vector, at the speed of one ``tolist``."""
+    return [value if math.isfinite(value) else None for value in np.asarray(values, dtype=float).tolist()]
 
 
 def _bound_document(outcome: GateOutcome) -> dict[str, Any] | None:
@@ -100,8 +114,8 @@ def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
                 "name": name,
                 "bias2": _number(simulation.bias2[i]),
                 "var": _number(simulation.var[i]),
-                "topic_bias2": [_number(value) for value in simulation.topic_bias2[i]],
-                "topic_var": [_number(value) for value in simulation.topic_var[i]],
+                "topic_bias2": _numbers(simulation.topic_bias2[i]),
+                "topic_var": _numbers(simulation.topic_var[i]),
             }
             for i, name in enumerate(simulation.system_names)
         ],
@@ -125,7 +139,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
         "topics": list(evaluation.topics),
         "target": {
             "c": _number(evaluation.c),
-            "per_topic": [_number(value) for value in evaluation.target],
+            "per_topic": _numbers(evaluation.target),
             "constant_topics": int(evaluation.analysis.constant_topics),
         },
         "settings": {
@@ -146,9 +160,10 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
                 **{key: _number(value) for key, value in system.values.items()},
                 "trisk_p": _number(system.trisk_p),
                 "gap": {key: _number(value) for key, value in system.gap.items()},
-                "per_topic": [_number(value) for value in evaluation.matrix.row(system.name)],
+                "per_topic": _numbers(evaluation.matrix.row(system.name)),
                 "missing_topics": list(system.missing_topics),
                 "ignored_topics": list(system.ignored_topics),
+                "missing_queries": list(system.missing_queries),
             }
             for system in evaluation.systems
         ],
@@ -185,20 +200,26 @@ def evaluation_documents(evaluation: Evaluation) -> list[dict[str, Any]]:
     return documents
 
 
-def session_document(evaluations: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The whole report: ``schema_version``, the tool, and the per-measure evaluations."""
+def session_document(evaluations: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The whole report: ``schema_version``, the tool, the per-measure evaluations, and the team's
+    own tests (marked ``bvtest`` or using the fixture): a failing one fails the session like a gate."""
     evaluations = list(evaluations)
+    tests = [dict(test) for test in tests]
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
+    failed_tests = sum(not test["passed"] for test in tests)
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "pytest-bvtest", "version": __version__},
-        "passed": all(gate["passed"] for gate in gates),
+        "passed": all(gate["passed"] for gate in gates) and not failed_tests,
         "summary": {
             "gates": len(gates),
             "failed": sum(not gate["passed"] for gate in gates),
             "warnings": sum(bool(gate["warning"]) for gate in gates),
+            "tests": len(tests),
+            "tests_failed": failed_tests,
         },
         "evaluations": evaluations,
+        "tests": tests,
     }
 
 

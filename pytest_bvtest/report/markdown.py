@@ -17,6 +17,7 @@ from pytest_bvtest.report.terminal import (
     evaluation_title,
     format_number,
     headline,
+    TEAM_TESTS_TITLE,
     summary_counts,
     system_rows,
     topic_notes,
@@ -50,9 +51,10 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]
     return ["| " + " | ".join(row) + " |" for row in (tuple(cell(text) for text in header), tuple(rule), *rows)]
 
 
-def _number(value: float | None) -> str:
-    # Six significant digits, as in the gate messages: a gate can fail by less than 0.0001.
-    return "-" if value is None else f"{value:.6g}"
+def _number(value: float | str | None) -> str:
+    # Six significant digits, as in the gate messages: a gate can fail by less than 0.0001. An infinite
+    # value arrives as "Infinity"/"-Infinity" (the JSON report's spelling) and prints as inf/-inf.
+    return "-" if value is None else f"{float(value):.6g}"
 
 
 def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
@@ -86,7 +88,7 @@ def _false_alarm_cell(calibration: Mapping[str, Any]) -> str:
 def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
     if not gates:
-        return ["No gates: analysis only."]
+        return ["No gates: analysis only."] if evaluations else []
     lines = _table(("outcome", "gate", "value", "reference", "limit", "false alarm", "interval"),
                    [_gate_row(gate) for gate in gates], {2, 3, 4, 5})
     for gate in gates:
@@ -94,6 +96,17 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
             lines.append("")
             lines.append(f"⚠️ {code(gate['id'])}: {gate['warning']}")
     return lines
+
+
+TEST_ICONS = {"passed": "✅", "failed": "❌", "error": "❌", "skipped": "⏭️", "xfailed": "⚠️", "xpassed": "⚠️"}
+
+
+def _team_test_section(tests: list[Mapping[str, Any]]) -> list[str]:
+    if not tests:
+        return []
+    rows = [(f"{TEST_ICONS.get(test['outcome'], '')} {test['outcome']}", code(cell(test["id"])), cell(test.get("message") or ""))
+            for test in tests]
+    return ["", f"**{TEAM_TESTS_TITLE}**", "", *_table(("outcome", "test", "message"), rows, set())]
 
 
 def _failure_section(gate: Mapping[str, Any]) -> list[str]:
@@ -141,6 +154,7 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     verdict = "✅" if document["passed"] else "❌"
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
     lines += _gate_section(evaluations)
+    lines += _team_test_section(list(document.get("tests") or []))
     for evaluation in evaluations:
         for gate in evaluation["gates"]:
             if gate["outcome"] == "FAIL":

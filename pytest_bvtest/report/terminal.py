@@ -36,9 +36,10 @@ OUTCOME_MARKUP: dict[str, Markup] = {"OK": {"green": True}, "OK*": {"yellow": Tr
 _LISTED_TOPICS = 5
 
 
-def format_number(value: float | None, decimals: int = 4) -> str:
-    """``value`` with ``decimals`` decimals; ``-`` where a statistic is not computed (null)."""
-    return "-" if value is None else f"{value:.{decimals}f}"
+def format_number(value: float | str | None, decimals: int = 4) -> str:
+    """``value`` with ``decimals`` decimals; ``-`` where a statistic is not computed (null); ``inf`` or
+    ``-inf`` for the report's ``"Infinity"``/``"-Infinity"``."""
+    return "-" if value is None else f"{float(value):.{decimals}f}"
 
 
 def display_path(path: str) -> str:
@@ -70,7 +71,7 @@ def system_rows(evaluation: Mapping[str, Any]) -> list[tuple[str, ...]]:
 
 
 def evaluation_title(evaluation: Mapping[str, Any]) -> str:
-    """``spec · measure · n topics · target c``, plus normalisation and grouping when set."""
+    """``spec · measure · n topics · target c``, plus normalisation, grouping and a query-variation MVE form when set."""
     settings = evaluation.get("settings") or {}
     parts = [
         display_path(evaluation["spec"]),
@@ -86,6 +87,9 @@ def evaluation_title(evaluation: Mapping[str, Any]) -> str:
         if "seed" in grouping:
             text += f", {grouping['repeats']} repeats, seed {grouping['seed']}"
         parts.append(text)
+    method = settings.get("mve_method")
+    if method not in (None, "inter-topic"):  # with query variations the MVE column depends on the form
+        parts.append(f"MVE {method}")
     return " · ".join(parts)
 
 
@@ -104,7 +108,8 @@ def _topic_list(topics: Sequence[str]) -> str:
 
 
 def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
-    """Per system, the evaluated topics its run lacks (scored 0) and the run topics outside the evaluated topics (ignored)."""
+    """Per system, the evaluated topics its run lacks (scored 0), the query variations it lacks (scored 0
+    inside their topic's mean) and the run topics outside the evaluated topics (ignored)."""
     notes = []
     total = len(evaluation["topics"])
     constant = evaluation["target"].get("constant_topics") or 0
@@ -115,6 +120,10 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
         ignored = system.get("ignored_topics") or []
         if missing:
             notes.append(f"{system['name']} has no ranking for {len(missing)} of {total} topics (scored 0): {_topic_list(missing)}")
+        missing_queries = system.get("missing_queries") or []
+        if missing_queries:
+            notes.append(f"{system['name']} has no ranking for {len(missing_queries)} query variation(s), each scored 0 "
+                         f"in its topic's mean over variations: {_topic_list(missing_queries)}")
         if ignored:
             topics = "topic" if len(ignored) == 1 else "topics"
             notes.append(f"{system['name']} ranked {len(ignored)} {topics} outside the evaluated topics (unjudged, or no relevant document; ignored): {_topic_list(ignored)}")
@@ -127,9 +136,24 @@ def headline(gate: Mapping[str, Any]) -> str:
 
 
 def summary_counts(document: Mapping[str, Any]) -> str:
+    """``4 gates, 0 failed; 3 team tests, 1 failed``: the gates and the team's own tests."""
     summary = document["summary"]
     text = f"{summary['gates']} gate{'' if summary['gates'] == 1 else 's'}, {summary['failed']} failed"
-    return f"{text}, {summary['warnings']} within noise (OK*)" if summary["warnings"] else text
+    if summary["warnings"]:
+        text += f", {summary['warnings']} within noise (OK*)"
+    tests = summary.get("tests") or 0
+    if tests:
+        text += f"; {tests} team test{'' if tests == 1 else 's'}, {summary['tests_failed']} failed"
+    return text
+
+
+#: Team tests are listed under this line (terminal) or heading (Markdown).
+TEAM_TESTS_TITLE = "Team tests (marked bvtest or using the bvtest fixture)"
+
+
+def team_test_text(test: Mapping[str, Any]) -> str:
+    """``test_id: why`` for a test that did not pass, the id alone otherwise."""
+    return f"{test['id']}: {test['message']}" if test.get("message") else test["id"]
 
 
 def _aligned_table(rows: Sequence[tuple[str, ...]], markers: Sequence[str]) -> list[str]:
@@ -206,7 +230,13 @@ def summary_lines(document: Mapping[str, Any]) -> list[Line]:
         for gate in evaluation["gates"]:
             lines.append((f"[{gate['outcome']}] {gate['id']}: {headline(gate)}", OUTCOME_MARKUP[gate["outcome"]]))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
-    if document["summary"]["gates"]:
+    tests = document.get("tests") or []
+    if tests:
+        lines += [("", {}), (f"{TEAM_TESTS_TITLE}:", {"bold": True})]
+        for test in tests:
+            markup = {"green": True} if test["outcome"] == "passed" else {} if test["passed"] else {"red": True, "bold": True}
+            lines.append((f"[{test['outcome'].upper()}] {team_test_text(test)}", markup))
+    if document["summary"]["gates"] or tests:
         lines.append(("", {}))
         lines.append((f"bvtest: {summary_counts(document)}", {"red": True, "bold": True} if not document["passed"] else {"green": True}))
     return lines

@@ -175,7 +175,8 @@ def swap_null(
     first_row, second_row = matrix[positions[0]], matrix[positions[1]]
     block = max(1, _BLOCK_CELLS // matrix.size)
     values = []
-    for swapped in topic_assignments(topics, swaps, seed, exact=exact, block=block):
+    for assignment in topic_assignments(topics, swaps, seed, exact=exact, block=block):
+        swapped = assignment.astype(bool)
         stack = np.broadcast_to(matrix, (len(swapped), *matrix.shape)).copy()
         stack[:, positions[0]] = np.where(swapped, second_row, first_row)
         stack[:, positions[1]] = np.where(swapped, first_row, second_row)

@@ -1,7 +1,7 @@
 """GAWM and HITS: system effectiveness weighted by how well topics discern systems.
 
-Lee, Wu, Chen & Cheng, "Generalized adaptive weighted mean for evaluating IR systems", CIKM 2009
-(GAWM), and Mizzaro & Robertson, "HITS hits TREC: exploring IR evaluation results with network
+Lee, Kazai, Vinay, Milić-Frayling, Mendes Rodrigues & Ignjatović, "Measuring system performance and
+topic discernment using generalized adaptive-weight mean", CIKM 2009 (GAWM), and Mizzaro & Robertson, "HITS hits TREC: exploring IR evaluation results with network
 analysis", SIGIR 2007 (HITS), MATH.md section 6. ``P`` is a systems x topics matrix ``(..., m, n)``;
 leading axes (resamples) broadcast through.
 """
@@ -24,12 +24,15 @@ class GAWMResult:
     """GAWM fixed point. Per-system fields are ``(..., m)``, per-topic fields ``(..., n)``.
 
     ``iterations`` and ``converged`` are plain ``int``/``bool`` for one matrix, arrays over the
-    leading axes for a stack of matrices.
+    leading axes for a stack of matrices. ``system_weights`` is Eq. 8's ``W_s`` as a float, which
+    underflows to 0 for a large ``q``; ``system_log_weights`` is its logarithm, which does not, and is
+    what the means use (MATH.md section 6 PIN).
     """
 
     system_performance: FloatArray
     topic_ease: FloatArray
     system_weights: FloatArray
+    system_log_weights: FloatArray
     topic_weights: FloatArray
     iterations: int | npt.NDArray[np.int64]
     converged: bool | npt.NDArray[np.bool_]
@@ -59,12 +62,15 @@ def gawm(scores: npt.ArrayLike, q: float = 1.0, tolerance: float = 1e-12, max_it
     PINs followed: start from uniform weights, so the starting point is ``E_s`` = row means and
     ``E_t`` = column means; stop when ``max |change|`` of ``E_s`` and ``E_t`` is below
     ``tolerance`` (1e-12) or after ``max_iterations`` (1000); report both. When every ``W_t`` is 0
-    (all systems identical) the topic weights fall back to uniform (1 each).
+    (all systems identical) the topic weights fall back to uniform (1 each). ``W_s`` is computed in log
+    space, ``q log(1 - d_i / sum_k d_k)``, and ``E_t`` weighs the systems by
+    ``exp(log W_s - max log W_s)``: only normalised weights matter, so a large ``q`` (two systems at
+    ``q ~ 1,100`` give ``0.5^q = 0``) never turns ``E_t`` into 0/0.
 
     Our reading of the iteration order: the state is ``E_t``. One iteration computes both weight
     vectors from the current ``E_t`` (Eq. 7 and 8), then both means from those weights. The weights
     reported are the ones that produced the reported means, so the first two equations hold
-    exactly for the result. When every ``d_i`` is 0 (identical systems) ``d_i / sum_k d_k`` is taken
+    exactly for the result (for ``E_t`` up to the rounding of the log-space normalisation). When every ``d_i`` is 0 (identical systems) ``d_i / sum_k d_k`` is taken
     as 0, i.e. uniform system weights. A topic on which every system scores the same has
     ``W_t = 0`` exactly (it discerns nothing) and ``E_t`` equal to that score. Stacked matrices are
     iterated independently: each stops at its own convergence, exactly as if evaluated alone.
@@ -84,7 +90,7 @@ def gawm(scores: npt.ArrayLike, q: float = 1.0, tolerance: float = 1e-12, max_it
     -------
     GAWMResult
         ``system_performance`` (E_s), ``topic_ease`` (E_t), ``system_weights`` (W_s),
-        ``topic_weights`` (W_t), ``iterations``, ``converged``.
+        ``system_log_weights`` (log W_s), ``topic_weights`` (W_t), ``iterations``, ``converged``.
 
     Raises
     ------
@@ -103,28 +109,29 @@ def gawm(scores: npt.ArrayLike, q: float = 1.0, tolerance: float = 1e-12, max_it
     constant_topic = p.max(axis=-2) == p.min(axis=-2)
     batch = p.shape[:-2]
     topic_weights = np.ones(batch + p.shape[-1:])
-    system_weights = np.ones(batch + p.shape[-2:-1])
-    performance, ease = _gawm_means(p, system_weights, topic_weights, constant_topic)
+    system_log_weights = np.zeros(batch + p.shape[-2:-1])
+    performance, ease = _gawm_means(p, system_log_weights, topic_weights, constant_topic)
     iterations = np.zeros(batch, dtype=np.int64)
     converged = np.zeros(batch, dtype=bool)
     for _ in range(max_iterations):
         active = ~converged
         if not active.any():
             break
-        new_system_weights, new_topic_weights = _gawm_weights(p, ease, q)
-        new_performance, new_ease = _gawm_means(p, new_system_weights, new_topic_weights, constant_topic)
+        new_system_log_weights, new_topic_weights = _gawm_weights(p, ease, q)
+        new_performance, new_ease = _gawm_means(p, new_system_log_weights, new_topic_weights, constant_topic)
         change = np.maximum(np.abs(new_performance - performance).max(axis=-1), np.abs(new_ease - ease).max(axis=-1))
         keep = active[..., None]
         performance = np.where(keep, new_performance, performance)
         ease = np.where(keep, new_ease, ease)
-        system_weights = np.where(keep, new_system_weights, system_weights)
+        system_log_weights = np.where(keep, new_system_log_weights, system_log_weights)
         topic_weights = np.where(keep, new_topic_weights, topic_weights)
         iterations += active
         converged |= active & (change < tolerance)
     return GAWMResult(
         system_performance=performance,
         topic_ease=ease,
-        system_weights=system_weights,
+        system_weights=np.exp(system_log_weights),
+        system_log_weights=system_log_weights,
         topic_weights=topic_weights,
         iterations=int(iterations) if not batch else iterations,
         converged=bool(converged) if not batch else converged,
@@ -132,7 +139,7 @@ def gawm(scores: npt.ArrayLike, q: float = 1.0, tolerance: float = 1e-12, max_it
 
 
 def _gawm_weights(p: FloatArray, ease: FloatArray, q: float) -> tuple[FloatArray, FloatArray]:
-    """System conformity ``W_s`` (Eq. 8) and topic discernment ``W_t`` (Eq. 7) from ``E_t``."""
+    """System conformity ``log W_s`` (Eq. 8, in log space) and topic discernment ``W_t`` (Eq. 7) from ``E_t``."""
     deviation = p - ease[..., None, :]
     topic_weights = np.sqrt(np.sum(deviation**2, axis=-2))
     # MATH.md PIN: no topic discerns the systems (all identical) -> uniform topic weights.
@@ -140,13 +147,21 @@ def _gawm_weights(p: FloatArray, ease: FloatArray, q: float) -> tuple[FloatArray
     distance = np.sqrt(np.sum(deviation**2, axis=-1))
     total = distance.sum(axis=-1, keepdims=True)
     share = np.divide(distance, total, out=np.zeros_like(distance), where=total > 0)
-    return (1.0 - share) ** q, topic_weights
+    # q = 0 gives uniform weights even for the system holding every deviation (0 * log 0 would be NaN).
+    with np.errstate(divide="ignore"):
+        log_weights = np.zeros_like(share) if q == 0 else q * np.log1p(-share)
+    return log_weights, topic_weights
 
 
 def _gawm_means(
-    p: FloatArray, system_weights: FloatArray, topic_weights: FloatArray, constant_topic: npt.NDArray[np.bool_]
+    p: FloatArray, system_log_weights: FloatArray, topic_weights: FloatArray, constant_topic: npt.NDArray[np.bool_]
 ) -> tuple[FloatArray, FloatArray]:
-    """System performance ``E_s`` and topic ease ``E_t`` as weighted means of ``P``."""
+    """System performance ``E_s`` and topic ease ``E_t`` as weighted means of ``P``.
+
+    The system weights arrive as logarithms and are scaled so the largest is 1: at least one
+    share is below 1 (they sum to 1 over ``m >= 2`` systems), so the largest log weight is finite.
+    """
+    system_weights = np.exp(system_log_weights - system_log_weights.max(axis=-1, keepdims=True))
     performance = (p @ topic_weights[..., None])[..., 0] / topic_weights.sum(axis=-1, keepdims=True)
     ease = (system_weights[..., None, :] @ p)[..., 0, :] / system_weights.sum(axis=-1, keepdims=True)
     # A weighted mean of equal values can be off by an ulp; keep constant topics exact so that their

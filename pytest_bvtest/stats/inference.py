@@ -11,7 +11,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from scipy import stats as scipy_stats
+# scipy.special's Student t function, not scipy.stats.t (whose sf is this function): scipy.stats takes ~1 s to import.
+from scipy.special import stdtr
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.biasvar import checked_scores
@@ -84,7 +85,7 @@ def paired_t_test(candidate: np.ndarray, reference: np.ndarray) -> TestResult:
             return TestResult(0.0, 1.0)
         return TestResult(float(np.copysign(np.inf, mean)), 0.0)
     statistic = mean / (deviation / np.sqrt(topics))
-    p_value = 2.0 * scipy_stats.t.sf(abs(statistic), df=topics - 1)
+    p_value = 2.0 * stdtr(topics - 1, -abs(statistic))
     return TestResult(float(statistic), float(min(p_value, 1.0)))
 
 
@@ -109,7 +110,8 @@ def randomization_test(
         Number of random sign assignments. When ``2**n <= permutations`` every assignment is
         enumerated instead and the p-value is exact (seed unused).
     seed:
-        Seed of ``numpy.random.default_rng`` for the random assignments.
+        Seed of ``numpy.random.default_rng`` for the random assignments: assignment ``b`` negates
+        topic ``j`` where ``default_rng(seed).random((permutations, n))[b, j] < 0.5``.
 
     Returns
     -------
@@ -121,45 +123,91 @@ def randomization_test(
     Notes
     -----
     Fisher (1935); Smucker, Allan & Carterette (CIKM 2007) for its use in IR. Sums that tie the
-    observed one up to a relative 1e-12 count as reaching it.
+    observed one up to a relative 1e-12 count as reaching it. :func:`randomization_tests` tests
+    one candidate against several references at once with the same assignments.
     """
-    differences = _paired_differences(candidate, reference)
-    topics = differences.size
+    (result,) = randomization_tests(candidate, np.asarray(reference)[np.newaxis], permutations, seed)
+    return result
+
+
+def randomization_tests(
+    candidate: np.ndarray,
+    references: np.ndarray,
+    permutations: int = 10000,
+    seed: int = 0,
+) -> tuple[TestResult, ...]:
+    """:func:`randomization_test` of one candidate against each row of ``references``, in one pass.
+
+    Every reference sees the same sign assignments, so the flipped sums of all of them are one
+    matrix product per block: a ``(assignments x n)`` 0/1 matrix of negated topics times the
+    ``(n x k)`` differences. Each result equals ``randomization_test(candidate, references[i],
+    permutations, seed)``.
+
+    Parameters
+    ----------
+    candidate:
+        Per-topic scores, shape ``(n,)``.
+    references:
+        Per-topic scores of ``k`` reference systems, shape ``(k, n)``, topic-aligned with ``candidate``.
+    permutations, seed:
+        As :func:`randomization_test`.
+    """
+    references = np.asarray(references, dtype=np.float64)
+    if references.ndim != 2:
+        raise StatisticError(f"the references must be a systems x topics matrix, got shape {references.shape}")
+    if references.shape[0] == 0:
+        return ()
+    # One contiguous row per reference: its sums and mean reduce exactly as a single vector's would.
+    rows = np.stack([_paired_differences(candidate, reference) for reference in references])
+    topics = rows.shape[1]
     if topics < 1:
         raise StatisticError("the randomization test needs at least 1 topic")
     if permutations < 1:
         raise StatisticError(f"permutations must be at least 1, got {permutations}")
-    observed = abs(differences.sum())
-    threshold = observed - _TIE_TOLERANCE * np.abs(differences).sum()
-    statistic = float(differences.mean())
+    totals = rows.sum(axis=1)
+    threshold = np.abs(totals) - _TIE_TOLERANCE * np.abs(rows).sum(axis=1)
+    statistics = rows.mean(axis=1)
+    differences = rows.T
 
     exact = topics < 63 and 2**topics <= permutations
-    reaching = 0
+    reaching = np.zeros(differences.shape[1], dtype=np.int64)
     for negated in topic_assignments(topics, permutations, seed, exact=exact, block=max(1, _CHUNK_CELLS // topics)):
-        flipped = differences.sum() - 2.0 * (negated.astype(np.float64) @ differences)
-        reaching += np.count_nonzero(np.abs(flipped) >= threshold)
+        reaching += np.count_nonzero(np.abs(totals - 2.0 * (negated @ differences)) >= threshold, axis=0)
     if exact:
-        return TestResult(statistic, float(reaching / 2**topics))
-    return TestResult(statistic, float((1 + reaching) / (1 + permutations)))
+        return tuple(TestResult(float(mean), float(count / 2**topics)) for mean, count in zip(statistics, reaching))
+    return tuple(TestResult(float(mean), float((1 + count) / (1 + permutations))) for mean, count in zip(statistics, reaching))
+
+
+def _negated_topics(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+    """``(rng.random(shape) < 0.5)`` as float64 0/1, drawing the same numbers from ``rng``.
+
+    For numpy's default PCG64, ``random()`` is ``(next_uint64 >> 11) * 2**-53``, which is below 0.5
+    exactly when the top bit of the 64-bit draw is 0; reading the raw draws skips the conversion.
+    """
+    if type(rng.bit_generator) is not np.random.PCG64:
+        return (rng.random(shape) < 0.5).astype(np.float64)
+    raw = rng.bit_generator.random_raw(shape[0] * shape[1]).reshape(shape)
+    return np.less(raw, np.uint64(1 << 63)).view(np.uint8).astype(np.float64)
 
 
 def topic_assignments(topics: int, count: int, seed: int, *, exact: bool, block: int) -> Iterator[np.ndarray]:
-    """Blocks of boolean rows ``(rows, topics)``: which topics a paired resampling swaps (or sign-flips).
+    """Blocks of float64 0/1 rows ``(rows, topics)``: which topics a paired resampling swaps (or sign-flips).
 
     ``exact``: all ``2**topics`` assignments in binary order (row ``k`` swaps topic ``j`` when bit
     ``j`` of ``k`` is set; ``count`` and ``seed`` unused). Otherwise ``count`` rows of
     ``numpy.random.default_rng(seed).random((count, topics)) < 0.5``, each topic independently with
-    probability 1/2; the blocks only bound memory and never change the stream.
+    probability 1/2; the blocks only bound memory and never change the stream. Floats, so that a
+    block times a topic vector is one matrix product.
     """
     if exact:
         every = 2**topics
         for first in range(0, every, block):
             numbers = np.arange(first, min(every, first + block))
-            yield (numbers[:, np.newaxis] >> np.arange(topics) & 1).astype(bool)
+            yield (numbers[:, np.newaxis] >> np.arange(topics) & 1).astype(np.float64)
         return
     rng = np.random.default_rng(seed)
     for first in range(0, count, block):
-        yield rng.random((min(block, count - first), topics)) < 0.5
+        yield _negated_topics(rng, (min(block, count - first), topics))
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:
@@ -341,11 +389,32 @@ def paired_bootstrap(
     return _interval(statistic, float(estimate), distribution, confidence, seed)
 
 
+def _quantiles(values: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
+    """``numpy.quantile`` (linear interpolation), extended to infinite values such as TRisk's.
+
+    Interpolating towards an infinite order statistic gives that infinity; between ``-inf`` and
+    ``+inf`` (no interpolation exists) our reading takes the nearer order statistic.
+    """
+    with np.errstate(invalid="ignore"):
+        quantiles = np.quantile(values, probabilities)
+    undefined = np.isnan(quantiles)
+    if not undefined.any():
+        return quantiles
+    ordered = np.sort(values)
+    position = probabilities * (values.size - 1)
+    below, above = ordered[np.floor(position).astype(int)], ordered[np.ceil(position).astype(int)]
+    nearer = np.where(position - np.floor(position) < 0.5, below, above)
+    infinite = np.where(np.isinf(below) & np.isinf(above), nearer, np.where(np.isinf(below), below, above))
+    return np.where(undefined, infinite, quantiles)
+
+
 def _interval(statistic: str, estimate: float, distribution: np.ndarray, confidence: float, seed: int) -> BootstrapInterval:
     """Efron's percentile interval of the bootstrap values."""
     tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(distribution, [tail, 1.0 - tail])
+    low, high = _quantiles(distribution, np.array([tail, 1.0 - tail]))
     distribution.flags.writeable = False
+    with np.errstate(invalid="ignore"):  # infinite values (TRisk without spread) have no finite mean or spread
+        mean, std = float(distribution.mean()), float(distribution.std())
     return BootstrapInterval(
         statistic=statistic,
         estimate=estimate,
@@ -354,7 +423,7 @@ def _interval(statistic: str, estimate: float, distribution: np.ndarray, confide
         confidence=float(confidence),
         resamples=distribution.size,
         seed=int(seed),
-        mean=float(distribution.mean()),
-        std=float(distribution.std()),
+        mean=mean,
+        std=std,
         distribution=distribution,
     )

@@ -237,6 +237,22 @@ class VariationLayout:
         """True when every topic has exactly the same users, one query each."""
         return self.users is not None
 
+    def user_probability(self) -> FloatArray | None:
+        """Each user's probability for :func:`mve_general`, from the popularity (MATH.md section 5 PIN).
+
+        A popularity that gives a user the same share of every topic is that user's probability;
+        uniform without popularity. ``None`` when the variations are not aligned by user or a user's
+        share differs between topics (no single user distribution exists then).
+        """
+        if self.users is None:
+            return None
+        if self.popularity is None:
+            return np.full(len(self.users), 1.0 / len(self.users))
+        shares = _variation_probabilities(self.popularity, self.present)
+        if not np.allclose(shares, shares[0], rtol=1e-12, atol=0.0):
+            return None
+        return shares[0]
+
     def arrange(self, query_scores: npt.ArrayLike) -> FloatArray:
         """Per-query scores ``(..., Q)`` (queries on the last axis) → ``(..., n, V)``, NaN padding."""
         s = np.asarray(query_scores, dtype=np.float64)

@@ -308,15 +308,15 @@ def _trisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings
 def _trisk_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
     """URisk's deltas scaled by TRisk / sum(delta), i.e. divided by ``n`` times the standard error.
 
-    The scale is TRisk's own, so its PIN (no spread gives 0) carries over; a zero sum means URisk and
-    TRisk are 0, and so are the terms.
+    The scale is TRisk's own, so its PIN carries over: a zero sum means URisk and TRisk are 0, and so
+    are the terms; with no spread TRisk is +/-inf and so is every topic's (equal, non-zero) term.
     """
     x = _score_matrix(scores)
     deltas = risk_weighted_deltas(x, _reference_row(x, reference), settings.risk_alpha)
     total = deltas.sum(axis=-1, keepdims=True)
     t = _trisk(x, reference, settings)[..., np.newaxis]
     scale = np.divide(t, total, out=np.zeros_like(total), where=total != 0)
-    return deltas * scale
+    return np.multiply(deltas, scale, out=np.zeros_like(deltas), where=deltas != 0)
 
 
 def _zrisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import ndtr
-from scipy.stats import t as student_t
+# scipy.special's Student t function, not scipy.stats.t (whose sf is this function): scipy.stats takes ~1 s to import.
+from scipy.special import ndtr, stdtr
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.biasvar import checked_scores
@@ -97,9 +97,11 @@ def trisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> TRisk:
         p = 2 * P(T_{c-1} > |TRisk|)
 
     At ``alpha = 0`` it is the paired t statistic (``scipy.stats.ttest_rel``). TRisk < -2 signals a
-    significant risk of harm, > +2 a significant gain. PIN: ``s = 0`` gives ``TRisk = 0`` and
-    ``p = 1``; our reading counts an ``s`` within rounding error of 0 (a spread below 8 ulps of the
-    largest ``|delta|``) as 0, so a constant difference gives 0 however it rounds.
+    significant risk of harm, > +2 a significant gain. PIN (MATH.md section 4, revised): ``s = 0``
+    gives ``TRisk = 0`` and ``p = 1`` when URisk is 0, and otherwise ``+inf`` or ``-inf`` with
+    URisk's sign and ``p = 0``: the same loss on every topic is a certain loss. Our reading counts an
+    ``s`` within rounding error of 0 (a spread below 8 ulps of the largest ``|delta|``) as 0, so a
+    constant difference gives an infinite TRisk however it rounds.
 
     Parameters
     ----------
@@ -130,8 +132,10 @@ def trisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> TRisk:
     spread = scaled.std(axis=-1, ddof=1)
     no_spread = spread <= _ROUNDING_SPREAD
     standard_error = np.where(no_spread, 1.0, spread) / math.sqrt(topics)
-    t = np.where(no_spread, 0.0, scaled.mean(axis=-1) / standard_error)
-    p = 2.0 * student_t.sf(np.abs(t), topics - 1)
+    mean = scaled.mean(axis=-1)
+    certain = np.where(mean == 0, 0.0, np.copysign(np.inf, mean))
+    t = np.where(no_spread, certain, mean / standard_error)
+    p = 2.0 * stdtr(topics - 1, -np.abs(t))
     return TRisk(_scalar_if_0d(t), _scalar_if_0d(p))
 
 
