@@ -11,7 +11,7 @@ import gzip
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,7 @@ from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTable
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
+from pytest_bvtest.stats.calibration import OWN_VALUE_STATISTICS, SwapNull, swap_null
 from pytest_bvtest.stats.gawm import GAWMResult, HITSResult, gawm, hits
 from pytest_bvtest.stats.inference import (
     BootstrapInterval,
@@ -310,7 +311,9 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
     """Judge one gate; ``computed`` holds the statistics already computed against the spec's reference."""
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
-    relative = gate.bound.kind in ("max_increase", "max_decrease")
+    # relative to the reference's value: a relative bound, or a calibrated limit on a null of differences
+    relative = ((gate.bound is not None and gate.bound.kind in ("max_increase", "max_decrease"))
+                or (gate.false_alarm is not None and gate.statistic not in OWN_VALUE_STATISTICS))
     reusable = not statistic.needs_reference or gate.reference == spec.reference
     values = computed.get(gate.statistic) if reusable else None
     if values is None:
@@ -329,6 +332,7 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
             resamples=spec.analysis.bootstrap.resamples, confidence=gate.confidence, seed=spec.analysis.bootstrap.seed,
         )
         interval = (float(result.low), float(result.high))
+    null, null_offset = _gate_null(spec, gate, matrix, settings, candidate, reference, values)
     compared, against = ((matrix.scores[reference], gate.reference) if reference is not None
                          else (matrix.scores.max(axis=0), "the virtual target"))
     return judge(
@@ -341,12 +345,33 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
         value=float(values[candidate]),
         reference_value=reference_value,
         bound=gate.bound,
+        higher_is_better=statistic.higher_is_better,
+        null=null,
+        null_offset=null_offset,
+        false_alarm=gate.false_alarm,
         interval=interval,
         confidence=gate.confidence,
         seed=spec.analysis.bootstrap.seed if gate.confidence is not None else None,
         worst_topics=_worst_topics(matrix, candidate, compared, spec.analysis.top_topics, texts),
         worst_against=str(against),
     )
+
+
+def _gate_null(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
+               reference: int | None, values: np.ndarray) -> tuple[SwapNull | None, float]:
+    """The gate's null of no change (MATH.md section 7) and the offset that puts it on the value's scale.
+
+    Every gate with a reference gets one, so that plain bounds report their false-alarm rate too;
+    the offset is the reference's value when the null is of ``S(candidate) - S(reference)``.
+    """
+    if reference is None or reference == candidate:
+        return None, 0.0
+    try:
+        null = swap_null(matrix.scores, gate.statistic, candidate, reference, settings,
+                         swaps=spec.analysis.calibration.swaps, seed=spec.analysis.calibration.seed)
+    except StatisticError as error:
+        raise InputError(f"gate {gate.name}: the null of no change: {error}", path=spec.path, line=gate.line) from None
+    return null, (0.0 if null.own_value else float(values[reference]))
 
 
 def _candidate_name(spec: Spec) -> str | None:
@@ -665,6 +690,25 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
                              path=spec.path, line=spec.line_of("analysis", "simulation"))
         simulation = _simulate(spec, qrels, measures[0].topics, measures[0].matrix.systems)
     return Evaluation(spec, measures, cache.hits, cache.misses, simulation)
+
+
+def replay_baselines(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None,
+                     use_cache: bool = True) -> dict[str, Evaluation]:
+    """Evaluate the spec's gates with each baseline but the reference as the candidate (``bvtest calibrate``).
+
+    A release the team accepted should pass its gates; one that fails shows a gate that would have
+    raised a false alarm. The replayed baseline leaves the baselines (it is now the system under
+    test), so the other systems and the reference are as in the spec.
+    """
+    replays = {}
+    for name, source in spec.baselines.items():
+        if name == spec.reference:
+            continue
+        others = {other: kept for other, kept in spec.baselines.items() if other != name}
+        gates = tuple(gate for gate in spec.gates if gate.reference != name)
+        replayed = replace(spec, baselines=others, candidate=source, gates=gates)
+        replays[name] = evaluate_spec(replayed, cache_dir=cache_dir, use_cache=use_cache)
+    return replays
 
 
 #: What can stand in for a spec's candidate: a run file, a source, or an in-memory ``{qid: {docno: score}}``.
