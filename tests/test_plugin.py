@@ -86,8 +86,10 @@ def test_failing_gate_says_what_regressed_by_how_much_and_where(project: pytest.
     # AP of production: [1, .5, 1, .5, 1, 1/3]; risky: [1, 1, .2, 1, .25, 1]; deltas [0, .5, -.8, .5, -.75, 2/3]
     # URisk at alpha 5 = (0.5 + 0.5 + 2/3 - 6 * 0.8 - 6 * 0.75) / 6 = -1.27222
     result.stdout.fnmatch_lines([
-        "*AP URisk FAILED: candidate -1.27222 against production; bound min -0.05 requires >= -0.05; past the limit by 1.22222",
-        "  The risk-weighted change against production (losses count extra) is lower than allowed (URisk -1.27, limit -0.05).",
+        "*AP URisk FAILED: candidate -1.27222 against production; bound min -0.05 requires >= -0.05; past the limit by 1.22222; "
+        "false-alarm rate 90.6% (all 64 swaps with production)",
+        "  The risk-weighted change against production (losses count extra) is lower than allowed "
+        "(URisk -1.27, limit -0.05 at a 90.6% false-alarm rate).",
         "*topics that moved URisk most the wrong way (scores vs production):",
         # each topic's risk-weighted delta over 6 topics: -6 * 0.8 / 6 and -6 * 0.75 / 6
         "*t3: 0.2000 vs 1.0000 (-0.8000; moves URisk by -0.8)",
@@ -276,16 +278,18 @@ def test_terminal_output_follows_pytests_verbosity(project: pytest.Pytester) -> 
     # -q: one line per gate (6), then the counts; the failure explanation is its one sentence
     # risky's AP mean (1 + 1 + .2 + 1 + .25 + 1) / 6 = 0.741667
     assert summary[:7] == [
-        "[OK] bvtest.yaml::AP::mean: Mean 0.741667 vs 0.722222 production, limit >= 0.712222",
-        "[FAIL] bvtest.yaml::AP::urisk: URisk -1.27222 against production, limit >= -0.05",
-        "[FAIL] bvtest.yaml::AP::bias2_plus_var: Bias²+Var 0.200417 vs 0.157407 production, limit <= 0.173148",
-        "[OK] bvtest.yaml::RR::mean: Mean 0.741667 vs 0.722222 production, limit >= 0.712222",
-        "[FAIL] bvtest.yaml::RR::urisk: URisk -1.27222 against production, limit >= -0.05",
-        "[FAIL] bvtest.yaml::RR::bias2_plus_var: Bias²+Var 0.200417 vs 0.157407 production, limit <= 0.173148",
+        "[OK] bvtest.yaml::AP::mean: Mean 0.741667 vs 0.722222 production, limit >= 0.712222 (false alarm 50.0%)",
+        "[FAIL] bvtest.yaml::AP::urisk: URisk -1.27222 against production, limit >= -0.05 (false alarm 90.6%)",
+        "[FAIL] bvtest.yaml::AP::bias2_plus_var: Bias²+Var 0.200417 vs 0.157407 production, limit <= 0.173148 "
+        "(false alarm 46.9%)",
+        "[OK] bvtest.yaml::RR::mean: Mean 0.741667 vs 0.722222 production, limit >= 0.712222 (false alarm 50.0%)",
+        "[FAIL] bvtest.yaml::RR::urisk: URisk -1.27222 against production, limit >= -0.05 (false alarm 90.6%)",
+        "[FAIL] bvtest.yaml::RR::bias2_plus_var: Bias²+Var 0.200417 vs 0.157407 production, limit <= 0.173148 "
+        "(false alarm 46.9%)",
         "bvtest: 6 gates, 4 failed",
     ]
     sentence = ("The risk-weighted change against production (losses count extra) is lower than allowed "
-                "(URisk -1.27, limit -0.05).")
+                "(URisk -1.27, limit -0.05 at a 90.6% false-alarm rate).")
     assert quiet.count(sentence) == 2  # once per failing gate
     assert not any("topics that moved" in line or "Bias²/Var tradeoff" in line for line in quiet)
     # default: a compact table of the gates; each failure explained once (in pytest's failures section)
@@ -295,7 +299,7 @@ def test_terminal_output_follows_pytests_verbosity(project: pytest.Pytester) -> 
     table = [line for line in default if line.startswith(("outcome", "OK ", "FAIL "))]
     assert len(table) == 7 and table[0].split() == ["outcome", "gate", "value", "reference", "delta", "limit"]
     assert table[2].split() == ["FAIL", "bvtest.yaml::AP::urisk", "-1.27222", "against", "production", "-1.272",
-                                "(↓", "worse)", ">=", "-0.05"]
+                                "(↓", "worse)", ">=", "-0.05", "(false", "alarm", "90.6%)"]
     assert not any("Bias²/Var tradeoff" in line for line in default)
     # -v: the full summary with the system tables
     verbose = project.runpytest("--bvtest-run", "runs/risky.run", "-v").stdout.str()

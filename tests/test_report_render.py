@@ -58,7 +58,7 @@ def gate(gate_id: str, statistic: str, value: float, limit: float, bound: dict[s
     return {
         "id": gate_id, "statistic": statistic, "measure": gate_id.split("::")[1], "system": "candidate",
         "reference": None if reference_value is None else "production", "value": value, "reference_value": reference_value,
-        "bound": {**bound, "limit": limit}, "excess": value - limit if bound["kind"].startswith("max") else limit - value,
+        "bound": {**bound, "limit": limit}, "limit": limit, "rule": bound["text"], "calibration": None, "excess": value - limit if bound["kind"].startswith("max") else limit - value,
         "interval": interval, "passed": passed, "outcome": "FAIL" if not passed else ("OK*" if warning else "OK"),
         "warning": warning, "message": message,
         "sentence": sentence, "label": definition.label, "higher_is_better": definition.higher_is_better,
@@ -91,6 +91,10 @@ def sample_document() -> dict[str, Any]:
                      "past the limit by 0.112\n  95% bootstrap interval of candidate - reference: [-0.41, 0.02] (seed 0)\n"
                      f"  warning: {warning}"),
     ]
+    ndcg_gates[0]["calibration"] = {"false_alarm": None, "limit": None, "rate": 0.469, "swaps": 10_000, "exact": False,
+                                    "seed": 0, "reference": "production"}
+    ndcg_gates[2]["calibration"] = {"false_alarm": None, "limit": None, "rate": 0.0625, "swaps": 32, "exact": True,
+                                    "seed": 0, "reference": "production"}
     bm25 = system("bm25", "baseline", mean=0.242, bias2=0.112896, var=0.043056, bias2_plus_var=0.155952, urisk=-0.596,
                   trisk=-3.05838145, trisk_p=0.03771805, zrisk=-1.01532748, georisk=0.31863638, mve=0.155888, gawm=0.2)
     bm25["missing_topics"] = ["304", "305"]
@@ -351,13 +355,15 @@ def test_markdown_summary() -> None:
     assert lines[4].startswith("- ✅ nDCG@10 mean passed: candidate 0.478") and lines[4].endswith("`nDCG@10::mean`")
     rows = {table_cells(line)[1]: table_cells(line) for line in lines if line.startswith("| ") and "::" in line}
     header = next(line for line in lines if line.startswith("| outcome"))
-    assert table_cells(header) == ["outcome", "gate", "value", "reference", "Δ candidate − reference", "limit", "bootstrap interval"]
+    assert table_cells(header) == ["outcome", "gate", "value", "reference", "Δ candidate − reference", "limit", "false alarm",
+                                   "bootstrap interval"]
     assert rows[f"`{FAIL_ID}`"] == ["❌ FAIL", f"`{FAIL_ID}`", "0.037136 (candidate)", "0.015804 (production)",
-                                    "+0.02133 (up is worse)", "≤ 0.0173844 (max_increase 10%)", "-"]
+                                    "+0.02133 (up is worse)", "≤ 0.0173844 (max_increase 10%)",
+                                    "46.90% (10,000 swaps, seed 0)", "-"]
     assert rows[f"`{WARN_ID}`"][0] == "⚠️ OK*"
     assert rows[f"`{WARN_ID}`"][4] == "-0.162 (down is worse)"
-    assert rows[f"`{WARN_ID}`"][6] == "candidate − reference: [-0.41, 0.02] 95%, seed 0"
-    assert rows["`bvtest.yaml::AP::bias2`"][4:6] == ["-", "≤ 0.05 (max 0.05)"]
+    assert rows[f"`{WARN_ID}`"][6:] == ["6.25% (exact)", "candidate − reference: [-0.41, 0.02] 95%, seed 0"]
+    assert rows["`bvtest.yaml::AP::bias2`"][4:7] == ["-", "≤ 0.05 (max 0.05)", "-"]
     assert f"### ❌ `{FAIL_ID}`" in lines
     # the blamed topics with each one's share of the change of Bias²+Var, once
     assert ("Topics that moved Bias²+Var most the wrong way (each topic's share of the change against production):"
@@ -640,9 +646,9 @@ def test_terminal_quiet_and_compact_summaries() -> None:
     document = sample_document()
     quiet = terminal.summary_lines(document, verbosity=-1)
     assert texts(quiet) == [
-        f"[FAIL] {FAIL_ID}: Bias²+Var 0.037136 vs 0.015804 production, limit <= 0.0173844",
+        f"[FAIL] {FAIL_ID}: Bias²+Var 0.037136 vs 0.015804 production, limit <= 0.0173844 (false alarm 46.9%)",
         "[OK] bvtest.yaml::nDCG@10::mean: Mean 0.478, limit >= 0.4",
-        f"[OK*] {WARN_ID}: URisk -0.162 vs 0 production, limit >= -0.05",
+        f"[OK*] {WARN_ID}: URisk -0.162 vs 0 production, limit >= -0.05 (false alarm 6.2%)",
         "[OK] bvtest.yaml::AP::bias2: Bias² 0.01, limit <= 0.05",
         "bvtest: 4 gates, 1 failed, 1 within noise (OK*)",
     ]
@@ -650,7 +656,7 @@ def test_terminal_quiet_and_compact_summaries() -> None:
     compact = texts(terminal.summary_lines(document, verbosity=0))
     assert compact[0].split() == ["outcome", "gate", "value", "reference", "delta", "limit"]
     assert compact[1].split() == ["FAIL", FAIL_ID, "0.037136", "0.015804", "production", "+0.02133", "(↑", "worse)",
-                                  "<=", "0.0173844"]
+                                  "<=", "0.0173844", "(false", "alarm", "46.9%)"]
     assert compact[3].split()[:3] == ["OK*", WARN_ID, "-0.162"]
     assert compact[-3:] == ["(-v adds the system tables, comparisons and notes)", "",
                             "bvtest: 4 gates, 1 failed, 1 within noise (OK*)"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bvtest.api import Evaluation, GateOutcome
-from pytest_bvtest.io.textfiles import atomic_write_text
+from pytest_bvtest.io.textfiles import append_text, atomic_write_text
 from pytest_bvtest.report import github, markdown, terminal
 from pytest_bvtest.report.history import run_context
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
@@ -50,10 +50,16 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
         ("bvtest_measure", outcome.measure),
         ("bvtest_system", outcome.system),
         ("bvtest_value", outcome.value),
-        ("bvtest_bound", str(outcome.bound)),
+        ("bvtest_bound", outcome.rule),
         ("bvtest_limit", outcome.limit),
         ("bvtest_outcome", outcome.outcome),
     ]
+    if outcome.null is not None:
+        properties += [("bvtest_false_alarm_rate", outcome.null.rate), ("bvtest_null_swaps", outcome.null.swaps),
+                       ("bvtest_null_exact", outcome.null.exact), ("bvtest_null_seed", outcome.null.seed)]
+        if outcome.null.requested is not None:
+            properties += [("bvtest_false_alarm", outcome.null.requested),
+                           ("bvtest_calibrated_limit", outcome.null.calibrated_limit)]
     if outcome.reference is not None:
         properties += [("bvtest_reference", outcome.reference), ("bvtest_reference_value", outcome.reference_value)]
     if outcome.interval is not None:
@@ -152,8 +158,7 @@ def write_session_outputs(
         atomic_write_text(markdown_path, summary)
         written.append(str(markdown_path))
     if github_step_summary:
-        with open(github_step_summary, "a", encoding="utf-8") as stream:
-            stream.write(summary)
+        append_text(github_step_summary, summary)
     if github_actions and terminal_writer is not None:
         for line in github.annotations(document):
             terminal_writer.write_line(line)

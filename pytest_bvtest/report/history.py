@@ -72,8 +72,9 @@ def history_records(document: Mapping[str, Any]) -> list[dict[str, Any]]:
         for gate in evaluation["gates"]:
             record["gates"].append({
                 "id": gate["id"], "statistic": gate["statistic"], "measure": gate["measure"], "value": gate["value"],
-                "limit": gate["bound"]["limit"], "bound": gate["bound"]["text"], "outcome": gate["outcome"],
-                "higher_is_better": gate.get("higher_is_better"), "false_alarm": gate.get("false_alarm"),
+                "limit": gate.get("limit"), "rule": gate.get("rule"), "outcome": gate["outcome"],
+                "higher_is_better": gate.get("higher_is_better"),
+                "false_alarm_rate": (gate.get("calibration") or {}).get("rate"),
             })
             record["passed"] = record["passed"] and gate["passed"]
         record["systems"][evaluation["measure"]] = {

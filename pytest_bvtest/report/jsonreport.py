@@ -17,7 +17,7 @@ import numpy as np
 
 from pytest_bvtest import __version__
 from pytest_bvtest.api import Evaluation, InputFile, MeasureEvaluation
-from pytest_bvtest.gates import GateOutcome
+from pytest_bvtest.gates import GateOutcome, limit_and_excess
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SimulationResult
 
@@ -52,6 +52,32 @@ def _blame_basis(outcome: GateOutcome) -> str:
     return "score difference" if STATISTICS[outcome.statistic].mean_like else "contribution"
 
 
+def _bound_document(outcome: GateOutcome) -> dict[str, Any] | None:
+    """The bound as written and its own limit; ``None`` for a gate limited by ``false_alarm`` alone."""
+    bound = outcome.bound
+    if bound is None:
+        return None
+    own_limit = limit_and_excess(bound, outcome.value, outcome.reference_value)[0]
+    return {"kind": bound.kind, "amount": bound.amount, "relative": bound.relative, "limit": _number(own_limit),
+            "text": str(bound)}
+
+
+def _calibration_document(outcome: GateOutcome) -> dict[str, Any] | None:
+    """The null of no change (MATH.md section 7): the false-alarm rate of the gate's limit and how it was drawn."""
+    null = outcome.null
+    if null is None:
+        return None
+    return {
+        "false_alarm": null.requested,
+        "limit": _number(null.calibrated_limit),
+        "rate": _number(null.rate),
+        "swaps": null.swaps,
+        "exact": null.exact,
+        "seed": null.seed,
+        "reference": null.reference,
+    }
+
+
 def gate_document(outcome: GateOutcome) -> dict[str, Any]:
     return {
         "id": outcome.id,
@@ -61,13 +87,10 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
         "reference": outcome.reference,
         "value": _number(outcome.value),
         "reference_value": _number(outcome.reference_value),
-        "bound": {
-            "kind": outcome.bound.kind,
-            "amount": outcome.bound.amount,
-            "relative": outcome.bound.relative,
-            "limit": _number(outcome.limit),
-            "text": str(outcome.bound),
-        },
+        "bound": _bound_document(outcome),
+        "limit": _number(outcome.limit),
+        "rule": outcome.rule,
+        "calibration": _calibration_document(outcome),
         "excess": _number(outcome.excess),
         "interval": None if outcome.interval is None else {
             "low": _number(outcome.interval[0]),
@@ -81,6 +104,7 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
         "message": outcome.message,
         "sentence": outcome.sentence,
         "higher_is_better": outcome.higher_is_better,
+        "upper": outcome.upper,
         "label": outcome.label,
         "compared_value": _number(outcome.compared_value),
         "delta": _number(outcome.delta),

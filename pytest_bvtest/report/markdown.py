@@ -72,22 +72,25 @@ def delta_text(gate: Mapping[str, Any]) -> str:
     return f"{float(delta):+.4g} ({bad} is worse)"
 
 
+def is_upper(gate: Mapping[str, Any]) -> bool:
+    """True when the value must stay at or below the limit."""
+    if "upper" in gate:
+        return bool(gate["upper"])
+    return gate["bound"]["kind"] in ("max", "max_increase")
+
+
 def limit_text(gate: Mapping[str, Any]) -> str:
-    """``≤ 0.0812468 (max_increase 5%)``, with the calibrated limit's false-alarm rate when there is one."""
-    bound = gate["bound"]
-    relation = "≤" if bound["kind"] in ("max", "max_increase") else "≥"
-    text = f"{relation} {_number(bound['limit'])} ({bound['text']})"
-    false_alarm = gate.get("false_alarm")
-    if false_alarm is not None:
-        text += f", false-alarm rate {false_alarm:.1%}"
-    return text
+    """``≤ 0.0812468 (max_increase 5%)``: the effective limit, its side and the rule that set it."""
+    rule = gate.get("rule") or (gate.get("bound") or {}).get("text", "")
+    limit = gate["limit"] if "limit" in gate else gate["bound"]["limit"]
+    return f"{'≤' if is_upper(gate) else '≥'} {_number(limit)} ({cell(rule)})"
 
 
 def interval_text(gate: Mapping[str, Any]) -> str:
     interval = gate["interval"]
     if interval is None:
         return "-"
-    what = "candidate − reference" if gate["bound"]["kind"] in ("max_increase", "max_decrease") else "candidate"
+    what = "candidate − reference" if gate["reference_value"] is not None else "candidate"
     return (f"{what}: [{_number(interval['low'])}, {_number(interval['high'])}] "
             f"{interval['confidence']:.0%}, seed {interval['seed']}")
 
@@ -110,8 +113,16 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
         reference,
         delta_text(gate),
         limit_text(gate),
+        "-" if gate.get("calibration") is None else _false_alarm_cell(gate["calibration"]),
         interval_text(gate),
     )
+
+
+def _false_alarm_cell(calibration: Mapping[str, Any]) -> str:
+    """The false-alarm rate of the gate's limit and how its null was drawn (MATH.md section 7)."""
+    rate = "undefined" if calibration["rate"] is None else f"{calibration['rate']:.2%}"
+    drawn = "exact" if calibration["exact"] else f"{calibration['swaps']:,} swaps, seed {calibration['seed']}"
+    return f"{rate} ({drawn})"
 
 
 def _sentence(gate: Mapping[str, Any]) -> str:
@@ -124,8 +135,9 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         return ["No gates: analysis only."] if evaluations else []
     lines = [f"- {OUTCOME_ICONS[gate['outcome']]} {_sentence(gate)} {code(short_id(gate))}" for gate in gates]
     lines.append("")
-    header = ("outcome", "gate", "value", "reference", "Δ candidate − reference", "limit", "bootstrap interval")
-    lines += _table(header, [_gate_row(gate) for gate in gates], {2, 3, 4})
+    header = ("outcome", "gate", "value", "reference", "Δ candidate − reference", "limit", "false alarm",
+              "bootstrap interval")
+    lines += _table(header, [_gate_row(gate) for gate in gates], {2, 3, 4, 6})
     for gate in gates:
         if gate["outcome"] == "OK*":
             lines.append("")

@@ -259,10 +259,11 @@ def gate_numbers(gate: Mapping[str, Any]) -> tuple[str, str, str, str]:
     delta = gate.get("delta")
     worse = "↓" if gate.get("higher_is_better", True) else "↑"
     delta_text = "-" if delta is None else f"{float(delta):+.4g} ({worse} worse)"
-    relation = "<=" if gate["bound"]["kind"] in ("max", "max_increase") else ">="
-    limit = f"{relation} {_short_number(gate['bound']['limit'])}"
-    if gate.get("false_alarm") is not None:
-        limit += f" (false alarm {gate['false_alarm']:.1%})"
+    upper = gate["upper"] if "upper" in gate else gate["bound"]["kind"] in ("max", "max_increase")
+    limit = f"{'<=' if upper else '>='} {_short_number(gate['limit'] if 'limit' in gate else gate['bound']['limit'])}"
+    calibration = gate.get("calibration")
+    if calibration is not None and calibration.get("rate") is not None:
+        limit += f" (false alarm {float(calibration['rate']):.1%})"
     return _short_number(gate["value"]), reference, delta_text, limit
 
 
