@@ -443,7 +443,7 @@ class _SpecReader:
         if not isinstance(value, str) or value not in STATISTICS:
             close = difflib.get_close_matches(str(value), list(STATISTICS), n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"statistics: {', '.join(STATISTICS)}"
-            raise self.error(key, f"unknown statistic {value!r}", hint)
+            raise self.error(key, f"unknown statistic {excerpt(value)}", hint)
         return value
 
     def rankings(self, value: Any, key: tuple[Any, ...]) -> RankingSpec:
@@ -590,7 +590,7 @@ def _kind(value: Any) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
-    return f"{type(value).__name__} {excerpt(value) if isinstance(value, str) else excerpt(repr(value))[1:-1]}"
+    return f"{type(value).__name__} {excerpt(value)}"
 
 
 def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:

@@ -379,3 +379,14 @@ def test_a_spec_pointing_at_a_system_file_does_not_dump_it(tmp_path: Path) -> No
     with pytest.raises(InputError) as error:
         evaluate_spec(load_spec(spec), use_cache=False)
     assert str(error.value).startswith(f"{secret}:1: found 1 columns") and "ssssssssss" not in str(error.value)
+
+
+def test_an_id_quoted_in_an_error_is_a_short_excerpt(tmp_path: Path) -> None:
+    path = tmp_path / "twice.run"
+    long_id = "d" * 100_000
+    path.write_text(f"1 Q0 {long_id} 1 2.0 r\n1 Q0 {long_id} 2 1.0 r\n")
+    with pytest.raises(InputError) as error:
+        read_run(path)
+    text = str(error.value)
+    assert text.startswith(f"{path}:2: document 'dddd") and "(100,000 characters) appears twice in topic '1'" in text
+    assert len(text) - len(str(path)) < QUOTED_AT_MOST
