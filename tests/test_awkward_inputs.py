@@ -346,6 +346,10 @@ def test_a_yaml_alias_bomb_is_refused_fast_with_bounded_memory(tmp_path: Path) -
     ("measures: [AP]\nqrels: " + "q" * 5000 + "\n", "2: qrels: expected a file path, got str 'qqqq"),
     ("measures: [" + "m" * 5000 + "]\n", "1: measures[0]: measure 'mmmm"),
     ("measures: [AP]\nanalysis:\n\trisk_alpha: 1\n", "3: invalid YAML"),
+    ("measures: [AP]\nanalysis:\n  bootstrap: {resamples: 100000000000}\n",
+     "3: analysis.bootstrap.resamples: must be at most 100,000, got 100,000,000,000"),
+    ("measures: [AP]\nanalysis:\n  grouping: {by: random, repeats: 100001}\n", "3: analysis.grouping.repeats: must be at most 100,000"),
+    ("measures: [AP]\nanalysis:\n  simulation: {samples: 100001}\n", "3: analysis.simulation.samples: must be at most 100,000"),
 ])
 def test_spec_mistakes_are_one_line_naming_the_line(tmp_path: Path, text: str, expected: str) -> None:
     message = spec_error(tmp_path, text)
