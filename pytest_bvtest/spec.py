@@ -22,7 +22,7 @@ from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
-from pytest_bvtest.measures import Measure, parse_measure
+from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
 from pytest_bvtest.stats.calibration import RATE_SWAPS
 from pytest_bvtest.stats.registry import STATISTICS
@@ -157,7 +157,7 @@ class Spec:
     """A validated spec. ``baselines`` maps names to sources; ``candidate`` is ``None`` for analysis only."""
 
     path: Path
-    measures: tuple[Measure, ...]
+    measures: tuple[Measure | TableMeasure, ...]
     baselines: Mapping[str, Source]
     qrels: Path | None = None
     candidate: Source | None = None
@@ -261,9 +261,12 @@ class _SpecReader:
         top = self.check_keys(document, (), _TOP_KEYS, "top-level")
         self.table_format = self.format_value(top.get("table_format", "auto"), ("table_format",))
         qrels = self.path_value(top["qrels"], ("qrels",)) if top.get("qrels") is not None else None
-        measures = self.measures(top.get("measures"))
+        measures_value = top.get("measures")
         baselines = self.baselines(top.get("baselines"))
         candidate = self.candidate(top.get("candidate"), baselines)
+        sources = [*baselines.values(), *([candidate] if candidate is not None else [])]
+        all_tables = bool(sources) and all(isinstance(source, ScoreTableFile) for source in sources)
+        measures = self.measures(measures_value, free_labels=all_tables)
         reference = self.reference(top.get("reference"), baselines, candidate)
         analysis = self.analysis(top.get("analysis"))
         gates = self.gates(top.get("gates"), measures, reference, baselines)
@@ -284,7 +287,9 @@ class _SpecReader:
         topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
         return Spec(self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics, self.lines)
 
-    def measures(self, value: Any) -> tuple[Measure, ...]:
+    def measures(self, value: Any, free_labels: bool = False) -> tuple[Measure | TableMeasure, ...]:
+        """The spec's measures; with ``free_labels`` (every system from tables) a name the project cannot
+        compute becomes a :class:`TableMeasure` label instead of an error."""
         if value is None:
             raise self.error(("measures",), "missing", "add e.g. `measures: [AP, nDCG@10]` (ir_measures syntax)")
         items = [value] if isinstance(value, str) else value
@@ -298,7 +303,13 @@ class _SpecReader:
             try:
                 parsed.append(parse_measure(text))
             except InputError as error:
-                raise self.error(key, error.message, error.hint) from None
+                if free_labels and text.strip():
+                    parsed.append(TableMeasure(text.strip()))
+                    continue
+                # a real measure the project cannot compute (RBP, ...) may still come from tables
+                free = "tables may carry it: name it freely when every system comes from a table"
+                hint = f"{free}; {error.hint}" if "not supported" in error.message else error.hint
+                raise self.error(key, error.message, hint) from None
         duplicates = {str(m) for m in parsed if parsed.count(m) > 1}
         if duplicates:
             raise self.error(("measures",), f"measure listed twice: {', '.join(sorted(duplicates))}")
@@ -498,8 +509,9 @@ class _SpecReader:
                                      "drop `confidence` (or `false_alarm`) from this gate")
             measure = None
             if gate.get("measure") is not None:
+                labels = {str(known): known for known in measures if isinstance(known, TableMeasure)}
                 try:
-                    measure = parse_measure(str(gate["measure"]))
+                    measure = labels.get(str(gate["measure"]).strip()) or parse_measure(str(gate["measure"]))
                 except InputError as error:
                     raise self.error((*key, "measure"), error.message, error.hint) from None
                 if measure not in measures:
@@ -618,6 +630,12 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
     constructor = yaml.SafeLoader("")
     converted = 0
 
+    def plain(node: yaml.Node) -> yaml.Node:
+        if not node.tag.startswith(_STANDARD_TAG) or node.tag.startswith(f"{_STANDARD_TAG}python/"):
+            raise InputError(f"the YAML tag {excerpt(node.tag.replace(_STANDARD_TAG, '!!'))} is not allowed in a spec",
+                             path=path, line=node.start_mark.line + 1, hint="specs are plain YAML: remove the tag")
+        return node
+
     def scalar(node: yaml.Node) -> Any:
         try:
             return constructor.construct_object(node, deep=True)
@@ -626,14 +644,12 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
 
     def convert(node: yaml.Node, key: tuple[Any, ...]) -> Any:
         nonlocal converted
+        plain(node)
         converted += 1
         if converted > MAX_SPEC_VALUES:
             raise InputError(f"the spec expands to more than {MAX_SPEC_VALUES:,} values (YAML aliases repeating "
                              "aliases?)", path=path, line=node.start_mark.line + 1, hint="write the spec without nested aliases")
         lines.setdefault(key, node.start_mark.line + 1)
-        if not node.tag.startswith(_STANDARD_TAG) or node.tag.startswith(f"{_STANDARD_TAG}python/"):
-            raise InputError(f"the YAML tag {excerpt(node.tag.replace(_STANDARD_TAG, '!!'))} is not allowed in a spec",
-                             path=path, line=node.start_mark.line + 1, hint="specs are plain YAML: remove the tag")
         if isinstance(node, yaml.MappingNode):
             result: dict[Any, Any] = {}
             for key_node, value_node in node.value:
@@ -641,7 +657,7 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
                 if not isinstance(key_node, yaml.ScalarNode):
                     raise InputError(f"a {'list' if isinstance(key_node, yaml.SequenceNode) else 'mapping'} where a key "
                                      "belongs", path=path, line=line, hint="a key is a plain name followed by `:`")
-                name = scalar(key_node)
+                name = scalar(plain(key_node))
                 if name in result:
                     raise InputError(f"key {excerpt(str(name))} appears twice (first on line {lines[(*key, name)]})",
                                      path=path, line=line, hint="YAML keeps only one; remove the duplicate")
