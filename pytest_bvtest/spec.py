@@ -24,6 +24,7 @@ from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
 from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
+from pytest_bvtest.stats.calibration import RATE_SWAPS
 from pytest_bvtest.stats.registry import STATISTICS
 
 CANDIDATE_NAME = "candidate"
@@ -125,11 +126,16 @@ class BootstrapSpec:
 
 @dataclass(frozen=True)
 class CalibrationSpec:
-    """The swap null of calibrated limits (MATH.md section 7): ``swaps`` Monte-Carlo swaps (``None``:
-    the statistic's default) drawn with ``seed``."""
+    """The swap null of calibrated limits (MATH.md section 7): ``swaps`` Monte-Carlo swaps drawn with ``seed``.
+
+    ``swaps`` ``None`` takes the defaults: the statistic's for a ``false_alarm`` gate (10,000; GAWM
+    1,000), ``plain_bound_swaps`` for the false-alarm rate a plain bound reports (not a spec key:
+    ``bvtest calibrate`` sets it to ``None``, the statistic's default, for precise limits).
+    """
 
     swaps: int | None = None
     seed: int = 0
+    plain_bound_swaps: int | None = RATE_SWAPS
 
 
 @dataclass(frozen=True)
