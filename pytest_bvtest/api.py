@@ -26,7 +26,7 @@ from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTable
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
-from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_tests
+from pytest_bvtest.stats.inference import TestResult, holm, paired_bootstrap, paired_t_test, randomization_tests
 from pytest_bvtest.stats.meanvar import VariationLayout, mve_general, mve_intra_topic, variation_layout
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 from pytest_bvtest.stats.risk import trisk
@@ -84,14 +84,30 @@ class Comparison:
 RANDOMIZATION_PERMUTATIONS = 10_000
 
 
-def compare_with_baselines(matrix: ScoreMatrix, candidate: str, seed: int) -> tuple[Comparison, ...]:
-    """Paired t-test and randomization test of the candidate's mean against every other system."""
-    index = matrix.index(candidate)
-    others = [i for i in range(len(matrix.systems)) if i != index]
-    if not others or len(matrix.topics) < 2:
+def compare_with_baselines(matrices: Sequence[ScoreMatrix], candidate: str, seed: int) -> list[tuple[Comparison, ...]]:
+    """Paired t-test and randomization test of the candidate's mean against every other system, per matrix.
+
+    The randomization tests of every measure and baseline share one pass over the sign assignments
+    (:func:`~pytest_bvtest.stats.inference.randomization_tests`); each p-value is the one a test of
+    that pair alone gives.
+    """
+    pairs = []
+    for matrix in matrices:
+        index = matrix.index(candidate)
+        others = [i for i in range(len(matrix.systems)) if i != index] if len(matrix.topics) >= 2 else []
+        pairs.append((matrix, index, others))
+    flat = [(matrix.scores[index], matrix.scores[i]) for matrix, index, others in pairs for i in others]
+    randomized = iter(randomization_tests(np.array([ours for ours, _ in flat]).reshape(len(flat), -1),
+                                          np.array([theirs for _, theirs in flat]).reshape(len(flat), -1),
+                                          RANDOMIZATION_PERMUTATIONS, seed) if flat else ())
+    return [_comparisons(matrix, index, others, [next(randomized) for _ in others], seed) for matrix, index, others in pairs]
+
+
+def _comparisons(matrix: ScoreMatrix, index: int, others: Sequence[int], randomized: Sequence[TestResult],
+                 seed: int) -> tuple[Comparison, ...]:
+    if not others:
         return ()
     ours = matrix.scores[index]
-    randomized = randomization_tests(ours, matrix.scores[others], RANDOMIZATION_PERMUTATIONS, seed)
     tests = [(paired_t_test(ours, matrix.scores[i]), randomization) for i, randomization in zip(others, randomized)]
     p_t_holm = holm(np.array([t.p_value for t, _ in tests]))
     p_randomization_holm = holm(np.array([r.p_value for _, r in tests]))
@@ -295,7 +311,7 @@ def _candidate_name(spec: Spec) -> str | None:
 
 
 def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: _VariationMVE | None,
-                      texts: Mapping[str, str]) -> MeasureEvaluation:
+                      texts: Mapping[str, str], comparisons: tuple[Comparison, ...]) -> MeasureEvaluation:
     try:
         analysis = bias_variance_analysis(
             matrix.scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping
@@ -342,7 +358,6 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations is not None, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
-    comparisons = () if candidate_name is None else compare_with_baselines(matrix, candidate_name, spec.analysis.bootstrap.seed)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
                              spec.reference, method, comparisons)
 
@@ -467,7 +482,12 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
         weights = _topic_weights(spec, next(iter(matrices.values())).topics)
     settings = _analysis_settings(spec, weights)
     texts = read_topic_texts(spec.topics) if spec.topics is not None else {}
-    measures = tuple(_evaluate_measure(spec, matrices[measure], settings, variations, texts) for measure in spec.measures)
+    candidate_name = _candidate_name(spec)
+    ordered = [matrices[measure] for measure in spec.measures]
+    comparisons = ([()] * len(ordered) if candidate_name is None
+                   else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed))
+    measures = tuple(_evaluate_measure(spec, matrix, settings, variations, texts, compared)
+                     for matrix, compared in zip(ordered, comparisons))
     simulation = None
     if spec.analysis.simulation is not None:
         if qrels is None or variations is not None:
