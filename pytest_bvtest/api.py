@@ -371,7 +371,7 @@ class _VariationMVE:
     missing_queries: Mapping[str, tuple[str, ...]]
 
 
-def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
+def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache, jobs: int,
                         weights: np.ndarray | None) -> tuple[dict[Measure, ScoreMatrix], _VariationMVE]:
     """Evaluate every query variation against its topic's qrels (Zuccon et al. CIKM 2016).
 
@@ -396,7 +396,7 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
     variations.sort(key=lambda variation: order[variation.topic_id])
     query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
     digest = hashlib.blake2b((cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20).hexdigest()
-    query_matrices = MatrixBuilder(query_qrels, cache, qrels_digest=digest).build(list(spec.measures), spec.sources())
+    query_matrices = MatrixBuilder(query_qrels, cache, qrels_digest=digest, jobs=jobs).build(list(spec.measures), spec.sources())
     popularity = [variation.popularity for variation in variations]
     users = [variation.user for variation in variations]
     layout = variation_layout(
@@ -465,8 +465,12 @@ def _simulate(spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequence
     return simulate_topic_bias_variance(lists, systems, topics, samples=settings.samples, seed=settings.seed)
 
 
-def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True) -> Evaluation:
-    """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes."""
+def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True,
+                  jobs: int = 1) -> Evaluation:
+    """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes.
+
+    ``jobs > 1`` evaluates the run files that miss the cache in that many processes at once.
+    """
     folder = None if not use_cache else (Path(cache_dir) if cache_dir else spec.cache)
     cache = ScoreCache(folder)
     qrels = read_qrels(spec.qrels) if spec.qrels is not None else None
@@ -476,9 +480,9 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
             raise InputError("query variations need relevance judgments", path=spec.path, hint="add `qrels:`")
         # every judged topic must have a variation, so the topics are the qrels universe, in its order
         weights = _topic_weights(spec, qrels.evaluated_topics())
-        matrices, variations = _variation_matrices(spec, qrels, cache, weights)
+        matrices, variations = _variation_matrices(spec, qrels, cache, jobs, weights)
     else:
-        matrices = MatrixBuilder(qrels, cache).build(list(spec.measures), spec.sources())
+        matrices = MatrixBuilder(qrels, cache, jobs=jobs).build(list(spec.measures), spec.sources())
         weights = _topic_weights(spec, next(iter(matrices.values())).topics)
     settings = _analysis_settings(spec, weights)
     texts = read_topic_texts(spec.topics) if spec.topics is not None else {}
