@@ -11,7 +11,9 @@ from __future__ import annotations
 import fnmatch
 import importlib.util
 import os
+import re
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,16 +21,18 @@ import pytest
 
 from pytest_bvtest import __version__
 from pytest_bvtest.errors import BvtestError
+from pytest_bvtest.io.textfiles import require_inside
 
 if TYPE_CHECKING:
     from pytest_bvtest.api import Evaluation, GateOutcome
-    from pytest_bvtest.spec import Spec
+    from pytest_bvtest.spec import GateSpec, Spec
 
 # The pipeline (numpy, scipy, pytrec_eval, ...) is imported where a spec is loaded or evaluated, not
 # when pytest loads the plugin: a test run without bvtest specs pays nothing for it.
 
 SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
 PAYLOAD_ATTRIBUTE = "bvtest_payload"
+TEAM_TEST_ATTRIBUTE = "bvtest_team_test"
 
 _OPTIONS: tuple[tuple[str, str, str], ...] = (
     # (name, ini type, help); the command line wins over the ini value
@@ -51,8 +55,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             group.addoption(f"--bvtest-{name}", action="store", default=None, dest=dest, metavar="PATH", help=help_text)
         parser.addini(dest, help_text, type=ini_type, default=None)
     group.addoption("--bvtest-update", action="store_true", default=None, dest="bvtest_update",
-                    help="make the candidate run the stored reference run for the next sessions (keeps the previous file)")
+                    help="make the candidate run the stored reference run for the next sessions, when every gate passed")
     parser.addini("bvtest_update", "see --bvtest-update", type="bool", default=False)
+    group.addoption("--bvtest-update-force", action="store_true", default=False, dest="bvtest_update_force",
+                    help="--bvtest-update even when a gate or test failed")
+    # command line only: an ini file can come from the pull request under test
+    group.addoption("--bvtest-allow-outside-project", action="store_true", default=False, dest="bvtest_allow_outside_project",
+                    help="allow the spec's cache, the updated reference and ini report paths outside the project")
     group.addoption("--bvtest-no-cache", action="store_true", default=None, dest="bvtest_no_cache",
                     help="do not read or write the per-topic score cache")
     parser.addini("bvtest_no_cache", "see --bvtest-no-cache", type="bool", default=False)
@@ -70,7 +79,10 @@ def option(config: pytest.Config, name: str) -> Any:
     value = config.getini(dest)
     base = config.inipath.parent if config.inipath else config.rootpath
     if name in _PATH_OPTIONS and value:
-        return str(base / value)
+        path = base / value
+        if name != "run" and not config.getoption("bvtest_allow_outside_project"):
+            require_inside(path, Path(os.path.realpath(config.rootpath)), f"ini setting {dest} =", allow_option="--bvtest-allow-outside-project")
+        return str(path)
     if name == "spec" and value:
         return [str(base / path) for path in value]
     return value or None
@@ -78,7 +90,11 @@ def option(config: pytest.Config, name: str) -> Any:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bvtest: a search-quality gate or a test using the bvtest fixture")
-    if option(config, "plots") and importlib.util.find_spec("matplotlib") is None:
+    try:
+        plots = option(config, "plots")
+    except BvtestError as error:  # an ini path outside the project
+        raise pytest.UsageError(f"bvtest: {error}") from None
+    if plots and importlib.util.find_spec("matplotlib") is None:
         raise pytest.UsageError("--bvtest-plots needs matplotlib, which is not installed: pip install 'pytest-bvtest[plots]'")
     specs = [str(Path(path).resolve()) for path in option(config, "spec") or ()]
     config.stash[_SPECS] = specs
@@ -105,7 +121,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 class SpecFile(pytest.File):
-    """A spec file: its items are its gates, one per measure."""
+    """A spec file: one node per measure, whose items are the gates on that measure."""
 
     _spec: Spec | None = None
     _evaluation: Evaluation | BvtestError | None = None
@@ -124,14 +140,14 @@ class SpecFile(pytest.File):
         except BvtestError as error:
             yield InvalidSpecItem.from_parent(self, name="spec", error=error)
             return
-        gates = [(measure, gate) for measure in spec.measures for gate in spec.gates
-                 if gate.measure is None or gate.measure == measure] if spec.candidate is not None else []
-        if not gates:
+        by_measure = {str(measure): [gate for gate in spec.gates if gate.measure is None or gate.measure == measure]
+                      for measure in spec.measures} if spec.candidate is not None else {}
+        if not any(by_measure.values()):
             yield AnalysisItem.from_parent(self, name="analysis")
             return
-        for measure, gate in gates:
-            yield GateItem.from_parent(self, name=f"{measure}::{gate.name}", measure=str(measure), gate_name=gate.name,
-                                       gate_line=gate.line)
+        for measure, gates in by_measure.items():
+            if gates:
+                yield MeasureGates.from_parent(self, name=measure, gates=gates)
 
     def evaluation(self) -> Evaluation:
         """The spec's evaluation, computed once per process; an input error is re-raised for every item."""
@@ -139,13 +155,33 @@ class SpecFile(pytest.File):
             from pytest_bvtest.api import evaluate_spec
 
             try:
-                self._evaluation = evaluate_spec(self.load(), cache_dir=option(self.config, "cache-dir"),
-                                                 use_cache=not option(self.config, "no-cache"))
+                self._evaluation = evaluate_spec(self.load(), **evaluation_options(self.config))
             except BvtestError as error:
                 self._evaluation = error
         if isinstance(self._evaluation, BvtestError):
             raise self._evaluation
         return self._evaluation
+
+
+class MeasureGates(pytest.Collector):
+    """One measure of a spec. As a node of its own, ``bvtest.yaml::nDCG@10::trisk`` on the command
+    line selects that one gate, and ``--lf`` and ``-k`` see each gate like a test function."""
+
+    def __init__(self, *, gates: Sequence[GateSpec], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.gates = gates
+        # -k cannot spell @, ( or = (`-k "AP(rel=2)"` is a syntax error): `-k AP_rel_2` selects the measure
+        self.extra_keyword_matches.add(keyword(self.name))
+
+    def collect(self):
+        for gate in self.gates:
+            yield GateItem.from_parent(self, name=gate.name, measure=self.name, gate_name=gate.name, gate_line=gate.line,
+                                       statistic=gate.statistic)
+
+
+def keyword(name: str) -> str:
+    """``name`` spelt with what a ``-k`` expression accepts: ``AP(rel=2)`` becomes ``AP_rel_2``, ``nDCG@10`` ``nDCG_10``."""
+    return re.sub(r"[^\w.+-]+", "_", name).strip("_")
 
 
 class GateFailure(Exception):
@@ -159,8 +195,9 @@ class _BvtestItem(pytest.Item):
 
     @property
     def spec_file(self) -> SpecFile:
-        assert isinstance(self.parent, SpecFile)
-        return self.parent
+        spec_file = self.getparent(SpecFile)
+        assert spec_file is not None
+        return spec_file
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         # a gate's own verdict, an input error, or an OK* warning turned into an error by -W error
@@ -169,7 +206,7 @@ class _BvtestItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.path, None, f"bvtest: {self.name}"
+        return self.path, None, f"bvtest: {self.nodeid.split('::', 1)[-1]}"
 
 
 class InvalidSpecItem(_BvtestItem):
@@ -197,11 +234,12 @@ class AnalysisItem(_BvtestItem):
 class GateItem(_BvtestItem):
     """One gate on one measure."""
 
-    def __init__(self, *, measure: str, gate_name: str, gate_line: int, **kwargs: Any) -> None:
+    def __init__(self, *, measure: str, gate_name: str, gate_line: int, statistic: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.measure = measure
         self.gate_name = gate_name
         self.gate_line = gate_line
+        self.extra_keyword_matches.add(statistic)  # `-k trisk` also finds a gate its spec named otherwise
 
     def runtest(self) -> None:
         from pytest_bvtest.report import collect
@@ -230,7 +268,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     report = yield
     if report.when == "call" and isinstance(item, _BvtestItem) and _ITEM_PAYLOAD in item.stash:
         setattr(report, PAYLOAD_ATTRIBUTE, item.stash[_ITEM_PAYLOAD])
+    elif _is_team_test(item):
+        from pytest_bvtest.report import collect
+
+        # computed in the worker, where the exception is at hand, and carried to the controller
+        setattr(report, TEAM_TEST_ATTRIBUTE, {"message": collect.failure_line(report)})
     return report
+
+
+def evaluation_options(config: pytest.Config) -> dict[str, Any]:
+    """The keyword arguments of :func:`~pytest_bvtest.api.evaluate_spec` that the options set."""
+    return {"cache_dir": option(config, "cache-dir"), "use_cache": not option(config, "no-cache"),
+            "allow_outside": config.getoption("bvtest_allow_outside_project")}
+
+
+def _is_team_test(item: pytest.Item) -> bool:
+    """A team's own test: marked ``@pytest.mark.bvtest`` or using the ``bvtest`` fixture."""
+    if isinstance(item, _BvtestItem):
+        return False
+    return item.get_closest_marker("bvtest") is not None or "bvtest" in getattr(item, "fixturenames", ())
 
 
 @pytest.fixture
@@ -243,8 +299,8 @@ def bvtest(request: pytest.FixtureRequest):
     from pytest_bvtest.api import BvtestAPI
 
     config = request.config
-    return BvtestAPI(cache_dir=option(config, "cache-dir"), use_cache=not option(config, "no-cache"),
-                     run=option(config, "run"), specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
+    return BvtestAPI(**evaluation_options(config), run=option(config, "run"),
+                     specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
 
 
 class SessionOutputs:
@@ -257,21 +313,29 @@ class SessionOutputs:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.payloads: list[dict] = []
+        self.team_tests: dict[str, dict] = {}
         self.document: dict | None = None
         self.output_error: str | None = None
+        self.update_lines: list[tuple[str, bool]] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, PAYLOAD_ATTRIBUTE, None)
         if payload is not None and report.when == "call":
             self.payloads.append(payload)
+        team_test = getattr(report, TEAM_TEST_ATTRIBUTE, None)
+        if team_test is not None:
+            from pytest_bvtest.report import collect
+
+            category = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
+            collect.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
-        if hasattr(config, "workerinput") or not self.payloads:
+        if hasattr(config, "workerinput") or not (self.payloads or self.team_tests):
             return
         from pytest_bvtest.report import collect
 
-        self.document = collect.assemble(self.payloads)
+        self.document = collect.assemble(self.payloads, self.team_tests.values())
         try:
             collect.write_session_outputs(
                 self.document,
@@ -280,9 +344,11 @@ class SessionOutputs:
                 plots_dir=option(config, "plots"),
                 github_step_summary=os.environ.get("GITHUB_STEP_SUMMARY"),
             )
-        except (BvtestError, OSError) as error:
+        except BvtestError as error:
             self.output_error = str(error)
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        if option(config, "update"):
+            self.update_references(session)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.document is None:
@@ -294,21 +360,31 @@ class SessionOutputs:
         )
         if self.output_error:
             terminalreporter.write_line(f"bvtest: could not write the reports: {self.output_error}", red=True, bold=True)
-        if option(self.config, "update"):
-            self.update_references(self.document, terminalreporter)
+        for line, failed in self.update_lines:
+            terminalreporter.write_line(line, red=failed, bold=True)
 
-    def update_references(self, document: dict, terminalreporter: Any) -> None:
-        """``--bvtest-update``: each spec's candidate run becomes its stored reference run."""
+    def update_references(self, session: pytest.Session) -> None:
+        """``--bvtest-update``: each spec's candidate run becomes its stored reference run.
+
+        Refused when a test of the session failed, unless ``--bvtest-update-force``; an update that
+        is refused or cannot be written makes the session fail (exit code 4 where it would pass).
+        """
         from pytest_bvtest.api import evaluate_spec, spec_under_test, update_reference
 
-        for spec_path in dict.fromkeys(evaluation["spec"] for evaluation in document["evaluations"]):
+        config = self.config
+        force = config.getoption("bvtest_update_force")
+        for spec_path in sorted({evaluation["spec"] for evaluation in self.document["evaluations"]}):
             try:
-                evaluation = evaluate_spec(spec_under_test(spec_path, option(self.config, "run")),
-                                           cache_dir=option(self.config, "cache-dir"), use_cache=not option(self.config, "no-cache"))
-                lines = update_reference(evaluation)
+                if session.testsfailed and not force:
+                    raise BvtestError(f"{spec_path}: reference not updated: {session.testsfailed} test(s) failed in this "
+                                      "session; update after they pass, or on purpose with --bvtest-update-force")
+                evaluation = evaluate_spec(spec_under_test(spec_path, option(config, "run")), **evaluation_options(config))
+                lines = update_reference(evaluation, force=force, allow_outside=config.getoption("bvtest_allow_outside_project"),
+                                         keep_folder=option(config, "cache-dir"))
             except BvtestError as error:
-                terminalreporter.write_line(f"bvtest: --bvtest-update: {error}", red=True)
+                self.update_lines.append((f"bvtest: --bvtest-update: {error}", True))
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.USAGE_ERROR
                 continue
-            for line in lines:
-                terminalreporter.write_line(line, bold=True)
+            self.update_lines += [(line, False) for line in lines]
 

@@ -60,3 +60,127 @@ def test_the_fixture_follows_the_spec_option_and_needs_one_spec(project: pytest.
     alone = project.runpytest("test_team.py")
     alone.assert_outcomes(failed=1)
     alone.stdout.fnmatch_lines(["*evaluate() without a spec needs exactly one spec in the session*"])
+
+
+GRADED_SPEC = """
+qrels: qrels.txt
+measures: [AP, "AP(rel=2)"]
+baselines:
+  production: runs/production.run
+  bm25: runs/bm25.run
+candidate: runs/stable.run
+reference: production
+gates:
+  - {statistic: mean, max_decrease: 0.01}
+  - {statistic: urisk, min: -0.05}
+  - {statistic: bias2_plus_var, max_increase: 10%, name: stability}
+"""
+
+
+@pytest.fixture
+def graded(project: pytest.Pytester) -> pytest.Pytester:  # noqa: F811
+    """The project with grade-2 judgments, so that AP(rel=2) (a name with parentheses) is a measure."""
+    qrels = project.path / "qrels.txt"
+    qrels.write_text(qrels.read_text().replace("-rel 1\n", "-rel 2\n"))
+    (project.path / "bvtest.yaml").write_text(GRADED_SPEC.lstrip())
+    return project
+
+
+def selected(result: pytest.RunResult) -> list[str]:
+    return sorted(line.split(" ")[0] for line in result.outlines if line.startswith("bvtest.yaml::") and " " in line)
+
+
+def test_a_gates_test_id_on_the_command_line_runs_that_gate(graded: pytest.Pytester) -> None:
+    result = graded.runpytest("-v", "bvtest.yaml::AP(rel=2)::urisk", "--bvtest-run", "runs/risky.run")
+    assert selected(result) == ["bvtest.yaml::AP(rel=2)::urisk"]
+    result.assert_outcomes(failed=1)
+    one_measure = graded.runpytest("-v", "bvtest.yaml::AP")
+    assert selected(one_measure) == ["bvtest.yaml::AP::mean", "bvtest.yaml::AP::stability", "bvtest.yaml::AP::urisk"]
+
+
+def test_k_selects_gates_by_name_statistic_and_measure(graded: pytest.Pytester) -> None:
+    result = graded.runpytest("-v", "-k", "urisk")
+    assert selected(result) == ["bvtest.yaml::AP(rel=2)::urisk", "bvtest.yaml::AP::urisk"]
+    # a gate named otherwise is found by its statistic too
+    result = graded.runpytest("-v", "-k", "bias2_plus_var")
+    assert selected(result) == ["bvtest.yaml::AP(rel=2)::stability", "bvtest.yaml::AP::stability"]
+    # -k cannot spell AP(rel=2); its keyword AP_rel_2 can, and combines with the gate's name
+    result = graded.runpytest("-v", "-k", "AP_rel_2 and not mean")
+    assert selected(result) == ["bvtest.yaml::AP(rel=2)::stability", "bvtest.yaml::AP(rel=2)::urisk"]
+    assert graded.runpytest("-k", "AP(rel=2)").ret == pytest.ExitCode.USAGE_ERROR  # pytest's own syntax, not ours
+
+
+def test_last_failed_reruns_only_the_failed_gates(graded: pytest.Pytester) -> None:
+    first = graded.runpytest("--bvtest-run", "runs/risky.run", "--bvtest-json", "first.json")
+    failed = sorted(g["id"] for e in json.loads((graded.path / "first.json").read_text())["evaluations"]
+                    for g in e["gates"] if not g["passed"])
+    assert failed and first.parseoutcomes()["passed"] > 0
+    rerun = graded.runpytest("-v", "--lf", "--bvtest-run", "runs/risky.run")
+    assert selected(rerun) == failed
+    rerun.assert_outcomes(failed=len(failed), deselected=6 - len(failed))
+
+
+FAILING_TEAM_TESTS = """
+    import pytest
+
+    @pytest.mark.bvtest
+    def test_marked_and_failing():
+        assert 1 == 2, "no topic may lose more than a third"
+
+    def test_using_the_fixture(bvtest):
+        assert bvtest.evaluate("bvtest.yaml").passed
+
+    @pytest.mark.bvtest
+    def test_skipped():
+        pytest.skip("needs the GPU ranker")
+
+    def test_unrelated():
+        pass
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_reports_list_team_tests_and_a_failing_one_turns_the_headline_red(project: pytest.Pytester,  # noqa: F811
+                                                                          workers: list[str]) -> None:
+    project.makepyfile(test_team=FAILING_TEAM_TESTS)
+    result = project.runpytest_subprocess(*workers, "--bvtest-json", "report.json", "--bvtest-markdown", "pr.md")
+    document = json.loads((project.path / "report.json").read_text())
+    jsonschema.validate(document, schema())
+    tests = {test["id"]: test for test in document["tests"]}
+    assert set(tests) == {"test_team.py::test_marked_and_failing", "test_team.py::test_using_the_fixture",
+                          "test_team.py::test_skipped"}  # the unmarked test that does not use the fixture is not ours
+    failing = tests["test_team.py::test_marked_and_failing"]
+    assert (failing["outcome"], failing["passed"]) == ("failed", False)
+    assert failing["message"].startswith("AssertionError: no topic may lose more than a third")
+    assert (tests["test_team.py::test_using_the_fixture"]["outcome"], tests["test_team.py::test_using_the_fixture"]["message"]) \
+        == ("passed", None)
+    assert tests["test_team.py::test_skipped"]["outcome"] == "skipped"
+    assert tests["test_team.py::test_skipped"]["message"] == "Skipped: needs the GPU ranker"
+    # every gate passed, yet the session did not: the headline counts the team tests
+    assert document["summary"] == {"gates": 6, "failed": 0, "warnings": 0, "tests": 3, "tests_failed": 1}
+    assert document["passed"] is False
+    markdown = (project.path / "pr.md").read_text()
+    assert "## ❌ pytest-bvtest: 6 gates, 0 failed; 3 team tests, 1 failed" in markdown
+    assert "| ❌ failed | `test_team.py::test_marked_and_failing` | AssertionError: no topic may lose more than a third" in markdown
+    result.stdout.fnmatch_lines(["*Team tests (marked bvtest or using the bvtest fixture):",
+                                 "[[]FAILED[]] test_team.py::test_marked_and_failing: AssertionError: no topic*",
+                                 "*bvtest: 6 gates, 0 failed; 3 team tests, 1 failed"])
+
+
+def test_a_setup_error_counts_as_a_failed_team_test(project: pytest.Pytester) -> None:  # noqa: F811
+    project.makepyfile(test_team="""
+        import pytest
+
+        @pytest.fixture
+        def ranker():
+            raise RuntimeError("index not built")
+
+        @pytest.mark.bvtest
+        def test_needs_the_ranker(ranker):
+            pass
+    """)
+    project.runpytest("--bvtest-json", "report.json", "test_team.py")
+    document = json.loads((project.path / "report.json").read_text())
+    assert document["tests"] == [{"id": "test_team.py::test_needs_the_ranker", "outcome": "error", "passed": False,
+                                  "message": "RuntimeError: index not built"}]
+    assert document["passed"] is False and document["evaluations"] == []

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bvtest.api import Evaluation, GateOutcome
-from pytest_bvtest.io.textfiles import atomic_write_text
+from pytest_bvtest.io.textfiles import append_text, atomic_write_text
 from pytest_bvtest.report import github, markdown, terminal
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
 
@@ -29,7 +29,16 @@ def item_payload(evaluation: Evaluation, outcome: GateOutcome | None,
         "documents": [documents[measure.measure] if documents is not None
                       else measure_document(str(evaluation.spec.path), measure, evaluation.simulation) for measure in measures],
         "gate": None if outcome is None else gate_document(outcome),
+        "position": _position(evaluation, outcome),
     }
+
+
+def _position(evaluation: Evaluation, outcome: GateOutcome | None) -> list[int]:
+    """Where an item's results stand in the spec: (measure, gate) positions; an analysis item first."""
+    if outcome is None:
+        return [-1, -1]
+    return next([m, g] for m, measure in enumerate(evaluation.measures)
+                for g, gate in enumerate(measure.gates) if gate.id == outcome.id)
 
 
 def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
@@ -39,10 +48,16 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
         ("bvtest_measure", outcome.measure),
         ("bvtest_system", outcome.system),
         ("bvtest_value", outcome.value),
-        ("bvtest_bound", str(outcome.bound)),
+        ("bvtest_bound", outcome.rule),
         ("bvtest_limit", outcome.limit),
         ("bvtest_outcome", outcome.outcome),
     ]
+    if outcome.null is not None:
+        properties += [("bvtest_false_alarm_rate", outcome.null.rate), ("bvtest_null_swaps", outcome.null.swaps),
+                       ("bvtest_null_exact", outcome.null.exact), ("bvtest_null_seed", outcome.null.seed)]
+        if outcome.null.requested is not None:
+            properties += [("bvtest_false_alarm", outcome.null.requested),
+                           ("bvtest_calibrated_limit", outcome.null.calibrated_limit)]
     if outcome.reference is not None:
         properties += [("bvtest_reference", outcome.reference), ("bvtest_reference_value", outcome.reference_value)]
     if outcome.interval is not None:
@@ -51,17 +66,56 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
     return properties
 
 
-def assemble(payloads: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """One session document from the items' payloads, measures in the order they were first seen."""
+#: pytest's outcome categories that make a team test count as failed.
+FAILING_TEST_OUTCOMES = ("failed", "error")
+_MESSAGE_CHARACTERS = 300
+
+
+def failure_line(report: Any) -> str | None:
+    """The first line of why a test did not pass (its exception, or its skip reason); ``None`` when it passed."""
+    if report.passed:
+        return None
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        text = crash.message
+    elif isinstance(report.longrepr, tuple):  # a skip: (path, line, reason)
+        text = report.longrepr[2]
+    else:
+        text = str(report.longrepr)
+    lines = str(text).strip().splitlines()
+    return lines[0][:_MESSAGE_CHARACTERS] if lines else None
+
+
+def record_team_test(tests: dict[str, dict[str, Any]], test_id: str, category: str, message: str | None) -> None:
+    """Fold one phase's outcome (pytest's category: passed, failed, error, skipped, ...) into ``tests``.
+
+    A passing setup or teardown has no category and changes nothing; a failure in any phase is kept.
+    """
+    if not category:
+        return
+    known = tests.get(test_id)
+    if known is not None and not known["passed"]:
+        return
+    tests[test_id] = {"id": test_id, "outcome": category, "passed": category not in FAILING_TEST_OUTCOMES, "message": message}
+
+
+def assemble(payloads: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """One session document from the items' payloads, in spec order whatever order they arrived in,
+    and the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes.
+
+    pytest-xdist workers report in any order, so the payloads are sorted by spec path and by their
+    measure's and gate's positions in the spec, and the team's tests by id: the reports are
+    byte-identical for any worker count.
+    """
     documents: dict[tuple[str, str], dict[str, Any]] = {}
-    for payload in payloads:
+    for payload in sorted(payloads, key=lambda payload: (payload["documents"][0]["spec"], payload["position"])):
         for document in payload["documents"]:
             documents.setdefault((document["spec"], document["measure"]), {**document, "gates": []})
         gate = payload["gate"]
         if gate is not None:
             spec = payload["documents"][0]["spec"]
             documents[(spec, gate["measure"])]["gates"].append(gate)
-    return session_document(documents.values())
+    return session_document(documents.values(), sorted(tests, key=lambda test: test["id"]))
 
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
@@ -95,8 +149,7 @@ def write_session_outputs(
         atomic_write_text(markdown_path, summary)
         written.append(str(markdown_path))
     if github_step_summary:
-        with open(github_step_summary, "a", encoding="utf-8") as stream:
-            stream.write(summary)
+        append_text(github_step_summary, summary)
     if github_actions and terminal_writer is not None:
         for line in github.annotations(document):
             terminal_writer.write_line(line)

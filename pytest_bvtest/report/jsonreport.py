@@ -17,7 +17,7 @@ import numpy as np
 
 from pytest_bvtest import __version__
 from pytest_bvtest.api import Evaluation, MeasureEvaluation
-from pytest_bvtest.gates import GateOutcome
+from pytest_bvtest.gates import GateOutcome, limit_and_excess
 from pytest_bvtest.stats.simulation import SimulationResult
 
 SCHEMA_VERSION = 1
@@ -43,6 +43,32 @@ def _numbers(values: np.ndarray) -> list[float | None]:
     return [value if math.isfinite(value) else None for value in np.asarray(values, dtype=float).tolist()]
 
 
+def _bound_document(outcome: GateOutcome) -> dict[str, Any] | None:
+    """The bound as written and its own limit; ``None`` for a gate limited by ``false_alarm`` alone."""
+    bound = outcome.bound
+    if bound is None:
+        return None
+    own_limit = limit_and_excess(bound, outcome.value, outcome.reference_value)[0]
+    return {"kind": bound.kind, "amount": bound.amount, "relative": bound.relative, "limit": _number(own_limit),
+            "text": str(bound)}
+
+
+def _calibration_document(outcome: GateOutcome) -> dict[str, Any] | None:
+    """The null of no change (MATH.md section 7): the false-alarm rate of the gate's limit and how it was drawn."""
+    null = outcome.null
+    if null is None:
+        return None
+    return {
+        "false_alarm": null.requested,
+        "limit": _number(null.calibrated_limit),
+        "rate": _number(null.rate),
+        "swaps": null.swaps,
+        "exact": null.exact,
+        "seed": null.seed,
+        "reference": null.reference,
+    }
+
+
 def gate_document(outcome: GateOutcome) -> dict[str, Any]:
     return {
         "id": outcome.id,
@@ -52,13 +78,10 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
         "reference": outcome.reference,
         "value": _number(outcome.value),
         "reference_value": _number(outcome.reference_value),
-        "bound": {
-            "kind": outcome.bound.kind,
-            "amount": outcome.bound.amount,
-            "relative": outcome.bound.relative,
-            "limit": _number(outcome.limit),
-            "text": str(outcome.bound),
-        },
+        "bound": _bound_document(outcome),
+        "limit": _number(outcome.limit),
+        "rule": outcome.rule,
+        "calibration": _calibration_document(outcome),
         "excess": _number(outcome.excess),
         "interval": None if outcome.interval is None else {
             "low": _number(outcome.interval[0]),
@@ -99,6 +122,70 @@ def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
         "tradeoff": {"pearson": _number(simulation.tradeoff.pearson), "spearman": _number(simulation.tradeoff.spearman)},
         "topic_tradeoff": [
             {"pearson": _number(tradeoff.pearson), "spearman": _number(tradeoff.spearman)} for tradeoff in simulation.topic_tradeoff
+        ],
+    }
+
+
+def _numbers(values) -> list[float | str | None]:
+    return [_number(value) for value in values]
+
+
+def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
+    """MVE's form and terms per system (aligned with ``systems``), per-topic O_t and the alpha sweep."""
+    mve = evaluation.mve
+    if mve is None:
+        return None
+    sweep = mve.sweep
+    return {
+        "form": mve.form,
+        "alpha": mve.alpha,
+        "mu": _numbers(mve.mu),
+        "sigma2": _numbers(mve.sigma2),
+        "topic_values": [_numbers(row) for row in mve.topic_values],
+        "sweep": None if sweep is None else {
+            "alphas": _numbers(sweep.alphas),
+            "values": [_numbers(row) for row in sweep.values],
+            "ranks": [_numbers(row) for row in sweep.ranks],
+            "flips": {name: _number(alpha) for name, alpha in sweep.flips.items()},
+        },
+    }
+
+
+def gawm_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
+    """GAWM's fixed point (MATH.md section 6): E_t, W_t, W_s, log W_s, iterations and convergence."""
+    result = evaluation.gawm
+    if result is None:
+        return None
+    return {
+        "q": evaluation.settings.gawm_q,
+        "iterations": int(result.iterations),
+        "converged": bool(result.converged),
+        "topic_ease": _numbers(result.topic_ease),
+        "topic_weights": _numbers(result.topic_weights),
+        "system_weights": _numbers(result.system_weights),
+        "system_log_weights": _numbers(result.system_log_weights),
+    }
+
+
+def hits_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
+    result = evaluation.hits
+    if result is None:
+        return None
+    return {key: _numbers(getattr(result, key))
+            for key in ("system_authority", "system_hubness", "topic_authority", "topic_hubness")}
+
+
+def rankings_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
+    rankings = evaluation.rankings
+    if rankings is None:
+        return None
+    return {
+        "against": rankings.against,
+        "ranks": {name: _numbers(ranks) for name, ranks in rankings.ranks.items()},
+        "agreements": [
+            {"statistic": name, "kendall_tau": _number(agreement.kendall_tau), "kendall_p": _number(agreement.kendall_p),
+             "tau_ap": _number(agreement.tau_ap)}
+            for name, agreement in rankings.agreements.items()
         ],
     }
 
@@ -163,6 +250,10 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
             for comparison in evaluation.comparisons
         ],
         "simulation": None if simulation is None else simulation_document(simulation),
+        "mve": mve_document(evaluation),
+        "gawm": gawm_document(evaluation),
+        "hits": hits_document(evaluation),
+        "rankings": rankings_document(evaluation),
         "gates": [],
     }
 
@@ -177,20 +268,26 @@ def evaluation_documents(evaluation: Evaluation) -> list[dict[str, Any]]:
     return documents
 
 
-def session_document(evaluations: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The whole report: ``schema_version``, the tool, and the per-measure evaluations."""
+def session_document(evaluations: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The whole report: ``schema_version``, the tool, the per-measure evaluations, and the team's
+    own tests (marked ``bvtest`` or using the fixture): a failing one fails the session like a gate."""
     evaluations = list(evaluations)
+    tests = [dict(test) for test in tests]
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
+    failed_tests = sum(not test["passed"] for test in tests)
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "pytest-bvtest", "version": __version__},
-        "passed": all(gate["passed"] for gate in gates),
+        "passed": all(gate["passed"] for gate in gates) and not failed_tests,
         "summary": {
             "gates": len(gates),
             "failed": sum(not gate["passed"] for gate in gates),
             "warnings": sum(bool(gate["warning"]) for gate in gates),
+            "tests": len(tests),
+            "tests_failed": failed_tests,
         },
         "evaluations": evaluations,
+        "tests": tests,
     }
 
 

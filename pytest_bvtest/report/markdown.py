@@ -13,10 +13,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_bvtest.report.terminal import (
+    analysis_lines,
     TABLE_HEADER,
     evaluation_title,
     format_number,
     headline,
+    TEAM_TESTS_TITLE,
     summary_counts,
     system_rows,
     topic_notes,
@@ -61,8 +63,8 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
     if gate["reference"]:
         # An absolute bound on a statistic measured against a reference (TRisk >= -2) has no reference value.
         reference = f"against {cell(gate['reference'])}" if gate["reference_value"] is None else f"{reference} ({cell(gate['reference'])})"
-    bound = gate["bound"]
     interval = gate["interval"]
+    calibration = gate.get("calibration")
     interval_text = "-"
     if interval is not None:
         interval_text = f"[{_number(interval['low'])}, {_number(interval['high'])}] {interval['confidence']:.0%}, seed {interval['seed']}"
@@ -71,21 +73,41 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
         code(cell(gate["id"])),
         f"{_number(gate['value'])} ({cell(gate['system'])})",
         reference,
-        f"{_number(bound['limit'])} ({cell(bound['text'])})",
+        f"{_number(gate['limit'])} ({cell(gate['rule'])})",
+        "-" if calibration is None else _false_alarm_cell(calibration),
         interval_text,
     )
+
+
+def _false_alarm_cell(calibration: Mapping[str, Any]) -> str:
+    """The false-alarm rate of the gate's limit and how its null was drawn (MATH.md section 7)."""
+    rate = "undefined" if calibration["rate"] is None else f"{calibration['rate']:.2%}"
+    drawn = "exact" if calibration["exact"] else f"{calibration['swaps']:,} swaps, seed {calibration['seed']}"
+    return f"{rate} ({drawn})"
 
 
 def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
     if not gates:
-        return ["No gates: analysis only."]
-    lines = _table(("outcome", "gate", "value", "reference", "limit", "interval"), [_gate_row(gate) for gate in gates], {2, 3, 4})
+        return ["No gates: analysis only."] if evaluations else []
+    lines = _table(("outcome", "gate", "value", "reference", "limit", "false alarm", "interval"),
+                   [_gate_row(gate) for gate in gates], {2, 3, 4, 5})
     for gate in gates:
         if gate["outcome"] == "OK*":
             lines.append("")
             lines.append(f"⚠️ {code(gate['id'])}: {gate['warning']}")
     return lines
+
+
+TEST_ICONS = {"passed": "✅", "failed": "❌", "error": "❌", "skipped": "⏭️", "xfailed": "⚠️", "xpassed": "⚠️"}
+
+
+def _team_test_section(tests: list[Mapping[str, Any]]) -> list[str]:
+    if not tests:
+        return []
+    rows = [(f"{TEST_ICONS.get(test['outcome'], '')} {test['outcome']}", code(cell(test["id"])), cell(test.get("message") or ""))
+            for test in tests]
+    return ["", f"**{TEAM_TESTS_TITLE}**", "", *_table(("outcome", "test", "message"), rows, set())]
 
 
 def _failure_section(gate: Mapping[str, Any]) -> list[str]:
@@ -121,6 +143,7 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
         lines += ["", f"{omitted} baseline systems and their notes are not shown to keep this comment under GitHub's size limit; "
                       "the JSON report has them."]
     lines += ["", tradeoff_text(evaluation)]
+    lines += [line for text in analysis_lines(evaluation) for line in ("", html.escape(text, quote=False))]
     notes = topic_notes(shown)
     if notes:
         lines += [""] + [f"- {note}" for note in notes]
@@ -133,6 +156,7 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     verdict = "✅" if document["passed"] else "❌"
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
     lines += _gate_section(evaluations)
+    lines += _team_test_section(list(document.get("tests") or []))
     for evaluation in evaluations:
         for gate in evaluation["gates"]:
             if gate["outcome"] == "FAIL":

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_bvtest.stats.registry import STATISTICS
+
 Markup = dict[str, bool]
 Line = tuple[str, Markup]
 
@@ -136,9 +138,24 @@ def headline(gate: Mapping[str, Any]) -> str:
 
 
 def summary_counts(document: Mapping[str, Any]) -> str:
+    """``4 gates, 0 failed; 3 team tests, 1 failed``: the gates and the team's own tests."""
     summary = document["summary"]
     text = f"{summary['gates']} gate{'' if summary['gates'] == 1 else 's'}, {summary['failed']} failed"
-    return f"{text}, {summary['warnings']} within noise (OK*)" if summary["warnings"] else text
+    if summary["warnings"]:
+        text += f", {summary['warnings']} within noise (OK*)"
+    tests = summary.get("tests") or 0
+    if tests:
+        text += f"; {tests} team test{'' if tests == 1 else 's'}, {summary['tests_failed']} failed"
+    return text
+
+
+#: Team tests are listed under this line (terminal) or heading (Markdown).
+TEAM_TESTS_TITLE = "Team tests (marked bvtest or using the bvtest fixture)"
+
+
+def team_test_text(test: Mapping[str, Any]) -> str:
+    """``test_id: why`` for a test that did not pass, the id alone otherwise."""
+    return f"{test['id']}: {test['message']}" if test.get("message") else test["id"]
 
 
 def _aligned_table(rows: Sequence[tuple[str, ...]], markers: Sequence[str]) -> list[str]:
@@ -196,6 +213,39 @@ def simulation_lines(simulation: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+#: Topics named at each end of the GAWM discernment order.
+DISCERNING_TOPICS = 3
+
+
+def analysis_lines(evaluation: Mapping[str, Any]) -> list[str]:
+    """GAWM's most and least discerning topics, the rankings' agreement and the MVE alpha sweep's flip."""
+    lines = []
+    fixed_point = evaluation.get("gawm")
+    if fixed_point and len(evaluation["topics"]) > 1:
+        order = sorted(range(len(evaluation["topics"])), key=lambda j: -float(fixed_point["topic_weights"][j] or 0.0))
+        count = min(DISCERNING_TOPICS, len(order) // 2)
+        most = ", ".join(evaluation["topics"][j] for j in order[:count])
+        least = ", ".join(evaluation["topics"][j] for j in reversed(order[-count:]))
+        state = f"converged in {fixed_point['iterations']} iterations" if fixed_point["converged"] else \
+            f"NOT converged after {fixed_point['iterations']} iterations"
+        lines.append(f"GAWM (q = {fixed_point['q']:g}, {state}): most discerning topics {most}; least {least}")
+    rankings = evaluation.get("rankings")
+    if rankings:
+        parts = [f"{STATISTICS[item['statistic']].label} Kendall {format_number(item['kendall_tau'], 2)}, "
+                 f"tau_AP {format_number(item['tau_ap'], 2)}" for item in rankings["agreements"]]
+        lines.append(f"rankings against {STATISTICS[rankings['against']].label}: " + "; ".join(parts))
+    mve = evaluation.get("mve") or {}
+    sweep = mve.get("sweep")
+    reference = evaluation.get("reference")
+    if sweep and evaluation.get("candidate") and reference in sweep["flips"]:
+        alphas = sweep["alphas"]
+        flip = sweep["flips"][reference]
+        where = "never (equal variances)" if flip is None else f"at alpha {format_number(flip)}"
+        lines.append(f"MVE ({mve['form']}) over alpha {alphas[0]:g}..{alphas[-1]:g}: {evaluation['candidate']} "
+                     f"and {reference} swap places {where}")
+    return lines
+
+
 def summary_lines(document: Mapping[str, Any]) -> list[Line]:
     """The whole summary below the section title, as ``(text, markup)`` lines."""
     lines: list[Line] = []
@@ -210,12 +260,19 @@ def summary_lines(document: Mapping[str, Any]) -> list[Line]:
         lines.extend((text, {"bold": True} if role == "candidate" else {}) for text, role in zip(table[1:], roles))
         lines.append((tradeoff_text(evaluation), {}))
         lines.extend((text, {}) for text in comparison_lines(evaluation))
+        lines.extend((text, {}) for text in analysis_lines(evaluation))
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
             lines.extend((text, {}) for text in simulation_lines(evaluation["simulation"]))
         for gate in evaluation["gates"]:
             lines.append((f"[{gate['outcome']}] {gate['id']}: {headline(gate)}", OUTCOME_MARKUP[gate["outcome"]]))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
-    if document["summary"]["gates"]:
+    tests = document.get("tests") or []
+    if tests:
+        lines += [("", {}), (f"{TEAM_TESTS_TITLE}:", {"bold": True})]
+        for test in tests:
+            markup = {"green": True} if test["outcome"] == "passed" else {} if test["passed"] else {"red": True, "bold": True}
+            lines.append((f"[{test['outcome'].upper()}] {team_test_text(test)}", markup))
+    if document["summary"]["gates"] or tests:
         lines.append(("", {}))
         lines.append((f"bvtest: {summary_counts(document)}", {"red": True, "bold": True} if not document["passed"] else {"green": True}))
     return lines
