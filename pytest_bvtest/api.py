@@ -17,7 +17,8 @@ import numpy as np
 
 from pytest_bvtest.cache import ScoreCache
 from pytest_bvtest.errors import InputError, StatisticError
-from pytest_bvtest.gates import GateOutcome, TopicImpact, judge
+from pytest_bvtest.gates import GateOutcome, TopicImpact, judge, with_guards
+from pytest_bvtest.guards import Guard, identical_to_baseline, stale_reference, target_constant_out_of_range, unanswered_topics
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.textfiles import atomic_write_bytes
@@ -123,6 +124,7 @@ class MeasureEvaluation:
     reference: str | None
     mve_method: str = MVE_INTER_TOPIC
     comparisons: tuple[Comparison, ...] = ()
+    guards: tuple[Guard, ...] = ()
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -343,8 +345,29 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
                 gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations is not None, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
     comparisons = () if candidate_name is None else compare_with_baselines(matrix, candidate_name, spec.analysis.bootstrap.seed)
+    guards = _guards(matrix, analysis, settings, candidate_name, spec.reference, comparisons)
+    gates = [with_guards(outcome, guards) for outcome in gates]
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
-                             spec.reference, method, comparisons)
+                             spec.reference, method, comparisons, guards)
+
+
+def _guards(matrix: ScoreMatrix, analysis: BiasVarianceAnalysis, settings: AnalysisSettings, candidate: str | None,
+            reference: str | None, comparisons: Sequence[Comparison]) -> tuple[Guard, ...]:
+    """The guards that fire on one measure's evaluation (:mod:`pytest_bvtest.guards`), most urgent first."""
+    scores = matrix.scores
+    found = []
+    if candidate is not None:
+        index = matrix.index(candidate)
+        found.append(identical_to_baseline(scores, matrix.systems, index, matrix.measure))
+        against = next((comparison for comparison in comparisons if comparison.baseline == reference), None)
+        if against is not None:
+            mean = float(scores[index].mean())
+            found.append(stale_reference(mean, mean - against.difference, against.baseline, against.p_randomization,
+                                         matrix.measure, against.permutations))
+    found.append(unanswered_topics(scores, matrix.topics, matrix.measure))
+    bounded_by_one = settings.normalize != "none" or bool(np.all(scores <= 1))
+    found.append(target_constant_out_of_range(float(analysis.c), analysis.target_scores, bounded_by_one, matrix.measure))
+    return tuple(guard for guard in found if guard is not None)
 
 
 @dataclass(frozen=True)

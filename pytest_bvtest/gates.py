@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from pytest_bvtest.guards import Guard
 from pytest_bvtest.spec import Bound
 
 # A value this close to its limit counts as on it: floating-point noise must not flip a gate.
@@ -55,13 +56,14 @@ class GateOutcome:
     worst_topics: tuple[TopicImpact, ...]
     worst_against: str
     message: str
+    guards: tuple[str, ...] = ()
 
     @property
     def outcome(self) -> str:
-        """``OK``, ``OK*`` (passed with a warning) or ``FAIL``."""
+        """``OK``, ``OK*`` (passed within noise, or a guard warns not to trust the pass) or ``FAIL``."""
         if not self.passed:
             return "FAIL"
-        return "OK*" if self.warning else "OK"
+        return "OK*" if self.warning or self.guards else "OK"
 
 
 def limit_and_excess(bound: Bound, value: float, reference_value: float | None) -> tuple[float, float]:
@@ -136,6 +138,12 @@ def judge(
     return _with_message(outcome)
 
 
+def with_guards(outcome: GateOutcome, guards: Sequence[Guard]) -> GateOutcome:
+    """``outcome`` with the warnings of the guards that concern it: a pass becomes ``OK*``."""
+    messages = tuple(guard.message for guard in guards if guard.concerns(outcome.statistic, outcome.reference))
+    return _with_message(replace(outcome, guards=messages)) if messages else outcome
+
+
 def _with_message(outcome: GateOutcome) -> GateOutcome:
     lines = [_headline(outcome)]
     if outcome.interval is not None:
@@ -146,6 +154,7 @@ def _with_message(outcome: GateOutcome) -> GateOutcome:
         )
     if outcome.warning:
         lines.append(f"  warning: {outcome.warning}")
+    lines += [f"  warning: {guard}" for guard in outcome.guards]
     if outcome.worst_topics and (not outcome.passed or outcome.warning):
         lines.append(f"  topics that lost most against {outcome.worst_against}:")
         for impact in outcome.worst_topics:
@@ -157,7 +166,8 @@ def _with_message(outcome: GateOutcome) -> GateOutcome:
 
 
 def _headline(outcome: GateOutcome) -> str:
-    verdict = "FAILED" if not outcome.passed else ("passed within noise" if outcome.warning else "passed")
+    verdict = "FAILED" if not outcome.passed else (
+        "passed within noise" if outcome.warning else "passed with a warning" if outcome.guards else "passed")
     versus = ""
     if outcome.reference is not None:
         versus = (f" against {outcome.reference}" if outcome.reference_value is None
