@@ -7,6 +7,7 @@ every report is written from.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
@@ -21,14 +22,33 @@ from pytest_bvtest.gates import GateOutcome, TopicImpact, judge, with_guards
 from pytest_bvtest.guards import Guard, identical_to_baseline, stale_reference, target_constant_out_of_range, unanswered_topics
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
-from pytest_bvtest.io.textfiles import atomic_write_bytes
+from pytest_bvtest.io.textfiles import atomic_write_bytes, numbered_lines, project_root, require_inside
 from pytest_bvtest.io.topicfiles import read_topic_texts, read_topic_weights, read_variations
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile, retrieved_lists
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
-from pytest_bvtest.stats.inference import holm, paired_bootstrap, paired_t_test, randomization_tests
-from pytest_bvtest.stats.meanvar import VariationLayout, mve_general, mve_intra_topic, variation_layout
+from pytest_bvtest.stats.gawm import GAWMResult, HITSResult, gawm, hits
+from pytest_bvtest.stats.inference import (
+    BootstrapInterval,
+    holm,
+    paired_bootstrap,
+    paired_t_test,
+    randomization_tests,
+    topic_bootstrap,
+)
+from pytest_bvtest.stats.meanvar import (
+    IntraTopicMeanVariance,
+    MeanVariance,
+    VariationLayout,
+    crossing_alpha,
+    mve_alpha_sweep,
+    mve_inter_topic,
+    mve_intra_topic,
+    variation_layout,
+    variation_mve,
+)
+from pytest_bvtest.stats.rankings import RankAgreement, rank_agreement, system_ranks
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 from pytest_bvtest.stats.risk import trisk
 from pytest_bvtest.stats.simulation import SimulationResult, simulate_topic_bias_variance
@@ -45,7 +65,8 @@ MVE_INTRA_TOPIC = "intra-topic (covariance 0)"
 MVE_GENERAL = "general (aligned by user)"
 
 #: Statistics reported for every system, in table order.
-SYSTEM_STATISTICS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "zrisk", "georisk", "mve", "gawm")
+SYSTEM_STATISTICS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "robustness_index", "hurt_topics", "r_loss", "zrisk",
+                     "georisk", "mve", "gawm")
 
 
 @dataclass(frozen=True)
@@ -111,6 +132,42 @@ def compare_with_baselines(matrix: ScoreMatrix, candidate: str, seed: int) -> tu
 
 
 @dataclass(frozen=True)
+class AlphaSweep:
+    """MVE of every system over a range of alpha (Zuccon et al. CIKM 2016 Figs. 2-4).
+
+    ``values`` and ``ranks`` are ``(alphas, systems)``; ``flips`` maps every other system to the alpha
+    at which its MVE ranking against the candidate flips (``None``: never, equal variances).
+    """
+
+    alphas: np.ndarray
+    values: np.ndarray
+    ranks: np.ndarray
+    flips: Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class MeanVarianceDetails:
+    """MVE of every system under one measure: the form used, ``mu``, ``sigma2`` and value per system,
+    the per-topic ``O_t`` (``topic_values``, systems x topics, summing to the value) and the sweep."""
+
+    form: str
+    alpha: float
+    mu: np.ndarray
+    sigma2: np.ndarray
+    topic_values: np.ndarray
+    sweep: AlphaSweep | None = None
+
+
+@dataclass(frozen=True)
+class Rankings:
+    """Systems ranked by statistics (1 = best) and each ranking's agreement with the one by ``against``."""
+
+    against: str
+    ranks: Mapping[str, np.ndarray]
+    agreements: Mapping[str, RankAgreement]
+
+
+@dataclass(frozen=True)
 class MeasureEvaluation:
     """One measure's matrix, target, per-system statistics and gate outcomes."""
 
@@ -124,6 +181,10 @@ class MeasureEvaluation:
     reference: str | None
     mve_method: str = MVE_INTER_TOPIC
     comparisons: tuple[Comparison, ...] = ()
+    mve: MeanVarianceDetails | None = None
+    gawm: GAWMResult | None = None
+    hits: HITSResult | None = None
+    rankings: Rankings | None = None
     guards: tuple[Guard, ...] = ()
 
     @property
@@ -245,14 +306,12 @@ def _worst_topics(matrix: ScoreMatrix, candidate: int, compared: np.ndarray, cou
 
 
 def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
-                computed: Mapping[str, np.ndarray | None], mve_from_variations: bool, texts: Mapping[str, str]) -> GateOutcome:
+                computed: Mapping[str, np.ndarray | None], variations: _VariationMVE | None,
+                texts: Mapping[str, str]) -> GateOutcome:
     """Judge one gate; ``computed`` holds the statistics already computed against the spec's reference."""
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
     relative = gate.bound.kind in ("max_increase", "max_decrease")
-    if gate.statistic == "mve" and mve_from_variations and gate.confidence is not None:
-        raise InputError(f"gate {gate.name}: a noise-aware MVE gate is not available with query variations",
-                         path=spec.path, line=gate.line, hint="drop `confidence` from this gate")
     reusable = not statistic.needs_reference or gate.reference == spec.reference
     values = computed.get(gate.statistic) if reusable else None
     if values is None:
@@ -262,7 +321,10 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
             raise InputError(f"gate {gate.name}: {error}", path=spec.path, line=gate.line) from None
     reference_value = float(values[reference]) if reference is not None and relative else None
     interval = None
-    if gate.confidence is not None:
+    if gate.confidence is not None and gate.statistic == "mve" and variations is not None:
+        result = variations.bootstrap(matrix.measure, candidate, reference if relative else None, spec, gate.confidence)
+        interval = (float(result.low), float(result.high))
+    elif gate.confidence is not None:
         result = paired_bootstrap(
             matrix.scores, gate.statistic, candidate, reference if relative or statistic.needs_reference else None, settings,
             resamples=spec.analysis.bootstrap.resamples, confidence=gate.confidence, seed=spec.analysis.bootstrap.seed,
@@ -313,12 +375,17 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
         "gap_var": analysis.gap.var, "gap_mse": analysis.gap.mse,
     }
     if variations is not None:
-        values["mve"] = variations.values[matrix.measure]
+        values["mve"] = np.asarray(variations.results[matrix.measure].value)
     trisk_p = None
     if reference is not None:
         risk = trisk(matrix.scores, matrix.scores[reference], settings.risk_alpha)
         values["trisk"], trisk_p = np.asarray(risk.t), risk.p
-    wanted = [*SYSTEM_STATISTICS, *(gate.statistic for gate in spec.gates)]
+    fixed_point = _gawm_fixed_point(matrix.scores, settings)
+    if fixed_point is not None:
+        values["gawm"] = fixed_point.system_performance
+    rankings = spec.analysis.rankings
+    wanted = [*SYSTEM_STATISTICS, *(gate.statistic for gate in spec.gates),
+              *((rankings.against, *rankings.statistics) if rankings is not None else ())]
     for name in dict.fromkeys(wanted):
         if name not in values:
             values[name] = _statistic_values(name, matrix.scores, reference, settings)
@@ -342,13 +409,66 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
         candidate = matrix.index(candidate_name)
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
-                gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations is not None, texts))
+                gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
     comparisons = () if candidate_name is None else compare_with_baselines(matrix, candidate_name, spec.analysis.bootstrap.seed)
     guards = _guards(matrix, analysis, settings, candidate_name, spec.reference, comparisons)
     gates = [with_guards(outcome, guards) for outcome in gates]
+    mve = _mean_variance_details(spec, matrix, settings, variations, candidate_name)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
-                             spec.reference, method, comparisons, guards)
+                             spec.reference, method, comparisons, mve=mve, gawm=fixed_point,
+                             hits=hits(matrix.scores) if spec.analysis.hits else None,
+                             rankings=None if rankings is None else _rankings(spec, matrix, values), guards=guards)
+
+
+def _gawm_fixed_point(scores: np.ndarray, settings: AnalysisSettings) -> GAWMResult | None:
+    """GAWM's fixed point (MATH.md section 6), computed once for its E_s and its diagnostics; None with one system."""
+    try:
+        return gawm(scores, q=settings.gawm_q)
+    except StatisticError:
+        return None
+
+
+def _mean_variance_details(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: _VariationMVE | None,
+                           candidate: str | None) -> MeanVarianceDetails:
+    """The MVE terms of every system in the form used, and the alpha sweep when the spec asks for it."""
+    if variations is not None:
+        result, form = variations.results[matrix.measure], variations.method
+    else:
+        result, form = mve_inter_topic(matrix.scores, settings.mve_alpha, settings.topic_weights), MVE_INTER_TOPIC
+    mu, sigma2 = np.asarray(result.mu, dtype=float), np.asarray(result.sigma2, dtype=float)
+    sweep = None
+    if spec.analysis.mve.sweep is not None and len(matrix.systems) >= 2:
+        grid = spec.analysis.mve.sweep
+        alphas = np.linspace(grid.low, grid.high, grid.steps)
+        swept = mve_alpha_sweep(mu, sigma2, alphas)
+        flips = {}
+        if candidate is not None:
+            index = matrix.index(candidate)
+            flips = {name: crossing_alpha(mu[index], sigma2[index], mu[i], sigma2[i])
+                     for i, name in enumerate(matrix.systems) if i != index}
+        ranks = np.array([system_ranks(row, higher_is_better=True) for row in swept])
+        sweep = AlphaSweep(alphas, swept, ranks, flips)
+    return MeanVarianceDetails(form, spec.analysis.mve.alpha, mu, sigma2, np.asarray(result.topic_value, dtype=float), sweep)
+
+
+def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray | None]) -> Rankings:
+    """Systems ranked by every statistic the spec lists, and Kendall's tau and tau_AP against ``against``."""
+    wanted = spec.analysis.rankings
+    assert wanted is not None
+    line = spec.line_of("analysis", "rankings")
+    if len(matrix.systems) < 2:
+        raise InputError("rankings need at least 2 systems", path=spec.path, line=line)
+    oriented = {}
+    for name in (wanted.against, *wanted.statistics):
+        computed = values.get(name)
+        if computed is None or np.isnan(computed).any():
+            why = "it needs a reference system" if STATISTICS[name].needs_reference else "it is undefined for these scores"
+            raise InputError(f"{matrix.measure}: systems cannot be ranked by {name}: {why}", path=spec.path, line=line)
+        oriented[name] = computed if STATISTICS[name].higher_is_better else -computed
+    ranks = {name: system_ranks(value, higher_is_better=True) for name, value in oriented.items()}
+    agreements = {name: rank_agreement(oriented[wanted.against], oriented[name]) for name in wanted.statistics}
+    return Rankings(wanted.against, ranks, agreements)
 
 
 def _guards(matrix: ScoreMatrix, analysis: BiasVarianceAnalysis, settings: AnalysisSettings, candidate: str | None,
@@ -372,11 +492,31 @@ def _guards(matrix: ScoreMatrix, analysis: BiasVarianceAnalysis, settings: Analy
 
 @dataclass(frozen=True)
 class _VariationMVE:
-    """Mean-variance values per measure computed over query variations, and which form was used."""
+    """Mean-variance results per measure computed over query variations, the form used, and what the
+    noise-aware gate needs to resample topics with all their variations."""
 
-    values: Mapping[str, np.ndarray]
+    results: Mapping[str, MeanVariance | IntraTopicMeanVariance]
     method: str
     missing_queries: Mapping[str, tuple[str, ...]]
+    arranged: Mapping[str, np.ndarray]
+    layout: VariationLayout
+    weights: np.ndarray | None
+    user_probability: np.ndarray | None
+
+    def bootstrap(self, measure: str, candidate: int, reference: int | None, spec: Spec, confidence: float) -> BootstrapInterval:
+        """The paired bootstrap over topics of MVE, each resampled topic bringing all its variations."""
+        scores, layout, weights = self.arranged[measure], self.layout, self.weights
+
+        def values_of(drawn: np.ndarray) -> np.ndarray:
+            return np.asarray(variation_mve(
+                scores[:, drawn], spec.analysis.mve.alpha, weights=None if weights is None else weights[drawn],
+                popularity=None if layout.popularity is None else layout.popularity[drawn],
+                present=layout.present[drawn], user_probability=self.user_probability,
+            ).value)
+
+        return topic_bootstrap(values_of, len(layout.topics), candidate, reference, "mve",
+                               resamples=spec.analysis.bootstrap.resamples, confidence=confidence,
+                               seed=spec.analysis.bootstrap.seed)
 
 
 def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
@@ -414,15 +554,13 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
     )
     alpha = spec.analysis.mve.alpha
     user_probability = _general_form_users(spec, layout)
-    topic_matrices, values = {}, {}
+    topic_matrices, results, arrangements = {}, {}, {}
     for measure, queries in query_matrices.items():
         arranged = layout.arrange(queries.scores)
+        arrangements[str(measure)] = arranged
         intra = mve_intra_topic(arranged, alpha, weights=weights, popularity=layout.popularity, present=layout.present)
-        if user_probability is not None:
-            general = mve_general(np.swapaxes(arranged, -1, -2), alpha, weights=weights, user_probability=user_probability)
-            values[str(measure)] = np.asarray(general.value)
-        else:
-            values[str(measure)] = np.asarray(intra.value)
+        results[str(measure)] = intra if user_probability is None else variation_mve(
+            arranged, alpha, weights=weights, user_probability=user_probability)
         # A topic is missing (and scores 0) only when the run ranks none of its variations; a missing
         # variation alone scores 0 inside its topic's mean and is listed in missing_queries.
         imputed = np.all((layout.arrange(queries.imputed.astype(float)) == 1.0) | ~layout.present, axis=-1)
@@ -432,7 +570,7 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
     queries = next(iter(query_matrices.values()))  # the same queries are missing under every measure
     missing_queries = {system: tuple(query for query, flag in zip(queries.topics, queries.imputed[i]) if flag)
                        for i, system in enumerate(queries.systems)}
-    return topic_matrices, _VariationMVE(values, method, missing_queries)
+    return topic_matrices, _VariationMVE(results, method, missing_queries, arrangements, layout, weights, user_probability)
 
 
 def _general_form_users(spec: Spec, layout: VariationLayout) -> np.ndarray | None:
@@ -473,10 +611,34 @@ def _simulate(spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequence
     return simulate_topic_bias_variance(lists, systems, topics, samples=settings.samples, seed=settings.seed)
 
 
-def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True) -> Evaluation:
-    """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes."""
-    folder = None if not use_cache else (Path(cache_dir) if cache_dir else spec.cache)
-    cache = ScoreCache(folder)
+#: How a user allows writes outside the project (the spec's ``cache:``, ``--bvtest-update``, ini report paths).
+ALLOW_OUTSIDE_OPTIONS = "--bvtest-allow-outside-project (pytest) or --allow-outside-project (bvtest check)"
+
+
+def _spec_cache_folder(spec: Spec, cache_dir: str | os.PathLike[str] | None, use_cache: bool,
+                       allow_outside: bool) -> Path | None:
+    """The cache folder: the caller's ``cache_dir`` (from the command line), else the spec's ``cache``,
+    which must lie inside the project unless ``allow_outside``."""
+    if not use_cache:
+        return None
+    if cache_dir:
+        return Path(cache_dir)
+    if spec.cache is not None and not allow_outside:
+        try:
+            require_inside(spec.cache, project_root(spec.folder), "the cache folder", allow_option=ALLOW_OUTSIDE_OPTIONS)
+        except InputError as error:
+            raise InputError(f"cache: {error.message}", path=spec.path, line=spec.line_of("cache"), hint=error.hint) from None
+    return spec.cache
+
+
+def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True,
+                  allow_outside: bool = False) -> Evaluation:
+    """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes.
+
+    ``allow_outside`` lets the spec's ``cache:`` folder lie outside the project (see
+    :func:`~pytest_bvtest.io.textfiles.project_root`).
+    """
+    cache = ScoreCache(_spec_cache_folder(spec, cache_dir, use_cache, allow_outside))
     qrels = read_qrels(spec.qrels) if spec.qrels is not None else None
     variations = None
     if spec.analysis.mve.variations is not None:
@@ -534,6 +696,7 @@ class BvtestAPI:
 
     cache_dir: str | os.PathLike[str] | None = None
     use_cache: bool = True
+    allow_outside: bool = False
     run: str | os.PathLike[str] | None = None
     specs: Sequence[str | os.PathLike[str]] = ()
 
@@ -550,7 +713,7 @@ class BvtestAPI:
         if spec is None:
             spec = self.session_spec()
         return evaluate_spec(spec_under_test(spec, run if run is not None else self.run, name=name),
-                             cache_dir=self.cache_dir, use_cache=self.use_cache)
+                             cache_dir=self.cache_dir, use_cache=self.use_cache, allow_outside=self.allow_outside)
 
     def session_spec(self) -> Path:
         """The session's spec, when there is exactly one."""
@@ -565,11 +728,26 @@ class BvtestAPI:
         return evaluation.statistic(name, system, measure)
 
 
-def update_reference(evaluation: Evaluation) -> list[str]:
+def update_reference(evaluation: Evaluation, *, force: bool = False, allow_outside: bool = False,
+                     keep_folder: str | os.PathLike[str] | None = None) -> list[str]:
     """Make the candidate run the stored reference run (``--bvtest-update``); say what changed.
 
-    The reference file's previous content is kept beside it as ``NAME.previous-HASH``; both writes
-    are atomic.
+    Parameters
+    ----------
+    evaluation:
+        The spec's evaluation; when one of its gates failed the update is refused unless ``force``.
+    force:
+        Update even though a gate failed (``--bvtest-update-force``).
+    allow_outside:
+        Allow a reference file outside the project (after following symbolic links).
+    keep_folder:
+        Where the previous reference is kept (``previous/NAME.previous-HASH``); by default the
+        spec's cache folder. With neither, the previous version is left to version control.
+
+    The reference keeps its format: a ``.gz`` file stays gzip, and a reference that is one tag of a
+    multi-system run file has only its own lines replaced (the candidate's lines, tagged with the
+    reference's tag). Every write is atomic: killed at any moment, each file is complete-old or
+    complete-new.
     """
     spec = evaluation.spec
     if spec.candidate is None or spec.reference is None:
@@ -581,24 +759,69 @@ def update_reference(evaluation: Evaluation) -> list[str]:
             path=spec.path, line=spec.line_of("reference"),
             hint="per-topic tables are not rewritten; update the table in your own pipeline",
         )
-    new = spec.candidate.path.read_bytes()
-    old = stored.path.read_bytes()
-    if new == old:
-        return [f"bvtest: reference {spec.reference!r} ({stored.path}) already holds the candidate run; nothing changed"]
-    kept = stored.path.with_name(f"{stored.path.name}.previous-{hashlib.blake2b(old, digest_size=6).hexdigest()}")
-    if not kept.exists():
-        atomic_write_bytes(kept, old)
-    atomic_write_bytes(stored.path, new)
-    lines = [
-        f"bvtest: reference {spec.reference!r} updated: {stored.path} now holds the candidate {spec.candidate.path}",
-        f"bvtest: previous reference kept as {kept}",
-    ]
     failed = [outcome.id for outcome in evaluation.gates if not outcome.passed]
+    if failed and not force:
+        raise InputError(
+            f"reference {spec.reference!r} not updated: {len(failed)} gate(s) failed: {', '.join(failed)}",
+            path=spec.path,
+            hint="update after the gates pass, or on purpose with --bvtest-update-force (bvtest check --update-force)",
+        )
+    if not allow_outside:
+        try:
+            require_inside(stored.path, project_root(spec.folder), "the reference run", allow_option=ALLOW_OUTSIDE_OPTIONS)
+        except InputError as error:
+            raise InputError(f"not updated: {error.message}", path=spec.path, line=spec.line_of("baselines", spec.reference),
+                             hint=error.hint) from None
+    old_text = "".join(f"{line}\n" for _, line in numbered_lines(stored.path))
+    new_text = _replaced_run_text(stored, spec.candidate)
+    if new_text == old_text:
+        return [f"bvtest: reference {spec.reference!r} ({stored.path}) already holds the candidate run; nothing changed"]
+    lines = []
+    folder = keep_folder if keep_folder is not None else spec.cache
+    if folder is not None:
+        old = stored.path.read_bytes()
+        kept = Path(folder) / "previous" / f"{stored.path.name}.previous-{hashlib.blake2b(old, digest_size=6).hexdigest()}"
+        if not kept.exists():
+            atomic_write_bytes(kept, old)
+        kept_line = f"bvtest: previous reference kept as {kept}"
+    else:
+        kept_line = f"bvtest: previous reference not kept (no cache folder): restore it from version control (git checkout -- {stored.path.name})"
+    data = new_text.encode("utf-8")
+    atomic_write_bytes(stored.path, gzip.compress(data, mtime=0) if stored.path.name.endswith(".gz") else data)
+    lines += [
+        f"bvtest: reference {spec.reference!r} updated: {stored.path} now holds the candidate {spec.candidate.path}"
+        + (f" (tag {stored.tag!r}, the file's other systems kept)" if stored.tag is not None else ""),
+        kept_line,
+    ]
     if failed:
-        lines.append(f"bvtest: note: updated as asked although {len(failed)} gate(s) failed: {', '.join(failed)}")
+        lines.append(f"bvtest: note: updated as forced although {len(failed)} gate(s) failed: {', '.join(failed)}")
     for measure in evaluation.measures:
         before = measure.system(spec.reference).values["mean"]
         after = measure.system(measure.candidate).values["mean"] if measure.candidate else None
         if before is not None and after is not None:
             lines.append(f"bvtest:   {measure.measure} mean {before:.4f} -> {after:.4f} ({after - before:+.4f})")
     return lines
+
+
+def _replaced_run_text(stored: RunFile, candidate: RunFile) -> str:
+    """The reference file's new text: the candidate's run lines (its selected tag only), in place of the
+    whole file, or of the reference tag's lines (re-tagged) when the reference is one system of several."""
+    new_lines = [line for _, line in numbered_lines(candidate.path)
+                 if candidate.tag is None or _run_tag(line) == candidate.tag]
+    if stored.tag is None:
+        return "".join(f"{line}\n" for line in new_lines)
+    retagged = [" ".join([*line.split()[:5], stored.tag]) for line in new_lines if _run_tag(line) is not None]
+    text: list[str] = []
+    for _, line in numbered_lines(stored.path):
+        if _run_tag(line) != stored.tag:
+            text.append(line)
+        elif retagged:
+            text += retagged
+            retagged = []
+    return "".join(f"{line}\n" for line in text)
+
+
+def _run_tag(line: str) -> str | None:
+    """The tag of a run line; ``None`` for a comment, a blank line or anything else."""
+    fields = line.split()
+    return fields[5] if len(fields) == 6 and not fields[0].startswith("#") else None

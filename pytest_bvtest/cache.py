@@ -4,7 +4,9 @@ An entry is keyed by (run file digest, qrels file digest, measure, tag selection
 so editing either file, upgrading the package or asking for another measure misses the cache. Entries
 are small JSON files written atomically (temporary file + rename): pytest-xdist workers that evaluate
 the same run at once both succeed, and a reader never sees half an entry. A corrupt or truncated entry
-is treated as a miss and rewritten; the cache never makes an evaluation fail.
+is treated as a miss and rewritten; the cache never makes an evaluation fail: a folder that cannot
+be written (full disk, read-only checkout) gives one :class:`CacheWriteWarning` naming it, and the
+evaluation goes on without storing.
 
 Finding a run's entries needs its digest, and hashing a 250 MB run on every lookup costs about a
 second. :meth:`ScoreCache.file_digest` therefore keeps, beside the entries, one small stat record per
@@ -25,6 +27,7 @@ import hashlib
 import json
 import os
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +42,10 @@ _STAT_FOLDER = "stat"
 
 #: A stat record is trusted only for files whose times are this much older than its hashing (git's racy rule).
 RACY_WINDOW_NS = 2_000_000_000
+
+
+class CacheWriteWarning(UserWarning):
+    """The score cache could not be written; the evaluation goes on without it."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class ScoreCache:
         self.folder = None if folder is None else Path(folder)
         self.hits = 0
         self.misses = 0
+        self.write_failure: str | None = None
 
     @property
     def enabled(self) -> bool:
@@ -115,8 +123,8 @@ class ScoreCache:
         return digest
 
     def put(self, key: str, entry: CachedScores) -> None:
-        """Store ``entry``; a folder that cannot be written is ignored (the cache is an optimisation)."""
-        if self.folder is None:
+        """Store ``entry``; a folder that cannot be written warns once (the cache is an optimisation)."""
+        if self.folder is None or self.write_failure is not None:
             return
         payload = {
             "run_name": entry.run_name,
@@ -125,8 +133,9 @@ class ScoreCache:
         }
         try:
             atomic_write_text(self._entry_path(key), json.dumps(payload))
-        except (OSError, InputError):
-            pass
+        except InputError as error:
+            self.write_failure = str(error)
+            warnings.warn(f"bvtest: score cache not written, going on without it: {error}", CacheWriteWarning, stacklevel=2)
 
 
 def _stat_fields(path: Path) -> list[int]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -65,6 +66,12 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--markdown", default=None, metavar="PATH", help="write the Markdown summary here")
         command.add_argument("--plots", default=None, metavar="DIR", help="write Bias²/Var plots here (needs matplotlib)")
         command.add_argument("--no-cache", action="store_true", help="do not use the per-topic score cache")
+        command.add_argument("--allow-outside-project", action="store_true",
+                             help="allow the spec's cache folder (and check's updated reference) outside the project")
+    check = commands.choices["check"]
+    check.add_argument("--update", action="store_true",
+                       help="when every gate passed, make the candidate run the stored reference run (after merge)")
+    check.add_argument("--update-force", action="store_true", help="--update even when a gate failed")
     return parser
 
 
@@ -101,13 +108,13 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 
 
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
-    from pytest_bvtest.api import evaluate_spec, spec_under_test
+    from pytest_bvtest.api import evaluate_spec, spec_under_test, update_reference
     from pytest_bvtest.report import collect
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
-    evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache)
+    evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project)
     document = collect.evaluation_document(evaluation)
     collect.write_session_outputs(
         document,
@@ -116,12 +123,31 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
         markdown_path=arguments.markdown,
         plots_dir=arguments.plots,
     )
+    if arguments.command == "check" and (arguments.update or arguments.update_force):
+        try:
+            lines = update_reference(evaluation, force=arguments.update_force, allow_outside=arguments.allow_outside_project)
+        except BvtestError as error:
+            if evaluation.passed:
+                raise
+            print(f"bvtest: error: {error}", file=sys.stderr)  # refused: the gates failed (exit 1 says so)
+            return EXIT_GATE_FAILED
+        for line in lines:
+            out.write(line + "\n")
     return EXIT_OK if evaluation.passed else EXIT_GATE_FAILED
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     arguments = _parser().parse_args(argv)
     out = out or sys.stdout
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        code = _run(arguments, out)
+    for warning in caught:  # one line each, like the errors (a full cache folder, say)
+        print(f"bvtest: warning: {warning.message}", file=sys.stderr)
+    return code
+
+
+def _run(arguments: argparse.Namespace, out: TextIO) -> int:
     try:
         if arguments.command == "evaluate":
             return _evaluate(arguments, out)
@@ -129,11 +155,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except BvtestError as error:
         print(f"bvtest: error: {error}", file=sys.stderr)
         return EXIT_INPUT_ERROR
-    except OSError as error:  # an output path that cannot be written
-        print(f"bvtest: error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
-        return EXIT_INPUT_ERROR
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as error:  # a stream the writers do not own (stdout on a full disk); str() names the file if known
+        print(f"bvtest: error: {error}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
 
 
 if __name__ == "__main__":

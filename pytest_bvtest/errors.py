@@ -11,6 +11,17 @@ from __future__ import annotations
 from os import PathLike
 
 
+#: How much of a user's text an error message quotes: a bad 1 MB field must not become a 1 MB line.
+EXCERPT_CHARS = 40
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """``repr(text)``, shortened to its first ``limit`` characters (and its length) when longer."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
 class BvtestError(Exception):
     """Base class of every error pytest-bvtest reports to a user without a traceback."""
 

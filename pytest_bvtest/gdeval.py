@@ -11,8 +11,9 @@ gdeval.pl line by line:
 - the ideal ranking of a topic is its positive grades sorted descending, cut at k;
 - a ranking shorter than k is not padded with anything that counts (gains stop where it stops);
 - ERR's stopping probability is R(g) = (2^g - 1) / 2^4: 4 is gdeval's top grade, and a grade above
-  it is an input error for ERR (MATH.md PIN). Exponential-gain nDCG has no top grade and accepts it
-  (gdeval.pl itself refuses such qrels for both measures).
+  it is an input error for ERR (MATH.md PIN). Exponential-gain nDCG accepts grades up to
+  :data:`~pytest_bvtest.measures.NDCG_TOP_GRADE` (its gain 2^g - 1 overflows near 1024; gdeval.pl
+  itself refuses grades above 4 for both measures).
 
 The measures themselves are pure functions on a grade matrix (topics on rows, ranks on columns),
 so every topic and every cutoff of a run is computed in one vectorised pass.
@@ -22,11 +23,11 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import numpy as np
 
-from pytest_bvtest.errors import InputError, StatisticError
+from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.io.qrels import Qrels, check_top_grade
 
 GDEVAL_TOP_GRADE = 4
 """gdeval.pl's ``$MAX_JUDGMENT``: the grade whose stopping probability is (2^4 - 1) / 2^4."""
@@ -207,20 +208,13 @@ def exponential_ndcg(grades: np.ndarray, ideal_grades: np.ndarray) -> np.ndarray
     return exponential_dcg(grades) / ideal
 
 
-def check_err_grades(judgments: Mapping[str, Mapping[str, int]], path: str | Path | None = None) -> None:
-    """Raise :class:`InputError` naming the first judgment above gdeval's top grade 4 (MATH.md PIN).
+def check_err_grades(qrels: Qrels) -> None:
+    """Raise :class:`InputError` naming the first judgment (file and line) above gdeval's top grade 4
+    (MATH.md PIN).
 
     ERR's stopping probability (2^g - 1) / 2^4 exceeds 1 above grade 4, so such qrels cannot be
     scored by ERR. Like gdeval.pl, the whole qrels is checked, not only the topics a run retrieved,
     so every run of one evaluation gets the same verdict.
     """
-    for qid, topic_grades in judgments.items():
-        for docno, grade in topic_grades.items():
-            if grade > GDEVAL_TOP_GRADE:
-                raise InputError(
-                    f"topic {qid}, document {docno} has grade {grade}, above {GDEVAL_TOP_GRADE}, "
-                    f"the top grade ERR allows (gdeval.pl's scale)",
-                    path=path,
-                    hint="map the grades onto 0..4, or use a measure without a top grade "
-                    "such as nDCG or nDCG(dcg='exp-log2')",
-                )
+    check_top_grade(qrels, GDEVAL_TOP_GRADE, "the top grade ERR allows (gdeval.pl's scale)",
+                    hint="map the grades onto 0..4, or use a measure without a top grade such as nDCG or nDCG(dcg='exp-log2')")

@@ -34,11 +34,17 @@ from typing import Any
 import ir_measures
 
 from pytest_bvtest import gdeval
-from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.qrels import Qrels
+from pytest_bvtest.errors import InputError, excerpt
+from pytest_bvtest.io.qrels import Qrels, check_top_grade
 from pytest_bvtest.io.runs import Run
 
 _EXPONENTIAL_DCG = "exp-log2"
+_C_INT_MAX = 2**31 - 1
+_LONGEST_MEASURE_NAME = 100
+
+#: The largest grade nDCG (either gain) accepts: trec_eval's nDCG allocates and walks an array per
+#: grade level (grade 3e9 took 23 GB), and gdeval's gain 2^g - 1 overflows a float near g = 1024.
+NDCG_TOP_GRADE = 512
 
 
 @dataclass(frozen=True)
@@ -216,6 +222,8 @@ def parse_measure(text: str, *, path: str | PathLike[str] | None = None, line: i
     name = text.strip()
     if not name:
         raise InputError("empty measure name", path=path, line=line, hint=_SUPPORTED_SUMMARY)
+    if len(name) > _LONGEST_MEASURE_NAME:
+        raise InputError(f"measure {excerpt(name)} is not a measure name (too long)", path=path, line=line, hint=_SUPPORTED_SUMMARY)
     measure, syntax_problem = _parse(name, text, path, line)
     if measure is None:
         raise _unknown(text, syntax_problem, path, line)
@@ -320,12 +328,15 @@ def _from_ir_measure(parsed: Any, text: str, path: str | PathLike[str] | None, l
     if exponential and judged_only:
         raise unsupported("judged_only=True with gdeval's measures; gdeval.pl scores unjudged documents as gain 0")
     cutoff = params.get("cutoff")
-    # ir_measures checks isinstance(int), which lets booleans through.
-    if cutoff is not None and (type(cutoff) is not int or cutoff < 1):
-        raise InputError(f"measure '{text}': the cutoff must be a positive integer, got {cutoff!r}", path=path, line=line)
+    # ir_measures checks isinstance(int), which lets booleans through; pytrec_eval holds both in a C int.
+    if cutoff is not None and (type(cutoff) is not int or not 1 <= cutoff <= _C_INT_MAX):
+        raise InputError(f"measure '{text}': the cutoff must be a positive integer up to {_C_INT_MAX}, got {excerpt(str(cutoff))}",
+                         path=path, line=line)
     rel = params.get("rel", 1 if _FAMILIES[family].binary else None)
-    if rel is not None and type(rel) is not int:
-        raise InputError(f"measure '{text}': rel must be an integer grade, got {rel!r}", path=path, line=line)
+    if rel is not None and (type(rel) is not int or not 1 <= rel <= _C_INT_MAX):
+        raise InputError(f"measure '{text}': rel must be an integer grade from 1 to {_C_INT_MAX} (grade >= rel is relevant), "
+                         f"got {excerpt(str(rel))}", path=path, line=line,
+                         hint="rel=1 counts every positive grade as relevant, as trec_eval does by default")
     return Measure(
         name=family,
         cutoff=cutoff,
@@ -406,10 +417,15 @@ def evaluate_run(qrels: Qrels, run: Run, measures: Sequence[Measure]) -> dict[Me
     Raises
     ------
     InputError
-        For ERR when a grade exceeds 4 (MATH.md PIN), naming the topic and document.
+        For ERR when a grade exceeds 4 (MATH.md PIN), for nDCG when a grade exceeds
+        :data:`NDCG_TOP_GRADE`, naming the judgment's file and line.
     """
     if any(measure.name == "ERR" for measure in measures):
-        gdeval.check_err_grades(qrels.judgments, qrels.path)
+        gdeval.check_err_grades(qrels)
+    if any(measure.name == "nDCG" for measure in measures):
+        check_top_grade(qrels, NDCG_TOP_GRADE, "the largest grade nDCG accepts",
+                        hint=f"trec_eval's nDCG takes time and memory per grade level and the gain 2^g overflows: "
+                             f"map the grades onto 0..{NDCG_TOP_GRADE} (binary measures such as AP accept any grade)")
     topics = [qid for qid in qrels.evaluated_topics() if run.scores.get(qid)]
     if not topics:
         return {measure: {} for measure in measures}

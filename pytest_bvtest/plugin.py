@@ -21,6 +21,7 @@ import pytest
 
 from pytest_bvtest import __version__
 from pytest_bvtest.errors import BvtestError
+from pytest_bvtest.io.textfiles import require_inside
 
 if TYPE_CHECKING:
     from pytest_bvtest.api import Evaluation, GateOutcome
@@ -54,8 +55,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             group.addoption(f"--bvtest-{name}", action="store", default=None, dest=dest, metavar="PATH", help=help_text)
         parser.addini(dest, help_text, type=ini_type, default=None)
     group.addoption("--bvtest-update", action="store_true", default=None, dest="bvtest_update",
-                    help="make the candidate run the stored reference run for the next sessions (keeps the previous file)")
+                    help="make the candidate run the stored reference run for the next sessions, when every gate passed")
     parser.addini("bvtest_update", "see --bvtest-update", type="bool", default=False)
+    group.addoption("--bvtest-update-force", action="store_true", default=False, dest="bvtest_update_force",
+                    help="--bvtest-update even when a gate or test failed")
+    # command line only: an ini file can come from the pull request under test
+    group.addoption("--bvtest-allow-outside-project", action="store_true", default=False, dest="bvtest_allow_outside_project",
+                    help="allow the spec's cache, the updated reference and ini report paths outside the project")
     group.addoption("--bvtest-no-cache", action="store_true", default=None, dest="bvtest_no_cache",
                     help="do not read or write the per-topic score cache")
     parser.addini("bvtest_no_cache", "see --bvtest-no-cache", type="bool", default=False)
@@ -73,7 +79,10 @@ def option(config: pytest.Config, name: str) -> Any:
     value = config.getini(dest)
     base = config.inipath.parent if config.inipath else config.rootpath
     if name in _PATH_OPTIONS and value:
-        return str(base / value)
+        path = base / value
+        if name != "run" and not config.getoption("bvtest_allow_outside_project"):
+            require_inside(path, Path(os.path.realpath(config.rootpath)), f"ini setting {dest} =", allow_option="--bvtest-allow-outside-project")
+        return str(path)
     if name == "spec" and value:
         return [str(base / path) for path in value]
     return value or None
@@ -142,8 +151,7 @@ class SpecFile(pytest.File):
             from pytest_bvtest.api import evaluate_spec
 
             try:
-                self._evaluation = evaluate_spec(self.load(), cache_dir=option(self.config, "cache-dir"),
-                                                 use_cache=not option(self.config, "no-cache"))
+                self._evaluation = evaluate_spec(self.load(), **evaluation_options(self.config))
             except BvtestError as error:
                 self._evaluation = error
         if isinstance(self._evaluation, BvtestError):
@@ -271,6 +279,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     return report
 
 
+def evaluation_options(config: pytest.Config) -> dict[str, Any]:
+    """The keyword arguments of :func:`~pytest_bvtest.api.evaluate_spec` that the options set."""
+    return {"cache_dir": option(config, "cache-dir"), "use_cache": not option(config, "no-cache"),
+            "allow_outside": config.getoption("bvtest_allow_outside_project")}
+
+
 def _is_team_test(item: pytest.Item) -> bool:
     """A team's own test: marked ``@pytest.mark.bvtest`` or using the ``bvtest`` fixture."""
     if isinstance(item, _BvtestItem):
@@ -288,8 +302,8 @@ def bvtest(request: pytest.FixtureRequest):
     from pytest_bvtest.api import BvtestAPI
 
     config = request.config
-    return BvtestAPI(cache_dir=option(config, "cache-dir"), use_cache=not option(config, "no-cache"),
-                     run=option(config, "run"), specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
+    return BvtestAPI(**evaluation_options(config), run=option(config, "run"),
+                     specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
 
 
 class SessionOutputs:
@@ -305,6 +319,7 @@ class SessionOutputs:
         self.team_tests: dict[str, dict] = {}
         self.document: dict | None = None
         self.output_error: str | None = None
+        self.update_lines: list[tuple[str, bool]] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, PAYLOAD_ATTRIBUTE, None)
@@ -332,9 +347,11 @@ class SessionOutputs:
                 plots_dir=option(config, "plots"),
                 github_step_summary=os.environ.get("GITHUB_STEP_SUMMARY"),
             )
-        except (BvtestError, OSError) as error:
+        except BvtestError as error:
             self.output_error = str(error)
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        if option(config, "update"):
+            self.update_references(session)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.document is None:
@@ -346,21 +363,31 @@ class SessionOutputs:
         )
         if self.output_error:
             terminalreporter.write_line(f"bvtest: could not write the reports: {self.output_error}", red=True, bold=True)
-        if option(self.config, "update"):
-            self.update_references(self.document, terminalreporter)
+        for line, failed in self.update_lines:
+            terminalreporter.write_line(line, red=failed, bold=True)
 
-    def update_references(self, document: dict, terminalreporter: Any) -> None:
-        """``--bvtest-update``: each spec's candidate run becomes its stored reference run."""
+    def update_references(self, session: pytest.Session) -> None:
+        """``--bvtest-update``: each spec's candidate run becomes its stored reference run.
+
+        Refused when a test of the session failed, unless ``--bvtest-update-force``; an update that
+        is refused or cannot be written makes the session fail (exit code 4 where it would pass).
+        """
         from pytest_bvtest.api import evaluate_spec, spec_under_test, update_reference
 
-        for spec_path in dict.fromkeys(evaluation["spec"] for evaluation in document["evaluations"]):
+        config = self.config
+        force = config.getoption("bvtest_update_force")
+        for spec_path in sorted({evaluation["spec"] for evaluation in self.document["evaluations"]}):
             try:
-                evaluation = evaluate_spec(spec_under_test(spec_path, option(self.config, "run")),
-                                           cache_dir=option(self.config, "cache-dir"), use_cache=not option(self.config, "no-cache"))
-                lines = update_reference(evaluation)
+                if session.testsfailed and not force:
+                    raise BvtestError(f"{spec_path}: reference not updated: {session.testsfailed} test(s) failed in this "
+                                      "session; update after they pass, or on purpose with --bvtest-update-force")
+                evaluation = evaluate_spec(spec_under_test(spec_path, option(config, "run")), **evaluation_options(config))
+                lines = update_reference(evaluation, force=force, allow_outside=config.getoption("bvtest_allow_outside_project"),
+                                         keep_folder=option(config, "cache-dir"))
             except BvtestError as error:
-                terminalreporter.write_line(f"bvtest: --bvtest-update: {error}", red=True)
+                self.update_lines.append((f"bvtest: --bvtest-update: {error}", True))
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.USAGE_ERROR
                 continue
-            for line in lines:
-                terminalreporter.write_line(line, bold=True)
+            self.update_lines += [(line, False) for line in lines]
 

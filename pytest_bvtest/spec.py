@@ -18,8 +18,9 @@ from typing import Any
 
 import yaml
 
-from pytest_bvtest.errors import InputError
+from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
+from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
@@ -29,9 +30,17 @@ CANDIDATE_NAME = "candidate"
 BOUND_KEYS = ("max", "min", "max_increase", "max_decrease")
 _PERCENT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
 
+#: Limits that keep a hostile or mistaken spec (a billion-laughs alias bomb, a system file) cheap to refuse.
+MAX_SPEC_BYTES = 1 << 20
+MAX_SPEC_VALUES = 100_000
+_LARGEST_INTEGER = 10**15
+_STANDARD_TAG = "tag:yaml.org,2002:"
+_LONGEST_PATH = 4096  # Linux's PATH_MAX
+
 _TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format", "topics")
 _MVE_FORMS = ("auto", "general", "intra-topic")
-_ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "top_topics")
+_ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "top_topics",
+                  "rankings", "hits")
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "confidence", "measure", "reference", "name")
 _NORMALIZATIONS = ("none", "max-min", "target-ratio")
 
@@ -63,11 +72,29 @@ class GateSpec:
 
 
 @dataclass(frozen=True)
+class AlphaSweepSpec:
+    """MVE's value and rank of every system over ``steps`` alphas from ``low`` to ``high`` (Zuccon et al. Figs. 2-4)."""
+
+    low: float = -5.0
+    high: float = 5.0
+    steps: int = 21
+
+
+@dataclass(frozen=True)
 class MeanVarianceSpec:
     alpha: float = 2.0
     weights: Path | None = None
     variations: Path | None = None
     form: str = "auto"
+    sweep: AlphaSweepSpec | None = None
+
+
+@dataclass(frozen=True)
+class RankingSpec:
+    """Rank systems by each of ``statistics`` and compare with the ranking by ``against`` (Kendall, tau_AP)."""
+
+    against: str = "mean"
+    statistics: tuple[str, ...] = ("mve", "gawm", "bias2_plus_var")
 
 
 @dataclass(frozen=True)
@@ -93,6 +120,8 @@ class AnalysisSpec:
     simulation: SimulationSpec | None = None
     bootstrap: BootstrapSpec = field(default_factory=BootstrapSpec)
     top_topics: int = 5
+    rankings: RankingSpec | None = None
+    hits: bool = False
 
 
 @dataclass(frozen=True)
@@ -132,10 +161,12 @@ class Spec:
 
     def with_candidate_run(self, path: str | os.PathLike[str]) -> Spec:
         """The same spec with its candidate replaced by a run file (``--bvtest-run``)."""
-        run = Path(path)
-        if not run.is_file():
-            raise InputError("candidate run not found", path=run, hint="check --bvtest-run / --run")
-        return self.with_candidate(RunFile(run.resolve(), name=CANDIDATE_NAME))
+        try:
+            require_regular_file(path)
+        except InputError as error:
+            problem = "not found" if error.message == "file not found" else error.message
+            raise InputError(f"candidate run {problem}", path=path, hint="check --bvtest-run / --run") from None
+        return self.with_candidate(RunFile(Path(os.path.realpath(path)), name=CANDIDATE_NAME))
 
 
 class _SpecReader:
@@ -165,13 +196,16 @@ class _SpecReader:
         return value
 
     def path_value(self, value: Any, key: tuple[Any, ...], must_exist: bool = True) -> Path:
-        if not isinstance(value, str) or not value.strip():
+        if not isinstance(value, str) or not value.strip() or len(value) > _LONGEST_PATH:
             raise self.error(key, f"expected a file path, got {_kind(value)}")
-        resolved = (self.path.parent / value).resolve()
-        if must_exist and not resolved.exists():
-            raise self.error(key, f"file not found: {resolved}", "paths are relative to the spec's folder")
-        if must_exist and not resolved.is_file():
-            raise self.error(key, f"{resolved} is a folder, not a file", "name the file itself")
+        resolved = Path(os.path.realpath(self.path.parent / value))
+        if must_exist:
+            try:
+                require_regular_file(resolved)
+            except InputError as error:
+                if not resolved.exists() and not resolved.is_symlink():
+                    raise self.error(key, f"file not found: {resolved}", "paths are relative to the spec's folder") from None
+                raise self.error(key, f"{resolved} {error.message}", "name the file itself") from None
         return resolved
 
     def format_value(self, value: Any, key: tuple[Any, ...]) -> str:
@@ -181,8 +215,12 @@ class _SpecReader:
         return str(value)
 
     def number(self, value: Any, key: tuple[Any, ...], *, minimum: float | None = None, integer: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.error(key, f"expected a number, got {_kind(value)}")
+        if isinstance(value, int) and abs(value) > _LARGEST_INTEGER:
+            raise self.error(key, f"{excerpt(str(value))} is too large a number", "write a number below 1e15")
+        if not math.isfinite(value):
+            raise self.error(key, f"expected a finite number, got {_kind(value)}")
         if integer and int(value) != value:
             raise self.error(key, f"expected a whole number, got {value}")
         if minimum is not None and value < minimum:
@@ -321,7 +359,7 @@ class _SpecReader:
         if "risk_alpha" in section:
             settings["risk_alpha"] = self.number(section["risk_alpha"], key("risk_alpha"), minimum=0)
         if "mve" in section:
-            mve = self.check_keys(section["mve"], key("mve"), ("alpha", "weights", "variations", "form"), "mve")
+            mve = self.check_keys(section["mve"], key("mve"), ("alpha", "weights", "variations", "form", "sweep"), "mve")
             form = mve.get("form", "auto")
             if form not in _MVE_FORMS:
                 raise self.error(key("mve", "form"), f"unknown MVE form {form!r}", f"use one of {', '.join(_MVE_FORMS)}")
@@ -333,6 +371,7 @@ class _SpecReader:
                 weights=self.path_value(mve["weights"], key("mve", "weights")) if "weights" in mve else None,
                 variations=self.path_value(mve["variations"], key("mve", "variations")) if "variations" in mve else None,
                 form=form,
+                sweep=self.alpha_sweep(mve["sweep"], key("mve", "sweep")) if mve.get("sweep") is not None else None,
             )
         if "gawm" in section:
             gawm = self.check_keys(section["gawm"], key("gawm"), ("q",), "gawm")
@@ -351,7 +390,41 @@ class _SpecReader:
             )
         if "top_topics" in section:
             settings["top_topics"] = self.number(section["top_topics"], key("top_topics"), minimum=0, integer=True)
+        if section.get("rankings") is not None:
+            settings["rankings"] = self.rankings(section["rankings"], key("rankings"))
+        if "hits" in section:
+            if not isinstance(section["hits"], bool):
+                raise self.error(key("hits"), f"expected true or false, got {_kind(section['hits'])}")
+            settings["hits"] = section["hits"]
         return AnalysisSpec(**settings)
+
+    def statistic_name(self, value: Any, key: tuple[Any, ...]) -> str:
+        """A name of :data:`STATISTICS`, or an error suggesting the closest one."""
+        if not isinstance(value, str) or value not in STATISTICS:
+            close = difflib.get_close_matches(str(value), list(STATISTICS), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"statistics: {', '.join(STATISTICS)}"
+            raise self.error(key, f"unknown statistic {value!r}", hint)
+        return value
+
+    def rankings(self, value: Any, key: tuple[Any, ...]) -> RankingSpec:
+        section = self.check_keys(value, key, ("against", "statistics"), "rankings")
+        against = self.statistic_name(section.get("against", "mean"), (*key, "against"))
+        listed = section.get("statistics", list(RankingSpec.statistics))
+        if isinstance(listed, str):
+            listed = [listed]
+        if not isinstance(listed, list) or not listed:
+            raise self.error((*key, "statistics"), f"expected a list of statistics, got {_kind(listed)}")
+        statistics = tuple(self.statistic_name(name, (*key, "statistics", i)) for i, name in enumerate(listed))
+        return RankingSpec(against, tuple(dict.fromkeys(name for name in statistics if name != against)))
+
+    def alpha_sweep(self, value: Any, key: tuple[Any, ...]) -> AlphaSweepSpec:
+        section = self.check_keys(value, key, ("low", "high", "steps"), "sweep")
+        low = self.number(section.get("low", AlphaSweepSpec.low), (*key, "low"))
+        high = self.number(section.get("high", AlphaSweepSpec.high), (*key, "high"))
+        if not high > low:
+            raise self.error(key, f"`high` ({high}) must be above `low` ({low})")
+        steps = self.number(section.get("steps", AlphaSweepSpec.steps), (*key, "steps"), minimum=2, integer=True)
+        return AlphaSweepSpec(low, high, int(steps))
 
     def grouping(self, value: Any) -> DifficultyGrouping | RandomGrouping:
         key = ("analysis", "grouping")
@@ -377,11 +450,7 @@ class _SpecReader:
         for index, entry in enumerate(value):
             key = ("gates", index)
             gate = self.check_keys(entry, key, _GATE_KEYS, "gate")
-            statistic = gate.get("statistic")
-            if statistic not in STATISTICS:
-                close = difflib.get_close_matches(str(statistic), list(STATISTICS), n=1)
-                hint = f"did you mean {close[0]!r}?" if close else f"statistics: {', '.join(STATISTICS)}"
-                raise self.error((*key, "statistic"), f"unknown statistic {statistic!r}", hint)
+            statistic = self.statistic_name(gate.get("statistic"), (*key, "statistic"))
             bound = self.bound(gate, key, statistic)
             confidence = None
             if gate.get("confidence") is not None:
@@ -397,7 +466,7 @@ class _SpecReader:
                 if measure not in measures:
                     raise self.error((*key, "measure"), f"{measure} is not among the spec's measures", "add it to `measures`")
             gate_reference = gate.get("reference", reference)
-            if gate.get("reference") is not None and gate_reference not in baselines:
+            if gate.get("reference") is not None and (not isinstance(gate_reference, str) or gate_reference not in baselines):
                 raise self.error((*key, "reference"), f"{gate_reference!r} is not a baseline")
             needs_reference = bound.kind in ("max_increase", "max_decrease") or STATISTICS[statistic].needs_reference
             if needs_reference and gate_reference is None:
@@ -454,48 +523,86 @@ def _kind(value: Any) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
-    return f"{type(value).__name__} {value!r}"
+    return f"{type(value).__name__} {excerpt(value) if isinstance(value, str) else excerpt(repr(value))[1:-1]}"
 
 
 def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
-    """The YAML document at ``path`` as plain Python values, and the line of every key path."""
+    """The YAML document at ``path`` as plain Python values, and the line of every key path.
+
+    Bounded: a spec larger than :data:`MAX_SPEC_BYTES` or expanding (through YAML aliases) to more
+    than :data:`MAX_SPEC_VALUES` values is refused before it can use much time or memory.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("spec file not found", path=path) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read the spec ({error})", path=path) from None
+        size = require_regular_file(path)
+    except InputError as error:
+        raise InputError("spec file not found" if error.message == "file not found" else f"the spec {error.message}",
+                         path=path, hint=error.hint if error.message != "file not found" else None) from None
+    if size > MAX_SPEC_BYTES:
+        raise InputError(f"the spec is {size:,} bytes, more than a spec needs ({MAX_SPEC_BYTES:,} at most)", path=path,
+                         hint="is this the right file?")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = error.object[: error.start].count(b"\n") + 1
+        raise InputError("not UTF-8 text (a binary or wrongly encoded file?)", path=path, line=line, hint="save the spec as UTF-8") from None
+    except OSError as error:
+        raise InputError(f"cannot read the spec ({error.strerror or error})", path=path) from None
+    if "\x00" in text:
+        raise nul_byte_error(path, text[: text.index("\x00")].count("\n") + 1)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        problem = getattr(error, "problem", None) or str(error)
-        raise InputError(f"invalid YAML: {problem}", path=path, line=mark.line + 1 if mark else None,
-                         hint="check indentation and quoting around this line") from None
+        raise _yaml_error(path, error) from None
     lines: dict[tuple[Any, ...], int] = {}
     constructor = yaml.SafeLoader("")
+    converted = 0
+
+    def scalar(node: yaml.Node) -> Any:
+        try:
+            return constructor.construct_object(node, deep=True)
+        except yaml.YAMLError as error:
+            raise _yaml_error(path, error) from None
 
     def convert(node: yaml.Node, key: tuple[Any, ...]) -> Any:
+        nonlocal converted
+        converted += 1
+        if converted > MAX_SPEC_VALUES:
+            raise InputError(f"the spec expands to more than {MAX_SPEC_VALUES:,} values (YAML aliases repeating "
+                             "aliases?)", path=path, line=node.start_mark.line + 1, hint="write the spec without nested aliases")
         lines.setdefault(key, node.start_mark.line + 1)
+        if not node.tag.startswith(_STANDARD_TAG) or node.tag.startswith(f"{_STANDARD_TAG}python/"):
+            raise InputError(f"the YAML tag {excerpt(node.tag.replace(_STANDARD_TAG, '!!'))} is not allowed in a spec",
+                             path=path, line=node.start_mark.line + 1, hint="specs are plain YAML: remove the tag")
         if isinstance(node, yaml.MappingNode):
             result: dict[Any, Any] = {}
             for key_node, value_node in node.value:
-                name = constructor.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise InputError(f"a {'list' if isinstance(key_node, yaml.SequenceNode) else 'mapping'} where a key "
+                                     "belongs", path=path, line=line, hint="a key is a plain name followed by `:`")
+                name = scalar(key_node)
                 if name in result:
-                    raise InputError(f"key {name!r} appears twice", path=path, line=key_node.start_mark.line + 1,
-                                     hint="YAML keeps only one; remove the duplicate")
-                lines[(*key, name)] = key_node.start_mark.line + 1
+                    raise InputError(f"key {excerpt(str(name))} appears twice (first on line {lines[(*key, name)]})",
+                                     path=path, line=line, hint="YAML keeps only one; remove the duplicate")
+                lines[(*key, name)] = line
                 result[name] = convert(value_node, (*key, name))
             return result
         if isinstance(node, yaml.SequenceNode):
             return [convert(item, (*key, index)) for index, item in enumerate(node.value)]
-        return constructor.construct_object(node, deep=True)
+        return scalar(node)
 
     return (None if root is None else convert(root, ())), lines
 
 
+def _yaml_error(path: Path, error: yaml.YAMLError) -> InputError:
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error)
+    return InputError(f"invalid YAML: {excerpt(problem, 200)[1:-1]}", path=path, line=mark.line + 1 if mark else None,
+                      hint="check indentation and quoting around this line (specs are plain YAML, without tags)")
+
+
 def load_spec(path: str | os.PathLike[str]) -> Spec:
     """Read and validate the spec at ``path``; every problem is an :class:`InputError` with its line."""
-    spec_path = Path(path).resolve()
+    spec_path = Path(os.path.realpath(path))
     document, lines = _compose(spec_path)
     return _SpecReader(spec_path, lines).read(document)

@@ -299,3 +299,148 @@ def test_a_candidate_worse_on_every_topic_fails_a_trisk_gate_and_reports_minus_i
     assert document["evaluations"][0]["gates"][0]["value"] == "-Infinity"
     assert terminal.format_number(new["trisk"]) == "-inf"
     assert "-inf (new)" in markdown.render(document)
+
+
+def four_system_tables(tmp_path: Path, extra_analysis: str = "") -> Path:
+    """Four systems on six topics as a wide-topics table; the candidate `new` trades mean for spread."""
+    write(tmp_path, "scores.csv", """
+        topic,production,bm25,steady,new
+        1,0.50,0.30,0.40,0.90
+        2,0.30,0.20,0.42,0.10
+        3,0.60,0.50,0.41,0.95
+        4,0.40,0.10,0.39,0.05
+        5,0.70,0.40,0.43,0.85
+        6,0.20,0.30,0.40,0.60
+    """)
+    return write(tmp_path, "bvtest.yaml", f"""
+        measures: [AP]
+        baselines: scores.csv
+        table_format: wide-topics
+        candidate: new
+        reference: production
+        analysis:
+          mve: {{alpha: 2, sweep: {{low: -4, high: 4, steps: 9}}}}
+          rankings: {{against: mean, statistics: [mve, gawm, bias2_plus_var, robustness_index]}}
+          hits: true
+        {extra_analysis}
+    """)
+
+
+def test_rankings_by_statistics_agree_with_scipy_and_the_naive_tau_ap(tmp_path: Path) -> None:
+    from test_stats_rankings import naive_tau_ap
+
+    evaluation = evaluate_spec(load_spec(four_system_tables(tmp_path)), use_cache=False)
+    measure = evaluation.measure()
+    names = measure.matrix.systems
+    rankings = measure.rankings
+    assert rankings.against == "mean" and list(rankings.agreements) == ["mve", "gawm", "bias2_plus_var", "robustness_index"]
+    means = np.array([evaluation.statistic("mean", name) for name in names])
+    assert rankings.ranks["mean"].tolist() == list(scipy_stats.rankdata(-means))
+    for name, agreement in rankings.agreements.items():
+        values = np.array([evaluation.statistic(name, system) for system in names])
+        oriented = values if name != "bias2_plus_var" else -values  # lower Bias²+Var is better
+        assert agreement.kendall_tau == pytest.approx(scipy_stats.kendalltau(means, oriented).statistic, abs=1e-12)
+        assert agreement.tau_ap == pytest.approx(naive_tau_ap(means, oriented), abs=1e-12)
+    from pytest_bvtest.report import jsonreport
+    document = jsonreport.evaluation_documents(evaluation)[0]
+    assert document["rankings"]["agreements"][0]["statistic"] == "mve"
+    assert document["rankings"]["ranks"]["gawm"] == measure.rankings.ranks["gawm"].tolist()
+
+
+def test_mve_sweep_values_ranks_and_flip_alpha_recomputed_independently(tmp_path: Path) -> None:
+    from pytest_bvtest.stats.meanvar import mve_inter_topic
+
+    evaluation = evaluate_spec(load_spec(four_system_tables(tmp_path)), use_cache=False)
+    measure = evaluation.measure()
+    scores, names = measure.matrix.scores, measure.matrix.systems
+    sweep = measure.mve.sweep
+    assert sweep.alphas.tolist() == [-4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0]
+    for k, alpha in enumerate(sweep.alphas):
+        direct = np.array([mve_inter_topic(row, alpha).value for row in scores])
+        np.testing.assert_allclose(sweep.values[k], direct, atol=1e-12)
+        assert sweep.ranks[k].tolist() == list(scipy_stats.rankdata(-direct))
+    # the candidate (mean 0.575, high spread) against production (mean 0.45): equal MVE at the flip alpha
+    candidate, production = scores[names.index("new")], scores[names.index("production")]
+    flip = sweep.flips["production"]
+    assert flip == pytest.approx((candidate.mean() - production.mean()) / (candidate.var() - production.var()), abs=1e-12)
+    assert mve_inter_topic(candidate, flip).value == pytest.approx(mve_inter_topic(production, flip).value, abs=1e-12)
+    assert mve_inter_topic(candidate, flip - 0.1).value > mve_inter_topic(production, flip - 0.1).value
+    assert mve_inter_topic(candidate, flip + 0.1).value < mve_inter_topic(production, flip + 0.1).value
+    # per-topic O_t sum to the value
+    np.testing.assert_allclose(measure.mve.topic_values.sum(axis=1), [evaluation.statistic("mve", n) for n in names], atol=1e-12)
+
+
+def test_gawm_and_hits_diagnostics_reach_the_fixture_and_the_json(tmp_path: Path) -> None:
+    from pytest_bvtest.report import jsonreport
+    from pytest_bvtest.stats.gawm import gawm, hits
+
+    evaluation = evaluate_spec(load_spec(four_system_tables(tmp_path)), use_cache=False)
+    measure = evaluation.measure()
+    direct = gawm(measure.matrix.scores)
+    np.testing.assert_array_equal(measure.gawm.topic_weights, direct.topic_weights)
+    assert (measure.gawm.iterations, measure.gawm.converged) == (direct.iterations, direct.converged)
+    np.testing.assert_array_equal(measure.hits.system_authority, hits(measure.matrix.scores).system_authority)
+    document = jsonreport.evaluation_documents(evaluation)[0]
+    assert document["gawm"]["topic_weights"] == direct.topic_weights.tolist()
+    assert document["gawm"]["iterations"] == direct.iterations and document["gawm"]["converged"] is True
+    assert document["hits"]["topic_authority"] == hits(measure.matrix.scores).topic_authority.tolist()
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(jsonreport.session_document([document]), jsonreport.schema())
+
+
+def test_intra_topic_per_topic_values_and_the_noise_aware_mve_gate_over_variations(variations_project: Path) -> None:
+    from pytest_bvtest.stats.meanvar import mve_intra_topic
+
+    spec = VARIATIONS_SPEC.replace("- {statistic: mve, min: 0.59}", "- {statistic: mve, min: 0.59, confidence: 0.9}")
+    spec = spec.replace("analysis:", "analysis:\n      bootstrap: {resamples: 200, seed: 3}")
+    evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
+    measure = evaluation.measure()
+    # MATH.md section 5 golden: O_1 = 0.5 * 0.46 - 2 * 0.25 * 0.0244 = 0.2178, O_2 = 0.5 * 0.75 - 2 * 0.25 * 0.0025 = 0.37375
+    candidate = measure.matrix.systems.index("candidate")
+    np.testing.assert_allclose(measure.mve.topic_values[candidate], [0.2178, 0.37375], atol=1e-12)
+    # the interval: a naive loop resampling topics (each with all its variations) with the bootstrap's own draws
+    scores = {"1": [0.6, 0.4, 0.2], "2": [0.8, 0.7, np.nan]}
+    popularity = {"1": [0.5, 0.3, 0.2], "2": [1.0, 1.0, 0.0]}
+    topics = ["1", "2"]
+    draws = np.random.default_rng(3).integers(0, 2, size=(200, 2))
+    values = []
+    for drawn in draws:
+        chosen = [topics[j] for j in drawn]
+        present = np.array([[not np.isnan(v) for v in scores[t]] for t in chosen])
+        values.append(mve_intra_topic(np.array([scores[t] for t in chosen]), 2.0, weights=[0.5, 0.5],
+                                      popularity=np.array([popularity[t] for t in chosen]), present=present).value)
+    low, high = np.quantile(values, [0.05, 0.95])
+    gate = measure.gates[0]
+    assert gate.interval == pytest.approx((low, high), abs=1e-12)
+    assert gate.value == pytest.approx(0.59155, abs=1e-12)
+
+
+def test_terminal_and_markdown_name_the_discerning_topics_rankings_and_the_mve_flip(tmp_path: Path) -> None:
+    from pytest_bvtest.report import jsonreport, markdown, terminal
+
+    evaluation = evaluate_spec(load_spec(four_system_tables(tmp_path)), use_cache=False)
+    measure = evaluation.measure()
+    document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
+    lines = terminal.analysis_lines(document["evaluations"][0])
+    order = np.argsort(-measure.gawm.topic_weights, kind="stable")
+    most = ", ".join(measure.topics[j] for j in order[:3])
+    least = ", ".join(measure.topics[j] for j in order[::-1][:3])
+    assert lines[0] == (f"GAWM (q = 1, converged in {measure.gawm.iterations} iterations): "
+                        f"most discerning topics {most}; least {least}")
+    mve = measure.rankings.agreements["mve"]
+    assert lines[1].startswith(f"rankings against Mean: MVE Kendall {mve.kendall_tau:.2f}, tau_AP {mve.tau_ap:.2f}; ")
+    flip = measure.mve.sweep.flips["production"]
+    assert lines[2] == f"MVE (inter-topic) over alpha -4..4: new and production swap places at alpha {flip:.4f}"
+    rendered = markdown.render(document)
+    assert all(line.replace("&", "&amp;").replace("<", "&lt;") in rendered for line in lines)
+
+
+def test_the_mve_sweep_is_plotted(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from pytest_bvtest.report import jsonreport, plots
+
+    evaluation = evaluate_spec(load_spec(four_system_tables(tmp_path)), use_cache=False)
+    document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
+    written = plots.write_plots(document, tmp_path / "plots")
+    assert [path.name for path in written] == ["bvtest-AP-bias-variance.png", "bvtest-AP-scatter.png", "bvtest-AP-mve-sweep.png"]
+    assert written[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

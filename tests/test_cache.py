@@ -20,7 +20,7 @@ import pytest
 
 import pytest_bvtest.cache
 import pytest_bvtest.matrix
-from pytest_bvtest.cache import DEFAULT_CACHE_DIR, CachedScores, ScoreCache
+from pytest_bvtest.cache import DEFAULT_CACHE_DIR, CachedScores, CacheWriteWarning, ScoreCache
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import read_run
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix
@@ -169,7 +169,8 @@ def test_an_entry_that_is_a_folder_is_a_miss_and_not_fatal(tmp_path, files, pars
     entry.unlink()
     entry.mkdir()
     for _ in range(2):
-        recovered, cache = build(qrels, RunFile(run_file), tmp_path / "cache")
+        with pytest.warns(CacheWriteWarning, match="cannot write this file: it is a folder"):
+            recovered, cache = build(qrels, RunFile(run_file), tmp_path / "cache")
         assert (cache.hits, cache.misses) == (0, 1)
         assert_same_matrix(expected[AP], recovered[AP])
     assert len(parsed) == 3
@@ -191,7 +192,8 @@ def test_an_unwritable_cache_folder_does_not_fail_the_evaluation(tmp_path, files
         folder.chmod(0o500)
     try:
         for _ in range(2):
-            matrices, cache = build(qrels, RunFile(run_file), folder)
+            with pytest.warns(CacheWriteWarning, match=f"score cache not written, going on without it: {folder}"):
+                matrices, cache = build(qrels, RunFile(run_file), folder)
             assert (cache.hits, cache.misses) == (0, 1)
             assert matrices[AP].scores.tolist() == [[1.0, 0.5, 0.0]]
     finally:

@@ -74,8 +74,10 @@ def test_measure_argument_keeps_one_measure_or_labels_an_unnamed_table(tmp_path)
         read_score_table(tmp_path / "x.eval", measure="P_10")
     wide = read_score_table(write(tmp_path / "w.csv", "AP,1,2\nsysA,0.1,0.2\n"), measure="AP")
     assert wide.measures() == ["AP"]
-    # A table with one measure answers any request with it.
-    assert wide.for_measure(parse_measure("nDCG@10")) == {"sysA": {"1": 0.1, "2": 0.2}}
+    # A table labelled with one measure is never served as another (a silently wrong number).
+    assert wide.for_measure(parse_measure("AP")) == {"sysA": {"1": 0.1, "2": 0.2}}
+    with pytest.raises(InputError, match=r"w.csv: the table holds the measure AP; none of them is nDCG@10 \(trec_eval: ndcg_cut_10\)"):
+        wide.for_measure(parse_measure("nDCG@10"))
 
 
 # --- long --------------------------------------------------------------------------------------

@@ -207,7 +207,9 @@ def test_update_makes_the_candidate_the_stored_reference(project: pytest.Pyteste
     before = production.read_bytes()
     result = project.runpytest("--bvtest-update")
     assert production.read_bytes() == (project.path / "runs" / "stable.run").read_bytes()
-    kept = list((project.path / "runs").glob("production.run.previous-*"))
+    # the previous version is kept in the cache folder, not beside the reference (no litter in the repository)
+    assert not list((project.path / "runs").glob("production.run.previous-*"))
+    kept = list((project.path / ".bvtest_cache" / "previous").glob("production.run.previous-*"))
     assert len(kept) == 1 and kept[0].read_bytes() == before
     result.stdout.fnmatch_lines(["*reference 'production' updated*", "*previous reference kept as*", "*AP mean 0.7222 -> 0.8333 (+0.1111)*"])
     # a second update has nothing to change

@@ -41,6 +41,15 @@ def direct_values(name: str, scores: np.ndarray, reference: int | None, settings
         return np.array([urisk(row, scores[reference], settings.risk_alpha) for row in scores])
     if name == "trisk":
         return np.array([trisk(row, scores[reference], settings.risk_alpha).t for row in scores])
+    if name in ("robustness_index", "hurt_topics", "r_loss"):
+        # naive loops over topics: wins, losses and the lost amount against the reference
+        rows = []
+        for row in scores:
+            pairs = list(zip(row, scores[reference]))
+            wins, losses = sum(a > b for a, b in pairs), sum(a < b for a, b in pairs)
+            rows.append({"robustness_index": (wins - losses) / len(pairs), "hurt_topics": losses,
+                         "r_loss": sum(b - a for a, b in pairs if a < b) / len(pairs)}[name])
+        return np.array(rows, dtype=float)
     if name in ("zrisk", "georisk"):
         return getattr(zrisk_georisk(scores, settings.risk_alpha), name)
     if name == "mve":
@@ -100,6 +109,30 @@ def test_urisk_and_trisk_golden_through_the_registry() -> None:
     assert STATISTICS["trisk"].compute(scores, 1, settings) == pytest.approx([0.364698, 0.0], abs=GOLDEN)
 
 
+def test_robustness_index_hurt_topics_and_r_loss_by_hand() -> None:
+    # MATH.md section 4's URisk example: deltas [0.05, -0.1, 0, 0.3]: 2 wins, 1 loss, 1 tie.
+    scores = np.array([[0.30, 0.20, 0.50, 0.40], [0.25, 0.30, 0.50, 0.10]])
+    settings = AnalysisSettings(risk_alpha=1.0)
+    assert STATISTICS["robustness_index"].compute(scores, 1, settings) == pytest.approx([0.25, 0.0], abs=EXACT)
+    assert STATISTICS["hurt_topics"].compute(scores, 1, settings).tolist() == [1.0, 0.0]
+    assert STATISTICS["r_loss"].compute(scores, 1, settings) == pytest.approx([0.025, 0.0], abs=EXACT)
+    # R-Loss is URisk's loss part: URisk = mean gain - (1 + alpha) R-Loss = 0.0875 - 2 * 0.025 = 0.0375
+    assert 0.0875 - 2 * STATISTICS["r_loss"].compute(scores, 1, settings)[0] == pytest.approx(0.0375, abs=EXACT)
+
+
+def test_robustness_index_on_real_runs_matches_win_loss_counts() -> None:
+    names, scores = web14()
+    reference = names.index("UDInfoWebLES")
+    index = STATISTICS["robustness_index"].compute(scores, reference, AnalysisSettings())
+    hurt = STATISTICS["hurt_topics"].compute(scores, reference, AnalysisSettings())
+    for system in ("uogTrDwl", "Terran", "CiirAll1"):
+        row = names.index(system)
+        wins = int(np.count_nonzero(scores[row] > scores[reference]))
+        losses = int(np.count_nonzero(scores[row] < scores[reference]))
+        assert hurt[row] == losses and index[row] == pytest.approx((wins - losses) / 50, abs=EXACT)
+    assert index[reference] == 0 and hurt[reference] == 0
+
+
 def test_zrisk_georisk_golden_through_the_registry() -> None:
     topics_by_systems = np.array([[0.4, 0.3, 0.2], [0.1, 0.2, 0.3], [0.5, 0.5, 0.2], [0.0, 0.0, 0.0]])
     settings = AnalysisSettings(risk_alpha=1.0)
@@ -138,8 +171,8 @@ def test_statistics_broadcast_over_a_resample_axis() -> None:
 
 
 def test_directions_follow_math_section_7() -> None:
-    lower_is_better = {"bias2", "var", "bias2_plus_var", "gap_bias", "gap_var", "gap_mse"}
-    higher_is_better = {"mean", "urisk", "trisk", "zrisk", "georisk", "mve", "gawm"}
+    lower_is_better = {"bias2", "var", "bias2_plus_var", "gap_bias", "gap_var", "gap_mse", "hurt_topics", "r_loss"}
+    higher_is_better = {"mean", "urisk", "trisk", "robustness_index", "zrisk", "georisk", "mve", "gawm"}
     assert set(STATISTICS) == lower_is_better | higher_is_better
     for name, statistic in STATISTICS.items():
         assert statistic.name == name
@@ -148,10 +181,11 @@ def test_directions_follow_math_section_7() -> None:
     assert len({statistic.label for statistic in STATISTICS.values()}) == len(STATISTICS)
 
 
-def test_only_urisk_and_trisk_need_a_reference() -> None:
-    assert {name for name, statistic in STATISTICS.items() if statistic.needs_reference} == {"urisk", "trisk"}
+def test_only_the_comparisons_with_a_reference_need_one() -> None:
+    against_reference = {"urisk", "trisk", "robustness_index", "hurt_topics", "r_loss"}
+    assert {name for name, statistic in STATISTICS.items() if statistic.needs_reference} == against_reference
     scores = np.random.default_rng(0).random((3, 6))
-    for name in ("urisk", "trisk"):
+    for name in against_reference:
         with pytest.raises(StatisticError, match="reference"):
             STATISTICS[name].compute(scores, None, AnalysisSettings())
 

@@ -49,7 +49,7 @@ def test_atomic_write_gives_new_files_the_umask_mode_and_keeps_an_existing_mode(
 
 
 def test_file_digest_of_a_folder_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot read file"):
+    with pytest.raises(InputError, match="is a folder, not a file"):
         file_digest(tmp_path)
 
 

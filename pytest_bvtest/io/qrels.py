@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_bvtest.errors import InputError
+from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.textfiles import data_fields
 
 QRELS_LINE = "qid iter docno grade"
+_INTEGER = re.compile(r"[+-]?\d+", re.ASCII)
+#: trec_eval stores a grade in a C ``long`` read by ``atol`` and pytrec_eval in a C ``int``: a grade
+#: outside this range would wrap around silently, so the reader refuses it.
+GRADE_RANGE = (-(2**31), 2**31 - 1)
 
 
 @dataclass(frozen=True)
@@ -62,15 +67,22 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
                 hint="separate the columns by blanks; comment lines must start with '#'",
             )
         qid, _, docno, grade_text = fields
-        try:
-            grade = int(grade_text)
-        except ValueError:
+        if not _INTEGER.fullmatch(grade_text):
             raise InputError(
-                f"grade {grade_text!r} is not an integer",
+                f"grade {excerpt(grade_text)} is not an integer (plain digits 0-9, as trec_eval reads them)",
                 path=path,
                 line=number,
                 hint="relevance grades are whole numbers such as 0, 1, 2 (negative for spam, e.g. -2)",
-            ) from None
+            )
+        grade = int(grade_text)
+        if not GRADE_RANGE[0] <= grade <= GRADE_RANGE[1]:
+            raise InputError(
+                f"grade {excerpt(grade_text)} is outside the range trec_eval can hold "
+                f"({GRADE_RANGE[0]} to {GRADE_RANGE[1]}); it would wrap around",
+                path=path,
+                line=number,
+                hint="relevance grades are small whole numbers such as 0, 1, 2",
+            )
         topic = judgments.setdefault(qid, {})
         earlier = topic.get(docno)
         if earlier is None:
@@ -78,7 +90,7 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
             first_lines[qid, docno] = number
         elif earlier != grade:
             raise InputError(
-                f"document {docno!r} of topic {qid!r} is judged {grade} here and {earlier} on line "
+                f"document {excerpt(docno)} of topic {excerpt(qid)} is judged {grade} here and {earlier} on line "
                 f"{first_lines[qid, docno]}",
                 path=path,
                 line=number,
@@ -90,4 +102,35 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
             path=path,
             hint=f"a qrels line is `{QRELS_LINE}`",
         )
+    grades = sorted({grade for docs in judgments.values() for grade in docs.values()})
+    if grades[-1] <= 0:
+        raise InputError(
+            f"no topic has a positive grade (the file's grades are {', '.join(map(str, grades))}), so no topic can be "
+            "evaluated",
+            path=path,
+            hint="a relevant document has a grade above 0; check the grade column (the 4th) and the file",
+        )
     return Qrels(judgments=judgments, path=Path(path))
+
+
+def check_top_grade(qrels: Qrels, top: int, why: str, hint: str) -> None:
+    """Raise :class:`InputError` naming the first judgment (file and line) graded above ``top``."""
+    if max(max(docs.values()) for docs in qrels.judgments.values()) <= top:
+        return
+    qid, docno, grade = next((qid, docno, grade) for qid, docs in qrels.judgments.items()
+                             for docno, grade in docs.items() if grade > top)
+    line = None if qrels.path is None else judgment_line(qrels.path, qid, docno)
+    raise InputError(f"topic {qid}, document {docno} has grade {grade}, above {top}, {why}",
+                     path=qrels.path, line=line, hint=hint)
+
+
+def judgment_line(path: str | os.PathLike[str], qid: str, docno: str) -> int | None:
+    """The line of ``path`` that judges ``docno`` for topic ``qid`` (read again, for an error message);
+    ``None`` when the file no longer holds it (in-memory qrels named after a file)."""
+    try:
+        for number, fields in data_fields(path):
+            if len(fields) == 4 and fields[0] == qid and fields[2] == docno:
+                return number
+    except InputError:
+        pass
+    return None

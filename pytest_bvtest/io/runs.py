@@ -20,7 +20,7 @@ from operator import methodcaller
 from pathlib import Path
 
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.textfiles import finite_number, numbered_lines, open_text
+from pytest_bvtest.io.textfiles import finite_number, nul_byte_error, numbered_lines, open_text
 
 RUN_LINE = "qid Q0 docno rank score tag"
 
@@ -109,8 +109,13 @@ class _RunReader:
         qids = tokens[0::7]
         if "#" in block and any(map(_is_comment_start, qids)):
             return False
+        score_texts = tokens[4::7]
+        # float() also reads `1_0` and full-width digits; such a block goes line by line to its error
+        joined = "".join(score_texts)
+        if "_" in joined or not joined.isascii():
+            return False
         try:
-            scores = list(map(float, tokens[4::7]))
+            scores = list(map(float, score_texts))
         except ValueError:
             return False
         # Any NaN or infinity makes the sum non-finite; so can an overflow of huge finite scores,
@@ -165,6 +170,8 @@ class _RunReader:
     def read_block_line_by_line(self, block: str, first_line: int) -> None:
         """Add a block line by line, raising the error of the first bad line."""
         for number, line in enumerate(block.split("\n")[:-1], start=first_line):
+            if "\x00" in line:
+                raise nul_byte_error(self.path, number)
             fields = line.split()
             if not fields or fields[0].startswith("#"):
                 continue

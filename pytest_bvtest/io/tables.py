@@ -83,21 +83,25 @@ class ScoreTable:
             canonical name (``str(measure)``, e.g. ``nDCG@10``) or as its trec_eval label
             (``measure.trec_eval_name``, e.g. ``ndcg_cut_10``).
 
-        A table with a single measure (or none named) answers any request with it; a table with
-        several raises :class:`InputError` listing them unless ``measure`` matches one.
+        A table that does not name its measure answers any request with its values. A table that
+        names its measures answers only a request for one of them, and raises :class:`InputError`
+        listing them otherwise: a table of ``map`` rows is never served as ``nDCG@10``.
         """
         measures = self.measures()
-        if len(measures) == 1:
-            chosen = measures[0]
+        if measures == [None]:
+            chosen = None
         else:
             names = {None} if measure is None else {str(measure), getattr(measure, "trec_eval_name", None)} - {None}
             matching = [name for name in measures if name in names]
             if not matching:
                 wanted = "no measure was named" if measure is None else f"none of them is {measure}"
+                label = getattr(measure, "trec_eval_name", None)
+                also = f" (trec_eval: {label})" if label and label != str(measure) else ""
                 raise InputError(
-                    f"the table holds the measures {', '.join(str(name) for name in measures)}; {wanted}",
+                    f"the table holds the measure{'s' if len(measures) > 1 else ''} "
+                    f"{', '.join(str(name) for name in measures)}; {wanted}{also}",
                     path=self.path,
-                    hint="name one of the table's measures",
+                    hint="name one of the table's measures, or give the table with that measure's values",
                 )
             chosen = matching[0]
         return {system: values for (system, table_measure), values in self.scores.items() if table_measure == chosen}
@@ -140,7 +144,6 @@ def read_score_table(
     lines = [(number, line) for number, line in numbered_lines(path) if line.strip() and not line.lstrip().startswith("#")]
     if not lines:
         raise InputError("no scores: the file is empty or holds only comments", path=path)
-    lines[0] = (lines[0][0], lines[0][1].lstrip("\ufeff"))
     if format == "auto":
         format = _detect_format(path, lines)
     if format not in TABLE_FORMATS:
@@ -177,11 +180,11 @@ def _detect_format(path: str | os.PathLike[str], lines: list[tuple[int, str]]) -
         return "trec_eval"
     delimiter = _delimiter(lines[0][1])
     if delimiter is not None:
-        header = _cells(lines[0][1], delimiter)
+        header = _cells(lines[0][1], delimiter, path, lines[0][0])
         labels = [cell.lower() for cell in header]
         if all(any(name in labels for name in names) for key, names in LONG_COLUMNS.items() if key != "measure"):
             return "long"
-        rows = [_cells(line, delimiter) for _, line in lines[1:]]
+        rows = [_cells(line, delimiter, path, number) for number, line in lines[1:]]
         if rows and len(header) > 1:
             if labels[0] in TOPIC_LABELS:
                 return "wide-topics"
@@ -262,7 +265,7 @@ def _read_long(
             line=header_line,
             hint="a long table starts with a header such as `system,topic,measure,value`",
         )
-    header = [cell.lower() for cell in _cells(header_text, delimiter)]
+    header = [cell.lower() for cell in _cells(header_text, delimiter, path, header_line)]
     positions: dict[str, int] = {}
     for index, label in enumerate(header):
         role = next((key for key, names in LONG_COLUMNS.items() if label in names), None)
@@ -311,7 +314,7 @@ def _read_wide(
 ) -> dict[TableKey, dict[str, float]]:
     header_line, header_text = lines[0]
     delimiter = _delimiter(header_text) or ","
-    header = _cells(header_text, delimiter)
+    header = _cells(header_text, delimiter, path, header_line)
     has_row_labels = not rows_are_topics or header[0].lower() in TOPIC_LABELS or header[0] == ""
     column_names = header[1:] if has_row_labels else header
     kind = "system" if rows_are_topics else "topic"
@@ -367,7 +370,7 @@ def _rows(
     path: str | os.PathLike[str], lines: Iterable[tuple[int, str]], delimiter: str, width: int
 ) -> Iterable[tuple[int, list[str]]]:
     for number, line in lines:
-        row = _cells(line, delimiter)
+        row = _cells(line, delimiter, path, number)
         if len(row) != width:
             raise InputError(
                 f"the row has {len(row)} cells, the header has {width}",
@@ -378,8 +381,12 @@ def _rows(
         yield number, row
 
 
-def _cells(line: str, delimiter: str) -> list[str]:
-    return [cell.strip() for cell in next(csv.reader([line], delimiter=delimiter))]
+def _cells(line: str, delimiter: str, path: str | os.PathLike[str], number: int) -> list[str]:
+    try:
+        return [cell.strip() for cell in next(csv.reader([line], delimiter=delimiter))]
+    except csv.Error as error:  # a cell beyond the csv module's 128 KiB field limit
+        raise InputError(f"cannot split the line into cells ({error})", path=path, line=number,
+                         hint="a table cell holds an id or a number") from None
 
 
 def _delimiter(header: str) -> str | None:

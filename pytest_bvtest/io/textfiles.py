@@ -1,31 +1,79 @@
-"""Opening user files (``.gz`` transparently) and writing files atomically."""
+"""Opening user files (``.gz`` transparently) and writing files atomically.
+
+Every reader goes through here, so the promises about awkward files hold for all of them: a UTF-8
+byte-order mark is the encoding marker it is (``utf-8-sig``), any line ending is read, a NUL byte
+or bytes that are not UTF-8 are an error at their line, and a path that is not a regular file (a
+folder, a FIFO, ``/dev/zero``, a symbolic-link loop) is refused before anything is read from it.
+"""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import gzip
 import hashlib
 import math
 import os
+import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from pytest_bvtest.errors import InputError
+from pytest_bvtest.errors import InputError, excerpt
 
 _HASH_CHUNK = 1 << 20
+# Decimal numbers as trec_eval writes them, ASCII digits only: Python's float() also takes `1_0` and
+# full-width digits, which trec_eval's atof reads as something else (1, 0).
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+_NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
+def require_regular_file(path: str | os.PathLike[str]) -> int:
+    """The size of ``path``, which must be a regular file (symbolic links followed); else an InputError.
+
+    Checked before reading, so a FIFO, ``/dev/zero`` or ``/dev/urandom`` never blocks or reads forever.
+    """
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        raise InputError("file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)") from None
+    except PermissionError:
+        raise InputError("permission denied", path=path) from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise InputError("is a symbolic link loop, not a file", path=path, hint="point the link at a file") from None
+        raise InputError(f"cannot read file ({error.strerror or error})", path=path) from None
+    if not stat.S_ISREG(status.st_mode):
+        raise InputError(f"is {_file_kind(status.st_mode)}, not a file", path=path, hint="name a regular file")
+    return status.st_size
 
 
 def open_text(path: str | os.PathLike[str], *, errors: str = "strict") -> IO[str]:
-    """Open ``path`` for reading as UTF-8 text, decompressing it when the name ends in ``.gz``.
+    """Open ``path`` for reading as UTF-8 text (a leading byte-order mark dropped), decompressing it
+    when the name ends in ``.gz``.
 
-    A missing or unreadable file raises :class:`InputError` naming it.
+    A missing, unreadable or non-regular file raises :class:`InputError` naming it.
     """
     path = Path(path)
+    require_regular_file(path)
     try:
         if path.name.endswith(".gz"):
-            return gzip.open(path, "rt", encoding="utf-8", errors=errors, newline=None)
-        return open(path, encoding="utf-8", errors=errors, newline=None)
+            return gzip.open(path, "rt", encoding="utf-8-sig", errors=errors, newline=None)
+        return open(path, encoding="utf-8-sig", errors=errors, newline=None)
     except FileNotFoundError:
         raise InputError("file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)") from None
     except IsADirectoryError:
@@ -48,10 +96,19 @@ def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
                     try:
                         line.encode("utf-8")
                     except UnicodeEncodeError:
-                        raise InputError("not UTF-8 text (a binary or wrongly encoded file?)", path=path, line=line_number) from None
+                        raise InputError("not UTF-8 text (a binary or wrongly encoded file?)", path=path, line=line_number,
+                                         hint="save the file as UTF-8") from None
+                if "\x00" in line:
+                    raise nul_byte_error(path, line_number)
                 yield line_number, line.rstrip("\r\n")
     except (OSError, EOFError) as error:
         raise InputError(f"cannot read file ({error})", path=path, line=line_number + 1) from None
+
+
+def nul_byte_error(path: str | os.PathLike[str], line: int) -> InputError:
+    """A NUL byte: C code (trec_eval, pytrec_eval) would end the id there and merge two documents."""
+    return InputError("a NUL byte in this line (a binary or corrupt file?)", path=path, line=line,
+                      hint="ids end at a NUL byte in trec_eval, so two different ids could become one; remove it")
 
 
 def data_fields(path: str | os.PathLike[str]) -> Iterator[tuple[int, list[str]]]:
@@ -66,20 +123,30 @@ def data_fields(path: str | os.PathLike[str]) -> Iterator[tuple[int, list[str]]]
             yield number, fields
 
 
+def is_decimal(text: str) -> bool:
+    """Whether ``text`` is a plain decimal number (``3``, ``-0.5``, ``1e-3``): ASCII digits, no ``_``."""
+    return _DECIMAL.fullmatch(text) is not None
+
+
 def finite_number(text: str, role: str, *, path: str | os.PathLike[str], line: int, hint: str) -> float:
-    """``text`` as a float; a non-number, NaN or infinity is an :class:`InputError` at ``path:line``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{role} {text!r} is not a number", path=path, line=line, hint=hint) from None
+    """``text`` as a float; a non-number, NaN or infinity is an :class:`InputError` at ``path:line``.
+
+    Only plain decimal numbers are numbers: ``1_0``, full-width digits and hexadecimal, which
+    Python or C would read as something else, are errors.
+    """
+    if not is_decimal(text) and not _NON_FINITE.fullmatch(text):
+        raise InputError(f"{role} {excerpt(text)} is not a number (plain decimal digits 0-9 only)", path=path, line=line,
+                         hint=hint)
+    value = float(text)
     if not math.isfinite(value):
-        raise InputError(f"{role} {text!r} is not a finite number", path=path, line=line, hint=hint)
+        raise InputError(f"{role} {excerpt(text)} is not a finite number", path=path, line=line, hint=hint)
     return value
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
     """Hex SHA-256 digest of the file's bytes (as stored, compressed or not); hardware-accelerated on most CPUs."""
     digest = hashlib.sha256()
+    require_regular_file(path)
     try:
         with open(path, "rb") as handle:
             for chunk in iter(lambda: handle.read(_HASH_CHUNK), b""):
@@ -91,32 +158,90 @@ def file_digest(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+def project_root(folder: str | os.PathLike[str]) -> Path:
+    """The project that holds ``folder``: its nearest ancestor with a ``.git``, else ``folder`` itself."""
+    folder = Path(os.path.realpath(folder))
+    return next((candidate for candidate in (folder, *folder.parents) if (candidate / ".git").exists()), folder)
+
+
+def require_inside(path: str | os.PathLike[str], root: Path, what: str, *, allow_option: str) -> None:
+    """Refuse a write to ``path`` (symbolic links followed) outside ``root``: a spec or ini file from an
+    untrusted pull request must not make CI write anywhere else unless the command line allows it."""
+    real = Path(os.path.realpath(path))
+    if real != root and root not in real.parents:
+        shown = str(path) if str(path) == str(real) else f"{path} (which is {real})"
+        raise InputError(f"{what} {shown} is outside the project {root}",
+                         hint=f"keep it inside the project, or allow it on the command line with {allow_option}")
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
 
-    Readers never see a half-written file, and concurrent writers of the same content both succeed
-    (the last rename wins).
+    Readers never see a half-written file: a process killed at any moment leaves the old file or the
+    new one. Concurrent writers of the same content both succeed (the last rename wins). A symbolic
+    link keeps its link (the file it points at is replaced); a character device or a pipe that
+    exists (``/dev/null``, ``/dev/stdout``) is written to as the stream it is, never replaced by a
+    file. Any failure (a folder in the way, a full disk, no permission) is an :class:`InputError`
+    naming ``path``.
     """
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        status = os.stat(path)
+    except FileNotFoundError:
+        status = None
     except OSError as error:
-        raise InputError(f"cannot write this file ({error.strerror or error})", path=path,
-                         hint="check that its folder exists or can be created, and is writable") from None
+        raise _write_error(path, error) from None
+    if status is not None and not stat.S_ISREG(status.st_mode):
+        if stat.S_ISCHR(status.st_mode) or stat.S_ISFIFO(status.st_mode):
+            _write_to_stream(path, data)
+            return
+        raise InputError(f"cannot write this file: it is {_file_kind(status.st_mode)}", path=path,
+                         hint="name a file (inside an existing folder), not a folder")
+    target = Path(os.path.realpath(path))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as error:
+        raise _write_error(path, error) from None
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temporary, _mode_for(path))
-        os.replace(temporary, path)
-    except BaseException:
+        os.chmod(temporary, _mode_for(target))
+        os.replace(temporary, target)
+    except BaseException as error:
         try:
             os.unlink(temporary)
         except FileNotFoundError:
             pass
+        if isinstance(error, OSError):
+            raise _write_error(path, error) from None
         raise
+
+
+def _write_to_stream(path: Path, data: bytes) -> None:
+    """Write to an existing device or pipe; a pipe nobody reads is an error, not a wait forever."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as error:
+        if error.errno == errno.ENXIO:
+            raise InputError("cannot write to this pipe: no process is reading it", path=path) from None
+        raise _write_error(path, error) from None
+    try:
+        flags = fcntl.fcntl(descriptor, fcntl.F_GETFL)
+        fcntl.fcntl(descriptor, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+        with os.fdopen(descriptor, "wb", closefd=True) as stream:
+            stream.write(data)
+    except OSError as error:
+        raise _write_error(path, error) from None
+
+
+def _write_error(path: Path, error: OSError) -> InputError:
+    if error.errno == errno.ELOOP:
+        return InputError("cannot write this file: a symbolic link loop", path=path)
+    hint = "free some space" if error.errno == errno.ENOSPC else "check that its folder exists or can be created, and is writable"
+    return InputError(f"cannot write this file ({error.strerror or error})", path=path, hint=hint)
 
 
 def _mode_for(path: Path) -> int:

@@ -29,7 +29,16 @@ def item_payload(evaluation: Evaluation, outcome: GateOutcome | None,
         "documents": [documents[measure.measure] if documents is not None
                       else measure_document(str(evaluation.spec.path), measure, evaluation.simulation) for measure in measures],
         "gate": None if outcome is None else gate_document(outcome),
+        "position": _position(evaluation, outcome),
     }
+
+
+def _position(evaluation: Evaluation, outcome: GateOutcome | None) -> list[int]:
+    """Where an item's results stand in the spec: (measure, gate) positions; an analysis item first."""
+    if outcome is None:
+        return [-1, -1]
+    return next([m, g] for m, measure in enumerate(evaluation.measures)
+                for g, gate in enumerate(measure.gates) if gate.id == outcome.id)
 
 
 def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
@@ -85,17 +94,22 @@ def record_team_test(tests: dict[str, dict[str, Any]], test_id: str, category: s
 
 
 def assemble(payloads: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
-    """One session document from the items' payloads, measures in the order they were first seen,
-    and the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes."""
+    """One session document from the items' payloads, in spec order whatever order they arrived in,
+    and the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes.
+
+    pytest-xdist workers report in any order, so the payloads are sorted by spec path and by their
+    measure's and gate's positions in the spec, and the team's tests by id: the reports are
+    byte-identical for any worker count.
+    """
     documents: dict[tuple[str, str], dict[str, Any]] = {}
-    for payload in payloads:
+    for payload in sorted(payloads, key=lambda payload: (payload["documents"][0]["spec"], payload["position"])):
         for document in payload["documents"]:
             documents.setdefault((document["spec"], document["measure"]), {**document, "gates": []})
         gate = payload["gate"]
         if gate is not None:
             spec = payload["documents"][0]["spec"]
             documents[(spec, gate["measure"])]["gates"].append(gate)
-    return session_document(documents.values(), tests)
+    return session_document(documents.values(), sorted(tests, key=lambda test: test["id"]))
 
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:

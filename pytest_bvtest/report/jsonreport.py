@@ -104,6 +104,70 @@ def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
     }
 
 
+def _numbers(values) -> list[float | str | None]:
+    return [_number(value) for value in values]
+
+
+def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
+    """MVE's form and terms per system (aligned with ``systems``), per-topic O_t and the alpha sweep."""
+    mve = evaluation.mve
+    if mve is None:
+        return None
+    sweep = mve.sweep
+    return {
+        "form": mve.form,
+        "alpha": mve.alpha,
+        "mu": _numbers(mve.mu),
+        "sigma2": _numbers(mve.sigma2),
+        "topic_values": [_numbers(row) for row in mve.topic_values],
+        "sweep": None if sweep is None else {
+            "alphas": _numbers(sweep.alphas),
+            "values": [_numbers(row) for row in sweep.values],
+            "ranks": [_numbers(row) for row in sweep.ranks],
+            "flips": {name: _number(alpha) for name, alpha in sweep.flips.items()},
+        },
+    }
+
+
+def gawm_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
+    """GAWM's fixed point (MATH.md section 6): E_t, W_t, W_s, log W_s, iterations and convergence."""
+    result = evaluation.gawm
+    if result is None:
+        return None
+    return {
+        "q": evaluation.settings.gawm_q,
+        "iterations": int(result.iterations),
+        "converged": bool(result.converged),
+        "topic_ease": _numbers(result.topic_ease),
+        "topic_weights": _numbers(result.topic_weights),
+        "system_weights": _numbers(result.system_weights),
+        "system_log_weights": _numbers(result.system_log_weights),
+    }
+
+
+def hits_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
+    result = evaluation.hits
+    if result is None:
+        return None
+    return {key: _numbers(getattr(result, key))
+            for key in ("system_authority", "system_hubness", "topic_authority", "topic_hubness")}
+
+
+def rankings_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
+    rankings = evaluation.rankings
+    if rankings is None:
+        return None
+    return {
+        "against": rankings.against,
+        "ranks": {name: _numbers(ranks) for name, ranks in rankings.ranks.items()},
+        "agreements": [
+            {"statistic": name, "kendall_tau": _number(agreement.kendall_tau), "kendall_p": _number(agreement.kendall_p),
+             "tau_ap": _number(agreement.tau_ap)}
+            for name, agreement in rankings.agreements.items()
+        ],
+    }
+
+
 def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: SimulationResult | None = None) -> dict[str, Any]:
     """One measure's evaluation without its gates (they are added per item by :func:`session_document`).
 
@@ -169,6 +233,10 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
             for guard in evaluation.guards
         ],
         "simulation": None if simulation is None else simulation_document(simulation),
+        "mve": mve_document(evaluation),
+        "gawm": gawm_document(evaluation),
+        "hits": hits_document(evaluation),
+        "rankings": rankings_document(evaluation),
         "gates": [],
     }
 

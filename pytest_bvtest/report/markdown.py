@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_bvtest.report.terminal import (
+    analysis_lines,
     TABLE_HEADER,
     display_path,
     evaluation_title,
@@ -135,6 +136,7 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
         lines += ["", f"{omitted} baseline systems and their notes are not shown to keep this comment under GitHub's size limit; "
                       "the JSON report has them."]
     lines += ["", tradeoff_text(evaluation)]
+    lines += [line for text in analysis_lines(evaluation) for line in ("", html.escape(text, quote=False))]
     notes = topic_notes(shown)
     if notes:
         lines += [""] + [f"- {note}" for note in notes]

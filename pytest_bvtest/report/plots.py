@@ -2,7 +2,8 @@
 
 Two figures per measure: Bias², Var and Bias²+Var per system with the systems sorted by Bias² (the
 style of IPM 2022 Figure 1), and Bias² against Var with the tradeoff correlation (CIKM 2014 Table 2)
-in the title. The candidate and the reference are marked in both. matplotlib is the optional
+in the title; a third with the MVE alpha sweep when the spec asks for one (Zuccon et al. CIKM 2016
+Figs. 2-4: value and rank of each system against alpha). The candidate and the reference are marked. matplotlib is the optional
 ``plots`` extra and is imported only here.
 """
 
@@ -121,6 +122,37 @@ def _scatter_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any:
     return figure
 
 
+def _mve_sweep_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any:
+    """MVE value (top) and rank (bottom) of each system against alpha, Zuccon et al. CIKM 2016 Figs. 2-4."""
+    mve = evaluation["mve"]
+    sweep = mve["sweep"]
+    alphas = [float(alpha) for alpha in sweep["alphas"]]
+    figure = figure_class(figsize=(7.2, 6.4), layout="constrained")
+    value_axes, rank_axes = figure.subplots(2, 1, sharex=True)
+    named = len(evaluation["systems"]) <= _MAX_POINT_LABELS
+    for i, system in enumerate(evaluation["systems"]):
+        style = ROLE_STYLES.get(system["role"], {"color": "0.6", "marker": "", "linestyle": "-"})
+        label = _role_legend_label(system) if system["role"] in ROLE_STYLES else (system["name"] if named else None)
+        values = [float(row[i]) for row in sweep["values"]]
+        ranks = [float(row[i]) for row in sweep["ranks"]]
+        width = 2.0 if system["role"] in ROLE_STYLES else 1.0
+        value_axes.plot(alphas, values, color=style["color"], linestyle=style["linestyle"], linewidth=width, label=label)
+        rank_axes.plot(alphas, ranks, color=style["color"], linestyle=style["linestyle"], linewidth=width, drawstyle="steps-mid")
+    flip = sweep["flips"].get(evaluation.get("reference") or "")
+    if flip is not None and alphas[0] <= float(flip) <= alphas[-1]:
+        for axes in (value_axes, rank_axes):
+            axes.axvline(float(flip), color="black", linewidth=0.8, linestyle=":")
+    value_axes.set_title(f"{evaluation['measure']}: MVE ({mve['form']}) against the risk preference alpha", fontsize=10)
+    value_axes.set_ylabel("MVE value mu - alpha sigma²")
+    rank_axes.set_ylabel("rank (1 = best)")
+    rank_axes.invert_yaxis()
+    rank_axes.set_xlabel("alpha (negative: risk seeking, positive: risk averse)")
+    for axes in (value_axes, rank_axes):
+        axes.grid(alpha=0.3)
+    value_axes.legend(fontsize=8, loc="best")
+    return figure
+
+
 def _write_png(figure: Any, canvas_class: Any, path: Path) -> Path:
     canvas_class(figure)
     buffer = io.BytesIO()
@@ -130,7 +162,8 @@ def _write_png(figure: Any, canvas_class: Any, path: Path) -> Path:
 
 
 def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
-    """Write ``<spec-stem>-<measure-slug>-bias-variance.png`` and ``...-scatter.png`` per (spec, measure).
+    """Write ``<spec-stem>-<measure-slug>-bias-variance.png``, ``...-scatter.png`` and, with an MVE
+    alpha sweep, ``...-mve-sweep.png`` per (spec, measure).
 
     Returns the paths written, in document order. Raises :class:`InputError` when matplotlib is not
     installed.
@@ -150,4 +183,6 @@ def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
         stem = f"{prefixes[evaluation['spec']]}-{_slug(evaluation['measure'])}"
         written.append(_write_png(_bias_variance_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-bias-variance.png"))
         written.append(_write_png(_scatter_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-scatter.png"))
+        if (evaluation.get("mve") or {}).get("sweep"):
+            written.append(_write_png(_mve_sweep_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-mve-sweep.png"))
     return written

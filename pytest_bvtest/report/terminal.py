@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_bvtest.stats.registry import STATISTICS
+
 Markup = dict[str, bool]
 Line = tuple[str, Markup]
 
@@ -217,6 +219,39 @@ def simulation_lines(simulation: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+#: Topics named at each end of the GAWM discernment order.
+DISCERNING_TOPICS = 3
+
+
+def analysis_lines(evaluation: Mapping[str, Any]) -> list[str]:
+    """GAWM's most and least discerning topics, the rankings' agreement and the MVE alpha sweep's flip."""
+    lines = []
+    fixed_point = evaluation.get("gawm")
+    if fixed_point and len(evaluation["topics"]) > 1:
+        order = sorted(range(len(evaluation["topics"])), key=lambda j: -float(fixed_point["topic_weights"][j] or 0.0))
+        count = min(DISCERNING_TOPICS, len(order) // 2)
+        most = ", ".join(evaluation["topics"][j] for j in order[:count])
+        least = ", ".join(evaluation["topics"][j] for j in reversed(order[-count:]))
+        state = f"converged in {fixed_point['iterations']} iterations" if fixed_point["converged"] else \
+            f"NOT converged after {fixed_point['iterations']} iterations"
+        lines.append(f"GAWM (q = {fixed_point['q']:g}, {state}): most discerning topics {most}; least {least}")
+    rankings = evaluation.get("rankings")
+    if rankings:
+        parts = [f"{STATISTICS[item['statistic']].label} Kendall {format_number(item['kendall_tau'], 2)}, "
+                 f"tau_AP {format_number(item['tau_ap'], 2)}" for item in rankings["agreements"]]
+        lines.append(f"rankings against {STATISTICS[rankings['against']].label}: " + "; ".join(parts))
+    mve = evaluation.get("mve") or {}
+    sweep = mve.get("sweep")
+    reference = evaluation.get("reference")
+    if sweep and evaluation.get("candidate") and reference in sweep["flips"]:
+        alphas = sweep["alphas"]
+        flip = sweep["flips"][reference]
+        where = "never (equal variances)" if flip is None else f"at alpha {format_number(flip)}"
+        lines.append(f"MVE ({mve['form']}) over alpha {alphas[0]:g}..{alphas[-1]:g}: {evaluation['candidate']} "
+                     f"and {reference} swap places {where}")
+    return lines
+
+
 def summary_lines(document: Mapping[str, Any]) -> list[Line]:
     """The whole summary below the section title, as ``(text, markup)`` lines."""
     lines: list[Line] = []
@@ -231,6 +266,7 @@ def summary_lines(document: Mapping[str, Any]) -> list[Line]:
         lines.extend((text, {"bold": True} if role == "candidate" else {}) for text, role in zip(table[1:], roles))
         lines.append((tradeoff_text(evaluation), {}))
         lines.extend((text, {}) for text in comparison_lines(evaluation))
+        lines.extend((text, {}) for text in analysis_lines(evaluation))
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
             lines.extend((text, {}) for text in simulation_lines(evaluation["simulation"]))
         lines.extend((f"WARNING: {warning}", {"yellow": True, "bold": True}) for warning in guard_warnings(evaluation))

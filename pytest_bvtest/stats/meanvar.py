@@ -32,11 +32,16 @@ FloatArray = npt.NDArray[np.float64]
 
 @dataclass(frozen=True)
 class MeanVariance:
-    """Mean, variance and value ``mu - alpha * sigma2`` of a portfolio, shaped like the leading axes."""
+    """Mean, variance and value ``mu - alpha * sigma2`` of a portfolio, shaped like the leading axes.
+
+    ``topic_value`` (leading axes + topics) splits the value topic by topic: its sum over topics is
+    ``value`` (the per-topic ``O_t`` of MATH.md section 5).
+    """
 
     mu: FloatArray | float
     sigma2: FloatArray | float
     value: FloatArray | float
+    topic_value: FloatArray
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,9 @@ def mve_inter_topic(scores: npt.ArrayLike, alpha: float, weights: npt.ArrayLike 
         sigma2 = sum_t w_t (x_t - mu)^2
         O      = mu - alpha * sigma2
 
-    With uniform weights this is the mean minus ``alpha`` times the population variance.
+    With uniform weights this is the mean minus ``alpha`` times the population variance. Per topic,
+    ``O_t = w_t (x_t - alpha (x_t - mu)^2)`` (our reading: each topic's share of the mean and of the
+    variance); the ``O_t`` sum to ``O``.
 
     Parameters
     ----------
@@ -86,8 +93,9 @@ def mve_inter_topic(scores: npt.ArrayLike, alpha: float, weights: npt.ArrayLike 
     alpha = _finite_alpha(alpha)
     w = normalised_weights(weights, x.shape[-1], "topic weights")
     mu = x @ w
-    sigma2 = ((x - mu[..., None]) ** 2) @ w
-    return MeanVariance(mu=mu, sigma2=sigma2, value=mu - alpha * sigma2)
+    squared = (x - mu[..., None]) ** 2
+    sigma2 = squared @ w
+    return MeanVariance(mu=mu, sigma2=sigma2, value=mu - alpha * sigma2, topic_value=w * (x - alpha * squared))
 
 
 def mve_intra_topic(
@@ -180,6 +188,8 @@ def mve_general(
         O        = mu_P - alpha sigma2_P
 
     with expectations and the (population) variance over users weighted by ``user_probability``.
+    Our reading of the per-topic value: ``O_t = w_t E[R_t] - alpha w_t sum_u w_u cov(R_t, R_u)``,
+    each topic's share of the mean and of the covariance double sum; the ``O_t`` sum to ``O``.
 
     Parameters
     ----------
@@ -208,8 +218,13 @@ def mve_general(
     p = normalised_weights(user_probability, x.shape[-2], "user probabilities")
     portfolio = x @ w
     mu = portfolio @ p
-    sigma2 = ((portfolio - mu[..., None]) ** 2) @ p
-    return MeanVariance(mu=mu, sigma2=sigma2, value=mu - alpha * sigma2)
+    deviation = portfolio - mu[..., None]
+    sigma2 = (deviation**2) @ p
+    topic_mu = np.swapaxes(x, -1, -2) @ p
+    # sum_u w_u cov(R_t, R_u) = E_k[(r_tk - E r_t)(R_k - mu)]: the topic's covariance with the portfolio
+    topic_covariance = np.swapaxes(x - topic_mu[..., None, :], -1, -2) @ (p * deviation)[..., None]
+    topic_value = w * topic_mu - alpha * w * topic_covariance[..., 0]
+    return MeanVariance(mu=mu, sigma2=sigma2, value=mu - alpha * sigma2, topic_value=topic_value)
 
 
 @dataclass(frozen=True)
@@ -350,10 +365,12 @@ def normalised_weights(weights: npt.ArrayLike | None, size: int, what: str) -> F
     w = _shaped(weights, (size,), what)
     if not np.isfinite(w).all() or (w < 0).any():
         raise StatisticError(f"{what} must be finite and non-negative")
-    total = w.sum()
-    if total <= 0:
+    largest = w.max(initial=0.0)
+    if largest <= 0:
         raise StatisticError(f"{what} sum to 0; at least one must be positive")
-    return w / total
+    # scaled by the largest first: weights near the float maximum would overflow their sum
+    scaled = w / largest
+    return scaled / scaled.sum()
 
 
 def _variation_probabilities(popularity: npt.ArrayLike | None, present: npt.NDArray[np.bool_]) -> FloatArray:
@@ -365,8 +382,74 @@ def _variation_probabilities(popularity: npt.ArrayLike | None, present: npt.NDAr
         p = np.where(present, p, 0.0)
         if not np.isfinite(p).all() or (p < 0).any():
             raise StatisticError("popularity must be finite and non-negative")
-    totals = p.sum(axis=1)
-    zero = np.flatnonzero(totals <= 0)
+    largest = p.max(axis=1, initial=0.0)
+    zero = np.flatnonzero(largest <= 0)
     if zero.size:
         raise StatisticError(f"popularity sums to 0 for topic position(s) {zero.tolist()}; give at least one variation a positive popularity")
-    return p / totals[:, None]
+    scaled = p / largest[:, None]  # by the largest first, so huge popularities cannot overflow their sum
+    return scaled / scaled.sum(axis=1)[:, None]
+
+
+def mve_alpha_sweep(mu: npt.ArrayLike, sigma2: npt.ArrayLike, alphas: npt.ArrayLike) -> FloatArray:
+    """The value ``O(alpha) = mu - alpha sigma2`` of every system at every alpha.
+
+    Zuccon, Palotti & Hanbury, CIKM 2016, Figs. 2-4 (value and rank of each system as the risk
+    preference varies); docs/mathematics.md section 5. Every form of MVE is linear in alpha once
+    ``mu`` and ``sigma2`` are known, so the sweep needs no re-evaluation.
+
+    Parameters
+    ----------
+    mu, sigma2:
+        ``(m,)`` portfolio mean and variance of every system (any form).
+    alphas:
+        ``(A,)`` risk preferences.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(A, m)`` values.
+    """
+    mean = checked_scores(mu, min_ndim=1)
+    variance = checked_scores(sigma2, min_ndim=1)
+    return mean[None, :] - np.asarray(alphas, dtype=np.float64)[:, None] * variance[None, :]
+
+
+def crossing_alpha(mu: float, sigma2: float, other_mu: float, other_sigma2: float) -> float | None:
+    """The alpha at which two systems' MVE values are equal, where their ranking flips.
+
+    ``mu - alpha sigma2 = mu' - alpha sigma2'`` gives ``alpha = (mu - mu') / (sigma2 - sigma2')``
+    (Zuccon et al. CIKM 2016, Sec. 6: risk preference changes the ranking of systems); above it the
+    system with the smaller variance ranks first, below it the other. ``None`` when the variances are
+    equal (the values differ by ``mu - mu'`` at every alpha: the ranking never flips).
+    """
+    spread = sigma2 - other_sigma2
+    if spread == 0:
+        return None
+    return float((mu - other_mu) / spread)
+
+
+def variation_mve(
+    scores: npt.ArrayLike,
+    alpha: float,
+    weights: npt.ArrayLike | None = None,
+    popularity: npt.ArrayLike | None = None,
+    present: npt.ArrayLike | None = None,
+    user_probability: npt.ArrayLike | None = None,
+) -> MeanVariance | IntraTopicMeanVariance:
+    """MVE over query variations in the form chosen for them (MATH.md section 5).
+
+    ``user_probability`` given: the general form (:func:`mve_general`, columns are users, the padded
+    layout has none); otherwise the intra-topic form (:func:`mve_intra_topic`).
+
+    Parameters
+    ----------
+    scores:
+        ``(..., n, V)`` per-topic variations in the layout of :class:`VariationLayout`.
+    alpha, weights, popularity, present:
+        As for :func:`mve_intra_topic`.
+    user_probability:
+        ``(V,)`` user probabilities (:meth:`VariationLayout.user_probability`) or ``None``.
+    """
+    if user_probability is not None:
+        return mve_general(np.swapaxes(np.asarray(scores, dtype=np.float64), -1, -2), alpha, weights, user_probability)
+    return mve_intra_topic(scores, alpha, weights=weights, popularity=popularity, present=present)

@@ -37,8 +37,16 @@ from pytest_bvtest.stats.biasvar import (
     virtual_target,
 )
 from pytest_bvtest.stats.gawm import gawm
-from pytest_bvtest.stats.meanvar import normalised_weights, mve_inter_topic
-from pytest_bvtest.stats.risk import risk_weighted_deltas, trisk, urisk, zrisk_georisk
+from pytest_bvtest.stats.meanvar import mve_inter_topic
+from pytest_bvtest.stats.risk import (
+    hurt_topics,
+    risk_weighted_deltas,
+    robustness_index,
+    robustness_loss,
+    trisk,
+    urisk,
+    zrisk_georisk,
+)
 
 
 @dataclass(frozen=True)
@@ -96,7 +104,7 @@ class Statistic:
         The good direction (MATH.md section 7).
     needs_reference:
         True when the value of every system is measured against a reference system's row
-        (URisk, TRisk); ``compute`` then needs the reference index.
+        (URisk, TRisk, RI, <Init, R-Loss); ``compute`` then needs the reference index.
     compute:
         ``compute(scores, reference, settings)``: the value of every system, shape
         ``scores.shape[:-1]`` for ``scores`` shaped ``(..., m systems, n topics)``; leading axes
@@ -158,7 +166,7 @@ def _score_matrix(scores: np.ndarray) -> np.ndarray:
 
 def _reference_row(x: np.ndarray, reference: int | None) -> np.ndarray:
     if reference is None:
-        raise StatisticError("URisk and TRisk compare each system with a reference system; name the reference")
+        raise StatisticError("URisk, TRisk, RI, <Init and R-Loss compare each system with a reference system; name the reference")
     return x[..., [reference], :]
 
 
@@ -319,6 +327,34 @@ def _trisk_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSe
     return np.multiply(deltas, scale, out=np.zeros_like(deltas), where=deltas != 0)
 
 
+def _against_reference(function: Callable[[np.ndarray, np.ndarray], np.ndarray | float]) -> Compute:
+    """A per-topic comparison with the reference's row (RI, <Init, R-Loss)."""
+
+    def compute(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+        x = _score_matrix(scores)
+        return np.asarray(function(x, _reference_row(x, reference)))
+
+    return compute
+
+
+def _robustness_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    """``sign(x_j - b_j) / n``: RI topic by topic."""
+    x = _score_matrix(scores)
+    return np.sign(x - _reference_row(x, reference)) / x.shape[-1]
+
+
+def _hurt_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    """1 on each topic the system loses against the reference: <Init topic by topic."""
+    x = _score_matrix(scores)
+    return (x < _reference_row(x, reference)).astype(np.float64)
+
+
+def _loss_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    """``max(0, b_j - x_j) / n``: R-Loss topic by topic."""
+    x = _score_matrix(scores)
+    return np.maximum(_reference_row(x, reference) - x, 0.0) / x.shape[-1]
+
+
 def _zrisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
     return zrisk_georisk(_score_matrix(scores), settings.risk_alpha).zrisk
 
@@ -332,11 +368,8 @@ def _mve(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) 
 
 
 def _mve_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
-    """``w_t (x_t - alpha (x_t - mu)^2)``: the value ``mu - alpha sigma2`` summed topic by topic."""
-    x = _score_matrix(scores)
-    weights = normalised_weights(settings.topic_weights, x.shape[-1], "topic weights")
-    mu = mve_inter_topic(x, settings.mve_alpha, settings.topic_weights).mu
-    return weights * (x - settings.mve_alpha * (x - np.expand_dims(mu, -1)) ** 2)
+    """``O_t = w_t (x_t - alpha (x_t - mu)^2)``: the value ``mu - alpha sigma2`` summed topic by topic."""
+    return mve_inter_topic(_score_matrix(scores), settings.mve_alpha, settings.topic_weights).topic_value
 
 
 def _gawm(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
@@ -367,6 +400,9 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
     Statistic("gap_mse", "Bias(ρ)²+Var(ρ)", False, False, _gap_statistic("mse"), _rows_and_extremes, _gap_terms("mse")),
     Statistic("urisk", "URisk", True, True, _urisk, _rows_alone, _urisk_terms),
     Statistic("trisk", "TRisk", True, True, _trisk, _rows_alone, _trisk_terms),
+    Statistic("robustness_index", "RI", True, True, _against_reference(robustness_index), _rows_alone, _robustness_terms),
+    Statistic("hurt_topics", "<Init", False, True, _against_reference(hurt_topics), _rows_alone, _hurt_terms),
+    Statistic("r_loss", "R-Loss", False, True, _against_reference(robustness_loss), _rows_alone, _loss_terms),
     Statistic("zrisk", "ZRisk", True, False, _zrisk, _rows_and_remaining_total, None),
     Statistic("georisk", "GeoRisk", True, False, _georisk, _rows_and_remaining_total, None),
     Statistic("mve", "MVE", True, False, _mve, _rows_alone, _mve_terms, uses_topic_weights=True),

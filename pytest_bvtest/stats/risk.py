@@ -184,3 +184,79 @@ def zrisk_georisk(scores: ArrayLike, alpha: float) -> ZRiskGeoRisk:
     topics = x.shape[-1]
     georisk = np.sqrt(system_totals[..., 0] / topics * ndtr(zrisk / topics))
     return ZRiskGeoRisk(zrisk, georisk)
+
+
+def robustness_index(run: ArrayLike, baseline: ArrayLike) -> float | np.ndarray:
+    """Sakai's robustness index: the share of topics won minus the share lost against the baseline.
+
+    Sakai, Manabe and Koyama, "Flexible pseudo-relevance feedback via selective sampling", ACM TALIP
+    4(2), 2005 (the robustness index of the query-expansion literature; Zhang et al. SIGIR 2013
+    report robustness beside <Init and R-Loss); docs/mathematics.md section 4::
+
+        RI = (wins - losses) / n,   wins = #{j: r_j > b_j},   losses = #{j: r_j < b_j}
+
+    Ties count in ``n`` but neither as a win nor a loss. In [-1, 1]; larger is better.
+
+    Parameters
+    ----------
+    run:
+        Per-topic scores ``(..., n)``.
+    baseline:
+        Per-topic scores broadcastable to ``run``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        RI over the leading axes (a float for 1-D inputs).
+    """
+    difference = checked_scores(run) - checked_scores(baseline)
+    return _scalar_if_0d(np.sign(difference).mean(axis=-1))
+
+
+def hurt_topics(run: ArrayLike, baseline: ArrayLike) -> float | np.ndarray:
+    """``<Init``: how many topics score below the baseline (Zhang et al. SIGIR 2013; mathematics.md section 4).
+
+    Our reading of the SIGIR 2013 column "<Init" (topics where the run is worse than the initial,
+    i.e. baseline, retrieval): ``#{j: r_j < b_j}``. Smaller is better.
+
+    Parameters
+    ----------
+    run:
+        Per-topic scores ``(..., n)``.
+    baseline:
+        Per-topic scores broadcastable to ``run``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The count as a float (a statistic like the others), over the leading axes.
+    """
+    difference = checked_scores(run) - checked_scores(baseline)
+    return _scalar_if_0d(np.count_nonzero(difference < 0, axis=-1).astype(np.float64))
+
+
+def robustness_loss(run: ArrayLike, baseline: ArrayLike) -> float | np.ndarray:
+    """R-Loss: the effectiveness lost on hurt topics, averaged over all topics.
+
+    Collins-Thompson's robustness loss (CIKM 2009) as Zhang et al. SIGIR 2013 report it beside <Init;
+    docs/mathematics.md section 4. Our reading on per-topic scores (the original counts relevant
+    documents lost from the top 1000, which a score matrix does not hold)::
+
+        R-Loss = mean_j max(0, b_j - r_j)
+
+    It is URisk's loss part: ``URisk = mean(max(0, r - b)) - (1 + alpha) R-Loss``. Smaller is better.
+
+    Parameters
+    ----------
+    run:
+        Per-topic scores ``(..., n)``.
+    baseline:
+        Per-topic scores broadcastable to ``run``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        R-Loss over the leading axes (a float for 1-D inputs).
+    """
+    difference = checked_scores(run) - checked_scores(baseline)
+    return _scalar_if_0d(np.maximum(-difference, 0.0).mean(axis=-1))
