@@ -11,7 +11,7 @@ import gzip
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -23,11 +23,12 @@ from pytest_bvtest.guards import Guard, identical_to_baseline, stale_reference, 
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.textfiles import atomic_write_bytes, numbered_lines, project_root, require_inside
-from pytest_bvtest.io.topicfiles import read_topic_texts, read_topic_weights, read_variations
+from pytest_bvtest.io.topicfiles import Variation, read_topic_texts, read_topic_weights, read_variations
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile, retrieved_lists
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
+from pytest_bvtest.stats.calibration import OWN_VALUE_STATISTICS, SwapNull, swap_null
 from pytest_bvtest.stats.gawm import GAWMResult, HITSResult, gawm, hits
 from pytest_bvtest.stats.inference import (
     BootstrapInterval,
@@ -226,7 +227,8 @@ class Evaluation:
             if len(self.measures) != 1:
                 raise InputError("several measures were evaluated", hint=f"name one of {', '.join(m.measure for m in self.measures)}")
             return self.measures[0]
-        wanted = str(parse_measure(measure))
+        labels = {evaluation.measure for evaluation in self.measures}
+        wanted = measure.strip() if measure.strip() in labels else str(parse_measure(measure))  # free table labels as written
         for evaluation in self.measures:
             if evaluation.measure == wanted:
                 return evaluation
@@ -311,7 +313,9 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
     """Judge one gate; ``computed`` holds the statistics already computed against the spec's reference."""
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
-    relative = gate.bound.kind in ("max_increase", "max_decrease")
+    # relative to the reference's value: a relative bound, or a calibrated limit on a null of differences
+    relative = ((gate.bound is not None and gate.bound.kind in ("max_increase", "max_decrease"))
+                or (gate.false_alarm is not None and gate.statistic not in OWN_VALUE_STATISTICS))
     reusable = not statistic.needs_reference or gate.reference == spec.reference
     values = computed.get(gate.statistic) if reusable else None
     if values is None:
@@ -330,6 +334,7 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
             resamples=spec.analysis.bootstrap.resamples, confidence=gate.confidence, seed=spec.analysis.bootstrap.seed,
         )
         interval = (float(result.low), float(result.high))
+    null, null_offset = _gate_null(spec, gate, matrix, settings, candidate, reference, values)
     compared, against = ((matrix.scores[reference], gate.reference) if reference is not None
                          else (matrix.scores.max(axis=0), "the virtual target"))
     return judge(
@@ -342,12 +347,33 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
         value=float(values[candidate]),
         reference_value=reference_value,
         bound=gate.bound,
+        higher_is_better=statistic.higher_is_better,
+        null=null,
+        null_offset=null_offset,
+        false_alarm=gate.false_alarm,
         interval=interval,
         confidence=gate.confidence,
         seed=spec.analysis.bootstrap.seed if gate.confidence is not None else None,
         worst_topics=_worst_topics(matrix, candidate, compared, spec.analysis.top_topics, texts),
         worst_against=str(against),
     )
+
+
+def _gate_null(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
+               reference: int | None, values: np.ndarray) -> tuple[SwapNull | None, float]:
+    """The gate's null of no change (MATH.md section 7) and the offset that puts it on the value's scale.
+
+    Every gate with a reference gets one, so that plain bounds report their false-alarm rate too;
+    the offset is the reference's value when the null is of ``S(candidate) - S(reference)``.
+    """
+    if reference is None or reference == candidate:
+        return None, 0.0
+    try:
+        null = swap_null(matrix.scores, gate.statistic, candidate, reference, settings,
+                         swaps=spec.analysis.calibration.swaps, seed=spec.analysis.calibration.seed)
+    except StatisticError as error:
+        raise InputError(f"gate {gate.name}: the null of no change: {error}", path=spec.path, line=gate.line) from None
+    return null, (0.0 if null.own_value else float(values[reference]))
 
 
 def _candidate_name(spec: Spec) -> str | None:
@@ -519,7 +545,7 @@ class _VariationMVE:
                                seed=spec.analysis.bootstrap.seed)
 
 
-def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
+def _variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache,
                         weights: np.ndarray | None) -> tuple[dict[Measure, ScoreMatrix], _VariationMVE]:
     """Evaluate every query variation against its topic's qrels (Zuccon et al. CIKM 2016).
 
@@ -529,12 +555,10 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
     """
     path = spec.analysis.mve.variations
     assert path is not None
-    if any(isinstance(source, ScoreTableFile) for source in spec.sources()):
-        raise InputError("query variations need run files: per-topic tables have no per-query rankings",
-                         path=spec.path, line=spec.line_of("analysis", "mve", "variations"))
-    universe = qrels.evaluated_topics()
+    variations = read_variations(path)
+    universe = _variation_universe(variations) if qrels is None else qrels.evaluated_topics()
     in_universe = set(universe)
-    variations = [variation for variation in read_variations(path) if variation.topic_id in in_universe]
+    variations = [variation for variation in variations if variation.topic_id in in_universe]
     covered = {variation.topic_id for variation in variations}
     uncovered = [topic for topic in universe if topic not in covered]
     if uncovered:
@@ -542,9 +566,15 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
                          path=path, hint="list at least one query (e.g. the title query) for every judged topic")
     order = {topic: j for j, topic in enumerate(universe)}
     variations.sort(key=lambda variation: order[variation.topic_id])
-    query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
-    digest = hashlib.blake2b((cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20).hexdigest()
-    query_matrices = MatrixBuilder(query_qrels, cache, qrels_digest=digest).build(list(spec.measures), spec.sources())
+    query_ids = [variation.query_id for variation in variations]
+    if qrels is None:
+        # per-query score tables only: the tables give the scores, the variations file the topics
+        built = MatrixBuilder(None, cache).build(list(spec.measures), spec.sources())
+        query_matrices = {measure: _in_query_order(matrix, query_ids, path) for measure, matrix in built.items()}
+    else:
+        query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
+        digest = hashlib.blake2b((cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20).hexdigest()
+        query_matrices = MatrixBuilder(query_qrels, cache, qrels_digest=digest).build(list(spec.measures), spec.sources())
     popularity = [variation.popularity for variation in variations]
     users = [variation.user for variation in variations]
     layout = variation_layout(
@@ -571,6 +601,25 @@ def _variation_matrices(spec: Spec, qrels: Qrels, cache: ScoreCache,
     missing_queries = {system: tuple(query for query, flag in zip(queries.topics, queries.imputed[i]) if flag)
                        for i, system in enumerate(queries.systems)}
     return topic_matrices, _VariationMVE(results, method, missing_queries, arrangements, layout, weights, user_probability)
+
+
+def _variation_universe(variations: Sequence[Variation]) -> list[str]:
+    """Without qrels the topics are those of the variations file, in order of first appearance."""
+    return list(dict.fromkeys(variation.topic_id for variation in variations))
+
+
+def _in_query_order(matrix: ScoreMatrix, query_ids: Sequence[str], path: Path) -> ScoreMatrix:
+    """A per-query table matrix with its columns in the variations file's order; both must list the same queries."""
+    missing = [query for query in query_ids if query not in matrix.topics]
+    extra = sorted(set(matrix.topics) - set(query_ids))
+    if missing or extra:
+        problems = ([f"{len(missing)} variation(s) without a score: {_short_list(missing)}"] if missing else []) + \
+                   ([f"{len(extra)} scored query id(s) not in the variations file: {_short_list(extra)}"] if extra else [])
+        raise InputError(f"the per-query score tables and the variations file disagree: {'; '.join(problems)}", path=path,
+                         hint="the tables' topic column holds query ids; list each of them once in the variations file")
+    columns = [matrix.topics.index(query) for query in query_ids]
+    return ScoreMatrix(matrix.measure, matrix.systems, tuple(query_ids), matrix.scores[:, columns],
+                       matrix.imputed[:, columns], matrix.ignored_topics)
 
 
 def _general_form_users(spec: Spec, layout: VariationLayout) -> np.ndarray | None:
@@ -642,10 +691,14 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
     qrels = read_qrels(spec.qrels) if spec.qrels is not None else None
     variations = None
     if spec.analysis.mve.variations is not None:
-        if qrels is None:
-            raise InputError("query variations need relevance judgments", path=spec.path, hint="add `qrels:`")
+        if qrels is None and not all(isinstance(source, ScoreTableFile) for source in spec.sources()):
+            raise InputError("query variations from run files need relevance judgments", path=spec.path,
+                             hint="add `qrels:`, or give every system as a per-query score table")
         # every judged topic must have a variation, so the topics are the qrels universe, in its order
-        weights = _topic_weights(spec, qrels.evaluated_topics())
+        if qrels is not None:
+            weights = _topic_weights(spec, qrels.evaluated_topics())
+        else:
+            weights = _topic_weights(spec, _variation_universe(read_variations(spec.analysis.mve.variations)))
         matrices, variations = _variation_matrices(spec, qrels, cache, weights)
     else:
         matrices = MatrixBuilder(qrels, cache).build(list(spec.measures), spec.sources())
@@ -660,6 +713,25 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
                              path=spec.path, line=spec.line_of("analysis", "simulation"))
         simulation = _simulate(spec, qrels, measures[0].topics, measures[0].matrix.systems)
     return Evaluation(spec, measures, cache.hits, cache.misses, simulation)
+
+
+def replay_baselines(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None,
+                     use_cache: bool = True) -> dict[str, Evaluation]:
+    """Evaluate the spec's gates with each baseline but the reference as the candidate (``bvtest calibrate``).
+
+    A release the team accepted should pass its gates; one that fails shows a gate that would have
+    raised a false alarm. The replayed baseline leaves the baselines (it is now the system under
+    test), so the other systems and the reference are as in the spec.
+    """
+    replays = {}
+    for name, source in spec.baselines.items():
+        if name == spec.reference:
+            continue
+        others = {other: kept for other, kept in spec.baselines.items() if other != name}
+        gates = tuple(gate for gate in spec.gates if gate.reference != name)
+        replayed = replace(spec, baselines=others, candidate=source, gates=gates)
+        replays[name] = evaluate_spec(replayed, cache_dir=cache_dir, use_cache=use_cache)
+    return replays
 
 
 #: What can stand in for a spec's candidate: a run file, a source, or an in-memory ``{qid: {docno: score}}``.

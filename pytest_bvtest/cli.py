@@ -1,7 +1,7 @@
-"""The ``bvtest`` command: the gate without pytest, and per-topic evaluation.
+"""The ``bvtest`` command: the gate without pytest, per-topic evaluation, and gate calibration.
 
-Exit codes: 0 success (every gate passed), 1 a gate failed, 2 invalid input or usage (one line on
-stderr, no traceback).
+Exit codes: 0 success (every gate passed; ``calibrate`` always, it only reports), 1 a gate failed,
+2 invalid input or usage (one line on stderr, no traceback).
 """
 
 from __future__ import annotations
@@ -11,11 +11,15 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pytest_bvtest import __version__
 from pytest_bvtest.cache import DEFAULT_CACHE_DIR
-from pytest_bvtest.errors import BvtestError
+from pytest_bvtest.errors import BvtestError, InputError
+
+if TYPE_CHECKING:
+    from pytest_bvtest.api import Evaluation, GateOutcome
+    from pytest_bvtest.spec import CalibrationSpec, Spec
 
 # The pipeline is imported by the command that runs it, so `bvtest --help` and usage errors answer at once.
 
@@ -72,6 +76,13 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--update", action="store_true",
                        help="when every gate passed, make the candidate run the stored reference run (after merge)")
     check.add_argument("--update-force", action="store_true", help="--update even when a gate failed")
+
+    calibrate = commands.add_parser("calibrate", help="false-alarm rates and calibrated limits of the spec's gates")
+    calibrate.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
+    calibrate.add_argument("--run", default=None, help="run file to calibrate for instead of the spec's candidate")
+    calibrate.add_argument("--swaps", type=int, default=None, help="Monte-Carlo swaps (default: the spec's, 10,000)")
+    calibrate.add_argument("--seed", type=int, default=None, help="seed of the swaps (default: the spec's, 0)")
+    calibrate.add_argument("--no-cache", action="store_true", help="do not use the per-topic score cache")
     return parser
 
 
@@ -136,6 +147,76 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if evaluation.passed else EXIT_GATE_FAILED
 
 
+#: The false-alarm rates ``bvtest calibrate`` gives limits for.
+CALIBRATION_RATES = (0.05, 0.01)
+
+
+def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
+    """For every gate: its limit's false-alarm rate, the limits at 5% and 1%, and a replay of every baseline."""
+    from dataclasses import replace
+
+    from pytest_bvtest.api import evaluate_spec, replay_baselines, spec_under_test
+    from pytest_bvtest.spec import CalibrationSpec
+
+    spec = spec_under_test(arguments.spec, arguments.run)
+    if spec.candidate is None or not spec.gates:
+        raise InputError("calibrate needs a candidate and gates", path=spec.path,
+                         hint="add `candidate:` (or pass --run) and at least one gate")
+    if arguments.swaps is not None and arguments.swaps < 100:
+        raise InputError(f"--swaps must be at least 100, got {arguments.swaps}")
+    if arguments.seed is not None and arguments.seed < 0:
+        raise InputError(f"--seed must be a whole number >= 0, got {arguments.seed}")
+    calibration = spec.analysis.calibration
+    calibration = CalibrationSpec(arguments.swaps if arguments.swaps is not None else calibration.swaps,
+                                  arguments.seed if arguments.seed is not None else calibration.seed)
+    spec = replace(spec, analysis=replace(spec.analysis, calibration=calibration))
+    evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache)
+    replays = replay_baselines(spec, use_cache=not arguments.no_cache)
+    out.write(f"bvtest calibrate {spec.path.name}: the null of no change swaps the candidate's and the reference's "
+              f"scores on random topics (seed {calibration.seed})\n\n")
+    header = ("gate", "reference", "rule", "limit", "false alarm", "swaps", *(f"limit {rate:.0%}" for rate in CALIBRATION_RATES),
+              *(f"replay {name}" for name in replays))
+    rows = [_calibration_row(outcome, replays) for outcome in evaluation.gates]
+    widths = [max(len(str(row[column])) for row in (header, *rows)) for column in range(len(header))]
+    for row in (header, *rows):
+        out.write("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
+    out.write("\nReplay: each baseline but the reference as the candidate; a release the team accepted should pass.\n")
+    out.write("Limits are on the value's scale for the spec's candidate: the null depends on its per-topic scores.\n\n")
+    out.write(f"# paste into {spec.path.name}: every gate limited where an equal-quality change fails 5% of the time\n")
+    out.write(_calibrated_gates_yaml(spec, calibration))
+    return EXIT_OK
+
+
+def _calibration_row(outcome: GateOutcome, replays: dict[str, Evaluation]) -> tuple[str, ...]:
+    null = outcome.null
+    replayed = []
+    for evaluation in replays.values():
+        matches = [gate for gate in evaluation.gates if gate.id == outcome.id]
+        replayed.append(matches[0].outcome if matches else "-")
+    limits = ["-" if null is None else f"{null.limit_at(rate):.6g}" for rate in CALIBRATION_RATES]
+    rate = "-" if null is None else f"{null.rate:.2%}"
+    swaps = "-" if null is None else (f"all {null.swaps:,}" if null.exact else f"{null.swaps:,}")
+    return (outcome.id.split("::", 1)[1], outcome.reference or "-", outcome.rule, f"{outcome.limit:.6g}", rate, swaps,
+            *limits, *replayed)
+
+
+def _calibrated_gates_yaml(spec: Spec, calibration: CalibrationSpec) -> str:
+    """The spec's gates with ``false_alarm: 0.05`` (confidence dropped: the calibration accounts for noise)."""
+    lines = ["analysis:", f"  calibration: {{swaps: {calibration.swaps or 10000}, seed: {calibration.seed}}}", "gates:"]
+    for gate in spec.gates:
+        entries = [f"statistic: {gate.statistic}"]
+        if gate.measure is not None:
+            entries.append(f"measure: {gate.measure}")
+        if gate.bound is not None:
+            amount = f"{gate.bound.amount * 100:g}%" if gate.bound.relative else f"{gate.bound.amount:g}"
+            entries.append(f"{gate.bound.kind}: {amount}")
+        entries.append("false_alarm: 0.05")
+        if gate.reference is not None and gate.reference != spec.reference:
+            entries.append(f"reference: {gate.reference}")
+        lines.append(f"  - {{{', '.join(entries)}}}")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     arguments = _parser().parse_args(argv)
     out = out or sys.stdout
@@ -151,6 +232,8 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
     try:
         if arguments.command == "evaluate":
             return _evaluate(arguments, out)
+        if arguments.command == "calibrate":
+            return _calibrate(arguments, out)
         return _check_or_report(arguments, out)
     except BvtestError as error:
         print(f"bvtest: error: {error}", file=sys.stderr)

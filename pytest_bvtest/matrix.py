@@ -21,7 +21,7 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
-from pytest_bvtest.measures import Measure, evaluate_run
+from pytest_bvtest.measures import Measure, TableMeasure, evaluate_run
 from pytest_bvtest.stats.simulation import RetrievedList
 
 _MAX_LISTED_TOPICS = 10
@@ -157,6 +157,11 @@ class MatrixBuilder:
         return found
 
     def _evaluate(self, source: Source, measures: Sequence[Measure]) -> dict[Measure, list[_EvaluatedSystem]]:
+        labels = [str(measure) for measure in measures if isinstance(measure, TableMeasure)]
+        if labels and not isinstance(source, ScoreTableFile):
+            where = source.path if isinstance(source, RunFile) else source.name
+            raise InputError(f"the measure {labels[0]} can only come from per-topic tables; a run cannot be scored with it",
+                             path=where, hint="give this system as a table too, or use a measure the project computes")
         if isinstance(source, RunFile):
             return {
                 measure: [_EvaluatedSystem(source.name or entry.run_name, entry.per_topic, entry.ignored_topics, str(source.path), False)]

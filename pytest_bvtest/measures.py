@@ -198,6 +198,22 @@ class Measure:
         return measure if measure.rel is None else replace(measure, rel=relevance_level)
 
 
+@dataclass(frozen=True)
+class TableMeasure:
+    """A measure the project cannot compute, named freely in the spec (``RBP(p=0.5)``, an in-house metric).
+
+    Allowed when every system comes from per-topic score tables: the tables give the numbers and the
+    label only selects them (a table's measure written exactly as ``label``, or a table with a single
+    measure). ``str`` is the label; there is no trec_eval label.
+    """
+
+    label: str
+    trec_eval_name = None
+
+    def __str__(self) -> str:
+        return self.label
+
+
 def parse_measure(text: str, *, path: str | PathLike[str] | None = None, line: int | None = None) -> Measure:
     """Parse a measure name written in ir_measures' syntax or as a trec_eval label.
 

@@ -22,7 +22,7 @@ from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
-from pytest_bvtest.measures import Measure, parse_measure
+from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
 from pytest_bvtest.stats.registry import STATISTICS
 
@@ -39,9 +39,11 @@ _LONGEST_PATH = 4096  # Linux's PATH_MAX
 
 _TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format", "topics")
 _MVE_FORMS = ("auto", "general", "intra-topic")
-_ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "top_topics",
-                  "rankings", "hits")
-_GATE_KEYS = ("statistic", *BOUND_KEYS, "confidence", "measure", "reference", "name")
+_ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "calibration",
+                  "top_topics", "rankings", "hits")
+_GATE_KEYS = ("statistic", *BOUND_KEYS, "false_alarm", "confidence", "measure", "reference", "name")
+# Bounds that cap a value from above / below; a calibrated limit lies on the statistic's bad side.
+_UPPER_BOUNDS = ("max", "max_increase")
 _NORMALIZATIONS = ("none", "max-min", "target-ratio")
 
 
@@ -60,15 +62,25 @@ class Bound:
 
 @dataclass(frozen=True)
 class GateSpec:
-    """One gate: a statistic, a bound, and optionally noise-awareness and a measure or reference."""
+    """One gate: a statistic, a bound and/or a false-alarm rate, optionally noise-awareness, a measure, a reference.
+
+    ``bound`` is ``None`` for a gate limited by ``false_alarm`` alone (a calibrated limit, MATH.md
+    section 7); with both, the gate fails only when both limits are crossed.
+    """
 
     statistic: str
-    bound: Bound
+    bound: Bound | None
     name: str
     line: int
     confidence: float | None = None
     measure: Measure | None = None
     reference: str | None = None
+    false_alarm: float | None = None
+
+    @property
+    def kind(self) -> str:
+        """The bound's kind, or ``false_alarm`` for a calibrated limit alone (distinguishes same-named gates)."""
+        return self.bound.kind if self.bound is not None else "false_alarm"
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,15 @@ class BootstrapSpec:
 
 
 @dataclass(frozen=True)
+class CalibrationSpec:
+    """The swap null of calibrated limits (MATH.md section 7): ``swaps`` Monte-Carlo swaps (``None``:
+    the statistic's default) drawn with ``seed``."""
+
+    swaps: int | None = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
 class AnalysisSpec:
     target: str | float = "mean"
     normalize: str = "none"
@@ -119,6 +140,7 @@ class AnalysisSpec:
     gawm_q: float = 1.0
     simulation: SimulationSpec | None = None
     bootstrap: BootstrapSpec = field(default_factory=BootstrapSpec)
+    calibration: CalibrationSpec = field(default_factory=CalibrationSpec)
     top_topics: int = 5
     rankings: RankingSpec | None = None
     hits: bool = False
@@ -129,7 +151,7 @@ class Spec:
     """A validated spec. ``baselines`` maps names to sources; ``candidate`` is ``None`` for analysis only."""
 
     path: Path
-    measures: tuple[Measure, ...]
+    measures: tuple[Measure | TableMeasure, ...]
     baselines: Mapping[str, Source]
     qrels: Path | None = None
     candidate: Source | None = None
@@ -233,9 +255,12 @@ class _SpecReader:
         top = self.check_keys(document, (), _TOP_KEYS, "top-level")
         self.table_format = self.format_value(top.get("table_format", "auto"), ("table_format",))
         qrels = self.path_value(top["qrels"], ("qrels",)) if top.get("qrels") is not None else None
-        measures = self.measures(top.get("measures"))
+        measures_value = top.get("measures")
         baselines = self.baselines(top.get("baselines"))
         candidate = self.candidate(top.get("candidate"), baselines)
+        sources = [*baselines.values(), *([candidate] if candidate is not None else [])]
+        all_tables = bool(sources) and all(isinstance(source, ScoreTableFile) for source in sources)
+        measures = self.measures(measures_value, free_labels=all_tables)
         reference = self.reference(top.get("reference"), baselines, candidate)
         analysis = self.analysis(top.get("analysis"))
         gates = self.gates(top.get("gates"), measures, reference, baselines)
@@ -256,7 +281,9 @@ class _SpecReader:
         topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
         return Spec(self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics, self.lines)
 
-    def measures(self, value: Any) -> tuple[Measure, ...]:
+    def measures(self, value: Any, free_labels: bool = False) -> tuple[Measure | TableMeasure, ...]:
+        """The spec's measures; with ``free_labels`` (every system from tables) a name the project cannot
+        compute becomes a :class:`TableMeasure` label instead of an error."""
         if value is None:
             raise self.error(("measures",), "missing", "add e.g. `measures: [AP, nDCG@10]` (ir_measures syntax)")
         items = [value] if isinstance(value, str) else value
@@ -270,7 +297,13 @@ class _SpecReader:
             try:
                 parsed.append(parse_measure(text))
             except InputError as error:
-                raise self.error(key, error.message, error.hint) from None
+                if free_labels and text.strip():
+                    parsed.append(TableMeasure(text.strip()))
+                    continue
+                # a real measure the project cannot compute (RBP, ...) may still come from tables
+                free = "tables may carry it: name it freely when every system comes from a table"
+                hint = f"{free}; {error.hint}" if "not supported" in error.message else error.hint
+                raise self.error(key, error.message, hint) from None
         duplicates = {str(m) for m in parsed if parsed.count(m) > 1}
         if duplicates:
             raise self.error(("measures",), f"measure listed twice: {', '.join(sorted(duplicates))}")
@@ -388,6 +421,13 @@ class _SpecReader:
                 resamples=self.number(bootstrap.get("resamples", 1000), key("bootstrap", "resamples"), minimum=10, integer=True),
                 seed=self.number(bootstrap.get("seed", 0), key("bootstrap", "seed"), minimum=0, integer=True),
             )
+        if "calibration" in section:
+            calibration = self.check_keys(section["calibration"], key("calibration"), ("swaps", "seed"), "calibration")
+            swaps = calibration.get("swaps")
+            settings["calibration"] = CalibrationSpec(
+                swaps=None if swaps is None else self.number(swaps, key("calibration", "swaps"), minimum=100, integer=True),
+                seed=self.number(calibration.get("seed", 0), key("calibration", "seed"), minimum=0, integer=True),
+            )
         if "top_topics" in section:
             settings["top_topics"] = self.number(section["top_topics"], key("top_topics"), minimum=0, integer=True)
         if section.get("rankings") is not None:
@@ -451,16 +491,21 @@ class _SpecReader:
             key = ("gates", index)
             gate = self.check_keys(entry, key, _GATE_KEYS, "gate")
             statistic = self.statistic_name(gate.get("statistic"), (*key, "statistic"))
-            bound = self.bound(gate, key, statistic)
+            false_alarm = self.false_alarm(gate, key)
+            bound = self.bound(gate, key, statistic, calibrated=false_alarm is not None)
             confidence = None
             if gate.get("confidence") is not None:
                 confidence = self.number(gate["confidence"], (*key, "confidence"))
                 if not 0 < confidence < 1:
                     raise self.error((*key, "confidence"), f"must be between 0 and 1 (e.g. 0.95), got {confidence}")
+                if false_alarm is not None:
+                    raise self.error((*key, "confidence"), "a gate with `false_alarm` is already calibrated against noise",
+                                     "drop `confidence` (or `false_alarm`) from this gate")
             measure = None
             if gate.get("measure") is not None:
+                labels = {str(known): known for known in measures if isinstance(known, TableMeasure)}
                 try:
-                    measure = parse_measure(str(gate["measure"]))
+                    measure = labels.get(str(gate["measure"]).strip()) or parse_measure(str(gate["measure"]))
                 except InputError as error:
                     raise self.error((*key, "measure"), error.message, error.hint) from None
                 if measure not in measures:
@@ -468,22 +513,44 @@ class _SpecReader:
             gate_reference = gate.get("reference", reference)
             if gate.get("reference") is not None and (not isinstance(gate_reference, str) or gate_reference not in baselines):
                 raise self.error((*key, "reference"), f"{gate_reference!r} is not a baseline")
-            needs_reference = bound.kind in ("max_increase", "max_decrease") or STATISTICS[statistic].needs_reference
+            needs_reference = (false_alarm is not None or STATISTICS[statistic].needs_reference
+                               or (bound is not None and bound.kind in ("max_increase", "max_decrease")))
             if needs_reference and gate_reference is None:
-                raise self.error(key, f"gate on {statistic} ({bound.kind}) needs a reference system", "add `reference:` naming a baseline")
+                why = "false_alarm: its null swaps topics with the reference" if false_alarm is not None else (
+                    bound.kind if bound is not None else statistic)
+                raise self.error(key, f"gate on {statistic} ({why}) needs a reference system",
+                                 "add a baseline and `reference:` naming it")
             name = gate.get("name", statistic)
-            gates.append(GateSpec(statistic, bound, str(name), self.lines.get(key, 0), confidence, measure, gate_reference))
+            gates.append(GateSpec(statistic, bound, str(name), self.lines.get(key, 0), confidence, measure, gate_reference,
+                                  false_alarm))
         _disambiguate_names(gates)
         return tuple(gates)
 
-    def bound(self, gate: Mapping[str, Any], key: tuple[Any, ...], statistic: str) -> Bound:
+    def false_alarm(self, gate: Mapping[str, Any], key: tuple[Any, ...]) -> float | None:
+        """The gate's false-alarm rate ``P`` (MATH.md section 7): its limit is the null's P-quantile."""
+        if gate.get("false_alarm") is None:
+            return None
+        rate = self.number(gate["false_alarm"], (*key, "false_alarm"))
+        if not 0 < rate < 0.5:
+            raise self.error((*key, "false_alarm"), f"must lie strictly between 0 and 0.5 (e.g. 0.05), got {rate:g}",
+                             "it is the share of equal-quality changes the gate may fail")
+        return rate
+
+    def bound(self, gate: Mapping[str, Any], key: tuple[Any, ...], statistic: str, *, calibrated: bool) -> Bound | None:
         kinds = [kind for kind in BOUND_KEYS if kind in gate]
+        if calibrated and not kinds:
+            return None
         if len(kinds) != 1:
             found = ", ".join(kinds) if kinds else "none"
-            raise self.error(key, f"a gate needs exactly one bound of {', '.join(BOUND_KEYS)} (found {found})", "write two gates for two bounds")
+            raise self.error(key, f"a gate needs exactly one bound of {', '.join(BOUND_KEYS)} or a `false_alarm` (found {found})",
+                             "write two gates for two bounds")
         kind = kinds[0]
         raw = gate[kind]
         higher_is_better = STATISTICS[statistic].higher_is_better
+        if calibrated and (kind in _UPPER_BOUNDS) == higher_is_better:
+            side = "a low" if higher_is_better else "a high"
+            raise self.error((*key, kind), f"`false_alarm` places a limit on the bad side ({side} {statistic}), "
+                             f"but `{kind}` bounds the other side", "write the two bounds as two gates")
         if kind == "max_increase" and higher_is_better:
             raise self.error((*key, kind), f"{statistic} is better when higher, so an increase is no regression", "use `max_decrease`")
         if kind == "max_decrease" and not higher_is_better:
@@ -509,7 +576,7 @@ def _disambiguate_names(gates: list[GateSpec]) -> None:
     clashing = [any(_collide(gate, other) for other in gates if other is not gate) for gate in gates]
     for index, clash in enumerate(clashing):
         if clash:
-            gates[index] = replace(gates[index], name=f"{gates[index].name}[{gates[index].bound.kind}]")
+            gates[index] = replace(gates[index], name=f"{gates[index].name}[{gates[index].kind}]")
     for index, gate in enumerate(gates):
         earlier = sum(_collide(gate, other) for other in gates[:index])
         if earlier:

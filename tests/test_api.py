@@ -444,3 +444,53 @@ def test_the_mve_sweep_is_plotted(tmp_path: Path) -> None:
     written = plots.write_plots(document, tmp_path / "plots")
     assert [path.name for path in written] == ["bvtest-AP-bias-variance.png", "bvtest-AP-scatter.png", "bvtest-AP-mve-sweep.png"]
     assert written[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("with_qrels", [True, False])
+def test_query_variations_from_per_query_score_tables(variations_project: Path, with_qrels: bool) -> None:
+    # The MATH.md section 5 golden example again, the per-query P@10 given as a table instead of runs.
+    rows = [("candidate", "q1a", 0.6), ("candidate", "q1b", 0.4), ("candidate", "q1c", 0.2), ("candidate", "q2a", 0.8),
+            ("candidate", "q2b", 0.7)] + [("production", q, 0.5) for q in ("q1a", "q1b", "q1c", "q2a", "q2b")]
+    write(variations_project, "per-query.csv", "system,topic,value\n" + "".join(f"{s},{q},{v}\n" for s, q, v in rows))
+    spec = VARIATIONS_SPEC.replace("baselines: {production: runs/production.run}",
+                                   "baselines: {production: {scores: per-query.csv}}")
+    spec = spec.replace("candidate: runs/candidate.run", "candidate: {scores: per-query.csv, system: candidate}")
+    if not with_qrels:
+        spec = spec.replace("qrels: qrels.txt", "")
+    evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
+    measure = evaluation.measure("P@10")
+    assert measure.topics == ("1", "2") and measure.mve_method == "intra-topic (covariance 0)"
+    assert measure.matrix.row("candidate") == pytest.approx([0.46, 0.75], abs=1e-12)
+    assert evaluation.statistic("mve", "candidate") == pytest.approx(0.59155, abs=1e-9)
+    write(variations_project, "per-query.csv", "system,topic,value\n" + "".join(f"{s},{q},{v}\n" for s, q, v in rows
+                                                                                 if q != "q2b"))
+    with pytest.raises(InputError, match="q2b"):
+        evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
+
+
+def test_a_measure_the_project_cannot_compute_is_named_freely_when_every_system_comes_from_tables(tmp_path: Path) -> None:
+    # Real data: TREC-COVID round 1 per-topic RBP(0.5) of 107 runs (Benham et al. ECIR 2021), long format.
+    table = shared_path("trec_covid_round1_benham", "round1_data.csv")
+    spec_path = write(tmp_path, "bvtest.yaml", f"""
+        measures: ["RBP(p=0.5)"]
+        baselines: {{OHSU_RUN1: {{scores: {table}, format: long}}, T5R1: {{scores: {table}, format: long}}}}
+        candidate: {{scores: {table}, format: long, system: OHSU_RUN2, name: OHSU_RUN2}}
+        reference: OHSU_RUN1
+        gates:
+          - {{statistic: mean, max_decrease: 0.5, measure: "RBP(p=0.5)"}}
+    """)
+    evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
+    measure = evaluation.measure("RBP(p=0.5)")
+    assert measure.measure == "RBP(p=0.5)" and len(measure.topics) == 30
+    rows = [line.split(",") for line in table.read_text().splitlines()[1:]]
+    for system in ("OHSU_RUN1", "OHSU_RUN2", "T5R1"):
+        values = [float(score) for name, _, score in rows if name == system]
+        assert evaluation.statistic("mean", system, "RBP(p=0.5)") == pytest.approx(np.mean(values), abs=1e-12)
+    # PROVENANCE.md's cross-checked cells: OHSU_RUN1 topic 1 = 0.8026, OHSU_RUN2 topic 2 = 0.9945
+    assert measure.matrix.row("OHSU_RUN1")[measure.topics.index("1")] == 0.8026
+    assert measure.matrix.row("OHSU_RUN2")[measure.topics.index("2")] == 0.9945
+    assert [gate.passed for gate in measure.gates] == [True]
+    # a run file cannot be scored with a free label
+    example = Path(__file__).resolve().parents[1] / "example_project"
+    with pytest.raises(InputError, match="cannot compute|unknown|not supported|RBP"):
+        evaluate_spec(load_spec(spec_path).with_candidate_run(example / "runs" / "candidate-risky.run"), use_cache=False)

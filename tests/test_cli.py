@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import pytrec_eval
+import yaml
 
 from pytest_bvtest.cli import main
 
@@ -47,12 +49,13 @@ def test_evaluate_mean(capsys: pytest.CaptureFixture[str]) -> None:
 def test_check_exit_codes_and_reports(tmp_path: Path) -> None:
     passing = run_cli("check", "bvtest.yaml", "--no-cache", "--json", str(tmp_path / "pass.json"))
     assert passing.returncode == 0, passing.stderr
-    assert "bvtest: 4 gates, 0 failed" in passing.stdout
+    assert "bvtest: 5 gates, 0 failed" in passing.stdout
     failing = run_cli("check", "bvtest.yaml", "--no-cache", "--run", "runs/candidate-risky.run",
                       "--markdown", str(tmp_path / "fail.md"))
     assert failing.returncode == 1
-    assert "[FAIL] bvtest.yaml::nDCG@10::trisk" in failing.stdout
-    assert "bvtest.yaml::nDCG@10::trisk" in (tmp_path / "fail.md").read_text()
+    # RM3's big wins and big losses widen the spread past what an equal-quality change reaches 5% of the time
+    assert "[FAIL] bvtest.yaml::nDCG@10::var" in failing.stdout
+    assert "bvtest.yaml::nDCG@10::var" in (tmp_path / "fail.md").read_text()
     assert json.loads((tmp_path / "pass.json").read_text())["passed"] is True
 
 
@@ -79,3 +82,28 @@ def test_input_and_usage_errors_exit_2_without_traceback(args: list[str], messag
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_calibrate_prints_rates_limits_replays_and_a_yaml_snippet_deterministically() -> None:
+    first = run_cli("calibrate", "bvtest.yaml", "--no-cache", "--swaps", "2000", "--seed", "3")
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert "(seed 3)" in lines[0]
+    header = re.split(r"\s{2,}", lines[2])
+    assert header[:4] == ["gate", "reference", "rule", "limit"] and header[-2:] == ["replay bm25-alt", "replay past-release"]
+    trisk = next(line for line in lines if line.startswith("nDCG@10::trisk "))
+    # a calibrated gate's limit is its 5% limit, and its false-alarm rate is at most 5%
+    cells = re.split(r"\s{2,}", trisk)
+    assert cells[3] == cells[6] and float(cells[4].rstrip("%")) <= 5.0 and cells[5] == "2,000"
+    assert cells[-2:] == ["OK", "FAIL"]  # bm25-alt passes TRisk; last quarter's release does not
+    snippet = yaml.safe_load(first.stdout.split("time\n", 1)[1])
+    assert snippet["analysis"]["calibration"] == {"swaps": 2000, "seed": 3}
+    assert {"statistic": "trisk", "measure": "nDCG@10", "false_alarm": 0.05} in snippet["gates"]
+    assert run_cli("calibrate", "bvtest.yaml", "--no-cache", "--swaps", "2000", "--seed", "3").stdout == first.stdout
+
+
+def test_calibrate_without_a_candidate_is_an_input_error(tmp_path: Path) -> None:
+    spec = tmp_path / "analysis.yaml"
+    spec.write_text(f"qrels: {EXAMPLE / 'eval' / 'qrels.txt'}\nmeasures: [AP]\nbaselines: {{p: {EXAMPLE / 'runs' / 'production.run'}}}\n")
+    result = run_cli("calibrate", str(spec))
+    assert result.returncode == 2 and "calibrate needs a candidate and gates" in result.stderr

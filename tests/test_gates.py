@@ -67,3 +67,92 @@ def test_absolute_noise_aware_gate_uses_the_interval_of_the_value() -> None:
     bound = Bound("min", -0.01, False)
     assert verdict(bound, -0.02, interval=(-0.03, 0.0)).outcome == "OK*"
     assert verdict(bound, -0.02, interval=(-0.03, -0.011)).outcome == "FAIL"
+
+
+# --- calibrated limits and NaN (MATH.md section 7) -----------------------------------------------
+
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from pytest_bvtest.stats.calibration import SwapNull  # noqa: E402
+
+
+def null_of(values: list[float], higher_is_better: bool, statistic: str = "var") -> SwapNull:
+    """A null of 20 known values (what swap_null returns, without the swaps)."""
+    return SwapNull(statistic, higher_is_better, False, np.sort(np.array(values, dtype=float)), exact=False, seed=4)
+
+
+TWENTY = [i / 1000 for i in range(20)]  # 0.000 ... 0.019: the 5% limit of "lower is better" is the 19th value
+
+
+def calibrated(value: float, bound: Bound | None, false_alarm: float | None = 0.05, reference_value: float = 0.08,
+               null: SwapNull | None = None):
+    return judge(gate_id="bvtest.yaml::AP::var", statistic="var", label="Var", measure="AP", system="candidate",
+                 reference="production", value=value, reference_value=reference_value if bound else None, bound=bound,
+                 higher_is_better=False, null=null or null_of(TWENTY, False), null_offset=reference_value,
+                 false_alarm=false_alarm)
+
+
+def test_false_alarm_alone_takes_the_nulls_quantile_on_the_bad_side_as_its_limit() -> None:
+    # 20 values, P = 0.05: k = 1, the limit is the second largest (0.018); one value (0.019) lies past it
+    passing, failing = calibrated(0.08 + 0.018, None), calibrated(0.08 + 0.0185, None)
+    assert passing.limit == pytest.approx(0.098) and passing.passed and passing.bound is None
+    assert not failing.passed and failing.excess == pytest.approx(0.0005)
+    assert passing.null.rate == pytest.approx(0.05) and passing.null.calibrated_limit == pytest.approx(0.098)
+    assert passing.rule == "false_alarm 5%"
+    assert "false_alarm 5% requires <= 0.098; headroom 0; false-alarm rate 5% (20 swaps with production, seed 4)" in passing.message
+
+
+def test_a_bound_and_false_alarm_fail_only_when_both_are_crossed() -> None:
+    loose_bound = Bound("max_increase", 0.5, True)  # 0.08 * 1.5 = 0.12, looser than the calibrated 0.098
+    tight_bound = Bound("max_increase", 0.05, True)  # 0.084, tighter
+    assert calibrated(0.11, loose_bound).passed and calibrated(0.11, loose_bound).limit == pytest.approx(0.12)
+    assert not calibrated(0.121, loose_bound).passed
+    assert calibrated(0.09, tight_bound).passed and calibrated(0.09, tight_bound).limit == pytest.approx(0.098)
+    outcome = calibrated(0.099, tight_bound)
+    assert not outcome.passed and outcome.rule == "max_increase 5% + false_alarm 5%"
+    assert outcome.null.rate == pytest.approx(0.05)
+
+
+def test_a_plain_bound_reports_the_false_alarm_rate_of_its_limit() -> None:
+    outcome = calibrated(0.09, Bound("max_increase", 0.005, False), false_alarm=None)  # limit 0.085: offset 0.005
+    assert outcome.passed is False and outcome.limit == pytest.approx(0.085)
+    # null values past 0.005 on the bad side: 0.006 ... 0.019, 14 of 20
+    assert outcome.null.rate == pytest.approx(0.7) and outcome.null.requested is None
+    assert "false-alarm rate 70% (20 swaps with production, seed 4)" in outcome.message
+
+
+def test_higher_is_better_puts_the_calibrated_limit_below() -> None:
+    null = SwapNull("trisk", True, True, np.sort(np.array([-3.0 + i / 10 for i in range(20)])), exact=True, seed=0)
+    outcome = judge(gate_id="s::AP::trisk", statistic="trisk", label="TRisk", measure="AP", system="candidate",
+                    reference="production", value=-2.85, reference_value=None, bound=None, higher_is_better=True,
+                    null=null, false_alarm=0.05)
+    assert outcome.limit == pytest.approx(-2.9) and outcome.passed and not outcome.upper
+    assert "requires >= -2.9" in outcome.message and "all 20 swaps with production" in outcome.message
+    assert not judge(gate_id="s::AP::trisk", statistic="trisk", label="TRisk", measure="AP", system="candidate",
+                     reference="production", value=-2.95, reference_value=None, bound=None, higher_is_better=True,
+                     null=null, false_alarm=0.05).passed
+
+
+@pytest.mark.parametrize("bound", [Bound("max", 0.5, False), Bound("min", -1.0, False)])
+def test_a_nan_value_never_passes_and_says_which_statistic_is_undefined(bound: Bound) -> None:
+    outcome = verdict(bound, float("nan"))
+    assert not outcome.passed and outcome.outcome == "FAIL" and math.isnan(outcome.excess)
+    assert outcome.message.startswith("AP Var FAILED: undefined: candidate's Var is NaN")
+    assert "never passes on NaN" in outcome.message
+
+
+def test_a_nan_reference_value_or_calibrated_limit_never_passes() -> None:
+    relative = verdict(Bound("max_increase", 0.05, True), 0.01, reference_value=float("nan"))
+    assert not relative.passed and "production's Var is NaN, so the limit relative to it is undefined" in relative.message
+    nan_null = null_of([*TWENTY[:19], float("nan")], False)
+    limit_nan = calibrated(0.0, None, null=nan_null)
+    assert not limit_nan.passed and "NaN on some swaps of the null" in limit_nan.message
+
+
+@pytest.mark.parametrize(("value", "passed"), [(float("inf"), True), (float("-inf"), False)])
+def test_infinity_compares_as_a_number(value: float, passed: bool) -> None:
+    outcome = verdict(Bound("min", -2.0, False), value)
+    assert outcome.passed is passed and outcome.excess == (-math.inf if passed else math.inf)
+    assert verdict(Bound("min", -math.inf, False), -math.inf).passed  # on the limit, not NaN

@@ -54,7 +54,7 @@ def gate(gate_id: str, statistic: str, value: float, limit: float, bound: dict[s
     return {
         "id": gate_id, "statistic": statistic, "measure": gate_id.split("::")[1], "system": "candidate",
         "reference": None if reference_value is None else "production", "value": value, "reference_value": reference_value,
-        "bound": {**bound, "limit": limit}, "excess": value - limit if bound["kind"].startswith("max") else limit - value,
+        "bound": {**bound, "limit": limit}, "limit": limit, "rule": bound["text"], "calibration": None, "excess": value - limit if bound["kind"].startswith("max") else limit - value,
         "interval": interval, "passed": passed, "outcome": "FAIL" if not passed else ("OK*" if warning else "OK"),
         "warning": warning, "message": message,
         "worst_topics": [{"topic": t, "candidate": c, "compared": r, "delta": c - r} for t, c, r in worst_topics],
@@ -79,6 +79,10 @@ def sample_document() -> dict[str, Any]:
                      "past the limit by 0.112\n  95% bootstrap interval of candidate - reference: [-0.41, 0.02] (seed 0)\n"
                      f"  warning: {warning}"),
     ]
+    ndcg_gates[0]["calibration"] = {"false_alarm": None, "limit": None, "rate": 0.469, "swaps": 10_000, "exact": False,
+                                    "seed": 0, "reference": "production"}
+    ndcg_gates[2]["calibration"] = {"false_alarm": None, "limit": None, "rate": 0.0625, "swaps": 32, "exact": True,
+                                    "seed": 0, "reference": "production"}
     bm25 = system("bm25", "baseline", mean=0.242, bias2=0.112896, var=0.043056, bias2_plus_var=0.155952, urisk=-0.596,
                   trisk=-3.05838145, trisk_p=0.03771805, zrisk=-1.01532748, georisk=0.31863638, mve=0.155888, gawm=0.2)
     bm25["missing_topics"] = ["304", "305"]
@@ -335,9 +339,9 @@ def test_markdown_summary() -> None:
     assert lines[1] == "## ❌ pytest-bvtest: 4 gates, 1 failed, 1 with a warning (OK*)"
     rows = {table_cells(line)[1]: table_cells(line) for line in lines if line.startswith("| ") and "::" in line}
     assert rows[f"`{FAIL_ID}`"] == ["❌ FAIL", f"`{FAIL_ID}`", "0.037136 (candidate)", "0.015804 (production)",
-                                    "0.0173844 (max_increase 10%)", "-"]
+                                    "0.0173844 (max_increase 10%)", "46.90% (10,000 swaps, seed 0)", "-"]
     assert rows[f"`{WARN_ID}`"][0] == "⚠️ OK*"
-    assert rows[f"`{WARN_ID}`"][5] == "[-0.41, 0.02] 95%, seed 0"
+    assert rows[f"`{WARN_ID}`"][5:] == ["6.25% (exact)", "[-0.41, 0.02] 95%, seed 0"]
     assert f"### ❌ `{FAIL_ID}`" in lines
     assert "| 302 | 0.2000 | 0.7000 | -0.5000 |" in lines
     assert "| 301 | 0.6000 | 0.6200 | -0.0200 |" in lines

@@ -208,3 +208,40 @@ def test_table_format_is_stated_for_a_whole_table_of_baselines(project: Path) ->
     assert spec.candidate.format == "wide-topics"
     error = load_error(project, "measures: [AP]\ntable_format: sideways\nbaselines: urbano.csv\n")
     assert str(error).endswith("bvtest.yaml:2: table_format: unknown table format 'sideways'; use one of auto, trec_eval, long, wide, wide-topics")
+
+
+_GATED = "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        (_GATED + "  - {statistic: var, false_alarm: 0.5}\n", 6, "gates[0].false_alarm: must lie strictly between 0 and 0.5"),
+        (_GATED + "  - {statistic: var, false_alarm: 0}\n", 6, "must lie strictly between 0 and 0.5"),
+        (_GATED + "  - {statistic: var, false_alarm: five}\n", 6, "gates[0].false_alarm: expected a number"),
+        (_GATED + "  - {statistic: mean, false_alarm: 0.05, confidence: 0.95}\n", 6, "already calibrated against noise"),
+        (_GATED + "  - {statistic: mean, false_alarm: 0.05, max: 0.9}\n", 6, "`max` bounds the other side"),
+        (_GATED + "  - {statistic: var, false_alarm: 0.05, min: 0.01}\n", 6, "`min` bounds the other side"),
+        ("measures: [AP]\nqrels: qrels.txt\ncandidate: runs/new.run\ngates:\n"
+         "  - {statistic: mean, min: 0.1}\n  - {statistic: var, false_alarm: 0.05}\n", 6,
+         "gates[1]: gate on var (false_alarm: its null swaps topics with the reference) needs a reference system"),
+        ("measures: [AP]\nanalysis:\n  calibration: {swaps: 10}\n", 3, "analysis.calibration.swaps: must be at least 100"),
+        ("measures: [AP]\nanalysis:\n  calibration: {sweeps: 1000}\n", 3, "did you mean `swaps`?"),
+    ],
+    ids=["rate-half", "rate-zero", "rate-word", "with-confidence", "max-on-higher-better", "min-on-lower-better",
+         "no-reference", "too-few-swaps", "calibration-typo"],
+)
+def test_each_calibration_mistake_names_file_line_and_key(project: Path, text: str, line: int, fragment: str) -> None:
+    error = load_error(project, text)
+    assert str(error).startswith(f"{project.resolve() / 'bvtest.yaml'}:{line}:"), str(error)
+    assert fragment in str(error)
+
+
+def test_false_alarm_alone_or_beside_a_bound_is_a_valid_gate(project: Path) -> None:
+    spec = load_spec(write_spec(project, _GATED + "  - {statistic: trisk, false_alarm: 0.05}\n"
+                                "  - {statistic: var, max_increase: 5%, false_alarm: 0.01}\n"
+                                "analysis:\n  calibration: {swaps: 2000, seed: 7}\n"))
+    alone, both = spec.gates
+    assert (alone.bound, alone.false_alarm, alone.reference) == (None, 0.05, "p")
+    assert (both.bound, both.false_alarm) == (Bound("max_increase", 0.05, True), 0.01)
+    assert (spec.analysis.calibration.swaps, spec.analysis.calibration.seed) == (2000, 7)

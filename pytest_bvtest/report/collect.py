@@ -48,10 +48,16 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
         ("bvtest_measure", outcome.measure),
         ("bvtest_system", outcome.system),
         ("bvtest_value", outcome.value),
-        ("bvtest_bound", str(outcome.bound)),
+        ("bvtest_bound", outcome.rule),
         ("bvtest_limit", outcome.limit),
         ("bvtest_outcome", outcome.outcome),
     ]
+    if outcome.null is not None:
+        properties += [("bvtest_false_alarm_rate", outcome.null.rate), ("bvtest_null_swaps", outcome.null.swaps),
+                       ("bvtest_null_exact", outcome.null.exact), ("bvtest_null_seed", outcome.null.seed)]
+        if outcome.null.requested is not None:
+            properties += [("bvtest_false_alarm", outcome.null.requested),
+                           ("bvtest_calibrated_limit", outcome.null.calibrated_limit)]
     if outcome.reference is not None:
         properties += [("bvtest_reference", outcome.reference), ("bvtest_reference_value", outcome.reference_value)]
     if outcome.interval is not None:

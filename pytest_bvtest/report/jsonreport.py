@@ -17,7 +17,7 @@ import numpy as np
 
 from pytest_bvtest import __version__
 from pytest_bvtest.api import Evaluation, MeasureEvaluation
-from pytest_bvtest.gates import GateOutcome
+from pytest_bvtest.gates import GateOutcome, limit_and_excess
 from pytest_bvtest.stats.simulation import SimulationResult
 
 SCHEMA_VERSION = 1
@@ -43,6 +43,32 @@ def _numbers(values: np.ndarray) -> list[float | None]:
     return [value if math.isfinite(value) else None for value in np.asarray(values, dtype=float).tolist()]
 
 
+def _bound_document(outcome: GateOutcome) -> dict[str, Any] | None:
+    """The bound as written and its own limit; ``None`` for a gate limited by ``false_alarm`` alone."""
+    bound = outcome.bound
+    if bound is None:
+        return None
+    own_limit = limit_and_excess(bound, outcome.value, outcome.reference_value)[0]
+    return {"kind": bound.kind, "amount": bound.amount, "relative": bound.relative, "limit": _number(own_limit),
+            "text": str(bound)}
+
+
+def _calibration_document(outcome: GateOutcome) -> dict[str, Any] | None:
+    """The null of no change (MATH.md section 7): the false-alarm rate of the gate's limit and how it was drawn."""
+    null = outcome.null
+    if null is None:
+        return None
+    return {
+        "false_alarm": null.requested,
+        "limit": _number(null.calibrated_limit),
+        "rate": _number(null.rate),
+        "swaps": null.swaps,
+        "exact": null.exact,
+        "seed": null.seed,
+        "reference": null.reference,
+    }
+
+
 def gate_document(outcome: GateOutcome) -> dict[str, Any]:
     return {
         "id": outcome.id,
@@ -52,13 +78,10 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
         "reference": outcome.reference,
         "value": _number(outcome.value),
         "reference_value": _number(outcome.reference_value),
-        "bound": {
-            "kind": outcome.bound.kind,
-            "amount": outcome.bound.amount,
-            "relative": outcome.bound.relative,
-            "limit": _number(outcome.limit),
-            "text": str(outcome.bound),
-        },
+        "bound": _bound_document(outcome),
+        "limit": _number(outcome.limit),
+        "rule": outcome.rule,
+        "calibration": _calibration_document(outcome),
         "excess": _number(outcome.excess),
         "interval": None if outcome.interval is None else {
             "low": _number(outcome.interval[0]),

@@ -65,8 +65,8 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
     if gate["reference"]:
         # An absolute bound on a statistic measured against a reference (TRisk >= -2) has no reference value.
         reference = f"against {cell(gate['reference'])}" if gate["reference_value"] is None else f"{reference} ({cell(gate['reference'])})"
-    bound = gate["bound"]
     interval = gate["interval"]
+    calibration = gate.get("calibration")
     interval_text = "-"
     if interval is not None:
         interval_text = f"[{_number(interval['low'])}, {_number(interval['high'])}] {interval['confidence']:.0%}, seed {interval['seed']}"
@@ -75,16 +75,25 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
         code(cell(gate["id"])),
         f"{_number(gate['value'])} ({cell(gate['system'])})",
         reference,
-        f"{_number(bound['limit'])} ({cell(bound['text'])})",
+        f"{_number(gate['limit'])} ({cell(gate['rule'])})",
+        "-" if calibration is None else _false_alarm_cell(calibration),
         interval_text,
     )
+
+
+def _false_alarm_cell(calibration: Mapping[str, Any]) -> str:
+    """The false-alarm rate of the gate's limit and how its null was drawn (MATH.md section 7)."""
+    rate = "undefined" if calibration["rate"] is None else f"{calibration['rate']:.2%}"
+    drawn = "exact" if calibration["exact"] else f"{calibration['swaps']:,} swaps, seed {calibration['seed']}"
+    return f"{rate} ({drawn})"
 
 
 def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
     if not gates:
         return ["No gates: analysis only."] if evaluations else []
-    lines = _table(("outcome", "gate", "value", "reference", "limit", "interval"), [_gate_row(gate) for gate in gates], {2, 3, 4})
+    lines = _table(("outcome", "gate", "value", "reference", "limit", "false alarm", "interval"),
+                   [_gate_row(gate) for gate in gates], {2, 3, 4, 5})
     for gate in gates:
         if gate["warning"]:  # within noise; guards' warnings are listed once, under the headline
             lines.append("")

@@ -7,7 +7,7 @@ regression gate. Every array is topic-aligned: position ``j`` is the same topic 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -16,7 +16,7 @@ from scipy.special import stdtr
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.biasvar import checked_scores
-from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings, Statistic
 
 # Relative tolerance under which two permuted statistics count as tied with the observed one:
 # sign-flipped sums that are equal in exact arithmetic may differ in the last bits.
@@ -169,17 +169,12 @@ def randomization_tests(
     statistics = rows.mean(axis=1)
     differences = rows.T
 
-    if topics < 63 and 2**topics <= permutations:
-        assignments = (np.arange(2**topics)[:, np.newaxis] >> np.arange(topics) & 1).astype(np.float64)
-        reaching = np.count_nonzero(np.abs(totals - 2.0 * (assignments @ differences)) >= threshold, axis=0)
-        return tuple(TestResult(float(mean), float(count / 2**topics)) for mean, count in zip(statistics, reaching))
-
-    rng = np.random.default_rng(seed)
-    chunk = max(1, _CHUNK_CELLS // topics)
+    exact = topics < 63 and 2**topics <= permutations
     reaching = np.zeros(differences.shape[1], dtype=np.int64)
-    for start in range(0, permutations, chunk):
-        negated = _negated_topics(rng, (min(chunk, permutations - start), topics))
+    for negated in topic_assignments(topics, permutations, seed, exact=exact, block=max(1, _CHUNK_CELLS // topics)):
         reaching += np.count_nonzero(np.abs(totals - 2.0 * (negated @ differences)) >= threshold, axis=0)
+    if exact:
+        return tuple(TestResult(float(mean), float(count / 2**topics)) for mean, count in zip(statistics, reaching))
     return tuple(TestResult(float(mean), float((1 + count) / (1 + permutations))) for mean, count in zip(statistics, reaching))
 
 
@@ -193,6 +188,26 @@ def _negated_topics(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndar
         return (rng.random(shape) < 0.5).astype(np.float64)
     raw = rng.bit_generator.random_raw(shape[0] * shape[1]).reshape(shape)
     return np.less(raw, np.uint64(1 << 63)).view(np.uint8).astype(np.float64)
+
+
+def topic_assignments(topics: int, count: int, seed: int, *, exact: bool, block: int) -> Iterator[np.ndarray]:
+    """Blocks of float64 0/1 rows ``(rows, topics)``: which topics a paired resampling swaps (or sign-flips).
+
+    ``exact``: all ``2**topics`` assignments in binary order (row ``k`` swaps topic ``j`` when bit
+    ``j`` of ``k`` is set; ``count`` and ``seed`` unused). Otherwise ``count`` rows of
+    ``numpy.random.default_rng(seed).random((count, topics)) < 0.5``, each topic independently with
+    probability 1/2; the blocks only bound memory and never change the stream. Floats, so that a
+    block times a topic vector is one matrix product.
+    """
+    if exact:
+        every = 2**topics
+        for first in range(0, every, block):
+            numbers = np.arange(first, min(every, first + block))
+            yield (numbers[:, np.newaxis] >> np.arange(topics) & 1).astype(np.float64)
+        return
+    rng = np.random.default_rng(seed)
+    for first in range(0, count, block):
+        yield _negated_topics(rng, (min(block, count - first), topics))
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:
@@ -243,6 +258,41 @@ class BootstrapInterval:
     mean: float
     std: float
     distribution: np.ndarray = field(repr=False, compare=False)
+
+
+def checked_seed(seed: int) -> int:
+    """``seed`` if it is a whole number >= 0 (``numpy.random.default_rng`` accepts it)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise StatisticError(f"seed must be a whole number >= 0, got {seed!r}")
+    return int(seed)
+
+
+def paired_problem(
+    scores: np.ndarray, statistic: str, candidate: int, reference: int | None, settings: AnalysisSettings, what: str
+) -> tuple[Statistic, np.ndarray, tuple[np.ndarray, list[int]]]:
+    """Check a paired resampling's arguments; the statistic, the matrix and its sufficient reduction.
+
+    Returns ``(statistic, scores, (matrix, positions))``: ``matrix`` is the statistic's sufficient
+    matrix for the candidate and the reference
+    (:attr:`~pytest_bvtest.stats.registry.Statistic.sufficient_matrix`), or the whole matrix for a
+    statistic without one (GAWM); ``positions`` are the candidate's and the reference's rows in it
+    (the candidate's alone when ``reference`` is ``None``). Resampling or swapping topics of
+    ``matrix`` gives the values the whole matrix would give.
+    """
+    chosen = STATISTICS.get(statistic)
+    if chosen is None:
+        raise StatisticError(f"unknown statistic {statistic!r}; statistics: {', '.join(STATISTICS)}")
+    x = checked_scores(scores, min_ndim=2)
+    if x.ndim != 2:
+        raise StatisticError(f"{what} needs one systems x topics matrix, got shape {x.shape}")
+    systems = x.shape[0]
+    kept: Sequence[int] = [candidate] if reference is None else [candidate, reference]
+    if any(isinstance(row, bool) or not isinstance(row, (int, np.integer)) or not 0 <= row < systems for row in kept):
+        raise StatisticError(f"candidate and reference must be row indices below {systems}, got {candidate!r} and {reference!r}")
+    rows = list(dict.fromkeys(kept))
+    if chosen.sufficient_matrix is None:
+        return chosen, x, (x, list(kept))
+    return chosen, x, (chosen.sufficient_matrix(x, rows, settings), [rows.index(row) for row in kept])
 
 
 def paired_bootstrap(
@@ -303,28 +353,13 @@ def paired_bootstrap(
         When the candidate's and the reference's rows are identical the difference is 0 on every
         resample, and the result says so exactly (estimate and interval 0).
     """
-    chosen = STATISTICS.get(statistic)
-    if chosen is None:
-        raise StatisticError(f"unknown statistic {statistic!r}; statistics: {', '.join(STATISTICS)}")
-    x = checked_scores(scores, min_ndim=2)
-    if x.ndim != 2:
-        raise StatisticError(f"the bootstrap needs one systems x topics matrix, got shape {x.shape}")
-    systems, topics = x.shape
-    kept = [candidate] if reference is None else [candidate, reference]
-    if any(isinstance(row, bool) or not isinstance(row, (int, np.integer)) or not 0 <= row < systems for row in kept):
-        raise StatisticError(f"candidate and reference must be row indices below {systems}, got {candidate!r} and {reference!r}")
+    chosen, x, (matrix, positions) = paired_problem(scores, statistic, candidate, reference, settings, "the bootstrap")
     if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 1:
         raise StatisticError(f"resamples must be a positive whole number, got {resamples!r}")
     if not 0 < confidence < 1:
         raise StatisticError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise StatisticError(f"seed must be a whole number >= 0, got {seed!r}")
-
-    rows = list(dict.fromkeys(kept))
-    if chosen.sufficient_matrix is None:
-        matrix, positions = x, kept
-    else:
-        matrix, positions = chosen.sufficient_matrix(x, rows, settings), [rows.index(row) for row in kept]
+    checked_seed(seed)
+    topics = x.shape[1]
     matrix_reference = positions[1] if reference is not None else None
     observed = chosen.compute(matrix, matrix_reference, settings)
     if reference is not None and np.array_equal(x[candidate], x[reference]):

@@ -1,0 +1,187 @@
+"""Calibrated gate limits: the null of "no change" built by swapping topics (MATH.md section 7).
+
+Swap the candidate's and the reference's scores on a random subset of topics, each topic
+independently with probability 1/2. The two systems that result are of equal quality by
+construction, and the per-topic virtual target (the max over all systems, MATH.md section 2) does
+not move, because a swap exchanges two entries of the same topic's column. So does every other
+per-topic aggregate a statistic reads (the min of max-min normalisation, ZRisk's topic totals), and
+with them ``c``. The distribution of a gated statistic over swaps is therefore what a change of
+equal quality produces against this reference on these topics; a limit placed at its
+``P``-quantile on the bad side raises a false alarm with probability ``P``. This is the paired
+randomization test (Fisher 1935; Smucker, Allan & Carterette, CIKM 2007) with the gate's
+statistic in place of the mean difference. ``docs/mathematics.md`` section 7 is the shipped copy.
+
+The null is of ``S(candidate) - S(reference)``, except for statistics already measured against
+the reference or the baselines (URisk, TRisk, ZRisk, GeoRisk), whose null is of the candidate's
+own value. With at most :data:`EXACT_TOPICS` topics every one of the ``2**n`` swaps is enumerated;
+otherwise ``swaps`` seeded Monte-Carlo swaps are drawn, as ``rng.random((swaps, n)) < 0.5`` with
+``rng = numpy.random.default_rng(seed)``. Stacks of swapped matrices are evaluated at once, in
+blocks that bound memory, on the statistic's sufficient matrix
+(:func:`pytest_bvtest.stats.inference.paired_problem`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.stats.inference import checked_seed, paired_problem, topic_assignments
+from pytest_bvtest.stats.registry import AnalysisSettings
+
+#: Statistics whose null is of the candidate's own value: they already compare it with the
+#: reference (URisk, TRisk) or with every baseline (ZRisk, GeoRisk), so an equal system is near 0
+#: or near its baselines' level without subtracting the reference's value.
+OWN_VALUE_STATISTICS = frozenset({"urisk", "trisk", "zrisk", "georisk"})
+
+#: Up to this many topics every swap is enumerated (65,536 at most): the null is exact.
+EXACT_TOPICS = 16
+
+#: Monte-Carlo swaps drawn by default (the limit's quantile has a standard error of
+#: ``sqrt(P (1 - P) / swaps)`` in probability: 0.0022 at P = 0.05).
+DEFAULT_SWAPS = 10_000
+
+#: Default swaps for a statistic that needs the whole matrix (GAWM: an iterated fixed point per swap).
+DEFAULT_SWAPS_FULL_MATRIX = 1_000
+
+# Cells (swaps x rows x topics) evaluated at once: bounds memory, and stays in cache.
+_BLOCK_CELLS = 1 << 20
+
+# A null value this close to a limit counts as on it, as the gates do (floating-point noise).
+_TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class SwapNull:
+    """The null distribution of one gated statistic under topic swaps with the reference.
+
+    Attributes
+    ----------
+    statistic:
+        The statistic's name in :data:`~pytest_bvtest.stats.registry.STATISTICS`.
+    higher_is_better:
+        Its good direction: the bad side is low values when True.
+    own_value:
+        True when ``values`` are the candidate's own values (:data:`OWN_VALUE_STATISTICS`),
+        False when they are ``S(candidate) - S(reference)``.
+    values:
+        One value per swap, sorted ascending (read-only).
+    exact:
+        True when every ``2**n`` swap was enumerated (then ``seed`` played no part).
+    seed:
+        Seed of the Monte-Carlo swaps.
+    """
+
+    statistic: str
+    higher_is_better: bool
+    own_value: bool
+    values: np.ndarray = field(repr=False, compare=False)
+    exact: bool
+    seed: int
+
+    @property
+    def swaps(self) -> int:
+        """How many swaps the null holds: ``2**n`` when exact, else the Monte-Carlo count."""
+        return int(self.values.size)
+
+    def limit(self, false_alarm: float) -> float:
+        """The limit whose false-alarm rate is at most ``false_alarm``: the quantile on the bad side.
+
+        With the values sorted ``v_0 <= ... <= v_{N-1}`` and ``k = floor(P N)``: ``v_k`` when higher is
+        better (at most ``k`` values lie below it), ``v_{N-1-k}`` otherwise. A gate fails when the
+        observed value is strictly past this limit, so the rate is ``<= P``, equal up to ties.
+        """
+        if not 0 < false_alarm < 0.5:
+            raise StatisticError(f"a false-alarm rate must lie strictly between 0 and 0.5, got {false_alarm!r}")
+        k = int(np.floor(false_alarm * self.swaps + 1e-9))
+        return float(self.values[k] if self.higher_is_better else self.values[self.swaps - 1 - k])
+
+    def false_alarm_rate(self, limit: float) -> float:
+        """The null's tail probability past ``limit`` on the bad side: how often an equal change fails.
+
+        NaN for a NaN limit (an undefined limit has no rate).
+        """
+        if np.isnan(limit):
+            return float("nan")
+        slack = _TOLERANCE * max(1.0, abs(limit)) if np.isfinite(limit) else 0.0
+        if self.higher_is_better:
+            past = np.searchsorted(self.values, limit - slack, side="left")
+        else:
+            past = self.swaps - np.searchsorted(self.values, limit + slack, side="right")
+        return float(past / self.swaps)
+
+
+def swap_null(
+    scores: np.ndarray,
+    statistic: str,
+    candidate: int,
+    reference: int,
+    settings: AnalysisSettings = AnalysisSettings(),
+    *,
+    swaps: int | None = None,
+    seed: int = 0,
+    exact_topics: int = EXACT_TOPICS,
+) -> SwapNull:
+    """The null of "no change" of a gated statistic: its values over swaps of candidate and reference.
+
+    MATH.md section 7, "Calibrated limits": swap ``scores[candidate]`` and ``scores[reference]`` on
+    each topic independently with probability 1/2; every other row, and hence the per-topic target,
+    stays as it is. Each swap gives ``S(swapped candidate) - S(swapped reference)``, or the swapped
+    candidate's own value for :data:`OWN_VALUE_STATISTICS`. With ``n <= exact_topics`` every one of
+    the ``2**n`` swaps is enumerated (exact); otherwise swap ``b`` is row ``b`` of
+    ``numpy.random.default_rng(seed).random((swaps, n)) < 0.5``, so a naive loop can reproduce
+    every value.
+
+    Speed: the swaps are evaluated in stacks on the statistic's sufficient matrix (a few rows), so
+    10,000 swaps cost about as much as 10,000 bootstrap resamples; GAWM has none and iterates its
+    fixed point on the whole matrix for every swap (default 1,000 swaps). Random topic grouping
+    repeats its partitions inside every swap.
+
+    Parameters
+    ----------
+    scores:
+        ``(m, n)`` score matrix, every system of the evaluation.
+    statistic:
+        A name in :data:`~pytest_bvtest.stats.registry.STATISTICS`.
+    candidate, reference:
+        Rows of the candidate and of the reference it is swapped with (distinct).
+    settings:
+        How the statistic is computed.
+    swaps:
+        Monte-Carlo swaps ``R``; ``None`` is :data:`DEFAULT_SWAPS`, or
+        :data:`DEFAULT_SWAPS_FULL_MATRIX` for a statistic without a sufficient matrix.
+    seed:
+        Seed of the Monte-Carlo swaps (reported; unused when exact).
+    exact_topics:
+        Enumerate every swap when the matrix has at most this many topics.
+
+    Returns
+    -------
+    SwapNull
+        The sorted null values with how they were drawn; ``limit(P)`` and ``false_alarm_rate(limit)``.
+    """
+    chosen, x, (matrix, positions) = paired_problem(scores, statistic, candidate, reference, settings, "the swap null")
+    if candidate == reference:
+        raise StatisticError("the swap null needs a reference other than the candidate")
+    if swaps is None:
+        swaps = DEFAULT_SWAPS if chosen.sufficient_matrix is not None else DEFAULT_SWAPS_FULL_MATRIX
+    if isinstance(swaps, bool) or not isinstance(swaps, (int, np.integer)) or swaps < 1:
+        raise StatisticError(f"swaps must be a positive whole number, got {swaps!r}")
+    seed = checked_seed(seed)
+    own_value = chosen.name in OWN_VALUE_STATISTICS
+    topics = x.shape[1]
+    exact = topics <= exact_topics
+    first_row, second_row = matrix[positions[0]], matrix[positions[1]]
+    block = max(1, _BLOCK_CELLS // matrix.size)
+    values = []
+    for assignment in topic_assignments(topics, swaps, seed, exact=exact, block=block):
+        swapped = assignment.astype(bool)
+        stack = np.broadcast_to(matrix, (len(swapped), *matrix.shape)).copy()
+        stack[:, positions[0]] = np.where(swapped, second_row, first_row)
+        stack[:, positions[1]] = np.where(swapped, first_row, second_row)
+        computed = chosen.compute(stack, positions[1], settings)
+        values.append(computed[:, positions[0]] if own_value else computed[:, positions[0]] - computed[:, positions[1]])
+    null = np.sort(np.concatenate(values))
+    null.flags.writeable = False
+    return SwapNull(chosen.name, chosen.higher_is_better, own_value, null, exact, seed)

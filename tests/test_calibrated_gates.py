@@ -1,0 +1,185 @@
+"""Calibrated gates end to end (MATH.md section 7): pytester, the example project, real TREC runs."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import textwrap
+from pathlib import Path
+from xml.etree import ElementTree
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import shared_path
+from pytest_bvtest.api import evaluate_spec
+from pytest_bvtest.spec import load_spec
+from test_plugin import PRODUCTION, QRELS, RISKY, run_text
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+EXAMPLE = REPOSITORY / "example_project"
+
+# AP of the pytester project's systems, topic by topic: the relevant document at rank r gives 1/r
+PRODUCTION_AP = np.array([1 / PRODUCTION[t] for t in sorted(PRODUCTION)])
+RISKY_AP = np.array([1 / RISKY[t] for t in sorted(RISKY)])
+
+
+def brute_force_urisk_null(candidate: np.ndarray, reference: np.ndarray, alpha: float) -> np.ndarray:
+    """URisk of the swapped candidate against the swapped reference, over all 2^n swaps, by loops."""
+    values = []
+    for swapped in itertools.product((False, True), repeat=len(candidate)):
+        c = [r if s else x for x, r, s in zip(candidate, reference, swapped)]
+        b = [x if s else r for x, r, s in zip(candidate, reference, swapped)]
+        deltas = [ci - bi if ci >= bi else (1 + alpha) * (ci - bi) for ci, bi in zip(c, b)]
+        values.append(sum(deltas) / len(deltas))
+    return np.sort(values)
+
+
+@pytest.fixture
+def calibrated_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makefile(".txt", qrels=QRELS)
+    runs = pytester.mkdir("runs")
+    for name, ranks in (("production", PRODUCTION), ("risky", RISKY)):
+        (runs / f"{name}.run").write_text(run_text(name, ranks))
+    (pytester.path / "bvtest.yaml").write_text(textwrap.dedent("""
+        qrels: qrels.txt
+        measures: [AP]
+        baselines: {production: runs/production.run}
+        candidate: runs/risky.run
+        analysis: {risk_alpha: 5}
+        gates:
+          - {statistic: urisk, false_alarm: 0.1}
+          - {statistic: urisk, min: -0.05, name: fixed}
+    """).lstrip())
+    return pytester
+
+
+def test_a_calibrated_gate_takes_the_brute_force_quantile_and_every_report_shows_its_rate(
+    calibrated_project: pytest.Pytester,
+) -> None:
+    null = brute_force_urisk_null(RISKY_AP, PRODUCTION_AP, 5.0)
+    limit = null[int(0.1 * 64)]  # 6 topics: all 64 swaps; at most 6 of them lie below the limit
+    result = calibrated_project.runpytest("--bvtest-json", "report.json", "--bvtest-markdown", "report.md",
+                                          "--junitxml", "junit.xml")
+    report = json.loads((calibrated_project.path / "report.json").read_text())
+    gates = {gate["id"].rsplit("::", 1)[1]: gate for gate in report["evaluations"][0]["gates"]}
+    calibrated, fixed = gates["urisk"], gates["fixed"]
+    assert calibrated["bound"] is None and calibrated["rule"] == "false_alarm 10%"
+    assert calibrated["limit"] == pytest.approx(limit, abs=1e-12)
+    assert calibrated["calibration"]["limit"] == pytest.approx(limit, abs=1e-12)
+    assert calibrated["calibration"] == {**calibrated["calibration"], "false_alarm": 0.1, "swaps": 64, "exact": True,
+                                         "reference": "production"}
+    assert calibrated["calibration"]["rate"] == pytest.approx(np.mean(null < limit - 1e-12))
+    assert calibrated["passed"] == (calibrated["value"] >= limit - 1e-12)
+    # the fixed bound reports the share of equal-quality changes it fails
+    assert fixed["calibration"]["rate"] == pytest.approx(np.mean(null < -0.05))
+    assert fixed["calibration"]["false_alarm"] is None and fixed["rule"] == "min -0.05"
+    result.stdout.fnmatch_lines([f"*false_alarm 10% requires >= {limit:.6g}*all 64 swaps with production*",
+                                 "*bound min -0.05 requires >= -0.05*false-alarm rate*"])
+    assert "| false alarm |" in (calibrated_project.path / "report.md").read_text()
+    assert f"{fixed['calibration']['rate']:.2%} (exact)" in (calibrated_project.path / "report.md").read_text()
+    properties = {
+        f"AP::{case.get('name')}": {p.get("name"): p.get("value") for p in case.iter("property")}
+        for case in ElementTree.parse(calibrated_project.path / "junit.xml").iter("testcase")
+    }
+    assert float(properties["AP::urisk"]["bvtest_false_alarm"]) == 0.1
+    assert float(properties["AP::urisk"]["bvtest_false_alarm_rate"]) == pytest.approx(calibrated["calibration"]["rate"])
+    assert properties["AP::fixed"]["bvtest_null_swaps"] == "64" and "bvtest_false_alarm" not in properties["AP::fixed"]
+
+
+def test_a_gate_needing_a_reference_without_one_is_a_spec_error_at_its_line(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".txt", qrels=QRELS)
+    pytester.mkdir("runs")
+    (pytester.path / "runs" / "risky.run").write_text(run_text("risky", RISKY))
+    (pytester.path / "bvtest.yaml").write_text(
+        "qrels: qrels.txt\nmeasures: [AP]\ncandidate: runs/risky.run\ngates:\n  - {statistic: var, false_alarm: 0.05}\n")
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(["*bvtest.yaml:5: gates[[]0[]]: gate on var (false_alarm*needs a reference system*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+# --- the recommended gates on the example project and on real TREC runs ---------------------------
+
+RECOMMENDED = yaml.safe_load((EXAMPLE / "bvtest.yaml").read_text())["gates"]
+BEFORE = [  # what README, quickstart and the example recommended before calibration
+    {"statistic": "trisk", "measure": "nDCG@10", "min": -2.0},
+    {"statistic": "bias2_plus_var", "measure": "nDCG@10", "max_increase": "5%"},
+    {"statistic": "mean", "max_decrease": 0.01, "confidence": 0.95},
+]
+
+
+def test_the_recommended_gates_are_calibrated() -> None:
+    assert all("false_alarm" in gate for gate in RECOMMENDED)
+
+
+def verdicts(spec: Path, gates: list[dict], candidate: Path | None = None) -> dict[str, tuple[str, float]]:
+    document = yaml.safe_load(spec.read_text())
+    document["gates"] = gates
+    document["cache"] = False
+    if candidate is not None:
+        document["candidate"] = str(candidate)
+    written = spec.with_name(f"gated-{spec.name}")
+    written.write_text(yaml.safe_dump(document))
+    evaluation = evaluate_spec(load_spec(written), use_cache=False)
+    return {outcome.id.split("::", 1)[1]: (outcome.outcome, outcome.value) for outcome in evaluation.gates}
+
+
+def example_spec(tmp_path: Path) -> Path:
+    document = yaml.safe_load((EXAMPLE / "bvtest.yaml").read_text())
+    for key in ("qrels", "topics", "candidate"):
+        document[key] = str(EXAMPLE / document[key])
+    document["baselines"] = {name: str(EXAMPLE / path) for name, path in document["baselines"].items()}
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(yaml.safe_dump(document))
+    return spec
+
+
+def test_the_examples_risky_candidate_fails_before_and_after_calibration_and_the_stable_one_passes(tmp_path: Path) -> None:
+    spec = example_spec(tmp_path)
+    risky = EXAMPLE / "runs" / "candidate-risky.run"
+    before, after = verdicts(spec, BEFORE, risky), verdicts(spec, RECOMMENDED, risky)
+    assert before["nDCG@10::trisk"] == ("FAIL", pytest.approx(-2.45917, abs=5e-6))
+    assert after["nDCG@10::var"][0] == "FAIL"  # its spread grows past 95% of equal-quality changes
+    assert after["nDCG@10::trisk"][0] == "OK"  # its wins outweigh its losses as an equal change's would
+    assert {outcome for outcome, _ in verdicts(spec, RECOMMENDED).values()} == {"OK"}
+
+
+def real_spec(tmp_path: Path, qrels: Path, baselines: dict[str, Path], candidate: Path) -> Path:
+    spec = tmp_path / "real.yaml"
+    spec.write_text(yaml.safe_dump({
+        "qrels": str(qrels), "measures": ["nDCG@10", "AP"], "baselines": {k: str(v) for k, v in baselines.items()},
+        "candidate": str(candidate), "reference": next(iter(baselines)), "analysis": {"risk_alpha": 5}, "cache": False,
+    }, sort_keys=False))
+    return spec
+
+
+def test_dl19_monot5_against_monobert_fails_a_fixed_trisk_bound_and_passes_the_calibrated_gates(tmp_path: Path) -> None:
+    """monoT5 vs monoBERT on TREC DL 2019 passage: nDCG@10 +0.0009, 19 wins and 19 losses."""
+    runs = shared_path("dl19_passage_qppeval_runs", "runs")
+    spec = real_spec(
+        tmp_path, shared_path("anserini_tools_qrels_topics", "qrels", "qrels.dl19-passage.txt"),
+        {"monobert": runs / "run-msmarco-passage-bm25-monobert-0.8-0.5.txt.gz",
+         "colbert": runs / "colbert-on-bm25-trec-dl-queries.gz", "drmm": runs / "drmm.res.gz"},
+        runs / "run-msmarco-passage-bm25-monot5-0.8-0.5.txt.gz",
+    )
+    before, after = verdicts(spec, BEFORE), verdicts(spec, RECOMMENDED)
+    assert before["nDCG@10::trisk"] == ("FAIL", pytest.approx(-2.50177, abs=5e-6))
+    assert before["nDCG@10::bias2_plus_var"][0] == "FAIL"
+    assert {outcome for outcome, _ in after.values()} == {"OK"}, after
+
+
+def test_trec_covid_round4_fusion_fails_a_fixed_trisk_bound_and_passes_the_calibrated_gates(tmp_path: Path) -> None:
+    """OHSU's round-4 fusion run against its full-text run: AP +0.056, nDCG@10 TRisk -3.23 at alpha 5."""
+    runs = shared_path("trec_covid_ohsu_runs", "runs", "Round4_Runs_LessRM3")
+    spec = real_spec(
+        tmp_path, shared_path("anserini_tools_qrels_topics", "qrels", "qrels.covid-round4.txt"),
+        {"FullOHSU": runs / "FullOHSU.txt.gz", "AbstractOHSU": runs / "AbstractOHSU.txt.gz"},
+        runs / "R4_orig_fusion.txt.gz",
+    )
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    ap = evaluation.measure("AP")
+    assert ap.system("candidate").values["mean"] - ap.system("FullOHSU").values["mean"] == pytest.approx(0.0561, abs=5e-5)
+    before, after = verdicts(spec, BEFORE), verdicts(spec, RECOMMENDED)
+    assert before["nDCG@10::trisk"] == ("FAIL", pytest.approx(-3.22675, abs=5e-6))
+    assert {outcome for outcome, _ in after.values()} == {"OK"}, after

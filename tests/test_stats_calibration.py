@@ -1,0 +1,149 @@
+"""The swap null of "no change" (MATH.md section 7): brute force, naive loops, real TREC runs."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.stats import calibration
+from pytest_bvtest.stats.calibration import OWN_VALUE_STATISTICS, swap_null
+from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from conftest import shared_path
+from test_stats_registry import SETTINGS, web14
+
+SMALL = np.array([
+    [0.30, 0.10, 0.55, 0.70, 0.20, 0.45, 0.05],
+    [0.25, 0.30, 0.50, 0.10, 0.20, 0.60, 0.15],
+    [0.40, 0.20, 0.35, 0.65, 0.05, 0.50, 0.30],
+    [0.10, 0.05, 0.60, 0.30, 0.25, 0.20, 0.10],
+])
+CANDIDATE, REFERENCE = 0, 1
+
+
+def brute_force_null(scores: np.ndarray, name: str, settings: AnalysisSettings) -> np.ndarray:
+    """Every one of the 2^n swaps, one at a time, on the whole matrix (no sufficient matrix, no stacks)."""
+    statistic = STATISTICS[name]
+    values = []
+    for swapped in itertools.product((False, True), repeat=scores.shape[1]):
+        x = scores.copy()
+        for j, swap in enumerate(swapped):
+            if swap:
+                x[CANDIDATE, j], x[REFERENCE, j] = scores[REFERENCE, j], scores[CANDIDATE, j]
+        assert np.array_equal(x.max(axis=0), scores.max(axis=0))  # a swap keeps the virtual target
+        computed = statistic.compute(x, REFERENCE, settings)
+        own = name in OWN_VALUE_STATISTICS
+        values.append(computed[CANDIDATE] if own else computed[CANDIDATE] - computed[REFERENCE])
+    return np.sort(np.array(values))
+
+
+@pytest.mark.parametrize("setting", ["default", "max-min", "difficulty groups"])
+@pytest.mark.parametrize("name", list(STATISTICS))
+def test_exact_null_equals_a_brute_force_over_every_swap(name: str, setting: str) -> None:
+    settings = SETTINGS[setting]
+    null = swap_null(SMALL, name, CANDIDATE, REFERENCE, settings)
+    expected = brute_force_null(SMALL, name, settings)
+    assert null.exact and null.swaps == 2**SMALL.shape[1]
+    np.testing.assert_allclose(null.values, expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["mean", "bias2_plus_var", "trisk", "var"])
+def test_limit_and_false_alarm_rate_count_the_bad_tail(name: str) -> None:
+    null = swap_null(SMALL, name, CANDIDATE, REFERENCE, AnalysisSettings())
+    values = brute_force_null(SMALL, name, AnalysisSettings())
+    higher_is_better = STATISTICS[name].higher_is_better
+    for rate in (0.01, 0.05, 0.1, 0.25):
+        limit = null.limit(rate)
+        past = values < limit - 1e-12 if higher_is_better else values > limit + 1e-12
+        assert null.false_alarm_rate(limit) == pytest.approx(past.mean())
+        assert past.mean() <= rate
+        # the limit is the tightest one at this rate: one value further in, the rate would exceed it
+        inner = values[values > limit + 1e-12].min() if higher_is_better else values[values < limit - 1e-12].max()
+        past_inner = values < inner - 1e-12 if higher_is_better else values > inner + 1e-12
+        assert past_inner.mean() > rate
+    assert null.false_alarm_rate(values[0] - 1) == (0.0 if higher_is_better else 1.0)
+    assert np.isnan(null.false_alarm_rate(float("nan")))
+
+
+def test_monte_carlo_null_equals_a_naive_loop_over_seeded_swaps() -> None:
+    names, scores = web14()
+    candidate, reference = names.index("uogTrDwl"), names.index("CiirAll1")
+    null = swap_null(scores, "bias2_plus_var", candidate, reference, AnalysisSettings(), swaps=300, seed=11)
+    swapped = np.random.default_rng(11).random((300, scores.shape[1])) < 0.5
+    expected = []
+    for row in swapped:
+        x = scores.copy()
+        x[candidate] = np.where(row, scores[reference], scores[candidate])
+        x[reference] = np.where(row, scores[candidate], scores[reference])
+        values = STATISTICS["bias2_plus_var"].compute(x, reference, AnalysisSettings())
+        expected.append(values[candidate] - values[reference])
+    assert not null.exact and null.seed == 11 and null.swaps == 300
+    np.testing.assert_allclose(null.values, np.sort(expected), rtol=1e-10, atol=1e-14)
+
+
+def test_blocks_do_not_change_the_null(monkeypatch: pytest.MonkeyPatch) -> None:
+    names, scores = web14()
+    whole = swap_null(scores, "trisk", 0, 1, AnalysisSettings(), swaps=500, seed=3)
+    monkeypatch.setattr(calibration, "_BLOCK_CELLS", 7 * scores.shape[1])
+    np.testing.assert_array_equal(swap_null(scores, "trisk", 0, 1, AnalysisSettings(), swaps=500, seed=3).values, whole.values)
+
+
+def test_identical_systems_have_a_null_of_exact_zeros_and_never_a_false_alarm() -> None:
+    scores = np.vstack([SMALL[0], SMALL[0], SMALL[2]])
+    null = swap_null(scores, "bias2_plus_var", 0, 1)
+    assert np.all(null.values == 0.0) and null.limit(0.05) == 0.0 and null.false_alarm_rate(0.0) == 0.0
+
+
+def test_gawm_defaults_to_fewer_swaps_and_the_rest_to_ten_thousand() -> None:
+    names, scores = web14()
+    assert swap_null(scores[:5], "gawm", 0, 1).swaps == calibration.DEFAULT_SWAPS_FULL_MATRIX
+    assert swap_null(scores, "mean", 0, 1).swaps == calibration.DEFAULT_SWAPS == 10_000
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"reference": 0}, "other than the candidate"),
+        ({"swaps": 0}, "swaps must be a positive whole number"),
+        ({"seed": -1}, "seed must be a whole number"),
+        ({"statistic": "bias"}, "unknown statistic"),
+    ],
+)
+def test_swap_null_rejects_bad_arguments(arguments: dict, message: str) -> None:
+    call = {"scores": SMALL, "statistic": "mean", "candidate": 0, "reference": 1, **arguments}
+    with pytest.raises(StatisticError, match=message):
+        swap_null(**call)
+
+
+def test_limit_rejects_a_rate_outside_zero_to_one_half() -> None:
+    null = swap_null(SMALL, "mean", 0, 1)
+    for rate in (0.0, 0.5, 1.2):
+        with pytest.raises(StatisticError, match="strictly between 0 and 0.5"):
+            null.limit(rate)
+
+
+@pytest.mark.parametrize("name", ["mean", "trisk", "bias2_plus_var"])
+def test_false_alarm_rate_at_five_percent_on_equal_quality_pairs_of_real_trec_runs(name: str) -> None:
+    """Swap two real TREC-8 runs on random topics: an equal-quality pair. Across many such pairs a
+    ``false_alarm: 0.05`` limit fails the candidate 5% of the time, within Monte-Carlo error."""
+    path = shared_path("newbestsub_named_matrices", "AH99.csv")
+    scores = np.genfromtxt(path, delimiter=",", skip_header=1)[:, 1:]
+    rng = np.random.default_rng(2026)
+    settings = AnalysisSettings()
+    higher_is_better = STATISTICS[name].higher_is_better
+    trials, failures = 400, 0
+    for _ in range(trials):
+        systems = rng.choice(scores.shape[0], size=4, replace=False)  # candidate, reference, two other baselines
+        x = scores[systems].copy()
+        swap = rng.random(x.shape[1]) < 0.5
+        x[0], x[1] = np.where(swap, x[1], x[0]), np.where(swap, x[0], x[1])
+        values = STATISTICS[name].compute(x, 1, settings)
+        observed = values[0] if name in OWN_VALUE_STATISTICS else values[0] - values[1]
+        null = swap_null(x, name, 0, 1, settings, swaps=2000, seed=int(rng.integers(2**31)))
+        limit = null.limit(0.05)
+        failures += bool(observed < limit - 1e-12 if higher_is_better else observed > limit + 1e-12)
+    rate = failures / trials
+    error = np.sqrt(0.05 * 0.95 / trials)  # binomial standard error over the pairs
+    assert abs(rate - 0.05) < 3 * error, rate
