@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_bvtest.cache import CachedScores, ScoreCache
-from pytest_bvtest.errors import InputError
+from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
@@ -74,7 +74,7 @@ class ScoreMatrix:
         try:
             return self.systems.index(system)
         except ValueError:
-            raise InputError(f"unknown system {system!r}", hint=f"systems are: {', '.join(self.systems)}") from None
+            raise InputError(f"unknown system {excerpt(system)}", hint=f"systems are: {', '.join(self.systems)}") from None
 
     def row(self, system: str) -> np.ndarray:
         return self.scores[self.index(system)]
@@ -97,7 +97,7 @@ def _per_topic_from_run(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> 
     if not universe.intersection(run.scores):
         where = run.path if run.path is not None else run.name
         raise InputError(
-            f"run {run.name!r} shares no topic with the qrels",
+            f"run {excerpt(run.name)} shares no topic with the qrels",
             path=where,
             hint=f"the run ranks {_listing(list(run.scores))}; the qrels judge {_listing(qrels.evaluated_topics())}",
         )
@@ -168,7 +168,7 @@ class MatrixBuilder:
                 for measure, entry in self._run_file_scores(source, measures).items()
             }
         if isinstance(source, Run):
-            qrels = self._require_qrels(f"run {source.name!r}")
+            qrels = self._require_qrels(f"run {excerpt(source.name)}")
             return {
                 measure: [_EvaluatedSystem(entry.run_name, entry.per_topic, entry.ignored_topics, source.name, False)]
                 for measure, entry in _per_topic_from_run(source, qrels, measures).items()
@@ -184,7 +184,7 @@ class MatrixBuilder:
             unknown = [name for name in names if name not in by_system]
             if unknown:
                 raise InputError(
-                    f"system {unknown[0]!r} is not in this table",
+                    f"system {excerpt(unknown[0])} is not in this table",
                     path=source.path,
                     hint=f"the table has {_listing(list(by_system))}",
                 )
@@ -243,7 +243,7 @@ def _check_table_topics(system: _EvaluatedSystem, topics: Sequence[str]) -> None
         if extra:
             parts.append(f"has topics not evaluated elsewhere {_listing(extra)}")
         raise InputError(
-            f"system {system.name!r} {' and '.join(parts)}",
+            f"system {excerpt(system.name)} {' and '.join(parts)}",
             path=system.origin,
             hint="every system must be scored on the same topic set; fix the table or the qrels",
         )

@@ -24,6 +24,7 @@ from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
 from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
+from pytest_bvtest.stats.calibration import RATE_SWAPS
 from pytest_bvtest.stats.registry import STATISTICS
 
 CANDIDATE_NAME = "candidate"
@@ -34,6 +35,8 @@ _PERCENT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$"
 MAX_SPEC_BYTES = 1 << 20
 MAX_SPEC_VALUES = 100_000
 _LARGEST_INTEGER = 10**15
+#: The most bootstrap resamples, random groupings or simulated collections a spec may ask for (100x the defaults).
+MAX_REPETITIONS = 100_000
 _STANDARD_TAG = "tag:yaml.org,2002:"
 _LONGEST_PATH = 4096  # Linux's PATH_MAX
 
@@ -123,11 +126,16 @@ class BootstrapSpec:
 
 @dataclass(frozen=True)
 class CalibrationSpec:
-    """The swap null of calibrated limits (MATH.md section 7): ``swaps`` Monte-Carlo swaps (``None``:
-    the statistic's default) drawn with ``seed``."""
+    """The swap null of calibrated limits (MATH.md section 7): ``swaps`` Monte-Carlo swaps drawn with ``seed``.
+
+    ``swaps`` ``None`` takes the defaults: the statistic's for a ``false_alarm`` gate (10,000; GAWM
+    1,000), ``plain_bound_swaps`` for the false-alarm rate a plain bound reports (not a spec key:
+    ``bvtest calibrate`` sets it to ``None``, the statistic's default, for precise limits).
+    """
 
     swaps: int | None = None
     seed: int = 0
+    plain_bound_swaps: int | None = RATE_SWAPS
 
 
 @dataclass(frozen=True)
@@ -236,7 +244,8 @@ class _SpecReader:
             raise self.error(key, f"unknown table format {value!r}", f"use one of {', '.join(formats)}")
         return str(value)
 
-    def number(self, value: Any, key: tuple[Any, ...], *, minimum: float | None = None, integer: bool = False) -> float:
+    def number(self, value: Any, key: tuple[Any, ...], *, minimum: float | None = None, maximum: float | None = None,
+               integer: bool = False) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.error(key, f"expected a number, got {_kind(value)}")
         if isinstance(value, int) and abs(value) > _LARGEST_INTEGER:
@@ -247,6 +256,9 @@ class _SpecReader:
             raise self.error(key, f"expected a whole number, got {value}")
         if minimum is not None and value < minimum:
             raise self.error(key, f"must be at least {minimum:g}, got {value}")
+        if maximum is not None and value > maximum:
+            raise self.error(key, f"must be at most {maximum:,}, got {value:,}", "more repetitions cost time and memory "
+                             "in proportion and change the result less than its Monte-Carlo error")
         return int(value) if integer else float(value)
 
     def read(self, document: Any) -> Spec:
@@ -412,13 +424,15 @@ class _SpecReader:
         if "simulation" in section:
             simulation = self.check_keys(section["simulation"] or {}, key("simulation"), ("samples", "seed"), "simulation")
             settings["simulation"] = SimulationSpec(
-                samples=self.number(simulation.get("samples", 100), key("simulation", "samples"), minimum=1, integer=True),
+                samples=self.number(simulation.get("samples", 100), key("simulation", "samples"), minimum=1,
+                                    maximum=MAX_REPETITIONS, integer=True),
                 seed=self.number(simulation.get("seed", 0), key("simulation", "seed"), minimum=0, integer=True),
             )
         if "bootstrap" in section:
             bootstrap = self.check_keys(section["bootstrap"], key("bootstrap"), ("resamples", "seed"), "bootstrap")
             settings["bootstrap"] = BootstrapSpec(
-                resamples=self.number(bootstrap.get("resamples", 1000), key("bootstrap", "resamples"), minimum=10, integer=True),
+                resamples=self.number(bootstrap.get("resamples", 1000), key("bootstrap", "resamples"), minimum=10,
+                                      maximum=MAX_REPETITIONS, integer=True),
                 seed=self.number(bootstrap.get("seed", 0), key("bootstrap", "seed"), minimum=0, integer=True),
             )
         if "calibration" in section:
@@ -443,7 +457,7 @@ class _SpecReader:
         if not isinstance(value, str) or value not in STATISTICS:
             close = difflib.get_close_matches(str(value), list(STATISTICS), n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"statistics: {', '.join(STATISTICS)}"
-            raise self.error(key, f"unknown statistic {value!r}", hint)
+            raise self.error(key, f"unknown statistic {excerpt(value)}", hint)
         return value
 
     def rankings(self, value: Any, key: tuple[Any, ...]) -> RankingSpec:
@@ -476,7 +490,8 @@ class _SpecReader:
                 raise self.error(key, "difficulty grouping is deterministic: `repeats` and `seed` belong to `by: random`")
             return DifficultyGrouping(size)
         if by == "random":
-            repeats = self.number(group.get("repeats", 1000), (*key, "repeats"), minimum=1, integer=True)
+            repeats = self.number(group.get("repeats", 1000), (*key, "repeats"), minimum=1, maximum=MAX_REPETITIONS,
+                                  integer=True)
             seed = self.number(group.get("seed", 0), (*key, "seed"), minimum=0, integer=True)
             return RandomGrouping(size, repeats, seed)
         raise self.error((*key, "by"), f"unknown grouping {by!r}", "use `by: difficulty` or `by: random`")
@@ -590,7 +605,7 @@ def _kind(value: Any) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
-    return f"{type(value).__name__} {excerpt(value) if isinstance(value, str) else excerpt(repr(value))[1:-1]}"
+    return f"{type(value).__name__} {excerpt(value)}"
 
 
 def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
@@ -624,6 +639,12 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
     constructor = yaml.SafeLoader("")
     converted = 0
 
+    def plain(node: yaml.Node) -> yaml.Node:
+        if not node.tag.startswith(_STANDARD_TAG) or node.tag.startswith(f"{_STANDARD_TAG}python/"):
+            raise InputError(f"the YAML tag {excerpt(node.tag.replace(_STANDARD_TAG, '!!'))} is not allowed in a spec",
+                             path=path, line=node.start_mark.line + 1, hint="specs are plain YAML: remove the tag")
+        return node
+
     def scalar(node: yaml.Node) -> Any:
         try:
             return constructor.construct_object(node, deep=True)
@@ -632,14 +653,12 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
 
     def convert(node: yaml.Node, key: tuple[Any, ...]) -> Any:
         nonlocal converted
+        plain(node)
         converted += 1
         if converted > MAX_SPEC_VALUES:
             raise InputError(f"the spec expands to more than {MAX_SPEC_VALUES:,} values (YAML aliases repeating "
                              "aliases?)", path=path, line=node.start_mark.line + 1, hint="write the spec without nested aliases")
         lines.setdefault(key, node.start_mark.line + 1)
-        if not node.tag.startswith(_STANDARD_TAG) or node.tag.startswith(f"{_STANDARD_TAG}python/"):
-            raise InputError(f"the YAML tag {excerpt(node.tag.replace(_STANDARD_TAG, '!!'))} is not allowed in a spec",
-                             path=path, line=node.start_mark.line + 1, hint="specs are plain YAML: remove the tag")
         if isinstance(node, yaml.MappingNode):
             result: dict[Any, Any] = {}
             for key_node, value_node in node.value:
@@ -647,7 +666,7 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
                 if not isinstance(key_node, yaml.ScalarNode):
                     raise InputError(f"a {'list' if isinstance(key_node, yaml.SequenceNode) else 'mapping'} where a key "
                                      "belongs", path=path, line=line, hint="a key is a plain name followed by `:`")
-                name = scalar(key_node)
+                name = scalar(plain(key_node))
                 if name in result:
                     raise InputError(f"key {excerpt(str(name))} appears twice (first on line {lines[(*key, name)]})",
                                      path=path, line=line, hint="YAML keeps only one; remove the duplicate")
