@@ -40,7 +40,7 @@ _LONGEST_PATH = 4096  # Linux's PATH_MAX
 _TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format", "topics")
 _MVE_FORMS = ("auto", "general", "intra-topic")
 _ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "calibration",
-                  "top_topics", "rankings", "hits")
+                  "top_topics", "rankings", "hits", "zrisk_against")
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "false_alarm", "confidence", "measure", "reference", "name")
 # Bounds that cap a value from above / below; a calibrated limit lies on the statistic's bad side.
 _UPPER_BOUNDS = ("max", "max_increase")
@@ -144,6 +144,7 @@ class AnalysisSpec:
     top_topics: int = 5
     rankings: RankingSpec | None = None
     hits: bool = False
+    zrisk_against: str = "systems"
 
 
 @dataclass(frozen=True)
@@ -432,6 +433,11 @@ class _SpecReader:
             settings["top_topics"] = self.number(section["top_topics"], key("top_topics"), minimum=0, integer=True)
         if section.get("rankings") is not None:
             settings["rankings"] = self.rankings(section["rankings"], key("rankings"))
+        if "zrisk_against" in section:
+            if section["zrisk_against"] not in ("systems", "target"):
+                raise self.error(key("zrisk_against"), f"unknown ZRisk baseline {section['zrisk_against']!r}",
+                                 "use `systems` (every other system) or `target` (the virtual target alone)")
+            settings["zrisk_against"] = section["zrisk_against"]
         if "hits" in section:
             if not isinstance(section["hits"], bool):
                 raise self.error(key("hits"), f"expected true or false, got {_kind(section['hits'])}")

@@ -214,6 +214,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
             "mve_alpha": settings.mve_alpha,
             "mve_method": evaluation.mve_method,
             "gawm_q": settings.gawm_q,
+            "zrisk_against": settings.zrisk_against,
         },
         "candidate": evaluation.candidate,
         "reference": evaluation.reference,
