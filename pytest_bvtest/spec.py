@@ -23,7 +23,7 @@ from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
 from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
-from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
+from pytest_bvtest.stats.biasvar import DifficultyGrouping, Grouping, RandomGrouping, SampledGrouping
 from pytest_bvtest.stats.registry import STATISTICS
 
 CANDIDATE_NAME = "candidate"
@@ -134,7 +134,7 @@ class CalibrationSpec:
 class AnalysisSpec:
     target: str | float = "mean"
     normalize: str = "none"
-    grouping: DifficultyGrouping | RandomGrouping | None = None
+    grouping: Grouping | None = None
     risk_alpha: float = 5.0
     mve: MeanVarianceSpec = field(default_factory=MeanVarianceSpec)
     gawm_q: float = 1.0
@@ -472,20 +472,31 @@ class _SpecReader:
         steps = self.number(section.get("steps", AlphaSweepSpec.steps), (*key, "steps"), minimum=2, integer=True)
         return AlphaSweepSpec(low, high, int(steps))
 
-    def grouping(self, value: Any) -> DifficultyGrouping | RandomGrouping:
+    def grouping(self, value: Any) -> Grouping:
         key = ("analysis", "grouping")
-        group = self.check_keys(value, key, ("by", "size", "repeats", "seed"), "grouping")
-        size = self.number(group.get("size", 5), (*key, "size"), minimum=1, integer=True)
+        group = self.check_keys(value, key, ("by", "size", "repeats", "seed", "difficulty", "groups"), "grouping")
         by = group.get("by")
+        size = self.number(group.get("size", 10 if by == "sampled" else 5), (*key, "size"), minimum=1, integer=True)
+        if by != "difficulty" and "difficulty" in group:
+            raise self.error((*key, "difficulty"), "`difficulty` belongs to `by: difficulty`")
+        if by != "sampled" and "groups" in group:
+            raise self.error((*key, "groups"), "`groups` belongs to `by: sampled`")
         if by == "difficulty":
             if "repeats" in group or "seed" in group:
                 raise self.error(key, "difficulty grouping is deterministic: `repeats` and `seed` belong to `by: random`")
-            return DifficultyGrouping(size)
-        if by == "random":
+            difficulty = group.get("difficulty", "target")
+            if difficulty not in ("target", "mean"):
+                raise self.error((*key, "difficulty"), f"unknown difficulty {difficulty!r}",
+                                 "use `target` (the virtual target) or `mean` (the mean over systems)")
+            return DifficultyGrouping(size, difficulty)
+        if by in ("random", "sampled"):
             repeats = self.number(group.get("repeats", 1000), (*key, "repeats"), minimum=1, integer=True)
             seed = self.number(group.get("seed", 0), (*key, "seed"), minimum=0, integer=True)
-            return RandomGrouping(size, repeats, seed)
-        raise self.error((*key, "by"), f"unknown grouping {by!r}", "use `by: difficulty` or `by: random`")
+            if by == "random":
+                return RandomGrouping(size, repeats, seed)
+            groups = self.number(group.get("groups", 50), (*key, "groups"), minimum=1, integer=True)
+            return SampledGrouping(size, groups, repeats, seed)
+        raise self.error((*key, "by"), f"unknown grouping {by!r}", "use `by: difficulty`, `by: random` or `by: sampled`")
 
     def gates(self, value: Any, measures: tuple[Measure, ...], reference: str | None, baselines) -> tuple[GateSpec, ...]:
         if value is None:

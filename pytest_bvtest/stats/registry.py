@@ -27,13 +27,14 @@ from pytest_bvtest.stats.biasvar import (
     BiasVariance,
     DifficultyGrouping,
     GapDecomposition,
-    RandomGrouping,
+    Grouping,
     apply_normalization,
     bias_variance,
     checked_scores,
     gap_decomposition,
     grouped_bias_variance,
     target_constant,
+    topic_difficulty,
     virtual_target,
 )
 from pytest_bvtest.stats.gawm import gawm
@@ -85,7 +86,7 @@ class AnalysisSettings:
 
     target: Literal["mean"] | float = "mean"
     normalize: str = "none"
-    grouping: DifficultyGrouping | RandomGrouping | None = None
+    grouping: Grouping | None = None
     risk_alpha: float = 5.0
     mve_alpha: float = 2.0
     topic_weights: np.ndarray | None = field(default=None, compare=False)
@@ -190,6 +191,9 @@ def _rows_and_extremes(scores: np.ndarray, rows: Sequence[int], settings: Analys
     The target, ``c``, both normalisations (including their constant-topic rule) and difficulty
     grouping read the other systems only through these two aggregates.
     """
+    if isinstance(settings.grouping, DifficultyGrouping) and settings.grouping.difficulty == "mean":
+        # difficulty by the mean over systems reads every system: keep them all, the asked rows first
+        return scores[list(rows) + [i for i in range(len(scores)) if i not in rows]]
     extremes = [scores.max(axis=0)] if settings.normalize == "none" else [scores.max(axis=0), scores.min(axis=0)]
     return np.vstack([scores[list(rows)], *extremes])
 
@@ -233,7 +237,7 @@ def _normalized_with_target(x: np.ndarray, settings: AnalysisSettings) -> tuple[
 def _grouped(x: np.ndarray, settings: AnalysisSettings) -> tuple[BiasVariance, GapDecomposition]:
     """Grouped Bias2/Var and gap terms of a matrix or a stack of resampled matrices."""
     normalized, target_scores, c = _normalized_with_target(x, settings)
-    return grouped_bias_variance(normalized, target_scores, virtual_target(x), c, settings.grouping)
+    return grouped_bias_variance(normalized, target_scores, topic_difficulty(x, settings.grouping), c, settings.grouping)
 
 
 def _bias_variance_statistic(term: str) -> Compute:
