@@ -27,7 +27,7 @@ from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTable
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
-from pytest_bvtest.stats.calibration import OWN_VALUE_STATISTICS, SwapNull, swap_null
+from pytest_bvtest.stats.calibration import SwapNull, null_of_own_value, swap_null
 from pytest_bvtest.stats.gawm import GAWMResult, HITSResult, gawm, hits
 from pytest_bvtest.stats.inference import (
     BootstrapInterval,
@@ -314,7 +314,7 @@ def _judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analy
     reference = matrix.index(gate.reference) if gate.reference is not None else None
     # relative to the reference's value: a relative bound, or a calibrated limit on a null of differences
     relative = ((gate.bound is not None and gate.bound.kind in ("max_increase", "max_decrease"))
-                or (gate.false_alarm is not None and gate.statistic not in OWN_VALUE_STATISTICS))
+                or (gate.false_alarm is not None and not null_of_own_value(gate.statistic)))
     reusable = not statistic.needs_reference or gate.reference == spec.reference
     values = computed.get(gate.statistic) if reusable else None
     if values is None:
@@ -368,8 +368,12 @@ def _gate_null(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analys
     if reference is None or reference == candidate:
         return None, 0.0
     try:
-        null = swap_null(matrix.scores, gate.statistic, candidate, reference, settings,
-                         swaps=spec.analysis.calibration.swaps, seed=spec.analysis.calibration.seed)
+        calibration = spec.analysis.calibration
+        swaps = calibration.swaps
+        if swaps is None and gate.false_alarm is None:
+            swaps = calibration.plain_bound_swaps  # a reported rate, not a limit: fewer swaps suffice
+        null = swap_null(matrix.scores, gate.statistic, candidate, reference, settings, swaps=swaps,
+                         seed=calibration.seed)
     except StatisticError as error:
         raise InputError(f"gate {gate.name}: the null of no change: {error}", path=spec.path, line=gate.line) from None
     return null, (0.0 if null.own_value else float(values[reference]))

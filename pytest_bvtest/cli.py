@@ -168,7 +168,8 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
         raise InputError(f"--seed must be a whole number >= 0, got {arguments.seed}")
     calibration = spec.analysis.calibration
     calibration = CalibrationSpec(arguments.swaps if arguments.swaps is not None else calibration.swaps,
-                                  arguments.seed if arguments.seed is not None else calibration.seed)
+                                  arguments.seed if arguments.seed is not None else calibration.seed,
+                                  plain_bound_swaps=None)
     spec = replace(spec, analysis=replace(spec.analysis, calibration=calibration))
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache)
     replays = replay_baselines(spec, use_cache=not arguments.no_cache)

@@ -90,7 +90,11 @@ def option(config: pytest.Config, name: str) -> Any:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bvtest: a search-quality gate or a test using the bvtest fixture")
-    if option(config, "plots") and importlib.util.find_spec("matplotlib") is None:
+    try:
+        plots = option(config, "plots")
+    except BvtestError as error:  # an ini path outside the project
+        raise pytest.UsageError(f"bvtest: {error}") from None
+    if plots and importlib.util.find_spec("matplotlib") is None:
         raise pytest.UsageError("--bvtest-plots needs matplotlib, which is not installed: pip install 'pytest-bvtest[plots]'")
     specs = [str(Path(path).resolve()) for path in option(config, "spec") or ()]
     config.stash[_SPECS] = specs

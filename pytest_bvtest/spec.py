@@ -24,6 +24,7 @@ from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
 from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.stats.biasvar import DifficultyGrouping, Grouping, RandomGrouping, SampledGrouping
+from pytest_bvtest.stats.calibration import RATE_SWAPS
 from pytest_bvtest.stats.registry import STATISTICS
 
 CANDIDATE_NAME = "candidate"
@@ -123,11 +124,16 @@ class BootstrapSpec:
 
 @dataclass(frozen=True)
 class CalibrationSpec:
-    """The swap null of calibrated limits (MATH.md section 7): ``swaps`` Monte-Carlo swaps (``None``:
-    the statistic's default) drawn with ``seed``."""
+    """The swap null of calibrated limits (MATH.md section 7): ``swaps`` Monte-Carlo swaps drawn with ``seed``.
+
+    ``swaps`` ``None`` takes the defaults: the statistic's for a ``false_alarm`` gate (10,000; GAWM
+    1,000), ``plain_bound_swaps`` for the false-alarm rate a plain bound reports (not a spec key:
+    ``bvtest calibrate`` sets it to ``None``, the statistic's default, for precise limits).
+    """
 
     swaps: int | None = None
     seed: int = 0
+    plain_bound_swaps: int | None = RATE_SWAPS
 
 
 @dataclass(frozen=True)
@@ -641,6 +647,12 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
     constructor = yaml.SafeLoader("")
     converted = 0
 
+    def plain(node: yaml.Node) -> yaml.Node:
+        if not node.tag.startswith(_STANDARD_TAG) or node.tag.startswith(f"{_STANDARD_TAG}python/"):
+            raise InputError(f"the YAML tag {excerpt(node.tag.replace(_STANDARD_TAG, '!!'))} is not allowed in a spec",
+                             path=path, line=node.start_mark.line + 1, hint="specs are plain YAML: remove the tag")
+        return node
+
     def scalar(node: yaml.Node) -> Any:
         try:
             return constructor.construct_object(node, deep=True)
@@ -649,14 +661,12 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
 
     def convert(node: yaml.Node, key: tuple[Any, ...]) -> Any:
         nonlocal converted
+        plain(node)
         converted += 1
         if converted > MAX_SPEC_VALUES:
             raise InputError(f"the spec expands to more than {MAX_SPEC_VALUES:,} values (YAML aliases repeating "
                              "aliases?)", path=path, line=node.start_mark.line + 1, hint="write the spec without nested aliases")
         lines.setdefault(key, node.start_mark.line + 1)
-        if not node.tag.startswith(_STANDARD_TAG) or node.tag.startswith(f"{_STANDARD_TAG}python/"):
-            raise InputError(f"the YAML tag {excerpt(node.tag.replace(_STANDARD_TAG, '!!'))} is not allowed in a spec",
-                             path=path, line=node.start_mark.line + 1, hint="specs are plain YAML: remove the tag")
         if isinstance(node, yaml.MappingNode):
             result: dict[Any, Any] = {}
             for key_node, value_node in node.value:
@@ -664,7 +674,7 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
                 if not isinstance(key_node, yaml.ScalarNode):
                     raise InputError(f"a {'list' if isinstance(key_node, yaml.SequenceNode) else 'mapping'} where a key "
                                      "belongs", path=path, line=line, hint="a key is a plain name followed by `:`")
-                name = scalar(key_node)
+                name = scalar(plain(key_node))
                 if name in result:
                     raise InputError(f"key {excerpt(str(name))} appears twice (first on line {lines[(*key, name)]})",
                                      path=path, line=line, hint="YAML keeps only one; remove the duplicate")

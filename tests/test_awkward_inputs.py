@@ -330,6 +330,8 @@ def test_a_yaml_alias_bomb_is_refused_fast_with_bounded_memory(tmp_path: Path) -
 @pytest.mark.parametrize(("text", "expected"), [
     ("qrels: !!python/object/apply:os.system ['echo owned']\n", "1: the YAML tag '!!python/object/apply:os.system' is not allowed"),
     ("measures: [AP]\nqrels: !!python/name:os.system\n", "2: the YAML tag '!!python/name:os.system' is not allowed"),
+    ("measures: [AP]\n!!python/name:os.getcwd : 1\n", "2: the YAML tag '!!python/name:os.getcwd' is not allowed"),
+    ("measures: !custom [AP]\n", "1: the YAML tag '!custom' is not allowed"),
     ("? [a, b]\n: 1\n", "1: a list where a key belongs"),
     ("measures: [AP]\n? {a: 1}\n: 1\n", "2: a mapping where a key belongs"),
     ("measures: [AP]\nqrels: qrels.txt\nmeasures: [P@10]\n", "3: key 'measures' appears twice (first on line 1)"),

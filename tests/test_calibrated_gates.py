@@ -183,3 +183,13 @@ def test_trec_covid_round4_fusion_fails_a_fixed_trisk_bound_and_passes_the_calib
     before, after = verdicts(spec, BEFORE), verdicts(spec, RECOMMENDED)
     assert before["nDCG@10::trisk"] == ("FAIL", pytest.approx(-3.22675, abs=5e-6))
     assert {outcome for outcome, _ in after.values()} == {"OK"}, after
+
+
+def test_a_plain_bound_reports_its_rate_from_fewer_swaps_than_a_calibrated_limit_uses(tmp_path: Path) -> None:
+    spec = example_spec(tmp_path)
+    document = yaml.safe_load(spec.read_text())
+    document["gates"] = [BEFORE[0], RECOMMENDED[0]]
+    spec.write_text(yaml.safe_dump(document))
+    plain, calibrated = evaluate_spec(load_spec(spec), use_cache=False).measure("nDCG@10").gates
+    assert (plain.null.swaps, calibrated.null.swaps) == (1_000, 10_000)
+    assert plain.null.rate > 0.5  # TRisk >= -2 at alpha 5 fails most equal-quality changes of this candidate

@@ -208,6 +208,10 @@ def test_ini_report_paths_outside_the_project_are_refused(project: pytest.Pytest
     result.stdout.fnmatch_lines(["*could not write the reports: ini setting bvtest_json = *elsewhere.json* is outside the project*"])
     allowed = project.runpytest("--bvtest-allow-outside-project")
     assert allowed.ret == 0 and (project.path.parent / "elsewhere.json").exists()
+    project.makeini("[pytest]\nbvtest_plots = /tmp\n")
+    refused = project.runpytest()
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR and "Traceback" not in refused.stderr.str()
+    refused.stderr.fnmatch_lines(["*bvtest: ini setting bvtest_plots = /tmp is outside the project*"])
 
 
 # --- the cache ------------------------------------------------------------------------------------------------------

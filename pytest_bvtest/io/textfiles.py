@@ -220,6 +220,16 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         raise
 
 
+def append_text(path: str | os.PathLike[str], text: str) -> None:
+    """Append UTF-8 ``text`` to ``path`` in one write (a log such as ``$GITHUB_STEP_SUMMARY``); a
+    failure is an :class:`InputError` naming ``path``."""
+    try:
+        with open(path, "a", encoding="utf-8") as stream:
+            stream.write(text)
+    except OSError as error:
+        raise _write_error(Path(path), error) from None
+
+
 def _write_to_stream(path: Path, data: bytes) -> None:
     """Write to an existing device or pipe; a pipe nobody reads is an error, not a wait forever."""
     try:

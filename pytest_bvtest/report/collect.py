@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bvtest.api import Evaluation, GateOutcome
-from pytest_bvtest.io.textfiles import atomic_write_text
+from pytest_bvtest.io.textfiles import append_text, atomic_write_text
 from pytest_bvtest.report import github, markdown, terminal
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
 
@@ -149,8 +149,7 @@ def write_session_outputs(
         atomic_write_text(markdown_path, summary)
         written.append(str(markdown_path))
     if github_step_summary:
-        with open(github_step_summary, "a", encoding="utf-8") as stream:
-            stream.write(summary)
+        append_text(github_step_summary, summary)
     if github_actions and terminal_writer is not None:
         for line in github.annotations(document):
             terminal_writer.write_line(line)

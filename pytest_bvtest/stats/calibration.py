@@ -12,9 +12,10 @@ randomization test (Fisher 1935; Smucker, Allan & Carterette, CIKM 2007) with th
 statistic in place of the mean difference. ``docs/mathematics.md`` section 7 is the shipped copy.
 
 The null is of ``S(candidate) - S(reference)``, except for statistics already measured against
-the reference or the baselines (URisk, TRisk, ZRisk, GeoRisk), whose null is of the candidate's
-own value. With at most :data:`EXACT_TOPICS` topics every one of the ``2**n`` swaps is enumerated;
-otherwise ``swaps`` seeded Monte-Carlo swaps are drawn, as ``rng.random((swaps, n)) < 0.5`` with
+the reference or the baselines (URisk, TRisk and every other ``needs_reference`` statistic, ZRisk,
+GeoRisk: :func:`null_of_own_value`), whose null is of the candidate's own value. With at most
+:data:`EXACT_TOPICS` topics every one of the ``2**n`` swaps is enumerated; otherwise ``swaps`` seeded
+Monte-Carlo swaps are drawn, as ``rng.random((swaps, n)) < 0.5`` with
 ``rng = numpy.random.default_rng(seed)``. Stacks of swapped matrices are evaluated at once, in
 blocks that bound memory, on the statistic's sufficient matrix
 (:func:`pytest_bvtest.stats.inference.paired_problem`).
@@ -28,12 +29,11 @@ import numpy as np
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.inference import checked_seed, paired_problem, topic_assignments
-from pytest_bvtest.stats.registry import AnalysisSettings
+from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 
-#: Statistics whose null is of the candidate's own value: they already compare it with the
-#: reference (URisk, TRisk) or with every baseline (ZRisk, GeoRisk), so an equal system is near 0
-#: or near its baselines' level without subtracting the reference's value.
-OWN_VALUE_STATISTICS = frozenset({"urisk", "trisk", "zrisk", "georisk"})
+#: Statistics measured against every baseline at once (ZRisk, GeoRisk): like those measured against
+#: the reference (URisk, TRisk, ...: ``needs_reference``), their null is of the candidate's own value.
+_AGAINST_THE_BASELINES = frozenset({"zrisk", "georisk"})
 
 #: Up to this many topics every swap is enumerated (65,536 at most): the null is exact.
 EXACT_TOPICS = 16
@@ -45,11 +45,24 @@ DEFAULT_SWAPS = 10_000
 #: Default swaps for a statistic that needs the whole matrix (GAWM: an iterated fixed point per swap).
 DEFAULT_SWAPS_FULL_MATRIX = 1_000
 
+#: Swaps behind the false-alarm rate a plain bound (no ``false_alarm``) reports: a rate, not a limit,
+#: so a standard error of 0.007 at 5% is enough, at a tenth of the cost (``analysis.calibration``).
+RATE_SWAPS = 1_000
+
 # Cells (swaps x rows x topics) evaluated at once: bounds memory, and stays in cache.
 _BLOCK_CELLS = 1 << 20
 
 # A null value this close to a limit counts as on it, as the gates do (floating-point noise).
 _TOLERANCE = 1e-12
+
+
+def null_of_own_value(statistic: str) -> bool:
+    """True when the null of ``statistic`` is of the candidate's own value, not of a difference.
+
+    Statistics measured against the reference (``needs_reference``: URisk, TRisk, ...) or against
+    every baseline (ZRisk, GeoRisk) already place an equal system near their no-change level.
+    """
+    return STATISTICS[statistic].needs_reference or statistic in _AGAINST_THE_BASELINES
 
 
 @dataclass(frozen=True)
@@ -63,7 +76,7 @@ class SwapNull:
     higher_is_better:
         Its good direction: the bad side is low values when True.
     own_value:
-        True when ``values`` are the candidate's own values (:data:`OWN_VALUE_STATISTICS`),
+        True when ``values`` are the candidate's own values (:func:`null_of_own_value`),
         False when they are ``S(candidate) - S(reference)``.
     values:
         One value per swap, sorted ascending (read-only).
@@ -128,7 +141,7 @@ def swap_null(
     MATH.md section 7, "Calibrated limits": swap ``scores[candidate]`` and ``scores[reference]`` on
     each topic independently with probability 1/2; every other row, and hence the per-topic target,
     stays as it is. Each swap gives ``S(swapped candidate) - S(swapped reference)``, or the swapped
-    candidate's own value for :data:`OWN_VALUE_STATISTICS`. With ``n <= exact_topics`` every one of
+    candidate's own value when :func:`null_of_own_value`. With ``n <= exact_topics`` every one of
     the ``2**n`` swaps is enumerated (exact); otherwise swap ``b`` is row ``b`` of
     ``numpy.random.default_rng(seed).random((swaps, n)) < 0.5``, so a naive loop can reproduce
     every value.
@@ -169,7 +182,7 @@ def swap_null(
     if isinstance(swaps, bool) or not isinstance(swaps, (int, np.integer)) or swaps < 1:
         raise StatisticError(f"swaps must be a positive whole number, got {swaps!r}")
     seed = checked_seed(seed)
-    own_value = chosen.name in OWN_VALUE_STATISTICS
+    own_value = null_of_own_value(chosen.name)
     topics = x.shape[1]
     exact = topics <= exact_topics
     first_row, second_row = matrix[positions[0]], matrix[positions[1]]
