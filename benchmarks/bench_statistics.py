@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_bvtest.stats.biasvar import random_group_bias_variance
-from pytest_bvtest.stats.inference import paired_bootstrap, paired_t_test, randomization_test
+from pytest_bvtest.stats.inference import paired_bootstrap, paired_t_test, randomization_test, randomization_tests
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 from pytest_bvtest.stats.simulation import RetrievedList, simulate_topic_bias_variance
 
@@ -98,6 +98,9 @@ def bench_matrix(shape: tuple[int, int], rng: np.random.Generator, skip_slow: bo
         rows.append(measure(f"{name}: every system", shape, lambda s=statistic: s.compute(x, reference, settings)))
     rows.append(measure("paired t-test", shape, lambda: paired_t_test(x[candidate], x[reference])))
     rows.append(measure("randomization test, 10,000 sign flips", shape, lambda: randomization_test(x[candidate], x[reference])))
+    pairs = min(20, shape[0] - 1)  # a gate's comparisons: 10 baselines x 2 measures share one pass
+    rows.append(measure(f"randomization tests, {pairs} pairs at once", shape,
+                        lambda: randomization_tests(x[candidate], np.delete(x, candidate, axis=0)[:pairs])))
 
     if large and skip_slow:
         print(f"  {'random grouping: skipped (--skip-slow)':<44} {'1000 x 10000':>13}")

@@ -31,6 +31,7 @@ from pytest_bvtest.stats.calibration import SwapNull, null_of_own_value, swap_nu
 from pytest_bvtest.stats.gawm import GAWMResult, HITSResult, gawm, hits
 from pytest_bvtest.stats.inference import (
     BootstrapInterval,
+    TestResult,
     holm,
     paired_bootstrap,
     paired_t_test,
@@ -106,14 +107,30 @@ class Comparison:
 RANDOMIZATION_PERMUTATIONS = 10_000
 
 
-def compare_with_baselines(matrix: ScoreMatrix, candidate: str, seed: int) -> tuple[Comparison, ...]:
-    """Paired t-test and randomization test of the candidate's mean against every other system."""
-    index = matrix.index(candidate)
-    others = [i for i in range(len(matrix.systems)) if i != index]
-    if not others or len(matrix.topics) < 2:
+def compare_with_baselines(matrices: Sequence[ScoreMatrix], candidate: str, seed: int) -> list[tuple[Comparison, ...]]:
+    """Paired t-test and randomization test of the candidate's mean against every other system, per matrix.
+
+    The randomization tests of every measure and baseline share one pass over the sign assignments
+    (:func:`~pytest_bvtest.stats.inference.randomization_tests`); each p-value is the one a test of
+    that pair alone gives.
+    """
+    pairs = []
+    for matrix in matrices:
+        index = matrix.index(candidate)
+        others = [i for i in range(len(matrix.systems)) if i != index] if len(matrix.topics) >= 2 else []
+        pairs.append((matrix, index, others))
+    flat = [(matrix.scores[index], matrix.scores[i]) for matrix, index, others in pairs for i in others]
+    randomized = iter(randomization_tests(np.array([ours for ours, _ in flat]).reshape(len(flat), -1),
+                                          np.array([theirs for _, theirs in flat]).reshape(len(flat), -1),
+                                          RANDOMIZATION_PERMUTATIONS, seed) if flat else ())
+    return [_comparisons(matrix, index, others, [next(randomized) for _ in others], seed) for matrix, index, others in pairs]
+
+
+def _comparisons(matrix: ScoreMatrix, index: int, others: Sequence[int], randomized: Sequence[TestResult],
+                 seed: int) -> tuple[Comparison, ...]:
+    if not others:
         return ()
     ours = matrix.scores[index]
-    randomized = randomization_tests(ours, matrix.scores[others], RANDOMIZATION_PERMUTATIONS, seed)
     tests = [(paired_t_test(ours, matrix.scores[i]), randomization) for i, randomization in zip(others, randomized)]
     p_t_holm = holm(np.array([t.p_value for t, _ in tests]))
     p_randomization_holm = holm(np.array([r.p_value for _, r in tests]))
@@ -388,7 +405,7 @@ def _candidate_name(spec: Spec) -> str | None:
 
 
 def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: _VariationMVE | None,
-                      texts: Mapping[str, str]) -> MeasureEvaluation:
+                      texts: Mapping[str, str], comparisons: tuple[Comparison, ...]) -> MeasureEvaluation:
     try:
         analysis = bias_variance_analysis(
             matrix.scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping
@@ -440,7 +457,6 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
-    comparisons = () if candidate_name is None else compare_with_baselines(matrix, candidate_name, spec.analysis.bootstrap.seed)
     mve = _mean_variance_details(spec, matrix, settings, variations, candidate_name)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
                              spec.reference, method, comparisons, mve=mve, gawm=fixed_point,
@@ -527,7 +543,7 @@ class _VariationMVE:
                                seed=spec.analysis.bootstrap.seed)
 
 
-def _variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache,
+def _variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs: int,
                         weights: np.ndarray | None) -> tuple[dict[Measure, ScoreMatrix], _VariationMVE]:
     """Evaluate every query variation against its topic's qrels (Zuccon et al. CIKM 2016).
 
@@ -551,12 +567,12 @@ def _variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache,
     query_ids = [variation.query_id for variation in variations]
     if qrels is None:
         # per-query score tables only: the tables give the scores, the variations file the topics
-        built = MatrixBuilder(None, cache).build(list(spec.measures), spec.sources())
+        built = MatrixBuilder(None, cache, jobs=jobs).build(list(spec.measures), spec.sources())
         query_matrices = {measure: _in_query_order(matrix, query_ids, path) for measure, matrix in built.items()}
     else:
         query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
         digest = hashlib.blake2b((cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20).hexdigest()
-        query_matrices = MatrixBuilder(query_qrels, cache, qrels_digest=digest).build(list(spec.measures), spec.sources())
+        query_matrices = MatrixBuilder(query_qrels, cache, qrels_digest=digest, jobs=jobs).build(list(spec.measures), spec.sources())
     popularity = [variation.popularity for variation in variations]
     users = [variation.user for variation in variations]
     layout = variation_layout(
@@ -663,11 +679,12 @@ def _spec_cache_folder(spec: Spec, cache_dir: str | os.PathLike[str] | None, use
 
 
 def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True,
-                  allow_outside: bool = False) -> Evaluation:
+                  allow_outside: bool = False, jobs: int = 1) -> Evaluation:
     """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes.
 
     ``allow_outside`` lets the spec's ``cache:`` folder lie outside the project (see
-    :func:`~pytest_bvtest.io.textfiles.project_root`).
+    :func:`~pytest_bvtest.io.textfiles.project_root`); ``jobs > 1`` evaluates the run files that miss
+    the cache in that many processes at once.
     """
     cache = ScoreCache(_spec_cache_folder(spec, cache_dir, use_cache, allow_outside))
     qrels = read_qrels(spec.qrels) if spec.qrels is not None else None
@@ -681,13 +698,18 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
             weights = _topic_weights(spec, qrels.evaluated_topics())
         else:
             weights = _topic_weights(spec, _variation_universe(read_variations(spec.analysis.mve.variations)))
-        matrices, variations = _variation_matrices(spec, qrels, cache, weights)
+        matrices, variations = _variation_matrices(spec, qrels, cache, jobs, weights)
     else:
-        matrices = MatrixBuilder(qrels, cache).build(list(spec.measures), spec.sources())
+        matrices = MatrixBuilder(qrels, cache, jobs=jobs).build(list(spec.measures), spec.sources())
         weights = _topic_weights(spec, next(iter(matrices.values())).topics)
     settings = _analysis_settings(spec, weights)
     texts = read_topic_texts(spec.topics) if spec.topics is not None else {}
-    measures = tuple(_evaluate_measure(spec, matrices[measure], settings, variations, texts) for measure in spec.measures)
+    candidate_name = _candidate_name(spec)
+    ordered = [matrices[measure] for measure in spec.measures]
+    comparisons = ([()] * len(ordered) if candidate_name is None
+                   else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed))
+    measures = tuple(_evaluate_measure(spec, matrix, settings, variations, texts, compared)
+                     for matrix, compared in zip(ordered, comparisons))
     simulation = None
     if spec.analysis.simulation is not None:
         if qrels is None or variations is not None:

@@ -7,6 +7,7 @@ Exit codes: 0 success (every gate passed; ``calibrate`` always, it only reports)
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -48,6 +49,13 @@ class _ArgumentParser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT_ERROR, f"bvtest: error: {message}\n")
 
 
+def _jobs(text: str) -> int:
+    """``-j N``: a whole number of processes, at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"-j needs a whole number of processes, at least 1, got {text!r}")
+    return int(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="bvtest", description="Search-quality gates: bias-variance, risk and mean-variance evaluation.")
     parser.add_argument("--version", action="version", version=f"pytest-bvtest {__version__}")
@@ -60,6 +68,8 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--mean", action="store_true", help="print one mean per system and measure instead")
     evaluate.add_argument("--tag", default=None, help="evaluate only this run tag of files that hold several systems")
     evaluate.add_argument("--cache-dir", default=None, help=f"per-topic score cache (default: none; e.g. {DEFAULT_CACHE_DIR})")
+    evaluate.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
+                          help="evaluate up to N run files at once, each in its own process (default: the core count)")
     evaluate.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (.gz allowed)")
 
     for name, help_text in (("check", "run the spec's gates (exit 1 when one fails)"), ("report", "print the analysis without gating")):
@@ -70,6 +80,8 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--markdown", default=None, metavar="PATH", help="write the Markdown summary here")
         command.add_argument("--plots", default=None, metavar="DIR", help="write Bias²/Var plots here (needs matplotlib)")
         command.add_argument("--no-cache", action="store_true", help="do not use the per-topic score cache")
+        command.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
+                             help="evaluate up to N uncached run files at once, each in its own process (default: the core count)")
         command.add_argument("--allow-outside-project", action="store_true",
                              help="allow the spec's cache folder (and check's updated reference) outside the project")
     check = commands.choices["check"]
@@ -92,7 +104,7 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
     from pytest_bvtest.measures import parse_measure
 
     measures = [parse_measure(text) for text in arguments.measures]
-    builder = MatrixBuilder.from_qrels_file(arguments.qrels, ScoreCache(arguments.cache_dir))
+    builder = MatrixBuilder.from_qrels_file(arguments.qrels, ScoreCache(arguments.cache_dir), jobs=arguments.jobs)
     sources = [RunFile(Path(path), tag=arguments.tag) for path in arguments.runs]
     matrices = builder.build(measures, sources)
     if arguments.mean:
@@ -125,7 +137,8 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
-    evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project)
+    evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project,
+                               jobs=arguments.jobs)
     document = collect.evaluation_document(evaluation)
     collect.write_session_outputs(
         document,

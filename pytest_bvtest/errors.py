@@ -15,11 +15,14 @@ from os import PathLike
 EXCERPT_CHARS = 40
 
 
-def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
-    """``repr(text)``, shortened to its first ``limit`` characters (and its length) when longer."""
-    if len(text) <= limit:
-        return repr(text)
-    return f"{text[:limit]!r}... ({len(text):,} characters)"
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """``repr(value)``, shortened to its first ``limit`` characters (and its length) when longer."""
+    if not isinstance(value, str):
+        shown = repr(value)
+        return shown if len(shown) <= limit else f"{shown[:limit]}... ({len(shown):,} characters)"
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value):,} characters)"
 
 
 class BvtestError(Exception):

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from pytest_bvtest.cache import CachedScores, ScoreCache
-from pytest_bvtest.errors import InputError
+from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
@@ -74,15 +75,14 @@ class ScoreMatrix:
         try:
             return self.systems.index(system)
         except ValueError:
-            raise InputError(f"unknown system {system!r}", hint=f"systems are: {', '.join(self.systems)}") from None
+            raise InputError(f"unknown system {excerpt(system)}", hint=f"systems are: {', '.join(self.systems)}") from None
 
     def row(self, system: str) -> np.ndarray:
         return self.scores[self.index(system)]
 
     def missing_topics(self, system: str) -> tuple[str, ...]:
         """Topics of the universe the system's run did not rank (scored 0)."""
-        flags = self.imputed[self.index(system)]
-        return tuple(topic for topic, flag in zip(self.topics, flags) if flag)
+        return tuple(self.topics[j] for j in np.flatnonzero(self.imputed[self.index(system)]))
 
 
 def _listing(topics: Sequence[str]) -> str:
@@ -97,12 +97,17 @@ def _per_topic_from_run(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> 
     if not universe.intersection(run.scores):
         where = run.path if run.path is not None else run.name
         raise InputError(
-            f"run {run.name!r} shares no topic with the qrels",
+            f"run {excerpt(run.name)} shares no topic with the qrels",
             path=where,
             hint=f"the run ranks {_listing(list(run.scores))}; the qrels judge {_listing(qrels.evaluated_topics())}",
         )
     values = evaluate_run(qrels, run, measures)
     return {measure: CachedScores(run.name, values[measure], ignored) for measure in measures}
+
+
+def _per_topic_from_run_file(source: RunFile, qrels: Qrels, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
+    """Read and evaluate one run file (in a worker process when evaluating in parallel)."""
+    return _per_topic_from_run(read_run(source.path, tag=source.tag), qrels, measures)
 
 
 @dataclass(frozen=True)
@@ -115,9 +120,15 @@ class _EvaluatedSystem:
 
 
 class MatrixBuilder:
-    """Evaluates sources once for all measures and assembles one :class:`ScoreMatrix` per measure."""
+    """Evaluates sources once for all measures and assembles one :class:`ScoreMatrix` per measure.
 
-    def __init__(self, qrels: Qrels | None, cache: ScoreCache | None = None, *, qrels_digest: str | None = None) -> None:
+    With ``jobs > 1``, run files that miss the cache are read and evaluated in up to ``jobs`` processes
+    at once (each holds one parsed run in memory); the main process writes their cache entries, which
+    are atomic, so several builders can share a cache folder.
+    """
+
+    def __init__(self, qrels: Qrels | None, cache: ScoreCache | None = None, *, qrels_digest: str | None = None,
+                 jobs: int = 1) -> None:
         """``qrels_digest`` identifies in-memory qrels for the cache (file qrels are hashed from their file)."""
         self.qrels = qrels
         self.cache = cache or ScoreCache(None)
@@ -125,18 +136,21 @@ class MatrixBuilder:
             qrels_digest = self.cache.file_digest(qrels.path)
         self._qrels_digest = qrels_digest
         self._tables: dict[tuple[Path, str], ScoreTable] = {}
+        self.jobs = jobs
+        self._evaluated_run_files: dict[RunFile, dict[Measure, CachedScores]] = {}
 
     @classmethod
-    def from_qrels_file(cls, path: str | os.PathLike[str] | None, cache: ScoreCache | None = None) -> MatrixBuilder:
-        return cls(None if path is None else read_qrels(path), cache)
+    def from_qrels_file(cls, path: str | os.PathLike[str] | None, cache: ScoreCache | None = None, *,
+                        jobs: int = 1) -> MatrixBuilder:
+        return cls(None if path is None else read_qrels(path), cache, jobs=jobs)
 
     def _require_qrels(self, what: str) -> Qrels:
         if self.qrels is None:
             raise InputError(f"{what} needs relevance judgments", hint="name a qrels file (spec key `qrels`)")
         return self.qrels
 
-    def _run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
-        qrels = self._require_qrels(f"run file {source.path}")
+    def _cached_run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> tuple[dict[Measure, str], dict[Measure, CachedScores]]:
+        """The cache keys of a run file's measures and the entries found under them."""
         keys: dict[Measure, str] = {}
         found: dict[Measure, CachedScores] = {}
         if self.cache.enabled and self._qrels_digest is not None:
@@ -146,15 +160,41 @@ class MatrixBuilder:
                 entry = self.cache.get(keys[measure])
                 if entry is not None:
                     found[measure] = entry
+        return keys, found
+
+    def _run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
+        if source in self._evaluated_run_files:
+            return self._evaluated_run_files.pop(source)
+        qrels = self._require_qrels(f"run file {source.path}")
+        keys, found = self._cached_run_file_scores(source, measures)
         missing = [measure for measure in measures if measure not in found]
         if missing:
-            run = read_run(source.path, tag=source.tag)
-            fresh = _per_topic_from_run(run, qrels, missing)
+            fresh = _per_topic_from_run_file(source, qrels, missing)
             for measure, entry in fresh.items():
                 if measure in keys:
                     self.cache.put(keys[measure], entry)
             found.update(fresh)
         return found
+
+    def _evaluate_run_files_in_parallel(self, sources: Sequence[Source], measures: Sequence[Measure]) -> None:
+        """Evaluate the run files that miss the cache in ``jobs`` processes; keep their scores for :meth:`build`."""
+        pending = []
+        for source in dict.fromkeys(source for source in sources if isinstance(source, RunFile)):
+            keys, found = self._cached_run_file_scores(source, measures)
+            missing = [measure for measure in measures if measure not in found]
+            if missing:
+                pending.append((source, keys, found, missing))
+        if len(pending) < 2:
+            return
+        qrels = self._require_qrels(f"run file {pending[0][0].path}")
+        with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending))) as pool:
+            futures = [pool.submit(_per_topic_from_run_file, source, qrels, missing) for source, _, _, missing in pending]
+            for (source, keys, found, _), future in zip(pending, futures):
+                fresh = future.result()
+                for measure, entry in fresh.items():
+                    if measure in keys:
+                        self.cache.put(keys[measure], entry)
+                self._evaluated_run_files[source] = {**found, **fresh}
 
     def _evaluate(self, source: Source, measures: Sequence[Measure]) -> dict[Measure, list[_EvaluatedSystem]]:
         labels = [str(measure) for measure in measures if isinstance(measure, TableMeasure)]
@@ -168,7 +208,7 @@ class MatrixBuilder:
                 for measure, entry in self._run_file_scores(source, measures).items()
             }
         if isinstance(source, Run):
-            qrels = self._require_qrels(f"run {source.name!r}")
+            qrels = self._require_qrels(f"run {excerpt(source.name)}")
             return {
                 measure: [_EvaluatedSystem(entry.run_name, entry.per_topic, entry.ignored_topics, source.name, False)]
                 for measure, entry in _per_topic_from_run(source, qrels, measures).items()
@@ -184,7 +224,7 @@ class MatrixBuilder:
             unknown = [name for name in names if name not in by_system]
             if unknown:
                 raise InputError(
-                    f"system {unknown[0]!r} is not in this table",
+                    f"system {excerpt(unknown[0])} is not in this table",
                     path=source.path,
                     hint=f"the table has {_listing(list(by_system))}",
                 )
@@ -195,6 +235,8 @@ class MatrixBuilder:
 
     def build(self, measures: Sequence[Measure], sources: Sequence[Source]) -> dict[Measure, ScoreMatrix]:
         """One matrix per measure over the same systems, in the order the sources give them."""
+        if self.jobs > 1:
+            self._evaluate_run_files_in_parallel(sources, measures)
         systems: dict[Measure, list[_EvaluatedSystem]] = {measure: [] for measure in measures}
         for source in sources:
             for measure, evaluated in self._evaluate(source, measures).items():
@@ -243,7 +285,7 @@ def _check_table_topics(system: _EvaluatedSystem, topics: Sequence[str]) -> None
         if extra:
             parts.append(f"has topics not evaluated elsewhere {_listing(extra)}")
         raise InputError(
-            f"system {system.name!r} {' and '.join(parts)}",
+            f"system {excerpt(system.name)} {' and '.join(parts)}",
             path=system.origin,
             hint="every system must be scored on the same topic set; fix the table or the qrels",
         )

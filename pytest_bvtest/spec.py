@@ -35,6 +35,8 @@ _PERCENT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$"
 MAX_SPEC_BYTES = 1 << 20
 MAX_SPEC_VALUES = 100_000
 _LARGEST_INTEGER = 10**15
+#: The most bootstrap resamples, random groupings or simulated collections a spec may ask for (100x the defaults).
+MAX_REPETITIONS = 100_000
 _STANDARD_TAG = "tag:yaml.org,2002:"
 _LONGEST_PATH = 4096  # Linux's PATH_MAX
 
@@ -243,7 +245,8 @@ class _SpecReader:
             raise self.error(key, f"unknown table format {value!r}", f"use one of {', '.join(formats)}")
         return str(value)
 
-    def number(self, value: Any, key: tuple[Any, ...], *, minimum: float | None = None, integer: bool = False) -> float:
+    def number(self, value: Any, key: tuple[Any, ...], *, minimum: float | None = None, maximum: float | None = None,
+               integer: bool = False) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.error(key, f"expected a number, got {_kind(value)}")
         if isinstance(value, int) and abs(value) > _LARGEST_INTEGER:
@@ -254,6 +257,9 @@ class _SpecReader:
             raise self.error(key, f"expected a whole number, got {value}")
         if minimum is not None and value < minimum:
             raise self.error(key, f"must be at least {minimum:g}, got {value}")
+        if maximum is not None and value > maximum:
+            raise self.error(key, f"must be at most {maximum:,}, got {value:,}", "more repetitions cost time and memory "
+                             "in proportion and change the result less than its Monte-Carlo error")
         return int(value) if integer else float(value)
 
     def read(self, document: Any) -> Spec:
@@ -419,13 +425,15 @@ class _SpecReader:
         if "simulation" in section:
             simulation = self.check_keys(section["simulation"] or {}, key("simulation"), ("samples", "seed"), "simulation")
             settings["simulation"] = SimulationSpec(
-                samples=self.number(simulation.get("samples", 100), key("simulation", "samples"), minimum=1, integer=True),
+                samples=self.number(simulation.get("samples", 100), key("simulation", "samples"), minimum=1,
+                                    maximum=MAX_REPETITIONS, integer=True),
                 seed=self.number(simulation.get("seed", 0), key("simulation", "seed"), minimum=0, integer=True),
             )
         if "bootstrap" in section:
             bootstrap = self.check_keys(section["bootstrap"], key("bootstrap"), ("resamples", "seed"), "bootstrap")
             settings["bootstrap"] = BootstrapSpec(
-                resamples=self.number(bootstrap.get("resamples", 1000), key("bootstrap", "resamples"), minimum=10, integer=True),
+                resamples=self.number(bootstrap.get("resamples", 1000), key("bootstrap", "resamples"), minimum=10,
+                                      maximum=MAX_REPETITIONS, integer=True),
                 seed=self.number(bootstrap.get("seed", 0), key("bootstrap", "seed"), minimum=0, integer=True),
             )
         if "calibration" in section:
@@ -455,7 +463,7 @@ class _SpecReader:
         if not isinstance(value, str) or value not in STATISTICS:
             close = difflib.get_close_matches(str(value), list(STATISTICS), n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"statistics: {', '.join(STATISTICS)}"
-            raise self.error(key, f"unknown statistic {value!r}", hint)
+            raise self.error(key, f"unknown statistic {excerpt(value)}", hint)
         return value
 
     def rankings(self, value: Any, key: tuple[Any, ...]) -> RankingSpec:
@@ -496,7 +504,8 @@ class _SpecReader:
                                  "use `target` (the virtual target) or `mean` (the mean over systems)")
             return DifficultyGrouping(size, difficulty)
         if by in ("random", "sampled"):
-            repeats = self.number(group.get("repeats", 1000), (*key, "repeats"), minimum=1, integer=True)
+            repeats = self.number(group.get("repeats", 1000), (*key, "repeats"), minimum=1, maximum=MAX_REPETITIONS,
+                                  integer=True)
             seed = self.number(group.get("seed", 0), (*key, "seed"), minimum=0, integer=True)
             if by == "random":
                 return RandomGrouping(size, repeats, seed)
@@ -613,7 +622,7 @@ def _kind(value: Any) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
-    return f"{type(value).__name__} {excerpt(value) if isinstance(value, str) else excerpt(repr(value))[1:-1]}"
+    return f"{type(value).__name__} {excerpt(value)}"
 
 
 def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:

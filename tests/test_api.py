@@ -242,6 +242,23 @@ def test_dl_hard_bm25_reference_rm3_candidate_end_to_end(tmp_path: Path) -> None
     assert evaluation.passed is False
 
 
+def test_every_measures_randomization_p_values_equal_one_test_per_pair() -> None:
+    """The comparisons of all measures share one pass of sign flips; each p-value is that pair's own test."""
+    from pytest_bvtest.api import RANDOMIZATION_PERMUTATIONS
+    from pytest_bvtest.stats.inference import randomization_test
+
+    example = Path(__file__).resolve().parents[1] / "example_project"
+    evaluation = BvtestAPI(use_cache=False).evaluate(example / "bvtest.yaml", example / "runs" / "candidate-risky.run")
+    assert len(evaluation.measures) == 2
+    for measure in evaluation.measures:
+        candidate = measure.matrix.row("candidate")
+        assert [comparison.baseline for comparison in measure.comparisons] == ["production", "bm25-alt", "past-release"]
+        for comparison in measure.comparisons:
+            alone = randomization_test(candidate, measure.matrix.row(comparison.baseline), RANDOMIZATION_PERMUTATIONS,
+                                       evaluation.spec.analysis.bootstrap.seed)
+            assert comparison.p_randomization == alone.p_value
+
+
 def test_candidate_against_every_baseline_with_holm_correction() -> None:
     example = Path(__file__).resolve().parents[1] / "example_project"
     evaluation = BvtestAPI(use_cache=False).evaluate(example / "bvtest.yaml", example / "runs" / "candidate-risky.run")

@@ -346,6 +346,10 @@ def test_a_yaml_alias_bomb_is_refused_fast_with_bounded_memory(tmp_path: Path) -
     ("measures: [AP]\nqrels: " + "q" * 5000 + "\n", "2: qrels: expected a file path, got str 'qqqq"),
     ("measures: [" + "m" * 5000 + "]\n", "1: measures[0]: measure 'mmmm"),
     ("measures: [AP]\nanalysis:\n\trisk_alpha: 1\n", "3: invalid YAML"),
+    ("measures: [AP]\nanalysis:\n  bootstrap: {resamples: 100000000000}\n",
+     "3: analysis.bootstrap.resamples: must be at most 100,000, got 100,000,000,000"),
+    ("measures: [AP]\nanalysis:\n  grouping: {by: random, repeats: 100001}\n", "3: analysis.grouping.repeats: must be at most 100,000"),
+    ("measures: [AP]\nanalysis:\n  simulation: {samples: 100001}\n", "3: analysis.simulation.samples: must be at most 100,000"),
 ])
 def test_spec_mistakes_are_one_line_naming_the_line(tmp_path: Path, text: str, expected: str) -> None:
     message = spec_error(tmp_path, text)
@@ -379,3 +383,14 @@ def test_a_spec_pointing_at_a_system_file_does_not_dump_it(tmp_path: Path) -> No
     with pytest.raises(InputError) as error:
         evaluate_spec(load_spec(spec), use_cache=False)
     assert str(error.value).startswith(f"{secret}:1: found 1 columns") and "ssssssssss" not in str(error.value)
+
+
+def test_an_id_quoted_in_an_error_is_a_short_excerpt(tmp_path: Path) -> None:
+    path = tmp_path / "twice.run"
+    long_id = "d" * 100_000
+    path.write_text(f"1 Q0 {long_id} 1 2.0 r\n1 Q0 {long_id} 2 1.0 r\n")
+    with pytest.raises(InputError) as error:
+        read_run(path)
+    text = str(error.value)
+    assert text.startswith(f"{path}:2: document 'dddd") and "(100,000 characters) appears twice in topic '1'" in text
+    assert len(text) - len(str(path)) < QUOTED_AT_MOST

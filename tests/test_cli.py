@@ -84,6 +84,38 @@ def test_input_and_usage_errors_exit_2_without_traceback(args: list[str], messag
     assert "Traceback" not in result.stderr
 
 
+def test_evaluate_in_parallel_processes_equals_one_process_and_shares_the_cache(tmp_path: Path,
+                                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [str(path) for path in sorted((EXAMPLE / "runs").glob("*.run"))]
+    arguments = ["evaluate", "--qrels", str(EXAMPLE / "eval" / "qrels.txt"), "-m", "nDCG@10", "-m", "AP"]
+    assert main([*arguments, "-j", "1", *runs]) == 0
+    alone = capsys.readouterr().out
+    assert main([*arguments, "-j", "3", "--cache-dir", str(tmp_path / "cache"), *runs]) == 0
+    assert capsys.readouterr().out == alone
+    entries = sorted((tmp_path / "cache").rglob("*.json"))
+    assert len([entry for entry in entries if entry.parent.name != "stat"]) == 2 * len(runs)
+    # A second process finds every entry the workers' results were stored under.
+    before = [entry.stat().st_mtime_ns for entry in entries if entry.parent.name != "stat"]
+    assert main([*arguments, "-j", "3", "--cache-dir", str(tmp_path / "cache"), *runs]) == 0
+    assert capsys.readouterr().out == alone
+    assert [entry.stat().st_mtime_ns for entry in sorted((tmp_path / "cache").rglob("*.json")) if entry.parent.name != "stat"] == before
+
+
+def test_evaluate_in_parallel_reports_a_bad_run_file_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 not-a-number sys\n")
+    runs = [str(EXAMPLE / "runs" / "production.run"), str(bad)]
+    assert main(["evaluate", "--qrels", str(EXAMPLE / "eval" / "qrels.txt"), "-m", "AP", "-j", "2", *runs]) == 2
+    error = capsys.readouterr().err
+    assert f"{bad}:2:" in error and "not-a-number" in error and "Traceback" not in error
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1", "two"])
+def test_jobs_must_be_a_positive_whole_number(jobs: str) -> None:
+    finished = run_cli("evaluate", "--qrels", "eval/qrels.txt", "-m", "AP", "-j", jobs, "runs/production.run")
+    assert finished.returncode == 2 and "-j needs a whole number of processes" in finished.stderr
+
+
 def test_calibrate_prints_rates_limits_replays_and_a_yaml_snippet_deterministically() -> None:
     first = run_cli("calibrate", "bvtest.yaml", "--no-cache", "--swaps", "2000", "--seed", "3")
     assert first.returncode == 0, first.stderr

@@ -15,7 +15,9 @@ from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats import biasvar
 from pytest_bvtest.stats.biasvar import (
     NORMALIZATIONS,
+    BiasVariance,
     DifficultyGrouping,
+    GapDecomposition,
     RandomGrouping,
     bias_variance,
     bias_variance_analysis,
@@ -256,17 +258,44 @@ def _random_grouping_by_loop(scores: np.ndarray, c: float, size: int, repeats: i
     return np.mean(bias2, axis=0)
 
 
-def test_random_grouping_matches_loop_reference_and_blocking(monkeypatch: pytest.MonkeyPatch) -> None:
-    scores = np.random.default_rng(11).random((5, 23))
-    expected_error = _random_grouping_by_loop(scores, 0.6, 5, 40, 9)
-    result = random_group_bias_variance(scores, 0.6, 5, 40, 9)
-    np.testing.assert_allclose(result.error, expected_error, atol=EXACT)
-    np.testing.assert_allclose(result.error, result.bias2 + result.var, atol=EXACT)
-    # Splitting the repetitions into memory-bounded blocks must not change anything.
-    monkeypatch.setattr(biasvar, "_RANDOM_GROUPING_BLOCK_VALUES", scores.size * 3)
-    blocked = random_group_bias_variance(scores, 0.6, 5, 40, 9)
-    for name in ("mean", "bias2", "var", "error"):
-        np.testing.assert_allclose(getattr(blocked, name), getattr(result, name), atol=EXACT)
+def _random_grouping_terms_by_loop(scores: np.ndarray, target: np.ndarray, c: float, size: int, repeats: int,
+                                   seed: int) -> tuple[BiasVariance, GapDecomposition]:
+    """Reference: every repetition's groups formed (numpy.array_split), both decompositions of their means averaged."""
+    n = scores.shape[1]
+    permutations = np.random.default_rng(seed).permuted(np.tile(np.arange(n), (repeats, 1)), axis=1)
+    bias_vars, gaps = [], []
+    for permutation in permutations:
+        parts = np.array_split(permutation, math.ceil(n / size))
+        means = np.stack([scores[:, part].mean(axis=1) for part in parts], axis=1)
+        target_means = np.array([target[part].mean() for part in parts])
+        bias_vars.append(bias_variance(means, c))
+        gaps.append(gap_decomposition(means, target_means))
+    average = lambda results, name: np.mean([getattr(result, name) for result in results], axis=0)  # noqa: E731
+    return (BiasVariance(**{name: average(bias_vars, name) for name in ("mean", "bias2", "var", "error")}),
+            GapDecomposition(**{name: average(gaps, name) for name in ("bias", "var", "mse", "var_target", "var_system", "cov")}))
+
+
+@pytest.mark.parametrize(("systems", "topics", "size", "repeats", "seed", "levels"), [
+    (5, 23, 5, 40, 9, None), (7, 50, 5, 100, 0, 4), (3, 10, 10, 5, 2, None), (6, 31, 1, 8, 3, 2), (9, 200, 7, 60, 11, None),
+])
+def test_random_grouping_from_cooccurrence_equals_forming_every_group(systems, topics, size, repeats, seed, levels,
+                                                                     monkeypatch) -> None:
+    """The co-occurrence forms give every field of both decompositions as the loop over repetitions does,
+    with unequal group sizes, graded (tied) scores, and blocks of a few topics."""
+    rng = np.random.default_rng(systems * topics)
+    scores = rng.random((systems, topics)) if levels is None else rng.integers(0, levels + 1, (systems, topics)) / levels
+    target = virtual_target(scores)
+    c = float(target_constant(target))
+    expected_bias_var, expected_gap = _random_grouping_terms_by_loop(scores, target, c, size, repeats, seed)
+    for block in (biasvar._COOCCURRENCE_BLOCK_VALUES, repeats * 3):
+        monkeypatch.setattr(biasvar, "_COOCCURRENCE_BLOCK_VALUES", block)
+        direct = random_group_bias_variance(scores, c, size, repeats, seed)
+        analysis = bias_variance_analysis(scores, grouping=RandomGrouping(size, repeats=repeats, seed=seed))
+        for name in ("mean", "bias2", "var", "error"):
+            np.testing.assert_allclose(getattr(direct, name), getattr(expected_bias_var, name), rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(getattr(analysis.bias_variance, name), getattr(expected_bias_var, name), rtol=1e-12, atol=1e-15)
+        for name in ("bias", "var", "mse", "var_target", "var_system", "cov"):
+            np.testing.assert_allclose(getattr(analysis.gap, name), getattr(expected_gap, name), rtol=1e-12, atol=1e-15)
 
 
 def test_random_grouping_is_reproducible_per_seed() -> None:

@@ -160,6 +160,10 @@ def test_batched_randomization_tests_equal_the_naive_reference(topics, permutati
         assert result.p_value == expected
         assert result == randomization_test(candidate, reference, permutations, seed)
         assert result.statistic == pytest.approx(np.mean(candidate - reference), abs=1e-15)
+    # Row-wise pairs (one candidate per row, as for several measures at once) give the same results.
+    assert inference.randomization_tests(np.broadcast_to(candidate, references.shape), references, permutations, seed) == batched
+    swapped = inference.randomization_tests(references, np.broadcast_to(candidate, references.shape), permutations, seed)
+    assert [result.p_value for result in swapped] == [result.p_value for result in batched]
 
 
 def test_randomization_signs_from_raw_draws_equal_uniform_draws_below_one_half() -> None:

@@ -19,7 +19,7 @@ from itertools import compress, groupby
 from operator import methodcaller
 from pathlib import Path
 
-from pytest_bvtest.errors import InputError
+from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.textfiles import finite_number, nul_byte_error, numbered_lines, open_text
 
 RUN_LINE = "qid Q0 docno rank score tag"
@@ -207,7 +207,7 @@ class _RunReader:
         tags = tuple(self.tags_seen)
         if self.selected_tag is not None and self.selected_tag not in self.tags_seen:
             raise InputError(
-                f"no line has the run tag {self.selected_tag!r}; the file holds {_listing(tags)}",
+                f"no line has the run tag {excerpt(self.selected_tag)}; the file holds {_listing(tags)}",
                 path=self.path,
                 hint="choose one of those tags",
             )
@@ -217,7 +217,7 @@ class _RunReader:
     def _several_tags_error(self, line_tag: str, number: int) -> InputError:
         tags = _tags_in(self.path)
         return InputError(
-            f"a second run tag {line_tag!r} starts here: the file holds {len(tags)} systems ({_listing(tags)})",
+            f"a second run tag {excerpt(line_tag)} starts here: the file holds {len(tags)} systems ({_listing(tags)})",
             path=self.path,
             line=number,
             hint=f"select one system by its tag (spec: `{{run: FILE, tag: {tags[0]}}}`; bvtest evaluate: --tag {tags[0]}) or split the file by tag",
@@ -235,13 +235,13 @@ class _RunReader:
             docno = fields[2]
             if docno in first_lines:
                 return InputError(
-                    f"document {docno!r} appears twice in topic {qid!r} (first on line {first_lines[docno]})",
+                    f"document {excerpt(docno)} appears twice in topic {excerpt(qid)} (first on line {first_lines[docno]})",
                     path=self.path,
                     line=number,
                     hint="a run ranks each document at most once per topic (as trec_eval requires); remove one line",
                 )
             first_lines[docno] = number
-        raise AssertionError(f"no repeated docno found in topic {qid!r} of {self.path}")
+        raise AssertionError(f"no repeated docno found in topic {excerpt(qid)} of {self.path}")
 
 
 def _tags_in(path: str | os.PathLike[str]) -> tuple[str, ...]:
@@ -255,7 +255,7 @@ def _tags_in(path: str | os.PathLike[str]) -> tuple[str, ...]:
 
 
 def _listing(names: tuple[str, ...]) -> str:
-    return ", ".join(repr(name) for name in names)
+    return ", ".join(excerpt(name) for name in names)
 
 
 def _numbered_blocks(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_bvtest.errors import InputError
+from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.textfiles import finite_number, numbered_lines
 
 TABLE_FORMATS = ("trec_eval", "long", "wide", "wide-topics")
@@ -147,7 +147,7 @@ def read_score_table(
     if format == "auto":
         format = _detect_format(path, lines)
     if format not in TABLE_FORMATS:
-        raise InputError(f"unknown table format {format!r}", path=path, hint=f"use auto or one of {', '.join(TABLE_FORMATS)}")
+        raise InputError(f"unknown table format {excerpt(format)}", path=path, hint=f"use auto or one of {', '.join(TABLE_FORMATS)}")
     if system is not None and format != "trec_eval":
         raise InputError(
             f"system= names the one system of a trec_eval table; a {format} table names its systems itself",
@@ -224,7 +224,7 @@ def _read_trec_eval(
             if measure == "runid":
                 if runid is not None and text != runid:
                     raise InputError(
-                        f"a second runid {text!r} (the first was {runid!r}): the file holds several runs",
+                        f"a second runid {excerpt(text)} (the first was {excerpt(runid)}): the file holds several runs",
                         path=path,
                         line=number,
                         hint="write each run's trec_eval output to its own file",
@@ -236,7 +236,7 @@ def _read_trec_eval(
         values = by_measure.setdefault(measure, {})
         if topic in values:
             raise InputError(
-                f"measure {measure!r} of topic {topic!r} appears twice (first on line {first_lines[measure, topic]})",
+                f"measure {excerpt(measure)} of topic {excerpt(topic)} appears twice (first on line {first_lines[measure, topic]})",
                 path=path,
                 line=number,
                 hint="keep one value per measure and topic",
@@ -271,7 +271,7 @@ def _read_long(
         role = next((key for key, names in LONG_COLUMNS.items() if label in names), None)
         if role is None or role in positions:
             accepted = "; ".join(f"{key}: {', '.join(names)}" for key, names in LONG_COLUMNS.items())
-            problem = f"unknown column {label!r}" if role is None else f"a second {role} column {label!r}"
+            problem = f"unknown column {excerpt(label)}" if role is None else f"a second {role} column {excerpt(label)}"
             raise InputError(
                 f"{problem} in the header",
                 path=path,
@@ -297,8 +297,8 @@ def _read_long(
         key = (system, row_measure, topic)
         if key in first_lines:
             raise InputError(
-                f"system {system!r}, topic {topic!r}"
-                + (f", measure {row_measure!r}" if "measure" in positions else "")
+                f"system {excerpt(system)}, topic {excerpt(topic)}"
+                + (f", measure {excerpt(row_measure)}" if "measure" in positions else "")
                 + f" appears twice (first on line {first_lines[key]})",
                 path=path,
                 line=number,
@@ -324,7 +324,7 @@ def _read_wide(
             raise InputError(f"header cell {position} is empty", path=path, line=header_line, hint=f"name every {kind} column")
         if name in seen_columns:
             raise InputError(
-                f"{kind} {name!r} names header cells {seen_columns[name]} and {position}",
+                f"{kind} {excerpt(name)} names header cells {seen_columns[name]} and {position}",
                 path=path,
                 line=header_line,
                 hint=f"give every {kind} column its own name",
@@ -341,7 +341,7 @@ def _read_wide(
             raise InputError("the first cell is empty", path=path, line=number, hint=f"start the row with its {'topic' if rows_are_topics else 'system'} id")
         if row_name in first_lines:
             raise InputError(
-                f"{'topic' if rows_are_topics else 'system'} {row_name!r} has a second row (first on line {first_lines[row_name]})",
+                f"{'topic' if rows_are_topics else 'system'} {excerpt(row_name)} has a second row (first on line {first_lines[row_name]})",
                 path=path,
                 line=number,
                 hint="keep one row per " + ("topic" if rows_are_topics else "system"),
@@ -359,7 +359,7 @@ def _keep_measure(
     measures = list(dict.fromkeys(table_measure for _, table_measure in cells))
     if measure not in measures:
         raise InputError(
-            f"the table has no measure {measure!r}; it holds {', '.join(str(name) for name in measures)}",
+            f"the table has no measure {excerpt(measure)}; it holds {', '.join(str(name) for name in measures)}",
             path=path,
             hint="name one of the table's measures",
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from pytest_bvtest.errors import InputError
+from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.textfiles import data_fields, finite_number, numbered_lines
 
 WEIGHTS_LINE = "topic weight"
@@ -62,10 +62,10 @@ def read_topic_weights(path: str | os.PathLike[str]) -> dict[str, float]:
         topic, text = fields
         weight = finite_number(text, "weight", path=path, line=number, hint="write the weight as a number such as 0.5")
         if weight < 0:
-            raise InputError(f"weight {text!r} is negative", path=path, line=number, hint="topic weights are >= 0")
+            raise InputError(f"weight {excerpt(text)} is negative", path=path, line=number, hint="topic weights are >= 0")
         if topic in weights:
             raise InputError(
-                f"topic {topic!r} is listed twice (first on line {first_lines[topic]})",
+                f"topic {excerpt(topic)} is listed twice (first on line {first_lines[topic]})",
                 path=path,
                 line=number,
                 hint="give each topic one weight",
@@ -126,7 +126,7 @@ def read_variations(path: str | os.PathLike[str]) -> list[Variation]:
         query_id, topic_id = fields[0], fields[1]
         if query_id in first_lines:
             raise InputError(
-                f"query {query_id!r} is listed twice (first on line {first_lines[query_id]})",
+                f"query {excerpt(query_id)} is listed twice (first on line {first_lines[query_id]})",
                 path=path,
                 line=number,
                 hint="give each query id one topic",
@@ -137,7 +137,7 @@ def read_variations(path: str | os.PathLike[str]) -> list[Variation]:
             popularity = finite_number(fields[3], "popularity", path=path, line=number, hint="write the popularity as a number such as 0.5")
             if popularity <= 0:
                 raise InputError(
-                    f"popularity {fields[3]!r} is not positive",
+                    f"popularity {excerpt(fields[3])} is not positive",
                     path=path,
                     line=number,
                     hint="popularity is a relative frequency > 0; leave rare queries out rather than give them 0",
@@ -165,9 +165,9 @@ def read_topic_texts(path: str | os.PathLike[str]) -> dict[str, str]:
             continue
         topic, _, text = line.strip().partition("\t") if "\t" in line else line.strip().partition(" ")
         if not text.strip():
-            raise InputError(f"topic {topic!r} has no query text", path=path, line=number, hint=f"a line is `{TOPIC_TEXT_LINE}`")
+            raise InputError(f"topic {excerpt(topic)} has no query text", path=path, line=number, hint=f"a line is `{TOPIC_TEXT_LINE}`")
         if topic in texts:
-            raise InputError(f"topic {topic!r} is listed twice (first on line {first_lines[topic]})", path=path, line=number,
+            raise InputError(f"topic {excerpt(topic)} is listed twice (first on line {first_lines[topic]})", path=path, line=number,
                              hint="give each topic one query text")
         texts[topic] = text.strip()
         first_lines[topic] = number

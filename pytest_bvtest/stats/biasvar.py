@@ -25,9 +25,12 @@ from pytest_bvtest.errors import StatisticError
 NORMALIZATIONS = ("none", "max-min", "target-ratio")
 """Accepted values of ``bias_variance_analysis(normalize=...)``."""
 
-# Random grouping materialises one shuffled copy of the matrix per repetition; capping a block of
-# repetitions at this many values keeps memory near 64 MB for Robust04-sized matrices and R = 1000.
-_RANDOM_GROUPING_BLOCK_VALUES = 8_000_000
+# Random grouping builds its co-occurrence matrix a block of topics at a time; a block counts at most
+# this many (repetition, topic, partner) memberships, about 100 MB of indices and weights.
+_COOCCURRENCE_BLOCK_VALUES = 4_000_000
+# Sampled grouping (IPM 2022) gathers every group's topics; a block of repetitions holds at most this
+# many random keys and gathered scores, about 64 MB.
+_SAMPLED_GROUPING_BLOCK_VALUES = 8_000_000
 
 
 def checked_scores(values: ArrayLike, *, min_ndim: int = 1, non_negative_for: str | None = None) -> np.ndarray:
@@ -415,27 +418,74 @@ def group_means(scores: ArrayLike, groups: Sequence[np.ndarray]) -> np.ndarray:
     return np.add.reduceat(x[..., np.concatenate(groups)], starts, axis=-1) / sizes
 
 
-_Statistic = TypeVar("_Statistic", BiasVariance, GapDecomposition)
+@dataclass(frozen=True)
+class _RandomGroupingForms:
+    """The linear and quadratic forms of topic-centred rows that every grouped term is made of.
 
-
-def _random_group_mean_blocks(x: np.ndarray, size: int, repeats: int, seed: int) -> Iterator[np.ndarray]:
-    """Group means of ``x`` under ``repeats`` seeded random partitions, in blocks ``(..., r, m, g)``.
-
-    All permutations are drawn up front, so the blocking never changes the random stream.
+    For rows ``d`` (each row minus its topic mean) and repetition ``r`` with groups ``g`` of sizes
+    ``s_g`` (``G`` groups), the group means are ``y_g = sum_{j in g} d_j / s_g``. Then
+    ``linear[..., r] = mean_g y_g = sum_j W[r, j] d_j`` with ``W[r, j] = 1 / (G s_{g_r(j)})``, and
+    ``mean over r of mean_g y_g y'_g = d C d'`` with the co-occurrence matrix
+    ``C[j, k] = 1/(R G) sum_r [j and k share a group in r] / s_g^2``; ``product = d @ C``.
     """
-    n = x.shape[-1]
+
+    linear: np.ndarray  # (..., k, R)
+    product: np.ndarray  # (..., k, n)
+
+
+def _random_grouping_forms(centred: np.ndarray, size: int, repeats: int, seed: int) -> _RandomGroupingForms:
+    """:class:`_RandomGroupingForms` of ``centred`` under ``repeats`` seeded random partitions.
+
+    The partitions are those of MATH.md section 3b (``permuted`` rows of ``default_rng(seed)`` cut into
+    ``ceil(n / size)`` near-equal groups). ``C`` is built a block of topics at a time by counting
+    co-memberships (``bincount``), so the cost is one ``(k x n) @ (n x n)`` product in BLAS instead of
+    ``repeats`` gathers of the whole matrix.
+    """
+    n = centred.shape[-1]
     permutations = np.random.default_rng(seed).permuted(np.tile(np.arange(n), (repeats, 1)), axis=1)
     sizes = _partition_sizes(n, size)
-    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    # Topics-major rows make each permutation a gather of contiguous rows (about 3x faster than
-    # gathering scattered columns) and each group a sum of consecutive rows.
-    by_topic = np.ascontiguousarray(np.moveaxis(x, -1, 0))
-    block = max(1, _RANDOM_GROUPING_BLOCK_VALUES // x.size)
-    for first in range(0, repeats, block):
-        shuffled = by_topic[permutations[first : first + block]]  # (r, n, ..., m)
-        means = np.add.reduceat(shuffled, starts, axis=1)  # (r, g, ..., m) sums, divided in place:
-        means /= sizes.reshape((-1,) + (1,) * (means.ndim - 2))
-        yield np.moveaxis(means, (0, 1), (-3, -1))  # (..., r, m, g)
+    groups = sizes.size
+    positions = np.empty_like(permutations)
+    np.put_along_axis(positions, permutations, np.arange(n)[np.newaxis, :], axis=1)
+    group_of_topic = np.repeat(np.arange(groups), sizes)[positions]  # (R, n)
+    linear = centred @ (1.0 / (groups * sizes[group_of_topic])).T
+    # members[r * G + g] lists the topics of group g in repetition r, padded with n where the group is
+    # short; padding lands in an extra column n of each co-occurrence row, which is dropped.
+    largest = int(sizes.max())
+    slots = np.concatenate(([0], np.cumsum(sizes)[:-1]))[:, np.newaxis] + np.arange(largest)
+    slots = np.where(np.arange(largest) < sizes[:, np.newaxis], slots, n)
+    members = np.concatenate([permutations, np.full((repeats, 1), n)], axis=1)[:, slots].reshape(repeats * groups, largest)
+    share = 1.0 / (repeats * groups * sizes.astype(np.float64) ** 2)
+    own_group = group_of_topic + (np.arange(repeats) * groups)[:, np.newaxis]  # (R, n), rows of members
+    product = np.empty(centred.shape)
+    block = max(1, _COOCCURRENCE_BLOCK_VALUES // (repeats * largest))
+    for first in range(0, n, block):
+        last = min(n, first + block)
+        groups_of_block = own_group[:, first:last]  # (R, b)
+        cells = np.take(members, groups_of_block, axis=0)  # (R, b, largest)
+        cells += (np.arange(last - first) * (n + 1))[np.newaxis, :, np.newaxis]
+        weights = np.repeat(share[group_of_topic[:, first:last]], largest)
+        counted = np.bincount(cells.ravel(), weights=weights, minlength=(last - first) * (n + 1))
+        cooccurrence = counted.reshape(last - first, n + 1)[:, :n]
+        product[..., first:last] = centred @ cooccurrence.T  # C is symmetric
+    return _RandomGroupingForms(linear, product)
+
+
+def _checked_grouping(size: int, repeats: int, seed: int) -> tuple[int, int, int]:
+    return whole_number(size, "group size"), whole_number(repeats, "number of random groupings"), whole_number(seed, "seed", minimum=0)
+
+
+def _grouped_bias_variance(means: np.ndarray, linear: np.ndarray, quadratic: np.ndarray, c: np.ndarray) -> BiasVariance:
+    """:func:`bias_variance` of the group means averaged over repetitions, from the rows' forms."""
+    c = c[..., np.newaxis] if c.ndim else c
+    shifted = means[..., np.newaxis] - c  # (..., m, 1): topic mean minus c, per system
+    average = linear.mean(axis=-1)
+    return BiasVariance(
+        mean=means + average,
+        bias2=((shifted + linear) ** 2).mean(axis=-1),
+        var=quadratic - (linear**2).mean(axis=-1),
+        error=quadratic + 2.0 * shifted[..., 0] * average + shifted[..., 0] ** 2,
+    )
 
 
 def _sampled_group_mean_blocks(x: np.ndarray, size: int, groups: int, repeats: int, seed: int) -> Iterator[np.ndarray]:
@@ -449,7 +499,7 @@ def _sampled_group_mean_blocks(x: np.ndarray, size: int, groups: int, repeats: i
         raise StatisticError(f"sampled groups of {size} topics need at least {size} topics, got {n}")
     rng = np.random.default_rng(seed)
     # per repetition: groups x n random keys and groups x size gathered scores of every row
-    block = max(1, _RANDOM_GROUPING_BLOCK_VALUES // (groups * (x.size // n * size + n)))
+    block = max(1, _SAMPLED_GROUPING_BLOCK_VALUES // (groups * (x.size // n * size + n)))
     for first in range(0, repeats, block):
         count = min(block, repeats - first)
         chosen = np.argsort(rng.random((count, groups, n)), axis=-1)[..., :size]  # (r, groups, size)
@@ -457,19 +507,10 @@ def _sampled_group_mean_blocks(x: np.ndarray, size: int, groups: int, repeats: i
         yield np.moveaxis(means, -2, -3)  # (..., r, m, groups)
 
 
-def _mean_over_random_groupings(
-    x: np.ndarray, size: int, repeats: int, seed: int, statistic: Callable[[np.ndarray], _Statistic]
-) -> _Statistic:
-    """Average of ``statistic`` (fields with the repetition axis at -2) over the random groupings."""
-    size = whole_number(size, "group size")
-    repeats = whole_number(repeats, "number of random groupings")
-    seed = whole_number(seed, "seed", minimum=0)
-    return _mean_over_groupings(_random_group_mean_blocks(x, size, repeats, seed), repeats, statistic)
+_Terms = TypeVar("_Terms", BiasVariance, GapDecomposition)
 
 
-def _mean_over_groupings(
-    blocks: Iterator[np.ndarray], repeats: int, statistic: Callable[[np.ndarray], _Statistic]
-) -> _Statistic:
+def _mean_over_groupings(blocks: Iterator[np.ndarray], repeats: int, statistic: Callable[[np.ndarray], _Terms]) -> _Terms:
     """Average of ``statistic`` over ``repeats`` groupings given as blocks of group means ``(..., r, m, g)``."""
     results = (statistic(grouped) for grouped in blocks)
     first = next(results)
@@ -480,6 +521,8 @@ def _mean_over_groupings(
     return type(first)(**{name: total / repeats for name, total in totals.items()})
 
 
+
+
 def random_group_bias_variance(scores: ArrayLike, c: ArrayLike, size: int, repeats: int, seed: int) -> BiasVariance:
     """Bias-variance over random topic groups, averaged over seeded repetitions.
 
@@ -488,6 +531,10 @@ def random_group_bias_variance(scores: ArrayLike, c: ArrayLike, size: int, repea
     is taken over the group means, and each term is averaged over ``repeats`` permutations. PIN:
     seeded with ``numpy.random.default_rng(seed)``; the permutations depend only on ``(n, repeats,
     seed)``, so adding a system does not change the grouping.
+
+    Computed exactly (to rounding) from the topics' co-occurrence in groups, without forming the
+    groups of every repetition (:class:`_RandomGroupingForms`): the mean over repetitions of the
+    group means' squares is a quadratic form of each (topic-centred) row.
 
     Parameters
     ----------
@@ -505,8 +552,42 @@ def random_group_bias_variance(scores: ArrayLike, c: ArrayLike, size: int, repea
     """
     x = checked_scores(scores, min_ndim=2)
     c = checked_scores(c, min_ndim=0)
-    per_repetition_c = np.expand_dims(c, -2) if c.ndim else c
-    return _mean_over_random_groupings(x, size, repeats, seed, lambda grouped: bias_variance(grouped, per_repetition_c))
+    size, repeats, seed = _checked_grouping(size, repeats, seed)
+    means = x.mean(axis=-1)
+    centred = x - means[..., np.newaxis]
+    forms = _random_grouping_forms(centred, size, repeats, seed)
+    return _grouped_bias_variance(means, forms.linear, (forms.product * centred).sum(axis=-1), c)
+
+
+def _random_group_terms(normalized: np.ndarray, target_scores: np.ndarray, c: np.ndarray,
+                        grouping: RandomGrouping) -> tuple[BiasVariance, GapDecomposition]:
+    """Bias-variance and the gap decomposition over random groups, the target grouped like the systems."""
+    size, repeats, seed = _checked_grouping(grouping.size, grouping.repeats, grouping.seed)
+    # The target rides along as an extra last row so it is grouped exactly like the systems.
+    rows = np.concatenate([normalized, np.expand_dims(target_scores, -2)], axis=-2)
+    means = rows.mean(axis=-1)
+    centred = rows - means[..., np.newaxis]
+    forms = _random_grouping_forms(centred, size, repeats, seed)
+    systems, target = centred[..., :-1, :], centred[..., -1:, :]
+    system_product, target_product = forms.product[..., :-1, :], forms.product[..., -1:, :]
+    quadratic_system = (system_product * systems).sum(axis=-1)
+    quadratic_cross = (system_product * target).sum(axis=-1)
+    quadratic_target = (target_product * target).sum(axis=-1)
+    system_linear, target_linear = forms.linear[..., :-1, :], forms.linear[..., -1:, :]
+    gap_linear = target_linear - system_linear
+    gap_shift = means[..., -1:] - means[..., :-1]
+    gap_average = gap_linear.mean(axis=-1)
+    quadratic_gap = quadratic_target - 2.0 * quadratic_cross + quadratic_system
+    bias_var = _grouped_bias_variance(means[..., :-1], system_linear, quadratic_system, c)
+    gap = GapDecomposition(
+        bias=gap_shift + gap_average,
+        var=quadratic_gap - (gap_linear**2).mean(axis=-1),
+        mse=quadratic_gap + 2.0 * gap_shift * gap_average + gap_shift**2,
+        var_target=np.broadcast_to(quadratic_target - (target_linear**2).mean(axis=-1), gap_shift.shape).copy(),
+        var_system=quadratic_system - (system_linear**2).mean(axis=-1),
+        cov=quadratic_cross - (target_linear * system_linear).mean(axis=-1),
+    )
+    return bias_var, gap
 
 
 def tradeoff(bias2: ArrayLike, var: ArrayLike) -> Tradeoff:
@@ -622,14 +703,7 @@ def grouped_bias_variance(
         grouped_target = np.add.reduceat(target_by_difficulty, starts, axis=-1) / sizes
         return bias_variance(grouped, c), gap_decomposition(grouped, grouped_target)
     if isinstance(grouping, RandomGrouping):
-        bias_var = random_group_bias_variance(normalized, c, grouping.size, grouping.repeats, grouping.seed)
-        # The target rides along as an extra last row so it is grouped exactly like the systems.
-        with_target = np.concatenate([normalized, np.expand_dims(target_scores, -2)], axis=-2)
-        gap = _mean_over_random_groupings(
-            with_target, grouping.size, grouping.repeats, grouping.seed,
-            lambda grouped: gap_decomposition(grouped[..., :-1, :], grouped[..., -1, :]),
-        )
-        return bias_var, gap
+        return _random_group_terms(normalized, target_scores, checked_scores(c, min_ndim=0), grouping)
     if isinstance(grouping, SampledGrouping):
         # IPM 2022 Sec. 3.3; both passes draw the same groups (they depend only on n and the settings)
         per_repetition_c = np.expand_dims(c, -2) if np.ndim(c) else c

@@ -1,0 +1,38 @@
+"""What starting up imports: `bvtest --help` and loading the plugin import no part of the pipeline, and a
+gate whose runs are all cached never loads scipy.stats or pytrec_eval (each costs a large part of a second)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
+HEAVY = ("numpy", "scipy", "pytrec_eval", "ir_measures", "yaml", "matplotlib")
+
+
+def imported_after(code: str, cwd: Path) -> set[str]:
+    """The top-level packages in ``sys.modules`` after running ``code`` in a fresh interpreter."""
+    script = f"{code}\nimport json, sys\nprint(json.dumps(sorted({{name.split('.')[0] for name in sys.modules}})))"
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=cwd, check=True)
+    return set(json.loads(finished.stdout.strip().splitlines()[-1]))
+
+
+def test_help_and_the_plugin_import_no_part_of_the_pipeline(tmp_path: Path) -> None:
+    code = ("import contextlib, io\nfrom pytest_bvtest import cli, plugin\n"
+            "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    cli.main(['--help'])")
+    assert not imported_after(code, tmp_path).intersection(HEAVY)
+
+
+def test_a_gate_with_every_run_cached_loads_neither_scipy_stats_nor_pytrec_eval(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__"))
+    evaluate = "from pytest_bvtest.api import evaluate_spec\nfrom pytest_bvtest.spec import load_spec\nevaluate_spec(load_spec('bvtest.yaml'))"
+    cold = imported_after(evaluate, project)
+    assert "pytrec_eval" in cold  # the first evaluation fills the cache
+    finished = subprocess.run([sys.executable, "-c", evaluate + "\nimport sys\nprint('scipy.stats' in sys.modules)"],
+                              capture_output=True, text=True, cwd=project, check=True)
+    assert finished.stdout.strip().splitlines()[-1] == "False"
+    assert "pytrec_eval" not in imported_after(evaluate, project)
