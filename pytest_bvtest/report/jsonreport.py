@@ -38,9 +38,9 @@ def _number(value: float | None) -> float | str | None:
     return value if math.isfinite(value) else INFINITY[value > 0]
 
 
-def _numbers(values: np.ndarray) -> list[float | None]:
+def _numbers(values: np.ndarray) -> list[float | str | None]:
     """:func:`_number` of every value of a vector, at the speed of one ``tolist``."""
-    return [value if math.isfinite(value) else None for value in np.asarray(values, dtype=float).tolist()]
+    return [value if math.isfinite(value) else _number(value) for value in np.asarray(values, dtype=float).tolist()]
 
 
 def _bound_document(outcome: GateOutcome) -> dict[str, Any] | None:
@@ -127,10 +127,6 @@ def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
     }
 
 
-def _numbers(values) -> list[float | str | None]:
-    return [_number(value) for value in values]
-
-
 def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
     """MVE's form and terms per system (aligned with ``systems``), per-topic O_t and the alpha sweep."""
     mve = evaluation.mve
@@ -215,6 +211,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
             "mve_alpha": settings.mve_alpha,
             "mve_method": evaluation.mve_method,
             "gawm_q": settings.gawm_q,
+            "zrisk_against": settings.zrisk_against,
         },
         "candidate": evaluation.candidate,
         "reference": evaluation.reference,
