@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from pytest_bvtest.guards import Guard
 from pytest_bvtest.spec import Bound
 from pytest_bvtest.stats.calibration import SwapNull
 from pytest_bvtest.stats.registry import STATISTICS
@@ -112,6 +113,7 @@ class GateOutcome:
     message: str
     null: NullSummary | None = None
     upper: bool = True
+    guards: tuple[str, ...] = ()
     compared_value: float | None = None
     spec_line: int | None = None
     sentence: str = ""
@@ -139,10 +141,10 @@ class GateOutcome:
 
     @property
     def outcome(self) -> str:
-        """``OK``, ``OK*`` (passed with a warning) or ``FAIL``."""
+        """``OK``, ``OK*`` (passed within noise, or a guard warns not to trust the pass) or ``FAIL``."""
         if not self.passed:
             return "FAIL"
-        return "OK*" if self.warning else "OK"
+        return "OK*" if self.warning or self.guards else "OK"
 
 
 def limit_and_excess(bound: Bound, value: float, reference_value: float | None) -> tuple[float, float]:
@@ -300,12 +302,28 @@ def plain_sentence(outcome: GateOutcome, undefined: str | None = None) -> str:
         numbers += f" at a {_percent(outcome.null.rate)} false-alarm rate"
     than = f" than in {outcome.reference}" if outcome.reference_value is not None else " than allowed"
     worse = wording.worse.replace("the reference", reference) + than
+    if outcome.passed and outcome.guards and not outcome.warning:
+        return f"Holds on paper, but do not trust it: {outcome.guards[0]} ({numbers})."
     if outcome.passed and not outcome.warning:
         return f"Holds: {wording.protects.replace('the reference', reference)} ({numbers})."
     if outcome.passed:
         return f"Within noise: {worse} ({numbers}), but the {outcome.confidence:.0%} interval reaches the safe side."
     beyond = f"; the whole {outcome.confidence:.0%} interval is past the limit" if outcome.interval is not None else ""
     return f"{worse} ({numbers}{beyond})."
+
+
+def with_guards(outcome: GateOutcome, guards: Sequence[Guard]) -> GateOutcome:
+    """``outcome`` with the warnings of the guards that concern it: a pass becomes ``OK*``."""
+    messages = tuple(guard.message for guard in guards if guard.concerns(outcome.statistic, outcome.reference))
+    if not messages:
+        return outcome
+    guarded = replace(outcome, guards=messages)
+    guarded = replace(guarded, sentence=plain_sentence(guarded))
+    lines = outcome.message.split("\n")
+    lines[1] = f"  {guarded.sentence}"
+    if outcome.passed:  # a gate never passes on NaN, so nothing is undefined here
+        lines[0] = _headline(guarded, None)
+    return replace(guarded, message="\n".join([*lines, *(f"  warning: {message}" for message in messages)]))
 
 
 def _with_message(outcome: GateOutcome, undefined: str | None) -> GateOutcome:
@@ -337,7 +355,8 @@ def blame_title(label: str, impacts: Sequence[TopicImpact], against: str) -> str
 
 
 def _headline(outcome: GateOutcome, undefined: str | None) -> str:
-    verdict = "FAILED" if not outcome.passed else ("passed within noise" if outcome.warning else "passed")
+    verdict = "FAILED" if not outcome.passed else (
+        "passed within noise" if outcome.warning else "passed with a warning" if outcome.guards else "passed")
     versus = ""
     if outcome.reference is not None:
         versus = (f" against {outcome.reference}" if outcome.reference_value is None

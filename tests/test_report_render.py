@@ -280,7 +280,7 @@ def test_terminal_marks_the_candidate_and_colours_outcomes() -> None:
     assert warned.startswith(f"[OK*] {WARN_ID}: nDCG@10 URisk passed within noise") and by_text[warned] == {"yellow": True}
     passing = "[OK] bvtest.yaml::AP::bias2: AP Bias² passed: candidate 0.01; bound max 0.05 requires <= 0.05; headroom 0.04"
     assert by_text[passing] == {"green": True}
-    assert lines[-1] == ("bvtest: 4 gates, 1 failed, 1 within noise (OK*)", {"red": True, "bold": True})
+    assert lines[-1] == ("bvtest: 4 gates, 1 failed, 1 with a warning (OK*)", {"red": True, "bold": True})
 
 
 def test_terminal_notes_missing_and_ignored_topics() -> None:
@@ -348,7 +348,7 @@ def test_markdown_summary() -> None:
     text = markdown.render(sample_document())
     lines = text.splitlines()
     assert lines[0] == "<!-- pytest-bvtest -->"
-    assert lines[1] == "## ❌ pytest-bvtest: 4 gates, 1 failed, 1 within noise (OK*)"
+    assert lines[1] == "## ❌ pytest-bvtest: 4 gates, 1 failed, 1 with a warning (OK*)"
     # one sentence per gate, in document order, the sentence of a gate whose document has none is its headline
     assert lines[3] == ("- ❌ Quality varies more from query to query or sits further below the best achievable than in "
                         "production (Bias²+Var 0.0371 vs 0.0158, limit 0.0174). `nDCG@10::bias2_plus_var`")
@@ -650,7 +650,7 @@ def test_terminal_quiet_and_compact_summaries() -> None:
         "[OK] bvtest.yaml::nDCG@10::mean: Mean 0.478, limit >= 0.4",
         f"[OK*] {WARN_ID}: URisk -0.162 vs 0 production, limit >= -0.05 (false alarm 6.2%)",
         "[OK] bvtest.yaml::AP::bias2: Bias² 0.01, limit <= 0.05",
-        "bvtest: 4 gates, 1 failed, 1 within noise (OK*)",
+        "bvtest: 4 gates, 1 failed, 1 with a warning (OK*)",
     ]
     assert quiet[0][1] == {"red": True, "bold": True}
     compact = texts(terminal.summary_lines(document, verbosity=0))
@@ -659,7 +659,7 @@ def test_terminal_quiet_and_compact_summaries() -> None:
                                   "<=", "0.0173844", "(false", "alarm", "46.9%)"]
     assert compact[3].split()[:3] == ["OK*", WARN_ID, "-0.162"]
     assert compact[-3:] == ["(-v adds the system tables, comparisons and notes)", "",
-                            "bvtest: 4 gates, 1 failed, 1 within noise (OK*)"]
+                            "bvtest: 4 gates, 1 failed, 1 with a warning (OK*)"]
     assert len(compact) == 8
 
 

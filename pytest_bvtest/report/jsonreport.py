@@ -39,9 +39,9 @@ def _number(value: float | None) -> float | str | None:
     return value if math.isfinite(value) else INFINITY[value > 0]
 
 
-def _numbers(values: np.ndarray) -> list[float | None]:
+def _numbers(values: np.ndarray) -> list[float | str | None]:
     """:func:`_number` of every value of a vector, at the speed of one ``tolist``."""
-    return [value if math.isfinite(value) else None for value in np.asarray(values, dtype=float).tolist()]
+    return [value if math.isfinite(value) else _number(value) for value in np.asarray(values, dtype=float).tolist()]
 
 
 def _blame_basis(outcome: GateOutcome) -> str:
@@ -101,6 +101,7 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
         "passed": outcome.passed,
         "outcome": outcome.outcome,
         "warning": outcome.warning,
+        "guards": list(outcome.guards),
         "message": outcome.message,
         "sentence": outcome.sentence,
         "higher_is_better": outcome.higher_is_better,
@@ -147,10 +148,6 @@ def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
 def inputs_document(inputs: Iterable[InputFile]) -> list[dict[str, Any]]:
     """The files an evaluation read, with their SHA-256 content hashes."""
     return [{"role": item.role, "name": item.name, "path": item.path, "sha256": item.sha256} for item in inputs]
-
-
-def _numbers(values) -> list[float | str | None]:
-    return [_number(value) for value in values]
 
 
 def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
@@ -238,6 +235,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
             "mve_alpha": settings.mve_alpha,
             "mve_method": evaluation.mve_method,
             "gawm_q": settings.gawm_q,
+            "zrisk_against": settings.zrisk_against,
         },
         "candidate": evaluation.candidate,
         "reference": evaluation.reference,
@@ -272,6 +270,11 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
                 "seed": comparison.seed,
             }
             for comparison in evaluation.comparisons
+        ],
+        "guards": [
+            {"kind": guard.kind, "severity": "warning" if guard.warning else "note", "message": guard.message,
+             "systems": list(guard.systems), "topics": list(guard.topics)}
+            for guard in evaluation.guards
         ],
         "simulation": None if simulation is None else simulation_document(simulation),
         "inputs": inputs_document(inputs),
@@ -317,7 +320,7 @@ def session_document(evaluations: Iterable[Mapping[str, Any]], tests: Iterable[M
         "summary": {
             "gates": len(gates),
             "failed": sum(not gate["passed"] for gate in gates),
-            "warnings": sum(bool(gate["warning"]) for gate in gates),
+            "warnings": sum(gate["outcome"] == "OK*" for gate in gates),
             "tests": len(tests),
             "tests_failed": failed_tests,
         },

@@ -21,6 +21,7 @@ from pytest_bvtest.report.terminal import (
     display_path,
     evaluation_title,
     format_number,
+    guard_warnings,
     headline,
     TEAM_TESTS_TITLE,
     summary_counts,
@@ -139,7 +140,7 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
               "bootstrap interval")
     lines += _table(header, [_gate_row(gate) for gate in gates], {2, 3, 4, 6})
     for gate in gates:
-        if gate["outcome"] == "OK*":
+        if gate["warning"]:  # within noise; guards' warnings are listed once, under the headline
             lines.append("")
             lines.append(f"⚠️ {code(gate['id'])}: {gate['warning']}")
     return lines
@@ -240,8 +241,12 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
 
 def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     evaluations = list(document["evaluations"])
-    verdict = "✅" if document["passed"] else "❌"
+    warnings = [(evaluation, warning) for evaluation in evaluations for warning in guard_warnings(evaluation)]
+    verdict = "❌" if not document["passed"] else "⚠️" if warnings or document["summary"]["warnings"] else "✅"
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
+    for evaluation, warning in warnings:
+        where = f"{display_path(evaluation['spec'])} · {evaluation['measure']}"
+        lines += [f"> ⚠️ **Warning** ({html.escape(where, quote=False)}): {html.escape(warning, quote=False)}", ""]
     lines += _gate_section(evaluations)
     shown: dict[tuple, str] = {}
     lines += _team_test_section(list(document.get("tests") or []))

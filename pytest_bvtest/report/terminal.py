@@ -89,6 +89,8 @@ def evaluation_title(evaluation: Mapping[str, Any]) -> str:
         if "seed" in grouping:
             text += f", {grouping['repeats']} repeats, seed {grouping['seed']}"
         parts.append(text)
+    if settings.get("zrisk_against") == "target":
+        parts.append("ZRisk/GeoRisk against the target")
     method = settings.get("mve_method")
     if method not in (None, "inter-topic"):  # with query variations the MVE column depends on the form
         parts.append(f"MVE {method}")
@@ -129,7 +131,13 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
         if ignored:
             topics = "topic" if len(ignored) == 1 else "topics"
             notes.append(f"{system['name']} ranked {len(ignored)} {topics} outside the evaluated topics (unjudged, or no relevant document; ignored): {_topic_list(ignored)}")
+    notes += [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "note"]
     return notes
+
+
+def guard_warnings(evaluation: Mapping[str, Any]) -> list[str]:
+    """The guards that warn not to trust this measure's green gates (they are ``OK*``)."""
+    return [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "warning"]
 
 
 def headline(gate: Mapping[str, Any]) -> str:
@@ -142,7 +150,7 @@ def summary_counts(document: Mapping[str, Any]) -> str:
     summary = document["summary"]
     text = f"{summary['gates']} gate{'' if summary['gates'] == 1 else 's'}, {summary['failed']} failed"
     if summary["warnings"]:
-        text += f", {summary['warnings']} within noise (OK*)"
+        text += f", {summary['warnings']} with a warning (OK*)"
     tests = summary.get("tests") or 0
     if tests:
         text += f"; {tests} team test{'' if tests == 1 else 's'}, {summary['tests_failed']} failed"
@@ -271,9 +279,15 @@ def _gate_id(gate: Mapping[str, Any]) -> str:
     return gate["id"].split("::", 1)[-1]
 
 
+def _guard_lines(document: Mapping[str, Any]) -> list[Line]:
+    """The guards' warnings of every evaluation: shown at every verbosity."""
+    return [(f"WARNING: {warning}", {"yellow": True, "bold": True})
+            for evaluation in document["evaluations"] for warning in guard_warnings(evaluation)]
+
+
 def quiet_lines(document: Mapping[str, Any]) -> list[Line]:
-    """``-q``: one line per gate (outcome, gate, the numbers), then the counts."""
-    lines: list[Line] = []
+    """``-q``: one line per gate (outcome, gate, the numbers), the guards' warnings, then the counts."""
+    lines: list[Line] = _guard_lines(document)
     for evaluation in document["evaluations"]:
         for gate in evaluation["gates"]:
             value, reference, delta, limit = gate_numbers(gate)
@@ -306,6 +320,7 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
 
     lines: list[Line] = [(line(header), {"bold": True})]
     lines += [(line(row), OUTCOME_MARKUP[row[0]]) for row in rows]
+    lines += _guard_lines(document)
     lines += team_test_lines(document)
     lines.append(("(-v adds the system tables, comparisons and notes)", {}))
     lines.append(("", {}))
@@ -357,6 +372,7 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
         lines.extend((text, {}) for text in analysis_lines(evaluation))
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
             lines.extend((text, {}) for text in simulation_lines(evaluation["simulation"]))
+        lines.extend((f"WARNING: {warning}", {"yellow": True, "bold": True}) for warning in guard_warnings(evaluation))
         for gate in evaluation["gates"]:
             lines.append((f"[{gate['outcome']}] {gate['id']}: {headline(gate)}", OUTCOME_MARKUP[gate["outcome"]]))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
