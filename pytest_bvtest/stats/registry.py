@@ -246,35 +246,21 @@ def _grouped(x: np.ndarray, settings: AnalysisSettings) -> tuple[BiasVariance, G
     return grouped_bias_variance(normalized, target_scores, topic_difficulty(x, settings.grouping), c, settings.grouping)
 
 
-def _bias_variance_statistic(term: str) -> Compute:
-    """A field of :class:`~pytest_bvtest.stats.biasvar.BiasVariance` (``bias2``, ``var``, ``error``)."""
+def _family_statistic(gap: bool, term: str) -> Compute:
+    """A field of :class:`~pytest_bvtest.stats.biasvar.BiasVariance` (``bias2``, ``var``, ``error``) or,
+    with ``gap``, of :class:`~pytest_bvtest.stats.biasvar.GapDecomposition` (``bias``, ``var``, ``mse``),
+    under the settings' normalisation, grouping and variance convention."""
 
     def compute(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
         x = _score_matrix(scores)
         if settings.grouping is not None:
-            terms = _grouped(x, settings)[0]
+            terms = _grouped(x, settings)[gap]
         else:
-            normalized, _, c = _normalized_with_target(x, settings)
-            terms = bias_variance(normalized, c)
+            normalized, target_scores, c = _normalized_with_target(x, settings)
+            terms = gap_decomposition(normalized, target_scores) if gap else bias_variance(normalized, c)
         if settings.variance == "sample":
-            terms = with_sample_variance(terms, None, variance_samples(x.shape[-1], settings.grouping))[0]
-        return getattr(terms, term)
-
-    return compute
-
-
-def _gap_statistic(term: str) -> Compute:
-    """A field of :class:`~pytest_bvtest.stats.biasvar.GapDecomposition` (``bias``, ``var``, ``mse``)."""
-
-    def compute(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
-        x = _score_matrix(scores)
-        if settings.grouping is not None:
-            terms = _grouped(x, settings)[1]
-        else:
-            normalized, target_scores, _ = _normalized_with_target(x, settings)
-            terms = gap_decomposition(normalized, target_scores)
-        if settings.variance == "sample":
-            terms = with_sample_variance(None, terms, variance_samples(x.shape[-1], settings.grouping))[1]
+            both = (None, terms) if gap else (terms, None)
+            terms = with_sample_variance(*both, variance_samples(x.shape[-1], settings.grouping))[gap]
         return getattr(terms, term)
 
     return compute
@@ -431,15 +417,15 @@ def _statistics(*statistics: Statistic) -> Mapping[str, Statistic]:
 
 STATISTICS: Mapping[str, Statistic] = _statistics(
     Statistic("mean", "Mean", True, False, _mean, _rows_alone, _mean_terms),
-    Statistic("bias2", "Bias²", False, False, _bias_variance_statistic("bias2"), _rows_and_extremes, _bias_variance_terms("bias2")),
-    Statistic("var", "Var", False, False, _bias_variance_statistic("var"), _rows_and_extremes, _bias_variance_terms("var")),
+    Statistic("bias2", "Bias²", False, False, _family_statistic(False, "bias2"), _rows_and_extremes, _bias_variance_terms("bias2")),
+    Statistic("var", "Var", False, False, _family_statistic(False, "var"), _rows_and_extremes, _bias_variance_terms("var")),
     Statistic(
         "bias2_plus_var", "Bias²+Var", False, False,
-        _bias_variance_statistic("error"), _rows_and_extremes, _bias_variance_terms("error"),
+        _family_statistic(False, "error"), _rows_and_extremes, _bias_variance_terms("error"),
     ),
-    Statistic("gap_bias", "Bias(ρ)", False, False, _gap_statistic("bias"), _rows_and_extremes, _gap_terms("bias")),
-    Statistic("gap_var", "Var(ρ)", False, False, _gap_statistic("var"), _rows_and_extremes, _gap_terms("var")),
-    Statistic("gap_mse", "Bias(ρ)²+Var(ρ)", False, False, _gap_statistic("mse"), _rows_and_extremes, _gap_terms("mse")),
+    Statistic("gap_bias", "Bias(ρ)", False, False, _family_statistic(True, "bias"), _rows_and_extremes, _gap_terms("bias")),
+    Statistic("gap_var", "Var(ρ)", False, False, _family_statistic(True, "var"), _rows_and_extremes, _gap_terms("var")),
+    Statistic("gap_mse", "Bias(ρ)²+Var(ρ)", False, False, _family_statistic(True, "mse"), _rows_and_extremes, _gap_terms("mse")),
     Statistic("urisk", "URisk", True, True, _urisk, _rows_alone, _urisk_terms),
     Statistic("trisk", "TRisk", True, True, _trisk, _rows_alone, _trisk_terms),
     Statistic("robustness_index", "RI", True, True, _against_reference(robustness_index), _rows_alone, _robustness_terms),
