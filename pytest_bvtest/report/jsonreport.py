@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from pytest_bvtest import __version__
 from pytest_bvtest.api import Evaluation, MeasureEvaluation
@@ -38,9 +39,9 @@ def _number(value: float | None) -> float | str | None:
     return value if math.isfinite(value) else INFINITY[value > 0]
 
 
-def _numbers(values: np.ndarray) -> list[float | None]:
-    """:func:`_number` of every value of a vector, at the speed of one ``tolist``."""
-    return [value if math.isfinite(value) else None for value in np.asarray(values, dtype=float).tolist()]
+def _numbers(values: ArrayLike) -> list[float | str | None]:
+    """:func:`_number` of every value of a vector, finite values at the speed of one ``tolist``."""
+    return [value if math.isfinite(value) else _number(value) for value in np.asarray(values, dtype=float).tolist()]
 
 
 def _bound_document(outcome: GateOutcome) -> dict[str, Any] | None:
@@ -124,10 +125,6 @@ def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
             {"pearson": _number(tradeoff.pearson), "spearman": _number(tradeoff.spearman)} for tradeoff in simulation.topic_tradeoff
         ],
     }
-
-
-def _numbers(values) -> list[float | str | None]:
-    return [_number(value) for value in values]
 
 
 def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
