@@ -298,6 +298,7 @@ def _analysis_settings(spec: Spec, weights: np.ndarray | None) -> AnalysisSettin
         mve_alpha=analysis.mve.alpha,
         topic_weights=weights,
         gawm_q=analysis.gawm_q,
+        zrisk_against=analysis.zrisk_against,
     )
 
 

@@ -299,8 +299,11 @@ def bvtest(request: pytest.FixtureRequest):
     from pytest_bvtest.api import BvtestAPI
 
     config = request.config
-    return BvtestAPI(**evaluation_options(config), run=option(config, "run"),
-                     specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
+    try:
+        options = evaluation_options(config)
+    except BvtestError as error:  # an ini cache path outside the project: one line, as for the gates
+        pytest.fail(f"bvtest: {error}", pytrace=False)
+    return BvtestAPI(**options, run=option(config, "run"), specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
 
 
 class SessionOutputs:

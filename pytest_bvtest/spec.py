@@ -23,7 +23,7 @@ from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
 from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
-from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
+from pytest_bvtest.stats.biasvar import DifficultyGrouping, Grouping, RandomGrouping, SampledGrouping
 from pytest_bvtest.stats.calibration import RATE_SWAPS
 from pytest_bvtest.stats.registry import STATISTICS
 
@@ -43,7 +43,7 @@ _LONGEST_PATH = 4096  # Linux's PATH_MAX
 _TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format", "topics")
 _MVE_FORMS = ("auto", "general", "intra-topic")
 _ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "calibration",
-                  "top_topics", "rankings", "hits")
+                  "top_topics", "rankings", "hits", "zrisk_against")
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "false_alarm", "confidence", "measure", "reference", "name")
 # Bounds that cap a value from above / below; a calibrated limit lies on the statistic's bad side.
 _UPPER_BOUNDS = ("max", "max_increase")
@@ -142,7 +142,7 @@ class CalibrationSpec:
 class AnalysisSpec:
     target: str | float = "mean"
     normalize: str = "none"
-    grouping: DifficultyGrouping | RandomGrouping | None = None
+    grouping: Grouping | None = None
     risk_alpha: float = 5.0
     mve: MeanVarianceSpec = field(default_factory=MeanVarianceSpec)
     gawm_q: float = 1.0
@@ -152,6 +152,7 @@ class AnalysisSpec:
     top_topics: int = 5
     rankings: RankingSpec | None = None
     hits: bool = False
+    zrisk_against: str = "systems"
 
 
 @dataclass(frozen=True)
@@ -446,6 +447,11 @@ class _SpecReader:
             settings["top_topics"] = self.number(section["top_topics"], key("top_topics"), minimum=0, integer=True)
         if section.get("rankings") is not None:
             settings["rankings"] = self.rankings(section["rankings"], key("rankings"))
+        if "zrisk_against" in section:
+            if section["zrisk_against"] not in ("systems", "target"):
+                raise self.error(key("zrisk_against"), f"unknown ZRisk baseline {section['zrisk_against']!r}",
+                                 "use `systems` (every other system) or `target` (the virtual target alone)")
+            settings["zrisk_against"] = section["zrisk_against"]
         if "hits" in section:
             if not isinstance(section["hits"], bool):
                 raise self.error(key("hits"), f"expected true or false, got {_kind(section['hits'])}")
@@ -480,21 +486,32 @@ class _SpecReader:
         steps = self.number(section.get("steps", AlphaSweepSpec.steps), (*key, "steps"), minimum=2, integer=True)
         return AlphaSweepSpec(low, high, int(steps))
 
-    def grouping(self, value: Any) -> DifficultyGrouping | RandomGrouping:
+    def grouping(self, value: Any) -> Grouping:
         key = ("analysis", "grouping")
-        group = self.check_keys(value, key, ("by", "size", "repeats", "seed"), "grouping")
-        size = self.number(group.get("size", 5), (*key, "size"), minimum=1, integer=True)
+        group = self.check_keys(value, key, ("by", "size", "repeats", "seed", "difficulty", "groups"), "grouping")
         by = group.get("by")
+        size = self.number(group.get("size", 10 if by == "sampled" else 5), (*key, "size"), minimum=1, integer=True)
+        if by != "difficulty" and "difficulty" in group:
+            raise self.error((*key, "difficulty"), "`difficulty` belongs to `by: difficulty`")
+        if by != "sampled" and "groups" in group:
+            raise self.error((*key, "groups"), "`groups` belongs to `by: sampled`")
         if by == "difficulty":
             if "repeats" in group or "seed" in group:
                 raise self.error(key, "difficulty grouping is deterministic: `repeats` and `seed` belong to `by: random`")
-            return DifficultyGrouping(size)
-        if by == "random":
+            difficulty = group.get("difficulty", "target")
+            if difficulty not in ("target", "mean"):
+                raise self.error((*key, "difficulty"), f"unknown difficulty {difficulty!r}",
+                                 "use `target` (the virtual target) or `mean` (the mean over systems)")
+            return DifficultyGrouping(size, difficulty)
+        if by in ("random", "sampled"):
             repeats = self.number(group.get("repeats", 1000), (*key, "repeats"), minimum=1, maximum=MAX_REPETITIONS,
                                   integer=True)
             seed = self.number(group.get("seed", 0), (*key, "seed"), minimum=0, integer=True)
-            return RandomGrouping(size, repeats, seed)
-        raise self.error((*key, "by"), f"unknown grouping {by!r}", "use `by: difficulty` or `by: random`")
+            if by == "random":
+                return RandomGrouping(size, repeats, seed)
+            groups = self.number(group.get("groups", 50), (*key, "groups"), minimum=1, integer=True)
+            return SampledGrouping(size, groups, repeats, seed)
+        raise self.error((*key, "by"), f"unknown grouping {by!r}", "use `by: difficulty`, `by: random` or `by: sampled`")
 
     def gates(self, value: Any, measures: tuple[Measure, ...], reference: str | None, baselines) -> tuple[GateSpec, ...]:
         if value is None:

@@ -511,3 +511,18 @@ def test_a_measure_the_project_cannot_compute_is_named_freely_when_every_system_
     example = Path(__file__).resolve().parents[1] / "example_project"
     with pytest.raises(InputError, match="cannot compute|unknown|not supported|RBP"):
         evaluate_spec(load_spec(spec_path).with_candidate_run(example / "runs" / "candidate-risky.run"), use_cache=False)
+
+
+def test_zrisk_against_the_target_through_the_spec(tmp_path: Path) -> None:
+    from pytest_bvtest.report import jsonreport, terminal
+    from pytest_bvtest.stats.risk import zrisk_georisk_against_target
+
+    spec_path = four_system_tables(tmp_path, "  zrisk_against: target\n          risk_alpha: 0")
+    evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
+    scores = evaluation.measure().matrix.scores
+    expected = zrisk_georisk_against_target(scores, 0.0)
+    assert [evaluation.statistic("zrisk", name) for name in evaluation.measure().matrix.systems] == \
+        pytest.approx(expected.zrisk.tolist(), abs=1e-12)
+    document = jsonreport.evaluation_documents(evaluation)[0]
+    assert document["settings"]["zrisk_against"] == "target"
+    assert "ZRisk/GeoRisk against the target" in terminal.evaluation_title(document)

@@ -394,3 +394,10 @@ def test_an_id_quoted_in_an_error_is_a_short_excerpt(tmp_path: Path) -> None:
     text = str(error.value)
     assert text.startswith(f"{path}:2: document 'dddd") and "(100,000 characters) appears twice in topic '1'" in text
     assert len(text) - len(str(path)) < QUOTED_AT_MOST
+
+
+def test_a_spec_larger_than_a_spec_needs_is_refused_before_parsing(tmp_path: Path) -> None:
+    path = tmp_path / "bvtest.yaml"
+    path.write_text("measures: [AP]\n" + "# padding\n" * 120_000)
+    with pytest.raises(InputError, match=r"bvtest.yaml: the spec is 1,200,015 bytes, more than a spec needs \(1,048,576 at most\)"):
+        load_spec(path)

@@ -10,7 +10,7 @@ import pytest
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.matrix import RunFile, ScoreTableFile
 from pytest_bvtest.spec import Bound, load_spec
-from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
+from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping, SampledGrouping
 
 RUN = "1 Q0 d1 1 2.0 tag\n1 Q0 d2 2 1.0 tag\n"
 QRELS = "1 0 d1 1\n1 0 d2 0\n"
@@ -245,3 +245,20 @@ def test_false_alarm_alone_or_beside_a_bound_is_a_valid_gate(project: Path) -> N
     assert (alone.bound, alone.false_alarm, alone.reference) == (None, 0.05, "p")
     assert (both.bound, both.false_alarm) == (Bound("max_increase", 0.05, True), 0.01)
     assert (spec.analysis.calibration.swaps, spec.analysis.calibration.seed) == (2000, 7)
+
+
+def test_grouping_by_mean_difficulty_sampled_groups_and_zrisk_against_target(tmp_path):
+    (tmp_path / "scores.csv").write_text("topic,a,b\n1,0.1,0.2\n2,0.3,0.4\n")
+    base = "measures: [AP]\nbaselines: scores.csv\ntable_format: wide-topics\nanalysis:\n  "
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(base + "grouping: {by: difficulty, size: 2, difficulty: mean}\n  zrisk_against: target\n")
+    loaded = load_spec(spec)
+    assert loaded.analysis.grouping == DifficultyGrouping(2, "mean") and loaded.analysis.zrisk_against == "target"
+    spec.write_text(base + "grouping: {by: sampled, seed: 4}\n")
+    assert load_spec(spec).analysis.grouping == SampledGrouping(10, 50, 1000, 4)
+    for wrong, message in (("grouping: {by: random, difficulty: mean}", "difficulty"),
+                           ("grouping: {by: difficulty, groups: 3}", "groups"),
+                           ("zrisk_against: everyone", "ZRisk baseline")):
+        spec.write_text(base + wrong + "\n")
+        with pytest.raises(InputError, match=message):
+            load_spec(spec)

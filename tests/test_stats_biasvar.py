@@ -436,3 +436,40 @@ def test_bad_input_raises_statistic_error(call, message: str) -> None:
 ])
 def test_average_ranks_equal_scipy_rankdata(values) -> None:
     assert np.array_equal(biasvar.average_ranks(np.array(values)), scipy.stats.rankdata(values))
+
+
+def test_sampled_groups_match_a_naive_loop_over_the_same_draws():
+    # IPM 2022 Sec. 3.3: 50 groups of 10 topics, each drawn without replacement from the whole set, repeated.
+    from pytest_bvtest.stats.biasvar import SampledGrouping
+
+    x = np.random.default_rng(7).random((5, 40))
+    result = bias_variance_analysis(x, grouping=SampledGrouping(size=10, groups=50, repeats=20, seed=3))
+    rng = np.random.default_rng(3)
+    target = x.max(axis=0)
+    c = target.mean()
+    bias2, var, gap_var = [], [], []
+    for _ in range(20):
+        chosen = np.argsort(rng.random((50, 40)), axis=-1)[:, :10]
+        assert all(len(set(group)) == 10 for group in chosen)  # without replacement inside a group
+        means = np.array([[row[group].mean() for group in chosen] for row in x])
+        target_means = np.array([target[group].mean() for group in chosen])
+        bias2.append((means.mean(axis=1) - c) ** 2)
+        var.append(means.var(axis=1))
+        gap_var.append((target_means - means).var(axis=1))
+    np.testing.assert_allclose(result.bias_variance.bias2, np.mean(bias2, axis=0), atol=1e-14)
+    np.testing.assert_allclose(result.bias_variance.var, np.mean(var, axis=0), atol=1e-14)
+    np.testing.assert_allclose(result.gap.var, np.mean(gap_var, axis=0), atol=1e-14)
+
+
+def test_difficulty_by_the_mean_over_systems_sorts_topics_by_that_mean():
+    # CIKM 2014 Sec. 3.2.2: difficulty by the target or by the mean over systems.
+    x = np.array([[0.9, 0.5, 0.2], [0.0, 0.5, 0.3], [0.0, 0.5, 0.3]])
+    # target [0.9, 0.5, 0.3] -> topics 2, 1 | 0; mean [0.3, 0.5, 0.267] -> topics 2, 0 | 1
+    for difficulty, groups in (("target", [[2, 1], [0]]), ("mean", [[2, 0], [1]])):
+        expected = np.array([[row[g].mean() for g in groups] for row in x]).var(axis=1)
+        result = bias_variance_analysis(x, grouping=DifficultyGrouping(2, difficulty))
+        np.testing.assert_allclose(result.bias_variance.var, expected, atol=1e-15)
+    assert not np.allclose(bias_variance_analysis(x, grouping=DifficultyGrouping(2)).bias_variance.var,
+                           bias_variance_analysis(x, grouping=DifficultyGrouping(2, "mean")).bias_variance.var)
+    with pytest.raises(StatisticError, match="difficulty"):
+        DifficultyGrouping(2, "median")

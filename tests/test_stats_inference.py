@@ -11,7 +11,7 @@ from scipy import stats as scipy_stats
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats import inference
-from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping
+from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping, SampledGrouping
 from pytest_bvtest.stats.inference import TestResult, holm, paired_bootstrap, paired_t_test, randomization_test
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 from test_stats_registry import direct_values, web14
@@ -218,6 +218,9 @@ BOOTSTRAP_SETTINGS = {
     "target-ratio, weighted": AnalysisSettings(normalize="target-ratio", topic_weights=np.linspace(0.2, 3.0, 15), mve_alpha=1.0),
     "difficulty groups": AnalysisSettings(grouping=DifficultyGrouping(4), risk_alpha=0.0, gawm_q=2.0),
     "random groups": AnalysisSettings(normalize="max-min", grouping=RandomGrouping(4, repeats=3, seed=2)),
+    "difficulty by mean, ZRisk against the target": AnalysisSettings(grouping=DifficultyGrouping(4, "mean"),
+                                                                      zrisk_against="target"),
+    "sampled groups": AnalysisSettings(grouping=SampledGrouping(4, groups=6, repeats=3, seed=2)),
 }
 
 

@@ -10,7 +10,7 @@ from scipy import stats as scipy_stats
 
 from conftest import shared_path
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping, bias_variance_analysis
+from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping, SampledGrouping, bias_variance_analysis
 from pytest_bvtest.stats.gawm import gawm
 from pytest_bvtest.stats.meanvar import mve_inter_topic
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
@@ -25,6 +25,9 @@ SETTINGS = {
     "target-ratio c=1": AnalysisSettings(normalize="target-ratio", target=1.0, risk_alpha=0.0),
     "difficulty groups": AnalysisSettings(grouping=DifficultyGrouping(4), gawm_q=2.0),
     "random groups, max-min": AnalysisSettings(normalize="max-min", grouping=RandomGrouping(3, repeats=7, seed=5)),
+    "difficulty by mean, ZRisk against the target": AnalysisSettings(grouping=DifficultyGrouping(3, "mean"),
+                                                                      zrisk_against="target"),
+    "sampled groups": AnalysisSettings(grouping=SampledGrouping(3, groups=5, repeats=4, seed=1)),
 }
 
 
@@ -50,6 +53,10 @@ def direct_values(name: str, scores: np.ndarray, reference: int | None, settings
             rows.append({"robustness_index": (wins - losses) / len(pairs), "hurt_topics": losses,
                          "r_loss": sum(b - a for a, b in pairs if a < b) / len(pairs)}[name])
         return np.array(rows, dtype=float)
+    if name in ("zrisk", "georisk") and settings.zrisk_against == "target":
+        # each system on its own beside the virtual target (IPM 2022 Table 8), one system at a time
+        target = scores.max(axis=0)
+        return np.array([getattr(zrisk_georisk(np.vstack([row, target]), settings.risk_alpha), name)[0] for row in scores])
     if name in ("zrisk", "georisk"):
         return getattr(zrisk_georisk(scores, settings.risk_alpha), name)
     if name == "mve":

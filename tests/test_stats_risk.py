@@ -228,3 +228,19 @@ def test_identical_systems_have_zero_zrisk() -> None:
 def test_bad_input_raises_statistic_error(call, message: str) -> None:
     with pytest.raises(StatisticError, match=message):
         call()
+
+
+def test_zrisk_against_the_target_alone_is_the_paper_on_each_system_beside_the_target() -> None:
+    from pytest_bvtest.stats.risk import zrisk_georisk_against_target
+
+    systems_by_topics = ZRISK_TOPICS_BY_SYSTEMS.T
+    target = systems_by_topics.max(axis=0)
+    for alpha in (0.0, 1.0):
+        result = zrisk_georisk_against_target(systems_by_topics, alpha)
+        for i, row in enumerate(systems_by_topics):
+            zrisks, georisks = zrisk_by_the_paper(np.column_stack([row, target]), alpha)
+            assert result.zrisk[i] == pytest.approx(zrisks[0], abs=EXACT)
+            assert result.georisk[i] == pytest.approx(georisks[0], abs=EXACT)
+    # the target itself would score z = 0 everywhere: a system equal to the target has ZRisk 0
+    best = np.vstack([systems_by_topics, target])
+    assert zrisk_georisk_against_target(best, 1.0).zrisk[-1] == pytest.approx(0.0, abs=EXACT)

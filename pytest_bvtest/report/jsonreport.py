@@ -14,7 +14,6 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from pytest_bvtest import __version__
 from pytest_bvtest.api import Evaluation, MeasureEvaluation
@@ -39,8 +38,8 @@ def _number(value: float | None) -> float | str | None:
     return value if math.isfinite(value) else INFINITY[value > 0]
 
 
-def _numbers(values: ArrayLike) -> list[float | str | None]:
-    """:func:`_number` of every value of a vector, finite values at the speed of one ``tolist``."""
+def _numbers(values: np.ndarray) -> list[float | str | None]:
+    """:func:`_number` of every value of a vector, at the speed of one ``tolist``."""
     return [value if math.isfinite(value) else _number(value) for value in np.asarray(values, dtype=float).tolist()]
 
 
@@ -211,6 +210,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
             "mve_alpha": settings.mve_alpha,
             "mve_method": evaluation.mve_method,
             "gawm_q": settings.gawm_q,
+            "zrisk_against": settings.zrisk_against,
         },
         "candidate": evaluation.candidate,
         "reference": evaluation.reference,

@@ -13,9 +13,9 @@ tradeoff correlations, are ``None``; no function returns NaN.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, fields
+from typing import Literal, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -28,6 +28,9 @@ NORMALIZATIONS = ("none", "max-min", "target-ratio")
 # Random grouping builds its co-occurrence matrix a block of topics at a time; a block counts at most
 # this many (repetition, topic, partner) memberships, about 100 MB of indices and weights.
 _COOCCURRENCE_BLOCK_VALUES = 4_000_000
+# Sampled grouping (IPM 2022) gathers every group's topics; a block of repetitions holds at most this
+# many random keys and gathered scores, about 64 MB.
+_SAMPLED_GROUPING_BLOCK_VALUES = 8_000_000
 
 
 def checked_scores(values: ArrayLike, *, min_ndim: int = 1, non_negative_for: str | None = None) -> np.ndarray:
@@ -116,12 +119,19 @@ class Tradeoff:
 
 @dataclass(frozen=True)
 class DifficultyGrouping:
-    """Group topics by difficulty (raw ``x_T`` ascending) into groups of about ``size`` topics."""
+    """Group topics by difficulty into groups of about ``size`` topics.
+
+    ``difficulty`` is ``"target"`` (raw ``x_T`` ascending, MATH.md 3b) or ``"mean"`` (the raw mean over
+    systems ascending; CIKM 2014 Sec. 3.2.2 mentions both).
+    """
 
     size: int
+    difficulty: str = "target"
 
     def __post_init__(self) -> None:
         whole_number(self.size, "group size")
+        if self.difficulty not in ("target", "mean"):
+            raise StatisticError(f"difficulty is measured by 'target' or 'mean', got {self.difficulty!r}")
 
 
 @dataclass(frozen=True)
@@ -136,6 +146,26 @@ class RandomGrouping:
         whole_number(self.size, "group size")
         whole_number(self.repeats, "number of random groupings")
         whole_number(self.seed, "seed", minimum=0)
+
+
+@dataclass(frozen=True)
+class SampledGrouping:
+    """IPM 2022's sampled groups: ``groups`` groups of ``size`` topics, each drawn without replacement
+    from the whole topic set (groups may share topics), ``repeats`` times, seeded."""
+
+    size: int = 10
+    groups: int = 50
+    repeats: int = 1000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        whole_number(self.size, "group size")
+        whole_number(self.groups, "number of sampled groups")
+        whole_number(self.repeats, "number of sampled groupings")
+        whole_number(self.seed, "seed", minimum=0)
+
+
+Grouping = DifficultyGrouping | RandomGrouping | SampledGrouping
 
 
 @dataclass(frozen=True)
@@ -458,6 +488,41 @@ def _grouped_bias_variance(means: np.ndarray, linear: np.ndarray, quadratic: np.
     )
 
 
+def _sampled_group_mean_blocks(x: np.ndarray, size: int, groups: int, repeats: int, seed: int) -> Iterator[np.ndarray]:
+    """Group means of ``x`` over ``groups`` sampled groups per repetition, in blocks ``(..., r, m, groups)``.
+
+    Each group is ``size`` topics drawn without replacement (the first ``size`` of a random
+    ordering of all topics); the draws depend only on ``(n, size, groups, repeats, seed)``.
+    """
+    n = x.shape[-1]
+    if size > n:
+        raise StatisticError(f"sampled groups of {size} topics need at least {size} topics, got {n}")
+    rng = np.random.default_rng(seed)
+    # per repetition: groups x n random keys and groups x size gathered scores of every row
+    block = max(1, _SAMPLED_GROUPING_BLOCK_VALUES // (groups * (x.size // n * size + n)))
+    for first in range(0, repeats, block):
+        count = min(block, repeats - first)
+        chosen = np.argsort(rng.random((count, groups, n)), axis=-1)[..., :size]  # (r, groups, size)
+        means = x[..., chosen].mean(axis=-1)  # (..., m, r, groups)
+        yield np.moveaxis(means, -2, -3)  # (..., r, m, groups)
+
+
+_Terms = TypeVar("_Terms", BiasVariance, GapDecomposition)
+
+
+def _mean_over_groupings(blocks: Iterator[np.ndarray], repeats: int, statistic: Callable[[np.ndarray], _Terms]) -> _Terms:
+    """Average of ``statistic`` over ``repeats`` groupings given as blocks of group means ``(..., r, m, g)``."""
+    results = (statistic(grouped) for grouped in blocks)
+    first = next(results)
+    totals = {field.name: getattr(first, field.name).sum(axis=-2) for field in fields(first)}
+    for result in results:
+        for name in totals:
+            totals[name] += getattr(result, name).sum(axis=-2)
+    return type(first)(**{name: total / repeats for name, total in totals.items()})
+
+
+
+
 def random_group_bias_variance(scores: ArrayLike, c: ArrayLike, size: int, repeats: int, seed: int) -> BiasVariance:
     """Bias-variance over random topic groups, averaged over seeded repetitions.
 
@@ -584,12 +649,21 @@ def apply_normalization(x: np.ndarray, method: str) -> Normalized:
     raise StatisticError(f"unknown normalisation {method!r}; use one of {', '.join(NORMALIZATIONS)}")
 
 
+def topic_difficulty(scores: ArrayLike, grouping: Grouping | None) -> np.ndarray:
+    """What difficulty grouping sorts topics by (MATH.md 3b, always on the raw scores): the virtual
+    target, or with ``DifficultyGrouping(difficulty="mean")`` the mean over systems (CIKM 2014 Sec. 3.2.2)."""
+    x = checked_scores(scores, min_ndim=2)
+    if isinstance(grouping, DifficultyGrouping) and grouping.difficulty == "mean":
+        return x.mean(axis=-2)
+    return virtual_target(x)
+
+
 def grouped_bias_variance(
     normalized: np.ndarray,
     target_scores: np.ndarray,
     raw_target: np.ndarray,
     c: ArrayLike,
-    grouping: DifficultyGrouping | RandomGrouping | None,
+    grouping: Grouping | None,
 ) -> tuple[BiasVariance, GapDecomposition]:
     """Bias2/Var and the gap decomposition over topic groups (MATH.md sections 3, 3a, 3b).
 
@@ -604,7 +678,7 @@ def grouped_bias_variance(
     target_scores:
         ``(..., n)`` virtual target of ``normalized``.
     raw_target:
-        ``(..., n)`` virtual target of the raw scores: difficulty is measured on it (PIN 3b).
+        ``(..., n)`` per-topic difficulty from the raw scores (PIN 3b), :func:`topic_difficulty`.
     c:
         Target constant, broadcastable to ``normalized.shape[:-1]``.
     grouping:
@@ -630,7 +704,21 @@ def grouped_bias_variance(
         return bias_variance(grouped, c), gap_decomposition(grouped, grouped_target)
     if isinstance(grouping, RandomGrouping):
         return _random_group_terms(normalized, target_scores, checked_scores(c, min_ndim=0), grouping)
-    raise StatisticError(f"unknown grouping {grouping!r}; use DifficultyGrouping(size), RandomGrouping(size, repeats, seed) or None")
+    if isinstance(grouping, SampledGrouping):
+        # IPM 2022 Sec. 3.3; both passes draw the same groups (they depend only on n and the settings)
+        per_repetition_c = np.expand_dims(c, -2) if np.ndim(c) else c
+        bias_var = _mean_over_groupings(
+            _sampled_group_mean_blocks(normalized, grouping.size, grouping.groups, grouping.repeats, grouping.seed),
+            grouping.repeats, lambda grouped: bias_variance(grouped, per_repetition_c),
+        )
+        with_target = np.concatenate([normalized, np.expand_dims(target_scores, -2)], axis=-2)
+        gap = _mean_over_groupings(
+            _sampled_group_mean_blocks(with_target, grouping.size, grouping.groups, grouping.repeats, grouping.seed),
+            grouping.repeats, lambda grouped: gap_decomposition(grouped[..., :-1, :], grouped[..., -1, :]),
+        )
+        return bias_var, gap
+    raise StatisticError(f"unknown grouping {grouping!r}; use DifficultyGrouping(size), RandomGrouping(size, repeats, seed), "
+                         "SampledGrouping(size, groups, repeats, seed) or None")
 
 
 def bias_variance_analysis(
@@ -638,7 +726,7 @@ def bias_variance_analysis(
     *,
     target: Literal["mean"] | float = "mean",
     normalize: str = "none",
-    grouping: DifficultyGrouping | RandomGrouping | None = None,
+    grouping: Grouping | None = None,
 ) -> BiasVarianceAnalysis:
     """The full bias-variance evaluation of one systems x topics matrix (MATH.md sections 2-3d).
 
@@ -675,7 +763,7 @@ def bias_variance_analysis(
     target_scores = virtual_target(normalized.scores)
     c = float(target_constant(target_scores, target))
 
-    bias_var, gap = grouped_bias_variance(normalized.scores, target_scores, virtual_target(x), c, grouping)
+    bias_var, gap = grouped_bias_variance(normalized.scores, target_scores, topic_difficulty(x, grouping), c, grouping)
     return BiasVarianceAnalysis(
         c=c,
         target_scores=target_scores,

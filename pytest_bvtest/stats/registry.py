@@ -27,13 +27,14 @@ from pytest_bvtest.stats.biasvar import (
     BiasVariance,
     DifficultyGrouping,
     GapDecomposition,
-    RandomGrouping,
+    Grouping,
     apply_normalization,
     bias_variance,
     checked_scores,
     gap_decomposition,
     grouped_bias_variance,
     target_constant,
+    topic_difficulty,
     virtual_target,
 )
 from pytest_bvtest.stats.gawm import gawm
@@ -43,9 +44,11 @@ from pytest_bvtest.stats.risk import (
     risk_weighted_deltas,
     robustness_index,
     robustness_loss,
+    ZRiskGeoRisk,
     trisk,
     urisk,
     zrisk_georisk,
+    zrisk_georisk_against_target,
 )
 
 
@@ -76,15 +79,19 @@ class AnalysisSettings:
         :mod:`~pytest_bvtest.stats.meanvar`); ``None`` is uniform. Left out of ``==`` (an array).
     gawm_q:
         Conformity exponent ``q`` of GAWM (MATH.md section 6).
+    zrisk_against:
+        ``"systems"`` (every other system, SIGIR 2016) or ``"target"`` (the virtual target alone,
+        IPM 2022 Table 8) as the baselines of ZRisk and GeoRisk.
     """
 
     target: Literal["mean"] | float = "mean"
     normalize: str = "none"
-    grouping: DifficultyGrouping | RandomGrouping | None = None
+    grouping: Grouping | None = None
     risk_alpha: float = 5.0
     mve_alpha: float = 2.0
     topic_weights: np.ndarray | None = field(default=None, compare=False)
     gawm_q: float = 1.0
+    zrisk_against: str = "systems"
 
 
 Compute = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray]
@@ -184,6 +191,9 @@ def _rows_and_extremes(scores: np.ndarray, rows: Sequence[int], settings: Analys
     The target, ``c``, both normalisations (including their constant-topic rule) and difficulty
     grouping read the other systems only through these two aggregates.
     """
+    if isinstance(settings.grouping, DifficultyGrouping) and settings.grouping.difficulty == "mean":
+        # difficulty by the mean over systems reads every system: keep them all, the asked rows first
+        return scores[list(rows) + [i for i in range(len(scores)) if i not in rows]]
     extremes = [scores.max(axis=0)] if settings.normalize == "none" else [scores.max(axis=0), scores.min(axis=0)]
     return np.vstack([scores[list(rows)], *extremes])
 
@@ -227,7 +237,7 @@ def _normalized_with_target(x: np.ndarray, settings: AnalysisSettings) -> tuple[
 def _grouped(x: np.ndarray, settings: AnalysisSettings) -> tuple[BiasVariance, GapDecomposition]:
     """Grouped Bias2/Var and gap terms of a matrix or a stack of resampled matrices."""
     normalized, target_scores, c = _normalized_with_target(x, settings)
-    return grouped_bias_variance(normalized, target_scores, virtual_target(x), c, settings.grouping)
+    return grouped_bias_variance(normalized, target_scores, topic_difficulty(x, settings.grouping), c, settings.grouping)
 
 
 def _bias_variance_statistic(term: str) -> Compute:
@@ -355,12 +365,26 @@ def _loss_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSet
     return np.maximum(_reference_row(x, reference) - x, 0.0) / x.shape[-1]
 
 
+def _zrisk_family(scores: np.ndarray, settings: AnalysisSettings) -> ZRiskGeoRisk:
+    """ZRisk/GeoRisk against every other system, or against the virtual target alone (``zrisk_against``)."""
+    if settings.zrisk_against == "target":
+        return zrisk_georisk_against_target(_score_matrix(scores), settings.risk_alpha)
+    return zrisk_georisk(_score_matrix(scores), settings.risk_alpha)
+
+
 def _zrisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
-    return zrisk_georisk(_score_matrix(scores), settings.risk_alpha).zrisk
+    return _zrisk_family(scores, settings).zrisk
 
 
 def _georisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
-    return zrisk_georisk(_score_matrix(scores), settings.risk_alpha).georisk
+    return _zrisk_family(scores, settings).georisk
+
+
+def _zrisk_sufficient(scores: np.ndarray, rows: Sequence[int], settings: AnalysisSettings) -> np.ndarray:
+    """Against the target the other systems act only through the per-topic max; otherwise through the totals."""
+    if settings.zrisk_against == "target":
+        return _rows_and_extremes(scores, rows, settings)
+    return _rows_and_remaining_total(scores, rows, settings)
 
 
 def _mve(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
@@ -403,8 +427,8 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
     Statistic("robustness_index", "RI", True, True, _against_reference(robustness_index), _rows_alone, _robustness_terms),
     Statistic("hurt_topics", "<Init", False, True, _against_reference(hurt_topics), _rows_alone, _hurt_terms),
     Statistic("r_loss", "R-Loss", False, True, _against_reference(robustness_loss), _rows_alone, _loss_terms),
-    Statistic("zrisk", "ZRisk", True, False, _zrisk, _rows_and_remaining_total, None),
-    Statistic("georisk", "GeoRisk", True, False, _georisk, _rows_and_remaining_total, None),
+    Statistic("zrisk", "ZRisk", True, False, _zrisk, _zrisk_sufficient, None),
+    Statistic("georisk", "GeoRisk", True, False, _georisk, _zrisk_sufficient, None),
     Statistic("mve", "MVE", True, False, _mve, _rows_alone, _mve_terms, uses_topic_weights=True),
     Statistic("gawm", "GAWM E_s", True, False, _gawm, None, _gawm_terms),
 )

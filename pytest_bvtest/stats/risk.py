@@ -260,3 +260,31 @@ def robustness_loss(run: ArrayLike, baseline: ArrayLike) -> float | np.ndarray:
     """
     difference = checked_scores(run) - checked_scores(baseline)
     return _scalar_if_0d(np.maximum(-difference, 0.0).mean(axis=-1))
+
+
+def zrisk_georisk_against_target(scores: ArrayLike, alpha: float) -> ZRiskGeoRisk:
+    """ZRisk and GeoRisk of every system against the virtual target alone.
+
+    Zhang et al. IPM 2022 Table 8 reads ZRisk/GeoRisk (Dincer, Macdonald and Ounis, SIGIR 2016) with
+    the virtual target ``x_T = max_i x[i, j]`` (MATH.md section 2) as the only baseline, at alpha 0;
+    docs/mathematics.md section 4. Our reading: each system is evaluated on the two-column matrix
+    (the system, the target) by :func:`zrisk_georisk`, so its expectations come from its own total
+    and the target's.
+
+    Parameters
+    ----------
+    scores:
+        ``(..., m systems, n topics)``, non-negative.
+    alpha:
+        Risk aversion, ``>= 0``.
+
+    Returns
+    -------
+    ZRiskGeoRisk
+        ``zrisk`` and ``georisk``, shape ``scores.shape[:-1]``.
+    """
+    x = checked_scores(scores, min_ndim=2, non_negative_for="ZRisk/GeoRisk")
+    target = np.broadcast_to(x.max(axis=-2, keepdims=True), x.shape)
+    pairs = np.stack([x, target], axis=-2)  # (..., m, 2, n): each system beside the target
+    result = zrisk_georisk(pairs, alpha)
+    return ZRiskGeoRisk(result.zrisk[..., 0], result.georisk[..., 0])
