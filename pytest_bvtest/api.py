@@ -18,7 +18,8 @@ import numpy as np
 
 from pytest_bvtest.cache import ScoreCache
 from pytest_bvtest.errors import InputError, StatisticError
-from pytest_bvtest.gates import GateOutcome, TopicImpact, judge
+from pytest_bvtest.gates import GateOutcome, TopicImpact, judge, with_guards
+from pytest_bvtest.guards import Guard, identical_to_baseline, stale_reference, target_constant_out_of_range, unanswered_topics
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.textfiles import atomic_write_bytes, numbered_lines, project_root, require_inside
@@ -202,6 +203,7 @@ class MeasureEvaluation:
     gawm: GAWMResult | None = None
     hits: HITSResult | None = None
     rankings: Rankings | None = None
+    guards: tuple[Guard, ...] = ()
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -299,6 +301,7 @@ def _analysis_settings(spec: Spec, weights: np.ndarray | None) -> AnalysisSettin
         topic_weights=weights,
         gawm_q=analysis.gawm_q,
         zrisk_against=analysis.zrisk_against,
+        variance=analysis.variance,
     )
 
 
@@ -408,7 +411,8 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
                       texts: Mapping[str, str], comparisons: tuple[Comparison, ...]) -> MeasureEvaluation:
     try:
         analysis = bias_variance_analysis(
-            matrix.scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping
+            matrix.scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping,
+            variance=settings.variance,
         )
     except StatisticError as error:
         raise InputError(f"{matrix.measure}: {error}", path=spec.path) from None
@@ -457,11 +461,13 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
+    guards = _guards(matrix, analysis, settings, candidate_name, spec.reference, comparisons)
+    gates = [with_guards(outcome, guards) for outcome in gates]
     mve = _mean_variance_details(spec, matrix, settings, variations, candidate_name)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
                              spec.reference, method, comparisons, mve=mve, gawm=fixed_point,
                              hits=hits(matrix.scores) if spec.analysis.hits else None,
-                             rankings=None if rankings is None else _rankings(spec, matrix, values))
+                             rankings=None if rankings is None else _rankings(spec, matrix, values), guards=guards)
 
 
 def _gawm_fixed_point(scores: np.ndarray, settings: AnalysisSettings) -> GAWMResult | None:
@@ -512,6 +518,25 @@ def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray |
     ranks = {name: system_ranks(value, higher_is_better=True) for name, value in oriented.items()}
     agreements = {name: rank_agreement(oriented[wanted.against], oriented[name]) for name in wanted.statistics}
     return Rankings(wanted.against, ranks, agreements)
+
+
+def _guards(matrix: ScoreMatrix, analysis: BiasVarianceAnalysis, settings: AnalysisSettings, candidate: str | None,
+            reference: str | None, comparisons: Sequence[Comparison]) -> tuple[Guard, ...]:
+    """The guards that fire on one measure's evaluation (:mod:`pytest_bvtest.guards`), most urgent first."""
+    scores = matrix.scores
+    found = []
+    if candidate is not None:
+        index = matrix.index(candidate)
+        found.append(identical_to_baseline(scores, matrix.systems, index, matrix.measure))
+        against = next((comparison for comparison in comparisons if comparison.baseline == reference), None)
+        if against is not None:
+            mean = float(scores[index].mean())
+            found.append(stale_reference(mean, mean - against.difference, against.baseline, against.p_randomization,
+                                         matrix.measure, against.permutations))
+    found.append(unanswered_topics(scores, matrix.topics, matrix.measure))
+    bounded_by_one = settings.normalize != "none" or bool(np.all(scores <= 1))
+    found.append(target_constant_out_of_range(float(analysis.c), analysis.target_scores, bounded_by_one, matrix.measure))
+    return tuple(guard for guard in found if guard is not None)
 
 
 @dataclass(frozen=True)

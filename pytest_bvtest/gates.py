@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from pytest_bvtest.guards import Guard
 from pytest_bvtest.spec import Bound
 from pytest_bvtest.stats.calibration import SwapNull
 
@@ -104,6 +105,7 @@ class GateOutcome:
     message: str
     null: NullSummary | None = None
     upper: bool = True
+    guards: tuple[str, ...] = ()
 
     @property
     def rule(self) -> str:
@@ -118,10 +120,10 @@ class GateOutcome:
 
     @property
     def outcome(self) -> str:
-        """``OK``, ``OK*`` (passed with a warning) or ``FAIL``."""
+        """``OK``, ``OK*`` (passed within noise, or a guard warns not to trust the pass) or ``FAIL``."""
         if not self.passed:
             return "FAIL"
-        return "OK*" if self.warning else "OK"
+        return "OK*" if self.warning or self.guards else "OK"
 
 
 def limit_and_excess(bound: Bound, value: float, reference_value: float | None) -> tuple[float, float]:
@@ -246,6 +248,18 @@ def judge(
     return _with_message(outcome, undefined)
 
 
+def with_guards(outcome: GateOutcome, guards: Sequence[Guard]) -> GateOutcome:
+    """``outcome`` with the warnings of the guards that concern it: a pass becomes ``OK*``."""
+    messages = tuple(guard.message for guard in guards if guard.concerns(outcome.statistic, outcome.reference))
+    if not messages:
+        return outcome
+    guarded = replace(outcome, guards=messages)
+    lines = outcome.message.split("\n")
+    if outcome.passed:  # a gate never passes on NaN, so nothing is undefined here
+        lines[0] = _headline(guarded, None)
+    return replace(guarded, message="\n".join([*lines, *(f"  warning: {message}" for message in messages)]))
+
+
 def _with_message(outcome: GateOutcome, undefined: str | None) -> GateOutcome:
     lines = [_headline(outcome, undefined)]
     if outcome.interval is not None:
@@ -267,7 +281,8 @@ def _with_message(outcome: GateOutcome, undefined: str | None) -> GateOutcome:
 
 
 def _headline(outcome: GateOutcome, undefined: str | None) -> str:
-    verdict = "FAILED" if not outcome.passed else ("passed within noise" if outcome.warning else "passed")
+    verdict = "FAILED" if not outcome.passed else (
+        "passed within noise" if outcome.warning else "passed with a warning" if outcome.guards else "passed")
     versus = ""
     if outcome.reference is not None:
         versus = (f" against {outcome.reference}" if outcome.reference_value is None

@@ -201,7 +201,7 @@ class _BvtestItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         # a gate's own verdict, an input error, or an OK* warning turned into an error by -W error
-        if isinstance(excinfo.value, GateFailure | BvtestError | GateWithinNoiseWarning):
+        if isinstance(excinfo.value, GateFailure | BvtestError | GateWithinNoiseWarning | GateGuardWarning):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
@@ -252,12 +252,19 @@ class GateItem(_BvtestItem):
         if outcome.warning:
             # attributed to the gate's line in the spec, so the warnings summary points there
             warnings.warn_explicit(f"{self.nodeid}: {outcome.warning}", GateWithinNoiseWarning, str(self.path), self.gate_line)
+        for guard in outcome.guards:
+            warnings.warn_explicit(f"{self.nodeid}: {guard}", GateGuardWarning, str(self.path), self.gate_line)
         if not outcome.passed:
             raise GateFailure(outcome.message)
 
 
 class GateWithinNoiseWarning(UserWarning):
     """A gate whose point estimate is past its bound while its interval is not (Anserini's OK*)."""
+
+
+class GateGuardWarning(UserWarning):
+    """A gate that passed while a guard warns not to trust the pass (OK*): an identical candidate,
+    topics no system answers, a stale reference, a target constant that rewards worse systems."""
 
 
 _ITEM_PAYLOAD = pytest.StashKey[dict]()

@@ -182,7 +182,11 @@ def test_trec_covid_round4_fusion_fails_a_fixed_trisk_bound_and_passes_the_calib
     assert ap.system("candidate").values["mean"] - ap.system("FullOHSU").values["mean"] == pytest.approx(0.0561, abs=5e-5)
     before, after = verdicts(spec, BEFORE), verdicts(spec, RECOMMENDED)
     assert before["nDCG@10::trisk"] == ("FAIL", pytest.approx(-3.22675, abs=5e-6))
-    assert {outcome for outcome, _ in after.values()} == {"OK"}, after
+    # every calibrated gate passes; those against FullOHSU on AP are OK* because the fusion run is so
+    # much better (+0.056, p < 0.01) that the stale-reference guard suggests updating the reference
+    assert {outcome for outcome, _ in after.values()} <= {"OK", "OK*"}, after
+    assert "stale_reference" in [guard.kind for guard in ap.guards], ap.guards
+    assert {key for key, (outcome, _) in after.items() if outcome == "OK*"} <= {key for key in after if key.startswith("AP::")}
 
 
 def test_a_plain_bound_reports_its_rate_from_fewer_swaps_than_a_calibrated_limit_uses(tmp_path: Path) -> None:

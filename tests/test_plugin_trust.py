@@ -4,6 +4,7 @@ reports, guards warn where a green verdict would mislead, and test ids select ga
 from __future__ import annotations
 
 import json
+import textwrap
 
 import jsonschema
 import pytest
@@ -184,3 +185,89 @@ def test_a_setup_error_counts_as_a_failed_team_test(project: pytest.Pytester) ->
     assert document["tests"] == [{"id": "test_team.py::test_needs_the_ranker", "outcome": "error", "passed": False,
                                   "message": "RuntimeError: index not built"}]
     assert document["passed"] is False and document["evaluations"] == []
+
+
+def test_a_candidate_identical_to_production_is_ok_star_everywhere(project: pytest.Pytester) -> None:  # noqa: F811
+    result = project.runpytest("--bvtest-run", "runs/production.run", "--bvtest-json", "report.json", "--bvtest-markdown", "pr.md")
+    result.assert_outcomes(passed=6, warnings=6)
+    result.stdout.fnmatch_lines([
+        "*GateGuardWarning: bvtest.yaml::AP::mean: identical: candidate's per-topic AP scores are identical to production's*",
+        "WARNING: identical: candidate's per-topic AP scores are identical to production's on all 6 topics*",
+        "[[]OK[*][]] bvtest.yaml::AP::mean: AP Mean passed with a warning*",
+        "bvtest: 6 gates, 0 failed, 6 with a warning (OK[*])",
+    ])
+    document = json.loads((project.path / "report.json").read_text())
+    jsonschema.validate(document, schema())
+    assert document["passed"] is True and document["summary"]["warnings"] == 6
+    for evaluation in document["evaluations"]:
+        assert [(g["kind"], g["severity"], g["systems"]) for g in evaluation["guards"]] == [("identical", "warning", ["production"])]
+        assert all(gate["outcome"] == "OK*" and gate["guards"][0].startswith("identical:") for gate in evaluation["gates"])
+    markdown = (project.path / "pr.md").read_text()
+    assert "## ⚠️ pytest-bvtest: 6 gates, 0 failed, 6 with a warning (OK*)" in markdown
+    assert "> ⚠️ **Warning** (bvtest.yaml · AP): identical: candidate's per-topic AP scores are identical to production's" in markdown
+    # teams that want a warning to fail the check turn it into an error
+    strict = project.runpytest("--bvtest-run", "runs/production.run", "-W", "error::pytest_bvtest.plugin.GateGuardWarning")
+    strict.assert_outcomes(failed=6)
+    assert "Traceback" not in strict.stdout.str()
+
+
+def test_topics_no_system_ranks_are_listed_and_past_ten_percent_warn(project: pytest.Pytester) -> None:  # noqa: F811
+    qrels = project.path / "qrels.txt"
+    qrels.write_text(qrels.read_text().rstrip("\n") + "\nt7 0 t7-rel 1\n")  # judged, ranked by no run: 1 of 7 topics = 14%
+    result = project.runpytest("--bvtest-json", "report.json")
+    result.assert_outcomes(passed=6, warnings=6)
+    result.stdout.fnmatch_lines(["WARNING: 1 of 7 topics (14%) is missed by every system (AP 0 for all): t7; more than 10%*"])
+    document = json.loads((project.path / "report.json").read_text())
+    guards = document["evaluations"][0]["guards"]
+    assert [(g["kind"], g["severity"], g["topics"]) for g in guards] == [("unanswered_topics", "warning", ["t7"])]
+
+
+def test_a_target_constant_below_the_mean_target_warns_on_bias2_gates(project: pytest.Pytester) -> None:  # noqa: F811
+    spec = project.path / "bvtest.yaml"
+    spec.write_text(spec.read_text() + "analysis: {target: 0.5}\n")
+    result = project.runpytest()
+    # Lemma 1 at work: the stable candidate (AP mean 0.8333) beats production (0.7222) on every topic, yet
+    # with c = 0.5 its Bias² is (0.8333 - 0.5)² = 0.1111 against production's 0.0494, and its Bias²+Var
+    # 0.1667 is past production's 0.1296 + 10%: the gate fails, and says why it should not be trusted
+    result.assert_outcomes(passed=4, failed=2)
+    result.stdout.fnmatch_lines([
+        # AP's virtual target is max(production, bm25, stable) per topic: [1, 1, 1, .5, 1, .5], mean 0.8333
+        "WARNING: AP target constant c = 0.5000 is outside [[]mean target 0.8333, 1[]]; below it, a system*",
+        "[[]OK[]] bvtest.yaml::AP::mean*",
+        "[[]FAIL[]] bvtest.yaml::AP::bias2_plus_var*",
+    ])
+    result.stdout.fnmatch_lines(["*AP Bias²+Var FAILED*", "*warning: AP target constant c = 0.5000 is outside*IPM 2022 Lemma 1*"])
+
+
+STALE_TOPICS = [f"s{j}" for j in range(1, 13)]
+
+
+def test_a_candidate_far_better_than_the_reference_says_how_to_update_it(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".txt", qrels="".join(f"{t} 0 {t}-rel 1\n" for t in STALE_TOPICS))
+    runs = pytester.mkdir("runs")
+    for name, rank in (("production", 3), ("candidate", 1)):  # AP 1/3 against 1 on each of 12 topics
+        lines = []
+        for topic in STALE_TOPICS:
+            docs = [f"{topic}-d{k}" for k in range(1, 5)]
+            docs.insert(rank - 1, f"{topic}-rel")
+            lines += [f"{topic} Q0 {doc} {r} {10 - r} {name}" for r, doc in enumerate(docs, start=1)]
+        (runs / f"{name}.run").write_text("\n".join(lines) + "\n")
+    (pytester.path / "bvtest.yaml").write_text(textwrap.dedent("""
+        qrels: qrels.txt
+        measures: [AP]
+        baselines: {production: runs/production.run}
+        candidate: runs/candidate.run
+        reference: production
+        gates:
+          - {statistic: urisk, min: -0.05}
+          - {statistic: var, max: 1}
+    """).lstrip())
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=2, warnings=1)
+    # 12 wins of 12: 2 of the 4,096 sign patterns are as extreme, so the randomization p is about 0.0005
+    result.stdout.fnmatch_lines([
+        "WARNING: the candidate's mean AP 1.0000 is far above the reference production's 0.3333 (+0.6667, +200%; "
+        "randomization p 0.0* < 0.01*: the reference may be stale*pytest --bvtest-update",
+        "[[]OK[*][]] bvtest.yaml::AP::urisk*",
+        "[[]OK[]] bvtest.yaml::AP::var*",  # Var is not measured against the reference
+    ])

@@ -268,7 +268,7 @@ def test_terminal_marks_the_candidate_and_colours_outcomes() -> None:
     assert warned.startswith(f"[OK*] {WARN_ID}: nDCG@10 URisk passed within noise") and by_text[warned] == {"yellow": True}
     passing = "[OK] bvtest.yaml::AP::bias2: AP Bias² passed: candidate 0.01; bound max 0.05 requires <= 0.05; headroom 0.04"
     assert by_text[passing] == {"green": True}
-    assert lines[-1] == ("bvtest: 4 gates, 1 failed, 1 within noise (OK*)", {"red": True, "bold": True})
+    assert lines[-1] == ("bvtest: 4 gates, 1 failed, 1 with a warning (OK*)", {"red": True, "bold": True})
 
 
 def test_terminal_notes_missing_and_ignored_topics() -> None:
@@ -336,7 +336,7 @@ def test_markdown_summary() -> None:
     text = markdown.render(sample_document())
     lines = text.splitlines()
     assert lines[0] == "<!-- pytest-bvtest -->"
-    assert lines[1] == "## ❌ pytest-bvtest: 4 gates, 1 failed, 1 within noise (OK*)"
+    assert lines[1] == "## ❌ pytest-bvtest: 4 gates, 1 failed, 1 with a warning (OK*)"
     rows = {table_cells(line)[1]: table_cells(line) for line in lines if line.startswith("| ") and "::" in line}
     assert rows[f"`{FAIL_ID}`"] == ["❌ FAIL", f"`{FAIL_ID}`", "0.037136 (candidate)", "0.015804 (production)",
                                     "0.0173844 (max_increase 10%)", "46.90% (10,000 swaps, seed 0)", "-"]

@@ -267,3 +267,17 @@ def test_bias_variance_contributions_are_none_with_grouping() -> None:
     for name in ("bias2", "var", "bias2_plus_var", "gap_bias", "gap_var", "gap_mse"):
         assert STATISTICS[name].topic_contributions(scores, 0, 1, settings) is None
     assert STATISTICS["mean"].topic_contributions(scores, 0, 1, settings) is not None
+
+
+@pytest.mark.parametrize("name", ["var", "bias2_plus_var", "gap_var", "gap_mse"])
+def test_sample_variance_through_the_registry_values_and_topic_terms(name: str) -> None:
+    names, scores = web14()
+    settings = AnalysisSettings(variance="sample")
+    values = STATISTICS[name].compute(scores, None, settings)
+    analysis = bias_variance_analysis(scores, variance="sample")
+    expected = {"var": analysis.bias_variance.var, "bias2_plus_var": analysis.bias_variance.error,
+                "gap_var": analysis.gap.var, "gap_mse": analysis.gap.mse}[name]
+    np.testing.assert_allclose(values, expected, rtol=1e-12)
+    candidate = names.index("uogTrDwl")
+    terms = STATISTICS[name].topic_contributions(scores, candidate, None, settings)
+    assert terms.sum() == pytest.approx(values[candidate], abs=1e-12)

@@ -92,6 +92,7 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
         "passed": outcome.passed,
         "outcome": outcome.outcome,
         "warning": outcome.warning,
+        "guards": list(outcome.guards),
         "message": outcome.message,
         "worst_topics": [
             {"topic": impact.topic, "text": impact.text, "candidate": impact.candidate, "compared": impact.compared,
@@ -211,6 +212,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
             "mve_method": evaluation.mve_method,
             "gawm_q": settings.gawm_q,
             "zrisk_against": settings.zrisk_against,
+            "variance": settings.variance,
         },
         "candidate": evaluation.candidate,
         "reference": evaluation.reference,
@@ -246,6 +248,11 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
             }
             for comparison in evaluation.comparisons
         ],
+        "guards": [
+            {"kind": guard.kind, "severity": "warning" if guard.warning else "note", "message": guard.message,
+             "systems": list(guard.systems), "topics": list(guard.topics)}
+            for guard in evaluation.guards
+        ],
         "simulation": None if simulation is None else simulation_document(simulation),
         "mve": mve_document(evaluation),
         "gawm": gawm_document(evaluation),
@@ -279,7 +286,7 @@ def session_document(evaluations: Iterable[Mapping[str, Any]], tests: Iterable[M
         "summary": {
             "gates": len(gates),
             "failed": sum(not gate["passed"] for gate in gates),
-            "warnings": sum(bool(gate["warning"]) for gate in gates),
+            "warnings": sum(gate["outcome"] == "OK*" for gate in gates),
             "tests": len(tests),
             "tests_failed": failed_tests,
         },

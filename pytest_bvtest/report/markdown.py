@@ -15,8 +15,10 @@ from typing import Any
 from pytest_bvtest.report.terminal import (
     analysis_lines,
     TABLE_HEADER,
+    display_path,
     evaluation_title,
     format_number,
+    guard_warnings,
     headline,
     TEAM_TESTS_TITLE,
     summary_counts,
@@ -93,7 +95,7 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
     lines = _table(("outcome", "gate", "value", "reference", "limit", "false alarm", "interval"),
                    [_gate_row(gate) for gate in gates], {2, 3, 4, 5})
     for gate in gates:
-        if gate["outcome"] == "OK*":
+        if gate["warning"]:  # within noise; guards' warnings are listed once, under the headline
             lines.append("")
             lines.append(f"⚠️ {code(gate['id'])}: {gate['warning']}")
     return lines
@@ -153,8 +155,12 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
 
 def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     evaluations = list(document["evaluations"])
-    verdict = "✅" if document["passed"] else "❌"
+    warnings = [(evaluation, warning) for evaluation in evaluations for warning in guard_warnings(evaluation)]
+    verdict = "❌" if not document["passed"] else "⚠️" if warnings or document["summary"]["warnings"] else "✅"
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
+    for evaluation, warning in warnings:
+        where = f"{display_path(evaluation['spec'])} · {evaluation['measure']}"
+        lines += [f"> ⚠️ **Warning** ({html.escape(where, quote=False)}): {html.escape(warning, quote=False)}", ""]
     lines += _gate_section(evaluations)
     lines += _team_test_section(list(document.get("tests") or []))
     for evaluation in evaluations:

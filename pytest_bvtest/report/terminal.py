@@ -89,6 +89,8 @@ def evaluation_title(evaluation: Mapping[str, Any]) -> str:
         if "seed" in grouping:
             text += f", {grouping['repeats']} repeats, seed {grouping['seed']}"
         parts.append(text)
+    if settings.get("variance") == "sample":
+        parts.append("sample variances (n - 1)")
     if settings.get("zrisk_against") == "target":
         parts.append("ZRisk/GeoRisk against the target")
     method = settings.get("mve_method")
@@ -131,7 +133,13 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
         if ignored:
             topics = "topic" if len(ignored) == 1 else "topics"
             notes.append(f"{system['name']} ranked {len(ignored)} {topics} outside the evaluated topics (unjudged, or no relevant document; ignored): {_topic_list(ignored)}")
+    notes += [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "note"]
     return notes
+
+
+def guard_warnings(evaluation: Mapping[str, Any]) -> list[str]:
+    """The guards that warn not to trust this measure's green gates (they are ``OK*``)."""
+    return [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "warning"]
 
 
 def headline(gate: Mapping[str, Any]) -> str:
@@ -144,7 +152,7 @@ def summary_counts(document: Mapping[str, Any]) -> str:
     summary = document["summary"]
     text = f"{summary['gates']} gate{'' if summary['gates'] == 1 else 's'}, {summary['failed']} failed"
     if summary["warnings"]:
-        text += f", {summary['warnings']} within noise (OK*)"
+        text += f", {summary['warnings']} with a warning (OK*)"
     tests = summary.get("tests") or 0
     if tests:
         text += f"; {tests} team test{'' if tests == 1 else 's'}, {summary['tests_failed']} failed"
@@ -265,6 +273,7 @@ def summary_lines(document: Mapping[str, Any]) -> list[Line]:
         lines.extend((text, {}) for text in analysis_lines(evaluation))
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
             lines.extend((text, {}) for text in simulation_lines(evaluation["simulation"]))
+        lines.extend((f"WARNING: {warning}", {"yellow": True, "bold": True}) for warning in guard_warnings(evaluation))
         for gate in evaluation["gates"]:
             lines.append((f"[{gate['outcome']}] {gate['id']}: {headline(gate)}", OUTCOME_MARKUP[gate["outcome"]]))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))

@@ -35,7 +35,9 @@ from pytest_bvtest.stats.biasvar import (
     grouped_bias_variance,
     target_constant,
     topic_difficulty,
+    variance_samples,
     virtual_target,
+    with_sample_variance,
 )
 from pytest_bvtest.stats.gawm import gawm
 from pytest_bvtest.stats.meanvar import mve_inter_topic
@@ -82,6 +84,9 @@ class AnalysisSettings:
     zrisk_against:
         ``"systems"`` (every other system, SIGIR 2016) or ``"target"`` (the virtual target alone,
         IPM 2022 Table 8) as the baselines of ZRisk and GeoRisk.
+    variance:
+        ``"population"`` (MATH.md's default) or ``"sample"`` (n - 1, IPM 2022 Table 8) for Var,
+        Bias²+Var and the gap terms.
     """
 
     target: Literal["mean"] | float = "mean"
@@ -92,6 +97,7 @@ class AnalysisSettings:
     topic_weights: np.ndarray | None = field(default=None, compare=False)
     gawm_q: float = 1.0
     zrisk_against: str = "systems"
+    variance: str = "population"
 
 
 Compute = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray]
@@ -246,9 +252,13 @@ def _bias_variance_statistic(term: str) -> Compute:
     def compute(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
         x = _score_matrix(scores)
         if settings.grouping is not None:
-            return getattr(_grouped(x, settings)[0], term)
-        normalized, _, c = _normalized_with_target(x, settings)
-        return getattr(bias_variance(normalized, c), term)
+            terms = _grouped(x, settings)[0]
+        else:
+            normalized, _, c = _normalized_with_target(x, settings)
+            terms = bias_variance(normalized, c)
+        if settings.variance == "sample":
+            terms = with_sample_variance(terms, None, variance_samples(x.shape[-1], settings.grouping))[0]
+        return getattr(terms, term)
 
     return compute
 
@@ -259,9 +269,13 @@ def _gap_statistic(term: str) -> Compute:
     def compute(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
         x = _score_matrix(scores)
         if settings.grouping is not None:
-            return getattr(_grouped(x, settings)[1], term)
-        normalized, target_scores, _ = _normalized_with_target(x, settings)
-        return getattr(gap_decomposition(normalized, target_scores), term)
+            terms = _grouped(x, settings)[1]
+        else:
+            normalized, target_scores, _ = _normalized_with_target(x, settings)
+            terms = gap_decomposition(normalized, target_scores)
+        if settings.variance == "sample":
+            terms = with_sample_variance(None, terms, variance_samples(x.shape[-1], settings.grouping))[1]
+        return getattr(terms, term)
 
     return compute
 
@@ -280,11 +294,13 @@ def _bias_variance_terms(term: str) -> TopicTerms:
         normalized, _, c = _normalized_with_target(_score_matrix(scores), settings)
         n = normalized.shape[-1]
         means = normalized.mean(axis=-1, keepdims=True)
+        # sample variance: Var scaled by n / (n - 1), and Error = Bias2 + Var gains the difference
+        extra = 1.0 / (n - 1) if settings.variance == "sample" and n > 1 else 0.0
         if term == "bias2":
             return (means - c) * (normalized - c) / n
         if term == "var":
-            return (normalized - means) ** 2 / n
-        return (normalized - c) ** 2 / n
+            return (normalized - means) ** 2 / n * (1.0 + extra)
+        return (normalized - c) ** 2 / n + extra * (normalized - means) ** 2 / n
 
     return terms
 
@@ -298,11 +314,13 @@ def _gap_terms(term: str) -> TopicTerms:
         normalized, target_scores, _ = _normalized_with_target(_score_matrix(scores), settings)
         gap = target_scores[..., np.newaxis, :] - normalized
         n = gap.shape[-1]
+        extra = 1.0 / (n - 1) if settings.variance == "sample" and n > 1 else 0.0
+        spread = (gap - gap.mean(axis=-1, keepdims=True)) ** 2 / n
         if term == "bias":
             return gap / n
         if term == "var":
-            return (gap - gap.mean(axis=-1, keepdims=True)) ** 2 / n
-        return gap**2 / n
+            return spread * (1.0 + extra)
+        return gap**2 / n + extra * spread
 
     return terms
 

@@ -1,0 +1,136 @@
+"""Guards: reasons not to trust a green gate, found in the evaluation itself.
+
+A gate compares numbers; some inputs make every comparison pass without saying anything about the
+change under review. Each guard below looks for one such input. A guard that fires is a
+:class:`Guard`; a *warning* turns the gates it concerns from ``OK`` into ``OK*`` (passed, with the
+guard's message in every report), a *note* is only reported. ``docs/troubleshooting.md`` says what
+to do about each one.
+
+- ``identical``: the candidate's per-topic scores equal a baseline's on every topic (a CI step that
+  did not write the new run tests the reference against itself).
+- ``unanswered_topics``: topics on which every system scores 0. They tell no system apart and pull
+  every mean toward 0; more than :data:`UNANSWERED_SHARE` of the topics is a warning (qrels of
+  another year or track than the runs), fewer a note.
+- ``stale_reference``: the candidate beats the reference on the mean by a large, clear margin
+  (randomization p below :data:`STALE_REFERENCE_P` and a gain of at least :data:`STALE_REFERENCE_GAIN`
+  of the reference's mean). Gates against the reference are then lenient; it may be stale.
+- ``target_constant``: the target constant ``c`` outside ``[mean of the virtual target, 1]``. Below
+  the target's mean, a system whose mean exceeds ``c`` gets a larger Bias² the better it gets, so
+  Bias² rewards worse systems (Zhang et al., IPM 2022, Lemma 1; docs/mathematics.md §3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+#: More than this share of the topics missed by every system is a warning, not a note.
+UNANSWERED_SHARE = 0.10
+#: The stale-reference guard needs the candidate's mean gain over the reference to be this clear...
+STALE_REFERENCE_P = 0.01
+#: ...and at least this large, as a share of the reference's mean.
+STALE_REFERENCE_GAIN = 0.10
+#: Gated statistics measured against the target constant ``c``.
+TARGET_CONSTANT_STATISTICS = ("bias2", "bias2_plus_var")
+
+_TOLERANCE = 1e-12
+_LISTED = 10
+
+
+@dataclass(frozen=True)
+class Guard:
+    """One reason not to trust a green gate.
+
+    ``warning`` guards make the gates they concern ``OK*``; ``statistics`` limits them to gates on
+    those statistics and ``reference`` to gates measured against that system (``None``: no limit).
+    """
+
+    kind: str
+    warning: bool
+    message: str
+    systems: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()
+    statistics: tuple[str, ...] | None = None
+    reference: str | None = None
+
+    def concerns(self, statistic: str, reference: str | None) -> bool:
+        """Whether a gate on ``statistic`` (measured against ``reference``) is made ``OK*`` by this guard."""
+        if not self.warning:
+            return False
+        if self.statistics is not None and statistic not in self.statistics:
+            return False
+        return self.reference is None or reference == self.reference
+
+
+def _listed(items: Sequence[str]) -> str:
+    return ", ".join(items[:_LISTED]) + (f" and {len(items) - _LISTED} more" if len(items) > _LISTED else "")
+
+
+def identical_to_baseline(scores: np.ndarray, systems: Sequence[str], candidate: int, measure: str) -> Guard | None:
+    """The candidate's per-topic scores are those of one or more other systems, on every topic."""
+    same = tuple(name for i, name in enumerate(systems) if i != candidate and np.array_equal(scores[i], scores[candidate]))
+    if not same:
+        return None
+    return Guard(
+        "identical", True,
+        f"identical: {systems[candidate]}'s per-topic {measure} scores are identical to {' and '.join(same)}'s on all "
+        f"{scores.shape[1]} topics; is this the run you meant to test? (a CI step that did not write the new run "
+        "tests the old one against itself)",
+        systems=same,
+    )
+
+
+def unanswered_topics(scores: np.ndarray, topics: Sequence[str], measure: str) -> Guard | None:
+    """Topics on which every system scores 0; a warning above :data:`UNANSWERED_SHARE` of the topics."""
+    missed = tuple(topic for topic, column in zip(topics, np.all(scores == 0, axis=0)) if column)
+    if not missed:
+        return None
+    share = len(missed) / len(topics)
+    warning = share > UNANSWERED_SHARE
+    advice = ("more than 10% of the topics: are the qrels for the topics the runs were made for? Restrict the qrels "
+              "to them" if warning else "such topics tell no system apart and lower every mean")
+    return Guard(
+        "unanswered_topics", warning,
+        f"{len(missed)} of {len(topics)} topics ({share:.0%}) {'is' if len(missed) == 1 else 'are'} missed by every "
+        f"system ({measure} 0 for all): "
+        f"{_listed(missed)}; {advice}",
+        topics=missed,
+    )
+
+
+def stale_reference(candidate_mean: float, reference_mean: float, reference: str, p_value: float, measure: str,
+                    permutations: int) -> Guard | None:
+    """The candidate beats the reference by a gain large (:data:`STALE_REFERENCE_GAIN`) and clear
+    (randomization p below :data:`STALE_REFERENCE_P`): gates against the reference are lenient."""
+    gain = candidate_mean - reference_mean
+    if not (p_value < STALE_REFERENCE_P and gain > 0 and gain >= STALE_REFERENCE_GAIN * abs(reference_mean)):
+        return None
+    relative = f", {gain / reference_mean:+.0%}" if reference_mean else ""
+    return Guard(
+        "stale_reference", True,
+        f"the candidate's mean {measure} {candidate_mean:.4f} is far above the reference {reference}'s "
+        f"{reference_mean:.4f} ({gain:+.4f}{relative}; randomization p {p_value:.4f} < {STALE_REFERENCE_P}, "
+        f"{permutations:,} sign flips): the reference may be stale, which makes gates against it lenient; once this "
+        "change is accepted, make it the reference: pytest --bvtest-update",
+        systems=(reference,), reference=reference,
+    )
+
+
+def target_constant_out_of_range(c: float, target_scores: np.ndarray, bounded_by_one: bool, measure: str) -> Guard | None:
+    """``c`` below the virtual target's mean, or above 1 for a measure bounded by 1 (IPM 2022 Lemma 1)."""
+    target_mean = float(np.mean(target_scores))
+    if c < target_mean - _TOLERANCE:
+        why = ("below it, a system whose mean exceeds c gets a larger Bias² the better it gets, so Bias² rewards "
+               "worse systems")
+    elif bounded_by_one and c > 1 + _TOLERANCE:
+        why = "above 1, the measure's maximum: Bias² then measures the distance to a score no system can reach"
+    else:
+        return None
+    return Guard(
+        "target_constant", True,
+        f"{measure} target constant c = {c:.4f} is outside [mean target {target_mean:.4f}, 1]; {why} "
+        "(IPM 2022 Lemma 1); use `target: mean` or a number in that range",
+        statistics=TARGET_CONSTANT_STATISTICS,
+    )

@@ -1,0 +1,150 @@
+"""Guards (pytest_bvtest.guards): when they fire, what they say, which gates they make OK*; on
+hand-checked matrices and on real TREC DL runs."""
+
+from __future__ import annotations
+
+import gzip
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import shared_path
+from pytest_bvtest.api import evaluate_spec, spec_under_test
+from pytest_bvtest.guards import (
+    Guard,
+    identical_to_baseline,
+    stale_reference,
+    target_constant_out_of_range,
+    unanswered_topics,
+)
+
+SCORES = np.array([
+    [0.5, 0.0, 0.2, 0.9],   # production
+    [0.4, 0.0, 0.3, 0.8],   # bm25
+    [0.5, 0.0, 0.2, 0.9],   # candidate: production's scores exactly
+])
+SYSTEMS = ("production", "bm25", "candidate")
+
+
+def test_identical_names_every_baseline_with_the_candidates_scores() -> None:
+    guard = identical_to_baseline(SCORES, SYSTEMS, 2, "AP")
+    assert guard is not None and guard.warning and guard.systems == ("production",)
+    assert guard.message.startswith("identical: candidate's per-topic AP scores are identical to production's on all 4 topics")
+    assert guard.concerns("trisk", "production") and guard.concerns("bias2", None)  # every gate of the measure
+    # one topic differing by 1e-9 is a different run
+    different = SCORES.copy()
+    different[2, 3] += 1e-9
+    assert identical_to_baseline(different, SYSTEMS, 2, "AP") is None
+
+
+def test_topics_every_system_misses_are_a_note_up_to_ten_percent_then_a_warning() -> None:
+    topics = [f"t{j}" for j in range(4)]
+    guard = unanswered_topics(SCORES, topics, "AP")  # t1: 0 for all, 1 of 4 = 25%
+    assert guard is not None and guard.warning and guard.topics == ("t1",)
+    assert guard.message.startswith("1 of 4 topics (25%) is missed by every system (AP 0 for all): t1;")
+    # 1 of 10 topics is exactly 10%: a note, which makes no gate OK*
+    ten = np.hstack([SCORES, np.full((3, 6), 0.5)])
+    note = unanswered_topics(ten, [f"t{j}" for j in range(10)], "AP")
+    assert note is not None and not note.warning and not note.concerns("mean", None)
+    assert unanswered_topics(SCORES[:, [0, 2, 3]], ["t0", "t2", "t3"], "AP") is None
+
+
+def test_stale_reference_needs_a_clear_and_large_gain() -> None:
+    guard = stale_reference(0.60, 0.50, "production", 0.001, "nDCG@10", 10_000)
+    assert guard is not None and guard.warning and guard.reference == "production"
+    assert "0.6000 is far above the reference production's 0.5000 (+0.1000, +20%; randomization p 0.0010 < 0.01" in guard.message
+    assert "pytest --bvtest-update" in guard.message
+    # it concerns the gates measured against that reference only
+    assert guard.concerns("trisk", "production") and not guard.concerns("bias2", None) and not guard.concerns("mean", "bm25")
+    assert stale_reference(0.60, 0.50, "production", 0.02, "nDCG@10", 10_000) is None   # not clear
+    assert stale_reference(0.54, 0.50, "production", 0.0001, "nDCG@10", 10_000) is None  # clear but +8% only
+    assert stale_reference(0.55, 0.50, "production", 0.0001, "nDCG@10", 10_000) is not None  # +10% exactly
+
+
+def test_target_constant_outside_mean_target_and_one() -> None:
+    target = np.array([0.8, 0.9, 0.7])  # IPM 2022 Table 2: mean target 0.8
+    assert target_constant_out_of_range(0.8, target, True, "AP") is None
+    assert target_constant_out_of_range(1.0, target, True, "AP") is None
+    low = target_constant_out_of_range(0.5, target, True, "AP")
+    assert low is not None and "c = 0.5000 is outside [mean target 0.8000, 1]" in low.message
+    assert "Bias² rewards worse systems" in low.message and "IPM 2022 Lemma 1" in low.message
+    # it concerns the statistics measured against c
+    assert low.concerns("bias2_plus_var", "production") and low.concerns("bias2", None) and not low.concerns("mean", "production")
+    high = target_constant_out_of_range(1.5, target, True, "AP")
+    assert high is not None and "above 1" in high.message
+    # a measure that is not bounded by 1 (NumRet counts documents) has no upper end to check
+    assert target_constant_out_of_range(1.5, target, False, "NumRet") is None
+
+
+def test_lemma_1_a_c_below_the_mean_target_makes_bias2_prefer_the_worse_system() -> None:
+    """Why the guard exists: IPM 2022 Table 2's systems, with c = 0.5 below the target's mean 0.8."""
+    means = np.array([[0.8, 0.9, 0.4], [0.5, 0.6, 0.7], [0.3, 0.6, 0.3]]).mean(axis=1)  # 0.7, 0.6, 0.4
+    assert np.argmin((means - 0.8) ** 2) == 0   # c = mean target: the best mean has the lowest Bias²
+    assert np.argmin((means - 0.5) ** 2) == 1   # c = 0.5: the second system, worse on the mean, "wins"
+
+
+DL = "dl19_passage_qppeval_runs"
+
+
+def dl_spec(tmp_path: Path, reference: str) -> Path:
+    """DL19 runs against the DL 2019+2020 qrels (97 topics; the runs rank only DL19's 43)."""
+    folder = shared_path(DL)
+    runs = folder / "runs"
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(textwrap.dedent(f"""
+        qrels: {folder / 'trecdl1920.qrels'}
+        measures: [nDCG@10]
+        baselines:
+          monobert: {runs / 'run-msmarco-passage-bm25-monobert-0.8-0.5.txt.gz'}
+          drmm: {runs / 'drmm.res.gz'}
+        candidate: {runs / 'run-msmarco-passage-bm25-monot5-0.8-0.5.txt.gz'}
+        reference: {reference}
+        gates:
+          - {{statistic: trisk, min: -2}}
+          - {{statistic: bias2, max: 1}}
+    """))
+    return spec
+
+
+def kinds(guards: tuple[Guard, ...]) -> list[str]:
+    return [guard.kind for guard in guards]
+
+
+def test_real_dl19_runs_against_dl19_and_20_qrels(tmp_path: Path) -> None:
+    # drmm as the reference: monoT5 is far better, and 54 DL20 topics are missed by every system
+    evaluation = evaluate_spec(spec_under_test(dl_spec(tmp_path, "drmm")), use_cache=False).measure()
+    assert kinds(evaluation.guards) == ["stale_reference", "unanswered_topics"]
+    unanswered = evaluation.guards[1]
+    assert unanswered.warning and len(unanswered.topics) == 54 and len(evaluation.topics) == 97
+    assert unanswered.message.startswith("54 of 97 topics (56%) are missed by every system (nDCG@10 0 for all)")
+    missed = set(unanswered.topics)
+    with gzip.open(shared_path(DL, "runs", "drmm.res.gz"), "rt") as run:
+        ranked = {line.split()[0] for line in run}
+    assert not missed & ranked  # the missed topics are exactly those no DL19 run ranks (DL20's)
+    comparison = next(c for c in evaluation.comparisons if c.baseline == "drmm")
+    assert comparison.p_randomization < 0.01 and comparison.difference > 0.1 * evaluation.system("drmm").values["mean"]
+    # both gates are OK*: TRisk against the stale reference and by the unanswered topics; Bias² by the latter only
+    trisk, bias2 = evaluation.gates
+    assert trisk.outcome == bias2.outcome == "OK*"
+    assert len(trisk.guards) == 2 and len(bias2.guards) == 1
+
+
+def test_real_run_tested_against_itself_is_identical(tmp_path: Path) -> None:
+    spec = spec_under_test(dl_spec(tmp_path, "monobert"),
+                           shared_path(DL, "runs", "run-msmarco-passage-bm25-monobert-0.8-0.5.txt.gz"))
+    evaluation = evaluate_spec(spec, use_cache=False).measure()
+    assert kinds(evaluation.guards) == ["identical", "unanswered_topics"]
+    assert evaluation.guards[0].systems == ("monobert",)
+    assert all(gate.outcome == "OK*" and gate.guards[0].startswith("identical:") for gate in evaluation.gates)
+
+
+@pytest.mark.parametrize("target, fires", [("mean", False), ("1", False), ("0.2", True)])
+def test_real_target_constant(tmp_path: Path, target: str, fires: bool) -> None:
+    spec = dl_spec(tmp_path, "monobert")
+    spec.write_text(spec.read_text() + f"analysis: {{target: {target}}}\n")
+    evaluation = evaluate_spec(spec_under_test(spec), use_cache=False).measure()
+    assert ("target_constant" in kinds(evaluation.guards)) == fires
+    trisk, bias2 = evaluation.gates
+    assert ("IPM 2022 Lemma 1" in " ".join(bias2.guards)) == fires and not any("Lemma" in g for g in trisk.guards)
