@@ -329,6 +329,7 @@ def _analysis_settings(spec: Spec, weights: np.ndarray | None) -> AnalysisSettin
         topic_weights=weights,
         gawm_q=analysis.gawm_q,
         zrisk_against=analysis.zrisk_against,
+        variance=analysis.variance,
     )
 
 
@@ -463,7 +464,8 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
                       texts: Mapping[str, str], comparisons: tuple[Comparison, ...]) -> MeasureEvaluation:
     try:
         analysis = bias_variance_analysis(
-            matrix.scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping
+            matrix.scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping,
+            variance=settings.variance,
         )
     except StatisticError as error:
         raise InputError(f"{matrix.measure}: {error}", path=spec.path) from None

@@ -152,10 +152,12 @@ def _aged(stat: list[int], hashed_at_ns: int) -> bool:
 
 def _entry_from_payload(payload: Any) -> CachedScores:
     per_topic = payload["per_topic"]
-    if not isinstance(per_topic, dict) or not all(isinstance(value, float | int) for value in per_topic.values()):
+    # JSON object keys are strings; the values must be numbers (checked and converted at C speed: a
+    # gate reads 22 entries of 7,000 topics each).
+    if not isinstance(per_topic, dict) or not set(map(type, per_topic.values())) <= {float, int}:
         raise ValueError("malformed cache entry")
     return CachedScores(
         run_name=str(payload["run_name"]),
-        per_topic={str(topic): float(value) for topic, value in per_topic.items()},
+        per_topic=dict(zip(per_topic, map(float, per_topic.values()))),
         ignored_topics=tuple(str(topic) for topic in payload["ignored_topics"]),
     )

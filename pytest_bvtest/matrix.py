@@ -9,6 +9,7 @@ topics absent from the qrels are ignored and reported. Tables must cover the uni
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -271,12 +272,8 @@ class MatrixBuilder:
         for i, system in enumerate(systems):
             if system.from_table:
                 _check_table_topics(system, topics)
-            for j, topic in enumerate(topics):
-                value = system.per_topic.get(topic)
-                if value is None:
-                    imputed[i, j] = True
-                else:
-                    scores[i, j] = value
+            imputed[i] = ~np.fromiter(map(system.per_topic.__contains__, topics), dtype=bool, count=len(topics))
+            scores[i] = np.fromiter(map(system.per_topic.get, topics, itertools.repeat(0.0)), dtype=float, count=len(topics))
         ignored = {system.name: system.ignored_topics for system in systems if system.ignored_topics}
         return ScoreMatrix(str(measure), tuple(names), topics, scores, imputed, ignored)
 

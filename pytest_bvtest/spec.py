@@ -43,7 +43,7 @@ _LONGEST_PATH = 4096  # Linux's PATH_MAX
 _TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format", "topics")
 _MVE_FORMS = ("auto", "general", "intra-topic")
 _ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "calibration",
-                  "top_topics", "rankings", "hits", "zrisk_against")
+                  "top_topics", "rankings", "hits", "zrisk_against", "variance")
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "false_alarm", "confidence", "measure", "reference", "name")
 # Bounds that cap a value from above / below; a calibrated limit lies on the statistic's bad side.
 _UPPER_BOUNDS = ("max", "max_increase")
@@ -153,6 +153,7 @@ class AnalysisSpec:
     rankings: RankingSpec | None = None
     hits: bool = False
     zrisk_against: str = "systems"
+    variance: str = "population"
 
 
 @dataclass(frozen=True)
@@ -447,6 +448,11 @@ class _SpecReader:
             settings["top_topics"] = self.number(section["top_topics"], key("top_topics"), minimum=0, integer=True)
         if section.get("rankings") is not None:
             settings["rankings"] = self.rankings(section["rankings"], key("rankings"))
+        if "variance" in section:
+            if section["variance"] not in ("population", "sample"):
+                raise self.error(key("variance"), f"unknown variance convention {section['variance']!r}",
+                                 "use `population` (divide by n, the default) or `sample` (divide by n - 1)")
+            settings["variance"] = section["variance"]
         if "zrisk_against" in section:
             if section["zrisk_against"] not in ("systems", "target"):
                 raise self.error(key("zrisk_against"), f"unknown ZRisk baseline {section['zrisk_against']!r}",

@@ -564,3 +564,14 @@ def test_zrisk_against_the_target_through_the_spec(tmp_path: Path) -> None:
     document = jsonreport.evaluation_documents(evaluation)[0]
     assert document["settings"]["zrisk_against"] == "target"
     assert "ZRisk/GeoRisk against the target" in terminal.evaluation_title(document)
+
+
+def test_sample_variance_is_named_in_the_reports(tmp_path: Path) -> None:
+    from pytest_bvtest.report import jsonreport, terminal
+
+    evaluation = evaluate_spec(load_spec(four_system_tables(tmp_path, "  variance: sample")), use_cache=False)
+    new = evaluation.measure().matrix.row("new")
+    assert evaluation.statistic("var", "new") == pytest.approx(new.var(ddof=1), abs=1e-12)
+    document = jsonreport.evaluation_documents(evaluation)[0]
+    assert document["settings"]["variance"] == "sample"
+    assert "sample variances (n - 1)" in terminal.evaluation_title(document)

@@ -107,6 +107,7 @@ def test_a_bom_does_not_add_a_topic_or_rename_the_first_one(tmp_path: Path) -> N
 @pytest.mark.parametrize(("bad", "message"), [
     ("0\udcff1", "not UTF-8 text"),  # a lone byte 0xff (surrogateescape writes it back as that byte)
     ("0\x001", "a NUL byte in this line"),
+    ("\ufeff0", "a byte-order mark inside the file"),  # `cat a.run b.run` of two files saved with one
 ])
 @pytest.mark.parametrize("name", list(READERS))
 def test_non_utf8_bytes_and_nul_are_errors_at_their_line(tmp_path: Path, name: str, bad: str, message: str) -> None:

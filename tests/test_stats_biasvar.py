@@ -473,3 +473,24 @@ def test_difficulty_by_the_mean_over_systems_sorts_topics_by_that_mean():
                            bias_variance_analysis(x, grouping=DifficultyGrouping(2, "mean")).bias_variance.var)
     with pytest.raises(StatisticError, match="difficulty"):
         DifficultyGrouping(2, "median")
+
+
+def test_sample_variance_option_divides_by_n_minus_1_topics_or_groups():
+    # SIGIR 2013 Table 1's system B = [0.6, 0.08] against c = 0.45: population Var 0.0676, sample Var 0.1352.
+    scores = np.array([[0.3, 0.1], [0.6, 0.08], [0.65, 0.03], [0.7, 0.2]])
+    population = bias_variance_analysis(scores, target=0.45)
+    sample = bias_variance_analysis(scores, target=0.45, variance="sample")
+    assert population.bias_variance.var[1] == pytest.approx(0.0676, abs=1e-12)
+    assert sample.bias_variance.var[1] == pytest.approx(0.1352, abs=1e-12)
+    np.testing.assert_allclose(sample.bias_variance.var, scores.var(axis=1, ddof=1), atol=1e-15)
+    np.testing.assert_allclose(sample.bias_variance.error, sample.bias_variance.bias2 + sample.bias_variance.var, atol=1e-15)
+    np.testing.assert_allclose(sample.gap.var, (scores.max(axis=0) - scores).var(axis=1, ddof=1), atol=1e-15)
+    np.testing.assert_allclose(sample.gap.cov, [np.cov(scores.max(axis=0), row)[0, 1] for row in scores], atol=1e-15)
+    # with grouping the samples are the groups: 3 difficulty groups of 2 out of 6 topics
+    x = np.random.default_rng(5).random((3, 6))
+    grouped = bias_variance_analysis(x, grouping=DifficultyGrouping(2), variance="sample")
+    order = np.argsort(x.max(axis=0), kind="stable")
+    means = np.stack([x[:, order[k:k + 2]].mean(axis=1) for k in (0, 2, 4)], axis=1)
+    np.testing.assert_allclose(grouped.bias_variance.var, means.var(axis=1, ddof=1), atol=1e-15)
+    with pytest.raises(StatisticError, match="at least 2 samples"):
+        bias_variance_analysis(x[:, :2], grouping=DifficultyGrouping(2), variance="sample")

@@ -311,3 +311,17 @@ def test_georisk_contributions_split_the_change_between_mean_and_zrisk() -> None
     np.testing.assert_allclose(contributions, expected, atol=EXACT)
     assert contributions.sum() == pytest.approx(0.342105 - 0.290741, abs=1e-6)  # golden GeoRisk
     assert contributions[3] == 0.0  # the all-zero topic moves nothing
+
+
+@pytest.mark.parametrize("name", ["var", "bias2_plus_var", "gap_var", "gap_mse"])
+def test_sample_variance_through_the_registry_values_and_topic_terms(name: str) -> None:
+    names, scores = web14()
+    settings = AnalysisSettings(variance="sample")
+    values = STATISTICS[name].compute(scores, None, settings)
+    analysis = bias_variance_analysis(scores, variance="sample")
+    expected = {"var": analysis.bias_variance.var, "bias2_plus_var": analysis.bias_variance.error,
+                "gap_var": analysis.gap.var, "gap_mse": analysis.gap.mse}[name]
+    np.testing.assert_allclose(values, expected, rtol=1e-12)
+    candidate = names.index("uogTrDwl")
+    terms = STATISTICS[name].topic_contributions(scores, candidate, None, settings)
+    assert terms.sum() == pytest.approx(values[candidate], abs=1e-12)

@@ -20,7 +20,7 @@ from operator import methodcaller
 from pathlib import Path
 
 from pytest_bvtest.errors import InputError, excerpt
-from pytest_bvtest.io.textfiles import finite_number, nul_byte_error, numbered_lines, open_text
+from pytest_bvtest.io.textfiles import finite_number, inner_bom_error, nul_byte_error, numbered_lines, open_text
 
 RUN_LINE = "qid Q0 docno rank score tag"
 
@@ -100,7 +100,7 @@ class _RunReader:
 
     def read_block_in_bulk(self, block: str) -> bool:
         """Add a block of well-formed lines; return False, having changed nothing, if it is not one."""
-        if _MARKER in block:
+        if _MARKER in block or "\ufeff" in block:
             return False
         tokens = block.replace("\n", _LINE_END).split()
         line_count = block.count("\n")
@@ -172,6 +172,8 @@ class _RunReader:
         for number, line in enumerate(block.split("\n")[:-1], start=first_line):
             if "\x00" in line:
                 raise nul_byte_error(self.path, number)
+            if "\ufeff" in line:
+                raise inner_bom_error(self.path, number)
             fields = line.split()
             if not fields or fields[0].startswith("#"):
                 continue

@@ -24,6 +24,7 @@ from typing import IO
 from pytest_bvtest.errors import InputError, excerpt
 
 _HASH_CHUNK = 1 << 20
+_BOM = "\ufeff"
 # Decimal numbers as trec_eval writes them, ASCII digits only: Python's float() also takes `1_0` and
 # full-width digits, which trec_eval's atof reads as something else (1, 0).
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
@@ -98,6 +99,8 @@ def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
                     except UnicodeEncodeError:
                         raise InputError("not UTF-8 text (a binary or wrongly encoded file?)", path=path, line=line_number,
                                          hint="save the file as UTF-8") from None
+                    if _BOM in line:
+                        raise inner_bom_error(path, line_number)
                 if "\x00" in line:
                     raise nul_byte_error(path, line_number)
                 yield line_number, line.rstrip("\r\n")
@@ -109,6 +112,12 @@ def nul_byte_error(path: str | os.PathLike[str], line: int) -> InputError:
     """A NUL byte: C code (trec_eval, pytrec_eval) would end the id there and merge two documents."""
     return InputError("a NUL byte in this line (a binary or corrupt file?)", path=path, line=line,
                       hint="ids end at a NUL byte in trec_eval, so two different ids could become one; remove it")
+
+
+def inner_bom_error(path: str | os.PathLike[str], line: int) -> InputError:
+    """A byte-order mark after the start: files concatenated (``cat a b``); it would become part of an id."""
+    return InputError("a byte-order mark inside the file (were files with byte-order marks concatenated?)", path=path,
+                      line=line, hint="remove the invisible U+FEFF character at this line; only a file's first bytes may hold one")
 
 
 def data_fields(path: str | os.PathLike[str]) -> Iterator[tuple[int, list[str]]]:

@@ -236,6 +236,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
             "mve_method": evaluation.mve_method,
             "gawm_q": settings.gawm_q,
             "zrisk_against": settings.zrisk_against,
+            "variance": settings.variance,
         },
         "candidate": evaluation.candidate,
         "reference": evaluation.reference,

@@ -89,6 +89,8 @@ def evaluation_title(evaluation: Mapping[str, Any]) -> str:
         if "seed" in grouping:
             text += f", {grouping['repeats']} repeats, seed {grouping['seed']}"
         parts.append(text)
+    if settings.get("variance") == "sample":
+        parts.append("sample variances (n - 1)")
     if settings.get("zrisk_against") == "target":
         parts.append("ZRisk/GeoRisk against the target")
     method = settings.get("mve_method")

@@ -721,12 +721,54 @@ def grouped_bias_variance(
                          "SampledGrouping(size, groups, repeats, seed) or None")
 
 
+VARIANCES = ("population", "sample")
+"""Accepted values of ``bias_variance_analysis(variance=...)`` (MATH.md section 7, variance convention)."""
+
+
+def variance_samples(topics: int, grouping: Grouping | None) -> int:
+    """How many samples a variance is taken over: topics, or the groups of one grouping (MATH.md 3b)."""
+    if isinstance(grouping, SampledGrouping):
+        return grouping.groups
+    if isinstance(grouping, DifficultyGrouping | RandomGrouping):
+        return int(_partition_sizes(topics, grouping.size).size)
+    return topics
+
+
+def with_sample_variance(
+    bias_var: BiasVariance | None, gap: GapDecomposition | None, samples: int
+) -> tuple[BiasVariance | None, GapDecomposition | None]:
+    """The terms with every variance and covariance over ``samples`` divided by ``samples - 1``.
+
+    IPM 2022 Table 8 and Zuccon et al.'s pilot print sample variances; MATH.md section 7 allows the
+    convention as an explicit option. Bias2 and Bias(rho) are unchanged and the totals stay the sums
+    ``Bias2 + Var`` and ``Bias(rho)^2 + Var(rho)`` (no longer ``mean((x - c)^2)``); docs/mathematics.md
+    section 7.
+
+    Raises
+    ------
+    StatisticError
+        With fewer than 2 samples (a sample variance of one value is undefined).
+    """
+    if samples < 2:
+        raise StatisticError(f"a sample variance needs at least 2 samples (topics or groups), got {samples}")
+    factor = samples / (samples - 1)
+    if bias_var is not None:
+        var = bias_var.var * factor
+        bias_var = BiasVariance(mean=bias_var.mean, bias2=bias_var.bias2, var=var, error=bias_var.bias2 + var)
+    if gap is not None:
+        var = gap.var * factor
+        gap = GapDecomposition(bias=gap.bias, var=var, mse=gap.bias**2 + var, var_target=gap.var_target * factor,
+                               var_system=gap.var_system * factor, cov=gap.cov * factor)
+    return bias_var, gap
+
+
 def bias_variance_analysis(
     scores: ArrayLike,
     *,
     target: Literal["mean"] | float = "mean",
     normalize: str = "none",
     grouping: Grouping | None = None,
+    variance: str = "population",
 ) -> BiasVarianceAnalysis:
     """The full bias-variance evaluation of one systems x topics matrix (MATH.md sections 2-3d).
 
@@ -750,7 +792,11 @@ def bias_variance_analysis(
     normalize:
         One of :data:`NORMALIZATIONS`.
     grouping:
-        ``None`` (topics are the samples), :class:`DifficultyGrouping` or :class:`RandomGrouping`.
+        ``None`` (topics are the samples), :class:`DifficultyGrouping`, :class:`RandomGrouping` or
+        :class:`SampledGrouping`.
+    variance:
+        ``"population"`` (divide by the number of samples, the default) or ``"sample"`` (by one less,
+        :func:`with_sample_variance`).
 
     Returns
     -------
@@ -764,6 +810,10 @@ def bias_variance_analysis(
     c = float(target_constant(target_scores, target))
 
     bias_var, gap = grouped_bias_variance(normalized.scores, target_scores, topic_difficulty(x, grouping), c, grouping)
+    if variance == "sample":
+        bias_var, gap = with_sample_variance(bias_var, gap, variance_samples(x.shape[-1], grouping))
+    elif variance != "population":
+        raise StatisticError(f"unknown variance convention {variance!r}; use one of {', '.join(VARIANCES)}")
     return BiasVarianceAnalysis(
         c=c,
         target_scores=target_scores,

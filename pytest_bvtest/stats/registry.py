@@ -36,7 +36,9 @@ from pytest_bvtest.stats.biasvar import (
     grouped_bias_variance,
     target_constant,
     topic_difficulty,
+    variance_samples,
     virtual_target,
+    with_sample_variance,
 )
 from pytest_bvtest.stats.gawm import gawm
 from pytest_bvtest.stats.meanvar import mve_inter_topic
@@ -83,6 +85,9 @@ class AnalysisSettings:
     zrisk_against:
         ``"systems"`` (every other system, SIGIR 2016) or ``"target"`` (the virtual target alone,
         IPM 2022 Table 8) as the baselines of ZRisk and GeoRisk.
+    variance:
+        ``"population"`` (MATH.md's default) or ``"sample"`` (n - 1, IPM 2022 Table 8) for Var,
+        Bias²+Var and the gap terms.
     """
 
     target: Literal["mean"] | float = "mean"
@@ -93,6 +98,7 @@ class AnalysisSettings:
     topic_weights: np.ndarray | None = field(default=None, compare=False)
     gawm_q: float = 1.0
     zrisk_against: str = "systems"
+    variance: str = "population"
 
 
 Compute = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray]
@@ -277,28 +283,22 @@ def _grouped(x: np.ndarray, settings: AnalysisSettings) -> tuple[BiasVariance, G
     return grouped_bias_variance(normalized, target_scores, topic_difficulty(x, settings.grouping), c, settings.grouping)
 
 
-def _bias_variance_statistic(term: str) -> Compute:
-    """A field of :class:`~pytest_bvtest.stats.biasvar.BiasVariance` (``bias2``, ``var``, ``error``)."""
+def _family_statistic(gap: bool, term: str) -> Compute:
+    """A field of :class:`~pytest_bvtest.stats.biasvar.BiasVariance` (``bias2``, ``var``, ``error``) or,
+    with ``gap``, of :class:`~pytest_bvtest.stats.biasvar.GapDecomposition` (``bias``, ``var``, ``mse``),
+    under the settings' normalisation, grouping and variance convention."""
 
     def compute(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
         x = _score_matrix(scores)
         if settings.grouping is not None:
-            return getattr(_grouped(x, settings)[0], term)
-        normalized, _, c = _normalized_with_target(x, settings)
-        return getattr(bias_variance(normalized, c), term)
-
-    return compute
-
-
-def _gap_statistic(term: str) -> Compute:
-    """A field of :class:`~pytest_bvtest.stats.biasvar.GapDecomposition` (``bias``, ``var``, ``mse``)."""
-
-    def compute(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
-        x = _score_matrix(scores)
-        if settings.grouping is not None:
-            return getattr(_grouped(x, settings)[1], term)
-        normalized, target_scores, _ = _normalized_with_target(x, settings)
-        return getattr(gap_decomposition(normalized, target_scores), term)
+            terms = _grouped(x, settings)[gap]
+        else:
+            normalized, target_scores, c = _normalized_with_target(x, settings)
+            terms = gap_decomposition(normalized, target_scores) if gap else bias_variance(normalized, c)
+        if settings.variance == "sample":
+            both = (None, terms) if gap else (terms, None)
+            terms = with_sample_variance(*both, variance_samples(x.shape[-1], settings.grouping))[gap]
+        return getattr(terms, term)
 
     return compute
 
@@ -317,11 +317,13 @@ def _bias_variance_terms(term: str) -> TopicTerms:
         normalized, _, c = _normalized_with_target(_score_matrix(scores), settings)
         n = normalized.shape[-1]
         means = normalized.mean(axis=-1, keepdims=True)
+        # sample variance: Var scaled by n / (n - 1), and Error = Bias2 + Var gains the difference
+        extra = 1.0 / (n - 1) if settings.variance == "sample" and n > 1 else 0.0
         if term == "bias2":
             return (means - c) * (normalized - c) / n
         if term == "var":
-            return (normalized - means) ** 2 / n
-        return (normalized - c) ** 2 / n
+            return (normalized - means) ** 2 / n * (1.0 + extra)
+        return (normalized - c) ** 2 / n + extra * (normalized - means) ** 2 / n
 
     return terms
 
@@ -335,11 +337,13 @@ def _gap_terms(term: str) -> TopicTerms:
         normalized, target_scores, _ = _normalized_with_target(_score_matrix(scores), settings)
         gap = target_scores[..., np.newaxis, :] - normalized
         n = gap.shape[-1]
+        extra = 1.0 / (n - 1) if settings.variance == "sample" and n > 1 else 0.0
+        spread = (gap - gap.mean(axis=-1, keepdims=True)) ** 2 / n
         if term == "bias":
             return gap / n
         if term == "var":
-            return (gap - gap.mean(axis=-1, keepdims=True)) ** 2 / n
-        return gap**2 / n
+            return spread * (1.0 + extra)
+        return gap**2 / n + extra * spread
 
     return terms
 
@@ -491,35 +495,35 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
                         "concepts.md#which-gate-for-which-worry"),
     ),
     Statistic(
-        "bias2", "Bias²", False, False, _bias_variance_statistic("bias2"), _rows_and_extremes,
+        "bias2", "Bias²", False, False, _family_statistic(False, "bias2"), _rows_and_extremes,
         _bias_variance_terms("bias2"),
         wording=Wording("average quality close to the best achievable (the virtual target)",
                         "Average quality sits further below the best achievable", _BIAS_VARIANCE_DOCS),
     ),
     Statistic(
-        "var", "Var", False, False, _bias_variance_statistic("var"), _rows_and_extremes, _bias_variance_terms("var"),
+        "var", "Var", False, False, _family_statistic(False, "var"), _rows_and_extremes, _bias_variance_terms("var"),
         wording=Wording("consistent quality from query to query", "Quality varies more from query to query",
                         _BIAS_VARIANCE_DOCS),
     ),
     Statistic(
         "bias2_plus_var", "Bias²+Var", False, False,
-        _bias_variance_statistic("error"), _rows_and_extremes, _bias_variance_terms("error"),
+        _family_statistic(False, "error"), _rows_and_extremes, _bias_variance_terms("error"),
         wording=Wording("quality that is both close to the best achievable and consistent from query to query",
                         "Quality varies more from query to query or sits further below the best achievable",
                         _BIAS_VARIANCE_DOCS),
     ),
     Statistic(
-        "gap_bias", "Bias(ρ)", False, False, _gap_statistic("bias"), _rows_and_extremes, _gap_terms("bias"),
+        "gap_bias", "Bias(ρ)", False, False, _family_statistic(True, "bias"), _rows_and_extremes, _gap_terms("bias"),
         wording=Wording("a small gap to the best system on each query", "The gap to the best system per query is wider",
                         _GAP_DOCS),
     ),
     Statistic(
-        "gap_var", "Var(ρ)", False, False, _gap_statistic("var"), _rows_and_extremes, _gap_terms("var"),
+        "gap_var", "Var(ρ)", False, False, _family_statistic(True, "var"), _rows_and_extremes, _gap_terms("var"),
         wording=Wording("an even gap to the best system across queries (no queries that others solve and we fail)",
                         "The gap to the best system varies more from query to query", _GAP_DOCS),
     ),
     Statistic(
-        "gap_mse", "Bias(ρ)²+Var(ρ)", False, False, _gap_statistic("mse"), _rows_and_extremes, _gap_terms("mse"),
+        "gap_mse", "Bias(ρ)²+Var(ρ)", False, False, _family_statistic(True, "mse"), _rows_and_extremes, _gap_terms("mse"),
         wording=Wording("a small and even gap to the best system on every query",
                         "The gap to the best system is wider or less even across queries", _GAP_DOCS),
     ),

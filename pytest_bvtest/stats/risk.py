@@ -215,7 +215,7 @@ def robustness_index(run: ArrayLike, baseline: ArrayLike) -> float | np.ndarray:
     float or numpy.ndarray
         RI over the leading axes (a float for 1-D inputs).
     """
-    difference = checked_scores(run) - checked_scores(baseline)
+    difference = risk_weighted_deltas(run, baseline, 0.0)  # r - b, no loss weight
     return _scalar_if_0d(np.sign(difference).mean(axis=-1))
 
 
@@ -237,7 +237,7 @@ def hurt_topics(run: ArrayLike, baseline: ArrayLike) -> float | np.ndarray:
     float or numpy.ndarray
         The count as a float (a statistic like the others), over the leading axes.
     """
-    difference = checked_scores(run) - checked_scores(baseline)
+    difference = risk_weighted_deltas(run, baseline, 0.0)  # r - b, no loss weight
     return _scalar_if_0d(np.count_nonzero(difference < 0, axis=-1).astype(np.float64))
 
 
@@ -264,7 +264,7 @@ def robustness_loss(run: ArrayLike, baseline: ArrayLike) -> float | np.ndarray:
     float or numpy.ndarray
         R-Loss over the leading axes (a float for 1-D inputs).
     """
-    difference = checked_scores(run) - checked_scores(baseline)
+    difference = risk_weighted_deltas(run, baseline, 0.0)  # r - b, no loss weight
     return _scalar_if_0d(np.maximum(-difference, 0.0).mean(axis=-1))
 
 
