@@ -61,7 +61,7 @@ def test_a_calibrated_gate_takes_the_brute_force_quantile_and_every_report_shows
     null = brute_force_urisk_null(RISKY_AP, PRODUCTION_AP, 5.0)
     limit = null[int(0.1 * 64)]  # 6 topics: all 64 swaps; at most 6 of them lie below the limit
     result = calibrated_project.runpytest("--bvtest-json", "report.json", "--bvtest-markdown", "report.md",
-                                          "--junitxml", "junit.xml")
+                                          "--junitxml", "junit.xml", "-v")
     report = json.loads((calibrated_project.path / "report.json").read_text())
     gates = {gate["id"].rsplit("::", 1)[1]: gate for gate in report["evaluations"][0]["gates"]}
     calibrated, fixed = gates["urisk"], gates["fixed"]
