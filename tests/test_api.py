@@ -575,3 +575,25 @@ def test_sample_variance_is_named_in_the_reports(tmp_path: Path) -> None:
     document = jsonreport.evaluation_documents(evaluation)[0]
     assert document["settings"]["variance"] == "sample"
     assert "sample variances (n - 1)" in terminal.evaluation_title(document)
+
+
+def test_the_simulation_tradeoff_table_per_topic_is_in_the_markdown(tmp_path: Path) -> None:
+    from pytest_bvtest.report import jsonreport, markdown
+
+    example = Path(__file__).resolve().parents[1] / "example_project"
+    spec_path = write(tmp_path, "bvtest.yaml", f"""
+        qrels: {example}/eval/qrels.txt
+        measures: [AP, P@10]
+        baselines: {{production: {example}/runs/production.run, bm25: {example}/runs/bm25-alt.run}}
+        candidate: {example}/runs/candidate-risky.run
+        analysis: {{simulation: {{samples: 20, seed: 7}}}}
+    """)
+    evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
+    simulation = evaluation.simulation
+    rendered = markdown.render(jsonreport.session_document(jsonreport.evaluation_documents(evaluation)))
+    assert rendered.count("per-topic simulation (AP, 20 samples, seed 7)") == 1  # once for the spec's two measures
+    first = simulation.topic_tradeoff[0]
+    expected = f"| {simulation.topic_ids[0]} | {first.pearson:.6g} | {first.spearman:.6g} |" if first.pearson is not None \
+        else f"| {simulation.topic_ids[0]} | - | - |"
+    assert expected in rendered
+    assert f"| candidate | {simulation.bias2[simulation.system_names.index('candidate')]:.6g} |" in rendered

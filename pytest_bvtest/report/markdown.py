@@ -239,6 +239,23 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
     return lines
 
 
+def _simulation_section(simulation: Mapping[str, Any]) -> list[str]:
+    """The per-topic simulation (MATH.md 3e): averaged Bias² and Var per system, and per topic the
+    tradeoff degree across systems (IPM 2022 Table 9's per-topic reading)."""
+    title = (f"per-topic simulation ({simulation['measure']}, {simulation['samples']} samples, seed {simulation['seed']}): "
+             f"Bias² and Var averaged over {len(simulation['topics'])} topics; tradeoff per topic")
+    lines = ["", f"<details><summary>{html.escape(title, quote=False)}</summary>", ""]
+    lines += _table(("system", "Bias²", "Var"),
+                    [(cell(system["name"]), _number(system["bias2"]), _number(system["var"])) for system in simulation["systems"]],
+                    {1, 2})
+    lines += [""]
+    lines += _table(("topic", "Pearson", "Spearman"),
+                    [(cell(topic), _number(tradeoff["pearson"]), _number(tradeoff["spearman"]))
+                     for topic, tradeoff in zip(simulation["topics"], simulation["topic_tradeoff"])],
+                    {1, 2})
+    return lines + ["", "</details>"]
+
+
 def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     evaluations = list(document["evaluations"])
     warnings = [(evaluation, warning) for evaluation in evaluations for warning in guard_warnings(evaluation)]
@@ -255,8 +272,13 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
             if gate["outcome"] == "FAIL":
                 lines += _failure_section(gate, shown)
     lines += _comparison_section(evaluations)
+    simulated = set()
     for evaluation in evaluations:
         lines += _system_section(evaluation, all_systems)
+        # the simulation is the same for every measure of a spec: shown once, after its first measure
+        if evaluation.get("simulation") and all_systems and evaluation["spec"] not in simulated:
+            simulated.add(evaluation["spec"])
+            lines += _simulation_section(evaluation["simulation"])
     lines += what_to_do(document)
     tool = document.get("tool") or {}
     footer = f"{tool.get('name', 'pytest-bvtest')} {tool.get('version', '')}, report schema {document['schema_version']}"
