@@ -30,12 +30,13 @@ def test_candidate_keeps_every_topic_production_answers_well(bvtest):
 @pytest.mark.bvtest
 def test_risky_candidate_is_caught_by_the_stability_gate(bvtest):
     """The demo's point: RM3 raises mean nDCG@10, but its spread across topics grows past what an
-    equal-quality change reaches 5% of the time; the gate names the topics it hurt."""
+    equal-quality change reaches 5% of the time; the gate names the topics that moved Var most."""
     evaluation = bvtest.evaluate(SPEC, PROJECT / "runs" / "candidate-risky.run")
     assert evaluation.statistic("mean", "candidate", "nDCG@10") > evaluation.statistic("mean", "production", "nDCG@10")
     stability = evaluation.gate("nDCG@10", "var")
     assert not stability.passed and stability.false_alarm_rate <= 0.05
-    assert ("23", "cache function results") in [(impact.topic, impact.text) for impact in stability.worst_topics]
+    # topic 39 drops from 0.24 to 0, far below the candidate's mean: the largest share of the Var increase
+    assert [(impact.topic, impact.text) for impact in stability.worst_topics][0] == ("39", "split url into parts")
 
 
 @pytest.mark.bvtest
