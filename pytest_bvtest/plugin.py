@@ -40,6 +40,7 @@ _OPTIONS: tuple[tuple[str, str, str], ...] = (
     # (name, ini type, help); the command line wins over the ini value
     ("spec", "args", "spec file(s) to collect besides bvtest*.yaml under the test paths"),
     ("run", "string", "run file to test instead of the spec's candidate"),
+    ("history", "string", "append one JSON line per evaluated spec to this history file (gates, statistics, commit)"),
     ("json", "string", "write the JSON report to this path"),
     ("markdown", "string", "write the Markdown summary (pull-request comment) to this path"),
     ("plots", "string", "write Bias²/Var plots to this folder (needs matplotlib)"),
@@ -69,7 +70,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("bvtest_no_cache", "see --bvtest-no-cache", type="bool", default=False)
 
 
-_PATH_OPTIONS = ("run", "json", "markdown", "plots", "cache-dir")
+_PATH_OPTIONS = ("run", "json", "markdown", "plots", "cache-dir", "history")
 
 
 def option(config: pytest.Config, name: str) -> Any:
@@ -359,10 +360,13 @@ class SessionOutputs:
             return
         from pytest_bvtest.report import collect
 
-        self.document = collect.assemble(self.payloads, self.team_tests.values())
+        from pytest_bvtest.report.history import run_context
+
+        self.document = collect.assemble(self.payloads, self.team_tests.values(), run_context(config.rootpath))
         try:
             collect.write_session_outputs(
                 self.document,
+                history_path=option(config, "history"),
                 json_path=option(config, "json"),
                 markdown_path=option(config, "markdown"),
                 plots_dir=option(config, "plots"),

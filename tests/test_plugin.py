@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import textwrap
 from pathlib import Path
@@ -304,3 +305,26 @@ def test_terminal_output_follows_pytests_verbosity(project: pytest.Pytester) -> 
     # -v: the full summary with the system tables
     verbose = project.runpytest("--bvtest-run", "runs/risky.run", "-v").stdout.str()
     assert "Bias²/Var tradeoff" in verbose and "[FAIL] bvtest.yaml::AP::urisk: AP URisk FAILED" in verbose
+
+
+def test_history_appends_one_line_per_session_and_skips_a_corrupt_line(project: pytest.Pytester) -> None:
+    from pytest_bvtest.report.history import gate_series, read_history
+
+    project.runpytest("--bvtest-history", "history.jsonl")
+    with open(project.path / "history.jsonl", "a", encoding="utf-8") as stream:
+        stream.write("{not json\n")
+    project.runpytest("--bvtest-history", "history.jsonl", "--bvtest-run", "runs/risky.run")
+    history = read_history(project.path / "history.jsonl")
+    assert len(history.records) == 2
+    assert history.skipped == (f"{project.path / 'history.jsonl'}:2: not a JSON record "
+                               "(Expecting property name enclosed in double quotes); skipped",)
+    first, second = history.records
+    assert first["passed"] is True and second["passed"] is False
+    assert first["timestamp"] and first["spec"].endswith("bvtest.yaml")
+    roles = {item["role"]: item for item in first["inputs"]}
+    assert roles["spec"]["sha256"] == hashlib.sha256((project.path / "bvtest.yaml").read_bytes()).hexdigest()
+    assert roles["candidate"]["sha256"] != {item["role"]: item for item in second["inputs"]}["candidate"]["sha256"]
+    assert first["systems"]["AP"]["production"]["mean"] == pytest.approx(0.722222, abs=1e-6)
+    urisk = next(series for series in gate_series(history.records) if series.id.endswith("AP::urisk"))
+    assert urisk.outcomes == ("OK", "FAIL") and urisk.values[1] == pytest.approx(-1.27222, abs=1e-5)
+    assert urisk.limits == (-0.05, -0.05)

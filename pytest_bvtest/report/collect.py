@@ -15,7 +15,7 @@ from typing import Any
 from pytest_bvtest.api import Evaluation, GateOutcome
 from pytest_bvtest.io.textfiles import append_text, atomic_write_text
 from pytest_bvtest.report import github, markdown, terminal
-from pytest_bvtest.report.history import run_context
+from pytest_bvtest.report.history import append_history, history_records, run_context
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
 
 
@@ -140,6 +140,7 @@ def write_session_outputs(
     github_step_summary: str | None = None,
     github_actions: bool = False,
     verbosity: int = 1,
+    history_path: str | None = None,
 ) -> list[str]:
     """Render ``document`` everywhere asked for; returns the paths written.
 
@@ -148,6 +149,9 @@ def write_session_outputs(
     written = []
     if terminal_writer is not None:
         terminal.write_summary(document, terminal_writer, verbosity)
+    if history_path:
+        append_history(history_path, history_records(document))
+        written.append(str(history_path))
     if json_path:
         atomic_write_text(json_path, dumps(document))
         written.append(str(json_path))
