@@ -28,3 +28,15 @@ def shared_path(*parts: str) -> Path:
 def shared_data() -> Path:
     """The ``../shared/data`` folder; the test is skipped when it is absent."""
     return shared_path()
+
+
+@pytest.fixture(autouse=True)
+def _outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run every test as on a developer's machine, also when the suite itself runs in CI.
+
+    pytest prints whole failure messages in its short summary when ``CI`` or ``BUILD_NUMBER`` is set,
+    and the plugin writes GitHub annotations and step summaries under GitHub Actions; tests that
+    pin terminal output or need those variables set them themselves.
+    """
+    for variable in ("CI", "BUILD_NUMBER", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(variable, raising=False)
