@@ -634,12 +634,17 @@ def test_markdown_what_to_do_footer_and_folded_comparisons() -> None:
     footer = lines[lines.index("### What to do"):]
     assert footer[2] == "- **Reproduce locally:** `pytest bvtest.yaml --bvtest-run 'runs/new run.txt'`"
     assert footer[3].startswith("- **The change is intended** (the new behaviour becomes the reference): "
-                                "`pytest bvtest.yaml --bvtest-run 'runs/new run.txt' --bvtest-update`")
+                                "`pytest bvtest.yaml --bvtest-run 'runs/new run.txt' --bvtest-update-force`")
     # the failing and the OK* gate, each at its line in the spec
     assert "`nDCG@10::bias2_plus_var` at `bvtest.yaml:12`, `nDCG@10::urisk` at `bvtest.yaml:14`" in footer[4]
     assert footer[5].startswith("- **What the statistics mean:** Bias²+Var")
     assert "concepts.md#bias-and-variance" in footer[5] and "concepts.md#risk-harm-compared-with-a-baseline" in footer[5]
     assert "### What to do" not in markdown.render(analysis_only_document())
+    # with no failed gate (only OK*), the plain update is accepted: it refuses only after a failure
+    for gate in evaluation["gates"]:
+        gate["outcome"] = "OK*" if gate["outcome"] == "FAIL" else gate["outcome"]
+    relaxed = markdown.what_to_do(document)
+    assert "--bvtest-update`" in relaxed[4] and "--bvtest-update-force" not in relaxed[4]
 
 
 def test_terminal_quiet_and_compact_summaries() -> None:

@@ -324,8 +324,10 @@ def what_to_do(document: Mapping[str, Any]) -> list[str]:
     commands = [f"pytest {shlex.quote(spec)}" + (f" --bvtest-run {shlex.quote(display_path(run))}" if run else "")
                 for spec, run in specs]
     lines = ["", "### What to do", "", "- **Reproduce locally:** " + "; ".join(code(command) for command in commands)]
+    # --bvtest-update refuses after a failed gate, so accepting a failing change needs the force option
+    update = "--bvtest-update-force" if any(gate["outcome"] == "FAIL" for _, gate in failing) else "--bvtest-update"
     lines.append("- **The change is intended** (the new behaviour becomes the reference): "
-                 + "; ".join(code(f"{command} --bvtest-update") for command in commands)
+                 + "; ".join(code(f"{command} {update}") for command in commands)
                  + ", then commit the updated reference run.")
     where = ", ".join(f"{code(short_id(gate))} at {code(_spec_location(evaluation, gate))}" for evaluation, gate in failing)
     lines.append(f"- **The bound is too strict:** edit the gate in the spec ({where}); "
