@@ -123,6 +123,17 @@ class SwapNull:
             raise StatisticError(f"a limit needs 0 <= count < {self.swaps} swaps past it, got {count!r}")
         return float(self.values[count] if self.higher_is_better else self.values[self.swaps - 1 - count])
 
+    def first(self, swaps: int) -> SwapNull:
+        """The null of the first ``swaps`` swaps only: a Monte-Carlo draw of fewer swaps with the same seed."""
+        if self.by_swap is None or not 0 < swaps <= self.swaps:
+            raise StatisticError(f"cannot keep the first {swaps} of {self.swaps} swaps of this null")
+        if swaps == self.swaps:
+            return self
+        kept = self.by_swap[:swaps]
+        ordered = np.sort(kept)
+        ordered.flags.writeable = False
+        return SwapNull(self.statistic, self.higher_is_better, self.own_value, ordered, self.exact, self.seed, kept)
+
     def false_alarm_rate(self, limit: float) -> float:
         """The null's tail probability past ``limit`` on the bad side: how often an equal change fails.
 
