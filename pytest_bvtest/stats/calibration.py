@@ -18,7 +18,9 @@ GeoRisk: :func:`null_of_own_value`), whose null is of the candidate's own value.
 Monte-Carlo swaps are drawn, as ``rng.random((swaps, n)) < 0.5`` with
 ``rng = numpy.random.default_rng(seed)``. Stacks of swapped matrices are evaluated at once, in
 blocks that bound memory, on the statistic's sufficient matrix
-(:func:`pytest_bvtest.stats.inference.paired_problem`).
+(:func:`pytest_bvtest.stats.inference.paired_problem`). The swaps are drawn once and shared by every
+gate that asks for the same topics, swaps and seed (the gates of one evaluation do), and the null of
+a mean-like statistic is one matrix product of the swaps with the per-topic differences.
 """
 
 from __future__ import annotations
