@@ -78,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--run", default=None, help="run file to test instead of the spec's candidate")
         command.add_argument("--json", default=None, metavar="PATH", help="write the JSON report here")
         command.add_argument("--markdown", default=None, metavar="PATH", help="write the Markdown summary here")
+        command.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report here")
         command.add_argument("--plots", default=None, metavar="DIR", help="write Bias²/Var plots here (needs matplotlib)")
         command.add_argument("--no-cache", action="store_true", help="do not use the per-topic score cache")
         command.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
@@ -145,6 +146,7 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
         terminal_writer=_Writer(out),
         json_path=arguments.json,
         markdown_path=arguments.markdown,
+        html_path=arguments.html,
         plots_dir=arguments.plots,
     )
     if arguments.command == "check" and (arguments.update or arguments.update_force):
