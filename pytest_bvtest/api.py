@@ -11,7 +11,7 @@ import gzip
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -265,6 +265,8 @@ class Evaluation:
     cache_misses: int = 0
     simulation: SimulationResult | None = None
     inputs: tuple[InputFile, ...] = ()
+    #: Query texts by topic id, from the spec's ``topics`` file (empty without one).
+    texts: Mapping[str, str] = field(default_factory=dict)
 
     def measure(self, measure: str | None = None) -> MeasureEvaluation:
         """The evaluation of ``measure`` (any spelling ir_measures accepts); the only one when omitted."""
@@ -804,7 +806,7 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
             raise InputError("the per-topic simulation needs run files and qrels, without query variations",
                              path=spec.path, line=spec.line_of("analysis", "simulation"))
         simulation = _simulate(spec, qrels, measures[0].topics, measures[0].matrix.systems)
-    return Evaluation(spec, measures, cache.hits, cache.misses, simulation, input_files(spec, cache))
+    return Evaluation(spec, measures, cache.hits, cache.misses, simulation, input_files(spec, cache), texts)
 
 
 def _family_wise(spec: Spec, measures: tuple[MeasureEvaluation, ...]) -> tuple[MeasureEvaluation, ...]:

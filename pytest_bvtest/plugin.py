@@ -43,6 +43,7 @@ _OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("history", "string", "append one JSON line per evaluated spec to this history file (gates, statistics, commit)"),
     ("json", "string", "write the JSON report to this path"),
     ("markdown", "string", "write the Markdown summary (pull-request comment) to this path"),
+    ("html", "string", "write the self-contained HTML report (plots, per-topic tables) to this path"),
     ("plots", "string", "write Bias²/Var plots to this folder (needs matplotlib)"),
     ("cache-dir", "string", "folder of the per-topic score cache (default: .bvtest_cache beside the spec)"),
 )
@@ -70,7 +71,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("bvtest_no_cache", "see --bvtest-no-cache", type="bool", default=False)
 
 
-_PATH_OPTIONS = ("run", "json", "markdown", "plots", "cache-dir", "history")
+_PATH_OPTIONS = ("run", "json", "markdown", "html", "plots", "cache-dir", "history")
 
 
 def option(config: pytest.Config, name: str) -> Any:
@@ -369,6 +370,7 @@ class SessionOutputs:
                 history_path=option(config, "history"),
                 json_path=option(config, "json"),
                 markdown_path=option(config, "markdown"),
+                html_path=option(config, "html"),
                 plots_dir=option(config, "plots"),
                 github_step_summary=os.environ.get("GITHUB_STEP_SUMMARY"),
             )
