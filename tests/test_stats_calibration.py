@@ -83,6 +83,41 @@ def test_monte_carlo_null_equals_a_naive_loop_over_seeded_swaps() -> None:
     np.testing.assert_allclose(null.values, np.sort(expected), rtol=1e-10, atol=1e-14)
 
 
+def naive_monte_carlo_null(scores: np.ndarray, name: str, candidate: int, reference: int, swaps: int, seed: int,
+                           settings: AnalysisSettings) -> np.ndarray:
+    """Swap ``b`` of ``default_rng(seed).random((swaps, n)) < 0.5`` applied to the whole matrix, one swap at a time."""
+    swapped = np.random.default_rng(seed).random((swaps, scores.shape[1])) < 0.5
+    own = null_of_own_value(name)
+    expected = []
+    for row in swapped:
+        x = scores.copy()
+        x[candidate] = np.where(row, scores[reference], scores[candidate])
+        x[reference] = np.where(row, scores[candidate], scores[reference])
+        values = STATISTICS[name].compute(x, reference, settings)
+        expected.append(values[candidate] if own else values[candidate] - values[reference])
+    return np.sort(expected)
+
+
+@pytest.mark.parametrize("name", [name for name in STATISTICS if name != "gawm"])
+def test_every_fast_path_equals_the_naive_loop_on_real_runs(name: str) -> None:
+    # the mean's matrix product, the bit-wise row swap and the swaps shared between gates (drawn by the
+    # first statistic of the same topics, swaps and seed) against one full-matrix evaluation per swap
+    names, scores = web14()
+    candidate, reference = names.index("uogTrDwl"), names.index("CiirAll1")
+    swap_null(scores, "var", candidate, reference, AnalysisSettings(), swaps=200, seed=5)
+    null = swap_null(scores, name, candidate, reference, AnalysisSettings(), swaps=200, seed=5)
+    expected = naive_monte_carlo_null(scores, name, candidate, reference, 200, 5, AnalysisSettings())
+    np.testing.assert_allclose(null.values, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_shared_swaps_equal_swaps_drawn_per_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    names, scores = web14()
+    shared = {name: swap_null(scores, name, 2, 7, swaps=300, seed=9).values for name in ("mean", "georisk", "trisk")}
+    monkeypatch.setattr(calibration, "_SHARED_BYTES", 0)
+    for name, values in shared.items():
+        np.testing.assert_array_equal(swap_null(scores, name, 2, 7, swaps=300, seed=9).values, values)
+
+
 def test_blocks_do_not_change_the_null(monkeypatch: pytest.MonkeyPatch) -> None:
     names, scores = web14()
     whole = swap_null(scores, "trisk", 0, 1, AnalysisSettings(), swaps=500, seed=3)
