@@ -883,6 +883,7 @@ class BvtestAPI:
     allow_outside: bool = False
     run: str | os.PathLike[str] | None = None
     specs: Sequence[str | os.PathLike[str]] = ()
+    jobs: int = 1
 
     def load_spec(self, path: str | os.PathLike[str]) -> Spec:
         return load_spec(path)
@@ -897,7 +898,8 @@ class BvtestAPI:
         if spec is None:
             spec = self.session_spec()
         return evaluate_spec(spec_under_test(spec, run if run is not None else self.run, name=name),
-                             cache_dir=self.cache_dir, use_cache=self.use_cache, allow_outside=self.allow_outside)
+                             cache_dir=self.cache_dir, use_cache=self.use_cache, allow_outside=self.allow_outside,
+                             jobs=self.jobs)
 
     def session_spec(self) -> Path:
         """The session's spec, when there is exactly one."""
