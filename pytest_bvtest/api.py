@@ -19,7 +19,13 @@ import numpy as np
 from pytest_bvtest.cache import ScoreCache
 from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.gates import GateOutcome, TopicImpact, calibrate_family, family_key, judge, with_guards
-from pytest_bvtest.guards import Guard, identical_to_baseline, stale_reference, target_constant_out_of_range, unanswered_topics
+from pytest_bvtest.guards import (
+    Guard,
+    identical_to_baseline,
+    stale_reference,
+    target_constant_out_of_range,
+    unanswered_topics,
+)
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.textfiles import atomic_write_bytes, numbered_lines, project_root, require_inside

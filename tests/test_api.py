@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import shared_path
 from scipy import stats as scipy_stats
 
-from conftest import shared_path
 from pytest_bvtest.api import BvtestAPI, evaluate_spec
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import read_qrels

@@ -263,7 +263,7 @@ def test_plugin_and_cli_write_the_same_report_from_a_real_evaluation(tmp_path: P
     assert dict(bars) == pytest.approx(deltas, abs=1e-12)
     # query texts come from the spec's topics file
     topics = page.tables["topics sortable"][0]
-    assert ["23", "cache function results"] == topics["rows"][22][:2]
+    assert topics["rows"][22][:2] == ["23", "cache function results"]
 
     copy_example(pytester.path)
     (pytester.path / "report").mkdir()
