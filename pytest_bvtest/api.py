@@ -18,7 +18,7 @@ import numpy as np
 
 from pytest_bvtest.cache import ScoreCache
 from pytest_bvtest.errors import InputError, StatisticError
-from pytest_bvtest.gates import GateOutcome, TopicImpact, judge, with_guards
+from pytest_bvtest.gates import GateOutcome, TopicImpact, calibrate_family, family_key, judge, with_guards
 from pytest_bvtest.guards import Guard, identical_to_baseline, stale_reference, target_constant_out_of_range, unanswered_topics
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
@@ -798,8 +798,8 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
     ordered = [matrices[measure] for measure in spec.measures]
     comparisons = ([()] * len(ordered) if candidate_name is None
                    else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed))
-    measures = tuple(_evaluate_measure(spec, matrix, settings, variations, texts, compared)
-                     for matrix, compared in zip(ordered, comparisons))
+    measures = _family_wise(spec, tuple(_evaluate_measure(spec, matrix, settings, variations, texts, compared)
+                                        for matrix, compared in zip(ordered, comparisons)))
     simulation = None
     if spec.analysis.simulation is not None:
         if qrels is None or variations is not None:
@@ -807,6 +807,24 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
                              path=spec.path, line=spec.line_of("analysis", "simulation"))
         simulation = _simulate(spec, qrels, measures[0].topics, measures[0].matrix.systems)
     return Evaluation(spec, measures, cache.hits, cache.misses, simulation, input_files(spec, cache), texts)
+
+
+def _family_wise(spec: Spec, measures: tuple[MeasureEvaluation, ...]) -> tuple[MeasureEvaluation, ...]:
+    """The spec's calibrated gates, on every measure, judged again as families (``analysis.calibration.family``)."""
+    if not spec.analysis.calibration.family:
+        return measures
+    families: dict[tuple[object, ...], list[tuple[int, int]]] = {}
+    for m, evaluation in enumerate(measures):
+        for g, outcome in enumerate(evaluation.gates):
+            key = family_key(outcome, evaluation.topics)
+            if key is not None:
+                families.setdefault(key, []).append((m, g))
+    gates = [list(evaluation.gates) for evaluation in measures]
+    for members in families.values():
+        if len(members) > 1:  # a family of one is the gate's own calibration
+            for (m, g), outcome in zip(members, calibrate_family([gates[m][g] for m, g in members])):
+                gates[m][g] = with_guards(outcome, measures[m].guards)
+    return tuple(replace(evaluation, gates=tuple(judged)) for evaluation, judged in zip(measures, gates))
 
 
 def replay_baselines(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None,

@@ -314,3 +314,37 @@ def test_clicking_a_column_sorts_the_topic_table(tmp_path: Path, clicks: int) ->
     expected = sorted(TOPICS, key=lambda topic: deltas[topic], reverse=clicks == 2)
     assert [row[0] for row in rows] == expected
     assert ('aria-sort="ascending"' if clicks == 1 else 'aria-sort="descending"') in dom
+
+
+# --- the PNG plots draw the same pictures -------------------------------------------------------------
+
+
+def test_png_plots_draw_points_limits_the_difference_plot_and_the_corner_cue(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from pytest_bvtest.report import plots
+
+    document = with_per_topic(sample_document())
+    evaluation = document["evaluations"][0]
+    figure = plots._bias_variance_figure(Figure, evaluation)
+    (axes,) = figure.axes
+    markers = [line for line in axes.lines if line.get_marker() in ("o", "s", "^")]
+    assert [line.get_linestyle() for line in markers] == ["None"] * 3  # systems are not joined
+    # sorted by Bias²: candidate 0.01, production 0.001444 ... first production, then candidate, then bm25
+    assert list(markers[0].get_ydata()) == [0.001444, 0.01, 0.112896]
+    limits = [line for line in axes.lines if "limit" in line.get_label()]
+    assert [(line.get_label(), list(line.get_ydata())) for line in limits] == [
+        ("Bias²+Var limit ≤ 0.0173844 (max_increase 10%)", [0.0173844, 0.0173844])]
+    assert limits[0].get_color() == plots.SERIES_COLORS[2] and limits[0].get_linestyle() == "--"
+    scatter = plots._scatter_figure(Figure, evaluation).axes[0]
+    assert [text.get_text() for text in scatter.texts if "better" in text.get_text()] == ["lower-left is better"]
+    assert scatter.get_xlim()[0] == 0 and scatter.get_ylim()[0] == 0
+    difference = plots._difference_figure(Figure, evaluation).axes[0]
+    heights = [round(patch.get_height(), 10) for patch in difference.patches]
+    assert heights == [0.06, 0.05, 0.04, 0.04, -0.5]
+    assert [label.get_text() for label in difference.get_xticklabels()] == ["305", "303", "301", "304", "302"]
+    written = plots.write_plots(document, tmp_path)
+    assert [path.name for path in written] == [
+        "bvtest-nDCG-10-bias-variance.png", "bvtest-nDCG-10-scatter.png", "bvtest-nDCG-10-difference.png",
+        "bvtest-AP-bias-variance.png", "bvtest-AP-scatter.png"]  # AP has no per-topic scores in this document

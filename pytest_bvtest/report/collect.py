@@ -61,6 +61,9 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
         if outcome.null.requested is not None:
             properties += [("bvtest_false_alarm", outcome.null.requested),
                            ("bvtest_calibrated_limit", outcome.null.calibrated_limit)]
+        if outcome.null.family is not None:
+            properties += [("bvtest_family_gates", len(outcome.null.family.limits)),
+                           ("bvtest_family_rate", outcome.null.family.rate)]
     if outcome.reference is not None:
         properties += [("bvtest_reference", outcome.reference), ("bvtest_reference_value", outcome.reference_value)]
     if outcome.interval is not None:

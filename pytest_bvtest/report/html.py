@@ -31,7 +31,7 @@ from pytest_bvtest.report.markdown import (
     short_id,
     what_to_do,
 )
-from pytest_bvtest.report.plots import ROLE_STYLES
+from pytest_bvtest.report.plots import ROLE_STYLES, SERIES, SERIES_COLORS, limit_lines, topic_differences
 from pytest_bvtest.report.terminal import (
     STATISTIC_COLUMNS,
     analysis_lines,
@@ -49,9 +49,8 @@ from pytest_bvtest.report.terminal import (
     tradeoff_text,
 )
 
-#: Statistics drawn on the bias-variance plot: (key, label, shape); their gates' limits are drawn too.
-BIAS_VARIANCE_SERIES = (("bias2", "Bias²", "circle"), ("var", "Var", "square"), ("bias2_plus_var", "Bias²+Var", "triangle"))
-_SERIES_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c")
+# matplotlib's marker of each statistic of plots.SERIES, as an SVG shape
+_SHAPES = {"o": "circle", "s": "square", "^": "triangle"}
 
 _OUTCOME_CLASSES = {"OK": "ok", "OK*": "warn", "FAIL": "fail"}
 # Symbols that common fonts have (the Markdown's emoji need an emoji font, which CI machines often lack).
@@ -249,18 +248,8 @@ def _failure_section(gate: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def differences(evaluation: Mapping[str, Any]) -> list[tuple[str, float]] | None:
-    """Candidate minus reference per topic, largest gain first (ties by topic order); ``None`` without both."""
-    by_role = {system["role"]: system for system in evaluation["systems"] if system.get("per_topic") is not None}
-    if "candidate" not in by_role or "reference" not in by_role:
-        return None
-    pairs = zip(evaluation["topics"], by_role["candidate"]["per_topic"], by_role["reference"]["per_topic"])
-    values = [(topic, float(ours) - float(theirs)) for topic, ours, theirs in pairs]
-    return sorted(values, key=lambda pair: -pair[1])
-
-
 def _difference_figure(evaluation: Mapping[str, Any]) -> list[str]:
-    pairs = differences(evaluation)
+    pairs = topic_differences(evaluation)
     if pairs is None:
         return []
     texts = dict(zip(evaluation["topics"], evaluation.get("topic_texts") or []))
@@ -277,18 +266,14 @@ def _difference_figure(evaluation: Mapping[str, Any]) -> list[str]:
 
 
 def _bias_variance_figures(evaluation: Mapping[str, Any]) -> list[str]:
-    complete = [system for system in evaluation["systems"] if all(system.get(key) is not None for key, _, _ in BIAS_VARIANCE_SERIES)]
+    complete = [system for system in evaluation["systems"] if all(system.get(key) is not None for key, _, _ in SERIES)]
     if not complete:
         return []
     systems = sorted(complete, key=lambda system: system["bias2"])
     names = [system["name"] for system in systems]
-    series = [svg.Series(label, [system[key] for system in systems], color, shape)
-              for (key, label, shape), color in zip(BIAS_VARIANCE_SERIES, _SERIES_COLORS)]
-    colors = dict(zip((key for key, _, _ in BIAS_VARIANCE_SERIES), _SERIES_COLORS))
-    levels = [svg.Level(f"{gate.get('label') or gate['statistic']} limit {limit_text(gate)}", float(gate["limit"]),
-                        colors[gate["statistic"]])
-              for gate in evaluation["gates"]
-              if gate["statistic"] in colors and gate["limit"] is not None and math.isfinite(float(gate["limit"]))]
+    series = [svg.Series(label, [system[key] for system in systems], color, _SHAPES[marker])
+              for (key, label, marker), color in zip(SERIES, SERIES_COLORS)]
+    levels = [svg.Level(label, limit, color) for label, limit, color in limit_lines(evaluation)]
     highlighted = {system["name"]: ROLE_STYLES[system["role"]]["color"] for system in systems if system["role"] in ROLE_STYLES}
     points = svg.point_chart(names, series, highlighted=highlighted, levels=levels,
                              title=f"{evaluation['measure']}: Bias², Var and Bias²+Var per system, target c = "
@@ -366,7 +351,7 @@ def _history_section(series: Sequence[GateSeries]) -> list[str]:
 
 def history_chart(series: GateSeries) -> str:
     """One gate's values over the history's records, with its limit (an SVG document fragment)."""
-    return svg.time_chart(series.times, svg.Series(series.label, series.values, _SERIES_COLORS[0]), series.limits,
+    return svg.time_chart(series.times, svg.Series(series.label, series.values, SERIES_COLORS[0]), series.limits,
                           series.outcomes, title=f"{series.id} over time", y_label=series.label)
 
 

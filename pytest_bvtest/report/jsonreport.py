@@ -75,6 +75,13 @@ def _calibration_document(outcome: GateOutcome) -> dict[str, Any] | None:
         "exact": null.exact,
         "seed": null.seed,
         "reference": null.reference,
+        "family": None if null.family is None else {
+            "false_alarm": null.family.false_alarm,
+            "gates": len(null.family.limits),
+            "level": null.family.level,
+            "rate": null.family.rate,
+            "swaps": null.family.swaps,
+        },
     }
 
 

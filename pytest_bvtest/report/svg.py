@@ -13,14 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from pytest_bvtest.report.plots import GAIN_COLOR as GOOD
+from pytest_bvtest.report.plots import LOSS_COLOR as BAD
+from pytest_bvtest.report.plots import TIE_COLOR as NEUTRAL
+
 WIDTH = 760
 HEIGHT = 320
 _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 16, 48, 64
 # Beyond this many categories only the highlighted ones are named on the x axis.
 MAX_CATEGORY_LABELS = 40
-GOOD = "#2e7d32"
-BAD = "#c62828"
-NEUTRAL = "#757575"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ a mean-like statistic is one matrix product of the swaps with the per-topic diff
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -92,6 +92,9 @@ class SwapNull:
         True when every ``2**n`` swap was enumerated (then ``seed`` played no part).
     seed:
         Seed of the Monte-Carlo swaps.
+    by_swap:
+        The same values in the order of the swaps (read-only), so that nulls drawn with the same
+        topics, swaps and seed line up swap by swap (:func:`family_level`); ``None`` when unknown.
     """
 
     statistic: str
@@ -100,6 +103,7 @@ class SwapNull:
     values: np.ndarray = field(repr=False, compare=False)
     exact: bool
     seed: int
+    by_swap: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def swaps(self) -> int:
@@ -115,8 +119,27 @@ class SwapNull:
         """
         if not 0 < false_alarm < 0.5:
             raise StatisticError(f"a false-alarm rate must lie strictly between 0 and 0.5, got {false_alarm!r}")
-        k = int(np.floor(false_alarm * self.swaps + 1e-9))
-        return float(self.values[k] if self.higher_is_better else self.values[self.swaps - 1 - k])
+        return self.limit_past(int(np.floor(false_alarm * self.swaps + 1e-9)))
+
+    def limit_past(self, count: int) -> float:
+        """The limit that at most ``count`` swaps lie strictly past: ``v_count`` or ``v_{N-1-count}``.
+
+        ``count = 0`` is the most extreme swap: a gate can then fail only past every swap.
+        """
+        if not 0 <= count < self.swaps:
+            raise StatisticError(f"a limit needs 0 <= count < {self.swaps} swaps past it, got {count!r}")
+        return float(self.values[count] if self.higher_is_better else self.values[self.swaps - 1 - count])
+
+    def first(self, swaps: int) -> SwapNull:
+        """The null of the first ``swaps`` swaps only: a Monte-Carlo draw of fewer swaps with the same seed."""
+        if self.by_swap is None or not 0 < swaps <= self.swaps:
+            raise StatisticError(f"cannot keep the first {swaps} of {self.swaps} swaps of this null")
+        if swaps == self.swaps:
+            return self
+        kept = self.by_swap[:swaps]
+        ordered = np.sort(kept)
+        ordered.flags.writeable = False
+        return SwapNull(self.statistic, self.higher_is_better, self.own_value, ordered, self.exact, self.seed, kept)
 
     def false_alarm_rate(self, limit: float) -> float:
         """The null's tail probability past ``limit`` on the bad side: how often an equal change fails.
@@ -201,9 +224,11 @@ def swap_null(
             values.append(_swapped_mean_differences(matrix[positions[0]], matrix[positions[1]], swapped))
         else:
             values.append(_swapped_values(chosen, matrix, positions, settings, swapped, own_value))
-    null = np.sort(np.concatenate(values))
+    by_swap = np.concatenate(values)
+    null = np.sort(by_swap)
     null.flags.writeable = False
-    return SwapNull(chosen.name, chosen.higher_is_better, own_value, null, exact, seed)
+    by_swap.flags.writeable = False
+    return SwapNull(chosen.name, chosen.higher_is_better, own_value, null, exact, seed, by_swap)
 
 
 def _swap_blocks(topics: int, swaps: int, seed: int, exact: bool, block: int) -> Iterator[np.ndarray]:
@@ -260,3 +285,95 @@ def _swapped_mean_differences(candidate: np.ndarray, reference: np.ndarray, swap
     """
     differences = candidate - reference
     return (differences.sum() - 2.0 * (swapped.astype(np.float64) @ differences)) / differences.size
+
+
+@dataclass(frozen=True)
+class FamilyLevel:
+    """One per-gate level for a family of calibrated gates, so that together they fail at most ``P``.
+
+    Attributes
+    ----------
+    false_alarm:
+        The family-wise rate ``P`` asked for.
+    count:
+        ``k``: each gate's limit lets at most ``k`` of its own ``swaps`` swaps lie strictly past it
+        (:meth:`SwapNull.limit_past`).
+    swaps:
+        ``N``, the swaps the gates share.
+    rate:
+        The share of swaps that fail at least one gate at these limits: the family-wise false-alarm
+        rate, ``<= false_alarm``.
+    limits:
+        Each gate's limit, on its null's scale, in the order the nulls were given.
+    """
+
+    false_alarm: float
+    count: int
+    swaps: int
+    rate: float
+    limits: tuple[float, ...]
+
+    @property
+    def level(self) -> float:
+        """``k / N``: the false-alarm rate each gate is held to on its own (at most; less with ties)."""
+        return self.count / self.swaps
+
+
+def tail_counts(by_swap: np.ndarray, higher_is_better: bool) -> np.ndarray:
+    """For each swap, how many swaps lie at or past its value on the bad side (``N`` times its tail p-value).
+
+    A gate whose limit is :meth:`SwapNull.limit_past` ``(k)`` fails swap ``b`` exactly when this count is
+    ``<= k`` (values within ``1e-12`` relative count as equal, as the gates do).
+    """
+    ordered = np.sort(by_swap)
+    slack = _TOLERANCE * np.maximum(1.0, np.abs(by_swap))
+    if higher_is_better:
+        return np.searchsorted(ordered, by_swap + slack, side="right")
+    return by_swap.size - np.searchsorted(ordered, by_swap - slack, side="left")
+
+
+def family_level(by_swap: np.ndarray, higher_is_better: Sequence[bool], false_alarm: float) -> FamilyLevel:
+    """The common per-gate level at which a family of calibrated gates fails an equal change at most ``P``.
+
+    Westfall & Young (1993), *Resampling-Based Multiple Testing*, single-step min-p: on each swap of
+    the null of "no change" (MATH.md section 7, "Calibrated limits"; docs/mathematics.md section 7,
+    "Family-wise limits", our reading), every gate has a tail count ``c_gb`` (:func:`tail_counts`);
+    the family fails swap ``b`` at per-gate count ``k`` exactly when ``min_g c_gb <= k``. The largest
+    ``k`` with at most ``floor(P N)`` such swaps, and no larger than the single gate's own
+    ``floor(P N)``, is the family's: a family of one gate gets exactly :meth:`SwapNull.limit`'s limit.
+    The gates share the swaps (the same topics, swaps and seed: row ``b`` of every null is the same
+    swap), so the dependence between the statistics is kept, as the max-statistic method needs.
+
+    Parameters
+    ----------
+    by_swap:
+        ``(gates, N)``: each gate's null values in swap order (:attr:`SwapNull.by_swap`), finite.
+    higher_is_better:
+        Each gate's good direction (the bad side is low values when True).
+    false_alarm:
+        ``P``, the family-wise false-alarm rate, strictly between 0 and 0.5.
+
+    Returns
+    -------
+    FamilyLevel
+        ``k``, the family-wise rate it reaches and each gate's limit.
+    """
+    by_swap = np.asarray(by_swap, dtype=np.float64)
+    if by_swap.ndim != 2 or by_swap.shape[0] < 1 or by_swap.shape[1] < 1:
+        raise StatisticError(f"a family needs a (gates, swaps) matrix of null values, got shape {by_swap.shape}")
+    if len(higher_is_better) != by_swap.shape[0]:
+        raise StatisticError(f"{by_swap.shape[0]} nulls but {len(higher_is_better)} directions")
+    if not np.isfinite(by_swap).all():
+        raise StatisticError("a family-wise limit needs finite null values (a NaN null has no limit)")
+    if not 0 < false_alarm < 0.5:
+        raise StatisticError(f"a false-alarm rate must lie strictly between 0 and 0.5, got {false_alarm!r}")
+    swaps = by_swap.shape[1]
+    smallest = np.min([tail_counts(row, better) for row, better in zip(by_swap, higher_is_better)], axis=0)
+    allowed = int(np.floor(false_alarm * swaps + 1e-9))
+    # at count k the family fails the swaps whose smallest count is <= k: at most `allowed` of them
+    count = min(allowed, int(np.sort(smallest)[allowed]) - 1)
+    rate = float(np.count_nonzero(smallest <= count) / swaps)
+    ordered = np.sort(by_swap, axis=1)
+    limits = tuple(float(row[count] if better else row[swaps - 1 - count])
+                   for row, better in zip(ordered, higher_is_better))
+    return FamilyLevel(false_alarm, count, swaps, rate, limits)
