@@ -1,4 +1,4 @@
-"""The ``bvtest`` command: the gate without pytest, per-topic evaluation, and gate calibration.
+"""The ``bvtest`` command: the gate without pytest, per-topic evaluation, gate calibration and history.
 
 Exit codes: 0 success (every gate passed; ``calibrate`` always, it only reports), 1 a gate failed,
 2 invalid input or usage (one line on stderr, no traceback).
@@ -90,6 +90,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="when every gate passed, make the candidate run the stored reference run (after merge)")
     check.add_argument("--update-force", action="store_true", help="--update even when a gate failed")
 
+    history = commands.add_parser("history", help="each gate over the records of a --bvtest-history file")
+    history.add_argument("path", metavar="PATH", help="the history file (JSON lines)")
+    history.add_argument("--plot", default=None, metavar="DIR",
+                         help="write one SVG chart per gate here: its value over time and its limit")
+
     calibrate = commands.add_parser("calibrate", help="false-alarm rates and calibrated limits of the spec's gates")
     calibrate.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
     calibrate.add_argument("--run", default=None, help="run file to calibrate for instead of the spec's candidate")
@@ -160,6 +165,35 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
         for line in lines:
             out.write(line + "\n")
     return EXIT_OK if evaluation.passed else EXIT_GATE_FAILED
+
+
+def _history(arguments: argparse.Namespace, out: TextIO) -> int:
+    """Per gate: how many records, the latest value, limit and outcome, and the outcomes over time."""
+    from pytest_bvtest.report.history import gate_series, read_history
+
+    history = read_history(arguments.path)
+    for message in history.skipped:
+        print(f"bvtest: warning: {message}", file=sys.stderr)
+    series = gate_series(history.records)
+    if not series:
+        raise InputError("the history file has no gate records", path=arguments.path,
+                         hint="run pytest with --bvtest-history PATH on a spec with gates first")
+    header = ("gate", "records", "latest", "limit", "outcomes, oldest first")
+    rows = [(entry.id, str(len(entry.times)), _history_number(entry.values[-1]), _history_number(entry.limits[-1]),
+             " ".join(entry.outcomes)) for entry in series]
+    widths = [max(len(row[column]) for row in (header, *rows)) for column in range(len(header) - 1)]
+    for row in (header, *rows):
+        out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] + "\n")
+    if arguments.plot:
+        from pytest_bvtest.report.html import write_history_charts
+
+        for path in write_history_charts(series, Path(arguments.plot)):
+            out.write(f"wrote {path}\n")
+    return EXIT_OK
+
+
+def _history_number(value: float | str | None) -> str:
+    return "-" if value is None else f"{float(value):.6g}"
 
 
 #: The false-alarm rates ``bvtest calibrate`` gives limits for.
@@ -267,6 +301,8 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
             return _evaluate(arguments, out)
         if arguments.command == "calibrate":
             return _calibrate(arguments, out)
+        if arguments.command == "history":
+            return _history(arguments, out)
         return _check_or_report(arguments, out)
     except BvtestError as error:
         print(f"bvtest: error: {error}", file=sys.stderr)

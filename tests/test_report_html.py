@@ -348,3 +348,70 @@ def test_png_plots_draw_points_limits_the_difference_plot_and_the_corner_cue(tmp
     assert [path.name for path in written] == [
         "bvtest-nDCG-10-bias-variance.png", "bvtest-nDCG-10-scatter.png", "bvtest-nDCG-10-difference.png",
         "bvtest-AP-bias-variance.png", "bvtest-AP-scatter.png"]  # AP has no per-topic scores in this document
+
+
+# --- history: the command and the HTML section -------------------------------------------------------
+
+
+def history_records() -> list[dict[str, Any]]:
+    return [
+        {"timestamp": f"2026-11-2{day}T10:00:00+00:00", "commit": f"c{day}", "spec": "bvtest.yaml",
+         "gates": [{"id": FAIL_ID, "statistic": "bias2_plus_var", "measure": "nDCG@10", "value": value, "limit": limit,
+                    "outcome": outcome},
+                   {"id": "bvtest.yaml::nDCG@10::mean", "statistic": "mean", "measure": "nDCG@10", "value": 0.5 + day / 100,
+                    "limit": 0.4, "outcome": "OK"}]}
+        for day, value, limit, outcome in ((1, 0.015, 0.0174, "OK"), (2, 0.016, 0.0181, "OK"), (3, 0.0371, 0.0174, "FAIL"))
+    ]
+
+
+def test_history_command_prints_each_gate_and_writes_one_chart_per_gate(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+    import xml.etree.ElementTree as ElementTree
+
+    from pytest_bvtest.cli import main
+    from pytest_bvtest.report.history import append_history
+
+    path = tmp_path / "history.jsonl"
+    append_history(path, history_records()[:2])
+    with open(path, "a", encoding="utf-8") as stream:
+        stream.write("not a record\n")
+    append_history(path, history_records()[2:])
+    out = io.StringIO()
+    assert main(["history", str(path), "--plot", str(tmp_path / "charts")], out=out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[:3] == [
+        "gate                                  records  latest  limit   outcomes, oldest first",
+        "bvtest.yaml::nDCG@10::bias2_plus_var  3        0.0371  0.0174  OK OK FAIL",
+        "bvtest.yaml::nDCG@10::mean            3        0.53    0.4     OK OK OK",
+    ]
+    assert lines[3:] == [f"wrote {tmp_path / 'charts' / 'bvtest.yaml-nDCG-10-bias2-plus-var.svg'}",
+                         f"wrote {tmp_path / 'charts' / 'bvtest.yaml-nDCG-10-mean.svg'}"]
+    assert capsys.readouterr().err == f"bvtest: warning: {path}:3: not a JSON record (Expecting value); skipped\n"
+    chart = ElementTree.parse(tmp_path / "charts" / "bvtest.yaml-nDCG-10-bias2-plus-var.svg").getroot()
+    namespace = "{http://www.w3.org/2000/svg}"
+    assert chart.find(f"{namespace}style") is not None  # styled on its own, outside the HTML report
+    tips = [element.findtext(f"{namespace}title") for element in chart.iter(f"{namespace}circle")]
+    assert tips[:3] == ["2026-11-21T10:00:00+00:00: 0.015 (OK)", "2026-11-22T10:00:00+00:00: 0.016 (OK)",
+                        "2026-11-23T10:00:00+00:00: 0.0371 (FAIL)"]
+    # the limit steps from record to record: 0.0174, 0.0181, 0.0174
+    (limit,) = [element for element in chart.iter(f"{namespace}path") if element.findtext(f"{namespace}title") == "limit"]
+    assert limit.get("d").count(" V") == 2
+
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert main(["history", str(empty)], out=io.StringIO()) == 2
+    assert "the history file has no gate records" in capsys.readouterr().err
+
+
+def test_the_plugins_html_report_draws_the_history(pytester: pytest.Pytester) -> None:
+    shutil.copytree(EXAMPLE, pytester.path, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__"))
+    for run in ("candidate-pass", "candidate-risky"):
+        pytester.runpytest_subprocess("bvtest.yaml", "--bvtest-run", f"runs/{run}.run", "--bvtest-history", "history.jsonl",
+                                      "--bvtest-html", "report.html", "-p", "no:cacheprovider")
+    text = (pytester.path / "report.html").read_text(encoding="utf-8")
+    section = text.split('<section class="history">')[1]
+    # this session's record is drawn too: two records per gate, the second failing on Var
+    assert section.count(": 2 records</figcaption>") == 5
+    var = section.split("bvtest.yaml::nDCG@10::var over time")[-1].split("</svg>")[0]
+    assert [outcome for outcome in ("(OK)", "(FAIL)") if outcome in var] == ["(OK)", "(FAIL)"]

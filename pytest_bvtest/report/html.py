@@ -17,8 +17,10 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from html import escape, unescape
+from pathlib import Path
 from typing import Any
 
+from pytest_bvtest.io.textfiles import atomic_write_text
 from pytest_bvtest.report import svg
 from pytest_bvtest.report.history import GateSeries
 from pytest_bvtest.report.markdown import (
@@ -31,7 +33,7 @@ from pytest_bvtest.report.markdown import (
     short_id,
     what_to_do,
 )
-from pytest_bvtest.report.plots import ROLE_STYLES, SERIES, SERIES_COLORS, limit_lines, topic_differences
+from pytest_bvtest.report.plots import ROLE_STYLES, SERIES, SERIES_COLORS, limit_lines, slug, topic_differences
 from pytest_bvtest.report.terminal import (
     STATISTIC_COLUMNS,
     analysis_lines,
@@ -77,12 +79,9 @@ tr.gate td{border-bottom:none}tr.sentence td{border-top:none;padding-bottom:.6em
 th button{all:unset;cursor:pointer}th button::after{content:" \\2195";color:#999}
 th[aria-sort=ascending] button::after{content:" \\2191";color:#333}
 th[aria-sort=descending] button::after{content:" \\2193";color:#333}
-figure{margin:1em 0}figcaption{color:#555;font-size:.9em}svg.chart{width:100%;max-width:760px;height:auto;
-font:11px system-ui,sans-serif}
-.chart-title{font-size:13px;font-weight:600}.axis-label{font-size:12px}.tick{font-size:10.5px}
-.grid{stroke:#e5e5e5}.axis{stroke:#333}.level{font-size:11px}.corner-note{font-size:12px;font-style:italic;fill:#2e7d32}
-.corner-arrow{stroke:#2e7d32;stroke-width:1.5;fill:none}footer{color:#666;font-size:.85em;margin-top:2em}
-"""
+figure{margin:1em 0}figcaption{color:#555;font-size:.9em}svg.chart{width:100%;max-width:760px;height:auto}
+footer{color:#666;font-size:.85em;margin-top:2em}
+""" + svg.CHART_STYLE
 
 # Sorts a table.sortable by the clicked column: by data-sort (a number) where the cells have it, else by text.
 _SCRIPT = """
@@ -347,6 +346,16 @@ def _history_section(series: Sequence[GateSeries]) -> list[str]:
         lines.append(f"<figure>{history_chart(entry)}<figcaption>{escape(entry.id)}: {len(entry.times)} records"
                      f"</figcaption></figure>")
     return lines + ["</section>"]
+
+
+def write_history_charts(series: Sequence[GateSeries], folder: Path) -> list[Path]:
+    """One SVG file per gate of a history (``<gate id slug>.svg``), written atomically; the paths written."""
+    written = []
+    for entry in series:
+        path = Path(folder) / f"{slug(entry.id)}.svg"
+        atomic_write_text(path, svg.standalone(history_chart(entry)))
+        written.append(path)
+    return written
 
 
 def history_chart(series: GateSeries) -> str:

@@ -42,7 +42,8 @@ _MAX_POINT_LABELS = 12
 _DPI = 100
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """``text`` as a file-name part: runs of other characters than letters, digits and dots become ``-``."""
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "x"
 
 
@@ -51,7 +52,7 @@ def file_prefixes(specs: Iterable[str]) -> dict[str, str]:
     specs = list(dict.fromkeys(specs))
     stems = [Path(spec).stem for spec in specs]
     return {
-        spec: _slug(stem) if stems.count(stem) == 1 else _slug(str(Path(display_path(spec)).with_suffix("")))
+        spec: slug(stem) if stems.count(stem) == 1 else slug(str(Path(display_path(spec)).with_suffix("")))
         for spec, stem in zip(specs, stems)
     }
 
@@ -244,7 +245,7 @@ def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
     prefixes = file_prefixes(evaluation["spec"] for evaluation in evaluations)
     written = []
     for evaluation in evaluations:
-        stem = f"{prefixes[evaluation['spec']]}-{_slug(evaluation['measure'])}"
+        stem = f"{prefixes[evaluation['spec']]}-{slug(evaluation['measure'])}"
         written.append(_write_png(_bias_variance_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-bias-variance.png"))
         written.append(_write_png(_scatter_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-scatter.png"))
         difference = _difference_figure(Figure, evaluation)

@@ -24,6 +24,18 @@ _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 16, 48, 64
 MAX_CATEGORY_LABELS = 40
 
 
+#: The charts' styles: in the HTML report's ``<style>``, and inside a chart written as its own file.
+CHART_STYLE = """svg.chart{font:11px system-ui,sans-serif;background:#fff}
+.chart-title{font-size:13px;font-weight:600}.axis-label{font-size:12px}.tick{font-size:10.5px}
+.grid{stroke:#e5e5e5}.axis{stroke:#333}.level{font-size:11px}.corner-note{font-size:12px;font-style:italic;fill:#2e7d32}"""
+
+
+def standalone(chart: str) -> str:
+    """A chart as an SVG file of its own: its styles inside, an XML declaration before it."""
+    head, _, rest = chart.partition(">")
+    return f'<?xml version="1.0" encoding="utf-8"?>\n{head}><style>{CHART_STYLE}</style>{rest}\n'
+
+
 @dataclass(frozen=True)
 class Series:
     """One set of points of a point chart or a time series: its legend label, values and colour."""
@@ -240,9 +252,11 @@ def time_chart(times: Sequence[str], series: Series, limits: Sequence[float | No
     limit_points = [(canvas.slot(i, count), canvas.y(float(limit))) for i, limit in enumerate(limits)
                     if limit is not None and math.isfinite(float(limit))]
     if limit_points:
+        # a step line: each record's limit across its slot
+        half = (WIDTH - _LEFT - _RIGHT) / max(count, 1) / 2
         (first_x, first_y), rest = limit_points[0], limit_points[1:]
-        # a step line: a limit holds from its record until the next one
-        path = f"M{first_x:.1f},{first_y:.1f}" + "".join(f" H{x:.1f} V{y:.1f}" for x, y in rest)
+        path = f"M{first_x - half:.1f},{first_y:.1f} H{first_x + half:.1f}" + "".join(
+            f" V{y:.1f} H{x + half:.1f}" for x, y in rest)
         canvas.parts.append(f'<path d="{path}" fill="none" stroke="{BAD}" stroke-dasharray="6 4" stroke-width="1.5">'
                             f'<title>limit</title></path>')
     joined = [(canvas.slot(i, count), canvas.y(float(value))) for i, value in enumerate(series.values)
@@ -258,6 +272,6 @@ def time_chart(times: Sequence[str], series: Series, limits: Sequence[float | No
     shown = range(count) if count <= 12 else sorted({0, count - 1, *range(0, count, math.ceil(count / 10))})
     for index in shown:
         canvas.parts.append(f'<text transform="translate({canvas.slot(index, count):.1f} {canvas.bottom + 10:.1f}) '
-                            f'rotate(-30)" text-anchor="end" class="tick">{escape(times[index][:16])}</text>')
+                            f'rotate(-30)" text-anchor="end" class="tick">{escape(times[index][:16].replace("T", " "))}</text>')
     canvas.legend([(series.label, series.color, "circle"), ("limit", BAD, "square")])
     return canvas.svg(title)
