@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_report_render import EXAMPLE, NDCG_SCORES, TOPICS, FAIL_ID, WARN_ID, read_qrels_dict, read_run_dict, sample_document
+from test_report_render import (
+    EXAMPLE,
+    FAIL_ID,
+    NDCG_SCORES,
+    TOPICS,
+    WARN_ID,
+    read_qrels_dict,
+    read_run_dict,
+    sample_document,
+)
 
 from pytest_bvtest.report import html, svg
 from pytest_bvtest.report.history import gate_series
@@ -87,6 +96,10 @@ class Page(HTMLParser):
             self.headline += data
 
 
+def copy_example(folder: Path) -> None:
+    shutil.copytree(EXAMPLE, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__"))
+
+
 def with_per_topic(document: dict[str, Any]) -> dict[str, Any]:
     """The sample document with its nDCG@10 matrix per system and query texts, one of them hostile."""
     document = copy.deepcopy(document)
@@ -101,19 +114,21 @@ def test_gate_rows_and_headline() -> None:
     page = Page(html.render(sample_document()))
     assert page.headline == "✗ pytest-bvtest: 4 gates, 1 failed, 1 with a warning (OK*)"
     (gates,) = page.tables["gates"]
-    assert gates["header"] == ["outcome", "gate", "value", "reference", "Δ candidate − reference", "limit", "false alarm",
-                               "bootstrap interval"]
+    assert gates["header"] == ["outcome", "gate", "value", "reference", "Δ candidate − reference", "limit",
+                               "false alarm", "bootstrap interval"]
     # one spec: the gates are named without it
     rows = {f"bvtest.yaml::{row[1]}": row for row in gates["rows"]}
     assert list(rows) == [FAIL_ID, "bvtest.yaml::nDCG@10::mean", WARN_ID, "bvtest.yaml::AP::bias2"]
-    assert rows[FAIL_ID] == ["✗ FAIL", "nDCG@10::bias2_plus_var", "0.037136 (candidate)", "0.015804 (production)", "+0.02133 (up is worse)",
-                             "≤ 0.0173844 (max_increase 10%)", "46.90% (10,000 swaps, seed 0)", "-"]
+    assert rows[FAIL_ID] == ["✗ FAIL", "nDCG@10::bias2_plus_var", "0.037136 (candidate)", "0.015804 (production)",
+                             "+0.02133 (up is worse)", "≤ 0.0173844 (max_increase 10%)",
+                             "46.90% (10,000 swaps, seed 0)", "-"]
     assert rows[WARN_ID][0] == "⚠ OK*" and rows[WARN_ID][4] == "-0.162 (down is worse)"
     assert rows[WARN_ID][6:] == ["6.25% (exact)", "candidate − reference: [-0.41, 0.02] 95%, seed 0"]
     # each gate's plain sentence under its row; a gate without one shows its message's first line
-    assert gates["sentences"][0] == ("Quality varies more from query to query or sits further below the best achievable than "
-                                     "in production (Bias²+Var 0.0371 vs 0.0158, limit 0.0174).")
-    assert gates["sentences"][1] == "nDCG@10 mean passed: candidate 0.478; bound min 0.4 requires >= 0.4; headroom 0.078"
+    assert gates["sentences"][0] == ("Quality varies more from query to query or sits further below the best "
+                                     "achievable than in production (Bias²+Var 0.0371 vs 0.0158, limit 0.0174).")
+    assert gates["sentences"][1] == ("nDCG@10 mean passed: candidate 0.478; bound min 0.4 requires >= 0.4; "
+                                     "headroom 0.078")
     # the numeric cells sort by the exact value
     sorts = dict(zip(rows, gates["sorts"]))
     assert sorts[FAIL_ID][2:6] == ["0.037136", "0.015804", repr(0.037136 - 0.015804), "0.0173844"]
@@ -125,16 +140,18 @@ def test_gate_rows_and_headline() -> None:
     # the failing gate's blamed topics, with each topic's share of the change
     blame = next(table for table in page.tables[""] if table["header"][0] == "topic")
     assert blame["header"] == ["topic", "candidate", "production", "score Δ", "moves Bias²+Var by"]
-    assert blame["rows"] == [["302", "0.2000", "0.7000", "-0.5000", "+0.0286"], ["301", "0.6000", "0.6200", "-0.0200", "+0.0009"]]
+    assert blame["rows"] == [["302", "0.2000", "0.7000", "-0.5000", "+0.0286"],
+                             ["301", "0.6000", "0.6200", "-0.0200", "+0.0009"]]
 
 
 def test_statistics_table_and_passing_headline() -> None:
     document = sample_document()
     page = Page(html.render(document))
     statistics = page.tables["statistics sortable"][0]
-    assert statistics["header"] == ["system", "role", "mean", "Bias²", "Var", "Bias²+Var", "URisk", "GeoRisk", "MVE", "gates"]
-    assert statistics["rows"][2] == ["candidate", "candidate", "0.4780", "0.0100", "0.0271", "0.0371", "-0.1620", "0.4733",
-                                     "0.4237", "1 OK, 1 OK*, 1 FAIL"]
+    assert statistics["header"] == ["system", "role", "mean", "Bias²", "Var", "Bias²+Var", "URisk", "GeoRisk", "MVE",
+                                    "gates"]
+    assert statistics["rows"][2] == ["candidate", "candidate", "0.4780", "0.0100", "0.0271", "0.0371", "-0.1620",
+                                     "0.4733", "0.4237", "1 OK, 1 OK*, 1 FAIL"]
     assert statistics["sorts"][2][4] == "0.027136"
     for evaluation in document["evaluations"]:
         for gate in evaluation["gates"]:
@@ -223,8 +240,10 @@ def test_plugin_and_cli_write_the_same_report_from_a_real_evaluation(tmp_path: P
     from pytest_bvtest.cli import main
 
     report = tmp_path / "cli.html"
-    code = main(["check", str(EXAMPLE / "bvtest.yaml"), "--run", str(EXAMPLE / "runs" / "candidate-risky.run"), "--no-cache",
-                 "--html", str(report)], out=open(tmp_path / "out.txt", "w"))
+    arguments = ["check", str(EXAMPLE / "bvtest.yaml"), "--run", str(EXAMPLE / "runs" / "candidate-risky.run"),
+                 "--no-cache", "--html", str(report)]
+    with open(tmp_path / "out.txt", "w", encoding="utf-8") as out:
+        code = main(arguments, out=out)
     assert code == 1
     page = Page(report.read_text(encoding="utf-8"))
     assert page.headline == "✗ pytest-bvtest: 5 gates, 1 failed, 1 with a warning (OK*)"
@@ -233,7 +252,8 @@ def test_plugin_and_cli_write_the_same_report_from_a_real_evaluation(tmp_path: P
                         "nDCG@10::mean": "✓ OK", "AP::mean": "⚠ OK*"}
     # the difference plot against pytrec_eval's per-topic nDCG@10, sorted
     qrels = read_qrels_dict(EXAMPLE / "eval" / "qrels.txt")
-    scores = {name: pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(read_run_dict(EXAMPLE / "runs" / f"{name}.run"))
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
+    scores = {name: evaluator.evaluate(read_run_dict(EXAMPLE / "runs" / f"{name}.run"))
               for name in ("candidate-risky", "production")}
     deltas = {topic: scores["candidate-risky"][topic]["ndcg_cut_10"] - scores["production"][topic]["ndcg_cut_10"]
               for topic in scores["production"]}
@@ -245,10 +265,11 @@ def test_plugin_and_cli_write_the_same_report_from_a_real_evaluation(tmp_path: P
     topics = page.tables["topics sortable"][0]
     assert ["23", "cache function results"] == topics["rows"][22][:2]
 
-    shutil.copytree(EXAMPLE, pytester.path, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__"))
+    copy_example(pytester.path)
     (pytester.path / "report").mkdir()
-    result = pytester.runpytest_subprocess("bvtest.yaml", "--bvtest-run", "runs/candidate-risky.run", "--bvtest-no-cache",
-                                           "--bvtest-html", "report/out.html", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("bvtest.yaml", "--bvtest-run", "runs/candidate-risky.run",
+                                           "--bvtest-no-cache", "--bvtest-html", "report/out.html",
+                                           "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     plugin_page = Page((pytester.path / "report" / "out.html").read_text(encoding="utf-8"))
     assert plugin_page.tables["gates"] == page.tables["gates"]
@@ -263,8 +284,9 @@ needs_browser = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium (apt-ge
 
 def browse(page: Path, *arguments: str) -> tuple[str, list[str]]:
     """Chromium's DOM after the page's scripts ran, and its console lines (errors, CSP violations)."""
-    result = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
-                             *arguments, page.as_uri()], capture_output=True, text=True, timeout=120, check=False)
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", *arguments,
+               page.as_uri()]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     return result.stdout, [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
 
 
@@ -272,8 +294,9 @@ def browse(page: Path, *arguments: str) -> tuple[str, list[str]]:
 def test_the_browser_reports_console_errors_and_blocked_loads(tmp_path: Path) -> None:
     """The check below can fail: a page with a script error and an external image shows both."""
     page = tmp_path / "broken.html"
-    page.write_text("<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-                    "script-src 'unsafe-inline'\"></head><body><img src=\"https://example.com/a.png\">"
+    page.write_text("<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" "
+                    "content=\"default-src 'none'; script-src 'unsafe-inline'\"></head><body>"
+                    "<img src=\"https://example.com/a.png\">"
                     "<script>undefinedFunction();</script></body></html>", encoding="utf-8")
     _, console = browse(page, "--dump-dom")
     assert any("undefinedFunction is not defined" in line for line in console)
@@ -358,9 +381,10 @@ def history_records() -> list[dict[str, Any]]:
         {"timestamp": f"2026-11-2{day}T10:00:00+00:00", "commit": f"c{day}", "spec": "bvtest.yaml",
          "gates": [{"id": FAIL_ID, "statistic": "bias2_plus_var", "measure": "nDCG@10", "value": value, "limit": limit,
                     "outcome": outcome},
-                   {"id": "bvtest.yaml::nDCG@10::mean", "statistic": "mean", "measure": "nDCG@10", "value": 0.5 + day / 100,
-                    "limit": 0.4, "outcome": "OK"}]}
-        for day, value, limit, outcome in ((1, 0.015, 0.0174, "OK"), (2, 0.016, 0.0181, "OK"), (3, 0.0371, 0.0174, "FAIL"))
+                   {"id": "bvtest.yaml::nDCG@10::mean", "statistic": "mean", "measure": "nDCG@10",
+                    "value": 0.5 + day / 100, "limit": 0.4, "outcome": "OK"}]}
+        for day, value, limit, outcome in ((1, 0.015, 0.0174, "OK"), (2, 0.016, 0.0181, "OK"),
+                                           (3, 0.0371, 0.0174, "FAIL"))
     ]
 
 
@@ -395,7 +419,8 @@ def test_history_command_prints_each_gate_and_writes_one_chart_per_gate(tmp_path
     assert tips[:3] == ["2026-11-21T10:00:00+00:00: 0.015 (OK)", "2026-11-22T10:00:00+00:00: 0.016 (OK)",
                         "2026-11-23T10:00:00+00:00: 0.0371 (FAIL)"]
     # the limit steps from record to record: 0.0174, 0.0181, 0.0174
-    (limit,) = [element for element in chart.iter(f"{namespace}path") if element.findtext(f"{namespace}title") == "limit"]
+    (limit,) = [element for element in chart.iter(f"{namespace}path")
+                if element.findtext(f"{namespace}title") == "limit"]
     assert limit.get("d").count(" V") == 2
 
     empty = tmp_path / "empty.jsonl"
@@ -405,13 +430,46 @@ def test_history_command_prints_each_gate_and_writes_one_chart_per_gate(tmp_path
 
 
 def test_the_plugins_html_report_draws_the_history(pytester: pytest.Pytester) -> None:
-    shutil.copytree(EXAMPLE, pytester.path, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__"))
+    copy_example(pytester.path)
     for run in ("candidate-pass", "candidate-risky"):
-        pytester.runpytest_subprocess("bvtest.yaml", "--bvtest-run", f"runs/{run}.run", "--bvtest-history", "history.jsonl",
-                                      "--bvtest-html", "report.html", "-p", "no:cacheprovider")
+        pytester.runpytest_subprocess("bvtest.yaml", "--bvtest-run", f"runs/{run}.run", "--bvtest-history",
+                                      "history.jsonl", "--bvtest-html", "report.html", "-p", "no:cacheprovider")
     text = (pytester.path / "report.html").read_text(encoding="utf-8")
     section = text.split('<section class="history">')[1]
     # this session's record is drawn too: two records per gate, the second failing on Var
     assert section.count(": 2 records</figcaption>") == 5
     var = section.split("bvtest.yaml::nDCG@10::var over time")[-1].split("</svg>")[0]
     assert [outcome for outcome in ("(OK)", "(FAIL)") if outcome in var] == ["(OK)", "(FAIL)"]
+
+
+# --- links to the documentation ----------------------------------------------------------------------
+
+
+class FakeMetadata:
+    def __init__(self, urls: list[str]) -> None:
+        self.urls = urls
+
+    def get_all(self, name: str) -> list[str] | None:
+        return self.urls if name == "Project-URL" else None
+
+
+@pytest.mark.parametrize("urls", [["Source, https://example.org/src"], []])
+def test_the_footers_documentation_links_are_clickable_only_with_a_declared_url(
+        monkeypatch: pytest.MonkeyPatch, urls: list[str]) -> None:
+    from pytest_bvtest.report import markdown
+
+    declared = ["Documentation, https://example.org/bvtest/docs"] + urls
+    monkeypatch.setattr(markdown, "metadata", lambda name: FakeMetadata(declared))
+    assert markdown.documentation_url() == "https://example.org/bvtest/docs/"
+    footer = markdown.what_to_do(sample_document())[-1]
+    assert "[Bias²+Var](https://example.org/bvtest/docs/concepts.md#bias-and-variance)" in footer
+    assert '<a href="https://example.org/bvtest/docs/concepts.md#bias-and-variance">Bias²+Var</a>' in html.render(
+        sample_document())
+    # without one, the docs are named by their path in pytest-bvtest, not linked: a relative link would
+    # point into the reader's repository, where they are not
+    monkeypatch.setattr(markdown, "metadata", lambda name: FakeMetadata(urls))
+    assert markdown.documentation_url() is None
+    footer = markdown.what_to_do(sample_document())[-1]
+    assert "Bias²+Var (`docs/concepts.md#bias-and-variance` in pytest-bvtest)" in footer and "](" not in footer
+    rendered = html.render(sample_document())
+    assert "Bias²+Var (<code>docs/concepts.md#bias-and-variance</code> in pytest-bvtest)" in rendered

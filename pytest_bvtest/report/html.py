@@ -65,7 +65,8 @@ h1{font-size:1.6em;margin:.8em 0 .2em}h2{font-size:1.3em;margin:1.6em 0 .4em;bor
 h3{font-size:1.05em;margin:1.2em 0 .3em}
 .meta{color:#555;margin:0 0 1em}.verdict.fail{color:#b71c1c}.verdict.warn{color:#a15c00}.verdict.ok{color:#1b5e20}
 .warning{background:#fff4e0;border-left:4px solid #ef6c00;padding:.5em .8em;margin:.5em 0}
-table{border-collapse:collapse;margin:.5em 0;font-size:.92em}th,td{border:1px solid #ddd;padding:.3em .5em;vertical-align:top}
+table{border-collapse:collapse;margin:.5em 0;font-size:.92em}
+th,td{border:1px solid #ddd;padding:.3em .5em;vertical-align:top}
 th{background:#f4f4f4;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.fail td{background:#fdecea}tr.warn td{background:#fff8e1}tr.candidate td{font-weight:600}
 .outcome{white-space:nowrap;font-weight:600}
@@ -149,8 +150,8 @@ def _inline(text: str) -> str:
     for index in range(0, len(parts), 3):
         plain = escape(parts[index], quote=False)
         plain = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", plain)
-        plain = re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)", lambda m: f'<a href="{escape(unescape(m.group(2)))}">{m.group(1)}</a>',
-                       plain)
+        plain = re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)",
+                       lambda m: f'<a href="{escape(unescape(m.group(2)))}">{m.group(1)}</a>', plain)
         out.append(plain)
         if index + 2 < len(parts):
             out.append(f"<code>{escape(parts[index + 2], quote=False)}</code>")
@@ -159,7 +160,8 @@ def _inline(text: str) -> str:
 
 def _verdict(document: Mapping[str, Any]) -> tuple[str, str]:
     """The headline's class and icon, as the Markdown comment's: failed, warned or passed."""
-    warned = document["summary"]["warnings"] or any(guard_warnings(evaluation) for evaluation in document["evaluations"])
+    evaluations = document["evaluations"]
+    warned = document["summary"]["warnings"] or any(guard_warnings(evaluation) for evaluation in evaluations)
     css = "fail" if not document["passed"] else "warn" if warned else "ok"
     return css, _ICONS[css]
 
@@ -192,19 +194,22 @@ def _gate_rows(gate: Mapping[str, Any], columns: Sequence[str], full_ids: bool) 
     """The gate's numbers in one row, and its plain sentence across the row beneath; the gate's id
     without its spec file where the session has one spec (``full_ids`` false)."""
     css = _OUTCOME_CLASSES[gate["outcome"]]
+    calibration = gate.get("calibration")
     cells = {
         "outcome": f'<td class="outcome"><span class="badge {css}">{_ICONS[css]} {escape(gate["outcome"])}</span></td>',
-        "gate": f'<td title="{escape(gate["id"])}"><code>{escape(gate["id"] if full_ids else short_id(gate))}</code></td>',
+        "gate": f'<td title="{escape(gate["id"])}"><code>{escape(gate["id"] if full_ids else short_id(gate))}</code>'
+                f"</td>",
         "value": _num_cell(gate["value"], f"{_number(gate['value'])} ({gate['system']})"),
         "reference": _num_cell(gate["reference_value"], _reference_text(gate)),
         _DELTA: _num_cell(gate.get("delta"), delta_text(gate)),
         "limit": _num_cell(gate["limit"], limit_text(gate)),
-        "false alarm": f"<td>{escape('-' if gate.get('calibration') is None else false_alarm_text(gate['calibration']))}</td>",
+        "false alarm": f"<td>{escape(false_alarm_text(calibration) if calibration else '-')}</td>",
         "bootstrap interval": f"<td>{escape(interval_text(gate))}</td>",
     }
     sentence = escape(gate.get("sentence") or headline(gate))
     return (f'<tr class="gate {css}" data-gate="{escape(gate["id"])}">{"".join(cells[name] for name in columns)}</tr>'
-            f'<tr class="sentence {css}"><td></td><td colspan="{len(columns) - 1}"><div class="said">{sentence}</div></td></tr>')
+            f'<tr class="sentence {css}"><td></td><td colspan="{len(columns) - 1}"><div class="said">{sentence}</div>'
+            f"</td></tr>")
 
 
 _DELTA = "Δ candidate − reference"
@@ -219,7 +224,8 @@ def _gate_section(evaluations: Sequence[Mapping[str, Any]]) -> list[str]:
     columns += ["false alarm"] * any(gate.get("calibration") for gate in gates)
     columns += ["bootstrap interval"] * any(gate["interval"] for gate in gates)
     full_ids = len({evaluation["spec"] for evaluation in evaluations}) > 1
-    lines = ['<h2 id="gates">Gates</h2>', _table(columns, [_gate_rows(gate, columns, full_ids) for gate in gates], css="gates")]
+    rows = [_gate_rows(gate, columns, full_ids) for gate in gates]
+    lines = ['<h2 id="gates">Gates</h2>', _table(columns, rows, css="gates")]
     lines += [f'<p class="warning">⚠ <code>{escape(gate["id"])}</code>: {escape(gate["warning"])}</p>'
               for gate in gates if gate["warning"]]
     return lines
@@ -236,7 +242,8 @@ def _team_test_section(tests: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _failure_section(gate: Mapping[str, Any]) -> list[str]:
-    lines = [f'<h3><span class="badge fail">✗ FAIL</span> <code>{escape(gate["id"])}</code></h3>', f"<p>{escape(gate.get('sentence') or '')}</p>",
+    lines = [f'<h3><span class="badge fail">✗ FAIL</span> <code>{escape(gate["id"])}</code></h3>',
+             f"<p>{escape(gate.get('sentence') or '')}</p>",
              f"<p><code>{escape(headline(gate))}</code></p>"]
     header, rows = blame_rows(gate)
     if rows:
@@ -255,7 +262,8 @@ def _difference_figure(evaluation: Mapping[str, Any]) -> list[str]:
     candidate, reference = evaluation["candidate"], evaluation["reference"]
     better = sum(value > 0 for _, value in pairs)
     worse = sum(value < 0 for _, value in pairs)
-    tips = [f"topic {topic}" + (f" ({texts[topic]})" if texts.get(topic) else "") + f": {value:+.4f}" for topic, value in pairs]
+    tips = [f"topic {topic}" + (f" ({texts[topic]})" if texts.get(topic) else "") + f": {value:+.4f}"
+            for topic, value in pairs]
     chart = svg.bar_chart([topic for topic, _ in pairs], [value for _, value in pairs], tips,
                           title=f"{evaluation['measure']}: {candidate} − {reference} per topic, sorted",
                           y_label=f"Δ {evaluation['measure']}", x_label=f"{len(pairs)} topics, largest gain first")
@@ -273,7 +281,8 @@ def _bias_variance_figures(evaluation: Mapping[str, Any]) -> list[str]:
     series = [svg.Series(label, [system[key] for system in systems], color, _SHAPES[marker])
               for (key, label, marker), color in zip(SERIES, SERIES_COLORS)]
     levels = [svg.Level(label, limit, color) for label, limit, color in limit_lines(evaluation)]
-    highlighted = {system["name"]: ROLE_STYLES[system["role"]]["color"] for system in systems if system["role"] in ROLE_STYLES}
+    highlighted = {system["name"]: ROLE_STYLES[system["role"]]["color"]
+                   for system in systems if system["role"] in ROLE_STYLES}
     points = svg.point_chart(names, series, highlighted=highlighted, levels=levels,
                              title=f"{evaluation['measure']}: Bias², Var and Bias²+Var per system, target c = "
                                    f"{_number(evaluation['target']['c'], 4)}",
@@ -285,7 +294,8 @@ def _bias_variance_figures(evaluation: Mapping[str, Any]) -> list[str]:
         title=f"{evaluation['measure']}: Bias² against Var", x_label="Bias²", y_label="Var",
         corner_note="lower-left is better", label_all=len(systems) <= 12)
     return [f'<figure class="bias-variance">{points}<figcaption>Each system\'s squared error against the virtual '
-            f"target, split into Bias² and Var (points, not lines: the systems are categories). Dashed lines: the gates' "
+            f"target, split into Bias² and Var (points, not lines: the systems are categories). "
+            f"Dashed lines: the gates' "
             f"limits. Candidate and reference are shaded.</figcaption></figure>",
             f'<figure class="scatter">{scatter}<figcaption>{escape(tradeoff_text(evaluation))}</figcaption></figure>']
 

@@ -27,7 +27,8 @@ MAX_CATEGORY_LABELS = 40
 #: The charts' styles: in the HTML report's ``<style>``, and inside a chart written as its own file.
 CHART_STYLE = """svg.chart{font:11px system-ui,sans-serif;background:#fff}
 .chart-title{font-size:13px;font-weight:600}.axis-label{font-size:12px}.tick{font-size:10.5px}
-.grid{stroke:#e5e5e5}.axis{stroke:#333}.level{font-size:11px}.corner-note{font-size:12px;font-style:italic;fill:#2e7d32}"""
+.grid{stroke:#e5e5e5}.axis{stroke:#333}.level{font-size:11px}
+.corner-note{font-size:12px;font-style:italic;fill:#2e7d32}"""
 
 
 def standalone(chart: str) -> str:
@@ -99,7 +100,8 @@ class _Canvas:
         self.y_low, self.y_high = self.y_ticks[0], self.y_ticks[-1]
         if self.y_high == self.y_low:
             self.y_high = self.y_low + 1.0
-        self.parts = [f'<text x="{WIDTH / 2:.1f}" y="18" text-anchor="middle" class="chart-title">{escape(title)}</text>']
+        self.parts = [f'<text x="{WIDTH / 2:.1f}" y="18" text-anchor="middle" class="chart-title">'
+                      f"{escape(title)}</text>"]
         self.parts.append(f'<text transform="translate(14 {(_TOP + self.bottom) / 2:.1f}) rotate(-90)" '
                           f'text-anchor="middle" class="axis-label">{escape(y_label)}</text>')
         for value in self.y_ticks:
@@ -198,7 +200,8 @@ def point_chart(categories: Sequence[str], series: Sequence[Series], *, title: s
         if count <= MAX_CATEGORY_LABELS or color is not None:
             weight = ' font-weight="bold"' if color else ""
             canvas.parts.append(f'<text transform="translate({x:.1f} {canvas.bottom + 10:.1f}) rotate(-40)" '
-                                f'text-anchor="end" class="tick" fill="{color or "#333"}"{weight}>{escape(category)}</text>')
+                                f'text-anchor="end" class="tick" fill="{color or "#333"}"{weight}>'
+                                f"{escape(category)}</text>")
     for level in levels:
         canvas.level(level)
     size = 4.5 if count <= MAX_CATEGORY_LABELS else 2.5
@@ -228,7 +231,8 @@ def scatter_chart(points: Sequence[Point], *, title: str, x_label: str, y_label:
         canvas.parts.append(f'<text x="{x:.1f}" y="{canvas.bottom + 16}" text-anchor="middle" class="tick">'
                             f'{_tick_text(value, x_ticks)}</text>')
     if corner_note:
-        canvas.parts.append(f'<text x="{_LEFT + 8}" y="{canvas.bottom - 8}" class="corner-note">↙ {escape(corner_note)}</text>')
+        canvas.parts.append(f'<text x="{_LEFT + 8}" y="{canvas.bottom - 8}" class="corner-note">'
+                            f"↙ {escape(corner_note)}</text>")
     for point in sorted(points, key=lambda point: point.color is not None):  # marked points on top
         x, y = x_of(point.x), canvas.y(point.y)
         tip = f"{point.label}: {x_label} {point.x:.6g}, {y_label} {point.y:.6g}"
@@ -272,6 +276,7 @@ def time_chart(times: Sequence[str], series: Series, limits: Sequence[float | No
     shown = range(count) if count <= 12 else sorted({0, count - 1, *range(0, count, math.ceil(count / 10))})
     for index in shown:
         canvas.parts.append(f'<text transform="translate({canvas.slot(index, count):.1f} {canvas.bottom + 10:.1f}) '
-                            f'rotate(-30)" text-anchor="end" class="tick">{escape(times[index][:16].replace("T", " "))}</text>')
+                            f'rotate(-30)" text-anchor="end" class="tick">'
+                            f'{escape(times[index][:16].replace("T", " "))}</text>')
     canvas.legend([(series.label, series.color, "circle"), ("limit", BAD, "square")])
     return canvas.svg(title)
