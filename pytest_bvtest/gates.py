@@ -266,6 +266,10 @@ def judge(
                               null_offset, family)
     excess = float("nan") if undefined else _excess(value, limit, upper)
     point_fails = undefined is not None or excess > _TOLERANCE
+    cannot_fail = ()
+    # a calibrated limit that no swap crosses fails nothing: a pass there is no evidence (OK*, never OK)
+    if calibrated_limit is not None and not point_fails and null.false_alarm_rate(calibrated_limit - null_offset) == 0:
+        cannot_fail = (_too_coarse(label, null, str(reference), false_alarm, family),)  # type: ignore[arg-type]
     warning = None
     passed = not point_fails
     if interval is not None and point_fails and undefined is None and bound is not None:
@@ -281,9 +285,29 @@ def judge(
         value=value, reference_value=reference_value, bound=bound, limit=limit, excess=excess,
         interval=interval, confidence=confidence, seed=seed, passed=passed, warning=warning,
         worst_topics=tuple(worst_topics), worst_against=worst_against, message="", null=summary, upper=upper,
-        compared_value=compared_value, spec_line=spec_line,
+        compared_value=compared_value, spec_line=spec_line, guards=cannot_fail,
     )
     return _with_message(replace(outcome, sentence=plain_sentence(outcome, undefined)), undefined)
+
+
+def _too_coarse(label: str, null: SwapNull, reference: str, false_alarm: float, family: FamilyLevel | None) -> str:
+    """Why a calibrated limit that no swap crosses cannot fail: the null is too coarse for the rate asked.
+
+    With ``2**n`` swaps for few topics, or few topics where the two systems differ, the null's most
+    extreme value holds more than ``P`` of the swaps; the ``P``-quantile is then that extreme, which no
+    equal change crosses, and neither does a worse one that sits on it (MATH.md section 7).
+    """
+    smallest = null.smallest_rate()
+    if smallest == 1.0:
+        return (f"every swap with {reference} gives the same {label}: the two systems do not differ where it "
+                f"looks (no change), so no calibrated limit can fail")
+    level = f"false_alarm {_percent(false_alarm)}" if family is None else (
+        f"the family's per-gate level {_percent(family.level)}")
+    drawn = f"all {null.swaps:,} swaps" if null.exact else f"{null.swaps:,} swaps"
+    return (f"the null of no change is too coarse for {level}: its most extreme {label} already holds "
+            f"{_percent(smallest)} of {drawn} with {reference} (too few topics, or too few that differ), so the "
+            f"limit sits on it and this gate cannot fail; add topics, or raise false_alarm to at least "
+            f"{_percent(smallest)}")
 
 
 def short_number(value: float, other: float | None = None) -> str:
@@ -377,7 +401,7 @@ def with_guards(outcome: GateOutcome, guards: Sequence[Guard]) -> GateOutcome:
     messages = tuple(guard.message for guard in guards if guard.concerns(outcome.statistic, outcome.reference))
     if not messages:
         return outcome
-    guarded = replace(outcome, guards=messages)
+    guarded = replace(outcome, guards=(*messages, *outcome.guards))  # the measure's guards say more
     guarded = replace(guarded, sentence=plain_sentence(guarded))
     lines = outcome.message.split("\n")
     lines[1] = f"  {guarded.sentence}"
@@ -396,7 +420,8 @@ def _with_message(outcome: GateOutcome, undefined: str | None) -> GateOutcome:
         )
     if outcome.warning:
         lines.append(f"  warning: {outcome.warning}")
-    if outcome.worst_topics and (not outcome.passed or outcome.warning):
+    lines += [f"  warning: {message}" for message in outcome.guards]
+    if outcome.worst_topics and (not outcome.passed or outcome.warning or outcome.guards):
         lines.append(f"  {blame_title(outcome.label, outcome.worst_topics, outcome.worst_against)}:")
         for impact in outcome.worst_topics:
             about = f" ({impact.text})" if impact.text else ""

@@ -251,3 +251,34 @@ def test_family_wise_calibration_needs_one_false_alarm_rate_and_a_boolean(tmp_pa
     spec.write_text(yaml.safe_dump(document))
     with pytest.raises(InputError, match="calibration.family: expected true or false"):
         load_spec(spec)
+
+
+def test_four_topics_cannot_calibrate_a_five_percent_gate_so_a_run_worse_on_all_of_them_is_ok_star_not_ok(
+    tmp_path: Path,
+) -> None:
+    """The example's last-quarter release loses on each of topics 1-4 to production: with 4 topics the
+    16 swaps cannot place a 5% limit anywhere but on the worst swap, which is the candidate itself."""
+    keep = {"1", "2", "3", "4"}
+
+    def subset(source: Path) -> Path:
+        lines = [line for line in source.read_text().splitlines() if line.split()[0] in keep]
+        target = tmp_path / source.name
+        target.write_text("\n".join(lines) + "\n")
+        return target
+
+    spec = tmp_path / "tiny.yaml"
+    document = {"qrels": str(subset(EXAMPLE / "eval" / "qrels.txt")), "measures": ["nDCG@10"],
+                "baselines": {"production": str(subset(EXAMPLE / "runs" / "production.run"))},
+                "candidate": str(subset(EXAMPLE / "runs" / "past-release.run")), "cache": False,
+                "gates": [{"statistic": "trisk", "false_alarm": 0.05}, {"statistic": "mean", "false_alarm": 0.05}]}
+    spec.write_text(yaml.safe_dump(document))
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    matrix = evaluation.measure("nDCG@10").matrix
+    assert (matrix.scores[matrix.index("candidate")] < matrix.scores[matrix.index("production")]).all()
+    gates = evaluation.gates
+    assert [gate.outcome for gate in gates] == ["OK*", "OK*"]
+    assert all(gate.null.exact and gate.null.swaps == 16 and gate.null.rate == 0 for gate in gates)
+    assert all("raise false_alarm to at least 6.25%" in gate.guards[0] for gate in gates)
+    document["gates"] = [{"statistic": "mean", "false_alarm": 0.0625}]
+    spec.write_text(yaml.safe_dump(document))
+    assert [gate.outcome for gate in evaluate_spec(load_spec(spec), use_cache=False).gates] == ["FAIL"]

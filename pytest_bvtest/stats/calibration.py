@@ -141,6 +141,23 @@ class SwapNull:
         ordered.flags.writeable = False
         return SwapNull(self.statistic, self.higher_is_better, self.own_value, ordered, self.exact, self.seed, kept)
 
+    def smallest_rate(self) -> float:
+        """The share of swaps tied at the null's most extreme value on the bad side.
+
+        No limit fails a share of equal changes above 0 but below this: with few topics (``2**n``
+        swaps) or few topics where the two systems differ, a ``false_alarm`` below it gives a limit
+        that fails nothing. 1.0 when every swap gives the same value (the systems do not differ).
+        """
+        extreme = float(self.values[0] if self.higher_is_better else self.values[-1])
+        if np.isnan(extreme):
+            return float("nan")
+        slack = _TOLERANCE * max(1.0, abs(extreme)) if np.isfinite(extreme) else 0.0
+        if self.higher_is_better:
+            tied = np.searchsorted(self.values, extreme + slack, side="right")
+        else:
+            tied = self.swaps - np.searchsorted(self.values, extreme - slack, side="left")
+        return float(tied / self.swaps)
+
     def false_alarm_rate(self, limit: float) -> float:
         """The null's tail probability past ``limit`` on the bad side: how often an equal change fails.
 
