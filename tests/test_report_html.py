@@ -12,7 +12,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+from conftest import shared_path
 from test_report_render import (
     EXAMPLE,
     FAIL_ID,
@@ -261,6 +263,9 @@ def test_plugin_and_cli_write_the_same_report_from_a_real_evaluation(tmp_path: P
     assert {topic for topic, _ in bars} == set(deltas)
     assert [value for _, value in bars] == sorted((value for _, value in bars), reverse=True)
     assert dict(bars) == pytest.approx(deltas, abs=1e-12)
+    # the Markdown footer's advice, its code spans and bold as HTML
+    assert (f"<li><strong>Reproduce locally:</strong> <code>pytest {EXAMPLE / 'bvtest.yaml'} --bvtest-run "
+            f"{EXAMPLE / 'runs' / 'candidate-risky.run'}</code></li>") in report.read_text(encoding="utf-8")
     # query texts come from the spec's topics file
     topics = page.tables["topics sortable"][0]
     assert topics["rows"][22][:2] == ["23", "cache function results"]
@@ -473,3 +478,24 @@ def test_the_footers_documentation_links_are_clickable_only_with_a_declared_url(
     assert "Bias²+Var (`docs/concepts.md#bias-and-variance` in pytest-bvtest)" in footer and "](" not in footer
     rendered = html.render(sample_document())
     assert "Bias²+Var (<code>docs/concepts.md#bias-and-variance</code> in pytest-bvtest)" in rendered
+
+
+def test_the_report_of_129_real_trec8_runs_names_only_the_marked_systems_on_the_axis(tmp_path: Path) -> None:
+    from test_report_render import real_trec8_document
+
+    document = real_trec8_document()
+    path = shared_path("newbestsub_named_matrices", "AH99.csv")
+    scores = np.genfromtxt(path, delimiter=",", skip_header=1)[:, 1:]
+    for entry, row in zip(document["evaluations"][0]["systems"], scores):
+        entry["per_topic"] = row.tolist()
+    text = html.render(document)
+    page = Page(text)
+    (bars,) = page.bars
+    names = [entry["name"] for entry in document["evaluations"][0]["systems"]]
+    expected = scores[names.index("READWARE2")] - scores[names.index("pir9Aatd")]
+    assert [value for _, value in bars] == pytest.approx(sorted(expected.tolist(), reverse=True), abs=1e-12)
+    topics = page.tables["topics sortable"][0]
+    assert len(topics["header"]) == 2 + 129 + 1 and len(topics["rows"]) == 50
+    # past 40 systems only the candidate's and the reference's names label the bias-variance axis
+    bias_variance = text.split('<figure class="bias-variance">')[1].split("</figure>")[0]
+    assert bias_variance.count("rotate(-40)") == 2

@@ -84,7 +84,8 @@ def topic_differences(evaluation: Mapping[str, Any]) -> list[tuple[str, float]] 
 def limit_lines(evaluation: Mapping[str, Any]) -> list[tuple[str, float, str]]:
     """The limits of the gates on a statistic of :data:`SERIES`: (label, limit, the statistic's colour)."""
     colors = {key: color for (key, _, _), color in zip(SERIES, SERIES_COLORS)}
-    return [(f"{gate.get('label') or gate['statistic']} limit {limit_text(gate)}", float(gate["limit"]), colors[gate["statistic"]])
+    return [(f"{gate.get('label') or gate['statistic']} limit {limit_text(gate)}", float(gate["limit"]),
+             colors[gate["statistic"]])
             for gate in evaluation["gates"]
             if gate["statistic"] in colors and gate["limit"] is not None and math.isfinite(float(gate["limit"]))]
 
@@ -98,8 +99,8 @@ def _bias_variance_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> A
     marker_size = 6 if count <= _MAX_TICK_LABELS else 3
     # markers only: the systems are categories, a line between them would suggest a continuum
     for (key, label, marker), color in zip(SERIES, SERIES_COLORS):
-        axes.plot(positions, [system[key] for system in systems], marker=marker, markersize=marker_size, linestyle="none",
-                  color=color, label=label)
+        axes.plot(positions, [system[key] for system in systems], marker=marker, markersize=marker_size,
+                  linestyle="none", color=color, label=label)
     for label, limit, color in limit_lines(evaluation):
         axes.axhline(limit, color=color, linestyle="--", linewidth=1.2, label=label)
     marked = [(position, system) for position, system in enumerate(systems) if system["role"] in ROLE_STYLES]
