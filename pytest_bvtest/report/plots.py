@@ -18,12 +18,12 @@ from typing import Any
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.textfiles import atomic_write_bytes
 from pytest_bvtest.report.terminal import display_path, format_number
+from pytest_bvtest.stats.registry import PLOT_SERIES
 
 ROLE_STYLES = {
     "candidate": {"color": "#d62728", "marker": "*", "linestyle": "--"},
     "reference": {"color": "#9467bd", "marker": "D", "linestyle": ":"},
 }
-SERIES = (("bias2", "Bias²", "o"), ("var", "Var", "s"), ("bias2_plus_var", "Bias²+Var", "^"))
 
 # Beyond this many systems only the candidate's and the reference's names stay on the x axis.
 _MAX_TICK_LABELS = 40
@@ -48,7 +48,7 @@ def file_prefixes(specs: Iterable[str]) -> dict[str, str]:
 
 def _plotted_systems(evaluation: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], int]:
     """Systems with all three terms, sorted by Bias² (ties in document order), and how many lack one."""
-    complete = [system for system in evaluation["systems"] if all(system[key] is not None for key, _, _ in SERIES)]
+    complete = [system for system in evaluation["systems"] if all(system[key] is not None for key, _, _ in PLOT_SERIES)]
     return sorted(complete, key=lambda system: system["bias2"]), len(evaluation["systems"]) - len(complete)
 
 
@@ -67,7 +67,7 @@ def _bias_variance_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> A
     axes = figure.add_subplot()
     positions = range(count)
     marker_size = 6 if count <= _MAX_TICK_LABELS else 3
-    for key, label, marker in SERIES:
+    for key, label, marker in PLOT_SERIES:
         axes.plot(positions, [system[key] for system in systems], marker=marker, markersize=marker_size, linewidth=1, label=label)
     marked = [(position, system) for position, system in enumerate(systems) if system["role"] in ROLE_STYLES]
     for position, system in marked:
