@@ -183,16 +183,25 @@ def randomization_tests(
     return tuple(TestResult(float(mean), float((1 + count) / (1 + permutations))) for mean, count in zip(statistics, reaching))
 
 
+# The IEEE-754 bits of 1.0: a uint64 0/1 times these is the float64 0.0/1.0.
+_BITS_OF_ONE = np.uint64(0x3FF0000000000000)
+
+
 def _negated_topics(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
     """``(rng.random(shape) < 0.5)`` as float64 0/1, drawing the same numbers from ``rng``.
 
     For numpy's default PCG64, ``random()`` is ``(next_uint64 >> 11) * 2**-53``, which is below 0.5
-    exactly when the top bit of the 64-bit draw is 0; reading the raw draws skips the conversion.
+    exactly when the top bit of the 64-bit draw is 0; reading the raw draws skips the conversion, and
+    the inverted top bit times the bits of 1.0 is the float itself, written in place (half the time
+    of a comparison and a cast).
     """
     if type(rng.bit_generator) is not np.random.PCG64:
         return (rng.random(shape) < 0.5).astype(np.float64)
     raw = rng.bit_generator.random_raw(shape[0] * shape[1]).reshape(shape)
-    return np.less(raw, np.uint64(1 << 63)).view(np.uint8).astype(np.float64)
+    np.invert(raw, out=raw)
+    np.right_shift(raw, np.uint64(63), out=raw)
+    np.multiply(raw, _BITS_OF_ONE, out=raw)
+    return raw.view(np.float64)
 
 
 def topic_assignments(topics: int, count: int, seed: int, *, exact: bool, block: int) -> Iterator[np.ndarray]:

@@ -202,8 +202,9 @@ class Statistic:
         records it.
     column:
         The header of its column in the terminal's and Markdown's per-system table; ``None``: no column.
-    plot_marker:
-        The matplotlib marker of its series in the bias-variance plot; ``None``: not plotted.
+    plot_marker, plot_color:
+        The matplotlib marker and the colour of its series in the bias-variance plots (PNG and HTML);
+        ``None``: not plotted.
     shared, from_shared:
         When an evaluation computes the value: read it with ``from_shared`` from the :class:`Shared`
         computation (the bias-variance analysis, GAWM's fixed point, TRisk's test), which it computes
@@ -229,6 +230,7 @@ class Statistic:
     promised: bool = False
     column: str | None = None
     plot_marker: str | None = None
+    plot_color: str | None = None
     shared: Shared | None = None
     from_shared: Callable[[Any], np.ndarray] | None = None
     p_value: Callable[[Any], np.ndarray] | None = None
@@ -573,7 +575,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         name="bias2", label="Bias²", higher_is_better=False, compute=_family_statistic(False, "bias2"),
         sufficient_matrix=_rows_and_extremes, topic_terms=_bias_variance_terms("bias2"),
         shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.bias_variance.bias2,
-        promised=True, column="Bias²", plot_marker="o",
+        promised=True, column="Bias²", plot_marker="o", plot_color="#1f77b4",
         summary="`(mean - c)²`: how far the mean is from the target.",
         wording=Wording("average quality close to the best achievable (the virtual target)",
                         "Average quality sits further below the best achievable", _BIAS_VARIANCE_DOCS),
@@ -582,7 +584,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         name="var", label="Var", higher_is_better=False, compute=_family_statistic(False, "var"),
         sufficient_matrix=_rows_and_extremes, topic_terms=_bias_variance_terms("var"),
         shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.bias_variance.var,
-        promised=True, column="Var", plot_marker="s",
+        promised=True, column="Var", plot_marker="s", plot_color="#ff7f0e",
         summary="Population variance over topics (or topic groups).",
         wording=Wording("consistent quality from query to query", "Quality varies more from query to query",
                         _BIAS_VARIANCE_DOCS),
@@ -591,7 +593,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         name="bias2_plus_var", label="Bias²+Var", higher_is_better=False, compute=_family_statistic(False, "error"),
         sufficient_matrix=_rows_and_extremes, topic_terms=_bias_variance_terms("error"),
         shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.bias_variance.error,
-        promised=True, column="Bias²+Var", plot_marker="^",
+        promised=True, column="Bias²+Var", plot_marker="^", plot_color="#2ca02c",
         summary="`mean((x - c)²) = Bias² + Var`.",
         wording=Wording("quality that is both close to the best achievable and consistent from query to query",
                         "Quality varies more from query to query or sits further below the best achievable",
