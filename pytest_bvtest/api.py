@@ -11,14 +11,14 @@ import gzip
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from pytest_bvtest.cache import ScoreCache
 from pytest_bvtest.errors import InputError, StatisticError
-from pytest_bvtest.gates import GateOutcome, TopicImpact, judge, with_guards
+from pytest_bvtest.gates import GateOutcome, TopicImpact, calibrate_family, family_key, judge, with_guards
 from pytest_bvtest.guards import Guard, identical_to_baseline, stale_reference, target_constant_out_of_range, unanswered_topics
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
@@ -265,6 +265,8 @@ class Evaluation:
     cache_misses: int = 0
     simulation: SimulationResult | None = None
     inputs: tuple[InputFile, ...] = ()
+    #: Query texts by topic id, from the spec's ``topics`` file (empty without one).
+    texts: Mapping[str, str] = field(default_factory=dict)
 
     def measure(self, measure: str | None = None) -> MeasureEvaluation:
         """The evaluation of ``measure`` (any spelling ir_measures accepts); the only one when omitted."""
@@ -796,15 +798,33 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
     ordered = [matrices[measure] for measure in spec.measures]
     comparisons = ([()] * len(ordered) if candidate_name is None
                    else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed))
-    measures = tuple(_evaluate_measure(spec, matrix, settings, variations, texts, compared)
-                     for matrix, compared in zip(ordered, comparisons))
+    measures = _family_wise(spec, tuple(_evaluate_measure(spec, matrix, settings, variations, texts, compared)
+                                        for matrix, compared in zip(ordered, comparisons)))
     simulation = None
     if spec.analysis.simulation is not None:
         if qrels is None or variations is not None:
             raise InputError("the per-topic simulation needs run files and qrels, without query variations",
                              path=spec.path, line=spec.line_of("analysis", "simulation"))
         simulation = _simulate(spec, qrels, measures[0].topics, measures[0].matrix.systems)
-    return Evaluation(spec, measures, cache.hits, cache.misses, simulation, input_files(spec, cache))
+    return Evaluation(spec, measures, cache.hits, cache.misses, simulation, input_files(spec, cache), texts)
+
+
+def _family_wise(spec: Spec, measures: tuple[MeasureEvaluation, ...]) -> tuple[MeasureEvaluation, ...]:
+    """The spec's calibrated gates, on every measure, judged again as families (``analysis.calibration.family``)."""
+    if not spec.analysis.calibration.family:
+        return measures
+    families: dict[tuple[object, ...], list[tuple[int, int]]] = {}
+    for m, evaluation in enumerate(measures):
+        for g, outcome in enumerate(evaluation.gates):
+            key = family_key(outcome, evaluation.topics)
+            if key is not None:
+                families.setdefault(key, []).append((m, g))
+    gates = [list(evaluation.gates) for evaluation in measures]
+    for members in families.values():
+        if len(members) > 1:  # a family of one is the gate's own calibration
+            for (m, g), outcome in zip(members, calibrate_family([gates[m][g] for m, g in members])):
+                gates[m][g] = with_guards(outcome, measures[m].guards)
+    return tuple(replace(evaluation, gates=tuple(judged)) for evaluation, judged in zip(measures, gates))
 
 
 def replay_baselines(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None,
@@ -863,6 +883,7 @@ class BvtestAPI:
     allow_outside: bool = False
     run: str | os.PathLike[str] | None = None
     specs: Sequence[str | os.PathLike[str]] = ()
+    jobs: int = 1
 
     def load_spec(self, path: str | os.PathLike[str]) -> Spec:
         return load_spec(path)
@@ -877,7 +898,8 @@ class BvtestAPI:
         if spec is None:
             spec = self.session_spec()
         return evaluate_spec(spec_under_test(spec, run if run is not None else self.run, name=name),
-                             cache_dir=self.cache_dir, use_cache=self.use_cache, allow_outside=self.allow_outside)
+                             cache_dir=self.cache_dir, use_cache=self.use_cache, allow_outside=self.allow_outside,
+                             jobs=self.jobs)
 
     def session_spec(self) -> Path:
         """The session's spec, when there is exactly one."""

@@ -1,4 +1,4 @@
-"""The ``bvtest`` command: the gate without pytest, per-topic evaluation, and gate calibration.
+"""The ``bvtest`` command: the gate without pytest, per-topic evaluation, gate calibration and history.
 
 Exit codes: 0 success (every gate passed; ``calibrate`` always, it only reports), 1 a gate failed,
 2 invalid input or usage (one line on stderr, no traceback).
@@ -78,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--run", default=None, help="run file to test instead of the spec's candidate")
         command.add_argument("--json", default=None, metavar="PATH", help="write the JSON report here")
         command.add_argument("--markdown", default=None, metavar="PATH", help="write the Markdown summary here")
+        command.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report here")
         command.add_argument("--plots", default=None, metavar="DIR", help="write Bias²/Var plots here (needs matplotlib)")
         command.add_argument("--no-cache", action="store_true", help="do not use the per-topic score cache")
         command.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
@@ -88,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--update", action="store_true",
                        help="when every gate passed, make the candidate run the stored reference run (after merge)")
     check.add_argument("--update-force", action="store_true", help="--update even when a gate failed")
+
+    history = commands.add_parser("history", help="each gate over the records of a --bvtest-history file")
+    history.add_argument("path", metavar="PATH", help="the history file (JSON lines)")
+    history.add_argument("--plot", default=None, metavar="DIR",
+                         help="write one SVG chart per gate here: its value over time and its limit")
 
     calibrate = commands.add_parser("calibrate", help="false-alarm rates and calibrated limits of the spec's gates")
     calibrate.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
@@ -145,6 +151,7 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
         terminal_writer=_Writer(out),
         json_path=arguments.json,
         markdown_path=arguments.markdown,
+        html_path=arguments.html,
         plots_dir=arguments.plots,
     )
     if arguments.command == "check" and (arguments.update or arguments.update_force):
@@ -158,6 +165,35 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
         for line in lines:
             out.write(line + "\n")
     return EXIT_OK if evaluation.passed else EXIT_GATE_FAILED
+
+
+def _history(arguments: argparse.Namespace, out: TextIO) -> int:
+    """Per gate: how many records, the latest value, limit and outcome, and the outcomes over time."""
+    from pytest_bvtest.report.history import gate_series, read_history
+
+    history = read_history(arguments.path)
+    for message in history.skipped:
+        print(f"bvtest: warning: {message}", file=sys.stderr)
+    series = gate_series(history.records)
+    if not series:
+        raise InputError("the history file has no gate records", path=arguments.path,
+                         hint="run pytest with --bvtest-history PATH on a spec with gates first")
+    header = ("gate", "records", "latest", "limit", "outcomes, oldest first")
+    rows = [(entry.id, str(len(entry.times)), _history_number(entry.values[-1]), _history_number(entry.limits[-1]),
+             " ".join(entry.outcomes)) for entry in series]
+    widths = [max(len(row[column]) for row in (header, *rows)) for column in range(len(header) - 1)]
+    for row in (header, *rows):
+        out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] + "\n")
+    if arguments.plot:
+        from pytest_bvtest.report.html import write_history_charts
+
+        for path in write_history_charts(series, Path(arguments.plot)):
+            out.write(f"wrote {path}\n")
+    return EXIT_OK
+
+
+def _history_number(value: float | str | None) -> str:
+    return "-" if value is None else f"{float(value):.6g}"
 
 
 #: The false-alarm rates ``bvtest calibrate`` gives limits for.
@@ -231,7 +267,24 @@ def _calibrated_gates_yaml(spec: Spec, calibration: CalibrationSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
+# numpy's BLAS libraries read their thread count once, when numpy loads.
+_BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _one_blas_thread() -> None:
+    """Run the BLAS on one thread unless the environment says otherwise, if numpy has not loaded yet.
+
+    The gate's matrix products are small (a block of swaps or sign flips times a few topic vectors):
+    on a 2-core CI runner threads cost a third more CPU and save no time, and ``-j`` already runs
+    one process per core. An explicit ``OPENBLAS_NUM_THREADS`` or ``MKL_NUM_THREADS`` wins.
+    """
+    if "numpy" not in sys.modules:
+        for variable in _BLAS_THREAD_VARIABLES:
+            os.environ.setdefault(variable, "1")
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    _one_blas_thread()
     arguments = _parser().parse_args(argv)
     out = out or sys.stdout
     with warnings.catch_warnings(record=True) as caught:
@@ -248,6 +301,8 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
             return _evaluate(arguments, out)
         if arguments.command == "calibrate":
             return _calibrate(arguments, out)
+        if arguments.command == "history":
+            return _history(arguments, out)
         return _check_or_report(arguments, out)
     except BvtestError as error:
         print(f"bvtest: error: {error}", file=sys.stderr)

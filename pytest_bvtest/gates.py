@@ -15,12 +15,14 @@ its effective limit. A NaN value or limit is never a pass (MATH.md section 7, "N
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from pytest_bvtest.guards import Guard
 from pytest_bvtest.spec import Bound
-from pytest_bvtest.stats.calibration import SwapNull
+from pytest_bvtest.stats.calibration import FamilyLevel, SwapNull, family_level
 from pytest_bvtest.stats.registry import STATISTICS
 
 # A value this close to its limit counts as on it: floating-point noise must not flip a gate.
@@ -55,7 +57,10 @@ class NullSummary:
     ``requested`` is the gate's ``false_alarm`` (``None`` for a plain bound), ``calibrated_limit``
     the limit it gives on the value's scale, ``rate`` the false-alarm rate of the gate's effective
     limit; ``swaps`` swaps with ``reference``, all ``2**n`` when ``exact``, else drawn with ``seed``;
-    ``distribution`` plus ``offset`` is the null on the value's scale.
+    ``distribution`` plus ``offset`` is the null on the value's scale. ``family`` is set when the
+    calibrated limit was chosen with the spec's other calibrated gates, so that together they fail an
+    equal change at most ``requested`` of the time (``analysis.calibration.family``); ``None`` when the
+    gate was calibrated on its own.
     """
 
     requested: float | None
@@ -67,16 +72,20 @@ class NullSummary:
     reference: str
     distribution: SwapNull = field(repr=False, compare=False)
     offset: float = 0.0
+    family: FamilyLevel | None = field(default=None, repr=False)
 
     def limit_at(self, false_alarm: float) -> float:
         """The limit, on the value's scale, that ``false_alarm: false_alarm`` would give this gate."""
         return self.distribution.limit(false_alarm) + self.offset
 
     def describe(self) -> str:
-        """``false-alarm rate 4.9% (10,000 swaps with production, seed 0)``."""
+        """``false-alarm rate 4.9% (10,000 swaps with production, seed 0)``; a family-wise limit adds the
+        family's rate: ``false-alarm rate 1.6%; 4.9% for the 5 calibrated gates together (...)``."""
         drawn = f"all {self.swaps:,} swaps with {self.reference}" if self.exact else (
             f"{self.swaps:,} swaps with {self.reference}, seed {self.seed}")
-        return f"false-alarm rate {_percent(self.rate)} ({drawn})"
+        together = "" if self.family is None else (
+            f"; {_percent(self.family.rate)} for the {len(self.family.limits)} calibrated gates together")
+        return f"false-alarm rate {_percent(self.rate)}{together} ({drawn})"
 
 
 def _percent(rate: float) -> str:
@@ -221,6 +230,7 @@ def judge(
     false_alarm: float | None = None,
     compared_value: float | None = None,
     spec_line: int | None = None,
+    family: FamilyLevel | None = None,
 ) -> GateOutcome:
     """Decide a gate and write its message.
 
@@ -228,7 +238,8 @@ def judge(
     ``null_offset`` (the reference's value when the null is of a difference) are on the value's
     scale. ``higher_is_better`` (needed without a bound) says which side is bad. ``false_alarm`` turns its quantile into the gate's limit (needs ``null``); with a
     ``bound`` too, the effective limit is the more lenient of the two, so the gate fails only when
-    both are crossed. A NaN value or limit fails, saying which statistic is undefined.
+    both are crossed. A NaN value or limit fails, saying which statistic is undefined. ``family``
+    replaces ``false_alarm``'s own quantile by the family's per-gate count (:func:`with_family`).
     """
     if false_alarm is not None and null is None:
         raise ValueError("a calibrated gate needs its null distribution")
@@ -238,7 +249,10 @@ def judge(
     limits = []
     if bound is not None:
         limits.append(limit_and_excess(bound, value, reference_value)[0])
-    calibrated_limit = None if false_alarm is None else null.limit(false_alarm) + null_offset  # type: ignore[union-attr]
+    calibrated_limit = None
+    if false_alarm is not None:
+        assert null is not None
+        calibrated_limit = (null.limit(false_alarm) if family is None else null.limit_past(family.count)) + null_offset
     if calibrated_limit is not None:
         limits.append(calibrated_limit)
     limit = float("nan") if any(math.isnan(each) for each in limits) else (max(limits) if upper else min(limits))
@@ -249,9 +263,13 @@ def judge(
     if null is not None:
         rate = null.false_alarm_rate(limit - null_offset)
         summary = NullSummary(false_alarm, calibrated_limit, rate, null.swaps, null.exact, null.seed, str(reference), null,
-                              null_offset)
+                              null_offset, family)
     excess = float("nan") if undefined else _excess(value, limit, upper)
     point_fails = undefined is not None or excess > _TOLERANCE
+    cannot_fail = ()
+    # a calibrated limit that no swap crosses fails nothing: a pass there is no evidence (OK*, never OK)
+    if calibrated_limit is not None and not point_fails and null.false_alarm_rate(calibrated_limit - null_offset) == 0:
+        cannot_fail = (_too_coarse(label, null, str(reference), false_alarm, family),)  # type: ignore[arg-type]
     warning = None
     passed = not point_fails
     if interval is not None and point_fails and undefined is None and bound is not None:
@@ -267,9 +285,29 @@ def judge(
         value=value, reference_value=reference_value, bound=bound, limit=limit, excess=excess,
         interval=interval, confidence=confidence, seed=seed, passed=passed, warning=warning,
         worst_topics=tuple(worst_topics), worst_against=worst_against, message="", null=summary, upper=upper,
-        compared_value=compared_value, spec_line=spec_line,
+        compared_value=compared_value, spec_line=spec_line, guards=cannot_fail,
     )
     return _with_message(replace(outcome, sentence=plain_sentence(outcome, undefined)), undefined)
+
+
+def _too_coarse(label: str, null: SwapNull, reference: str, false_alarm: float, family: FamilyLevel | None) -> str:
+    """Why a calibrated limit that no swap crosses cannot fail: the null is too coarse for the rate asked.
+
+    With ``2**n`` swaps for few topics, or few topics where the two systems differ, the null's most
+    extreme value holds more than ``P`` of the swaps; the ``P``-quantile is then that extreme, which no
+    equal change crosses, and neither does a worse one that sits on it (MATH.md section 7).
+    """
+    smallest = null.smallest_rate()
+    if smallest == 1.0:
+        return (f"every swap with {reference} gives the same {label}: the two systems do not differ where it "
+                f"looks (no change), so no calibrated limit can fail")
+    level = f"false_alarm {_percent(false_alarm)}" if family is None else (
+        f"the family's per-gate level {_percent(family.level)}")
+    drawn = f"all {null.swaps:,} swaps" if null.exact else f"{null.swaps:,} swaps"
+    return (f"the null of no change is too coarse for {level}: its most extreme {label} already holds "
+            f"{_percent(smallest)} of {drawn} with {reference} (too few topics, or too few that differ), so the "
+            f"limit sits on it and this gate cannot fail; add topics, or raise false_alarm to at least "
+            f"{_percent(smallest)}")
 
 
 def short_number(value: float, other: float | None = None) -> str:
@@ -312,12 +350,58 @@ def plain_sentence(outcome: GateOutcome, undefined: str | None = None) -> str:
     return f"{worse} ({numbers}{beyond})."
 
 
+def with_family(outcome: GateOutcome, null: SwapNull, family: FamilyLevel) -> GateOutcome:
+    """A calibrated gate judged again at its family's per-gate level (before its guards are applied).
+
+    ``null`` is the gate's null as the family saw it (its first ``family.swaps`` swaps).
+    """
+    summary = outcome.null
+    assert summary is not None and summary.requested is not None, "only a calibrated gate joins a family"
+    return judge(
+        gate_id=outcome.id, statistic=outcome.statistic, label=outcome.label, measure=outcome.measure,
+        system=outcome.system, reference=outcome.reference, value=outcome.value,
+        reference_value=outcome.reference_value, bound=outcome.bound, higher_is_better=outcome.higher_is_better, worst_topics=outcome.worst_topics,
+        worst_against=outcome.worst_against, null=null, null_offset=summary.offset, false_alarm=summary.requested,
+        compared_value=outcome.compared_value, spec_line=outcome.spec_line, family=family,
+    )
+
+
+def family_key(outcome: GateOutcome, topics: tuple[str, ...]) -> tuple[object, ...] | None:
+    """What a calibrated gate shares with the rest of its family, or ``None`` when it joins none.
+
+    Gates whose nulls swap the same topics with the same reference under the same seed see the same
+    swaps, swap for swap (a Monte-Carlo draw of fewer swaps is the start of a longer one). A gate with a
+    NaN in its null has no limit and fails on its own.
+    """
+    null = outcome.null
+    if null is None or null.requested is None or null.distribution.by_swap is None:
+        return None
+    if not np.isfinite(null.distribution.by_swap).all():
+        return None
+    return topics, null.reference, null.exact, null.seed
+
+
+def calibrate_family(outcomes: Sequence[GateOutcome]) -> tuple[GateOutcome, ...]:
+    """The calibrated gates of one family (one :func:`family_key`) judged again together.
+
+    MATH.md section 7, family-wise limits (:func:`~pytest_bvtest.stats.calibration.family_level`):
+    each gate's limit lets at most the same count of the shared swaps past it, the largest count at
+    which the gates together fail at most their ``false_alarm`` share of the swaps.
+    """
+    nulls = [outcome.null.distribution for outcome in outcomes]  # type: ignore[union-attr]
+    shared = min(null.swaps for null in nulls)
+    nulls = [null.first(shared) for null in nulls]
+    rate = outcomes[0].null.requested  # type: ignore[union-attr]
+    family = family_level(np.array([null.by_swap for null in nulls]), [null.higher_is_better for null in nulls], rate)
+    return tuple(with_family(outcome, null, family) for outcome, null in zip(outcomes, nulls))
+
+
 def with_guards(outcome: GateOutcome, guards: Sequence[Guard]) -> GateOutcome:
     """``outcome`` with the warnings of the guards that concern it: a pass becomes ``OK*``."""
     messages = tuple(guard.message for guard in guards if guard.concerns(outcome.statistic, outcome.reference))
     if not messages:
         return outcome
-    guarded = replace(outcome, guards=messages)
+    guarded = replace(outcome, guards=(*messages, *outcome.guards))  # the measure's guards say more
     guarded = replace(guarded, sentence=plain_sentence(guarded))
     lines = outcome.message.split("\n")
     lines[1] = f"  {guarded.sentence}"
@@ -336,7 +420,8 @@ def _with_message(outcome: GateOutcome, undefined: str | None) -> GateOutcome:
         )
     if outcome.warning:
         lines.append(f"  warning: {outcome.warning}")
-    if outcome.worst_topics and (not outcome.passed or outcome.warning):
+    lines += [f"  warning: {message}" for message in outcome.guards]
+    if outcome.worst_topics and (not outcome.passed or outcome.warning or outcome.guards):
         lines.append(f"  {blame_title(outcome.label, outcome.worst_topics, outcome.worst_against)}:")
         for impact in outcome.worst_topics:
             about = f" ({impact.text})" if impact.text else ""

@@ -43,6 +43,7 @@ _OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("history", "string", "append one JSON line per evaluated spec to this history file (gates, statistics, commit)"),
     ("json", "string", "write the JSON report to this path"),
     ("markdown", "string", "write the Markdown summary (pull-request comment) to this path"),
+    ("html", "string", "write the self-contained HTML report (plots, per-topic tables) to this path"),
     ("plots", "string", "write Bias²/Var plots to this folder (needs matplotlib)"),
     ("cache-dir", "string", "folder of the per-topic score cache (default: .bvtest_cache beside the spec)"),
 )
@@ -68,9 +69,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bvtest-no-cache", action="store_true", default=None, dest="bvtest_no_cache",
                     help="do not read or write the per-topic score cache")
     parser.addini("bvtest_no_cache", "see --bvtest-no-cache", type="bool", default=False)
+    group.addoption("--bvtest-jobs", action="store", default=None, dest="bvtest_jobs", metavar="N",
+                    help="evaluate up to N uncached run files at once, each in its own process "
+                         "(default: the core count; 1 in a pytest-xdist worker)")
+    parser.addini("bvtest_jobs", "see --bvtest-jobs", type="string", default=None)
 
 
-_PATH_OPTIONS = ("run", "json", "markdown", "plots", "cache-dir", "history")
+_PATH_OPTIONS = ("run", "json", "markdown", "html", "plots", "cache-dir", "history")
 
 
 def option(config: pytest.Config, name: str) -> Any:
@@ -97,6 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
         plots = option(config, "plots")
     except BvtestError as error:  # an ini path outside the project
         raise pytest.UsageError(f"bvtest: {error}") from None
+    _jobs(config)  # a bad --bvtest-jobs is a usage error before collection, not a failure of every gate
     if plots and importlib.util.find_spec("matplotlib") is None:
         raise pytest.UsageError("--bvtest-plots needs matplotlib, which is not installed: pip install 'pytest-bvtest[plots]'")
     specs = [str(Path(path).resolve()) for path in option(config, "spec") or ()]
@@ -301,7 +307,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 def evaluation_options(config: pytest.Config) -> dict[str, Any]:
     """The keyword arguments of :func:`~pytest_bvtest.api.evaluate_spec` that the options set."""
     return {"cache_dir": option(config, "cache-dir"), "use_cache": not option(config, "no-cache"),
-            "allow_outside": config.getoption("bvtest_allow_outside_project")}
+            "allow_outside": config.getoption("bvtest_allow_outside_project"), "jobs": _jobs(config)}
+
+
+def _jobs(config: pytest.Config) -> int:
+    """``--bvtest-jobs`` (or ``bvtest_jobs``): processes for uncached run files, as ``bvtest check -j``.
+
+    By default the core count, except in a pytest-xdist worker, where the workers already share the cores.
+    """
+    text = option(config, "jobs")
+    if text is None:
+        return 1 if hasattr(config, "workerinput") else os.cpu_count() or 1
+    text = str(text).strip()
+    if not text.isdigit() or int(text) < 1:
+        raise pytest.UsageError(f"bvtest: --bvtest-jobs (ini bvtest_jobs) needs a whole number of processes, at least 1, "
+                                f"got {text!r}")
+    return int(text)
 
 
 def _is_team_test(item: pytest.Item) -> bool:
@@ -369,6 +390,7 @@ class SessionOutputs:
                 history_path=option(config, "history"),
                 json_path=option(config, "json"),
                 markdown_path=option(config, "markdown"),
+                html_path=option(config, "html"),
                 plots_dir=option(config, "plots"),
                 github_step_summary=os.environ.get("GITHUB_STEP_SUMMARY"),
             )

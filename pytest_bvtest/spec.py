@@ -131,10 +131,13 @@ class CalibrationSpec:
     ``swaps`` ``None`` takes the defaults: the statistic's for a ``false_alarm`` gate (10,000; GAWM
     1,000), ``plain_bound_swaps`` for the false-alarm rate a plain bound reports (not a spec key:
     ``bvtest calibrate`` sets it to ``None``, the statistic's default, for precise limits).
+    ``family`` holds every ``false_alarm`` gate of the spec to their one rate together (Westfall-Young
+    min-p, :func:`~pytest_bvtest.stats.calibration.family_level`); off, each gate keeps its rate alone.
     """
 
     swaps: int | None = None
     seed: int = 0
+    family: bool = False
     plain_bound_swaps: int | None = RATE_SWAPS
 
 
@@ -278,6 +281,8 @@ class _SpecReader:
         reference = self.reference(top.get("reference"), baselines, candidate)
         analysis = self.analysis(top.get("analysis"))
         gates = self.gates(top.get("gates"), measures, reference, baselines)
+        if analysis.calibration.family:
+            self.one_family_rate(gates)
         cache = top.get("cache")
         if cache is False:
             cache_path = None
@@ -438,11 +443,16 @@ class _SpecReader:
                 seed=self.number(bootstrap.get("seed", 0), key("bootstrap", "seed"), minimum=0, integer=True),
             )
         if "calibration" in section:
-            calibration = self.check_keys(section["calibration"], key("calibration"), ("swaps", "seed"), "calibration")
+            calibration = self.check_keys(section["calibration"], key("calibration"), ("swaps", "seed", "family"),
+                                          "calibration")
             swaps = calibration.get("swaps")
+            family = calibration.get("family", False)
+            if not isinstance(family, bool):
+                raise self.error(key("calibration", "family"), f"expected true or false, got {_kind(family)}")
             settings["calibration"] = CalibrationSpec(
                 swaps=None if swaps is None else self.number(swaps, key("calibration", "swaps"), minimum=100, integer=True),
                 seed=self.number(calibration.get("seed", 0), key("calibration", "seed"), minimum=0, integer=True),
+                family=family,
             )
         if "top_topics" in section:
             settings["top_topics"] = self.number(section["top_topics"], key("top_topics"), minimum=0, integer=True)
@@ -563,6 +573,19 @@ class _SpecReader:
                                   false_alarm))
         _disambiguate_names(gates)
         return tuple(gates)
+
+    def one_family_rate(self, gates: tuple[GateSpec, ...]) -> None:
+        """Family-wise calibration holds the ``false_alarm`` gates to one rate together: they must name one."""
+        calibrated = [(index, gate) for index, gate in enumerate(gates) if gate.false_alarm is not None]
+        for index, gate in calibrated[1:]:
+            first = calibrated[0][1]
+            if gate.false_alarm != first.false_alarm:
+                raise self.error(
+                    ("gates", index, "false_alarm"),
+                    f"false_alarm {gate.false_alarm:g} differs from {first.false_alarm:g} (line {first.line}): the "
+                    "calibrated gates of a spec share one false-alarm rate, which they keep together",
+                    "use one value, or set `analysis: {calibration: {family: false}}` to calibrate each gate alone",
+                )
 
     def false_alarm(self, gate: Mapping[str, Any], key: tuple[Any, ...]) -> float | None:
         """The gate's false-alarm rate ``P`` (MATH.md section 7): its limit is the null's P-quantile."""

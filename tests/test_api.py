@@ -497,8 +497,9 @@ def test_the_mve_sweep_is_plotted(tmp_path: Path) -> None:
     evaluation = evaluate_spec(load_spec(four_system_tables(tmp_path)), use_cache=False)
     document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
     written = plots.write_plots(document, tmp_path / "plots")
-    assert [path.name for path in written] == ["bvtest-AP-bias-variance.png", "bvtest-AP-scatter.png", "bvtest-AP-mve-sweep.png"]
-    assert written[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [path.name for path in written] == ["bvtest-AP-bias-variance.png", "bvtest-AP-scatter.png", "bvtest-AP-difference.png",
+                                               "bvtest-AP-mve-sweep.png"]
+    assert written[3].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.parametrize("with_qrels", [True, False])

@@ -14,6 +14,7 @@ import yaml
 
 from conftest import shared_path
 from pytest_bvtest.api import evaluate_spec
+from pytest_bvtest.errors import InputError
 from pytest_bvtest.spec import load_spec
 from test_plugin import PRODUCTION, QRELS, RISKY, run_text
 
@@ -197,3 +198,103 @@ def test_a_plain_bound_reports_its_rate_from_fewer_swaps_than_a_calibrated_limit
     plain, calibrated = evaluate_spec(load_spec(spec), use_cache=False).measure("nDCG@10").gates
     assert (plain.null.swaps, calibrated.null.swaps) == (1_000, 10_000)
     assert plain.null.rate > 0.5  # TRisk >= -2 at alpha 5 fails most equal-quality changes of this candidate
+
+
+# --- family-wise limits (analysis.calibration.family) ------------------------------------------------
+
+def joint_rate(outcomes: list) -> float:
+    """Share of the shared swaps on which at least one gate's null lies strictly past its calibrated limit."""
+    shared = min(outcome.null.swaps for outcome in outcomes)
+    failing = np.zeros(shared, dtype=bool)
+    for outcome in outcomes:
+        values = outcome.null.distribution.by_swap[:shared] + outcome.null.offset
+        limit = outcome.null.calibrated_limit
+        failing |= values < limit - 1e-12 if outcome.higher_is_better else values > limit + 1e-12
+    return float(failing.mean())
+
+
+def test_family_wise_limits_hold_the_examples_recommended_gates_to_five_percent_together(tmp_path: Path) -> None:
+    spec = example_spec(tmp_path)
+    document = yaml.safe_load(spec.read_text())
+    document.update(candidate=str(EXAMPLE / "runs" / "candidate-risky.run"), cache=False)
+    spec.write_text(yaml.safe_dump(document))
+    alone = [gate for measure in evaluate_spec(load_spec(spec), use_cache=False).measures for gate in measure.gates]
+    document["analysis"]["calibration"] = {"family": True}
+    spec.write_text(yaml.safe_dump(document))
+    together = [gate for measure in evaluate_spec(load_spec(spec), use_cache=False).measures for gate in measure.gates]
+    assert len(together) == 5 and all(gate.null.family is not None for gate in together)
+    family = together[0].null.family
+    assert len(family.limits) == 5 and family.swaps == 10_000
+    # the five gates, calibrated one by one, fail an equal change far more often than 5% together
+    assert joint_rate(alone) > 0.1
+    assert joint_rate(together) == pytest.approx(family.rate) and family.rate <= 0.05
+    assert family.rate > 0.045  # and not much less: the min-p level uses the family's dependence
+    for gate in together:  # every limit is the gate's own null at the family's per-gate count
+        assert gate.null.calibrated_limit == gate.null.distribution.limit_past(family.count) + gate.null.offset
+        assert "for the 5 calibrated gates together" in gate.message
+    # Var's 19% growth on the risky candidate is past 95% of equal changes for Var alone, not for the five
+    verdict = {gate.id.split("::", 1)[1]: (alone_gate.outcome, gate.outcome)
+               for alone_gate, gate in zip(alone, together)}
+    assert verdict["nDCG@10::var"] == ("FAIL", "OK")
+
+
+def test_family_wise_calibration_needs_one_false_alarm_rate_and_a_boolean(tmp_path: Path) -> None:
+    spec = example_spec(tmp_path)
+    document = yaml.safe_load(spec.read_text())
+    document["analysis"]["calibration"] = {"family": True}
+    document["gates"] = [{"statistic": "trisk", "false_alarm": 0.05}, {"statistic": "mean", "false_alarm": 0.1}]
+    spec.write_text(yaml.safe_dump(document))
+    with pytest.raises(InputError, match=r"gates\[1\]\.false_alarm: false_alarm 0.1 differs from 0.05") as raised:
+        load_spec(spec)
+    assert raised.value.line is not None and "family: false" in raised.value.hint
+    document["analysis"]["calibration"] = {"family": "yes"}
+    spec.write_text(yaml.safe_dump(document))
+    with pytest.raises(InputError, match="calibration.family: expected true or false"):
+        load_spec(spec)
+
+
+def test_four_topics_cannot_calibrate_a_five_percent_gate_so_a_run_worse_on_all_of_them_is_ok_star_not_ok(
+    tmp_path: Path,
+) -> None:
+    """The example's last-quarter release loses on each of topics 1-4 to production: with 4 topics the
+    16 swaps cannot place a 5% limit anywhere but on the worst swap, which is the candidate itself."""
+    keep = {"1", "2", "3", "4"}
+
+    def subset(source: Path) -> Path:
+        lines = [line for line in source.read_text().splitlines() if line.split()[0] in keep]
+        target = tmp_path / source.name
+        target.write_text("\n".join(lines) + "\n")
+        return target
+
+    spec = tmp_path / "tiny.yaml"
+    document = {"qrels": str(subset(EXAMPLE / "eval" / "qrels.txt")), "measures": ["nDCG@10"],
+                "baselines": {"production": str(subset(EXAMPLE / "runs" / "production.run"))},
+                "candidate": str(subset(EXAMPLE / "runs" / "past-release.run")), "cache": False,
+                "gates": [{"statistic": "trisk", "false_alarm": 0.05}, {"statistic": "mean", "false_alarm": 0.05}]}
+    spec.write_text(yaml.safe_dump(document))
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    matrix = evaluation.measure("nDCG@10").matrix
+    assert (matrix.scores[matrix.index("candidate")] < matrix.scores[matrix.index("production")]).all()
+    gates = evaluation.gates
+    assert [gate.outcome for gate in gates] == ["OK*", "OK*"]
+    assert all(gate.null.exact and gate.null.swaps == 16 and gate.null.rate == 0 for gate in gates)
+    assert all("raise false_alarm to at least 6.25%" in gate.guards[0] for gate in gates)
+    document["gates"] = [{"statistic": "mean", "false_alarm": 0.0625}]
+    spec.write_text(yaml.safe_dump(document))
+    assert [gate.outcome for gate in evaluate_spec(load_spec(spec), use_cache=False).gates] == ["FAIL"]
+
+
+def test_the_dl_hard_examples_calibrated_family_passes_rm3_against_bm25(tmp_path: Path) -> None:
+    """BM25+RM3 vs BM25 on DL-HARD: nDCG@10 +0.0077, AP(rel=2) -0.0002, RR(rel=2) -0.0023 (upstream
+    trec_eval means): no harm beyond noise. The twelve calibrated gates (four on each of three measures)
+    keep 5% together; the fixed TRisk >= -2 they replace failed 29.6% of equal changes on nDCG@10."""
+    shared_path("dl_hard", "dataset")
+    document = yaml.safe_load((EXAMPLE / "trec" / "bvtest-dl-hard.yaml").read_text())
+    assert document["analysis"]["calibration"] == {"family": True}
+    evaluation = evaluate_spec(load_spec(EXAMPLE / "trec" / "bvtest-dl-hard.yaml"), use_cache=False)
+    assert len(evaluation.gates) == 12 and {gate.outcome for gate in evaluation.gates} == {"OK"}
+    families = {(len(gate.null.family.limits), gate.null.family.rate) for gate in evaluation.gates}
+    assert len(families) == 1
+    (members, rate), = families
+    assert members == 12 and 0.045 < rate <= 0.05
+    assert joint_rate(list(evaluation.gates)) == pytest.approx(rate)

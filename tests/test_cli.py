@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -139,3 +140,22 @@ def test_calibrate_without_a_candidate_is_an_input_error(tmp_path: Path) -> None
     spec.write_text(f"qrels: {EXAMPLE / 'eval' / 'qrels.txt'}\nmeasures: [AP]\nbaselines: {{p: {EXAMPLE / 'runs' / 'production.run'}}}\n")
     result = run_cli("calibrate", str(spec))
     assert result.returncode == 2 and "calibrate needs a candidate and gates" in result.stderr
+
+
+@pytest.mark.parametrize("preset", [None, "3"])
+def test_a_fresh_bvtest_process_runs_the_blas_on_one_thread_unless_told_otherwise(preset: str | None) -> None:
+    probe = ("import os, sys; from pytest_bvtest import cli; cli._one_blas_thread(); import numpy; "
+             "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['MKL_NUM_THREADS'])")
+    environment = {key: value for key, value in os.environ.items() if key not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    if preset is not None:
+        environment["OPENBLAS_NUM_THREADS"] = preset
+    printed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=environment, check=True)
+    assert printed.stdout.split() == [preset or "1", "1"]
+
+
+def test_the_blas_threads_are_left_alone_once_numpy_has_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_bvtest.cli as cli
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    cli._one_blas_thread()  # numpy is loaded in this process: setting the variable now would change nothing
+    assert "OPENBLAS_NUM_THREADS" not in os.environ

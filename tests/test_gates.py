@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_bvtest.gates import TopicImpact, judge, limit_and_excess
+from pytest_bvtest.gates import TopicImpact, judge, limit_and_excess, with_guards
+from pytest_bvtest.guards import Guard
 from pytest_bvtest.spec import Bound
 
 
@@ -156,3 +157,43 @@ def test_infinity_compares_as_a_number(value: float, passed: bool) -> None:
     outcome = verdict(Bound("min", -2.0, False), value)
     assert outcome.passed is passed and outcome.excess == (-math.inf if passed else math.inf)
     assert verdict(Bound("min", -math.inf, False), -math.inf).passed  # on the limit, not NaN
+
+
+# --- a calibrated limit that no swap crosses is no evidence (OK*, never OK) -------------------------
+
+SIXTEEN = [i / 1000 for i in range(16)]  # 4 topics: all 16 swaps, no two alike
+
+
+def test_a_null_too_coarse_for_its_rate_makes_a_pass_ok_star_and_names_the_smallest_rate_that_works() -> None:
+    # 16 swaps at P = 5%: k = floor(0.8) = 0, the limit is the worst swap, which the candidate sits on
+    coarse = calibrated(0.08 + 0.015, None, null=null_of(SIXTEEN, False))
+    assert coarse.passed and coarse.outcome == "OK*" and coarse.null.rate == 0.0
+    assert coarse.excess == 0.0 and coarse.limit == pytest.approx(0.095)
+    assert coarse.guards == ("the null of no change is too coarse for false_alarm 5%: its most extreme Var already "
+                             "holds 6.25% of 16 swaps with production (too few topics, or too few that differ), so the "
+                             "limit sits on it and this gate cannot fail; add topics, or raise false_alarm to at least "
+                             "6.25%",)
+    assert coarse.sentence.startswith("Holds on paper, but do not trust it: the null of no change is too coarse")
+    assert f"  warning: {coarse.guards[0]}" in coarse.message
+    # at the rate it names, the same candidate fails: it is the worst of the 16 equal changes
+    assert not calibrated(0.08 + 0.015, None, false_alarm=0.0625, null=null_of(SIXTEEN, False)).passed
+    # a null fine enough for its rate keeps a plain OK
+    assert calibrated(0.08 + 0.018, None).outcome == "OK"
+
+
+def test_a_null_of_one_value_says_the_two_systems_do_not_differ() -> None:
+    """A candidate identical to the reference: every swap gives the same value, the limit is that value."""
+    same = null_of([0.0] * 20, True, "trisk")
+    outcome = judge(gate_id="s::AP::trisk", statistic="trisk", label="TRisk", measure="AP", system="candidate",
+                    reference="production", value=0.0, reference_value=None, bound=None, higher_is_better=True,
+                    null=same, false_alarm=0.05)
+    assert outcome.passed and outcome.outcome == "OK*" and outcome.excess == 0.0
+    assert outcome.guards == ("every swap with production gives the same TRisk: the two systems do not differ where "
+                              "it looks (no change), so no calibrated limit can fail",)
+
+
+def test_a_coarse_null_joins_the_measures_guards_after_them() -> None:
+    coarse = calibrated(0.08 + 0.015, None, null=null_of(SIXTEEN, False))
+    guard = Guard("identical", True, "candidate's per-topic AP scores are identical to production's")
+    guarded = with_guards(coarse, [guard])
+    assert guarded.guards == (guard.message, coarse.guards[0]) and guarded.outcome == "OK*"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import textwrap
 from pathlib import Path
 from xml.etree import ElementTree
@@ -328,3 +329,45 @@ def test_history_appends_one_line_per_session_and_skips_a_corrupt_line(project: 
     urisk = next(series for series in gate_series(history.records) if series.id.endswith("AP::urisk"))
     assert urisk.outcomes == ("OK", "FAIL") and urisk.values[1] == pytest.approx(-1.27222, abs=1e-5)
     assert urisk.limits == (-0.05, -0.05)
+
+
+def test_jobs_evaluate_run_files_in_processes_with_the_serial_reports_and_a_shared_cache(
+        project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_bvtest import matrix
+
+    pools: list[int] = []
+    process_pool = matrix.ProcessPoolExecutor
+
+    def counted_pool(*args: object, max_workers: int, **kwargs: object) -> object:
+        pools.append(max_workers)
+        return process_pool(*args, max_workers=max_workers, **kwargs)
+
+    monkeypatch.setattr(matrix, "ProcessPoolExecutor", counted_pool)
+    common = ("--bvtest-run", "runs/risky.run", "-p", "no:cacheprovider")
+    serial = project.runpytest(*common, "--bvtest-jobs", "1", "--bvtest-cache-dir", "serial", "--bvtest-json", "serial.json")
+    assert pools == []
+    parallel = project.runpytest(*common, "--bvtest-jobs", "3", "--bvtest-cache-dir", "shared", "--bvtest-json", "parallel.json")
+    assert pools == [3]  # production, bm25 and risky: three uncached run files in three processes
+    assert serial.ret == parallel.ret == 1
+    reports = [re.sub(rb'\n  "timestamp": "[^"]*",', b"", (project.path / name).read_bytes()) for name in ("serial.json", "parallel.json")]
+    assert reports[0] == reports[1]
+
+    def entries(folder: str) -> dict[str, bytes]:
+        root = project.path / folder
+        return {str(path.relative_to(root)): path.read_bytes() for path in root.rglob("*.json") if path.parent.name != "stat"}
+
+    assert entries("serial") == entries("shared") and len(entries("shared")) == 3 * 2  # 3 run files x AP, RR
+    # the next session finds every score the workers stored: nothing left to evaluate
+    again = project.runpytest(*common, "--bvtest-jobs", "3", "--bvtest-cache-dir", "shared", "--bvtest-json", "again.json")
+    assert pools == [3] and again.ret == 1
+    assert re.sub(rb'\n  "timestamp": "[^"]*",', b"", (project.path / "again.json").read_bytes()) == reports[0]
+    project.makeini("[pytest]\nbvtest_jobs = 2\n")  # the ini mirror, on a cold cache
+    project.runpytest(*common, "--bvtest-cache-dir", "from-ini")
+    assert pools == [3, 2] and entries("from-ini") == entries("serial")
+
+
+@pytest.mark.parametrize("jobs", ["0", "two", "-1"])
+def test_jobs_must_be_a_positive_whole_number(project: pytest.Pytester, jobs: str) -> None:
+    result = project.runpytest(f"--bvtest-jobs={jobs}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"--bvtest-jobs (ini bvtest_jobs) needs a whole number of processes, at least 1, got '{jobs}'" in result.stderr.str()

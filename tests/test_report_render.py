@@ -92,9 +92,9 @@ def sample_document() -> dict[str, Any]:
                      f"  warning: {warning}"),
     ]
     ndcg_gates[0]["calibration"] = {"false_alarm": None, "limit": None, "rate": 0.469, "swaps": 10_000, "exact": False,
-                                    "seed": 0, "reference": "production"}
+                                    "seed": 0, "reference": "production", "family": None}
     ndcg_gates[2]["calibration"] = {"false_alarm": None, "limit": None, "rate": 0.0625, "swaps": 32, "exact": True,
-                                    "seed": 0, "reference": "production"}
+                                    "seed": 0, "reference": "production", "family": None}
     bm25 = system("bm25", "baseline", mean=0.242, bias2=0.112896, var=0.043056, bias2_plus_var=0.155952, urisk=-0.596,
                   trisk=-3.05838145, trisk_p=0.03771805, zrisk=-1.01532748, georisk=0.31863638, mve=0.155888, gawm=0.2)
     bm25["missing_topics"] = ["304", "305"]

@@ -207,7 +207,7 @@ def test_table_format_is_stated_for_a_whole_table_of_baselines(project: Path) ->
     assert list(spec.baselines) == ["sysA", "sysB"]
     assert spec.candidate.format == "wide-topics"
     error = load_error(project, "measures: [AP]\ntable_format: sideways\nbaselines: urbano.csv\n")
-    assert str(error).endswith("bvtest.yaml:2: table_format: unknown table format 'sideways'; use one of auto, trec_eval, long, wide, wide-topics")
+    assert str(error).endswith("bvtest.yaml:2: table_format: unknown table format 'sideways'; use one of auto, trec_eval, long, wide, wide-topics, parquet")
 
 
 _GATED = "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n"

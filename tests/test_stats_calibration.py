@@ -83,6 +83,41 @@ def test_monte_carlo_null_equals_a_naive_loop_over_seeded_swaps() -> None:
     np.testing.assert_allclose(null.values, np.sort(expected), rtol=1e-10, atol=1e-14)
 
 
+def naive_monte_carlo_null(scores: np.ndarray, name: str, candidate: int, reference: int, swaps: int, seed: int,
+                           settings: AnalysisSettings) -> np.ndarray:
+    """Swap ``b`` of ``default_rng(seed).random((swaps, n)) < 0.5`` applied to the whole matrix, one swap at a time."""
+    swapped = np.random.default_rng(seed).random((swaps, scores.shape[1])) < 0.5
+    own = null_of_own_value(name)
+    expected = []
+    for row in swapped:
+        x = scores.copy()
+        x[candidate] = np.where(row, scores[reference], scores[candidate])
+        x[reference] = np.where(row, scores[candidate], scores[reference])
+        values = STATISTICS[name].compute(x, reference, settings)
+        expected.append(values[candidate] if own else values[candidate] - values[reference])
+    return np.sort(expected)
+
+
+@pytest.mark.parametrize("name", [name for name in STATISTICS if name != "gawm"])
+def test_every_fast_path_equals_the_naive_loop_on_real_runs(name: str) -> None:
+    # the mean's matrix product, the bit-wise row swap and the swaps shared between gates (drawn by the
+    # first statistic of the same topics, swaps and seed) against one full-matrix evaluation per swap
+    names, scores = web14()
+    candidate, reference = names.index("uogTrDwl"), names.index("CiirAll1")
+    swap_null(scores, "var", candidate, reference, AnalysisSettings(), swaps=200, seed=5)
+    null = swap_null(scores, name, candidate, reference, AnalysisSettings(), swaps=200, seed=5)
+    expected = naive_monte_carlo_null(scores, name, candidate, reference, 200, 5, AnalysisSettings())
+    np.testing.assert_allclose(null.values, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_shared_swaps_equal_swaps_drawn_per_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    names, scores = web14()
+    shared = {name: swap_null(scores, name, 2, 7, swaps=300, seed=9).values for name in ("mean", "georisk", "trisk")}
+    monkeypatch.setattr(calibration, "_SHARED_BYTES", 0)
+    for name, values in shared.items():
+        np.testing.assert_array_equal(swap_null(scores, name, 2, 7, swaps=300, seed=9).values, values)
+
+
 def test_blocks_do_not_change_the_null(monkeypatch: pytest.MonkeyPatch) -> None:
     names, scores = web14()
     whole = swap_null(scores, "trisk", 0, 1, AnalysisSettings(), swaps=500, seed=3)
@@ -147,3 +182,115 @@ def test_false_alarm_rate_at_five_percent_on_equal_quality_pairs_of_real_trec_ru
     rate = failures / trials
     error = np.sqrt(0.05 * 0.95 / trials)  # binomial standard error over the pairs
     assert abs(rate - 0.05) < 3 * error, rate
+
+
+# --- family-wise limits (Westfall & Young 1993 min-p over the shared swaps) -------------------------
+
+FAMILY = ("trisk", "var", "bias2_plus_var", "mean")  # the recommended gates' statistics
+RISK_5 = AnalysisSettings(risk_alpha=5.0)
+
+
+def brute_force_nulls_in_swap_order(scores: np.ndarray, names: tuple[str, ...],
+                                    settings: AnalysisSettings) -> np.ndarray:
+    """Each statistic's null value on swap ``k`` (topic ``j`` swapped when bit ``j`` of ``k`` is set), by loops."""
+    topics = scores.shape[1]
+    rows = []
+    for k in range(2**topics):
+        x = scores.copy()
+        for j in range(topics):
+            if k >> j & 1:
+                x[CANDIDATE, j], x[REFERENCE, j] = scores[REFERENCE, j], scores[CANDIDATE, j]
+        row = []
+        for name in names:
+            computed = STATISTICS[name].compute(x, REFERENCE, settings)
+            row.append(computed[CANDIDATE] if null_of_own_value(name) else computed[CANDIDATE] - computed[REFERENCE])
+        rows.append(row)
+    return np.array(rows).T
+
+
+def brute_force_family(nulls: np.ndarray, names: tuple[str, ...], false_alarm: float) -> tuple[int, float, list[float]]:
+    """Try every per-gate count k: the largest (up to floor(P N)) whose limits fail at most P N swaps."""
+    swaps = nulls.shape[1]
+    allowed = int(np.floor(false_alarm * swaps + 1e-9))
+    best = None
+    for k in range(allowed + 1):
+        limits = [sorted(row)[k] if STATISTICS[name].higher_is_better else sorted(row)[swaps - 1 - k]
+                  for row, name in zip(nulls, names)]
+        failing = 0
+        for b in range(swaps):
+            failing += any(
+                (nulls[g, b] < limit - 1e-12 * max(1, abs(limit))) if STATISTICS[name].higher_is_better
+                else (nulls[g, b] > limit + 1e-12 * max(1, abs(limit)))
+                for g, (name, limit) in enumerate(zip(names, limits))
+            )
+        if failing <= allowed:
+            best = (k, failing / swaps, limits)
+    assert best is not None
+    return best
+
+
+@pytest.mark.parametrize("false_alarm", [0.05, 0.1, 0.25])
+@pytest.mark.parametrize("names", [FAMILY, ("mean",), ("urisk", "zrisk", "gap_mse")])
+def test_family_level_equals_a_brute_force_over_every_swap(names: tuple[str, ...], false_alarm: float) -> None:
+    expected = brute_force_nulls_in_swap_order(SMALL, names, RISK_5)
+    nulls = [swap_null(SMALL, name, CANDIDATE, REFERENCE, RISK_5) for name in names]
+    for null, row in zip(nulls, expected):  # the swap null keeps each value at its swap's place
+        np.testing.assert_allclose(null.by_swap, row, rtol=1e-9, atol=1e-12)
+    family = calibration.family_level(np.array([null.by_swap for null in nulls]),
+                                      [null.higher_is_better for null in nulls], false_alarm)
+    count, rate, limits = brute_force_family(expected, names, false_alarm)
+    assert (family.count, family.swaps) == (count, 2**SMALL.shape[1])
+    assert family.rate == pytest.approx(rate) and family.rate <= false_alarm
+    np.testing.assert_allclose(family.limits, limits, rtol=1e-9, atol=1e-12)
+    assert list(family.limits) == [null.limit_past(count) for null in nulls]
+    if len(names) == 1:  # a family of one is the gate's own calibrated limit
+        assert family.limits[0] == nulls[0].limit(false_alarm)
+
+
+def test_family_level_of_identical_gates_is_the_single_gates_level() -> None:
+    """Two copies of one statistic fail on the same swaps: the family costs nothing."""
+    null = swap_null(SMALL, "mean", CANDIDATE, REFERENCE)
+    family = calibration.family_level(np.array([null.by_swap, null.by_swap]), [True, True], 0.1)
+    assert family.limits == (null.limit(0.1), null.limit(0.1))
+
+
+def test_family_level_refuses_nan_and_mismatched_directions() -> None:
+    with pytest.raises(StatisticError, match="finite"):
+        calibration.family_level(np.array([[0.1, np.nan]]), [True], 0.05)
+    with pytest.raises(StatisticError, match="directions"):
+        calibration.family_level(np.zeros((2, 10)), [True], 0.05)
+
+
+def test_family_wise_rate_of_the_recommended_gates_on_equal_quality_pairs_of_real_trec_runs() -> None:
+    """Swap two real TREC-8 runs on random topics (an equal-quality pair) and gate the swapped candidate
+    with the recommended four statistics at P = 5%: calibrated one by one, at least one fails far more
+    often than 5% of the pairs; calibrated as a family (min-p), about 5%."""
+    path = shared_path("newbestsub_named_matrices", "AH99.csv")
+    scores = np.genfromtxt(path, delimiter=",", skip_header=1)[:, 1:]
+    rng = np.random.default_rng(2027)
+    trials, one_by_one, family_wise, levels = 300, 0, 0, []
+    for _ in range(trials):
+        systems = rng.choice(scores.shape[0], size=4, replace=False)
+        x = scores[systems].copy()
+        swap = rng.random(x.shape[1]) < 0.5
+        x[0], x[1] = np.where(swap, x[1], x[0]), np.where(swap, x[0], x[1])
+        seed = int(rng.integers(2**31))
+        nulls = [swap_null(x, name, 0, 1, RISK_5, swaps=2000, seed=seed) for name in FAMILY]
+        family = calibration.family_level(np.array([null.by_swap for null in nulls]),
+                                          [null.higher_is_better for null in nulls], 0.05)
+        levels.append(family.level)
+        failed_alone, failed_together = False, False
+        for name, null, joint_limit in zip(FAMILY, nulls, family.limits):
+            computed = STATISTICS[name].compute(x, 1, RISK_5)
+            observed = computed[0] if null.own_value else computed[0] - computed[1]
+            bad_side = 1.0 if null.higher_is_better else -1.0  # how far below (above) a limit is bad
+            failed_alone |= bad_side * (null.limit(0.05) - observed) > 1e-12
+            failed_together |= bad_side * (joint_limit - observed) > 1e-12
+        one_by_one += failed_alone
+        family_wise += failed_together
+    error = np.sqrt(0.05 * 0.95 / trials)
+    assert abs(family_wise / trials - 0.05) < 3 * error, family_wise / trials
+    assert one_by_one / trials > 0.05 + 3 * error, one_by_one / trials
+    assert 0.0125 <= np.median(levels) < 0.05  # between Bonferroni's 5%/4 and the single gate's 5%
+    print(f"one by one {one_by_one / trials:.3f}, family-wise {family_wise / trials:.3f}, "
+          f"median per-gate level {np.median(levels):.4f}")

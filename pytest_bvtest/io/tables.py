@@ -18,8 +18,14 @@ Four layouts, each with a format name:
     topic label (:data:`TOPIC_LABELS`) or empty, the first column holds the topic ids; otherwise
     every column is a system and the topics are numbered ``1..n`` in row order.
 
+``parquet``
+    An Apache Parquet file in the ``long`` layout: columns named as a long table's header
+    (``system``, ``topic``, ``value``, optionally ``measure``), ids as strings or integers, values as
+    numbers. Read with pyarrow (``pip install 'pytest-bvtest[parquet]'``), row by row with the long
+    CSV's checks, so both give the same scores and the same errors, rows counted from 1.
+
 ``format="auto"`` picks the layout only when the file's shape leaves no doubt (the rules are in
-``_detect_format``); otherwise it asks the user to state it.
+``_detect_format``; a Parquet file by its ``PAR1`` magic bytes); otherwise it asks the user to state it.
 """
 
 from __future__ import annotations
@@ -31,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_bvtest.errors import InputError, excerpt
-from pytest_bvtest.io.textfiles import finite_number, numbered_lines
+from pytest_bvtest.io.textfiles import finite_number, numbered_lines, require_regular_file
 
-TABLE_FORMATS = ("trec_eval", "long", "wide", "wide-topics")
+TABLE_FORMATS = ("trec_eval", "long", "wide", "wide-topics", "parquet")
 
 LONG_COLUMNS: dict[str, tuple[str, ...]] = {
     "system": ("system", "run", "runid", "run_id", "name"),
@@ -46,6 +52,9 @@ SYSTEM_LABELS = LONG_COLUMNS["system"]
 
 # trec_eval measures whose per-topic "value" is a string of relevance marks, not a number.
 _TEXT_MEASURE_PREFIX = "relstring"
+
+# The first bytes of every Parquet file (and its last four).
+_PARQUET_MAGIC = b"PAR1"
 
 _FORMAT_HINT = f"state the layout with format= one of {', '.join(TABLE_FORMATS)}"
 
@@ -141,13 +150,18 @@ def read_score_table(
         of cells, the same (system, topic, measure) cell twice, a header missing a column, a file
         without scores, a layout ``auto`` cannot tell.
     """
-    lines = [(number, line) for number, line in numbered_lines(path) if line.strip() and not line.lstrip().startswith("#")]
-    if not lines:
-        raise InputError("no scores: the file is empty or holds only comments", path=path)
+    if format == "auto" and _starts_like_parquet(path):
+        format = "parquet"
+    if format not in ("auto", *TABLE_FORMATS):
+        raise InputError(f"unknown table format {excerpt(format)}", path=path, hint=f"use auto or one of {', '.join(TABLE_FORMATS)}")
+    lines = []
+    if format != "parquet":
+        lines = [(number, line) for number, line in numbered_lines(path)
+                 if line.strip() and not line.lstrip().startswith("#")]
+        if not lines:
+            raise InputError("no scores: the file is empty or holds only comments", path=path)
     if format == "auto":
         format = _detect_format(path, lines)
-    if format not in TABLE_FORMATS:
-        raise InputError(f"unknown table format {excerpt(format)}", path=path, hint=f"use auto or one of {', '.join(TABLE_FORMATS)}")
     if system is not None and format != "trec_eval":
         raise InputError(
             f"system= names the one system of a trec_eval table; a {format} table names its systems itself",
@@ -157,6 +171,8 @@ def read_score_table(
         cells = _read_trec_eval(path, lines, system)
     elif format == "long":
         cells = _read_long(path, lines, measure)
+    elif format == "parquet":
+        cells = _read_parquet(path, measure)
     else:
         cells = _read_wide(path, lines, measure, rows_are_topics=format == "wide-topics")
     if measure is not None:
@@ -265,9 +281,15 @@ def _read_long(
             line=header_line,
             hint="a long table starts with a header such as `system,topic,measure,value`",
         )
-    header = [cell.lower() for cell in _cells(header_text, delimiter, path, header_line)]
+    header = _cells(header_text, delimiter, path, header_line)
+    positions = _long_columns(path, header, header_line)
+    return _long_cells(path, _rows(path, lines[1:], delimiter, len(header)), positions, measure, "line")
+
+
+def _long_columns(path: str | os.PathLike[str], header: list[str], header_line: int | None) -> dict[str, int]:
+    """Each role's column (``system``, ``topic``, ``value``, optionally ``measure``) by a long table's header."""
     positions: dict[str, int] = {}
-    for index, label in enumerate(header):
+    for index, label in enumerate(cell.lower() for cell in header):
         role = next((key for key, names in LONG_COLUMNS.items() if label in names), None)
         if role is None or role in positions:
             accepted = "; ".join(f"{key}: {', '.join(names)}" for key, names in LONG_COLUMNS.items())
@@ -287,26 +309,93 @@ def _read_long(
             line=header_line,
             hint="a long table's header names system, topic, value (and optionally measure)",
         )
+    return positions
+
+
+def _long_cells(
+    path: str | os.PathLike[str],
+    rows: Iterable[tuple[int, list[str]]],
+    positions: dict[str, int],
+    measure: str | None,
+    unit: str,
+) -> dict[TableKey, dict[str, float]]:
+    """A long table's scores from its rows of text cells, each numbered as a ``unit`` (a line, a row)."""
     cells: dict[TableKey, dict[str, float]] = {}
-    first_lines: dict[tuple[str, str | None, str], int] = {}
-    for number, row in _rows(path, lines[1:], delimiter, len(header)):
+    first_rows: dict[tuple[str, str | None, str], int] = {}
+    for number, row in rows:
         system = row[positions["system"]]
         topic = row[positions["topic"]]
         row_measure = row[positions["measure"]] if "measure" in positions else measure
         _require_names(path, number, system=system, topic=topic)
         key = (system, row_measure, topic)
-        if key in first_lines:
+        if key in first_rows:
             raise InputError(
                 f"system {excerpt(system)}, topic {excerpt(topic)}"
                 + (f", measure {excerpt(row_measure)}" if "measure" in positions else "")
-                + f" appears twice (first on line {first_lines[key]})",
+                + f" appears twice (first on {unit} {first_rows[key]})",
                 path=path,
                 line=number,
                 hint="keep one value per cell",
             )
-        first_lines[key] = number
+        first_rows[key] = number
         cells.setdefault((system, row_measure), {})[topic] = _cell(row[positions["value"]], path, number)
     return cells
+
+
+def _starts_like_parquet(path: str | os.PathLike[str]) -> bool:
+    """Whether the file begins with Parquet's magic bytes (False when it cannot be read: the text reader says why)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(_PARQUET_MAGIC)) == _PARQUET_MAGIC
+    except OSError:
+        return False
+
+
+def _read_parquet(path: str | os.PathLike[str], measure: str | None) -> dict[TableKey, dict[str, float]]:
+    """A Parquet file in the long layout, through the long table's checks; errors name the row (from 1).
+
+    Ids (system, topic, measure) must be strings or integers, values numbers (or decimal strings);
+    a null is an empty cell. Each value goes through its shortest decimal text, which reads back as
+    the same float, so a Parquet table and its CSV twin give the same scores and the same errors.
+    """
+    try:
+        import pyarrow
+        import pyarrow.parquet as parquet
+        import pyarrow.types as types
+    except ImportError:
+        raise InputError("reading a Parquet table needs pyarrow, which is not installed", path=path,
+                         hint="pip install 'pytest-bvtest[parquet]', or write the table as CSV") from None
+    require_regular_file(path)
+    try:
+        table = parquet.read_table(path)
+    except (OSError, pyarrow.ArrowException) as error:  # not a Parquet file, a damaged one, an unreadable one
+        raise InputError(f"cannot read the file as Parquet ({str(error).splitlines()[0]})", path=path,
+                         hint="give a Parquet file, or state the table's layout with format=") from None
+    header = [str(name) for name in table.column_names]
+    positions = _long_columns(path, header, None)
+    columns: dict[int, list[str]] = {}
+    for role, index in positions.items():
+        column = table.column(index)
+        kind = column.type.value_type if types.is_dictionary(column.type) else column.type
+        numeric = types.is_floating(kind) or types.is_decimal(kind)
+        text = types.is_string(kind) or types.is_large_string(kind)
+        if not (text or types.is_integer(kind) or (role == "value" and numeric)):
+            wanted = "numbers" if role == "value" else "strings or integers"
+            raise InputError(f"the {role} column {excerpt(header[index])} holds {kind} values", path=path,
+                             hint=f"write the {role} column as {wanted}")
+        columns[index] = ["" if cell is None else _parquet_text(cell) for cell in column.to_pylist()]
+    rows = ((number, [columns[index][number - 1] for index in range(len(header))])
+            for number in range(1, table.num_rows + 1))
+    try:
+        return _long_cells(path, rows, positions, measure, "row")
+    except InputError as error:  # "FILE: row N: ..." instead of a line number a binary file does not have
+        message = error.message if error.line is None else f"row {error.line}: {error.message}"
+        raise InputError(message, path=path, hint=error.hint) from None
+
+
+def _parquet_text(cell: object) -> str:
+    """A Parquet cell as the text a CSV would hold: ``repr`` of a float is its shortest round-tripping decimal."""
+    return repr(cell) if isinstance(cell, float) else str(cell)
 
 
 def _read_wide(

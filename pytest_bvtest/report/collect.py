@@ -15,7 +15,7 @@ from typing import Any
 from pytest_bvtest.api import Evaluation, GateOutcome
 from pytest_bvtest.io.textfiles import append_text, atomic_write_text
 from pytest_bvtest.report import github, markdown, terminal
-from pytest_bvtest.report.history import append_history, history_records, run_context
+from pytest_bvtest.report.history import append_history, gate_series, history_records, read_history, run_context
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
 
 
@@ -28,7 +28,8 @@ def item_payload(evaluation: Evaluation, outcome: GateOutcome | None,
     measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
     return {
         "documents": [documents[measure.measure] if documents is not None
-                      else measure_document(str(evaluation.spec.path), measure, evaluation.simulation, evaluation.inputs)
+                      else measure_document(str(evaluation.spec.path), measure, evaluation.simulation, evaluation.inputs,
+                                            evaluation.texts)
                       for measure in measures],
         "gate": None if outcome is None else gate_document(outcome),
         "position": _position(evaluation, outcome),
@@ -60,6 +61,9 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
         if outcome.null.requested is not None:
             properties += [("bvtest_false_alarm", outcome.null.requested),
                            ("bvtest_calibrated_limit", outcome.null.calibrated_limit)]
+        if outcome.null.family is not None:
+            properties += [("bvtest_family_gates", len(outcome.null.family.limits)),
+                           ("bvtest_family_rate", outcome.null.family.rate)]
     if outcome.reference is not None:
         properties += [("bvtest_reference", outcome.reference), ("bvtest_reference_value", outcome.reference_value)]
     if outcome.interval is not None:
@@ -124,7 +128,8 @@ def assemble(payloads: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str,
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
     """The session document of a single evaluation (the command line's report)."""
-    documents = {measure.measure: measure_document(str(evaluation.spec.path), measure, evaluation.simulation, evaluation.inputs)
+    documents = {measure.measure: measure_document(str(evaluation.spec.path), measure, evaluation.simulation,
+                                                   evaluation.inputs, evaluation.texts)
                  for measure in evaluation.measures}
     return assemble((item_payload(evaluation, outcome, documents) for outcome in (None, *evaluation.gates)),
                     context=run_context(evaluation.spec.folder))
@@ -141,10 +146,12 @@ def write_session_outputs(
     github_actions: bool = False,
     verbosity: int = 1,
     history_path: str | None = None,
+    html_path: str | None = None,
 ) -> list[str]:
     """Render ``document`` everywhere asked for; returns the paths written.
 
-    ``verbosity`` is pytest's (``-q`` -1, default 0, ``-v`` 1) for the terminal summary.
+    ``verbosity`` is pytest's (``-q`` -1, default 0, ``-v`` 1) for the terminal summary. The HTML
+    report draws the history file's gates over time, this session's records included.
     """
     written = []
     if terminal_writer is not None:
@@ -166,6 +173,12 @@ def write_session_outputs(
     if github_actions and terminal_writer is not None:
         for line in github.annotations(document):
             terminal_writer.write_line(line)
+    if html_path:
+        from pytest_bvtest.report import html
+
+        series = gate_series(read_history(history_path).records) if history_path else ()
+        atomic_write_text(html_path, html.render(document, series))
+        written.append(str(html_path))
     if plots_dir:
         from pytest_bvtest.report import plots
 

@@ -75,6 +75,13 @@ def _calibration_document(outcome: GateOutcome) -> dict[str, Any] | None:
         "exact": null.exact,
         "seed": null.seed,
         "reference": null.reference,
+        "family": None if null.family is None else {
+            "false_alarm": null.family.false_alarm,
+            "gates": len(null.family.limits),
+            "level": null.family.level,
+            "rate": null.family.rate,
+            "swaps": null.family.swaps,
+        },
     }
 
 
@@ -211,17 +218,20 @@ def rankings_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
 
 
 def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: SimulationResult | None = None,
-                     inputs: Iterable[InputFile] = ()) -> dict[str, Any]:
+                     inputs: Iterable[InputFile] = (), texts: Mapping[str, str] | None = None) -> dict[str, Any]:
     """One measure's evaluation without its gates (they are added per item by :func:`session_document`).
 
-    ``simulation`` and ``inputs``, the same for every measure of a spec, are repeated in each.
+    ``simulation``, ``inputs`` and the query ``texts`` by topic, the same for every measure of a spec,
+    are repeated in each.
     """
+    texts = texts or {}
     settings = evaluation.settings
     grouping = settings.grouping
     return {
         "spec": spec_path,
         "measure": evaluation.measure,
         "topics": list(evaluation.topics),
+        "topic_texts": [texts.get(topic) for topic in evaluation.topics],
         "target": {
             "c": _number(evaluation.c),
             "per_topic": _numbers(evaluation.target),
@@ -291,7 +301,8 @@ def evaluation_documents(evaluation: Evaluation) -> list[dict[str, Any]]:
     """Every measure of a spec's evaluation, gates included."""
     documents = []
     for measure in evaluation.measures:
-        document = measure_document(str(evaluation.spec.path), measure, evaluation.simulation, evaluation.inputs)
+        document = measure_document(str(evaluation.spec.path), measure, evaluation.simulation, evaluation.inputs,
+                                    evaluation.texts)
         document["gates"] = [gate_document(outcome) for outcome in measure.gates]
         documents.append(document)
     return documents

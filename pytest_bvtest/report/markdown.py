@@ -114,12 +114,12 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
         reference,
         delta_text(gate),
         limit_text(gate),
-        "-" if gate.get("calibration") is None else _false_alarm_cell(gate["calibration"]),
+        "-" if gate.get("calibration") is None else false_alarm_text(gate["calibration"]),
         interval_text(gate),
     )
 
 
-def _false_alarm_cell(calibration: Mapping[str, Any]) -> str:
+def false_alarm_text(calibration: Mapping[str, Any]) -> str:
     """The false-alarm rate of the gate's limit and how its null was drawn (MATH.md section 7)."""
     rate = "undefined" if calibration["rate"] is None else f"{calibration['rate']:.2%}"
     drawn = "exact" if calibration["exact"] else f"{calibration['swaps']:,} swaps, seed {calibration['seed']}"

@@ -1,15 +1,19 @@
 """Bias-variance plots per (spec, measure), PNG, from the session document.
 
-Two figures per measure: Bias², Var and Bias²+Var per system with the systems sorted by Bias² (the
-style of IPM 2022 Figure 1), and Bias² against Var with the tradeoff correlation (CIKM 2014 Table 2)
-in the title; a third with the MVE alpha sweep when the spec asks for one (Zuccon et al. CIKM 2016
-Figs. 2-4: value and rank of each system against alpha). The candidate and the reference are marked. matplotlib is the optional
-``plots`` extra and is imported only here.
+Per measure: Bias², Var and Bias²+Var per system with the systems sorted by Bias² (the style of IPM
+2022 Figure 1; markers, not lines, and the gates' limits on those statistics as dashed lines), Bias²
+against Var with the tradeoff correlation (CIKM 2014 Table 2) in the title; the per-topic difference
+plot (candidate minus reference, sorted) when there are both; the MVE alpha sweep when the spec asks
+for one (Zuccon et al. CIKM 2016 Figs. 2-4: value and rank of each system against alpha). The
+candidate and the reference are marked. matplotlib is the optional ``plots`` extra and is imported
+only in :func:`write_plots`; the HTML report draws the same pictures without it
+(:mod:`pytest_bvtest.report.svg`).
 """
 
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -17,6 +21,7 @@ from typing import Any
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.textfiles import atomic_write_bytes
+from pytest_bvtest.report.markdown import limit_text
 from pytest_bvtest.report.terminal import display_path, format_number
 
 ROLE_STYLES = {
@@ -24,6 +29,11 @@ ROLE_STYLES = {
     "reference": {"color": "#9467bd", "marker": "D", "linestyle": ":"},
 }
 SERIES = (("bias2", "Bias²", "o"), ("var", "Var", "s"), ("bias2_plus_var", "Bias²+Var", "^"))
+#: One colour per entry of :data:`SERIES` (matplotlib's first three), in the PNG and the HTML plots;
+#: a gate's limit on that statistic is drawn in its colour.
+SERIES_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c")
+#: The per-topic difference plot's colours: the candidate better, worse, equal.
+GAIN_COLOR, LOSS_COLOR, TIE_COLOR = "#2e7d32", "#c62828", "#757575"
 
 # Beyond this many systems only the candidate's and the reference's names stay on the x axis.
 _MAX_TICK_LABELS = 40
@@ -32,7 +42,8 @@ _MAX_POINT_LABELS = 12
 _DPI = 100
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """``text`` as a file-name part: runs of other characters than letters, digits and dots become ``-``."""
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "x"
 
 
@@ -41,7 +52,7 @@ def file_prefixes(specs: Iterable[str]) -> dict[str, str]:
     specs = list(dict.fromkeys(specs))
     stems = [Path(spec).stem for spec in specs]
     return {
-        spec: _slug(stem) if stems.count(stem) == 1 else _slug(str(Path(display_path(spec)).with_suffix("")))
+        spec: slug(stem) if stems.count(stem) == 1 else slug(str(Path(display_path(spec)).with_suffix("")))
         for spec, stem in zip(specs, stems)
     }
 
@@ -60,15 +71,38 @@ def _role_legend_label(system: Mapping[str, Any]) -> str:
     return f"{system['role']}: {system['name']}"
 
 
+def topic_differences(evaluation: Mapping[str, Any]) -> list[tuple[str, float]] | None:
+    """Candidate minus reference per topic, largest gain first (ties in topic order); ``None`` without
+    a candidate and a reference with per-topic scores."""
+    by_role = {system["role"]: system for system in evaluation["systems"] if system.get("per_topic") is not None}
+    if "candidate" not in by_role or "reference" not in by_role:
+        return None
+    pairs = zip(evaluation["topics"], by_role["candidate"]["per_topic"], by_role["reference"]["per_topic"])
+    return sorted(((topic, float(ours) - float(theirs)) for topic, ours, theirs in pairs), key=lambda pair: -pair[1])
+
+
+def limit_lines(evaluation: Mapping[str, Any]) -> list[tuple[str, float, str]]:
+    """The limits of the gates on a statistic of :data:`SERIES`: (label, limit, the statistic's colour)."""
+    colors = {key: color for (key, _, _), color in zip(SERIES, SERIES_COLORS)}
+    return [(f"{gate.get('label') or gate['statistic']} limit {limit_text(gate)}", float(gate["limit"]),
+             colors[gate["statistic"]])
+            for gate in evaluation["gates"]
+            if gate["statistic"] in colors and gate["limit"] is not None and math.isfinite(float(gate["limit"]))]
+
+
 def _bias_variance_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any:
     systems, omitted = _plotted_systems(evaluation)
     count = len(systems)
-    figure = figure_class(figsize=(max(6.4, min(16.0, 3.0 + 0.16 * count)), 4.8), layout="constrained")
+    figure = figure_class(figsize=(min(16.0, max(6.4, 3.0 + 0.16 * count) + 3.2), 4.8), layout="constrained")
     axes = figure.add_subplot()
     positions = range(count)
     marker_size = 6 if count <= _MAX_TICK_LABELS else 3
-    for key, label, marker in SERIES:
-        axes.plot(positions, [system[key] for system in systems], marker=marker, markersize=marker_size, linewidth=1, label=label)
+    # markers only: the systems are categories, a line between them would suggest a continuum
+    for (key, label, marker), color in zip(SERIES, SERIES_COLORS):
+        axes.plot(positions, [system[key] for system in systems], marker=marker, markersize=marker_size,
+                  linestyle="none", color=color, label=label)
+    for label, limit, color in limit_lines(evaluation):
+        axes.axhline(limit, color=color, linestyle="--", linewidth=1.2, label=label)
     marked = [(position, system) for position, system in enumerate(systems) if system["role"] in ROLE_STYLES]
     for position, system in marked:
         style = ROLE_STYLES[system["role"]]
@@ -89,7 +123,8 @@ def _bias_variance_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> A
         fontsize=10,
     )
     axes.grid(axis="y", alpha=0.3)
-    axes.legend(fontsize=8, loc="best")
+    # beside the axes: inside, the limits' long labels would hide points
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return figure
 
 
@@ -113,12 +148,42 @@ def _scatter_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any:
         f"tradeoff: Pearson r = {format_number(tradeoff['pearson'], 3)}, Spearman ρ = {format_number(tradeoff['spearman'], 3)}",
         fontsize=10,
     )
-    # Room for the names of the outermost points.
+    # Room for the names of the outermost points; from 0, where the best (lowest) values are.
     axes.margins(0.12)
+    axes.set_xlim(left=0)
+    axes.set_ylim(bottom=0)
+    axes.annotate("lower-left is better", xy=(0.0, 0.0), xycoords="axes fraction", xytext=(0.1, 0.1),
+                  textcoords="axes fraction", color=GAIN_COLOR, fontsize=9, fontstyle="italic",
+                  arrowprops={"arrowstyle": "->", "color": GAIN_COLOR})
     axes.set_xlabel("Bias²")
     axes.set_ylabel("Var")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8, loc="best")
+    return figure
+
+
+def _difference_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any | None:
+    """Candidate minus reference per topic, sorted: the per-topic difference plot of IR papers."""
+    pairs = topic_differences(evaluation)
+    if pairs is None:
+        return None
+    values = [value for _, value in pairs]
+    figure = figure_class(figsize=(max(6.4, min(16.0, 3.0 + 0.12 * len(values))), 4.2), layout="constrained")
+    axes = figure.add_subplot()
+    colors = [GAIN_COLOR if value > 0 else LOSS_COLOR if value < 0 else TIE_COLOR for value in values]
+    axes.bar(range(len(values)), values, width=0.8, color=colors)
+    axes.axhline(0, color="black", linewidth=0.8)
+    if len(values) <= _MAX_TICK_LABELS:
+        axes.set_xticks(range(len(values)), [topic for topic, _ in pairs], rotation=90, fontsize=7)
+    else:
+        axes.set_xticks([])
+    better, worse = sum(value > 0 for value in values), sum(value < 0 for value in values)
+    axes.set_xlabel(f"{len(values)} topics, largest gain first: better on {better}, worse on {worse}, "
+                    f"equal on {len(values) - better - worse}")
+    axes.set_ylabel(f"Δ {evaluation['measure']}")
+    axes.set_title(f"{evaluation['measure']}: {evaluation['candidate']} − {evaluation['reference']} per topic\n"
+                   f"{display_path(evaluation['spec'])}", fontsize=10)
+    axes.grid(axis="y", alpha=0.3)
     return figure
 
 
@@ -162,8 +227,9 @@ def _write_png(figure: Any, canvas_class: Any, path: Path) -> Path:
 
 
 def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
-    """Write ``<spec-stem>-<measure-slug>-bias-variance.png``, ``...-scatter.png`` and, with an MVE
-    alpha sweep, ``...-mve-sweep.png`` per (spec, measure).
+    """Write ``<spec-stem>-<measure-slug>-bias-variance.png``, ``...-scatter.png``, with a candidate
+    and a reference ``...-difference.png`` and, with an MVE alpha sweep, ``...-mve-sweep.png`` per
+    (spec, measure).
 
     Returns the paths written, in document order. Raises :class:`InputError` when matplotlib is not
     installed.
@@ -180,9 +246,12 @@ def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
     prefixes = file_prefixes(evaluation["spec"] for evaluation in evaluations)
     written = []
     for evaluation in evaluations:
-        stem = f"{prefixes[evaluation['spec']]}-{_slug(evaluation['measure'])}"
+        stem = f"{prefixes[evaluation['spec']]}-{slug(evaluation['measure'])}"
         written.append(_write_png(_bias_variance_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-bias-variance.png"))
         written.append(_write_png(_scatter_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-scatter.png"))
+        difference = _difference_figure(Figure, evaluation)
+        if difference is not None:
+            written.append(_write_png(difference, FigureCanvasAgg, folder / f"{stem}-difference.png"))
         if (evaluation.get("mve") or {}).get("sweep"):
             written.append(_write_png(_mve_sweep_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-mve-sweep.png"))
     return written
