@@ -169,7 +169,8 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gates.append(judge_gate(spec, gate, matrix, settings, candidate, values, variations, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
-    guards = measure_guards(matrix, analysis, settings, candidate_name, spec.reference, comparisons)
+    guards = measure_guards(matrix, analysis, settings, candidate_name, spec.reference, comparisons,
+                            spec.analysis.guards)
     gates = [with_guards(outcome, guards) for outcome in gates]
     mve = mean_variance_details(spec, matrix, settings, variations, candidate_name)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
