@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from os import PathLike
 
+
 #: How much of a user's text an error message quotes: a bad 1 MB field must not become a 1 MB line.
 EXCERPT_CHARS = 40
 

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from search.bm25 import build_index
 from search.collection import load_corpus, load_topics
 from search.configs import CONFIGS

@@ -10,20 +10,20 @@ from __future__ import annotations
 import html
 import re
 import shlex
-from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, metadata
+from collections.abc import Mapping
 from typing import Any
 
 from pytest_bvtest.report.terminal import (
-    TABLE_HEADER,
-    TEAM_TESTS_TITLE,
     analysis_lines,
+    TABLE_HEADER,
     comparison_lines,
     display_path,
     evaluation_title,
     format_number,
     guard_warnings,
     headline,
+    TEAM_TESTS_TITLE,
     summary_counts,
     system_rows,
     topic_notes,
@@ -123,7 +123,9 @@ def false_alarm_text(calibration: Mapping[str, Any]) -> str:
     """The false-alarm rate of the gate's limit and how its null was drawn (MATH.md section 7)."""
     rate = "undefined" if calibration["rate"] is None else f"{calibration['rate']:.2%}"
     drawn = "exact" if calibration["exact"] else f"{calibration['swaps']:,} swaps, seed {calibration['seed']}"
-    return f"{rate} ({drawn})"
+    family = calibration.get("family")
+    together = "" if family is None else f"; {family['rate']:.2%} for {family['gates']} gates together"
+    return f"{rate} ({drawn}{together})"
 
 
 def _sentence(gate: Mapping[str, Any]) -> str:

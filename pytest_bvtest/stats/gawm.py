@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.biasvar import checked_scores, whole_number
+from pytest_bvtest.stats.biasvar import whole_number, checked_scores
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -48,11 +48,11 @@ from pytest_bvtest.stats.biasvar import (
 from pytest_bvtest.stats.gawm import gawm
 from pytest_bvtest.stats.meanvar import mve_inter_topic
 from pytest_bvtest.stats.risk import (
-    ZRiskGeoRisk,
     hurt_topics,
     risk_weighted_deltas,
     robustness_index,
     robustness_loss,
+    ZRiskGeoRisk,
     trisk,
     urisk,
     zrisk_georisk,
