@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.biasvar import checked_scores
+from pytest_bvtest.stats.checks import checked_scores, finite_number
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -90,7 +90,7 @@ def mve_inter_topic(scores: npt.ArrayLike, alpha: float, weights: npt.ArrayLike 
         No topics, non-finite scores or ``alpha``, or weights that are negative or sum to 0.
     """
     x = checked_scores(scores, min_ndim=1)
-    alpha = _finite_alpha(alpha)
+    alpha = finite_number(alpha, "alpha")
     w = normalised_weights(weights, x.shape[-1], "topic weights")
     mu = x @ w
     squared = (x - mu[..., None]) ** 2
@@ -154,7 +154,7 @@ def mve_intra_topic(
         raise StatisticError(f"topic position(s) {empty.tolist()} have no query variation")
     if not np.isfinite(x[..., mask]).all():
         raise StatisticError("scores contain NaN or infinite values for present variations")
-    alpha = _finite_alpha(alpha)
+    alpha = finite_number(alpha, "alpha")
     w = normalised_weights(weights, n, "topic weights")
     p = _variation_probabilities(popularity, mask)
     x = np.where(mask, x, 0.0)
@@ -213,7 +213,7 @@ def mve_general(
         No users or topics, non-finite scores, invalid weights or probabilities.
     """
     x = checked_scores(scores, min_ndim=2)
-    alpha = _finite_alpha(alpha)
+    alpha = finite_number(alpha, "alpha")
     w = normalised_weights(weights, x.shape[-1], "topic weights")
     p = normalised_weights(user_probability, x.shape[-2], "user probabilities")
     portfolio = x @ w
@@ -342,13 +342,6 @@ def _aligned_users(by_topic: dict[str, list[int]], query_users: Sequence[str] | 
     if any(s != user_sets[0] for s in user_sets):
         return None
     return tuple(dict.fromkeys(query_users))
-
-
-def _finite_alpha(alpha: float) -> float:
-    alpha = float(alpha)
-    if not np.isfinite(alpha):
-        raise StatisticError(f"alpha must be a finite number, got {alpha}")
-    return alpha
 
 
 def _shaped(values: npt.ArrayLike, shape: tuple[int, ...], what: str, dtype: type = np.float64) -> np.ndarray:
