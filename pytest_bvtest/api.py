@@ -28,9 +28,9 @@ from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTable
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.progress import EvaluationProgress
 from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
-from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff, bias_variance_analysis
+from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff
 from pytest_bvtest.stats.calibration import SwapNull, null_of_own_value, swap_null
-from pytest_bvtest.stats.gawm import GAWMResult, HITSResult, gawm, hits
+from pytest_bvtest.stats.gawm import GAWMResult, HITSResult, hits
 from pytest_bvtest.stats.inference import (
     BootstrapInterval,
     TestResult,
@@ -52,8 +52,16 @@ from pytest_bvtest.stats.meanvar import (
     variation_mve,
 )
 from pytest_bvtest.stats.rankings import RankAgreement, rank_agreement, system_ranks
-from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
-from pytest_bvtest.stats.risk import trisk
+from pytest_bvtest.stats.registry import (
+    BIAS_VARIANCE,
+    GAP_TERMS,
+    GAWM_FIXED_POINT,
+    STATISTICS,
+    SYSTEM_STATISTICS,
+    AnalysisSettings,
+    p_value_key,
+    statistic_values,
+)
 from pytest_bvtest.stats.simulation import SimulationResult, simulate_topic_bias_variance
 
 __all__ = ["BvtestAPI", "Evaluation", "GateOutcome", "MeasureEvaluation", "SystemStatistics", "evaluate_spec", "spec_under_test"]
@@ -66,11 +74,6 @@ ROLE_BASELINE = "baseline"
 MVE_INTER_TOPIC = "inter-topic"
 MVE_INTRA_TOPIC = "intra-topic (covariance 0)"
 MVE_GENERAL = "general (aligned by user)"
-
-#: Statistics reported for every system, in table order.
-SYSTEM_STATISTICS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "robustness_index", "hurt_topics", "r_loss", "zrisk",
-                     "georisk", "mve", "gawm")
-
 
 @dataclass(frozen=True)
 class SystemStatistics:
@@ -335,16 +338,6 @@ def _analysis_settings(spec: Spec, weights: np.ndarray | None) -> AnalysisSettin
     )
 
 
-def _statistic_values(name: str, scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray | None:
-    statistic = STATISTICS[name]
-    if statistic.needs_reference and reference is None:
-        return None
-    try:
-        return np.asarray(statistic.compute(scores, reference, settings), dtype=float)
-    except StatisticError:
-        return None
-
-
 # A topic moving the statistic by less than this moved it by floating-point noise only.
 _NEGLIGIBLE = 1e-12
 
@@ -464,36 +457,23 @@ def _candidate_name(spec: Spec) -> str | None:
 
 def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: _VariationMVE | None,
                       texts: Mapping[str, str], comparisons: tuple[Comparison, ...]) -> MeasureEvaluation:
-    try:
-        analysis = bias_variance_analysis(
-            matrix.scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping,
-            variance=settings.variance,
-        )
-    except StatisticError as error:
-        raise InputError(f"{matrix.measure}: {error}", path=spec.path) from None
     candidate_name = _candidate_name(spec)
     reference = matrix.index(spec.reference) if spec.reference is not None else None
-    # the bias-variance family comes from the analysis above (grouping is its costly part: once only)
-    values: dict[str, np.ndarray | None] = {
-        "bias2": analysis.bias_variance.bias2, "var": analysis.bias_variance.var,
-        "bias2_plus_var": analysis.bias_variance.error, "gap_bias": analysis.gap.bias,
-        "gap_var": analysis.gap.var, "gap_mse": analysis.gap.mse,
-    }
-    if variations is not None:
-        values["mve"] = np.asarray(variations.results[matrix.measure].value)
-    trisk_p = None
-    if reference is not None:
-        risk = trisk(matrix.scores, matrix.scores[reference], settings.risk_alpha)
-        values["trisk"], trisk_p = np.asarray(risk.t), risk.p
-    fixed_point = _gawm_fixed_point(matrix.scores, settings)
-    if fixed_point is not None:
-        values["gawm"] = fixed_point.system_performance
+    memo: dict[str, object] = {}  # the computations several statistics share: each runs once
+    try:
+        analysis = BIAS_VARIANCE.of(matrix.scores, reference, settings, memo)
+    except StatisticError as error:
+        raise InputError(f"{matrix.measure}: {error}", path=spec.path) from None
     rankings = spec.analysis.rankings
     wanted = [*SYSTEM_STATISTICS, *(gate.statistic for gate in spec.gates),
               *((rankings.against, *rankings.statistics) if rankings is not None else ())]
-    for name in dict.fromkeys(wanted):
-        if name not in values:
-            values[name] = _statistic_values(name, matrix.scores, reference, settings)
+    # MVE over query variations is the variation form, computed with the variations
+    values = statistic_values([name for name in wanted if variations is None or name != "mve"], matrix.scores,
+                              reference, settings, memo)
+    if variations is not None:
+        values["mve"] = np.asarray(variations.results[matrix.measure].value)
+    fixed_point: GAWMResult | None = memo.get(GAWM_FIXED_POINT.name) if values["gawm"] is not None else None
+    trisk_p = values.get(p_value_key("trisk"))
     systems = []
     for i, name in enumerate(matrix.systems):
         role = ROLE_CANDIDATE if name == candidate_name else ROLE_REFERENCE if name == spec.reference else ROLE_BASELINE
@@ -502,8 +482,8 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
                 name=name,
                 role=role,
                 values={key: (None if values[key] is None else float(values[key][i])) for key in SYSTEM_STATISTICS},
-                trisk_p=None if trisk_p is None else float(np.asarray(trisk_p)[i]),
-                gap={key: float(getattr(analysis.gap, key)[i]) for key in ("bias", "var", "mse", "var_target", "var_system", "cov")},
+                trisk_p=None if trisk_p is None else float(trisk_p[i]),
+                gap={key: float(getattr(analysis.gap, key)[i]) for key in GAP_TERMS},
                 missing_topics=matrix.missing_topics(name),
                 ignored_topics=tuple(matrix.ignored_topics.get(name, ())),
                 missing_queries=() if variations is None else variations.missing_queries.get(name, ()),
@@ -523,14 +503,6 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
                              spec.reference, method, comparisons, mve=mve, gawm=fixed_point,
                              hits=hits(matrix.scores) if spec.analysis.hits else None,
                              rankings=None if rankings is None else _rankings(spec, matrix, values), guards=guards)
-
-
-def _gawm_fixed_point(scores: np.ndarray, settings: AnalysisSettings) -> GAWMResult | None:
-    """GAWM's fixed point (MATH.md section 6), computed once for its E_s and its diagnostics; None with one system."""
-    try:
-        return gawm(scores, q=settings.gawm_q)
-    except StatisticError:
-        return None
 
 
 def _mean_variance_details(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: _VariationMVE | None,

@@ -7,7 +7,10 @@ ir_measures form. The syntax is ir_measures' own parser; this module decides wha
 
 Who computes what (MATH.md section 1):
 
-- trec_eval's measures come from pytrec_eval, a fresh evaluator per call and one evaluator per
+- AP, nDCG, nDCG@k, P@k, R@k, RR and RR@k (any ``rel=``, not judged-only) come from
+  :mod:`pytest_bvtest.columnar`: trec_eval's definitions on numpy arrays, every topic in one pass,
+  equal to pytrec_eval (tests/test_columnar.py checks every run of the shared data).
+- The other trec_eval measures come from pytrec_eval, a fresh evaluator per call and one evaluator per
   (relevance level, judged-only) pair, so ``AP`` and ``AP(rel=2)`` in one call cost two passes and
   ``AP``, ``P@10`` and ``nDCG@10`` one. ``rel=N`` is trec_eval's ``-l N`` (grade >= N is relevant
   for binary measures); nDCG is graded and ignores it, as trec_eval does. ``judged_only=True`` is
@@ -33,7 +36,7 @@ from typing import Any
 
 import ir_measures
 
-from pytest_bvtest import gdeval
+from pytest_bvtest import columnar, gdeval
 from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.qrels import Qrels, check_top_grade
 from pytest_bvtest.io.runs import Run
@@ -448,8 +451,12 @@ def evaluate_run(qrels: Qrels, run: Run, measures: Sequence[Measure]) -> dict[Me
     judgments = {qid: qrels.judgments[qid] for qid in topics}
     rankings = {qid: run.scores[qid] for qid in topics}
     values: dict[Measure, dict[str, float]] = {}
-    trec_eval_measures = [measure for measure in measures if not measure.uses_gdeval]
+    columnar_measures = [measure for measure in measures if columnar.computes(measure)]
+    trec_eval_measures = [measure for measure in measures if not measure.uses_gdeval and not columnar.computes(measure)]
     gdeval_measures = [measure for measure in measures if measure.uses_gdeval]
+    if columnar_measures:
+        ranked = columnar.ranked_gains_from_rankings(judgments, rankings, topics)
+        values.update(columnar.evaluate(ranked, columnar_measures))
     if trec_eval_measures:
         values.update(_evaluate_with_pytrec_eval(judgments, rankings, trec_eval_measures))
     if gdeval_measures:

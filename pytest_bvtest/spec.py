@@ -23,7 +23,7 @@ from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
 from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
-from pytest_bvtest.stats.biasvar import DifficultyGrouping, Grouping, RandomGrouping, SampledGrouping
+from pytest_bvtest.stats.biasvar import NORMALIZATIONS, DifficultyGrouping, Grouping, RandomGrouping, SampledGrouping
 from pytest_bvtest.stats.calibration import RATE_SWAPS
 from pytest_bvtest.stats.registry import STATISTICS
 
@@ -47,7 +47,6 @@ _ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm"
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "false_alarm", "confidence", "measure", "reference", "name")
 # Bounds that cap a value from above / below; a calibrated limit lies on the statistic's bad side.
 _UPPER_BOUNDS = ("max", "max_increase")
-_NORMALIZATIONS = ("none", "max-min", "target-ratio")
 
 
 @dataclass(frozen=True)
@@ -403,8 +402,9 @@ class _SpecReader:
             settings["target"] = "mean" if target == "mean" else self.number(target, key("target"))
         if "normalize" in section:
             normalize = section["normalize"]
-            if normalize not in _NORMALIZATIONS:
-                raise self.error(key("normalize"), f"unknown normalisation {normalize!r}", f"use one of {', '.join(_NORMALIZATIONS)}")
+            if normalize not in NORMALIZATIONS:
+                raise self.error(key("normalize"), f"unknown normalisation {normalize!r}",
+                                 f"use one of {', '.join(NORMALIZATIONS)}")
             settings["normalize"] = normalize
         if "grouping" in section and section["grouping"] not in (None, "none"):
             settings["grouping"] = self.grouping(section["grouping"])

@@ -12,7 +12,8 @@ import yaml
 from pytest_bvtest import spec as spec_module
 from pytest_bvtest.io.tables import LONG_COLUMNS, TABLE_FORMATS
 from pytest_bvtest.measures import parse_measure
-from pytest_bvtest.stats.registry import STATISTICS
+from pytest_bvtest.stats.biasvar import NORMALIZATIONS
+from pytest_bvtest.stats.registry import STATISTICS, docs_table
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 DOCS = REPOSITORY / "docs"
@@ -72,7 +73,7 @@ def code_words(markdown: str) -> set[str]:
 def test_every_spec_key_table_layout_and_statistic_is_in_the_spec_reference() -> None:
     words = code_words(read("spec.md"))
     names = [*spec_module._TOP_KEYS, *spec_module._ANALYSIS_KEYS, *spec_module._GATE_KEYS,
-             *spec_module._NORMALIZATIONS, *STATISTICS, *TABLE_FORMATS,
+             *NORMALIZATIONS, *STATISTICS, *TABLE_FORMATS,
              *(label for labels in LONG_COLUMNS.values() for label in labels)]
     missing = sorted({name for name in names if name not in words})
     assert not missing, f"docs/spec.md does not mention: {', '.join(missing)}"
@@ -82,6 +83,11 @@ def test_every_statistic_has_a_row_with_its_direction_in_the_spec_reference() ->
     rows = {match[0]: match[1] for match in re.findall(r"^\| `(\w+)` \| [^|]+ \| (higher|lower) \|", read("spec.md"), re.MULTILINE)}
     expected = {name: "higher" if statistic.higher_is_better else "lower" for name, statistic in STATISTICS.items()}
     assert rows == expected
+
+
+def test_the_statistics_table_of_the_spec_reference_is_the_catalogues() -> None:
+    """The table is written from :data:`STATISTICS` (``docs_table()``): a new entry shows up as a diff here."""
+    assert docs_table() in read("spec.md"), "docs/spec.md's statistics table differs from stats.registry.docs_table()"
 
 
 @pytest.mark.parametrize("markdown", MARKDOWN_FILES, ids=lambda path: path.relative_to(REPOSITORY).as_posix())
@@ -136,8 +142,6 @@ def test_the_fixture_example_in_options_runs_against_the_example_project(pyteste
 
 
 def test_every_statistic_has_wording_whose_docs_section_exists() -> None:
-    from pytest_bvtest.stats.registry import STATISTICS
-
     for statistic in STATISTICS.values():
         assert statistic.wording is not None, statistic.name
         page, _, section = statistic.wording.docs.partition("#")

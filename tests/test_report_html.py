@@ -499,3 +499,17 @@ def test_the_report_of_129_real_trec8_runs_names_only_the_marked_systems_on_the_
     # past 40 systems only the candidate's and the reference's names label the bias-variance axis
     bias_variance = text.split('<figure class="bias-variance">')[1].split("</figure>")[0]
     assert bias_variance.count("rotate(-40)") == 2
+
+
+def test_an_analysis_only_document_and_undefined_values() -> None:
+    from test_report_render import analysis_only_document
+
+    document = with_per_topic(analysis_only_document())
+    document["evaluations"][0]["systems"][0].update(bias2=None, georisk="Infinity")
+    page = Page(html.render(document))
+    assert page.headline == "✓ pytest-bvtest: 0 gates, 0 failed"
+    assert "gates" not in page.tables and page.bars == []  # no candidate and reference: no difference plot
+    statistics = page.tables["statistics sortable"][0]
+    assert statistics["rows"][0][3] == "-" and statistics["sorts"][0][3] == ""
+    assert statistics["rows"][0][7] == "inf" and statistics["sorts"][0][7] == "Infinity"  # JavaScript's Number reads it
+    assert page.tables["topics sortable"][0]["header"] == ["topic", "query", "production", "bm25", "candidate"]

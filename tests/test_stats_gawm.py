@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import kendalltau, spearmanr
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.gawm import gawm, hits
+from pytest_bvtest.stats.gawm import gawm, gawm_resampled, hits
 from conftest import shared_path
 
 RNG_SEED = 2009
@@ -290,3 +290,45 @@ def test_real_trec8_hits_authority_and_gawm_track_map():
     assert kendalltau(h.topic_authority, topic_mean).statistic > 0.95
     assert kendalltau(g.system_performance, system_map).statistic > 0.9
     assert spearmanr(g.system_performance, system_map).statistic > 0.98
+
+
+# --- GAWM on topic counts (the bootstrap's resamples) ------------------------------------------
+
+
+def resampled_one_by_one(scores: np.ndarray, drawn: np.ndarray, q: float) -> np.ndarray:
+    return np.stack([gawm(scores[:, topics], q=q).system_performance for topics in drawn])
+
+
+def topic_counts(drawn: np.ndarray, topics: int) -> np.ndarray:
+    return np.stack([np.bincount(row, minlength=topics) for row in drawn])
+
+
+@pytest.mark.parametrize("q", [0.0, 1.0, 3.0])
+@pytest.mark.parametrize("matrix", ["WEB14GD.csv", "AH99.csv"])
+def test_gawm_on_topic_counts_equals_gawm_of_each_resampled_matrix_on_real_runs(matrix: str, q: float) -> None:
+    path = shared_path("newbestsub_named_matrices", matrix)
+    scores = np.genfromtxt(path, delimiter=",", skip_header=1)[:, 1:]
+    drawn = np.random.default_rng(7).integers(0, scores.shape[1], size=(150, scores.shape[1]))
+    fast = gawm_resampled(scores, topic_counts(drawn, scores.shape[1]), q=q)
+    np.testing.assert_allclose(fast, resampled_one_by_one(scores, drawn, q), rtol=0, atol=1e-12)
+
+
+def test_gawm_on_topic_counts_keeps_the_pins_of_constant_topics_and_identical_systems() -> None:
+    rng = np.random.default_rng(3)
+    scores = rng.random((5, 12))
+    scores[:, [2, 7]] = 0.25  # topics that discern nothing
+    scores[4] = scores[1]  # two identical systems
+    drawn = rng.integers(0, 12, size=(60, 12))
+    drawn[0] = 2  # a resample of one constant topic: every topic weight falls back to 1
+    expected = resampled_one_by_one(scores, drawn, 1.0)
+    np.testing.assert_allclose(gawm_resampled(scores, topic_counts(drawn, 12)), expected, rtol=0, atol=1e-12)
+    same = np.vstack([scores[0]] * 3)  # identical systems: uniform weights, E_s is each row's mean
+    counts = topic_counts(drawn, 12)
+    np.testing.assert_allclose(gawm_resampled(same, counts), resampled_one_by_one(same, drawn, 1.0), rtol=0, atol=1e-15)
+
+
+def test_gawm_on_topic_counts_rejects_mismatched_shapes() -> None:
+    with pytest.raises(StatisticError, match=r"an \(m, n\) matrix and \(B, n\) counts"):
+        gawm_resampled(np.ones((3, 4)), np.ones((2, 5)))
+    with pytest.raises(StatisticError, match="at least 2 systems"):
+        gawm_resampled(np.ones((1, 4)), np.ones((2, 4)))

@@ -251,7 +251,7 @@ def test_bootstrap_equals_a_naive_loop_over_resampled_matrices(name: str, settin
         assert result.estimate == pytest.approx(point[candidate] - (point[reference] if reference is not None else 0.0), abs=1e-12)
 
 
-@pytest.mark.parametrize("name", ["bias2_plus_var", "gap_var", "urisk", "georisk", "zrisk", "mve"])
+@pytest.mark.parametrize("name", ["bias2_plus_var", "gap_var", "urisk", "georisk", "zrisk", "mve", "gawm"])
 def test_bootstrap_equals_a_naive_loop_on_real_web2014_runs(name: str) -> None:
     names, scores = web14()
     candidate, reference = names.index("uogTrDwl"), names.index("UDInfoWebLES")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from importlib import resources
 
 from dataclasses import replace
 
@@ -15,7 +17,13 @@ from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping, SampledGrouping, bias_variance_analysis
 from pytest_bvtest.stats.gawm import gawm
 from pytest_bvtest.stats.meanvar import mve_inter_topic
-from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from pytest_bvtest.stats.registry import (
+    GAP_TERMS,
+    PROMISED_KEYS,
+    STATISTICS,
+    AnalysisSettings,
+    statistic_values,
+)
 from pytest_bvtest.stats.risk import trisk, urisk, zrisk_georisk
 
 GOLDEN = 1e-6
@@ -86,6 +94,40 @@ def test_registry_equals_direct_family_calls_on_real_web2014_runs(name: str, set
     reference = names.index("uogTrDuax")
     computed = STATISTICS[name].compute(scores, reference, settings)
     np.testing.assert_allclose(computed, direct_values(name, scores, reference, settings), rtol=EXACT, atol=EXACT)
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_an_evaluations_shared_computations_give_the_family_values(setting: str) -> None:
+    """``statistic_values`` reads the bias-variance analysis, GAWM's fixed point and TRisk's test once for all."""
+    names, scores = web14()
+    settings = replace(SETTINGS[setting], topic_weights=np.random.default_rng(2).random(scores.shape[1]))
+    reference = names.index("uogTrDuax")
+    memo: dict = {}
+    values = statistic_values(STATISTICS, scores, reference, settings, memo)
+    assert set(memo) == {"bias_variance", "gawm", "trisk"}
+    for name in STATISTICS:
+        expected = direct_values(name, scores, reference, settings)
+        np.testing.assert_allclose(values[name], expected, rtol=EXACT, atol=EXACT)
+    p_values = [scipy_stats.ttest_rel(row, scores[reference]).pvalue if settings.risk_alpha == 0 else None
+                for row in scores]
+    if settings.risk_alpha == 0:
+        np.testing.assert_allclose(values["trisk_p"][np.arange(len(names)) != reference],
+                                   np.delete(p_values, reference).astype(float), rtol=1e-9)
+    assert values["trisk_p"].shape == (len(names),)
+
+
+def test_without_a_reference_the_comparisons_and_their_p_values_are_none() -> None:
+    _, scores = web14()
+    values = statistic_values(STATISTICS, scores, None, AnalysisSettings())
+    assert [name for name, value in values.items() if value is None] == [
+        "urisk", "trisk", "trisk_p", "robustness_index", "hurt_topics", "r_loss"]
+
+
+def test_the_json_schema_promises_the_catalogues_keys() -> None:
+    schema = json.loads(resources.files("pytest_bvtest.report").joinpath("schema.json").read_text(encoding="utf-8"))
+    system = schema["$defs"]["system"]
+    assert [key for key in system["required"] if key not in ("name", "role", "gap")] == list(PROMISED_KEYS)
+    assert system["properties"]["gap"]["required"] == list(GAP_TERMS)
 
 
 def test_sigir2013_table1_and_table2_through_the_registry() -> None:

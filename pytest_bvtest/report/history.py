@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bvtest.errors import InputError
+from pytest_bvtest.stats.registry import PROMISED_KEYS
 
 HISTORY_VERSION = 1
 
@@ -78,13 +79,10 @@ def history_records(document: Mapping[str, Any]) -> list[dict[str, Any]]:
             })
             record["passed"] = record["passed"] and gate["passed"]
         record["systems"][evaluation["measure"]] = {
-            system["name"]: {"role": system["role"], **{key: system[key] for key in _STATISTIC_KEYS if key in system}}
+            system["name"]: {"role": system["role"], **{key: system[key] for key in PROMISED_KEYS if key in system}}
             for system in evaluation["systems"]
         }
     return list(records.values())
-
-
-_STATISTIC_KEYS = ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "trisk_p", "zrisk", "georisk", "mve", "gawm")
 
 
 def append_history(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> None:

@@ -35,7 +35,6 @@ from pytest_bvtest.report.markdown import (
 )
 from pytest_bvtest.report.plots import ROLE_STYLES, SERIES, SERIES_COLORS, limit_lines, slug, topic_differences
 from pytest_bvtest.report.terminal import (
-    STATISTIC_COLUMNS,
     analysis_lines,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
@@ -50,6 +49,7 @@ from pytest_bvtest.report.terminal import (
     topic_notes,
     tradeoff_text,
 )
+from pytest_bvtest.stats.registry import TABLE_COLUMNS
 
 # matplotlib's marker of each statistic of plots.SERIES, as an SVG shape
 _SHAPES = {"o": "circle", "s": "square", "^": "triangle"}
@@ -304,7 +304,7 @@ def _statistics_table(evaluation: Mapping[str, Any]) -> list[str]:
     rows = []
     for system, row in zip(evaluation["systems"], system_rows(evaluation)):
         cells = [f"<td>{escape(text)}</td>" for text in row[:2]]
-        cells += [_num_cell(system[key], text) for (key, _), text in zip(STATISTIC_COLUMNS, row[2:-1])]
+        cells += [_num_cell(system[key], text) for (key, _), text in zip(TABLE_COLUMNS, row[2:-1])]
         cells.append(f"<td>{escape(row[-1])}</td>")
         rows.append(f'<tr class="{escape(system["role"])}">{"".join(cells)}</tr>')
     return ["<h3>Statistics per system</h3>", _table(TABLE_HEADER, rows, sortable=True, css="statistics")]

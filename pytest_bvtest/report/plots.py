@@ -23,15 +23,17 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.textfiles import atomic_write_bytes
 from pytest_bvtest.report.markdown import limit_text
 from pytest_bvtest.report.terminal import display_path, format_number
+from pytest_bvtest.stats.registry import PLOT_SERIES, STATISTICS
 
 ROLE_STYLES = {
     "candidate": {"color": "#d62728", "marker": "*", "linestyle": "--"},
     "reference": {"color": "#9467bd", "marker": "D", "linestyle": ":"},
 }
-SERIES = (("bias2", "Bias²", "o"), ("var", "Var", "s"), ("bias2_plus_var", "Bias²+Var", "^"))
-#: One colour per entry of :data:`SERIES` (matplotlib's first three), in the PNG and the HTML plots;
+#: ``(statistic, label, marker)`` of the bias-variance plot, from the catalogue's ``plot_marker``.
+SERIES = PLOT_SERIES
+#: One colour per entry of :data:`SERIES` (the catalogue's ``plot_color``), in the PNG and the HTML plots;
 #: a gate's limit on that statistic is drawn in its colour.
-SERIES_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c")
+SERIES_COLORS = tuple(STATISTICS[key].plot_color for key, _, _ in SERIES)
 #: The per-topic difference plot's colours: the candidate better, worse, equal.
 GAIN_COLOR, LOSS_COLOR, TIE_COLOR = "#2e7d32", "#c62828", "#757575"
 

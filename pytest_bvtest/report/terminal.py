@@ -12,22 +12,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_bvtest.stats.registry import STATISTICS
+from pytest_bvtest.stats.registry import STATISTICS, TABLE_COLUMNS
 
 Markup = dict[str, bool]
 Line = tuple[str, Markup]
 
-#: Columns of the per-system table after ``system`` and ``role``: (statistic key, header).
-STATISTIC_COLUMNS = (
-    ("mean", "mean"),
-    ("bias2", "Bias²"),
-    ("var", "Var"),
-    ("bias2_plus_var", "Bias²+Var"),
-    ("urisk", "URisk"),
-    ("georisk", "GeoRisk"),
-    ("mve", "MVE"),
-)
-TABLE_HEADER = ("system", "role", *(header for _, header in STATISTIC_COLUMNS), "gates")
+TABLE_HEADER = ("system", "role", *(header for _, header in TABLE_COLUMNS), "gates")
 
 #: Prefixes the candidate's row so it stands out without colour too.
 CANDIDATE_MARKER = ">"
@@ -66,7 +56,7 @@ def system_rows(evaluation: Mapping[str, Any]) -> list[tuple[str, ...]]:
         rows.append((
             system["name"],
             system["role"],
-            *(format_number(system[key]) for key, _ in STATISTIC_COLUMNS),
+            *(format_number(system[key]) for key, _ in TABLE_COLUMNS),
             outcome_counts(gates),
         ))
     return rows

@@ -169,6 +169,98 @@ def _gawm_means(
     return performance, np.where(constant_topic, p[..., 0, :], ease)
 
 
+def gawm_resampled(
+    scores: npt.ArrayLike, counts: npt.ArrayLike, q: float = 1.0, tolerance: float = 1e-12, max_iterations: int = 1000
+) -> FloatArray:
+    """GAWM's system performance ``E_s`` on topic resamples given as counts, without forming the resampled matrices.
+
+    Lee et al., CIKM 2009, Eq. 7 and 8, MATH.md section 6, on the bootstrap resamples of MATH.md section 7:
+    resample ``b`` takes topic ``j`` of ``scores`` ``counts[b, j]`` times. Every per-topic quantity of the
+    fixed point (``E_t``, ``W_t``) is the same for each copy of a topic, so a resample is the original matrix
+    with its topics weighted by their counts::
+
+        E_s[i] = sum_j c_j W_t[j] P[i, j] / sum_j c_j W_t[j]
+        d_i^2  = sum_j c_j (P[i, j] - E_t[j])^2
+
+    and :func:`gawm` of ``scores[:, drawn]`` equals this on ``numpy.bincount(drawn)`` up to rounding: the
+    same start (uniform weights), iteration, pins and per-resample stopping rule. Every resample of a
+    block is one matrix product per quantity. The squared deviations are expanded around the topic
+    means (``P - mean = D``, ``mean - E_t = delta``: ``sum_i (D + delta)^2 = sum_i D^2 + 2 delta sum_i D
+    + m delta^2``), whose terms are small where the deviations are, so the rounding stays near that of
+    the direct sums; constant topics are exactly 0, as in :func:`gawm`.
+
+    Parameters
+    ----------
+    scores:
+        ``P``, shape ``(m, n)``, ``m >= 2``.
+    counts:
+        ``(B, n)`` non-negative whole numbers, each row summing to at least 1: how often each topic is drawn.
+    q, tolerance, max_iterations:
+        As :func:`gawm`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``E_s`` of every resample, shape ``(B, m)``.
+    """
+    p = checked_scores(scores, min_ndim=2)
+    c = np.asarray(counts, dtype=np.float64)
+    if p.ndim != 2 or c.ndim != 2 or c.shape[1] != p.shape[1]:
+        raise StatisticError(f"gawm_resampled needs an (m, n) matrix and (B, n) counts, got {p.shape} and {c.shape}")
+    if p.shape[0] < 2:
+        raise StatisticError(f"GAWM needs at least 2 systems (system conformity compares systems), got {p.shape[0]}")
+    if not (np.isfinite(q) and q >= 0):
+        raise StatisticError(f"GAWM exponent q must be a finite number >= 0, got {q}")
+    if not (np.isfinite(tolerance) and tolerance > 0):
+        raise StatisticError(f"GAWM tolerance must be a positive number, got {tolerance}")
+    max_iterations = whole_number(max_iterations, "GAWM max_iterations", minimum=0)
+    systems = p.shape[0]
+    drawn = c > 0
+    constant_topic = p.max(axis=0) == p.min(axis=0)
+    # Centre each topic on its mean (a constant topic exactly on its value, so that it contributes exactly 0).
+    centre = np.where(constant_topic, p[0], p.mean(axis=0))
+    centred = p - centre
+    centred_squares = (centred**2).sum(axis=0)
+    centred_sums = centred.sum(axis=0)
+    count_squares = c @ (centred**2).T  # sum_j c_j D_ij^2, fixed over the iterations
+
+    def means(log_weights: FloatArray, topic_weights: FloatArray) -> tuple[FloatArray, FloatArray]:
+        weighted_topics = c * topic_weights
+        performance = (weighted_topics @ p.T) / weighted_topics.sum(axis=1, keepdims=True)
+        system_weights = np.exp(log_weights - log_weights.max(axis=1, keepdims=True))
+        ease = (system_weights @ p) / system_weights.sum(axis=1, keepdims=True)
+        return performance, np.where(constant_topic, p[0], ease)
+
+    def weights(ease: FloatArray) -> tuple[FloatArray, FloatArray]:
+        delta = centre - ease  # (B, n); 0 on constant topics
+        topic_squares = centred_squares + 2.0 * delta * centred_sums + systems * delta**2
+        topic_weights = np.where(constant_topic, 0.0, np.sqrt(np.maximum(topic_squares, 0.0)))
+        # MATH.md PIN: no drawn topic discerns the systems (all identical) -> uniform topic weights.
+        topic_weights = np.where(((topic_weights == 0) | ~drawn).all(axis=1, keepdims=True), 1.0, topic_weights)
+        distance_squares = count_squares + 2.0 * ((c * delta) @ centred.T) + (c * delta**2).sum(axis=1, keepdims=True)
+        distance = np.sqrt(np.maximum(distance_squares, 0.0))
+        total = distance.sum(axis=1, keepdims=True)
+        share = np.divide(distance, total, out=np.zeros_like(distance), where=total > 0)
+        with np.errstate(divide="ignore"):
+            log_weights = np.zeros_like(share) if q == 0 else q * np.log1p(-share)
+        return log_weights, topic_weights
+
+    resamples = c.shape[0]
+    performance, ease = means(np.zeros((resamples, systems)), np.ones(c.shape))
+    converged = np.zeros(resamples, dtype=bool)
+    for _ in range(max_iterations):
+        active = ~converged
+        if not active.any():
+            break
+        new_performance, new_ease = means(*weights(ease))
+        change = np.maximum(np.abs(new_performance - performance).max(axis=1),
+                            np.where(drawn, np.abs(new_ease - ease), 0.0).max(axis=1))
+        performance = np.where(active[:, None], new_performance, performance)
+        ease = np.where(active[:, None], new_ease, ease)
+        converged |= active & (change < tolerance)
+    return performance
+
+
 def hits(scores: npt.ArrayLike) -> HITSResult:
     """HITS authority and hubness of systems and topics from the adjusted score matrices.
 

@@ -16,6 +16,7 @@ from scipy.special import stdtr
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.biasvar import checked_scores
+from pytest_bvtest.stats.gawm import gawm_resampled
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings, Statistic
 
 # Relative tolerance under which two permuted statistics count as tied with the observed one:
@@ -335,9 +336,10 @@ def paired_bootstrap(
     matrix is first cut to the candidate, the reference and those aggregate rows
     (:attr:`~pytest_bvtest.stats.registry.Statistic.sufficient_matrix`), which gives the same
     values on the observed topics and on every resample; blocks of resamples are then evaluated
-    at once. GAWM needs the whole
-    matrix and resamples it, which is far slower on large matrices; so is topic grouping (one
-    ``bias_variance_analysis`` per resample) and weighted ``mve`` (one call per resample).
+    at once. GAWM needs the whole matrix: a block of resamples is evaluated as topic counts on it,
+    one matrix product per quantity (:func:`~pytest_bvtest.stats.gawm.gawm_resampled`), slower than
+    the rest on large matrices; so is topic grouping (one ``bias_variance_analysis`` per resample)
+    and weighted ``mve`` (one call per resample).
 
     Parameters
     ----------
@@ -384,6 +386,21 @@ def paired_bootstrap(
     resample_weights = chosen.uses_topic_weights and settings.topic_weights is not None
 
     rng = np.random.default_rng(seed)
+    if chosen.name == "gawm":
+        # No sufficient matrix: each resample is the whole matrix, so it is evaluated as topic counts on the
+        # original one, a block of resamples per matrix product (gawm_resampled).
+        distribution = np.empty(resamples)
+        block = max(1, _BOOTSTRAP_CHUNK_CELLS // topics)
+        for first in range(0, resamples, block):
+            drawn = rng.integers(0, topics, size=(min(block, resamples - first), topics))
+            offsets = np.arange(len(drawn))[:, np.newaxis] * topics
+            counts = np.bincount((offsets + drawn).ravel(), minlength=drawn.size).reshape(drawn.shape)
+            values = gawm_resampled(matrix, counts, q=settings.gawm_q)
+            differences = values[:, positions[0]]
+            if reference is not None:
+                differences = differences - values[:, positions[1]]
+            distribution[first : first + len(drawn)] = differences
+        return _interval(statistic, float(estimate), distribution, confidence, seed)
     block = max(1, _BOOTSTRAP_CHUNK_CELLS // matrix.size)
     distribution = np.empty(resamples)
     for first in range(0, resamples, block):

@@ -1,8 +1,12 @@
-"""Every statistic a gate can bound, by name: its direction, how to compute it, and its topic terms.
+"""The statistic catalogue: one declarative entry per statistic a gate can bound, in :data:`STATISTICS`.
 
-The gate layer never calls a family module directly; it looks a statistic up in
-:data:`STATISTICS` and calls :meth:`Statistic.compute` on the systems x topics matrix with one
-:class:`AnalysisSettings`. The bias-variance family (``bias2`` ... ``gap_mse``) applies the settings'
+An entry says everything about its statistic (direction, how to compute it for every system at once,
+its sufficient rows, its per-topic contributions, its table column, its plain-language sentence);
+every list the code and the reports use (:data:`SYSTEM_STATISTICS`, :data:`PROMISED_KEYS`,
+:data:`TABLE_COLUMNS`, :data:`PLOT_SERIES`, :func:`docs_table`) is derived from it, so adding a
+statistic is one entry (docs/architecture.md). The gate layer never calls a family module directly:
+an evaluation computes values through :func:`statistic_values`, a gate or the bootstrap through
+:meth:`Statistic.compute` on the systems x topics matrix with one :class:`AnalysisSettings`. The bias-variance family (``bias2`` ... ``gap_mse``) applies the settings'
 normalisation and grouping through :mod:`pytest_bvtest.stats.biasvar`; ``mean``, the risk family,
 ``mve`` and ``gawm`` see the raw scores (MATH.md sections 3-6). Directions follow MATH.md section 7.
 
@@ -15,10 +19,10 @@ interest plus those aggregates, because resampling topics resamples the aggregat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy.special import ndtr
@@ -31,6 +35,7 @@ from pytest_bvtest.stats.biasvar import (
     Grouping,
     apply_normalization,
     bias_variance,
+    bias_variance_analysis,
     checked_scores,
     gap_decomposition,
     grouped_bias_variance,
@@ -129,8 +134,30 @@ class Wording:
 
 
 @dataclass(frozen=True)
+class Shared:
+    """A computation that several statistics, or a statistic and the reports, read from: done once per matrix.
+
+    Attributes
+    ----------
+    name:
+        Its key in the ``shared`` memo of :func:`statistic_values` (``"bias_variance"``).
+    compute:
+        ``compute(scores, reference, settings)`` on one ``(m, n)`` matrix.
+    """
+
+    name: str
+    compute: Callable[[np.ndarray, int | None, AnalysisSettings], Any]
+
+    def of(self, scores: np.ndarray, reference: int | None, settings: AnalysisSettings, memo: dict[str, Any]) -> Any:
+        """The computation's result on ``scores``, from ``memo`` when it is there (then stored in it)."""
+        if self.name not in memo:
+            memo[self.name] = self.compute(scores, reference, settings)
+        return memo[self.name]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Statistic:
-    """One gateable statistic.
+    """One gateable statistic: everything the code and the reports need to know about it, in one place.
 
     Attributes
     ----------
@@ -154,30 +181,66 @@ class Statistic:
         ``topic_terms(scores, reference, settings)``: per-topic terms ``(m, n)`` of every system
         that sum over topics to ``compute``'s values; ``None`` when the statistic does not split
         into topic terms, or the function returns ``None`` under settings where it does not.
-    uses_topic_weights:
-        True when ``settings.topic_weights`` enters the value (they are resampled with the topics).
-    wording:
-        The plain-language explanation the reports print for a gate on the statistic.
     topic_change:
         ``topic_change(scores, candidate, reference, settings)``: per-topic shares of
         ``value[candidate] - value[reference]`` for a statistic that has no additive topic terms
         (GeoRisk); ``None`` when :attr:`topic_terms` decides.
+    wording:
+        The plain-language explanation the reports print for a gate on the statistic.
+    summary:
+        What it is, one line of the statistics table in ``docs/spec.md`` (:func:`docs_table`).
+    uses_topic_weights:
+        True when ``settings.topic_weights`` enters the value (they are resampled with the topics).
     mean_like:
         True when the value is the average of the per-topic scores, so that a topic's share of the
         change is its raw score difference over ``n``: the reports then show the raw difference only.
+    per_system:
+        True when every evaluation reports the statistic for every system (``systems[*].NAME`` of the
+        JSON report); the gap terms are reported under ``gap`` instead.
+    promised:
+        True when the JSON report promises the key (``schema.json`` requires it) and the history
+        records it.
+    column:
+        The header of its column in the terminal's and Markdown's per-system table; ``None``: no column.
+    plot_marker, plot_color:
+        The matplotlib marker and the colour of its series in the bias-variance plots (PNG and HTML);
+        ``None``: not plotted.
+    shared, from_shared:
+        When an evaluation computes the value: read it with ``from_shared`` from the :class:`Shared`
+        computation (the bias-variance analysis, GAWM's fixed point, TRisk's test), which it computes
+        once for every statistic that reads it. ``None``: the evaluation calls :attr:`compute`.
+    p_value:
+        Reads the p-value of every system's value from the :attr:`shared` result (TRisk's t-test),
+        reported as ``NAME_p``; ``None`` when the statistic has none.
     """
 
     name: str
     label: str
     higher_is_better: bool
-    needs_reference: bool
+    needs_reference: bool = False
     compute: Compute
     sufficient_matrix: SufficientMatrix | None
     topic_terms: TopicTerms | None
-    uses_topic_weights: bool = False
-    wording: Wording | None = None
     topic_change: TopicChange | None = None
+    wording: Wording
+    summary: str
+    uses_topic_weights: bool = False
     mean_like: bool = False
+    per_system: bool = True
+    promised: bool = False
+    column: str | None = None
+    plot_marker: str | None = None
+    plot_color: str | None = None
+    shared: Shared | None = None
+    from_shared: Callable[[Any], np.ndarray] | None = None
+    p_value: Callable[[Any], np.ndarray] | None = None
+
+    def values(self, scores: np.ndarray, reference: int | None, settings: AnalysisSettings,
+               memo: dict[str, Any]) -> np.ndarray:
+        """The value of every system of one ``(m, n)`` matrix, through :attr:`shared` when it has one."""
+        if self.shared is not None and self.from_shared is not None:
+            return np.asarray(self.from_shared(self.shared.of(scores, reference, settings, memo)), dtype=float)
+        return np.asarray(self.compute(scores, reference, settings), dtype=float)
 
     def topic_contributions(
         self, scores: np.ndarray, candidate: int, reference: int | None, settings: AnalysisSettings
@@ -484,94 +547,213 @@ def _statistics(*statistics: Statistic) -> Mapping[str, Statistic]:
     return MappingProxyType({statistic.name: statistic for statistic in statistics})
 
 
+BIAS_VARIANCE = Shared("bias_variance", lambda scores, reference, settings: bias_variance_analysis(
+    scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping,
+    variance=settings.variance))
+"""The bias-variance analysis (MATH.md sections 2-3d): grouping is its costly part, so it runs once."""
+
+GAWM_FIXED_POINT = Shared("gawm", lambda scores, reference, settings: gawm(_score_matrix(scores), q=settings.gawm_q))
+"""GAWM's fixed point (MATH.md section 6): E_s, and the topic weights the reports show."""
+
+TRISK_TEST = Shared("trisk", lambda scores, reference, settings: trisk(
+    _score_matrix(scores), _reference_row(_score_matrix(scores), reference), settings.risk_alpha))
+"""TRisk's t-test against the reference: the value and its p-value."""
+
 _BIAS_VARIANCE_DOCS = "concepts.md#bias-and-variance"
 _GAP_DOCS = "concepts.md#the-gap-decomposition-where-the-variance-comes-from"
 _RISK_DOCS = "concepts.md#risk-harm-compared-with-a-baseline"
 
 STATISTICS: Mapping[str, Statistic] = _statistics(
     Statistic(
-        "mean", "Mean", True, False, _mean, _rows_alone, _mean_terms, mean_like=True,
+        name="mean", label="Mean", higher_is_better=True, compute=_mean, sufficient_matrix=_rows_alone,
+        topic_terms=_mean_terms, mean_like=True, promised=True, column="mean",
+        summary="Mean over topics (missing topics count 0).",
         wording=Wording("the average quality over all queries", "Average quality over the queries is lower",
                         "concepts.md#which-gate-for-which-worry"),
     ),
     Statistic(
-        "bias2", "Bias²", False, False, _family_statistic(False, "bias2"), _rows_and_extremes,
-        _bias_variance_terms("bias2"),
+        name="bias2", label="Bias²", higher_is_better=False, compute=_family_statistic(False, "bias2"),
+        sufficient_matrix=_rows_and_extremes, topic_terms=_bias_variance_terms("bias2"),
+        shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.bias_variance.bias2,
+        promised=True, column="Bias²", plot_marker="o", plot_color="#1f77b4",
+        summary="`(mean - c)²`: how far the mean is from the target.",
         wording=Wording("average quality close to the best achievable (the virtual target)",
                         "Average quality sits further below the best achievable", _BIAS_VARIANCE_DOCS),
     ),
     Statistic(
-        "var", "Var", False, False, _family_statistic(False, "var"), _rows_and_extremes, _bias_variance_terms("var"),
+        name="var", label="Var", higher_is_better=False, compute=_family_statistic(False, "var"),
+        sufficient_matrix=_rows_and_extremes, topic_terms=_bias_variance_terms("var"),
+        shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.bias_variance.var,
+        promised=True, column="Var", plot_marker="s", plot_color="#ff7f0e",
+        summary="Population variance over topics (or topic groups).",
         wording=Wording("consistent quality from query to query", "Quality varies more from query to query",
                         _BIAS_VARIANCE_DOCS),
     ),
     Statistic(
-        "bias2_plus_var", "Bias²+Var", False, False,
-        _family_statistic(False, "error"), _rows_and_extremes, _bias_variance_terms("error"),
+        name="bias2_plus_var", label="Bias²+Var", higher_is_better=False, compute=_family_statistic(False, "error"),
+        sufficient_matrix=_rows_and_extremes, topic_terms=_bias_variance_terms("error"),
+        shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.bias_variance.error,
+        promised=True, column="Bias²+Var", plot_marker="^", plot_color="#2ca02c",
+        summary="`mean((x - c)²) = Bias² + Var`.",
         wording=Wording("quality that is both close to the best achievable and consistent from query to query",
                         "Quality varies more from query to query or sits further below the best achievable",
                         _BIAS_VARIANCE_DOCS),
     ),
     Statistic(
-        "gap_bias", "Bias(ρ)", False, False, _family_statistic(True, "bias"), _rows_and_extremes, _gap_terms("bias"),
+        name="gap_bias", label="Bias(ρ)", higher_is_better=False, compute=_family_statistic(True, "bias"),
+        sufficient_matrix=_rows_and_extremes, topic_terms=_gap_terms("bias"),
+        shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.gap.bias, per_system=False,
+        summary="Mean gap to the virtual target per topic, `ρ = x_T - x`.",
         wording=Wording("a small gap to the best system on each query", "The gap to the best system per query is wider",
                         _GAP_DOCS),
     ),
     Statistic(
-        "gap_var", "Var(ρ)", False, False, _family_statistic(True, "var"), _rows_and_extremes, _gap_terms("var"),
+        name="gap_var", label="Var(ρ)", higher_is_better=False, compute=_family_statistic(True, "var"),
+        sufficient_matrix=_rows_and_extremes, topic_terms=_gap_terms("var"),
+        shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.gap.var, per_system=False,
+        summary="Variance of that gap.",
         wording=Wording("an even gap to the best system across queries (no queries that others solve and we fail)",
                         "The gap to the best system varies more from query to query", _GAP_DOCS),
     ),
     Statistic(
-        "gap_mse", "Bias(ρ)²+Var(ρ)", False, False, _family_statistic(True, "mse"), _rows_and_extremes, _gap_terms("mse"),
+        name="gap_mse", label="Bias(ρ)²+Var(ρ)", higher_is_better=False, compute=_family_statistic(True, "mse"),
+        sufficient_matrix=_rows_and_extremes, topic_terms=_gap_terms("mse"),
+        shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.gap.mse, per_system=False,
+        summary="`mean(ρ²)`.",
         wording=Wording("a small and even gap to the best system on every query",
                         "The gap to the best system is wider or less even across queries", _GAP_DOCS),
     ),
     Statistic(
-        "urisk", "URisk", True, True, _urisk, _rows_alone, _urisk_terms,
+        name="urisk", label="URisk", higher_is_better=True, needs_reference=True, compute=_urisk,
+        sufficient_matrix=_rows_alone, topic_terms=_urisk_terms, promised=True, column="URisk",
+        summary="Mean difference to the reference, losses weighted `1 + alpha`. Needs a reference.",
         wording=Wording("no net loss on single queries against the reference, losses counting extra",
                         "The risk-weighted change against the reference (losses count extra) is lower", _RISK_DOCS),
     ),
     Statistic(
-        "trisk", "TRisk", True, True, _trisk, _rows_alone, _trisk_terms,
+        name="trisk", label="TRisk", higher_is_better=True, needs_reference=True, compute=_trisk,
+        sufficient_matrix=_rows_alone, topic_terms=_trisk_terms,
+        shared=TRISK_TEST, from_shared=lambda test: test.t, p_value=lambda test: test.p, promised=True,
+        summary="URisk divided by its standard error; below -2 = significant harm. Needs a reference.",
         wording=Wording("no significant loss on single queries against the reference",
                         "Losses on single queries against the reference are more significant", _RISK_DOCS),
     ),
     Statistic(
-        "robustness_index", "RI", True, True, _against_reference(robustness_index), _rows_alone, _robustness_terms,
+        name="robustness_index", label="RI", higher_is_better=True, needs_reference=True,
+        compute=_against_reference(robustness_index), sufficient_matrix=_rows_alone, topic_terms=_robustness_terms,
+        summary="Sakai's robustness index: (topics won - topics lost) / topics, against the reference. "
+                "Needs a reference.",
         wording=Wording("more queries won than lost against the reference",
                         "The share of queries won minus the share lost against the reference is lower", _RISK_DOCS),
     ),
     Statistic(
-        "hurt_topics", "<Init", False, True, _against_reference(hurt_topics), _rows_alone, _hurt_terms,
+        name="hurt_topics", label="<Init", higher_is_better=False, needs_reference=True,
+        compute=_against_reference(hurt_topics), sufficient_matrix=_rows_alone, topic_terms=_hurt_terms,
+        summary="How many topics score below the reference (SIGIR 2013's <Init). Needs a reference.",
         wording=Wording("few queries worse than in the reference", "More queries are worse than in the reference",
                         _RISK_DOCS),
     ),
     Statistic(
-        "r_loss", "R-Loss", False, True, _against_reference(robustness_loss), _rows_alone, _loss_terms,
+        name="r_loss", label="R-Loss", higher_is_better=False, needs_reference=True,
+        compute=_against_reference(robustness_loss), sufficient_matrix=_rows_alone, topic_terms=_loss_terms,
+        summary="Effectiveness lost on the hurt topics, averaged over all topics: `mean(max(0, ref - x))`. "
+                "Needs a reference.",
         wording=Wording("little quality lost on the queries that got worse than in the reference",
                         "More quality is lost on the queries that got worse than in the reference", _RISK_DOCS),
     ),
     Statistic(
-        "zrisk", "ZRisk", True, False, _zrisk, _zrisk_sufficient, _zrisk_terms,
+        name="zrisk", label="ZRisk", higher_is_better=True, compute=_zrisk, sufficient_matrix=_zrisk_sufficient,
+        topic_terms=_zrisk_terms, promised=True,
+        summary="Risk against all other systems at once (needs non-negative scores).",
         wording=Wording("no query much worse than the other systems lead one to expect",
                         "More queries fall short of what the other systems lead one to expect", _RISK_DOCS),
     ),
     Statistic(
-        "georisk", "GeoRisk", True, False, _georisk, _zrisk_sufficient, None, topic_change=_georisk_change,
+        name="georisk", label="GeoRisk", higher_is_better=True, compute=_georisk, sufficient_matrix=_zrisk_sufficient,
+        topic_terms=None, topic_change=_georisk_change, promised=True, column="GeoRisk",
+        summary="Combines the mean and ZRisk (needs non-negative scores).",
         wording=Wording("quality that is both high and free of surprising shortfalls against the other systems",
                         "Quality adjusted for shortfalls against the other systems is lower", _RISK_DOCS),
     ),
     Statistic(
-        "mve", "MVE", True, False, _mve, _rows_alone, _mve_terms, uses_topic_weights=True,
+        name="mve", label="MVE", higher_is_better=True, compute=_mve, sufficient_matrix=_rows_alone,
+        topic_terms=_mve_terms, uses_topic_weights=True, promised=True, column="MVE",
+        summary="Mean-variance value `mu - alpha * sigma²`.",
         wording=Wording("quality net of its spread across queries (mean minus alpha times the variance)",
-                        "Quality net of its spread across queries is lower", "concepts.md#mean-variance-and-query-variations"),
+                        "Quality net of its spread across queries is lower",
+                        "concepts.md#mean-variance-and-query-variations"),
     ),
     Statistic(
-        "gawm", "GAWM E_s", True, False, _gawm, None, _gawm_terms,
+        name="gawm", label="GAWM E_s", higher_is_better=True, compute=_gawm, sufficient_matrix=None,
+        topic_terms=_gawm_terms, shared=GAWM_FIXED_POINT, from_shared=lambda result: result.system_performance,
+        promised=True,
+        summary="Mean weighted by how well each topic separates systems.",
         wording=Wording("quality on the queries that tell systems apart",
                         "Quality on the queries that tell systems apart is lower",
                         "concepts.md#gawm-a-mean-that-ignores-topics-that-discern-nothing"),
     ),
 )
-"""Every statistic a gate can bound, in table order."""
+"""The catalogue: every statistic a gate can bound, in table order. Every list below derives from it."""
+
+SYSTEM_STATISTICS: tuple[str, ...] = tuple(name for name, statistic in STATISTICS.items() if statistic.per_system)
+"""Statistics reported for every system (``systems[*]`` of the JSON report), in table order."""
+
+
+
+def p_value_key(name: str) -> str:
+    """The report key of a statistic's p-value (``trisk_p``)."""
+    return f"{name}_p"
+
+
+PROMISED_KEYS: tuple[str, ...] = tuple(
+    key for statistic in STATISTICS.values() if statistic.promised
+    for key in (statistic.name, *((p_value_key(statistic.name),) if statistic.p_value is not None else ()))
+)
+"""The per-system keys the JSON report promises (``schema.json``) and the history records, in table order."""
+
+TABLE_COLUMNS: tuple[tuple[str, str], ...] = tuple(
+    (name, statistic.column) for name, statistic in STATISTICS.items() if statistic.column is not None)
+"""``(statistic, header)`` of the per-system table's statistic columns, in table order."""
+
+PLOT_SERIES: tuple[tuple[str, str, str], ...] = tuple(
+    (name, statistic.label, statistic.plot_marker) for name, statistic in STATISTICS.items()
+    if statistic.plot_marker is not None)
+"""``(statistic, label, marker)`` of the bias-variance plot's series."""
+
+GAP_TERMS: tuple[str, ...] = tuple(term.name for term in fields(GapDecomposition))
+"""The terms of the gap decomposition every system reports under ``gap`` (MATH.md section 3a)."""
+
+
+def statistic_values(names: Iterable[str], scores: np.ndarray, reference: int | None, settings: AnalysisSettings,
+                     memo: dict[str, Any] | None = None) -> dict[str, np.ndarray | None]:
+    """The value of every system for each statistic in ``names``, and ``NAME_p`` for those with a p-value.
+
+    ``None`` where a statistic needs a reference and ``reference`` is ``None``, or is undefined for
+    these scores (:class:`~pytest_bvtest.errors.StatisticError`). ``memo`` keeps the :class:`Shared`
+    computations, so each runs once (the caller may read them, e.g. ``memo["bias_variance"]``).
+    """
+    memo = {} if memo is None else memo
+    values: dict[str, np.ndarray | None] = {}
+    for name in dict.fromkeys(names):
+        statistic = STATISTICS[name]
+        value = p_value = None
+        if not statistic.needs_reference or reference is not None:
+            try:
+                value = statistic.values(scores, reference, settings, memo)
+                if statistic.p_value is not None and statistic.shared is not None:
+                    p_value = np.asarray(statistic.p_value(memo[statistic.shared.name]), dtype=float)
+            except StatisticError:
+                value = p_value = None
+        values[name] = value
+        if statistic.p_value is not None:
+            values[p_value_key(name)] = p_value
+    return values
+
+
+def docs_table() -> str:
+    """The statistics table of ``docs/spec.md`` (a test keeps the page equal to it)."""
+    rows = ["| `statistic` | label | better | what it is |", "|---|---|---|---|"]
+    for name, statistic in STATISTICS.items():
+        better = "higher" if statistic.higher_is_better else "lower"
+        rows.append(f"| `{name}` | {statistic.label} | {better} | {statistic.summary} |")
+    return "\n".join(rows) + "\n"

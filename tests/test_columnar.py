@@ -1,0 +1,151 @@
+"""The columnar path (pytest_bvtest.columnar) equals pytrec_eval on every measure it computes.
+
+The reference is pytrec_eval itself, called as measures.py called it for these measures before the
+columnar path existed (one fresh evaluator per relevance level). Compared: every run of the shared
+real data (trec_eval's own test run, DL-HARD, DL19 re-rankers, TREC Web 2012 with spam grades -2,
+TREC-COVID runs of four rounds), and seeded random runs made to hit every corner: heavy score ties
+(also ties only in single precision, as trec_eval compares scores as C floats), unjudged and
+negatively graded documents, topics without any document of a relevance level, missing topics,
+rel= levels and cutoffs beyond the ranking's length.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import shared_path
+from pytest_bvtest import columnar
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.io.qrels import Qrels, read_qrels
+from pytest_bvtest.io.runs import Run, read_run
+from pytest_bvtest.measures import _evaluate_with_pytrec_eval, evaluate_run, parse_measure
+
+TOLERANCE = 1e-12
+FAST_MEASURES = [
+    parse_measure(name)
+    for name in (
+        "AP", "AP(rel=2)", "AP(rel=3)", "nDCG", "nDCG@1", "nDCG@10", "nDCG@20", "nDCG@5000", "P@1", "P@10",
+        "P(rel=2)@5", "P@2000", "R@10", "R@100", "R(rel=2)@1000", "R@5000", "RR", "RR(rel=2)", "RR@10", "RR@1",
+    )
+]
+
+
+def test_every_measure_of_the_list_takes_the_columnar_path():
+    assert all(map(columnar.computes, FAST_MEASURES))
+    for name in ("AP@10", "AP(judged_only=True)", "nDCG(judged_only=True)@10", "nDCG(dcg='exp-log2')@10", "ERR@10",
+                 "Rprec", "Bpref", "Success@10", "NumRet", "SetP"):
+        assert not columnar.computes(parse_measure(name)), name
+
+
+def assert_columnar_equals_pytrec_eval(qrels: Qrels, run: Run, label: str) -> None:
+    topics = [qid for qid in qrels.evaluated_topics() if run.scores.get(qid)]
+    judgments = {qid: qrels.judgments[qid] for qid in topics}
+    rankings = {qid: run.scores[qid] for qid in topics}
+    expected = _evaluate_with_pytrec_eval(judgments, rankings, FAST_MEASURES)
+    got = columnar.evaluate(columnar.ranked_gains_from_rankings(judgments, rankings, topics), FAST_MEASURES)
+    for measure in FAST_MEASURES:
+        assert list(got[measure]) == topics, (label, measure)
+        reference = np.array([expected[measure][qid] for qid in topics])
+        ours = np.array([got[measure][qid] for qid in topics])
+        worst = np.abs(ours - reference).max(initial=0.0)
+        assert worst <= TOLERANCE, f"{label} {measure}: differs from pytrec_eval by {worst:g}"
+    # evaluate_run takes the columnar path for these measures and returns the same numbers
+    assert evaluate_run(qrels, run, FAST_MEASURES[:3]) == {measure: got[measure] for measure in FAST_MEASURES[:3]}
+
+
+@pytest.mark.parametrize("task", ["doc", "passage"])
+def test_every_dl_hard_run(task):
+    folder = shared_path("dl_hard", "dataset")
+    qrels = read_qrels(folder / f"dl_hard-{task}.qrels")
+    runs = sorted((folder / "baselines" / task).glob("*.run.gz"))
+    assert len(runs) >= 6
+    for path in runs:
+        assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name)
+
+
+def test_every_dl19_passage_rerun():
+    folder = shared_path("dl19_passage_qppeval_runs")
+    qrels = read_qrels(folder / "trecdl1920.qrels")
+    runs = sorted((folder / "runs").glob("*.gz"))
+    assert len(runs) == 5
+    for path in runs:
+        assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name)
+
+
+def test_every_trec_web2012_baseline_with_spam_grades():
+    folder = shared_path("trec_web2012_risk_baselines")
+    qrels = read_qrels(folder / "qrels.web.151-200.txt")
+    runs = sorted((folder / "runs").glob("*.txt.gz"))
+    assert len(runs) == 8
+    for path in runs:
+        assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name)
+
+
+@pytest.mark.parametrize(("qrels_name", "run_name"), [
+    ("qrels.test", "results.test"), ("qrels.rel_level", "results.test"),
+    ("qrels-302.test", "results-302.test"), ("qrels.comment.test", "results.comment.test.gz"),
+])
+def test_trec_eval_own_test_runs(qrels_name, run_name):
+    folder = shared_path("trec_eval_test")
+    assert_columnar_equals_pytrec_eval(read_qrels(folder / qrels_name), read_run(folder / run_name), run_name)
+
+
+@pytest.mark.parametrize(("round_folder", "qrels_round"), [
+    ("Round1_Runs", 1), ("Round2_Runs", 2), ("Round2_Runs_Fusion", 2), ("Round3_Runs_v2", 3), ("Round4_Runs_LessRM3", 4),
+])
+def test_every_trec_covid_ohsu_run(round_folder, qrels_round):
+    qrels = read_qrels(shared_path("anserini_tools_qrels_topics", "qrels", f"qrels.covid-round{qrels_round}.txt"))
+    runs = sorted(shared_path("trec_covid_ohsu_runs", "runs", round_folder).glob("*.txt.gz"))
+    assert runs
+    for path in runs:
+        assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name)
+
+
+def random_qrels_and_run(seed: int) -> tuple[Qrels, Run]:
+    """Seeded qrels and run with every corner the columnar path must get right (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    judgments: dict[str, dict[str, int]] = {}
+    scores: dict[str, dict[str, float]] = {}
+    for topic in range(int(rng.integers(5, 30))):
+        qid = f"q{topic}"
+        pool = [f"d{number:03d}" for number in rng.choice(400, size=int(rng.integers(1, 120)), replace=False)]
+        # grades -2..4, some topics graded only 0/1 (nothing at rel=2), at least one positive grade per topic
+        top_grade = int(rng.choice([1, 2, 4]))
+        grades = rng.integers(-2, top_grade + 1, size=len(pool))
+        grades[0] = max(int(grades[0]), 1)
+        judgments[qid] = dict(zip(pool, grades.tolist()))
+        if rng.random() < 0.15:
+            continue  # a topic the run misses
+        length = int(rng.integers(1, 60))
+        retrieved = [f"d{number:03d}" for number in rng.choice(450, size=length, replace=False)]
+        style = rng.integers(4)
+        if style == 0:  # heavy ties: a few distinct scores
+            values = rng.integers(0, 3, size=length).astype(float)
+        elif style == 1:  # every score equal
+            values = np.full(length, 7.25)
+        elif style == 2:  # distinct in double precision, tied in single precision (trec_eval's float)
+            values = 1.0 + rng.integers(0, 4, size=length) * 1e-9
+        else:
+            values = rng.normal(size=length)
+        scores[qid] = dict(zip(retrieved, values.tolist()))
+    if not scores:
+        first = next(iter(judgments))
+        scores[first] = {"d000": 1.0}
+    return Qrels(judgments), Run(f"random-{seed}", scores)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_seeded_random_runs_with_ties_unjudged_documents_and_missing_topics(seed):
+    qrels, run = random_qrels_and_run(seed)
+    assert_columnar_equals_pytrec_eval(qrels, run, f"seed {seed}")
+
+
+def test_single_precision_ties_are_broken_by_docno_descending_as_in_trec_eval():
+    # The two scores differ in double precision but not as C floats: trec_eval ranks b (docno
+    # descending) before a, so the relevant document a is at rank 2.
+    qrels = Qrels({"1": {"a": 1}})
+    run = Run("r", {"1": {"a": 1.0 + 1e-9, "b": 1.0}})
+    values = evaluate_run(qrels, run, [parse_measure("RR"), parse_measure("AP")])
+    assert values[parse_measure("RR")] == {"1": 0.5}
+    assert values[parse_measure("AP")] == {"1": 0.5}
