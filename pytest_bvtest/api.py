@@ -19,7 +19,15 @@ import numpy as np
 from pytest_bvtest.cache import ScoreCache
 from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.gates import GateOutcome, TopicImpact, calibrate_family, family_key, judge, with_guards
-from pytest_bvtest.guards import Guard, identical_to_baseline, stale_reference, target_constant_out_of_range, unanswered_topics
+from pytest_bvtest.guards import (
+    Guard,
+    GuardSettings,
+    identical_to_baseline,
+    reference_missing_topics,
+    stale_reference,
+    target_constant_out_of_range,
+    unanswered_topics,
+)
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.textfiles import atomic_write_bytes, numbered_lines, project_root, require_inside
@@ -496,7 +504,7 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
-    guards = _guards(matrix, analysis, settings, candidate_name, spec.reference, comparisons)
+    guards = _guards(matrix, analysis, settings, candidate_name, spec.reference, comparisons, spec.analysis.guards)
     gates = [with_guards(outcome, guards) for outcome in gates]
     mve = _mean_variance_details(spec, matrix, settings, variations, candidate_name)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
@@ -548,7 +556,7 @@ def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray |
 
 
 def _guards(matrix: ScoreMatrix, analysis: BiasVarianceAnalysis, settings: AnalysisSettings, candidate: str | None,
-            reference: str | None, comparisons: Sequence[Comparison]) -> tuple[Guard, ...]:
+            reference: str | None, comparisons: Sequence[Comparison], thresholds: GuardSettings) -> tuple[Guard, ...]:
     """The guards that fire on one measure's evaluation (:mod:`pytest_bvtest.guards`), most urgent first."""
     scores = matrix.scores
     found = []
@@ -559,8 +567,11 @@ def _guards(matrix: ScoreMatrix, analysis: BiasVarianceAnalysis, settings: Analy
         if against is not None:
             mean = float(scores[index].mean())
             found.append(stale_reference(mean, mean - against.difference, against.baseline, against.p_randomization,
-                                         matrix.measure, against.permutations))
-    found.append(unanswered_topics(scores, matrix.topics, matrix.measure))
+                                         matrix.measure, against.permutations, thresholds))
+        if reference is not None:
+            found.append(reference_missing_topics(scores, matrix.imputed, matrix.topics, index, matrix.index(reference),
+                                                  matrix.systems, matrix.measure))
+    found.append(unanswered_topics(scores, matrix.topics, matrix.measure, thresholds.unanswered_share))
     bounded_by_one = settings.normalize != "none" or bool(np.all(scores <= 1))
     found.append(target_constant_out_of_range(float(analysis.c), analysis.target_scores, bounded_by_one, matrix.measure))
     return tuple(guard for guard in found if guard is not None)

@@ -14,6 +14,9 @@ to do about each one.
 - ``stale_reference``: the candidate beats the reference on the mean by a large, clear margin
   (randomization p below :data:`STALE_REFERENCE_P` and a gain of at least :data:`STALE_REFERENCE_GAIN`
   of the reference's mean). Gates against the reference are then lenient; it may be stale.
+- ``reference_missing``: the reference has no ranking for topics on which the candidate scores above
+  0 (scored 0 by the missing-topic rule): the candidate's wins there are free, so gates against the
+  reference are lenient (a truncated reference run, or one made for fewer topics).
 - ``target_constant``: the target constant ``c`` outside ``[mean of the virtual target, 1]``. Below
   the target's mean, a system whose mean exceeds ``c`` gets a larger Bias² the better it gets, so
   Bias² rewards worse systems (Zhang et al., IPM 2022, Lemma 1; docs/mathematics.md §3).
@@ -37,6 +40,15 @@ TARGET_CONSTANT_STATISTICS = ("bias2", "bias2_plus_var")
 
 _TOLERANCE = 1e-12
 _LISTED = 10
+
+
+@dataclass(frozen=True)
+class GuardSettings:
+    """The guards' thresholds (the spec's ``analysis.guards``); the defaults are the constants above."""
+
+    unanswered_share: float = UNANSWERED_SHARE
+    stale_reference_p: float = STALE_REFERENCE_P
+    stale_reference_gain: float = STALE_REFERENCE_GAIN
 
 
 @dataclass(frozen=True)
@@ -82,15 +94,17 @@ def identical_to_baseline(scores: np.ndarray, systems: Sequence[str], candidate:
     )
 
 
-def unanswered_topics(scores: np.ndarray, topics: Sequence[str], measure: str) -> Guard | None:
-    """Topics on which every system scores 0; a warning above :data:`UNANSWERED_SHARE` of the topics."""
+def unanswered_topics(scores: np.ndarray, topics: Sequence[str], measure: str,
+                      threshold: float = UNANSWERED_SHARE) -> Guard | None:
+    """Topics on which every system scores 0; a warning above ``threshold`` of the topics."""
     missed = tuple(topic for topic, column in zip(topics, np.all(scores == 0, axis=0)) if column)
     if not missed:
         return None
     share = len(missed) / len(topics)
-    warning = share > UNANSWERED_SHARE
-    advice = ("more than 10% of the topics: are the qrels for the topics the runs were made for? Restrict the qrels "
-              "to them" if warning else "such topics tell no system apart and lower every mean")
+    warning = share > threshold
+    advice = (f"more than {threshold:.0%} of the topics: are the qrels for the topics the runs were made for? Restrict "
+              "the qrels to them (or raise analysis.guards.unanswered_share when the systems truly miss them)"
+              if warning else "such topics tell no system apart and lower every mean")
     return Guard(
         "unanswered_topics", warning,
         f"{len(missed)} of {len(topics)} topics ({share:.0%}) {'is' if len(missed) == 1 else 'are'} missed by every "
@@ -101,20 +115,43 @@ def unanswered_topics(scores: np.ndarray, topics: Sequence[str], measure: str) -
 
 
 def stale_reference(candidate_mean: float, reference_mean: float, reference: str, p_value: float, measure: str,
-                    permutations: int) -> Guard | None:
-    """The candidate beats the reference by a gain large (:data:`STALE_REFERENCE_GAIN`) and clear
-    (randomization p below :data:`STALE_REFERENCE_P`): gates against the reference are lenient."""
+                    permutations: int, settings: GuardSettings = GuardSettings()) -> Guard | None:
+    """The candidate beats the reference by a gain large (``settings.stale_reference_gain`` of its mean) and
+    clear (randomization p below ``settings.stale_reference_p``): gates against the reference are lenient."""
     gain = candidate_mean - reference_mean
-    if not (p_value < STALE_REFERENCE_P and gain > 0 and gain >= STALE_REFERENCE_GAIN * abs(reference_mean)):
+    clear = p_value < settings.stale_reference_p
+    if not (clear and gain > 0 and gain >= settings.stale_reference_gain * abs(reference_mean)):
         return None
     relative = f", {gain / reference_mean:+.0%}" if reference_mean else ""
     return Guard(
         "stale_reference", True,
         f"the candidate's mean {measure} {candidate_mean:.4f} is far above the reference {reference}'s "
-        f"{reference_mean:.4f} ({gain:+.4f}{relative}; randomization p {p_value:.4f} < {STALE_REFERENCE_P}, "
+        f"{reference_mean:.4f} ({gain:+.4f}{relative}; randomization p {p_value:.4f} < {settings.stale_reference_p:g}, "
         f"{permutations:,} sign flips): the reference may be stale, which makes gates against it lenient; once this "
         "change is accepted, make it the reference: pytest --bvtest-update",
         systems=(reference,), reference=reference,
+    )
+
+
+def reference_missing_topics(scores: np.ndarray, imputed: np.ndarray, topics: Sequence[str], candidate: int,
+                             reference: int, systems: Sequence[str], measure: str) -> Guard | None:
+    """Topics the reference has no ranking for (``imputed``: scored 0) where the candidate scores above 0.
+
+    Each is a free win for the candidate against the reference: the gates measured against it are
+    lenient by as much, whatever the candidate does on the topics both answered.
+    """
+    free = imputed[reference] & (scores[candidate] > 0)
+    if not free.any():
+        return None
+    named = tuple(topic for topic, is_free in zip(topics, free) if is_free)
+    name = systems[reference]
+    return Guard(
+        "reference_missing", True,
+        f"the reference {name} has no ranking for {len(named)} of {len(topics)} topics where {systems[candidate]} "
+        f"scores above 0 ({measure} 0 by the missing-topic rule): {_listed(named)}; the candidate's wins there are "
+        f"free, so gates against {name} are lenient; give {name} a ranking for every topic, or restrict the qrels to "
+        "the topics it answered",
+        systems=(name,), topics=named, reference=name,
     )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from pytest_bvtest.errors import InputError, excerpt
+from pytest_bvtest.guards import GuardSettings
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
@@ -43,7 +44,7 @@ _LONGEST_PATH = 4096  # Linux's PATH_MAX
 _TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format", "topics")
 _MVE_FORMS = ("auto", "general", "intra-topic")
 _ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "calibration",
-                  "top_topics", "rankings", "hits", "zrisk_against", "variance")
+                  "top_topics", "rankings", "hits", "zrisk_against", "variance", "guards")
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "false_alarm", "confidence", "measure", "reference", "name")
 # Bounds that cap a value from above / below; a calibrated limit lies on the statistic's bad side.
 _UPPER_BOUNDS = ("max", "max_increase")
@@ -156,6 +157,7 @@ class AnalysisSpec:
     hits: bool = False
     zrisk_against: str = "systems"
     variance: str = "population"
+    guards: GuardSettings = field(default_factory=GuardSettings)
 
 
 @dataclass(frozen=True)
@@ -454,6 +456,14 @@ class _SpecReader:
                 seed=self.number(calibration.get("seed", 0), key("calibration", "seed"), minimum=0, integer=True),
                 family=family,
             )
+        if "guards" in section:
+            guards = self.check_keys(section["guards"], key("guards"),
+                                     ("unanswered_share", "stale_reference_p", "stale_reference_gain"), "guards")
+            thresholds = {name: self.number(value, key("guards", name), minimum=0) for name, value in guards.items()}
+            for name, value in thresholds.items():
+                if value > 1:
+                    raise self.error(key("guards", name), f"must lie between 0 and 1 (a share), got {value:g}")
+            settings["guards"] = GuardSettings(**thresholds)
         if "top_topics" in section:
             settings["top_topics"] = self.number(section["top_topics"], key("top_topics"), minimum=0, integer=True)
         if section.get("rankings") is not None:

@@ -12,9 +12,12 @@ import pytest
 
 from conftest import shared_path
 from pytest_bvtest.api import evaluate_spec, spec_under_test
+from pytest_bvtest.errors import InputError
 from pytest_bvtest.guards import (
     Guard,
+    GuardSettings,
     identical_to_baseline,
+    reference_missing_topics,
     stale_reference,
     target_constant_out_of_range,
     unanswered_topics,
@@ -148,3 +151,88 @@ def test_real_target_constant(tmp_path: Path, target: str, fires: bool) -> None:
     assert ("target_constant" in kinds(evaluation.guards)) == fires
     trisk, bias2 = evaluation.gates
     assert ("IPM 2022 Lemma 1" in " ".join(bias2.guards)) == fires and not any("Lemma" in g for g in trisk.guards)
+
+
+def test_thresholds_come_from_the_spec() -> None:
+    topics = [f"t{j}" for j in range(4)]
+    assert unanswered_topics(SCORES, topics, "AP", threshold=0.25).warning is False  # 25% is not above 25%
+    lenient = GuardSettings(stale_reference_p=0.05, stale_reference_gain=0.05)
+    assert stale_reference(0.54, 0.50, "production", 0.02, "nDCG@10", 10_000) is None
+    guard = stale_reference(0.54, 0.50, "production", 0.02, "nDCG@10", 10_000, lenient)
+    assert guard is not None and "randomization p 0.0200 < 0.05," in guard.message
+
+
+def test_a_reference_without_a_ranking_where_the_candidate_scores_is_a_free_win() -> None:
+    imputed = np.zeros_like(SCORES, dtype=bool)
+    imputed[0, [1, 2]] = True  # production has no ranking for t1 (candidate 0 there too) and t2
+    scores = SCORES.copy()
+    scores[0, 2] = 0.0
+    guard = reference_missing_topics(scores, imputed, ["t0", "t1", "t2", "t3"], 2, 0, SYSTEMS, "AP")
+    assert guard is not None and guard.warning and guard.topics == ("t2",) and guard.reference == "production"
+    assert guard.message.startswith("the reference production has no ranking for 1 of 4 topics where candidate scores "
+                                    "above 0 (AP 0 by the missing-topic rule): t2;")
+    assert guard.concerns("mean", "production") and not guard.concerns("mean", None)
+    answered = np.zeros_like(imputed)
+    assert reference_missing_topics(scores, answered, ["t0", "t1", "t2", "t3"], 2, 0, SYSTEMS, "AP") is None
+
+
+def test_real_trec_covid_reference_cut_to_35_topics_no_longer_passes_a_worse_candidate_green(tmp_path: Path) -> None:
+    """OHSU round 4: AbstractOHSU loses to FullOHSU by 0.089 nDCG@10 (p 0.01). Against a FullOHSU run cut to
+    topics 1-35, the ten free wins make it +0.08 and every gate passed OK; the guard makes them OK*."""
+    runs = shared_path("trec_covid_ohsu_runs", "runs", "Round4_Runs_LessRM3")
+    with gzip.open(runs / "FullOHSU.txt.gz", "rt") as full:
+        cut = [line for line in full if int(line.split()[0]) <= 35]
+    (tmp_path / "full-cut.run").write_text("".join(cut))
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(textwrap.dedent(f"""
+        qrels: {shared_path("anserini_tools_qrels_topics", "qrels", "qrels.covid-round4.txt")}
+        measures: [nDCG@10]
+        baselines: {{production: full-cut.run}}
+        candidate: {{run: {runs / "AbstractOHSU.txt.gz"}, name: candidate}}
+        reference: production
+        cache: false
+        gates:
+          - {{statistic: trisk, false_alarm: 0.05}}
+          - {{statistic: mean, max_decrease: 0.01, false_alarm: 0.05}}
+          - {{statistic: var, max: 1.0, name: absolute}}
+    """))
+    evaluation = evaluate_spec(spec_under_test(spec), use_cache=False).measure()
+    assert evaluation.system("candidate").values["mean"] - evaluation.system("production").values["mean"] == (
+        pytest.approx(0.0825, abs=5e-5))
+    assert kinds(evaluation.guards) == ["reference_missing", "unanswered_topics"]
+    assert evaluation.guards[0].topics == tuple(str(topic) for topic in range(36, 46))
+    trisk, mean, absolute = evaluation.gates
+    assert trisk.outcome == mean.outcome == "OK*" and trisk.guards[0].startswith("the reference production has no")
+    assert absolute.outcome == "OK"  # an absolute bound is not measured against the reference
+
+
+def test_real_web_2012_baselines_miss_seven_topics_a_spec_may_accept_it_and_rejects_a_share_above_one(
+    tmp_path: Path,
+) -> None:
+    """Four of Indri's official Web 2012 baselines all score 0 on 7 of 50 topics (14%): with the default 10% that
+    is a warning (every gate OK*), with `guards: {unanswered_share: 0.2}` a note."""
+    folder = shared_path("trec_web2012_risk_baselines")
+    spec = tmp_path / "bvtest.yaml"
+    text = textwrap.dedent(f"""
+        qrels: {folder / "qrels.web.151-200.txt"}
+        measures: [nDCG@20]
+        baselines:
+          rm: {folder / "runs" / "rm.results-cata-filtered.txt.gz"}
+          ql-unfiltered: {folder / "runs" / "ql.results-cata.txt.gz"}
+          rm-catb: {folder / "runs" / "rm.results-catb-filtered.txt.gz"}
+        candidate: {{run: {folder / "runs" / "ql.results-cata-filtered.txt.gz"}, name: ql}}
+        reference: rm
+        cache: false
+        gates: [{{statistic: mean, max_decrease: 0.05}}]
+        analysis: {{risk_alpha: 1, guards: GUARDS}}
+    """)
+    spec.write_text(text.replace("GUARDS", "{}"))
+    default = evaluate_spec(spec_under_test(spec), use_cache=False).measure()
+    assert default.guards[0].kind == "unanswered_topics" and len(default.guards[0].topics) == 7
+    assert default.guards[0].warning and default.gates[0].outcome == "OK*"
+    spec.write_text(text.replace("GUARDS", "{unanswered_share: 0.2}"))
+    accepted = evaluate_spec(spec_under_test(spec), use_cache=False).measure()
+    assert not accepted.guards[0].warning and accepted.gates[0].outcome == "OK"
+    spec.write_text(text.replace("GUARDS", "{stale_reference_gain: 1.5}"))
+    with pytest.raises(InputError, match=r"analysis\.guards\.stale_reference_gain: must lie between 0 and 1"):
+        spec_under_test(spec)

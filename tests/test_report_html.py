@@ -513,3 +513,17 @@ def test_an_analysis_only_document_and_undefined_values() -> None:
     assert statistics["rows"][0][3] == "-" and statistics["sorts"][0][3] == ""
     assert statistics["rows"][0][7] == "inf" and statistics["sorts"][0][7] == "Infinity"  # JavaScript's Number reads it
     assert page.tables["topics sortable"][0]["header"] == ["topic", "query", "production", "bm25", "candidate"]
+
+
+def test_the_ini_setting_writes_beside_the_ini_file_and_stays_inside_the_project(pytester: pytest.Pytester) -> None:
+    copy_example(pytester.path)
+    ini = pytester.path / "pytest.ini"
+    ini.write_text("[pytest]\nbvtest_html = reports/page.html\n", encoding="utf-8")
+    result = pytester.runpytest_subprocess("bvtest.yaml", "--bvtest-no-cache", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK
+    assert Page((pytester.path / "reports" / "page.html").read_text(encoding="utf-8")).headline.startswith("✓")
+    ini.write_text("[pytest]\nbvtest_html = ../outside.html\n", encoding="utf-8")
+    refused = pytester.runpytest_subprocess("bvtest.yaml", "--bvtest-no-cache", "-p", "no:cacheprovider")
+    refused.stdout.fnmatch_lines(["*could not write the reports: ini setting bvtest_html = *outside.html* "
+                                  "is outside the project*"])
+    assert not (pytester.path.parent / "outside.html").exists()
