@@ -35,7 +35,7 @@ from pytest_bvtest.io.topicfiles import Variation, read_topic_texts, read_topic_
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile, retrieved_lists
 from pytest_bvtest.measures import Measure, parse_measure
 from pytest_bvtest.progress import EvaluationProgress
-from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec
+from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec, load_spec, simulated_form
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff
 from pytest_bvtest.stats.calibration import SwapNull, null_of_own_value, swap_null
 from pytest_bvtest.stats.gawm import GAWMResult, HITSResult, hits
@@ -274,10 +274,16 @@ class Evaluation:
     measures: tuple[MeasureEvaluation, ...]
     cache_hits: int = 0
     cache_misses: int = 0
-    simulation: SimulationResult | None = None
+    #: The per-topic simulation of each of ``analysis.simulation.measures`` (MATH.md 3e), in spec order.
+    simulations: tuple[SimulationResult, ...] = ()
     inputs: tuple[InputFile, ...] = ()
     #: Query texts by topic id, from the spec's ``topics`` file (empty without one).
     texts: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def simulation(self) -> SimulationResult | None:
+        """The first simulated measure's simulation (AP by default), ``None`` without a simulation."""
+        return self.simulations[0] if self.simulations else None
 
     def measure(self, measure: str | None = None) -> MeasureEvaluation:
         """The evaluation of ``measure`` (any spelling ir_measures accepts); the only one when omitted."""
@@ -464,7 +470,10 @@ def _candidate_name(spec: Spec) -> str | None:
 
 
 def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: _VariationMVE | None,
-                      texts: Mapping[str, str], comparisons: tuple[Comparison, ...]) -> MeasureEvaluation:
+                      texts: Mapping[str, str], comparisons: tuple[Comparison, ...],
+                      simulations: Mapping[str, SimulationResult]) -> MeasureEvaluation:
+    if spec.analysis.target_system is not None:  # SIGIR 2013 Sec. 2.5: a named system's scores are the target
+        settings = replace(settings, target_system=matrix.index(spec.analysis.target_system))
     candidate_name = _candidate_name(spec)
     reference = matrix.index(spec.reference) if spec.reference is not None else None
     memo: dict[str, object] = {}  # the computations several statistics share: each runs once
@@ -476,8 +485,9 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
     wanted = [*SYSTEM_STATISTICS, *(gate.statistic for gate in spec.gates),
               *((rankings.against, *rankings.statistics) if rankings is not None else ())]
     # MVE over query variations is the variation form, computed with the variations
-    values = statistic_values([name for name in wanted if variations is None or name != "mve"], matrix.scores,
-                              reference, settings, memo)
+    # a simulation statistic reads its measure's simulation, not the scores: a gate on it computes it
+    values = statistic_values([name for name in wanted if (variations is None or name != "mve")
+                               and STATISTICS[name].from_simulation is None], matrix.scores, reference, settings, memo)
     if variations is not None:
         values["mve"] = np.asarray(variations.results[matrix.measure].value)
     fixed_point: GAWMResult | None = memo.get(GAWM_FIXED_POINT.name) if values["gawm"] is not None else None
@@ -502,7 +512,8 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
         candidate = matrix.index(candidate_name)
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
-                gates.append(_judge_gate(spec, gate, matrix, settings, candidate, values, variations, texts))
+                gated = _simulation_matrix(matrix, simulations, gate.statistic)
+                gates.append(_judge_gate(spec, gate, gated, settings, candidate, values, variations, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
     guards = _guards(matrix, analysis, settings, candidate_name, spec.reference, comparisons, spec.analysis.guards)
     gates = [with_guards(outcome, guards) for outcome in gates]
@@ -513,13 +524,26 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
                              rankings=None if rankings is None else _rankings(spec, matrix, values), guards=guards)
 
 
+def _simulation_matrix(matrix: ScoreMatrix, simulations: Mapping[str, SimulationResult], statistic: str) -> ScoreMatrix:
+    """The matrix a gate on ``statistic`` reads: the scores, or for a simulation statistic each system's
+    per-topic term of the measure's simulation (MATH.md 3e), in the matrix's system and topic order."""
+    source = STATISTICS[statistic].from_simulation
+    if source is None:
+        return matrix
+    result = simulations[matrix.measure]  # the spec refuses a simulation gate on a measure not simulated
+    rows = [result.system_names.index(name) for name in matrix.systems]
+    columns = [result.topic_ids.index(topic) for topic in matrix.topics]
+    return replace(matrix, scores=np.asarray(source(result), dtype=float)[np.ix_(rows, columns)])
+
+
 def _mean_variance_details(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: _VariationMVE | None,
                            candidate: str | None) -> MeanVarianceDetails:
     """The MVE terms of every system in the form used, and the alpha sweep when the spec asks for it."""
     if variations is not None:
         result, form = variations.results[matrix.measure], variations.method
     else:
-        result, form = mve_inter_topic(matrix.scores, settings.mve_alpha, settings.topic_weights), MVE_INTER_TOPIC
+        result = mve_inter_topic(matrix.scores, settings.mve_alpha, settings.topic_weights, variance=settings.variance)
+        form = MVE_INTER_TOPIC
     mu, sigma2 = np.asarray(result.mu, dtype=float), np.asarray(result.sigma2, dtype=float)
     sweep = None
     if spec.analysis.mve.sweep is not None and len(matrix.systems) >= 2:
@@ -598,7 +622,7 @@ class _VariationMVE:
             return np.asarray(variation_mve(
                 scores[:, drawn], spec.analysis.mve.alpha, weights=None if weights is None else weights[drawn],
                 popularity=None if layout.popularity is None else layout.popularity[drawn],
-                present=layout.present[drawn], user_probability=self.user_probability,
+                present=layout.present[drawn], user_probability=self.user_probability, variance=spec.analysis.variance,
             ).value)
 
         return topic_bootstrap(values_of, len(layout.topics), candidate, reference, "mve",
@@ -654,8 +678,13 @@ def _variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs
         arranged = layout.arrange(queries.scores)
         arrangements[str(measure)] = arranged
         intra = mve_intra_topic(arranged, alpha, weights=weights, popularity=layout.popularity, present=layout.present)
-        results[str(measure)] = intra if user_probability is None else variation_mve(
-            arranged, alpha, weights=weights, user_probability=user_probability)
+        try:
+            results[str(measure)] = intra if spec.analysis.variance == "population" and user_probability is None else \
+                variation_mve(arranged, alpha, weights=weights, popularity=layout.popularity, present=layout.present,
+                              user_probability=user_probability, variance=spec.analysis.variance)
+        except StatisticError as error:  # a sample variance of a topic with one variation
+            raise InputError(f"MVE: {error}", path=spec.path, line=spec.line_of("analysis", "variance"),
+                             hint="give every topic at least 2 variations, or use `variance: population`") from None
         # A topic is missing (and scores 0) only when the run ranks none of its variations; a missing
         # variation alone scores 0 inside its topic's mean and is listed in missing_queries.
         imputed = np.all((layout.arrange(queries.imputed.astype(float)) == 1.0) | ~layout.present, axis=-1)
@@ -711,8 +740,8 @@ def _short_list(items: Sequence[str], limit: int = 10) -> str:
     return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def _simulate(spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequence[str]) -> SimulationResult:
-    """Per-topic bias-variance over simulated collections (MATH.md section 3e) for every system."""
+def _simulate(spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequence[str]) -> dict[str, SimulationResult]:
+    """Per-topic bias-variance over simulated collections (MATH.md section 3e) for every system, by measure."""
     settings = spec.analysis.simulation
     assert settings is not None
     runs = []
@@ -722,7 +751,13 @@ def _simulate(spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequence
                              path=spec.path, line=spec.line_of("analysis", "simulation"))
         runs.append(source if isinstance(source, Run) else read_run(source.path, tag=source.tag))
     lists = [retrieved_lists(run, qrels, topics) for run in runs]
-    return simulate_topic_bias_variance(lists, systems, topics, samples=settings.samples, seed=settings.seed)
+    results = {}
+    for measure in settings.measures:
+        form = simulated_form(measure)
+        assert form is not None  # the spec admits simulable measures only
+        results[str(measure)] = simulate_topic_bias_variance(lists, systems, topics, samples=settings.samples,
+                                                             seed=settings.seed, measure=form[0], cutoff=form[1])
+    return results
 
 
 #: How a user allows writes outside the project (the spec's ``cache:``, ``--bvtest-update``, ini report paths).
@@ -779,17 +814,19 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
     texts = read_topic_texts(spec.topics) if spec.topics is not None else {}
     candidate_name = _candidate_name(spec)
     ordered = [matrices[measure] for measure in spec.measures]
-    comparisons = ([()] * len(ordered) if candidate_name is None
-                   else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed))
-    measures = _family_wise(spec, tuple(_evaluate_measure(spec, matrix, settings, variations, texts, compared)
-                                        for matrix, compared in zip(ordered, comparisons)))
-    simulation = None
+    simulations: dict[str, SimulationResult] = {}
     if spec.analysis.simulation is not None:
         if qrels is None or variations is not None:
             raise InputError("the per-topic simulation needs run files and qrels, without query variations",
                              path=spec.path, line=spec.line_of("analysis", "simulation"))
-        simulation = _simulate(spec, qrels, measures[0].topics, measures[0].matrix.systems)
-    return Evaluation(spec, measures, cache.hits, cache.misses, simulation, input_files(spec, cache), texts)
+        # before the gates: a gate on a simulation statistic reads its measure's simulation
+        simulations = _simulate(spec, qrels, ordered[0].topics, ordered[0].systems)
+    comparisons = ([()] * len(ordered) if candidate_name is None
+                   else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed))
+    measures = _family_wise(spec, tuple(_evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations)
+                                        for matrix, compared in zip(ordered, comparisons)))
+    return Evaluation(spec, measures, cache.hits, cache.misses, tuple(simulations.values()), input_files(spec, cache),
+                      texts)
 
 
 def _family_wise(spec: Spec, measures: tuple[MeasureEvaluation, ...]) -> tuple[MeasureEvaluation, ...]:

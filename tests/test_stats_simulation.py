@@ -292,7 +292,8 @@ def test_each_simulated_measure_equals_pytrec_eval_on_the_drawn_ranking(measure,
             evaluator = pytrec_eval.RelevanceEvaluator({"q": qrels}, {trec_name})
             expected = evaluator.evaluate({"q": run})["q"][trec_name]
             assert result.sample_scores[0, 0, b] == pytest.approx(expected, abs=1e-12), (name, b)
-        assert result.measure == (measure if cutoff is None else f"{measure}@{cutoff}")
+        label = measure if cutoff is None else f"{measure}@{cutoff}"
+        assert result.measure == (f"{label} (binary gains)" if measure == "nDCG" else label)
 
 
 def test_generic_ranking_gives_the_fast_ap_path_exactly():

@@ -420,7 +420,7 @@ def group_target_ratio(grouped: ArrayLike, grouped_target: ArrayLike) -> tuple[n
     if ((target == 0) & ~constant).any():
         raise StatisticError("group target-ratio: the target's mean is 0 on a group where other systems score more; "
                              "the ratio is undefined there")
-    ratio = np.divide(x, target, out=np.ones_like(x), where=~constant)
+    ratio = np.divide(x, target, out=np.ones_like(x), where=target != 0)
     return ratio, np.ones(target.shape[:-2] + target.shape[-1:])
 
 

@@ -93,8 +93,9 @@ class SimulationResult:
 
 
 def measure_label(measure: str, cutoff: int | None) -> str:
-    """``AP``, ``P@10``, ...: how reports name a simulated measure."""
-    return measure if cutoff is None else f"{measure}@{cutoff}"
+    """``AP``, ``P@10``, ``nDCG@10 (binary gains)``: how reports name a simulated measure."""
+    label = measure if cutoff is None else f"{measure}@{cutoff}"
+    return f"{label} (binary gains)" if measure == "nDCG" else label
 
 
 def simulate_topic_bias_variance(
