@@ -8,3 +8,6 @@ over :mod:`pytest_bvtest.api`.
 """
 
 __version__ = "0.1.0"
+
+#: The name of the system under test where the spec or the caller gives none.
+CANDIDATE_NAME = "candidate"

@@ -19,7 +19,8 @@ from pytest_bvtest.cache import DEFAULT_CACHE_DIR
 from pytest_bvtest.errors import BvtestError, InputError
 
 if TYPE_CHECKING:
-    from pytest_bvtest.api import Evaluation, GateOutcome
+    from pytest_bvtest.evaluation import Evaluation
+    from pytest_bvtest.gates import GateOutcome
     from pytest_bvtest.spec import CalibrationSpec, Spec
 
 # The pipeline is imported by the command that runs it, so `bvtest --help` and usage errors answer at once.
@@ -137,7 +138,8 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 
 
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
-    from pytest_bvtest.api import evaluate_spec, spec_under_test, update_reference
+    from pytest_bvtest.api import evaluate_spec, spec_under_test
+    from pytest_bvtest.reference_update import update_reference
     from pytest_bvtest.report import collect
 
     spec = spec_under_test(arguments.spec, arguments.run)

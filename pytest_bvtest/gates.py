@@ -16,14 +16,22 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
+import numpy as np
+
+from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.guards import Guard
-from pytest_bvtest.spec import Bound
-from pytest_bvtest.stats.calibration import FamilyLevel, SwapNull, family_level
-from pytest_bvtest.stats.registry import STATISTICS
+from pytest_bvtest.matrix import ScoreMatrix
+from pytest_bvtest.spec import Bound, GateSpec, Spec
+from pytest_bvtest.stats.calibration import FamilyLevel, SwapNull, family_level, null_of_own_value, swap_null
+from pytest_bvtest.stats.inference import paired_bootstrap
+from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+
+if TYPE_CHECKING:
+    from pytest_bvtest.variations import VariationMVE
 
 # A value this close to its limit counts as on it: floating-point noise must not flip a gate.
 _TOLERANCE = 1e-12
@@ -459,3 +467,112 @@ def _headline(outcome: GateOutcome, undefined: str | None) -> str:
         f"{outcome.measure} {outcome.label} {verdict}: {outcome.system} {outcome.value:.6g}{versus}; "
         f"{rule} requires {relation} {outcome.limit:.6g}; {margin}{calibration}"
     )
+
+
+# A topic moving the statistic by less than this moved it by floating-point noise only.
+_NEGLIGIBLE = 1e-12
+
+
+def _blamed_topics(matrix: ScoreMatrix, statistic: str, candidate: int, reference: int | None, compared: np.ndarray,
+                   settings: AnalysisSettings, count: int, texts: Mapping[str, str]) -> tuple[TopicImpact, ...]:
+    """The ``count`` topics that moved the gated statistic most the wrong way, worst first.
+
+    A topic's contribution is its share of the change of the statistic from the comparison system to
+    the candidate (:meth:`~pytest_bvtest.stats.registry.Statistic.topic_contributions`); only topics
+    that moved it in the bad direction are listed. A statistic without a per-topic split (grouped
+    bias-variance) falls back on the raw per-topic loss against ``compared``.
+    """
+    definition = STATISTICS[statistic]
+    try:
+        contributions = definition.topic_contributions(matrix.scores, candidate, reference, settings)
+    except StatisticError:
+        contributions = None
+    if contributions is None:
+        badness, shares = compared - matrix.scores[candidate], None
+    else:
+        badness, shares = (-contributions if definition.higher_is_better else contributions), contributions
+    order = np.argsort(-badness, kind="stable")[:count]
+    return tuple(
+        TopicImpact(matrix.topics[j], float(matrix.scores[candidate, j]), float(compared[j]), texts.get(matrix.topics[j]),
+                    None if shares is None else float(shares[j]))
+        for j in order
+        if badness[j] > _NEGLIGIBLE
+    )
+
+
+def judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
+                computed: Mapping[str, np.ndarray | None], variations: VariationMVE | None,
+                texts: Mapping[str, str]) -> GateOutcome:
+    """Judge one gate; ``computed`` holds the statistics already computed against the spec's reference."""
+    statistic = STATISTICS[gate.statistic]
+    reference = matrix.index(gate.reference) if gate.reference is not None else None
+    # relative to the reference's value: a relative bound, or a calibrated limit on a null of differences
+    relative = ((gate.bound is not None and gate.bound.kind in ("max_increase", "max_decrease"))
+                or (gate.false_alarm is not None and not null_of_own_value(gate.statistic)))
+    reusable = not statistic.needs_reference or gate.reference == spec.reference
+    values = computed.get(gate.statistic) if reusable else None
+    if values is None:
+        try:
+            values = np.asarray(statistic.compute(matrix.scores, reference, settings), dtype=float)
+        except StatisticError as error:
+            raise InputError(f"gate {gate.name}: {error}", path=spec.path, line=gate.line) from None
+    reference_value = float(values[reference]) if reference is not None and relative else None
+    interval = None
+    if gate.confidence is not None and gate.statistic == "mve" and variations is not None:
+        result = variations.bootstrap(matrix.measure, candidate, reference if relative else None, spec, gate.confidence)
+        interval = (float(result.low), float(result.high))
+    elif gate.confidence is not None:
+        result = paired_bootstrap(
+            matrix.scores, gate.statistic, candidate, reference if relative or statistic.needs_reference else None, settings,
+            resamples=spec.analysis.bootstrap.resamples, confidence=gate.confidence, seed=spec.analysis.bootstrap.seed,
+        )
+        interval = (float(result.low), float(result.high))
+    null, null_offset = _gate_null(spec, gate, matrix, settings, candidate, reference, values)
+    # the topics are blamed against the gate's reference, else the spec's, else the virtual target
+    blamed = reference if reference is not None else (matrix.index(spec.reference) if spec.reference is not None else None)
+    compared, against = ((matrix.scores[blamed], matrix.systems[blamed]) if blamed is not None
+                         else (matrix.scores.max(axis=0), "the virtual target"))
+    return judge(
+        gate_id=f"{spec.path.name}::{matrix.measure}::{gate.name}",
+        statistic=gate.statistic,
+        label=statistic.label,
+        measure=matrix.measure,
+        system=matrix.systems[candidate],
+        reference=gate.reference if relative or statistic.needs_reference else None,
+        value=float(values[candidate]),
+        reference_value=reference_value,
+        bound=gate.bound,
+        higher_is_better=statistic.higher_is_better,
+        null=null,
+        null_offset=null_offset,
+        false_alarm=gate.false_alarm,
+        interval=interval,
+        confidence=gate.confidence,
+        seed=spec.analysis.bootstrap.seed if gate.confidence is not None else None,
+        worst_topics=_blamed_topics(matrix, gate.statistic, candidate, blamed, compared, settings,
+                                    spec.analysis.top_topics, texts),
+        worst_against=str(against),
+        compared_value=None if blamed is None else float(values[blamed]),
+        spec_line=gate.line,
+    )
+
+
+def _gate_null(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
+               reference: int | None, values: np.ndarray) -> tuple[SwapNull | None, float]:
+    """The gate's null of no change (MATH.md section 7) and the offset that puts it on the value's scale.
+
+    Every gate with a reference gets one, so that plain bounds report their false-alarm rate too;
+    the offset is the reference's value when the null is of ``S(candidate) - S(reference)``.
+    """
+    if reference is None or reference == candidate:
+        return None, 0.0
+    try:
+        calibration = spec.analysis.calibration
+        swaps = calibration.swaps
+        if swaps is None and gate.false_alarm is None:
+            swaps = calibration.plain_bound_swaps  # a reported rate, not a limit: fewer swaps suffice
+        null = swap_null(matrix.scores, gate.statistic, candidate, reference, settings, swaps=swaps,
+                         seed=calibration.seed)
+    except StatisticError as error:
+        raise InputError(f"gate {gate.name}: the null of no change: {error}", path=spec.path, line=gate.line) from None
+    return null, (0.0 if null.own_value else float(values[reference]))

@@ -26,8 +26,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from pytest_bvtest.comparisons import Comparison
+    from pytest_bvtest.matrix import ScoreMatrix
+    from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis
+    from pytest_bvtest.stats.registry import AnalysisSettings
 
 #: More than this share of the topics missed by every system is a warning, not a note.
 UNANSWERED_SHARE = 0.10
@@ -171,3 +178,26 @@ def target_constant_out_of_range(c: float, target_scores: np.ndarray, bounded_by
         "(IPM 2022 Lemma 1); use `target: mean` or a number in that range",
         statistics=TARGET_CONSTANT_STATISTICS,
     )
+
+
+def measure_guards(matrix: ScoreMatrix, analysis: BiasVarianceAnalysis, settings: AnalysisSettings,
+                   candidate: str | None, reference: str | None, comparisons: Sequence[Comparison],
+                   thresholds: GuardSettings) -> tuple[Guard, ...]:
+    """The guards that fire on one measure's evaluation, most urgent first."""
+    scores = matrix.scores
+    found = []
+    if candidate is not None:
+        index = matrix.index(candidate)
+        found.append(identical_to_baseline(scores, matrix.systems, index, matrix.measure))
+        against = next((comparison for comparison in comparisons if comparison.baseline == reference), None)
+        if against is not None:
+            mean = float(scores[index].mean())
+            found.append(stale_reference(mean, mean - against.difference, against.baseline, against.p_randomization,
+                                         matrix.measure, against.permutations, thresholds))
+        if reference is not None:
+            found.append(reference_missing_topics(scores, matrix.imputed, matrix.topics, index, matrix.index(reference),
+                                                  matrix.systems, matrix.measure))
+    found.append(unanswered_topics(scores, matrix.topics, matrix.measure, thresholds.unanswered_share))
+    bounded_by_one = settings.normalize != "none" or bool(np.all(scores <= 1))
+    found.append(target_constant_out_of_range(float(analysis.c), analysis.target_scores, bounded_by_one, matrix.measure))
+    return tuple(guard for guard in found if guard is not None)

@@ -15,18 +15,21 @@ import os
 import re
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_bvtest import __version__
-from pytest_bvtest.errors import BvtestError
+from pytest_bvtest import CANDIDATE_NAME, __version__
+from pytest_bvtest.errors import BvtestError, InputError
 from pytest_bvtest.io.textfiles import require_inside
 from pytest_bvtest.progress import EvaluationProgress, ProgressLine
 
 if TYPE_CHECKING:
-    from pytest_bvtest.api import Evaluation, GateOutcome
+    from pytest_bvtest.api import CandidateRun
+    from pytest_bvtest.evaluation import Evaluation
+    from pytest_bvtest.gates import GateOutcome
     from pytest_bvtest.spec import GateSpec, Spec
 
 # The pipeline (numpy, scipy, pytrec_eval, ...) is imported where a spec is loaded or evaluated, not
@@ -332,15 +335,62 @@ def _is_team_test(item: pytest.Item) -> bool:
     return item.get_closest_marker("bvtest") is not None or "bvtest" in getattr(item, "fixturenames", ())
 
 
+@dataclass
+class BvtestAPI:
+    """What the ``bvtest`` fixture hands a test: load a spec, evaluate a run, read any statistic.
+
+    ``run`` and ``specs`` are the session's: the candidate the gates judge (``--bvtest-run``) and the
+    specs it tests (``--bvtest-spec``, else the collected ``bvtest*.yaml``). :meth:`evaluate` uses
+    them when it is not given a run or a spec, so a team's own rules check the pull request's run.
+    """
+
+    cache_dir: str | os.PathLike[str] | None = None
+    use_cache: bool = True
+    allow_outside: bool = False
+    run: str | os.PathLike[str] | None = None
+    specs: Sequence[str | os.PathLike[str]] = ()
+    jobs: int = 1
+
+    def load_spec(self, path: str | os.PathLike[str]) -> Spec:
+        from pytest_bvtest.spec import load_spec
+
+        return load_spec(path)
+
+    def evaluate(self, spec: Spec | str | os.PathLike[str] | None = None, run: CandidateRun | None = None,
+                 *, name: str = CANDIDATE_NAME) -> Evaluation:
+        """Evaluate ``spec`` (the session's only spec when omitted) with ``run`` as its candidate.
+
+        ``run`` is a run file, a :class:`Run`, or a dict ``{qid: {docno: score}}`` (named ``name``);
+        when omitted, the session's ``--bvtest-run`` if given, else the spec's own candidate.
+        """
+        from pytest_bvtest.api import evaluate_spec, spec_under_test
+
+        if spec is None:
+            spec = self.session_spec()
+        return evaluate_spec(spec_under_test(spec, run if run is not None else self.run, name=name),
+                             cache_dir=self.cache_dir, use_cache=self.use_cache, allow_outside=self.allow_outside,
+                             jobs=self.jobs)
+
+    def session_spec(self) -> Path:
+        """The session's spec, when there is exactly one."""
+        specs = list(dict.fromkeys(Path(path) for path in self.specs))
+        if len(specs) != 1:
+            found = f"found {', '.join(map(str, specs))}" if specs else "none was given or collected"
+            raise InputError("evaluate() without a spec needs exactly one spec in the session",
+                             hint=f"{found}; pass the spec's path, e.g. bvtest.evaluate('bvtest.yaml')")
+        return specs[0]
+
+    def statistic(self, evaluation: Evaluation, name: str, system: str = CANDIDATE_NAME, measure: str | None = None) -> float | None:
+        return evaluation.statistic(name, system, measure)
+
+
 @pytest.fixture
-def bvtest(request: pytest.FixtureRequest):
+def bvtest(request: pytest.FixtureRequest) -> BvtestAPI:
     """The Python API: load a spec, evaluate a run (a path or an in-memory dict), read any statistic.
 
     ``bvtest.evaluate(SPEC)`` evaluates the candidate the gates judge (``--bvtest-run`` when given);
     ``bvtest.evaluate()`` the session's only spec.
     """
-    from pytest_bvtest.api import BvtestAPI
-
     config = request.config
     try:
         options = evaluation_options(config)
@@ -420,7 +470,8 @@ class SessionOutputs:
         Refused when a test of the session failed, unless ``--bvtest-update-force``; an update that
         is refused or cannot be written makes the session fail (exit code 4 where it would pass).
         """
-        from pytest_bvtest.api import evaluate_spec, spec_under_test, update_reference
+        from pytest_bvtest.api import evaluate_spec, spec_under_test
+        from pytest_bvtest.reference_update import update_reference
 
         config = self.config
         force = config.getoption("bvtest_update_force")

@@ -18,10 +18,12 @@ from typing import Any
 
 import yaml
 
+from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.guards import GuardSettings
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
+from pytest_bvtest.io.runs import Run
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
 from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.stats.biasvar import NORMALIZATIONS, DifficultyGrouping, Grouping, RandomGrouping, SampledGrouping
@@ -29,7 +31,6 @@ from pytest_bvtest.stats.calibration import RATE_SWAPS
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SIMULATED_MEASURES
 
-CANDIDATE_NAME = "candidate"
 BOUND_KEYS = ("max", "min", "max_increase", "max_decrease")
 _PERCENT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
 
@@ -187,6 +188,15 @@ class Spec:
 
     def line_of(self, *key: Any) -> int | None:
         return self.lines.get(tuple(key))
+
+    @property
+    def candidate_name(self) -> str | None:
+        """The candidate's name in the matrices and reports; ``None`` without a candidate."""
+        if self.candidate is None:
+            return None
+        if isinstance(self.candidate, RunFile | Run):
+            return self.candidate.name or CANDIDATE_NAME
+        return self.candidate.rename.get(self.candidate.systems[0], self.candidate.systems[0])  # type: ignore[index]
 
     def sources(self) -> list[Source]:
         """Every system to evaluate: the baselines in spec order, then the candidate."""

@@ -11,7 +11,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 from conftest import shared_path
-from pytest_bvtest.api import BvtestAPI, evaluate_spec
+from pytest_bvtest.api import evaluate_spec
+from pytest_bvtest.plugin import BvtestAPI
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run
@@ -244,7 +245,7 @@ def test_dl_hard_bm25_reference_rm3_candidate_end_to_end(tmp_path: Path) -> None
 
 def test_every_measures_randomization_p_values_equal_one_test_per_pair() -> None:
     """The comparisons of all measures share one pass of sign flips; each p-value is that pair's own test."""
-    from pytest_bvtest.api import RANDOMIZATION_PERMUTATIONS
+    from pytest_bvtest.comparisons import RANDOMIZATION_PERMUTATIONS
     from pytest_bvtest.stats.inference import randomization_test
 
     example = Path(__file__).resolve().parents[1] / "example_project"

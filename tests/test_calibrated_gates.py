@@ -15,6 +15,8 @@ import yaml
 from conftest import shared_path
 from pytest_bvtest.api import evaluate_spec
 from pytest_bvtest.errors import InputError
+from pytest_bvtest.report.jsonreport import gate_document
+from pytest_bvtest.report.markdown import false_alarm_text
 from pytest_bvtest.spec import load_spec
 from test_plugin import PRODUCTION, QRELS, RISKY, run_text
 
@@ -232,6 +234,10 @@ def test_family_wise_limits_hold_the_examples_recommended_gates_to_five_percent_
     for gate in together:  # every limit is the gate's own null at the family's per-gate count
         assert gate.null.calibrated_limit == gate.null.distribution.limit_past(family.count) + gate.null.offset
         assert "for the 5 calibrated gates together" in gate.message
+        document = gate_document(gate)["calibration"]
+        assert document["family"] == {"false_alarm": 0.05, "gates": 5, "level": family.level, "rate": family.rate,
+                                      "swaps": 10_000}
+        assert false_alarm_text(document).endswith(f"seed 0; {family.rate:.2%} for 5 gates together)")
     # Var's 19% growth on the risky candidate is past 95% of equal changes for Var alone, not for the five
     verdict = {gate.id.split("::", 1)[1]: (alone_gate.outcome, gate.outcome)
                for alone_gate, gate in zip(alone, together)}

@@ -294,3 +294,13 @@ def test_family_wise_rate_of_the_recommended_gates_on_equal_quality_pairs_of_rea
     assert 0.0125 <= np.median(levels) < 0.05  # between Bonferroni's 5%/4 and the single gate's 5%
     print(f"one by one {one_by_one / trials:.3f}, family-wise {family_wise / trials:.3f}, "
           f"median per-gate level {np.median(levels):.4f}")
+
+
+def test_a_shorter_monte_carlo_null_is_the_start_of_a_longer_one_so_families_can_share_it() -> None:
+    """GAWM's 1,000 default swaps are the first 1,000 of the other gates' 10,000 (the family uses them)."""
+    x = np.random.default_rng(1).random((4, 40))
+    short, long = swap_null(x, "mean", 0, 1, swaps=1000, seed=3), swap_null(x, "mean", 0, 1, swaps=10_000, seed=3)
+    np.testing.assert_array_equal(short.by_swap, long.by_swap[:1000])
+    kept = long.first(1000)
+    np.testing.assert_array_equal(kept.values, short.values)
+    assert kept.limit(0.05) == short.limit(0.05)

@@ -38,8 +38,8 @@ SETTINGS = {
     "difficulty by mean, ZRisk against the target": AnalysisSettings(grouping=DifficultyGrouping(3, "mean"),
                                                                       zrisk_against="target"),
     "sampled groups": AnalysisSettings(grouping=SampledGrouping(3, groups=5, repeats=4, seed=1)),
-    "named target system, target-ratio, sample variance": AnalysisSettings(target_system=1, normalize="target-ratio",
-                                                                           variance="sample"),
+    "named target system, max-min, sample variance": AnalysisSettings(target_system=1, normalize="max-min",
+                                                                      variance="sample"),
     "group target-ratio, difficulty groups": AnalysisSettings(normalize="group-target-ratio",
                                                               grouping=DifficultyGrouping(3)),
 }

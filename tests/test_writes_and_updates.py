@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_bvtest.api import evaluate_spec, update_reference
+from pytest_bvtest.api import evaluate_spec
+from pytest_bvtest.reference_update import update_reference
 from pytest_bvtest.cache import CacheWriteWarning
 from pytest_bvtest.cli import main
 from pytest_bvtest.errors import InputError

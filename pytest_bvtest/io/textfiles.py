@@ -173,6 +173,10 @@ def project_root(folder: str | os.PathLike[str]) -> Path:
     return next((candidate for candidate in (folder, *folder.parents) if (candidate / ".git").exists()), folder)
 
 
+#: How a user allows writes outside the project (the spec's ``cache:``, ``--bvtest-update``, ini report paths).
+ALLOW_OUTSIDE_OPTIONS = "--bvtest-allow-outside-project (pytest) or --allow-outside-project (bvtest check)"
+
+
 def require_inside(path: str | os.PathLike[str], root: Path, what: str, *, allow_option: str) -> None:
     """Refuse a write to ``path`` (symbolic links followed) outside ``root``: a spec or ini file from an
     untrusted pull request must not make CI write anywhere else unless the command line allows it."""

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_bvtest.api import Evaluation, GateOutcome
+from pytest_bvtest.evaluation import Evaluation
+from pytest_bvtest.gates import GateOutcome
 from pytest_bvtest.io.textfiles import append_text, atomic_write_text
 from pytest_bvtest.report import github, markdown, terminal
 from pytest_bvtest.report.history import append_history, gate_series, history_records, read_history, run_context

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from pytest_bvtest import __version__
-from pytest_bvtest.api import Evaluation, InputFile, MeasureEvaluation
+from pytest_bvtest.evaluation import Evaluation, InputFile, MeasureEvaluation
 from pytest_bvtest.gates import GateOutcome, limit_and_excess
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SimulationResult

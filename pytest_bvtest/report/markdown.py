@@ -123,7 +123,9 @@ def false_alarm_text(calibration: Mapping[str, Any]) -> str:
     """The false-alarm rate of the gate's limit and how its null was drawn (MATH.md section 7)."""
     rate = "undefined" if calibration["rate"] is None else f"{calibration['rate']:.2%}"
     drawn = "exact" if calibration["exact"] else f"{calibration['swaps']:,} swaps, seed {calibration['seed']}"
-    return f"{rate} ({drawn})"
+    family = calibration.get("family")
+    together = "" if family is None else f"; {family['rate']:.2%} for {family['gates']} gates together"
+    return f"{rate} ({drawn}{together})"
 
 
 def _sentence(gate: Mapping[str, Any]) -> str:

@@ -1,0 +1,216 @@
+"""What an evaluation produces: the result types every report is written from.
+
+:func:`~pytest_bvtest.api.evaluate_spec` builds an :class:`Evaluation`: one :class:`MeasureEvaluation`
+per measure (matrix, target, every system's statistics, gate outcomes, guards) and the files it read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pytest_bvtest.cache import ScoreCache
+from pytest_bvtest.comparisons import Comparison
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.gates import GateOutcome
+from pytest_bvtest.guards import Guard
+from pytest_bvtest.matrix import RunFile, ScoreMatrix, ScoreTableFile
+from pytest_bvtest.measures import parse_measure
+from pytest_bvtest.spec import CANDIDATE_NAME, Spec
+from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff
+from pytest_bvtest.stats.gawm import GAWMResult, HITSResult
+from pytest_bvtest.stats.rankings import RankAgreement
+from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from pytest_bvtest.stats.simulation import SimulationResult
+
+ROLE_CANDIDATE = "candidate"
+
+ROLE_REFERENCE = "reference"
+
+ROLE_BASELINE = "baseline"
+
+#: The MVE forms (Zuccon et al. CIKM 2016, MATH.md section 5), as every report names them.
+MVE_INTER_TOPIC = "inter-topic"
+
+MVE_INTRA_TOPIC = "intra-topic (covariance 0)"
+
+MVE_GENERAL = "general (aligned by user)"
+
+
+@dataclass(frozen=True)
+class SystemStatistics:
+    """Every statistic of one system under one measure; ``None`` where it is not computed."""
+
+    name: str
+    role: str
+    values: Mapping[str, float | None]
+    trisk_p: float | None
+    gap: Mapping[str, float]
+    missing_topics: tuple[str, ...]
+    ignored_topics: tuple[str, ...]
+    missing_queries: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AlphaSweep:
+    """MVE of every system over a range of alpha (Zuccon et al. CIKM 2016 Figs. 2-4).
+
+    ``values`` and ``ranks`` are ``(alphas, systems)``; ``flips`` maps every other system to the alpha
+    at which its MVE ranking against the candidate flips (``None``: never, equal variances).
+    """
+
+    alphas: np.ndarray
+    values: np.ndarray
+    ranks: np.ndarray
+    flips: Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class MeanVarianceDetails:
+    """MVE of every system under one measure: the form used, ``mu``, ``sigma2`` and value per system,
+    the per-topic ``O_t`` (``topic_values``, systems x topics, summing to the value) and the sweep."""
+
+    form: str
+    alpha: float
+    mu: np.ndarray
+    sigma2: np.ndarray
+    topic_values: np.ndarray
+    sweep: AlphaSweep | None = None
+
+
+@dataclass(frozen=True)
+class Rankings:
+    """Systems ranked by statistics (1 = best) and each ranking's agreement with the one by ``against``."""
+
+    against: str
+    ranks: Mapping[str, np.ndarray]
+    agreements: Mapping[str, RankAgreement]
+
+
+@dataclass(frozen=True)
+class MeasureEvaluation:
+    """One measure's matrix, target, per-system statistics and gate outcomes."""
+
+    measure: str
+    matrix: ScoreMatrix
+    settings: AnalysisSettings
+    analysis: BiasVarianceAnalysis
+    systems: tuple[SystemStatistics, ...]
+    gates: tuple[GateOutcome, ...]
+    candidate: str | None
+    reference: str | None
+    mve_method: str = MVE_INTER_TOPIC
+    comparisons: tuple[Comparison, ...] = ()
+    mve: MeanVarianceDetails | None = None
+    gawm: GAWMResult | None = None
+    hits: HITSResult | None = None
+    rankings: Rankings | None = None
+    guards: tuple[Guard, ...] = ()
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        return self.matrix.topics
+
+    @property
+    def c(self) -> float:
+        return float(self.analysis.c)
+
+    @property
+    def target(self) -> np.ndarray:
+        return self.analysis.target_scores
+
+    @property
+    def tradeoff(self) -> Tradeoff:
+        return self.analysis.tradeoff
+
+    def system(self, name: str) -> SystemStatistics:
+        for system in self.systems:
+            if system.name == name:
+                return system
+        raise InputError(f"unknown system {name!r}", hint=f"systems are: {', '.join(s.name for s in self.systems)}")
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A file the evaluation read: its role (``spec``, ``qrels``, ``topics``, ``candidate``, ``baseline``),
+    the system's name for runs and tables, its path and the SHA-256 of its bytes."""
+
+    role: str
+    name: str | None
+    path: str
+    sha256: str
+
+
+def input_files(spec: Spec, cache: ScoreCache) -> tuple[InputFile, ...]:
+    """Every file ``spec`` reads, with its content hash (the JSON report and the history record them);
+    ``cache`` hashes each file at most once while it is unchanged."""
+    files = [("spec", None, spec.path), ("qrels", None, spec.qrels), ("topics", None, spec.topics),
+             ("weights", None, spec.analysis.mve.weights), ("variations", None, spec.analysis.mve.variations)]
+    named = [*(("baseline", name, source) for name, source in spec.baselines.items()),
+             *([("candidate", spec.candidate_name, spec.candidate)] if spec.candidate is not None else [])]
+    files += [(role, name, source.path) for role, name, source in named if isinstance(source, RunFile | ScoreTableFile)]
+    seen: dict[tuple[str, str], InputFile] = {}
+    for role, name, path in files:
+        if path is not None and (role, str(path)) not in seen:
+            seen[(role, str(path))] = InputFile(role, name, str(path), cache.file_digest(path))
+    return tuple(seen.values())
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A spec's evaluation: one :class:`MeasureEvaluation` per measure, and the files it read."""
+
+    spec: Spec
+    measures: tuple[MeasureEvaluation, ...]
+    cache_hits: int = 0
+    cache_misses: int = 0
+    #: The per-topic simulation of each of ``analysis.simulation.measures`` (MATH.md 3e), in spec order.
+    simulations: tuple[SimulationResult, ...] = ()
+    inputs: tuple[InputFile, ...] = ()
+    #: Query texts by topic id, from the spec's ``topics`` file (empty without one).
+    texts: Mapping[str, str] = field(default_factory=dict)
+
+
+    @property
+    def simulation(self) -> SimulationResult | None:
+        """The first simulated measure's simulation (AP by default), ``None`` without a simulation."""
+        return self.simulations[0] if self.simulations else None
+    def measure(self, measure: str | None = None) -> MeasureEvaluation:
+        """The evaluation of ``measure`` (any spelling ir_measures accepts); the only one when omitted."""
+        if measure is None:
+            if len(self.measures) != 1:
+                raise InputError("several measures were evaluated", hint=f"name one of {', '.join(m.measure for m in self.measures)}")
+            return self.measures[0]
+        labels = {evaluation.measure for evaluation in self.measures}
+        wanted = measure.strip() if measure.strip() in labels else str(parse_measure(measure))  # free table labels as written
+        for evaluation in self.measures:
+            if evaluation.measure == wanted:
+                return evaluation
+        raise InputError(f"measure {wanted} was not evaluated", hint=f"the spec has {', '.join(m.measure for m in self.measures)}")
+
+    @property
+    def gates(self) -> tuple[GateOutcome, ...]:
+        return tuple(outcome for evaluation in self.measures for outcome in evaluation.gates)
+
+    @property
+    def passed(self) -> bool:
+        return all(outcome.passed for outcome in self.gates)
+
+    def gate(self, measure: str, name: str) -> GateOutcome:
+        for outcome in self.measure(measure).gates:
+            if outcome.id.endswith(f"::{name}"):
+                return outcome
+        raise InputError(f"no gate named {name!r} for {measure}")
+
+    def statistic(self, name: str, system: str = CANDIDATE_NAME, measure: str | None = None) -> float | None:
+        """One statistic of one system, e.g. ``evaluation.statistic("bias2_plus_var", "production", "AP")``."""
+        if name not in STATISTICS and name != "trisk_p":
+            raise InputError(f"unknown statistic {name!r}", hint=f"statistics: {', '.join(STATISTICS)}")
+        stats = self.measure(measure).system(system)
+        if name == "trisk_p":
+            return stats.trisk_p
+        if name.startswith("gap_"):
+            return stats.gap[name.removeprefix("gap_")]
+        return stats.values[name]
