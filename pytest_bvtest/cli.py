@@ -276,7 +276,9 @@ def _calibration_row(outcome: GateOutcome, replays: dict[str, Evaluation]) -> tu
 
 def _calibrated_gates_yaml(spec: Spec, calibration: CalibrationSpec) -> str:
     """The spec's gates with ``false_alarm: 0.05`` (confidence dropped: the calibration accounts for noise)."""
-    lines = ["analysis:", f"  calibration: {{swaps: {calibration.swaps or 10000}, seed: {calibration.seed}}}", "gates:"]
+    family = ", family: true" if calibration.family else ""
+    lines = ["analysis:", f"  calibration: {{swaps: {calibration.swaps or 10000}, seed: {calibration.seed}{family}}}",
+             "gates:"]
     for gate in spec.gates:
         entries = [f"statistic: {gate.statistic}"]
         if gate.measure is not None:

@@ -155,6 +155,7 @@ def test_calibrate_says_how_often_the_gates_fail_an_equal_change_together_and_ke
         trisk = re.split(r"\s{2,}", next(row for row in output.splitlines() if row.startswith("nDCG@10::trisk ")))
         assert (float(trisk[4].rstrip("%")) < 5.0) == family  # the family's per-gate level is below 5%
         assert ("family: true}}` holds" in line) != family
+        assert yaml.safe_load(output.split("time\n", 1)[1])["analysis"]["calibration"].get("family", False) == family
     assert together[False] > 0.1 and together[True] <= 0.05
 
 
