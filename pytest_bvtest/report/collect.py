@@ -29,7 +29,7 @@ def item_payload(evaluation: Evaluation, outcome: GateOutcome | None,
     measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
     return {
         "documents": [documents[measure.measure] if documents is not None
-                      else measure_document(str(evaluation.spec.path), measure, evaluation.simulation, evaluation.inputs,
+                      else measure_document(str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs,
                                             evaluation.texts)
                       for measure in measures],
         "gate": None if outcome is None else gate_document(outcome),
@@ -129,7 +129,7 @@ def assemble(payloads: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str,
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
     """The session document of a single evaluation (the command line's report)."""
-    documents = {measure.measure: measure_document(str(evaluation.spec.path), measure, evaluation.simulation,
+    documents = {measure.measure: measure_document(str(evaluation.spec.path), measure, evaluation.simulations,
                                                    evaluation.inputs, evaluation.texts)
                  for measure in evaluation.measures}
     return assemble((item_payload(evaluation, outcome, documents) for outcome in (None, *evaluation.gates)),
