@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from pytest_bvtest.io.runs import RunColumns
     from pytest_bvtest.measures import Measure
 
 
@@ -103,17 +104,27 @@ def rank_by_trec_eval_order(
         Indices into the rows, topics kept in their order.
     """
     row_topic = np.repeat(np.arange(lengths.size), lengths)
-    similarity = scores.astype(np.float32)
-    order = np.lexsort((-similarity, row_topic))
-    sorted_topic, sorted_similarity = row_topic[order], similarity[order]
-    tied_with_next = (sorted_topic[1:] == sorted_topic[:-1]) & (sorted_similarity[1:] == sorted_similarity[:-1])
-    if not tied_with_next.any():
-        return order
-    # Tie groups: maximal runs of rows tied with their neighbour; only those with differing gains matter.
-    group_start = np.flatnonzero(np.concatenate(([True], ~tied_with_next)))
-    group_stop = np.append(group_start[1:], order.size)
+    # + 0 turns -0.0 into 0.0, which C compares equal
+    similarity = scores.astype(np.float32) + np.float32(0)
+    next_topic_same = row_topic[1:] == row_topic[:-1]
+    # Runs written in rank order (the usual case) are recognised as sorted in one pass.
+    if np.all(~next_topic_same | (similarity[1:] <= similarity[:-1])):
+        order = np.arange(scores.size)
+        tied_with_next = next_topic_same & (similarity[1:] == similarity[:-1])
+    else:
+        order = np.lexsort((-similarity, row_topic))
+        sorted_similarity = similarity[order]
+        tied_with_next = next_topic_same & (sorted_similarity[1:] == sorted_similarity[:-1])
+    del similarity, next_topic_same
+    # Tie groups are maximal stretches of rows tied with the next; only those whose gains differ matter.
     sorted_gains = gains[order]
-    mixed = np.maximum.reduceat(sorted_gains, group_start) != np.minimum.reduceat(sorted_gains, group_start)
+    differs = tied_with_next & (sorted_gains[1:] != sorted_gains[:-1])
+    if not differs.any():
+        return order
+    edges = np.diff(np.concatenate(([False], tied_with_next, [False])).astype(np.int8))
+    group_start, group_stop = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) + 1
+    differences_before = np.concatenate(([0], np.cumsum(differs)))
+    mixed = differences_before[group_stop - 1] > differences_before[group_start]
     for start, stop in zip(group_start[mixed].tolist(), group_stop[mixed].tolist()):
         rows = order[start:stop].tolist()
         rows.sort(key=docnos.__getitem__, reverse=True)
@@ -126,11 +137,34 @@ def ranked_gains_from_rankings(
 ) -> RankedGains:
     """Join a run (``qid -> docno -> score``) with its qrels and sort it, for the given topics (each ranked)."""
     lengths = np.fromiter((len(rankings[qid]) for qid in topics), dtype=np.int64, count=len(topics))
-    total = int(lengths.sum())
+    scores = np.fromiter(chain.from_iterable(rankings[qid].values() for qid in topics), dtype=np.float64,
+                         count=int(lengths.sum()))
     docnos = list(chain.from_iterable(rankings[qid] for qid in topics))
-    scores = np.fromiter(chain.from_iterable(rankings[qid].values() for qid in topics), dtype=np.float64, count=total)
+    return _ranked_gains(judgments, topics, lengths, scores, docnos)
+
+
+def ranked_gains_from_columns(judgments: Mapping[str, Mapping[str, int]], run: RunColumns, topics: Sequence[str]) -> RankedGains:
+    """Join a run read as columns with its qrels and sort it, for the given topics (each ranked by the run)."""
+    if tuple(topics) == run.topics:
+        return _ranked_gains(judgments, topics, run.lengths, run.scores, run.docnos)
+    rows = run.topic_starts()
+    kept = np.concatenate([np.arange(*rows[qid]) for qid in topics])
+    lengths = np.array([rows[qid][1] - rows[qid][0] for qid in topics], dtype=np.int64)
+    docnos = list(chain.from_iterable(run.docnos[slice(*rows[qid])] for qid in topics))
+    return _ranked_gains(judgments, topics, lengths, run.scores[kept], docnos)
+
+
+def _ranked_gains(judgments: Mapping[str, Mapping[str, int]], topics: Sequence[str], lengths: np.ndarray,
+                  scores: np.ndarray, docnos: Sequence[str]) -> RankedGains:
+    """Sort topic-grouped rows into trec_eval's order with each document's gain beside it."""
+    stops = np.cumsum(lengths).tolist()
     grades = np.fromiter(
-        chain.from_iterable(map(judgments[qid].get, rankings[qid], repeat(0)) for qid in topics), dtype=np.int64, count=total
+        chain.from_iterable(
+            map(judgments[qid].get, docnos[stop - length:stop], repeat(0))
+            for qid, stop, length in zip(topics, stops, lengths.tolist())
+        ),
+        dtype=np.int64,
+        count=len(docnos),
     )
     gains = np.maximum(grades, 0)
     order = rank_by_trec_eval_order(lengths, scores, gains, docnos)

@@ -21,7 +21,7 @@ import numpy as np
 from pytest_bvtest.cache import CachedScores, ScoreCache
 from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.qrels import Qrels, read_qrels
-from pytest_bvtest.io.runs import Run, read_run
+from pytest_bvtest.io.runs import Run, RunColumns, read_run_columns
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
 from pytest_bvtest.measures import Measure, TableMeasure, evaluate_run
 from pytest_bvtest.progress import EvaluationProgress
@@ -93,15 +93,16 @@ def _listing(topics: Sequence[str]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
-def _per_topic_from_run(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
+def _per_topic_from_run(run: Run | RunColumns, qrels: Qrels, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
     universe = set(qrels.evaluated_topics())
-    ignored = tuple(topic for topic in run.scores if topic not in universe)
-    if not universe.intersection(run.scores):
+    run_topics = list(run.topics if isinstance(run, RunColumns) else run.scores)
+    ignored = tuple(topic for topic in run_topics if topic not in universe)
+    if not universe.intersection(run_topics):
         where = run.path if run.path is not None else run.name
         raise InputError(
             f"run {excerpt(run.name)} shares no topic with the qrels",
             path=where,
-            hint=f"the run ranks {_listing(list(run.scores))}; the qrels judge {_listing(qrels.evaluated_topics())}",
+            hint=f"the run ranks {_listing(run_topics)}; the qrels judge {_listing(qrels.evaluated_topics())}",
         )
     values = evaluate_run(qrels, run, measures)
     return {measure: CachedScores(run.name, values[measure], ignored) for measure in measures}
@@ -109,7 +110,7 @@ def _per_topic_from_run(run: Run, qrels: Qrels, measures: Sequence[Measure]) -> 
 
 def _per_topic_from_run_file(source: RunFile, qrels: Qrels, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
     """Read and evaluate one run file (in a worker process when evaluating in parallel)."""
-    return _per_topic_from_run(read_run(source.path, tag=source.tag), qrels, measures)
+    return _per_topic_from_run(read_run_columns(source.path, tag=source.tag), qrels, measures)
 
 
 @dataclass(frozen=True)

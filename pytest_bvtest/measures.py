@@ -39,7 +39,7 @@ import ir_measures
 from pytest_bvtest import columnar, gdeval
 from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.qrels import Qrels, check_top_grade
-from pytest_bvtest.io.runs import Run
+from pytest_bvtest.io.runs import Run, RunColumns
 
 _EXPONENTIAL_DCG = "exp-log2"
 _C_INT_MAX = 2**31 - 1
@@ -413,7 +413,7 @@ def _close_names(text: str) -> list[str]:
     return suggestions
 
 
-def evaluate_run(qrels: Qrels, run: Run, measures: Sequence[Measure]) -> dict[Measure, dict[str, float]]:
+def evaluate_run(qrels: Qrels, run: Run | RunColumns, measures: Sequence[Measure]) -> dict[Measure, dict[str, float]]:
     """Per-topic values of each measure for one run.
 
     Parameters
@@ -422,7 +422,8 @@ def evaluate_run(qrels: Qrels, run: Run, measures: Sequence[Measure]) -> dict[Me
         The judgments; its topic universe is :meth:`Qrels.evaluated_topics` (MATH.md section 1 PIN:
         topics with at least one positive grade).
     run:
-        The rankings; order is score descending, ties by docno descending (MATH.md section 1).
+        The rankings (a :class:`Run` or, read by :func:`~pytest_bvtest.io.runs.read_run_columns`, its
+        columns); order is score descending, ties by docno descending (MATH.md section 1).
     measures:
         What to compute.
 
@@ -445,18 +446,27 @@ def evaluate_run(qrels: Qrels, run: Run, measures: Sequence[Measure]) -> dict[Me
         check_top_grade(qrels, NDCG_TOP_GRADE, "the largest grade nDCG accepts",
                         hint=f"trec_eval's nDCG takes time and memory per grade level and the gain 2^g overflows: "
                              f"map the grades onto 0..{NDCG_TOP_GRADE} (binary measures such as AP accept any grade)")
-    topics = [qid for qid in qrels.evaluated_topics() if run.scores.get(qid)]
+    if isinstance(run, RunColumns):
+        ranked_topics = set(run.topics)  # every topic of the columns has a document
+        topics = [qid for qid in qrels.evaluated_topics() if qid in ranked_topics]
+    else:
+        topics = [qid for qid in qrels.evaluated_topics() if run.scores.get(qid)]
     if not topics:
         return {measure: {} for measure in measures}
     judgments = {qid: qrels.judgments[qid] for qid in topics}
-    rankings = {qid: run.scores[qid] for qid in topics}
     values: dict[Measure, dict[str, float]] = {}
     columnar_measures = [measure for measure in measures if columnar.computes(measure)]
     trec_eval_measures = [measure for measure in measures if not measure.uses_gdeval and not columnar.computes(measure)]
     gdeval_measures = [measure for measure in measures if measure.uses_gdeval]
     if columnar_measures:
-        ranked = columnar.ranked_gains_from_rankings(judgments, rankings, topics)
+        if isinstance(run, RunColumns):
+            ranked = columnar.ranked_gains_from_columns(judgments, run, topics)
+        else:
+            ranked = columnar.ranked_gains_from_rankings(judgments, {qid: run.scores[qid] for qid in topics}, topics)
         values.update(columnar.evaluate(ranked, columnar_measures))
+    if len(columnar_measures) == len(measures):
+        return values
+    rankings = run.rankings(topics) if isinstance(run, RunColumns) else {qid: run.scores[qid] for qid in topics}
     if trec_eval_measures:
         values.update(_evaluate_with_pytrec_eval(judgments, rankings, trec_eval_measures))
     if gdeval_measures:

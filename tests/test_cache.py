@@ -1,6 +1,6 @@
 """ScoreCache through MatrixBuilder: hits skip parsing, content changes miss, broken entries never fail.
 
-``read_run`` and ``evaluate_run`` are counted where the matrix module calls them, so a hit is seen
+``read_run_columns`` and ``evaluate_run`` are counted where the matrix module calls them, so a hit is seen
 to parse nothing. Cache entries are JSON files below ``<folder>/v1/``.
 """
 
@@ -36,13 +36,13 @@ CONCURRENT_SEED = 20240611
 def parsed(monkeypatch) -> list[Path]:
     """The run files the matrix module parses, in call order."""
     calls: list[Path] = []
-    real_read_run = pytest_bvtest.matrix.read_run
+    real_read_run_columns = pytest_bvtest.matrix.read_run_columns
 
-    def counting_read_run(path, **options):
+    def counting_read_run_columns(path, **options):
         calls.append(Path(path))
-        return real_read_run(path, **options)
+        return real_read_run_columns(path, **options)
 
-    monkeypatch.setattr(pytest_bvtest.matrix, "read_run", counting_read_run)
+    monkeypatch.setattr(pytest_bvtest.matrix, "read_run_columns", counting_read_run_columns)
     return calls
 
 

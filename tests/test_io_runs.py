@@ -1,4 +1,4 @@
-"""read_run: TREC run files, their errors, the bulk path against the line-by-line path, real runs."""
+"""read_run and read_run_columns: TREC run files, their errors, the bulk path against the line-by-line path, real runs."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import pytest_bvtest.io.runs as runs_module
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.runs import Run, read_run
+from pytest_bvtest.io.runs import Run, read_run, read_run_columns
 
 from conftest import shared_path
 
@@ -254,6 +254,42 @@ def test_bulk_and_line_by_line_parsing_agree(tmp_path, monkeypatch, lines, block
         patch.setattr(runs_module._RunReader, "read_block_in_bulk", lambda self, block: False)
         line_by_line = _outcome(path, tag)
     assert line_by_line == bulk
+
+
+def _columns_outcome(path: Path, tag: str | None) -> object:
+    """read_run_columns' result in _outcome's shape: its error, or its rankings as per-topic dictionaries."""
+    try:
+        columns = read_run_columns(path, tag=tag)
+    except InputError as error:
+        return str(error)
+    assert int(columns.lengths.sum()) == len(columns.docnos) == columns.scores.size
+    scores = columns.rankings(columns.topics)
+    return columns.name, columns.tags, scores, [list(topic) for topic in scores.values()]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_line, min_size=1, max_size=30), block_chars=st.sampled_from([8, 40, 100, 1 << 14]), tag=st.sampled_from([None, "A", "B"]))
+def test_columns_and_dictionaries_agree_on_rankings_and_errors(tmp_path, monkeypatch, lines, block_chars, tag):
+    path = write(tmp_path / "h.run", "\n".join(map(_render, lines)) + "\n")
+    with monkeypatch.context() as patch:
+        patch.setattr(runs_module, "_BLOCK_CHARS", block_chars)
+        assert _columns_outcome(path, tag) == _outcome(path, tag)
+
+
+def test_columns_gather_a_topic_split_over_the_file_in_line_order(tmp_path):
+    path = write(tmp_path / "r.run", "1 Q0 a 1 3 s\n2 Q0 a 1 3 s\n1 Q0 b 2 2 s\n3 Q0 c 1 1 s\n1 Q0 c 3 5 s\n")
+    columns = read_run_columns(path)
+    assert columns.topics == ("1", "2", "3")
+    assert columns.lengths.tolist() == [3, 1, 1]
+    assert columns.docnos == ["a", "b", "c", "a", "c"]
+    assert columns.scores.tolist() == [3.0, 2.0, 5.0, 3.0, 1.0]
+
+
+def test_columns_name_a_repeated_docno_of_a_split_topic_with_both_lines(tmp_path):
+    path = write(tmp_path / "dup.run", "1 Q0 a 1 2 s\n2 Q0 a 1 2 s\n1 Q0 b 2 1 s\n1 Q0 a 3 0 s\n")
+    with pytest.raises(InputError) as error:
+        read_run_columns(path)
+    assert f"{path}:4: document 'a' appears twice in topic '1' (first on line 1)" in str(error.value)
 
 
 # --- real runs ---------------------------------------------------------------------------------
