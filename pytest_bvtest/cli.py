@@ -243,12 +243,12 @@ def _calibration_row(outcome: GateOutcome, replays: dict[str, Evaluation]) -> tu
     null = outcome.null
     replayed = []
     for evaluation in replays.values():
-        matches = [gate for gate in evaluation.gates if gate.id == outcome.id]
+        matches = [gate for gate in evaluation.gates if gate.gate == outcome.gate and gate.measure == outcome.measure]
         replayed.append(matches[0].outcome if matches else "-")
     limits = ["-" if null is None else f"{null.limit_at(rate):.6g}" for rate in CALIBRATION_RATES]
     rate = "-" if null is None else f"{null.rate:.2%}"
     swaps = "-" if null is None else (f"all {null.swaps:,}" if null.exact else f"{null.swaps:,}")
-    return (outcome.id.split("::", 1)[1], outcome.reference or "-", outcome.rule, f"{outcome.limit:.6g}", rate, swaps,
+    return (f"{outcome.measure}::{outcome.gate.name if outcome.gate else outcome.label}", outcome.reference or "-", outcome.rule, f"{outcome.limit:.6g}", rate, swaps,
             *limits, *replayed)
 
 

@@ -132,6 +132,14 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+def spec_with_session_run(config: pytest.Config, path: str | os.PathLike[str]) -> Spec:
+    """The spec at ``path`` with the session's ``--bvtest-run`` as its candidate: what its gates judge
+    and what ``--bvtest-update`` stores (the fixture's :class:`BvtestAPI` carries the same run)."""
+    from pytest_bvtest.api import spec_under_test
+
+    return spec_under_test(path, option(config, "run"))
+
+
 class SpecFile(pytest.File):
     """A spec file: one node per measure, whose items are the gates on that measure."""
 
@@ -141,9 +149,7 @@ class SpecFile(pytest.File):
     def load(self) -> Spec:
         """The spec, with the candidate swapped for ``--bvtest-run``; read once per process."""
         if self._spec is None:
-            from pytest_bvtest.api import spec_under_test
-
-            self._spec = spec_under_test(self.path, option(self.config, "run"))
+            self._spec = spec_with_session_run(self.config, self.path)
         return self._spec
 
     def collect(self):
@@ -192,8 +198,7 @@ class MeasureGates(pytest.Collector):
 
     def collect(self):
         for gate in self.gates:
-            yield GateItem.from_parent(self, name=gate.name, measure=self.name, gate_name=gate.name, gate_line=gate.line,
-                                       statistic=gate.statistic)
+            yield GateItem.from_parent(self, name=gate.name, measure=self.name, gate=gate)
 
 
 def keyword(name: str) -> str:
@@ -258,26 +263,25 @@ class AnalysisItem(_BvtestItem):
 class GateItem(_BvtestItem):
     """One gate on one measure."""
 
-    def __init__(self, *, measure: str, gate_name: str, gate_line: int, statistic: str, **kwargs: Any) -> None:
+    def __init__(self, *, measure: str, gate: GateSpec, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.measure = measure
-        self.gate_name = gate_name
-        self.gate_line = gate_line
-        self.extra_keyword_matches.add(statistic)  # `-k trisk` also finds a gate its spec named otherwise
+        self.gate = gate
+        self.extra_keyword_matches.add(gate.statistic)  # `-k trisk` also finds a gate its spec named otherwise
 
     def runtest(self) -> None:
         from pytest_bvtest.report import collect
 
         evaluation = self.spec_file.evaluation()
-        outcome: GateOutcome = evaluation.gate(self.measure, self.gate_name)
+        outcome: GateOutcome = evaluation.gate(self.measure, self.gate)
         for key, value in collect.junit_properties(outcome):
             self.user_properties.append((key, value))
         self.stash[_ITEM_PAYLOAD] = collect.item_payload(evaluation, outcome)
         if outcome.warning:
             # attributed to the gate's line in the spec, so the warnings summary points there
-            warnings.warn_explicit(f"{self.nodeid}: {outcome.warning}", GateWithinNoiseWarning, str(self.path), self.gate_line)
+            warnings.warn_explicit(f"{self.nodeid}: {outcome.warning}", GateWithinNoiseWarning, str(self.path), self.gate.line)
         for guard in outcome.guards:
-            warnings.warn_explicit(f"{self.nodeid}: {guard}", GateGuardWarning, str(self.path), self.gate_line)
+            warnings.warn_explicit(f"{self.nodeid}: {guard}", GateGuardWarning, str(self.path), self.gate.line)
         if not outcome.passed:
             raise GateFailure(outcome.message, outcome.sentence)
 
@@ -470,7 +474,7 @@ class SessionOutputs:
         Refused when a test of the session failed, unless ``--bvtest-update-force``; an update that
         is refused or cannot be written makes the session fail (exit code 4 where it would pass).
         """
-        from pytest_bvtest.api import evaluate_spec, spec_under_test
+        from pytest_bvtest.api import evaluate_spec
         from pytest_bvtest.reference_update import update_reference
 
         config = self.config
@@ -480,7 +484,7 @@ class SessionOutputs:
                 if session.testsfailed and not force:
                     raise BvtestError(f"{spec_path}: reference not updated: {session.testsfailed} test(s) failed in this "
                                       "session; update after they pass, or on purpose with --bvtest-update-force")
-                evaluation = evaluate_spec(spec_under_test(spec_path, option(config, "run")), **evaluation_options(config))
+                evaluation = evaluate_spec(spec_with_session_run(config, spec_path), **evaluation_options(config))
                 lines = update_reference(evaluation, force=force, allow_outside=config.getoption("bvtest_allow_outside_project"),
                                          keep_folder=option(config, "cache-dir"))
             except BvtestError as error:
