@@ -140,15 +140,15 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     from pytest_bvtest.api import evaluate_spec, spec_under_test
     from pytest_bvtest.reference_update import update_reference
-    from pytest_bvtest.report import collect
+    from pytest_bvtest.report import outputs
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project,
                                jobs=arguments.jobs)
-    document = collect.evaluation_document(evaluation)
-    collect.write_session_outputs(
+    document = outputs.evaluation_document(evaluation)
+    outputs.write_session_outputs(
         document,
         terminal_writer=_Writer(out),
         json_path=arguments.json,

@@ -253,11 +253,11 @@ class AnalysisItem(_BvtestItem):
     """An analysis-only spec (no candidate or no gates): evaluates it so the report has its tables."""
 
     def runtest(self) -> None:
-        from pytest_bvtest.report import collect
+        from pytest_bvtest.report import outputs
 
         evaluation = self.spec_file.evaluation()
         self.user_properties.append(("bvtest_measures", ", ".join(report.measure for report in evaluation.measures)))
-        self.stash[_ITEM_PAYLOAD] = collect.item_payload(evaluation, None)
+        self.stash[_ITEM_PAYLOAD] = outputs.item_payload(evaluation, None)
 
 
 class GateItem(_BvtestItem):
@@ -270,13 +270,13 @@ class GateItem(_BvtestItem):
         self.extra_keyword_matches.add(gate.statistic)  # `-k trisk` also finds a gate its spec named otherwise
 
     def runtest(self) -> None:
-        from pytest_bvtest.report import collect
+        from pytest_bvtest.report import outputs
 
         evaluation = self.spec_file.evaluation()
         outcome: GateOutcome = evaluation.gate(self.measure, self.gate)
-        for key, value in collect.junit_properties(outcome):
+        for key, value in outputs.junit_properties(outcome):
             self.user_properties.append((key, value))
-        self.stash[_ITEM_PAYLOAD] = collect.item_payload(evaluation, outcome)
+        self.stash[_ITEM_PAYLOAD] = outputs.item_payload(evaluation, outcome)
         if outcome.warning:
             # attributed to the gate's line in the spec, so the warnings summary points there
             warnings.warn_explicit(f"{self.nodeid}: {outcome.warning}", GateWithinNoiseWarning, str(self.path), self.gate.line)
@@ -304,10 +304,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     if report.when == "call" and isinstance(item, _BvtestItem) and _ITEM_PAYLOAD in item.stash:
         setattr(report, PAYLOAD_ATTRIBUTE, item.stash[_ITEM_PAYLOAD])
     elif _is_team_test(item):
-        from pytest_bvtest.report import collect
+        from pytest_bvtest.report import outputs
 
         # computed in the worker, where the exception is at hand, and carried to the controller
-        setattr(report, TEAM_TEST_ATTRIBUTE, {"message": collect.failure_line(report)})
+        setattr(report, TEAM_TEST_ATTRIBUTE, {"message": outputs.failure_line(report)})
     return report
 
 
@@ -424,22 +424,22 @@ class SessionOutputs:
             self.payloads.append(payload)
         team_test = getattr(report, TEAM_TEST_ATTRIBUTE, None)
         if team_test is not None:
-            from pytest_bvtest.report import collect
+            from pytest_bvtest.report import outputs
 
             category = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
-            collect.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
+            outputs.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
         if hasattr(config, "workerinput") or not (self.payloads or self.team_tests):
             return
-        from pytest_bvtest.report import collect
+        from pytest_bvtest.report import outputs
 
         from pytest_bvtest.report.history import run_context
 
-        self.document = collect.assemble(self.payloads, self.team_tests.values(), run_context(config.rootpath))
+        self.document = outputs.assemble(self.payloads, self.team_tests.values(), run_context(config.rootpath))
         try:
-            collect.write_session_outputs(
+            outputs.write_session_outputs(
                 self.document,
                 history_path=option(config, "history"),
                 json_path=option(config, "json"),
@@ -457,9 +457,9 @@ class SessionOutputs:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.document is None:
             return
-        from pytest_bvtest.report import collect
+        from pytest_bvtest.report import outputs
 
-        collect.write_session_outputs(
+        outputs.write_session_outputs(
             self.document, terminal_writer=terminalreporter, github_actions=os.environ.get("GITHUB_ACTIONS") == "true",
             verbosity=self.config.option.verbose,
         )
