@@ -218,9 +218,9 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     if arguments.seed is not None and arguments.seed < 0:
         raise InputError(f"--seed must be a whole number >= 0, got {arguments.seed}")
     calibration = spec.analysis.calibration
-    calibration = CalibrationSpec(arguments.swaps if arguments.swaps is not None else calibration.swaps,
-                                  arguments.seed if arguments.seed is not None else calibration.seed,
-                                  plain_bound_swaps=None)
+    calibration = replace(calibration, swaps=arguments.swaps if arguments.swaps is not None else calibration.swaps,
+                          seed=arguments.seed if arguments.seed is not None else calibration.seed,
+                          plain_bound_swaps=None)
     spec = replace(spec, analysis=replace(spec.analysis, calibration=calibration))
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache)
     replays = replay_baselines(spec, use_cache=not arguments.no_cache)
@@ -232,11 +232,33 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     widths = [max(len(str(row[column])) for row in (header, *rows)) for column in range(len(header))]
     for row in (header, *rows):
         out.write("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
+    out.write(_together(evaluation, calibration.family))
     out.write("\nReplay: each baseline but the reference as the candidate; a release the team accepted should pass.\n")
     out.write("Limits are on the value's scale for the spec's candidate: the null depends on its per-topic scores.\n\n")
     out.write(f"# paste into {spec.path.name}: every gate limited where an equal-quality change fails 5% of the time\n")
     out.write(_calibrated_gates_yaml(spec, calibration))
     return EXIT_OK
+
+
+def _together(evaluation: Evaluation, family: bool) -> str:
+    """How often an equal change fails at least one gate, per set of gates that share their swaps."""
+    from pytest_bvtest.gates import joint_false_alarm_rate, swap_key
+
+    groups: dict[tuple[object, ...], list[GateOutcome]] = {}
+    for measure in evaluation.measures:
+        for outcome in measure.gates:
+            key = swap_key(outcome, measure.topics)
+            if key is not None:
+                groups.setdefault(key, []).append(outcome)
+    lines = []
+    for (_, reference, _, _), outcomes in groups.items():
+        if len(outcomes) > 1:
+            swaps = min(outcome.null.swaps for outcome in outcomes)  # type: ignore[union-attr]
+            hint = "" if family else ("; `analysis: {calibration: {family: true}}` holds the calibrated ones to their "
+                                      "rate together")
+            lines.append(f"Together: an equal-quality change fails at least one of these {len(outcomes)} gates "
+                         f"{joint_false_alarm_rate(outcomes):.2%} of the time ({swaps:,} swaps with {reference}{hint}).\n")
+    return "\n" + "".join(lines) if lines else ""
 
 
 def _calibration_row(outcome: GateOutcome, replays: dict[str, Evaluation]) -> tuple[str, ...]:
@@ -254,7 +276,9 @@ def _calibration_row(outcome: GateOutcome, replays: dict[str, Evaluation]) -> tu
 
 def _calibrated_gates_yaml(spec: Spec, calibration: CalibrationSpec) -> str:
     """The spec's gates with ``false_alarm: 0.05`` (confidence dropped: the calibration accounts for noise)."""
-    lines = ["analysis:", f"  calibration: {{swaps: {calibration.swaps or 10000}, seed: {calibration.seed}}}", "gates:"]
+    family = ", family: true" if calibration.family else ""
+    lines = ["analysis:", f"  calibration: {{swaps: {calibration.swaps or 10000}, seed: {calibration.seed}{family}}}",
+             "gates:"]
     for gate in spec.gates:
         entries = [f"statistic: {gate.statistic}"]
         if gate.measure is not None:

@@ -166,11 +166,17 @@ class Evaluation:
     measures: tuple[MeasureEvaluation, ...]
     cache_hits: int = 0
     cache_misses: int = 0
-    simulation: SimulationResult | None = None
+    #: The per-topic simulation of each of ``analysis.simulation.measures`` (MATH.md 3e), in spec order.
+    simulations: tuple[SimulationResult, ...] = ()
     inputs: tuple[InputFile, ...] = ()
     #: Query texts by topic id, from the spec's ``topics`` file (empty without one).
     texts: Mapping[str, str] = field(default_factory=dict)
 
+
+    @property
+    def simulation(self) -> SimulationResult | None:
+        """The first simulated measure's simulation (AP by default), ``None`` without a simulation."""
+        return self.simulations[0] if self.simulations else None
     def measure(self, measure: str | None = None) -> MeasureEvaluation:
         """The evaluation of ``measure`` (any spelling ir_measures accepts); the only one when omitted."""
         if measure is None:

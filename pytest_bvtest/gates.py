@@ -376,19 +376,39 @@ def with_family(outcome: GateOutcome, null: SwapNull, family: FamilyLevel) -> Ga
     )
 
 
-def family_key(outcome: GateOutcome, topics: tuple[str, ...]) -> tuple[object, ...] | None:
-    """What a calibrated gate shares with the rest of its family, or ``None`` when it joins none.
+def swap_key(outcome: GateOutcome, topics: tuple[str, ...]) -> tuple[object, ...] | None:
+    """What a gate's null shares with other gates' nulls, or ``None`` when it has none to share.
 
     Gates whose nulls swap the same topics with the same reference under the same seed see the same
-    swaps, swap for swap (a Monte-Carlo draw of fewer swaps is the start of a longer one). A gate with a
-    NaN in its null has no limit and fails on its own.
+    swaps, swap for swap (a Monte-Carlo draw of fewer swaps is the start of a longer one). A null with
+    a NaN gives no limit (the gate fails on its own).
     """
     null = outcome.null
-    if null is None or null.requested is None or null.distribution.by_swap is None:
-        return None
-    if np.isnan(null.distribution.by_swap).any():
+    if null is None or null.distribution.by_swap is None or np.isnan(null.distribution.by_swap).any():
         return None
     return topics, null.reference, null.exact, null.seed
+
+
+def family_key(outcome: GateOutcome, topics: tuple[str, ...]) -> tuple[object, ...] | None:
+    """What a calibrated gate shares with the rest of its family (:func:`swap_key`), or ``None``."""
+    return swap_key(outcome, topics) if outcome.null is not None and outcome.null.requested is not None else None
+
+
+def joint_false_alarm_rate(outcomes: Sequence[GateOutcome]) -> float:
+    """How often an equal change fails at least one of ``outcomes`` at their effective limits.
+
+    The gates must share their swaps (one :func:`swap_key`): the share of the swaps they share on which
+    at least one null value lies strictly past its gate's limit (MATH.md section 7).
+    """
+    summaries = [outcome.null for outcome in outcomes]
+    shared = min(summary.swaps for summary in summaries)  # type: ignore[union-attr]
+    failing = np.zeros(shared, dtype=bool)
+    for outcome, summary in zip(outcomes, summaries):
+        values = summary.distribution.by_swap[:shared]  # type: ignore[union-attr,index]
+        limit = outcome.limit - summary.offset  # type: ignore[union-attr]
+        slack = _TOLERANCE * max(1.0, abs(limit)) if math.isfinite(limit) else 0.0
+        failing |= values > limit + slack if outcome.upper else values < limit - slack
+    return float(failing.mean())
 
 
 def calibrate_family(outcomes: Sequence[GateOutcome]) -> tuple[GateOutcome, ...]:

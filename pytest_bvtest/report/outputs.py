@@ -24,7 +24,7 @@ def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[st
     """What one item sends to the controller: its measure's evaluation (all measures for an analysis item) and its gate."""
     measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
     return {
-        "documents": [measure_document(str(evaluation.spec.path), measure, evaluation.simulation, evaluation.inputs,
+        "documents": [measure_document(str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs,
                                        evaluation.texts)
                       for measure in measures],
         "gate": None if outcome is None else gate_document(outcome),
@@ -124,7 +124,7 @@ def assemble(payloads: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str,
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
     """The session document of a single evaluation (the command line's report), built directly."""
-    documents = [{**measure_document(str(evaluation.spec.path), measure, evaluation.simulation, evaluation.inputs,
+    documents = [{**measure_document(str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs,
                                      evaluation.texts), "gates": [gate_document(outcome) for outcome in measure.gates]}
                  for measure in evaluation.measures]
     return session_document(documents, context=run_context(evaluation.spec.folder))

@@ -305,9 +305,10 @@ def paired_problem(
     if any(isinstance(row, bool) or not isinstance(row, (int, np.integer)) or not 0 <= row < systems for row in kept):
         raise StatisticError(f"candidate and reference must be row indices below {systems}, got {candidate!r} and {reference!r}")
     rows = list(dict.fromkeys(kept))
-    if chosen.sufficient_matrix is None:
+    reduced = None if chosen.sufficient_matrix is None else chosen.sufficient_matrix(x, rows, settings)
+    if reduced is None:
         return chosen, x, (x, list(kept))
-    return chosen, x, (chosen.sufficient_matrix(x, rows, settings), [rows.index(row) for row in kept])
+    return chosen, x, (reduced, [rows.index(row) for row in kept])
 
 
 def paired_bootstrap(
