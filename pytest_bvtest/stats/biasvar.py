@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.stats.checks import checked_scores, whole_number
 
 NORMALIZATIONS = ("none", "max-min", "target-ratio", "group-target-ratio")
 """Accepted values of ``bias_variance_analysis(normalize=...)``; ``group-target-ratio`` is CIKM 2014 Eq. 6
@@ -32,52 +33,6 @@ _COOCCURRENCE_BLOCK_VALUES = 4_000_000
 # Sampled grouping (IPM 2022) gathers every group's topics; a block of repetitions holds at most this
 # many random keys and gathered scores, about 64 MB.
 _SAMPLED_GROUPING_BLOCK_VALUES = 8_000_000
-
-
-def checked_scores(values: ArrayLike, *, min_ndim: int = 1, non_negative_for: str | None = None) -> np.ndarray:
-    """``values`` as a float64 array after the checks every statistic needs.
-
-    Parameters
-    ----------
-    values:
-        Scores, topics on the last axis.
-    min_ndim:
-        Fewest axes required (2 for a systems x topics matrix).
-    non_negative_for:
-        Name of a statistic that is only defined for non-negative scores; when given, a negative
-        value raises.
-
-    Returns
-    -------
-    numpy.ndarray
-        The scores as float64.
-
-    Raises
-    ------
-    StatisticError
-        Too few axes, an empty axis, a NaN or infinite value, or a forbidden negative value.
-    """
-    array = np.asarray(values, dtype=np.float64)
-    if array.ndim < min_ndim:
-        shape = "a systems x topics matrix" if min_ndim == 2 else "per-topic scores"
-        raise StatisticError(f"expected {shape}, got an array of shape {array.shape}")
-    if 0 in array.shape:
-        raise StatisticError(f"no scores to evaluate (array of shape {array.shape}: no systems or no topics)")
-    if not np.isfinite(array).all():
-        raise StatisticError("scores contain NaN or infinite values; every system needs a finite score on every topic")
-    if non_negative_for is not None and (array < 0).any():
-        raise StatisticError(
-            f"negative scores (minimum {array.min():g}): {non_negative_for} is only defined for non-negative "
-            "effectiveness scores; use a measure such as AP or nDCG, not a log or standardised score"
-        )
-    return array
-
-
-def whole_number(value: object, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        kind = "a positive" if minimum == 1 else f"a whole number >= {minimum}, not a"
-        raise StatisticError(f"{name} must be {kind} whole number, got {value!r}")
-    return int(value)
 
 
 @dataclass(frozen=True)

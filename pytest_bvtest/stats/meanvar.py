@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.biasvar import checked_scores
+from pytest_bvtest.stats.checks import checked_scores, finite_number
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -97,7 +97,7 @@ def mve_inter_topic(
         variance over a single topic.
     """
     x = checked_scores(scores, min_ndim=1)
-    alpha = _finite_alpha(alpha)
+    alpha = finite_number(alpha, "alpha")
     w = normalised_weights(weights, x.shape[-1], "topic weights")
     mu = x @ w
     squared = (x - mu[..., None]) ** 2 * _variance_factor(w, variance, "topics")
@@ -168,7 +168,7 @@ def mve_intra_topic(
         raise StatisticError(f"topic position(s) {empty.tolist()} have no query variation")
     if not np.isfinite(x[..., mask]).all():
         raise StatisticError("scores contain NaN or infinite values for present variations")
-    alpha = _finite_alpha(alpha)
+    alpha = finite_number(alpha, "alpha")
     w = normalised_weights(weights, n, "topic weights")
     p = _variation_probabilities(popularity, mask)
     x = np.where(mask, x, 0.0)
@@ -232,7 +232,7 @@ def mve_general(
         No users or topics, non-finite scores, invalid weights or probabilities.
     """
     x = checked_scores(scores, min_ndim=2)
-    alpha = _finite_alpha(alpha)
+    alpha = finite_number(alpha, "alpha")
     w = normalised_weights(weights, x.shape[-1], "topic weights")
     p = normalised_weights(user_probability, x.shape[-2], "user probabilities")
     factor = _variance_factor(p, variance, "users")
@@ -376,13 +376,6 @@ def _variance_factor(probabilities: FloatArray, variance: str, what: str) -> Flo
         where = "" if np.ndim(factor) == 0 else f" (topic position(s) {undefined.tolist()})"
         raise StatisticError(f"a sample variance needs at least 2 {what} with positive weight{where}")
     return factor if np.ndim(factor) else float(factor)
-
-
-def _finite_alpha(alpha: float) -> float:
-    alpha = float(alpha)
-    if not np.isfinite(alpha):
-        raise StatisticError(f"alpha must be a finite number, got {alpha}")
-    return alpha
 
 
 def _shaped(values: npt.ArrayLike, shape: tuple[int, ...], what: str, dtype: type = np.float64) -> np.ndarray:

@@ -36,29 +36,29 @@ from pytest_bvtest.stats.biasvar import (
     apply_normalization,
     bias_variance,
     bias_variance_analysis,
-    checked_scores,
     gap_decomposition,
     grouped_bias_variance,
-    target_constant,
     per_topic_target,
+    target_constant,
     topic_difficulty,
     variance_samples,
     with_sample_variance,
 )
+from pytest_bvtest.stats.checks import checked_scores
 from pytest_bvtest.stats.gawm import gawm
 from pytest_bvtest.stats.meanvar import mve_inter_topic
-from pytest_bvtest.stats.simulation import SimulationResult
 from pytest_bvtest.stats.risk import (
+    ZRiskGeoRisk,
     hurt_topics,
     risk_weighted_deltas,
     robustness_index,
     robustness_loss,
-    ZRiskGeoRisk,
     trisk,
     urisk,
     zrisk_georisk,
     zrisk_georisk_against_target,
 )
+from pytest_bvtest.stats.simulation import SimulationResult
 
 
 @dataclass(frozen=True)
