@@ -146,15 +146,15 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     from pytest_bvtest.api import evaluate_spec, spec_under_test
     from pytest_bvtest.reference_update import update_reference
-    from pytest_bvtest.report import collect
+    from pytest_bvtest.report import outputs
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project,
                                jobs=arguments.jobs)
-    document = collect.evaluation_document(evaluation)
-    collect.write_session_outputs(
+    document = outputs.evaluation_document(evaluation)
+    outputs.write_session_outputs(
         document,
         terminal_writer=_Writer(out),
         json_path=arguments.json,
@@ -271,12 +271,12 @@ def _calibration_row(outcome: GateOutcome, replays: dict[str, Evaluation]) -> tu
     null = outcome.null
     replayed = []
     for evaluation in replays.values():
-        matches = [gate for gate in evaluation.gates if gate.id == outcome.id]
+        matches = [gate for gate in evaluation.gates if gate.gate == outcome.gate and gate.measure == outcome.measure]
         replayed.append(matches[0].outcome if matches else "-")
     limits = ["-" if null is None else f"{null.limit_at(rate):.6g}" for rate in CALIBRATION_RATES]
     rate = "-" if null is None else f"{null.rate:.2%}"
     swaps = "-" if null is None else (f"all {null.swaps:,}" if null.exact else f"{null.swaps:,}")
-    return (outcome.id.split("::", 1)[1], outcome.reference or "-", outcome.rule, f"{outcome.limit:.6g}", rate, swaps,
+    return (f"{outcome.measure}::{outcome.gate.name if outcome.gate else outcome.label}", outcome.reference or "-", outcome.rule, f"{outcome.limit:.6g}", rate, swaps,
             *limits, *replayed)
 
 
