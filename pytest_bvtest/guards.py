@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pytest_bvtest.errors import short_list
+
 if TYPE_CHECKING:
     from pytest_bvtest.comparisons import Comparison
     from pytest_bvtest.matrix import ScoreMatrix
@@ -46,7 +48,6 @@ STALE_REFERENCE_GAIN = 0.10
 TARGET_CONSTANT_STATISTICS = ("bias2", "bias2_plus_var")
 
 _TOLERANCE = 1e-12
-_LISTED = 10
 
 
 @dataclass(frozen=True)
@@ -83,10 +84,6 @@ class Guard:
         return self.reference is None or reference == self.reference
 
 
-def _listed(items: Sequence[str]) -> str:
-    return ", ".join(items[:_LISTED]) + (f" and {len(items) - _LISTED} more" if len(items) > _LISTED else "")
-
-
 def identical_to_baseline(scores: np.ndarray, systems: Sequence[str], candidate: int, measure: str) -> Guard | None:
     """The candidate's per-topic scores are those of one or more other systems, on every topic."""
     same = tuple(name for i, name in enumerate(systems) if i != candidate and np.array_equal(scores[i], scores[candidate]))
@@ -116,7 +113,7 @@ def unanswered_topics(scores: np.ndarray, topics: Sequence[str], measure: str,
         "unanswered_topics", warning,
         f"{len(missed)} of {len(topics)} topics ({share:.0%}) {'is' if len(missed) == 1 else 'are'} missed by every "
         f"system ({measure} 0 for all): "
-        f"{_listed(missed)}; {advice}",
+        f"{short_list(missed)}; {advice}",
         topics=missed,
     )
 
@@ -155,7 +152,7 @@ def reference_missing_topics(scores: np.ndarray, imputed: np.ndarray, topics: Se
     return Guard(
         "reference_missing", True,
         f"the reference {name} has no ranking for {len(named)} of {len(topics)} topics where {systems[candidate]} "
-        f"scores above 0 ({measure} 0 by the missing-topic rule): {_listed(named)}; the candidate's wins there are "
+        f"scores above 0 ({measure} 0 by the missing-topic rule): {short_list(named)}; the candidate's wins there are "
         f"free, so gates against {name} are lenient; give {name} a ranking for every topic, or restrict the qrels to "
         "the topics it answered",
         systems=(name,), topics=named, reference=name,
