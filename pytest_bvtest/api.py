@@ -118,9 +118,7 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
     ordered = [matrices[measure] for measure in spec.measures]
     simulations: dict[str, SimulationResult] = {}
     if spec.analysis.simulation is not None:
-        if qrels is None or variations is not None:
-            raise InputError("the per-topic simulation needs run files and qrels, without query variations",
-                             path=spec.path, line=spec.line_of("analysis", "simulation"))
+        assert qrels is not None  # Spec.check_combinations
         # before the gates: a gate on a simulation statistic reads its measure's simulation
         simulations = simulate_spec(spec, qrels, ordered[0].topics, ordered[0].systems)
     comparisons = ([()] * len(ordered) if candidate_name is None
@@ -199,8 +197,9 @@ def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray |
     for name in (wanted.against, *wanted.statistics):
         computed = values.get(name)
         if computed is None or np.isnan(computed).any():
-            why = "it needs a reference system" if STATISTICS[name].needs_reference else "it is undefined for these scores"
-            raise InputError(f"{matrix.measure}: systems cannot be ranked by {name}: {why}", path=spec.path, line=line)
+            # a statistic that needs a reference has one here (Spec.check_combinations)
+            raise InputError(f"{matrix.measure}: systems cannot be ranked by {name}: it is undefined for these scores",
+                             path=spec.path, line=line)
         oriented[name] = computed if STATISTICS[name].higher_is_better else -computed
     ranks = {name: system_ranks(value, higher_is_better=True) for name, value in oriented.items()}
     agreements = {name: rank_agreement(oriented[wanted.against], oriented[name]) for name in wanted.statistics}

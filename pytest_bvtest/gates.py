@@ -134,6 +134,7 @@ class GateOutcome:
     compared_value: float | None = None
     spec_line: int | None = None
     sentence: str = ""
+    gate: GateSpec | None = field(default=None, compare=False, repr=False)
 
     @property
     def higher_is_better(self) -> bool:
@@ -239,6 +240,7 @@ def judge(
     compared_value: float | None = None,
     spec_line: int | None = None,
     family: FamilyLevel | None = None,
+    gate: GateSpec | None = None,
 ) -> GateOutcome:
     """Decide a gate and write its message.
 
@@ -293,7 +295,7 @@ def judge(
         value=value, reference_value=reference_value, bound=bound, limit=limit, excess=excess,
         interval=interval, confidence=confidence, seed=seed, passed=passed, warning=warning,
         worst_topics=tuple(worst_topics), worst_against=worst_against, message="", null=summary, upper=upper,
-        compared_value=compared_value, spec_line=spec_line, guards=cannot_fail,
+        compared_value=compared_value, spec_line=spec_line, guards=cannot_fail, gate=gate,
     )
     return _with_message(replace(outcome, sentence=plain_sentence(outcome, undefined)), undefined)
 
@@ -370,7 +372,7 @@ def with_family(outcome: GateOutcome, null: SwapNull, family: FamilyLevel) -> Ga
         system=outcome.system, reference=outcome.reference, value=outcome.value,
         reference_value=outcome.reference_value, bound=outcome.bound, higher_is_better=outcome.higher_is_better, worst_topics=outcome.worst_topics,
         worst_against=outcome.worst_against, null=null, null_offset=summary.offset, false_alarm=summary.requested,
-        compared_value=outcome.compared_value, spec_line=outcome.spec_line, family=family,
+        compared_value=outcome.compared_value, spec_line=outcome.spec_line, family=family, gate=outcome.gate,
     )
 
 
@@ -450,7 +452,7 @@ def _with_message(outcome: GateOutcome, undefined: str | None) -> GateOutcome:
         lines.append(f"  warning: {outcome.warning}")
     lines += [f"  warning: {message}" for message in outcome.guards]
     if outcome.worst_topics and (not outcome.passed or outcome.warning or outcome.guards):
-        lines.append(f"  {blame_title(outcome.label, outcome.worst_topics, outcome.worst_against)}:")
+        lines.append(f"  {blame_title(outcome.label, outcome.worst_topics, outcome.worst_against, outcome.statistic)}:")
         for impact in outcome.worst_topics:
             about = f" ({impact.text})" if impact.text else ""
             share = "" if impact.contribution is None else f"; moves {outcome.label} by {impact.contribution:+.4g}"
@@ -460,11 +462,13 @@ def _with_message(outcome: GateOutcome, undefined: str | None) -> GateOutcome:
     return replace(outcome, message="\n".join(lines))
 
 
-def blame_title(label: str, impacts: Sequence[TopicImpact], against: str) -> str:
-    """What the list of blamed topics is: by contribution to the statistic, or by raw loss."""
+def blame_title(label: str, impacts: Sequence[TopicImpact], against: str, statistic: str = "") -> str:
+    """What the list of blamed topics is: by contribution to the statistic, or by raw loss. A simulation
+    statistic's topics show its per-topic terms (MATH.md 3e), not scores."""
     if impacts and impacts[0].contribution is None:
         return f"topics that lost most against {against} ({label} has no per-topic split)"
-    return f"topics that moved {label} most the wrong way (scores vs {against})"
+    simulated = statistic in STATISTICS and STATISTICS[statistic].from_simulation is not None
+    return f"topics that moved {label} most the wrong way ({'per-topic terms' if simulated else 'scores'} vs {against})"
 
 
 def _headline(outcome: GateOutcome, undefined: str | None) -> str:
@@ -520,6 +524,11 @@ def _blamed_topics(matrix: ScoreMatrix, statistic: str, candidate: int, referenc
     )
 
 
+def gate_id(spec: Spec, measure: str, gate: GateSpec) -> str:
+    """``SPECFILE::MEASURE::GATE``, the gate's id in every report and its pytest node id."""
+    return f"{spec.path.name}::{measure}::{gate.name}"
+
+
 def judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
                 computed: Mapping[str, np.ndarray | None], variations: VariationMVE | None,
                 texts: Mapping[str, str]) -> GateOutcome:
@@ -553,7 +562,7 @@ def judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analys
     compared, against = ((matrix.scores[blamed], matrix.systems[blamed]) if blamed is not None
                          else (matrix.scores.max(axis=0), "the virtual target"))
     return judge(
-        gate_id=f"{spec.path.name}::{matrix.measure}::{gate.name}",
+        gate_id=gate_id(spec, matrix.measure, gate),
         statistic=gate.statistic,
         label=statistic.label,
         measure=matrix.measure,
@@ -574,6 +583,7 @@ def judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analys
         worst_against=str(against),
         compared_value=None if blamed is None else float(values[blamed]),
         spec_line=gate.line,
+        gate=gate,
     )
 
 

@@ -7,10 +7,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run, read_run
-from pytest_bvtest.matrix import ScoreMatrix, ScoreTableFile, retrieved_lists
+from pytest_bvtest.matrix import ScoreMatrix, retrieved_lists
 from pytest_bvtest.spec import Spec, simulated_form
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SimulationResult, simulate_topic_bias_variance
@@ -20,12 +19,9 @@ def simulate_spec(spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequ
     """Per-topic bias-variance over simulated collections (MATH.md section 3e) for every system, by measure."""
     settings = spec.analysis.simulation
     assert settings is not None
-    runs = []
-    for source in spec.sources():
-        if isinstance(source, ScoreTableFile):
-            raise InputError("the per-topic simulation needs run files: per-topic tables have no rankings",
-                             path=spec.path, line=spec.line_of("analysis", "simulation"))
-        runs.append(source if isinstance(source, Run) else read_run(source.path, tag=source.tag))
+    # every source is a run (Spec.check_combinations refuses tables with a simulation)
+    runs = [source if isinstance(source, Run) else read_run(source.path, tag=source.tag)  # type: ignore[union-attr]
+            for source in spec.sources()]
     lists = [retrieved_lists(run, qrels, topics) for run in runs]
     results = {}
     for measure in settings.measures:

@@ -207,8 +207,35 @@ class Spec:
         return replace(self, gates=())
 
     def with_candidate(self, candidate: Source) -> Spec:
-        """The same spec with another system under test."""
-        return replace(self, candidate=candidate)
+        """The same spec with another system under test (checked again: the candidate's kind matters)."""
+        spec = replace(self, candidate=candidate)
+        spec.check_combinations()
+        return spec
+
+    def check_combinations(self) -> None:
+        """The checks that read several sections of the spec at once, raised at the line of the section
+        that cannot work with the others, so a broken spec fails before anything is evaluated."""
+        tables = [isinstance(source, ScoreTableFile) for source in self.sources()]
+        mve = self.analysis.mve
+        if mve.variations is not None and self.qrels is None and not all(tables):
+            raise InputError("query variations from run files need relevance judgments", path=self.path,
+                             line=self.line_of("analysis", "mve", "variations"),
+                             hint="add `qrels:`, or give every system as a per-query score table")
+        if self.analysis.simulation is not None:
+            simulation = self.line_of("analysis", "simulation")
+            if self.qrels is None or mve.variations is not None:
+                raise InputError("the per-topic simulation needs run files and qrels, without query variations",
+                                 path=self.path, line=simulation)
+            if any(tables):
+                raise InputError("the per-topic simulation needs run files: per-topic tables have no rankings",
+                                 path=self.path, line=simulation)
+        rankings = self.analysis.rankings
+        if rankings is not None and self.reference is None:
+            for name in (rankings.against, *rankings.statistics):
+                if STATISTICS[name].needs_reference:
+                    raise InputError(f"systems cannot be ranked by {name}: it needs a reference system",
+                                     path=self.path, line=self.line_of("analysis", "rankings"),
+                                     hint="add a baseline (the first is the reference) or rank by another statistic")
 
     def with_candidate_run(self, path: str | os.PathLike[str]) -> Spec:
         """The same spec with its candidate replaced by a run file (``--bvtest-run``)."""
@@ -322,7 +349,10 @@ class _SpecReader:
             if run_keys:
                 raise self.error(run_keys[0], "run files need relevance judgments", "add `qrels: path/to/qrels`")
         topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
-        return Spec(self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics, self.lines)
+        spec = Spec(self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics,
+                    self.lines)
+        spec.check_combinations()
+        return spec
 
     def measures(self, value: Any, free_labels: bool = False) -> tuple[Measure | TableMeasure, ...]:
         """The spec's measures; with ``free_labels`` (every system from tables) a name the project cannot

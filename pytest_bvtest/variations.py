@@ -20,7 +20,7 @@ from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.evaluation import MVE_GENERAL, MVE_INTER_TOPIC, MVE_INTRA_TOPIC, AlphaSweep, MeanVarianceDetails
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.topicfiles import Variation, read_topic_weights, read_variations
-from pytest_bvtest.matrix import MatrixBuilder, ScoreMatrix, ScoreTableFile
+from pytest_bvtest.matrix import MatrixBuilder, ScoreMatrix
 from pytest_bvtest.measures import Measure
 from pytest_bvtest.progress import EvaluationProgress
 from pytest_bvtest.spec import Spec
@@ -78,9 +78,6 @@ def variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs:
     """
     path = spec.analysis.mve.variations
     assert path is not None
-    if qrels is None and not all(isinstance(source, ScoreTableFile) for source in spec.sources()):
-        raise InputError("query variations from run files need relevance judgments", path=spec.path,
-                         hint="add `qrels:`, or give every system as a per-query score table")
     universe = qrels.evaluated_topics() if qrels is not None else variation_universe(read_variations(path))
     return _variation_matrices(spec, qrels, cache, jobs, topic_weights(spec, universe), progress)
 
