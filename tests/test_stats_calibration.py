@@ -255,7 +255,7 @@ def test_family_level_of_identical_gates_is_the_single_gates_level() -> None:
 
 
 def test_family_level_refuses_nan_and_mismatched_directions() -> None:
-    with pytest.raises(StatisticError, match="finite"):
+    with pytest.raises(StatisticError, match="NaN"):
         calibration.family_level(np.array([[0.1, np.nan]]), [True], 0.05)
     with pytest.raises(StatisticError, match="directions"):
         calibration.family_level(np.zeros((2, 10)), [True], 0.05)
@@ -304,3 +304,18 @@ def test_a_shorter_monte_carlo_null_is_the_start_of_a_longer_one_so_families_can
     kept = long.first(1000)
     np.testing.assert_array_equal(kept.values, short.values)
     assert kept.limit(0.05) == short.limit(0.05)
+
+
+@pytest.mark.parametrize("false_alarm", [0.01, 0.05, 0.2])
+def test_family_level_with_infinite_trisk_values_equals_the_brute_force(false_alarm: float) -> None:
+    """A candidate 0.05 above the reference on every topic: TRisk's spread is 0 when no topic or every topic
+    is swapped, so its null holds +inf and -inf, which compare as numbers."""
+    shifted = SMALL.copy()
+    shifted[CANDIDATE] = np.clip(SMALL[REFERENCE] + 0.05, 0, 1)
+    names = ("trisk", "mean")
+    expected = brute_force_nulls_in_swap_order(shifted, names, RISK_5)
+    assert np.isinf(expected[0]).sum() == 2
+    family = calibration.family_level(expected, [True, True], false_alarm)
+    count, rate, limits = brute_force_family(expected, names, false_alarm)
+    assert (family.count, family.rate) == (count, pytest.approx(rate))
+    np.testing.assert_allclose(family.limits, limits, rtol=1e-9, atol=1e-12)

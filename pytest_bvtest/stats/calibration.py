@@ -343,7 +343,8 @@ def tail_counts(by_swap: np.ndarray, higher_is_better: bool) -> np.ndarray:
     ``<= k`` (values within ``1e-12`` relative count as equal, as the gates do).
     """
     ordered = np.sort(by_swap)
-    slack = _TOLERANCE * np.maximum(1.0, np.abs(by_swap))
+    finite = np.isfinite(by_swap)  # +/-inf compare as numbers (TRisk with zero spread): no slack
+    slack = np.where(finite, _TOLERANCE * np.maximum(1.0, np.abs(np.where(finite, by_swap, 0.0))), 0.0)
     if higher_is_better:
         return np.searchsorted(ordered, by_swap + slack, side="right")
     return by_swap.size - np.searchsorted(ordered, by_swap - slack, side="left")
@@ -364,7 +365,8 @@ def family_level(by_swap: np.ndarray, higher_is_better: Sequence[bool], false_al
     Parameters
     ----------
     by_swap:
-        ``(gates, N)``: each gate's null values in swap order (:attr:`SwapNull.by_swap`), finite.
+        ``(gates, N)``: each gate's null values in swap order (:attr:`SwapNull.by_swap`), no NaN
+        (``+/-inf`` compare as numbers).
     higher_is_better:
         Each gate's good direction (the bad side is low values when True).
     false_alarm:
@@ -380,8 +382,8 @@ def family_level(by_swap: np.ndarray, higher_is_better: Sequence[bool], false_al
         raise StatisticError(f"a family needs a (gates, swaps) matrix of null values, got shape {by_swap.shape}")
     if len(higher_is_better) != by_swap.shape[0]:
         raise StatisticError(f"{by_swap.shape[0]} nulls but {len(higher_is_better)} directions")
-    if not np.isfinite(by_swap).all():
-        raise StatisticError("a family-wise limit needs finite null values (a NaN null has no limit)")
+    if np.isnan(by_swap).any():
+        raise StatisticError("a family-wise limit needs null values that are numbers (a NaN null has no limit)")
     if not 0 < false_alarm < 0.5:
         raise StatisticError(f"a false-alarm rate must lie strictly between 0 and 0.5, got {false_alarm!r}")
     swaps = by_swap.shape[1]
