@@ -38,10 +38,11 @@ from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, requ
 from pytest_bvtest.io.topicfiles import read_topic_texts
 from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile
 from pytest_bvtest.progress import EvaluationProgress
-from pytest_bvtest.simulate import simulate_spec
+from pytest_bvtest.simulate import simulate_spec, simulation_matrix
 from pytest_bvtest.spec import CANDIDATE_NAME, Spec, load_spec
 from pytest_bvtest.stats.gawm import GAWMResult, hits
 from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
+from pytest_bvtest.stats.simulation import SimulationResult
 from pytest_bvtest.stats.registry import (
     BIAS_VARIANCE,
     GAP_TERMS,
@@ -115,21 +116,24 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
     texts = read_topic_texts(spec.topics) if spec.topics is not None else {}
     candidate_name = spec.candidate_name
     ordered = [matrices[measure] for measure in spec.measures]
+    simulations: dict[str, SimulationResult] = {}
+    if spec.analysis.simulation is not None:
+        assert qrels is not None  # Spec.check_combinations
+        # before the gates: a gate on a simulation statistic reads its measure's simulation
+        simulations = simulate_spec(spec, qrels, ordered[0].topics, ordered[0].systems)
     comparisons = ([()] * len(ordered) if candidate_name is None
                    else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed))
-    measures = _family_wise(spec, tuple(_evaluate_measure(spec, matrix, settings, variations, texts, compared)
+    measures = _family_wise(spec, tuple(_evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations)
                                         for matrix, compared in zip(ordered, comparisons)))
-    simulation = None
-    if spec.analysis.simulation is not None:
-        if qrels is None or variations is not None:
-            raise InputError("the per-topic simulation needs run files and qrels, without query variations",
-                             path=spec.path, line=spec.line_of("analysis", "simulation"))
-        simulation = simulate_spec(spec, qrels, measures[0].topics, measures[0].matrix.systems)
-    return Evaluation(spec, measures, cache.hits, cache.misses, simulation, input_files(spec, cache), texts)
+    return Evaluation(spec, measures, cache.hits, cache.misses, tuple(simulations.values()), input_files(spec, cache),
+                      texts)
 
 
 def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: VariationMVE | None,
-                      texts: Mapping[str, str], comparisons: tuple[Comparison, ...]) -> MeasureEvaluation:
+                      texts: Mapping[str, str], comparisons: tuple[Comparison, ...],
+                      simulations: Mapping[str, SimulationResult]) -> MeasureEvaluation:
+    if spec.analysis.target_system is not None:  # SIGIR 2013 Sec. 2.5: a named system's scores are the target
+        settings = replace(settings, target_system=matrix.index(spec.analysis.target_system))
     candidate_name = spec.candidate_name
     reference = matrix.index(spec.reference) if spec.reference is not None else None
     memo: dict[str, object] = {}  # the computations several statistics share: each runs once
@@ -141,8 +145,9 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
     wanted = [*SYSTEM_STATISTICS, *(gate.statistic for gate in spec.gates),
               *((rankings.against, *rankings.statistics) if rankings is not None else ())]
     # MVE over query variations is the variation form, computed with the variations
-    values = statistic_values([name for name in wanted if variations is None or name != "mve"], matrix.scores,
-                              reference, settings, memo)
+    # a simulation statistic reads its measure's simulation, not the scores: a gate on it computes it
+    values = statistic_values([name for name in wanted if (variations is None or name != "mve")
+                               and STATISTICS[name].from_simulation is None], matrix.scores, reference, settings, memo)
     if variations is not None:
         values["mve"] = np.asarray(variations.results[matrix.measure].value)
     fixed_point: GAWMResult | None = memo.get(GAWM_FIXED_POINT.name) if values["gawm"] is not None else None
@@ -167,7 +172,8 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
         candidate = matrix.index(candidate_name)
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
-                gates.append(judge_gate(spec, gate, matrix, settings, candidate, values, variations, texts))
+                gated = simulation_matrix(matrix, simulations, gate.statistic)
+                gates.append(judge_gate(spec, gate, gated, settings, candidate, values, variations, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
     guards = measure_guards(matrix, analysis, settings, candidate_name, spec.reference, comparisons,
                             spec.analysis.guards)
@@ -190,8 +196,9 @@ def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray |
     for name in (wanted.against, *wanted.statistics):
         computed = values.get(name)
         if computed is None or np.isnan(computed).any():
-            why = "it needs a reference system" if STATISTICS[name].needs_reference else "it is undefined for these scores"
-            raise InputError(f"{matrix.measure}: systems cannot be ranked by {name}: {why}", path=spec.path, line=line)
+            # a statistic that needs a reference has one here (Spec.check_combinations)
+            raise InputError(f"{matrix.measure}: systems cannot be ranked by {name}: it is undefined for these scores",
+                             path=spec.path, line=line)
         oriented[name] = computed if STATISTICS[name].higher_is_better else -computed
     ranks = {name: system_ranks(value, higher_is_better=True) for name, value in oriented.items()}
     agreements = {name: rank_agreement(oriented[wanted.against], oriented[name]) for name in wanted.statistics}

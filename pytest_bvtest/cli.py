@@ -140,15 +140,15 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     from pytest_bvtest.api import evaluate_spec, spec_under_test
     from pytest_bvtest.reference_update import update_reference
-    from pytest_bvtest.report import collect
+    from pytest_bvtest.report import outputs
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project,
                                jobs=arguments.jobs)
-    document = collect.evaluation_document(evaluation)
-    collect.write_session_outputs(
+    document = outputs.evaluation_document(evaluation)
+    outputs.write_session_outputs(
         document,
         terminal_writer=_Writer(out),
         json_path=arguments.json,
@@ -218,9 +218,9 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     if arguments.seed is not None and arguments.seed < 0:
         raise InputError(f"--seed must be a whole number >= 0, got {arguments.seed}")
     calibration = spec.analysis.calibration
-    calibration = CalibrationSpec(arguments.swaps if arguments.swaps is not None else calibration.swaps,
-                                  arguments.seed if arguments.seed is not None else calibration.seed,
-                                  plain_bound_swaps=None)
+    calibration = replace(calibration, swaps=arguments.swaps if arguments.swaps is not None else calibration.swaps,
+                          seed=arguments.seed if arguments.seed is not None else calibration.seed,
+                          plain_bound_swaps=None)
     spec = replace(spec, analysis=replace(spec.analysis, calibration=calibration))
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache)
     replays = replay_baselines(spec, use_cache=not arguments.no_cache)
@@ -232,6 +232,7 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     widths = [max(len(str(row[column])) for row in (header, *rows)) for column in range(len(header))]
     for row in (header, *rows):
         out.write("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
+    out.write(_together(evaluation, calibration.family))
     out.write("\nReplay: each baseline but the reference as the candidate; a release the team accepted should pass.\n")
     out.write("Limits are on the value's scale for the spec's candidate: the null depends on its per-topic scores.\n\n")
     out.write(f"# paste into {spec.path.name}: every gate limited where an equal-quality change fails 5% of the time\n")
@@ -239,22 +240,45 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _together(evaluation: Evaluation, family: bool) -> str:
+    """How often an equal change fails at least one gate, per set of gates that share their swaps."""
+    from pytest_bvtest.gates import joint_false_alarm_rate, swap_key
+
+    groups: dict[tuple[object, ...], list[GateOutcome]] = {}
+    for measure in evaluation.measures:
+        for outcome in measure.gates:
+            key = swap_key(outcome, measure.topics)
+            if key is not None:
+                groups.setdefault(key, []).append(outcome)
+    lines = []
+    for (_, reference, _, _), outcomes in groups.items():
+        if len(outcomes) > 1:
+            swaps = min(outcome.null.swaps for outcome in outcomes)  # type: ignore[union-attr]
+            hint = "" if family else ("; `analysis: {calibration: {family: true}}` holds the calibrated ones to their "
+                                      "rate together")
+            lines.append(f"Together: an equal-quality change fails at least one of these {len(outcomes)} gates "
+                         f"{joint_false_alarm_rate(outcomes):.2%} of the time ({swaps:,} swaps with {reference}{hint}).\n")
+    return "\n" + "".join(lines) if lines else ""
+
+
 def _calibration_row(outcome: GateOutcome, replays: dict[str, Evaluation]) -> tuple[str, ...]:
     null = outcome.null
     replayed = []
     for evaluation in replays.values():
-        matches = [gate for gate in evaluation.gates if gate.id == outcome.id]
+        matches = [gate for gate in evaluation.gates if gate.gate == outcome.gate and gate.measure == outcome.measure]
         replayed.append(matches[0].outcome if matches else "-")
     limits = ["-" if null is None else f"{null.limit_at(rate):.6g}" for rate in CALIBRATION_RATES]
     rate = "-" if null is None else f"{null.rate:.2%}"
     swaps = "-" if null is None else (f"all {null.swaps:,}" if null.exact else f"{null.swaps:,}")
-    return (outcome.id.split("::", 1)[1], outcome.reference or "-", outcome.rule, f"{outcome.limit:.6g}", rate, swaps,
+    return (f"{outcome.measure}::{outcome.gate.name if outcome.gate else outcome.label}", outcome.reference or "-", outcome.rule, f"{outcome.limit:.6g}", rate, swaps,
             *limits, *replayed)
 
 
 def _calibrated_gates_yaml(spec: Spec, calibration: CalibrationSpec) -> str:
     """The spec's gates with ``false_alarm: 0.05`` (confidence dropped: the calibration accounts for noise)."""
-    lines = ["analysis:", f"  calibration: {{swaps: {calibration.swaps or 10000}, seed: {calibration.seed}}}", "gates:"]
+    family = ", family: true" if calibration.family else ""
+    lines = ["analysis:", f"  calibration: {{swaps: {calibration.swaps or 10000}, seed: {calibration.seed}{family}}}",
+             "gates:"]
     for gate in spec.gates:
         entries = [f"statistic: {gate.statistic}"]
         if gate.measure is not None:

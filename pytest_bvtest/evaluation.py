@@ -18,7 +18,7 @@ from pytest_bvtest.gates import GateOutcome
 from pytest_bvtest.guards import Guard
 from pytest_bvtest.matrix import RunFile, ScoreMatrix, ScoreTableFile
 from pytest_bvtest.measures import parse_measure
-from pytest_bvtest.spec import CANDIDATE_NAME, Spec
+from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff
 from pytest_bvtest.stats.gawm import GAWMResult, HITSResult
 from pytest_bvtest.stats.rankings import RankAgreement
@@ -166,11 +166,17 @@ class Evaluation:
     measures: tuple[MeasureEvaluation, ...]
     cache_hits: int = 0
     cache_misses: int = 0
-    simulation: SimulationResult | None = None
+    #: The per-topic simulation of each of ``analysis.simulation.measures`` (MATH.md 3e), in spec order.
+    simulations: tuple[SimulationResult, ...] = ()
     inputs: tuple[InputFile, ...] = ()
     #: Query texts by topic id, from the spec's ``topics`` file (empty without one).
     texts: Mapping[str, str] = field(default_factory=dict)
 
+
+    @property
+    def simulation(self) -> SimulationResult | None:
+        """The first simulated measure's simulation (AP by default), ``None`` without a simulation."""
+        return self.simulations[0] if self.simulations else None
     def measure(self, measure: str | None = None) -> MeasureEvaluation:
         """The evaluation of ``measure`` (any spelling ir_measures accepts); the only one when omitted."""
         if measure is None:
@@ -192,11 +198,12 @@ class Evaluation:
     def passed(self) -> bool:
         return all(outcome.passed for outcome in self.gates)
 
-    def gate(self, measure: str, name: str) -> GateOutcome:
+    def gate(self, measure: str, gate: GateSpec | str) -> GateOutcome:
+        """The outcome of ``gate`` (the spec's gate, or its name) on ``measure``."""
         for outcome in self.measure(measure).gates:
-            if outcome.id.endswith(f"::{name}"):
+            if outcome.gate is not None and (outcome.gate == gate or outcome.gate.name == gate):
                 return outcome
-        raise InputError(f"no gate named {name!r} for {measure}")
+        raise InputError(f"no gate named {getattr(gate, 'name', gate)!r} for {measure}")
 
     def statistic(self, name: str, system: str = CANDIDATE_NAME, measure: str | None = None) -> float | None:
         """One statistic of one system, e.g. ``evaluation.statistic("bias2_plus_var", "production", "AP")``."""

@@ -134,6 +134,7 @@ class GateOutcome:
     compared_value: float | None = None
     spec_line: int | None = None
     sentence: str = ""
+    gate: GateSpec | None = field(default=None, compare=False, repr=False)
 
     @property
     def higher_is_better(self) -> bool:
@@ -239,6 +240,7 @@ def judge(
     compared_value: float | None = None,
     spec_line: int | None = None,
     family: FamilyLevel | None = None,
+    gate: GateSpec | None = None,
 ) -> GateOutcome:
     """Decide a gate and write its message.
 
@@ -293,7 +295,7 @@ def judge(
         value=value, reference_value=reference_value, bound=bound, limit=limit, excess=excess,
         interval=interval, confidence=confidence, seed=seed, passed=passed, warning=warning,
         worst_topics=tuple(worst_topics), worst_against=worst_against, message="", null=summary, upper=upper,
-        compared_value=compared_value, spec_line=spec_line, guards=cannot_fail,
+        compared_value=compared_value, spec_line=spec_line, guards=cannot_fail, gate=gate,
     )
     return _with_message(replace(outcome, sentence=plain_sentence(outcome, undefined)), undefined)
 
@@ -370,23 +372,43 @@ def with_family(outcome: GateOutcome, null: SwapNull, family: FamilyLevel) -> Ga
         system=outcome.system, reference=outcome.reference, value=outcome.value,
         reference_value=outcome.reference_value, bound=outcome.bound, higher_is_better=outcome.higher_is_better, worst_topics=outcome.worst_topics,
         worst_against=outcome.worst_against, null=null, null_offset=summary.offset, false_alarm=summary.requested,
-        compared_value=outcome.compared_value, spec_line=outcome.spec_line, family=family,
+        compared_value=outcome.compared_value, spec_line=outcome.spec_line, family=family, gate=outcome.gate,
     )
 
 
-def family_key(outcome: GateOutcome, topics: tuple[str, ...]) -> tuple[object, ...] | None:
-    """What a calibrated gate shares with the rest of its family, or ``None`` when it joins none.
+def swap_key(outcome: GateOutcome, topics: tuple[str, ...]) -> tuple[object, ...] | None:
+    """What a gate's null shares with other gates' nulls, or ``None`` when it has none to share.
 
     Gates whose nulls swap the same topics with the same reference under the same seed see the same
-    swaps, swap for swap (a Monte-Carlo draw of fewer swaps is the start of a longer one). A gate with a
-    NaN in its null has no limit and fails on its own.
+    swaps, swap for swap (a Monte-Carlo draw of fewer swaps is the start of a longer one). A null with
+    a NaN gives no limit (the gate fails on its own).
     """
     null = outcome.null
-    if null is None or null.requested is None or null.distribution.by_swap is None:
-        return None
-    if np.isnan(null.distribution.by_swap).any():
+    if null is None or null.distribution.by_swap is None or np.isnan(null.distribution.by_swap).any():
         return None
     return topics, null.reference, null.exact, null.seed
+
+
+def family_key(outcome: GateOutcome, topics: tuple[str, ...]) -> tuple[object, ...] | None:
+    """What a calibrated gate shares with the rest of its family (:func:`swap_key`), or ``None``."""
+    return swap_key(outcome, topics) if outcome.null is not None and outcome.null.requested is not None else None
+
+
+def joint_false_alarm_rate(outcomes: Sequence[GateOutcome]) -> float:
+    """How often an equal change fails at least one of ``outcomes`` at their effective limits.
+
+    The gates must share their swaps (one :func:`swap_key`): the share of the swaps they share on which
+    at least one null value lies strictly past its gate's limit (MATH.md section 7).
+    """
+    summaries = [outcome.null for outcome in outcomes]
+    shared = min(summary.swaps for summary in summaries)  # type: ignore[union-attr]
+    failing = np.zeros(shared, dtype=bool)
+    for outcome, summary in zip(outcomes, summaries):
+        values = summary.distribution.by_swap[:shared]  # type: ignore[union-attr,index]
+        limit = outcome.limit - summary.offset  # type: ignore[union-attr]
+        slack = _TOLERANCE * max(1.0, abs(limit)) if math.isfinite(limit) else 0.0
+        failing |= values > limit + slack if outcome.upper else values < limit - slack
+    return float(failing.mean())
 
 
 def calibrate_family(outcomes: Sequence[GateOutcome]) -> tuple[GateOutcome, ...]:
@@ -500,6 +522,11 @@ def _blamed_topics(matrix: ScoreMatrix, statistic: str, candidate: int, referenc
     )
 
 
+def gate_id(spec: Spec, measure: str, gate: GateSpec) -> str:
+    """``SPECFILE::MEASURE::GATE``, the gate's id in every report and its pytest node id."""
+    return f"{spec.path.name}::{measure}::{gate.name}"
+
+
 def judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
                 computed: Mapping[str, np.ndarray | None], variations: VariationMVE | None,
                 texts: Mapping[str, str]) -> GateOutcome:
@@ -533,7 +560,7 @@ def judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analys
     compared, against = ((matrix.scores[blamed], matrix.systems[blamed]) if blamed is not None
                          else (matrix.scores.max(axis=0), "the virtual target"))
     return judge(
-        gate_id=f"{spec.path.name}::{matrix.measure}::{gate.name}",
+        gate_id=gate_id(spec, matrix.measure, gate),
         statistic=gate.statistic,
         label=statistic.label,
         measure=matrix.measure,
@@ -554,6 +581,7 @@ def judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analys
         worst_against=str(against),
         compared_value=None if blamed is None else float(values[blamed]),
         spec_line=gate.line,
+        gate=gate,
     )
 
 

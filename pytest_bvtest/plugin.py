@@ -132,6 +132,14 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+def spec_with_session_run(config: pytest.Config, path: str | os.PathLike[str]) -> Spec:
+    """The spec at ``path`` with the session's ``--bvtest-run`` as its candidate: what its gates judge
+    and what ``--bvtest-update`` stores (the fixture's :class:`BvtestAPI` carries the same run)."""
+    from pytest_bvtest.api import spec_under_test
+
+    return spec_under_test(path, option(config, "run"))
+
+
 class SpecFile(pytest.File):
     """A spec file: one node per measure, whose items are the gates on that measure."""
 
@@ -141,9 +149,7 @@ class SpecFile(pytest.File):
     def load(self) -> Spec:
         """The spec, with the candidate swapped for ``--bvtest-run``; read once per process."""
         if self._spec is None:
-            from pytest_bvtest.api import spec_under_test
-
-            self._spec = spec_under_test(self.path, option(self.config, "run"))
+            self._spec = spec_with_session_run(self.config, self.path)
         return self._spec
 
     def collect(self):
@@ -192,8 +198,7 @@ class MeasureGates(pytest.Collector):
 
     def collect(self):
         for gate in self.gates:
-            yield GateItem.from_parent(self, name=gate.name, measure=self.name, gate_name=gate.name, gate_line=gate.line,
-                                       statistic=gate.statistic)
+            yield GateItem.from_parent(self, name=gate.name, measure=self.name, gate=gate)
 
 
 def keyword(name: str) -> str:
@@ -248,36 +253,35 @@ class AnalysisItem(_BvtestItem):
     """An analysis-only spec (no candidate or no gates): evaluates it so the report has its tables."""
 
     def runtest(self) -> None:
-        from pytest_bvtest.report import collect
+        from pytest_bvtest.report import outputs
 
         evaluation = self.spec_file.evaluation()
         self.user_properties.append(("bvtest_measures", ", ".join(report.measure for report in evaluation.measures)))
-        self.stash[_ITEM_PAYLOAD] = collect.item_payload(evaluation, None)
+        self.stash[_ITEM_PAYLOAD] = outputs.item_payload(evaluation, None)
 
 
 class GateItem(_BvtestItem):
     """One gate on one measure."""
 
-    def __init__(self, *, measure: str, gate_name: str, gate_line: int, statistic: str, **kwargs: Any) -> None:
+    def __init__(self, *, measure: str, gate: GateSpec, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.measure = measure
-        self.gate_name = gate_name
-        self.gate_line = gate_line
-        self.extra_keyword_matches.add(statistic)  # `-k trisk` also finds a gate its spec named otherwise
+        self.gate = gate
+        self.extra_keyword_matches.add(gate.statistic)  # `-k trisk` also finds a gate its spec named otherwise
 
     def runtest(self) -> None:
-        from pytest_bvtest.report import collect
+        from pytest_bvtest.report import outputs
 
         evaluation = self.spec_file.evaluation()
-        outcome: GateOutcome = evaluation.gate(self.measure, self.gate_name)
-        for key, value in collect.junit_properties(outcome):
+        outcome: GateOutcome = evaluation.gate(self.measure, self.gate)
+        for key, value in outputs.junit_properties(outcome):
             self.user_properties.append((key, value))
-        self.stash[_ITEM_PAYLOAD] = collect.item_payload(evaluation, outcome)
+        self.stash[_ITEM_PAYLOAD] = outputs.item_payload(evaluation, outcome)
         if outcome.warning:
             # attributed to the gate's line in the spec, so the warnings summary points there
-            warnings.warn_explicit(f"{self.nodeid}: {outcome.warning}", GateWithinNoiseWarning, str(self.path), self.gate_line)
+            warnings.warn_explicit(f"{self.nodeid}: {outcome.warning}", GateWithinNoiseWarning, str(self.path), self.gate.line)
         for guard in outcome.guards:
-            warnings.warn_explicit(f"{self.nodeid}: {guard}", GateGuardWarning, str(self.path), self.gate_line)
+            warnings.warn_explicit(f"{self.nodeid}: {guard}", GateGuardWarning, str(self.path), self.gate.line)
         if not outcome.passed:
             raise GateFailure(outcome.message, outcome.sentence)
 
@@ -300,10 +304,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     if report.when == "call" and isinstance(item, _BvtestItem) and _ITEM_PAYLOAD in item.stash:
         setattr(report, PAYLOAD_ATTRIBUTE, item.stash[_ITEM_PAYLOAD])
     elif _is_team_test(item):
-        from pytest_bvtest.report import collect
+        from pytest_bvtest.report import outputs
 
         # computed in the worker, where the exception is at hand, and carried to the controller
-        setattr(report, TEAM_TEST_ATTRIBUTE, {"message": collect.failure_line(report)})
+        setattr(report, TEAM_TEST_ATTRIBUTE, {"message": outputs.failure_line(report)})
     return report
 
 
@@ -420,22 +424,22 @@ class SessionOutputs:
             self.payloads.append(payload)
         team_test = getattr(report, TEAM_TEST_ATTRIBUTE, None)
         if team_test is not None:
-            from pytest_bvtest.report import collect
+            from pytest_bvtest.report import outputs
 
             category = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
-            collect.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
+            outputs.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
         if hasattr(config, "workerinput") or not (self.payloads or self.team_tests):
             return
-        from pytest_bvtest.report import collect
+        from pytest_bvtest.report import outputs
 
         from pytest_bvtest.report.history import run_context
 
-        self.document = collect.assemble(self.payloads, self.team_tests.values(), run_context(config.rootpath))
+        self.document = outputs.assemble(self.payloads, self.team_tests.values(), run_context(config.rootpath))
         try:
-            collect.write_session_outputs(
+            outputs.write_session_outputs(
                 self.document,
                 history_path=option(config, "history"),
                 json_path=option(config, "json"),
@@ -453,9 +457,9 @@ class SessionOutputs:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.document is None:
             return
-        from pytest_bvtest.report import collect
+        from pytest_bvtest.report import outputs
 
-        collect.write_session_outputs(
+        outputs.write_session_outputs(
             self.document, terminal_writer=terminalreporter, github_actions=os.environ.get("GITHUB_ACTIONS") == "true",
             verbosity=self.config.option.verbose,
         )
@@ -470,7 +474,7 @@ class SessionOutputs:
         Refused when a test of the session failed, unless ``--bvtest-update-force``; an update that
         is refused or cannot be written makes the session fail (exit code 4 where it would pass).
         """
-        from pytest_bvtest.api import evaluate_spec, spec_under_test
+        from pytest_bvtest.api import evaluate_spec
         from pytest_bvtest.reference_update import update_reference
 
         config = self.config
@@ -480,7 +484,7 @@ class SessionOutputs:
                 if session.testsfailed and not force:
                     raise BvtestError(f"{spec_path}: reference not updated: {session.testsfailed} test(s) failed in this "
                                       "session; update after they pass, or on purpose with --bvtest-update-force")
-                evaluation = evaluate_spec(spec_under_test(spec_path, option(config, "run")), **evaluation_options(config))
+                evaluation = evaluate_spec(spec_with_session_run(config, spec_path), **evaluation_options(config))
                 lines = update_reference(evaluation, force=force, allow_outside=config.getoption("bvtest_allow_outside_project"),
                                          keep_folder=option(config, "cache-dir"))
             except BvtestError as error:

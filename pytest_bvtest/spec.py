@@ -29,6 +29,7 @@ from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.stats.biasvar import NORMALIZATIONS, DifficultyGrouping, Grouping, RandomGrouping, SampledGrouping
 from pytest_bvtest.stats.calibration import RATE_SWAPS
 from pytest_bvtest.stats.registry import STATISTICS
+from pytest_bvtest.stats.simulation import SIMULATED_MEASURES
 
 BOUND_KEYS = ("max", "min", "max_increase", "max_decrease")
 _PERCENT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
@@ -44,8 +45,8 @@ _LONGEST_PATH = 4096  # Linux's PATH_MAX
 
 _TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format", "topics")
 _MVE_FORMS = ("auto", "general", "intra-topic")
-_ANALYSIS_KEYS = ("target", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation", "bootstrap", "calibration",
-                  "top_topics", "rankings", "hits", "zrisk_against", "variance", "guards")
+_ANALYSIS_KEYS = ("target", "target_system", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation",
+                  "bootstrap", "calibration", "top_topics", "rankings", "hits", "zrisk_against", "variance", "guards")
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "false_alarm", "confidence", "measure", "reference", "name")
 # Bounds that cap a value from above / below; a calibrated limit lies on the statistic's bad side.
 _UPPER_BOUNDS = ("max", "max_increase")
@@ -115,8 +116,11 @@ class RankingSpec:
 
 @dataclass(frozen=True)
 class SimulationSpec:
+    """The per-topic simulation (MATH.md 3e): ``samples`` collections drawn with ``seed``, scored by each of ``measures``."""
+
     samples: int = 100
     seed: int = 0
+    measures: tuple[Measure, ...] = (Measure("AP"),)
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,7 @@ class CalibrationSpec:
 @dataclass(frozen=True)
 class AnalysisSpec:
     target: str | float = "mean"
+    target_system: str | None = None
     normalize: str = "none"
     grouping: Grouping | None = None
     risk_alpha: float = 5.0
@@ -202,8 +207,35 @@ class Spec:
         return replace(self, gates=())
 
     def with_candidate(self, candidate: Source) -> Spec:
-        """The same spec with another system under test."""
-        return replace(self, candidate=candidate)
+        """The same spec with another system under test (checked again: the candidate's kind matters)."""
+        spec = replace(self, candidate=candidate)
+        spec.check_combinations()
+        return spec
+
+    def check_combinations(self) -> None:
+        """The checks that read several sections of the spec at once, raised at the line of the section
+        that cannot work with the others, so a broken spec fails before anything is evaluated."""
+        tables = [isinstance(source, ScoreTableFile) for source in self.sources()]
+        mve = self.analysis.mve
+        if mve.variations is not None and self.qrels is None and not all(tables):
+            raise InputError("query variations from run files need relevance judgments", path=self.path,
+                             line=self.line_of("analysis", "mve", "variations"),
+                             hint="add `qrels:`, or give every system as a per-query score table")
+        if self.analysis.simulation is not None:
+            simulation = self.line_of("analysis", "simulation")
+            if self.qrels is None or mve.variations is not None:
+                raise InputError("the per-topic simulation needs run files and qrels, without query variations",
+                                 path=self.path, line=simulation)
+            if any(tables):
+                raise InputError("the per-topic simulation needs run files: per-topic tables have no rankings",
+                                 path=self.path, line=simulation)
+        rankings = self.analysis.rankings
+        if rankings is not None and self.reference is None:
+            for name in (rankings.against, *rankings.statistics):
+                if STATISTICS[name].needs_reference:
+                    raise InputError(f"systems cannot be ranked by {name}: it needs a reference system",
+                                     path=self.path, line=self.line_of("analysis", "rankings"),
+                                     hint="add a baseline (the first is the reference) or rank by another statistic")
 
     def with_candidate_run(self, path: str | os.PathLike[str]) -> Spec:
         """The same spec with its candidate replaced by a run file (``--bvtest-run``)."""
@@ -291,7 +323,15 @@ class _SpecReader:
         measures = self.measures(measures_value, free_labels=all_tables)
         reference = self.reference(top.get("reference"), baselines, candidate)
         analysis = self.analysis(top.get("analysis"))
+        if analysis.target_system is not None:
+            names = [*baselines, *([source_name(candidate)] if candidate is not None else [])]
+            if analysis.target_system not in names:
+                close = difflib.get_close_matches(analysis.target_system, names, n=1)
+                hint = f"did you mean {close[0]!r}?" if close else f"systems are: {', '.join(names) or 'none'}"
+                raise self.error(("analysis", "target_system"), f"{analysis.target_system!r} is not a system of the spec",
+                                 hint)
         gates = self.gates(top.get("gates"), measures, reference, baselines)
+        self.simulated_gates(gates, measures, analysis)
         if analysis.calibration.family:
             self.one_family_rate(gates)
         cache = top.get("cache")
@@ -309,7 +349,10 @@ class _SpecReader:
             if run_keys:
                 raise self.error(run_keys[0], "run files need relevance judgments", "add `qrels: path/to/qrels`")
         topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
-        return Spec(self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics, self.lines)
+        spec = Spec(self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics,
+                    self.lines)
+        spec.check_combinations()
+        return spec
 
     def measures(self, value: Any, free_labels: bool = False) -> tuple[Measure | TableMeasure, ...]:
         """The spec's measures; with ``free_labels`` (every system from tables) a name the project cannot
@@ -412,6 +455,10 @@ class _SpecReader:
         if "target" in section:
             target = section["target"]
             settings["target"] = "mean" if target == "mean" else self.number(target, key("target"))
+        if section.get("target_system") is not None:
+            if not isinstance(section["target_system"], str):
+                raise self.error(key("target_system"), f"expected a system's name, got {_kind(section['target_system'])}")
+            settings["target_system"] = section["target_system"]
         if "normalize" in section:
             normalize = section["normalize"]
             if normalize not in NORMALIZATIONS:
@@ -441,11 +488,13 @@ class _SpecReader:
             gawm = self.check_keys(section["gawm"], key("gawm"), ("q",), "gawm")
             settings["gawm_q"] = self.number(gawm.get("q", 1.0), key("gawm", "q"), minimum=0)
         if "simulation" in section:
-            simulation = self.check_keys(section["simulation"] or {}, key("simulation"), ("samples", "seed"), "simulation")
+            simulation = self.check_keys(section["simulation"] or {}, key("simulation"), ("samples", "seed", "measures"),
+                                         "simulation")
             settings["simulation"] = SimulationSpec(
                 samples=self.number(simulation.get("samples", 100), key("simulation", "samples"), minimum=1,
                                     maximum=MAX_REPETITIONS, integer=True),
                 seed=self.number(simulation.get("seed", 0), key("simulation", "seed"), minimum=0, integer=True),
+                measures=self.simulated_measures(simulation.get("measures", ["AP"]), key("simulation", "measures")),
             )
         if "bootstrap" in section:
             bootstrap = self.check_keys(section["bootstrap"], key("bootstrap"), ("resamples", "seed"), "bootstrap")
@@ -494,6 +543,41 @@ class _SpecReader:
             settings["hits"] = section["hits"]
         return AnalysisSpec(**settings)
 
+    def simulated_measures(self, value: Any, key: tuple[Any, ...]) -> tuple[Measure, ...]:
+        """The measures the per-topic simulation scores: binary-relevance ones it can compute on a ranked list."""
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not items:
+            raise self.error(key, f"expected a list of measure names such as [AP, P@10], got {_kind(value)}")
+        measures = []
+        for index, text in enumerate(items):
+            where = (*key, index) if not isinstance(value, str) else key
+            try:
+                measure = parse_measure(str(text))
+            except InputError as error:
+                raise self.error(where, error.message, error.hint) from None
+            if simulated_form(measure) is None:
+                raise self.error(where, f"the simulation cannot score {measure}",
+                                 f"it scores binary relevance (grade >= 1) on the ranked list: {SIMULATED_EXAMPLES}")
+            measures.append(measure)
+        return tuple(dict.fromkeys(measures))
+
+    def simulated_gates(self, gates: tuple[GateSpec, ...], measures: tuple[Measure | TableMeasure, ...],
+                        analysis: AnalysisSpec) -> None:
+        """A gate on a simulation statistic needs the simulation of every measure it runs on."""
+        for index, gate in enumerate(gates):
+            if STATISTICS[gate.statistic].from_simulation is None:
+                continue
+            key = ("gates", index, "statistic")
+            if analysis.simulation is None:
+                raise self.error(key, f"{gate.statistic} is read from the per-topic simulation, which is off",
+                                 "add `analysis: {simulation: {measures: [AP]}}` (MATH.md 3e)")
+            missing = [str(m) for m in ([gate.measure] if gate.measure is not None else measures)
+                       if m not in analysis.simulation.measures]
+            if missing:
+                raise self.error(key, f"{gate.statistic} on {', '.join(missing)}: not simulated",
+                                 f"add {missing[0]} to `analysis.simulation.measures`, or give the gate `measure:` "
+                                 "naming a simulated measure")
+
     def statistic_name(self, value: Any, key: tuple[Any, ...]) -> str:
         """A name of :data:`STATISTICS`, or an error suggesting the closest one."""
         if not isinstance(value, str) or value not in STATISTICS:
@@ -511,6 +595,11 @@ class _SpecReader:
         if not isinstance(listed, list) or not listed:
             raise self.error((*key, "statistics"), f"expected a list of statistics, got {_kind(listed)}")
         statistics = tuple(self.statistic_name(name, (*key, "statistics", i)) for i, name in enumerate(listed))
+        for i, name in enumerate((against, *statistics)):
+            if STATISTICS[name].from_simulation is not None:
+                where = (*key, "against") if i == 0 else (*key, "statistics", i - 1)
+                raise self.error(where, f"{name} comes from the per-topic simulation; rankings read the score matrix",
+                                 "rank by the score-matrix statistics (mean, bias2_plus_var, mve, ...)")
         return RankingSpec(against, tuple(dict.fromkeys(name for name in statistics if name != against)))
 
     def alpha_sweep(self, value: Any, key: tuple[Any, ...]) -> AlphaSweepSpec:
@@ -644,6 +733,27 @@ class _SpecReader:
                 raise self.error((*key, kind), "a percentage is relative to the reference: use it with max_increase / max_decrease")
             return Bound(kind, float(match.group(1)) / 100.0, relative=True)
         return Bound(kind, self.number(raw, (*key, kind)), relative=False)
+
+
+SIMULATED_EXAMPLES = "AP, P@k, R@k, RR, RR@k, nDCG, nDCG@k (binary gains), Rprec"
+
+
+def simulated_form(measure: Measure | TableMeasure) -> tuple[str, int | None] | None:
+    """``(name, cutoff)`` of :func:`~pytest_bvtest.stats.simulation.simulate_topic_bias_variance` for a
+    measure the simulation can score, else ``None`` (graded gains, another threshold, ``-J``, ERR, ...)."""
+    if not isinstance(measure, Measure) or measure.name not in SIMULATED_MEASURES:
+        return None
+    binary = measure.rel in (None, 1) and not measure.judged_only and not measure.exponential_gain
+    if not binary or (measure.name in ("P", "R") and measure.cutoff is None) or (measure.name == "Rprec" and measure.cutoff):
+        return None
+    return measure.name, measure.cutoff
+
+
+def source_name(source: Source) -> str:
+    """The name a source's system has in the evaluation (the candidate's ``name``, a renamed table system)."""
+    if isinstance(source, ScoreTableFile):
+        return source.rename.get(source.systems[0], source.systems[0])
+    return source.name or CANDIDATE_NAME
 
 
 def _collide(first: GateSpec, second: GateSpec) -> bool:

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from pytest_bvtest.cache import ScoreCache
-from pytest_bvtest.errors import InputError
+from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.evaluation import MVE_GENERAL, MVE_INTER_TOPIC, MVE_INTRA_TOPIC, AlphaSweep, MeanVarianceDetails
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.topicfiles import Variation, read_topic_weights, read_variations
-from pytest_bvtest.matrix import MatrixBuilder, ScoreMatrix, ScoreTableFile
+from pytest_bvtest.matrix import MatrixBuilder, ScoreMatrix
 from pytest_bvtest.measures import Measure
 from pytest_bvtest.progress import EvaluationProgress
 from pytest_bvtest.spec import Spec
@@ -61,7 +61,7 @@ class VariationMVE:
             return np.asarray(variation_mve(
                 scores[:, drawn], spec.analysis.mve.alpha, weights=None if weights is None else weights[drawn],
                 popularity=None if layout.popularity is None else layout.popularity[drawn],
-                present=layout.present[drawn], user_probability=self.user_probability,
+                present=layout.present[drawn], user_probability=self.user_probability, variance=spec.analysis.variance,
             ).value)
 
         return topic_bootstrap(values_of, len(layout.topics), candidate, reference, "mve",
@@ -78,9 +78,6 @@ def variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs:
     """
     path = spec.analysis.mve.variations
     assert path is not None
-    if qrels is None and not all(isinstance(source, ScoreTableFile) for source in spec.sources()):
-        raise InputError("query variations from run files need relevance judgments", path=spec.path,
-                         hint="add `qrels:`, or give every system as a per-query score table")
     universe = qrels.evaluated_topics() if qrels is not None else variation_universe(read_variations(path))
     return _variation_matrices(spec, qrels, cache, jobs, topic_weights(spec, universe), progress)
 
@@ -133,8 +130,13 @@ def _variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs
         arranged = layout.arrange(queries.scores)
         arrangements[str(measure)] = arranged
         intra = mve_intra_topic(arranged, alpha, weights=weights, popularity=layout.popularity, present=layout.present)
-        results[str(measure)] = intra if user_probability is None else variation_mve(
-            arranged, alpha, weights=weights, user_probability=user_probability)
+        try:
+            results[str(measure)] = intra if spec.analysis.variance == "population" and user_probability is None else \
+                variation_mve(arranged, alpha, weights=weights, popularity=layout.popularity, present=layout.present,
+                              user_probability=user_probability, variance=spec.analysis.variance)
+        except StatisticError as error:  # a sample variance of a topic with one variation
+            raise InputError(f"MVE: {error}", path=spec.path, line=spec.line_of("analysis", "variance"),
+                             hint="give every topic at least 2 variations, or use `variance: population`") from None
         # A topic is missing (and scores 0) only when the run ranks none of its variations; a missing
         # variation alone scores 0 inside its topic's mean and is listed in missing_queries.
         imputed = np.all((layout.arrange(queries.imputed.astype(float)) == 1.0) | ~layout.present, axis=-1)
@@ -205,7 +207,8 @@ def mean_variance_details(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSet
     if variations is not None:
         result, form = variations.results[matrix.measure], variations.method
     else:
-        result, form = mve_inter_topic(matrix.scores, settings.mve_alpha, settings.topic_weights), MVE_INTER_TOPIC
+        result = mve_inter_topic(matrix.scores, settings.mve_alpha, settings.topic_weights, variance=settings.variance)
+        form = MVE_INTER_TOPIC
     mu, sigma2 = np.asarray(result.mu, dtype=float), np.asarray(result.sigma2, dtype=float)
     sweep = None
     if spec.analysis.mve.sweep is not None and len(matrix.systems) >= 2:

@@ -599,3 +599,109 @@ def test_the_simulation_tradeoff_table_per_topic_is_in_the_markdown(tmp_path: Pa
         else f"| {simulation.topic_ids[0]} | - | - |"
     assert expected in rendered
     assert f"| candidate | {simulation.bias2[simulation.system_names.index('candidate')]:.6g} |" in rendered
+
+
+# --- issue 10's last items through the spec: named target, group ratio, simulation gates, MVE variance -------
+
+
+def _example_spec(tmp_path: Path, analysis: str, gates: str = "", measures: str = "[AP, P@10]") -> Path:
+    example = Path(__file__).resolve().parents[1] / "example_project"
+    return write(tmp_path, "bvtest.yaml", f"""
+        qrels: {example}/eval/qrels.txt
+        measures: {measures}
+        baselines: {{production: {example}/runs/production.run, bm25: {example}/runs/bm25-alt.run}}
+        candidate: {example}/runs/candidate-risky.run
+        reference: production
+        analysis: {analysis}
+        gates: {gates or "[]"}
+    """)
+
+
+def test_a_named_target_system_is_that_systems_scores_in_every_report(tmp_path: Path) -> None:
+    from pytest_bvtest.report import jsonreport, markdown, terminal
+    from pytest_bvtest.stats.biasvar import bias_variance_analysis
+
+    evaluation = evaluate_spec(load_spec(_example_spec(tmp_path, "{target_system: bm25}")), use_cache=False)
+    measure = evaluation.measure("AP")
+    scores, systems = measure.matrix.scores, measure.matrix.systems
+    np.testing.assert_array_equal(measure.analysis.target_scores, scores[systems.index("bm25")])
+    direct = bias_variance_analysis(scores, target_system=systems.index("bm25"))
+    candidate = measure.system("candidate")
+    assert candidate.values["bias2_plus_var"] == pytest.approx(direct.bias_variance.error[systems.index("candidate")],
+                                                              abs=1e-15)
+    assert candidate.gap["bias"] == pytest.approx(np.mean(scores[systems.index("bm25")] - scores[systems.index("candidate")]),
+                                                  abs=1e-15)
+    documents = jsonreport.evaluation_documents(evaluation)
+    assert documents[0]["settings"]["target_system"] == "bm25"
+    assert "target system bm25" in terminal.evaluation_title(documents[0])
+    assert "target system bm25" in markdown.render(jsonreport.session_document(documents))
+
+
+def test_an_unknown_target_system_names_the_systems_at_its_line(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"bvtest.yaml:6: analysis.target_system: 'bm26' is not a system of the spec") as error:
+        load_spec(_example_spec(tmp_path, "{target_system: bm26}"))
+    assert "did you mean 'bm25'" in str(error.value)
+    with pytest.raises(InputError, match=r"systems are: production, bm25, candidate"):
+        load_spec(_example_spec(tmp_path, "{target_system: zzz}"))
+
+
+def test_group_target_ratio_through_the_spec_equals_the_statistic(tmp_path: Path) -> None:
+    from pytest_bvtest.stats.biasvar import DifficultyGrouping, bias_variance_analysis
+
+    spec = _example_spec(tmp_path, "{normalize: group-target-ratio, grouping: {by: difficulty, size: 3}}",
+                         gates="[{statistic: bias2_plus_var, max_increase: 0.5, confidence: 0.9}]", measures="[AP]")
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    measure = evaluation.measure()
+    direct = bias_variance_analysis(measure.matrix.scores, normalize="group-target-ratio", grouping=DifficultyGrouping(3))
+    np.testing.assert_allclose([s.values["var"] for s in measure.systems], direct.bias_variance.var, rtol=1e-13)
+    assert measure.c == 1.0
+    assert measure.gates[0].interval is not None
+
+
+def test_a_gate_on_the_simulation_reads_its_measures_per_topic_terms(tmp_path: Path) -> None:
+    from pytest_bvtest.stats.inference import paired_bootstrap
+
+    spec = _example_spec(tmp_path, "{simulation: {samples: 20, seed: 7, measures: [AP, P@10]}}",
+                         gates="[{statistic: sim_bias2_plus_var, max_increase: 0.0}, "
+                               "{statistic: sim_var, measure: P@10, max_increase: 1, confidence: 0.9}]")
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    assert [s.measure for s in evaluation.simulations] == ["AP", "P@10"]
+    for measure, simulation in zip(("AP", "P@10"), evaluation.simulations):
+        gate = evaluation.measure(measure).gates[0]
+        names = simulation.system_names
+        terms = simulation.topic_bias2 + simulation.topic_var
+        assert gate.value == pytest.approx(terms[names.index("candidate")].mean(), abs=1e-15)
+        assert gate.reference_value == pytest.approx(terms[names.index("production")].mean(), abs=1e-15)
+        assert gate.passed is (gate.value <= gate.reference_value + 1e-12)
+    noisy = evaluation.measure("P@10").gates[1]
+    simulation = evaluation.simulations[1]
+    names = simulation.system_names
+    expected = paired_bootstrap(simulation.topic_var, "sim_var", names.index("candidate"), names.index("production"),
+                                resamples=1000, confidence=0.9, seed=0)
+    assert noisy.interval == pytest.approx((expected.low, expected.high), abs=1e-15)
+
+
+def test_simulation_gates_and_measures_are_checked_at_their_line(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"gates\[0\].statistic: sim_var is read from the per-topic simulation, which is off"):
+        load_spec(_example_spec(tmp_path, "{}", gates="[{statistic: sim_var, max: 1}]"))
+    with pytest.raises(InputError, match=r"gates\[0\].statistic: sim_var on P@10: not simulated"):
+        load_spec(_example_spec(tmp_path, "{simulation: {}}", gates="[{statistic: sim_var, max: 1}]"))
+    with pytest.raises(InputError, match=r"analysis.simulation.measures\[1\]: the simulation cannot score ERR@10"):
+        load_spec(_example_spec(tmp_path, "{simulation: {measures: [AP, ERR@10]}}"))
+    with pytest.raises(InputError, match=r"analysis.simulation.measures\[0\]: the simulation cannot score AP\(rel=2\)"):
+        load_spec(_example_spec(tmp_path, "{simulation: {measures: [AP(rel=2)]}}"))
+    with pytest.raises(InputError, match=r"rankings.statistics\[0\]: sim_var comes from the per-topic simulation"):
+        load_spec(_example_spec(tmp_path, "{rankings: {statistics: [sim_var]}}"))
+
+
+def test_sample_variance_reaches_mve_in_every_form(tmp_path: Path, variations_project: Path) -> None:
+    evaluation = evaluate_spec(load_spec(_example_spec(tmp_path, "{variance: sample}", measures="[AP]")), use_cache=False)
+    measure = evaluation.measure()
+    for system in measure.systems:
+        row = measure.matrix.row(system.name)
+        assert system.values["mve"] == pytest.approx(np.mean(row) - 2.0 * np.var(row, ddof=1), abs=1e-15)
+    # MATH.md section 5's intra-topic example with sample variances: var_1 = 0.0244 / 0.62, var_2 = 0.005
+    spec = write(variations_project, "bvtest.yaml", VARIATIONS_SPEC)
+    spec.write_text(spec.read_text().replace("analysis:", "analysis:\n  variance: sample", 1))
+    value = evaluate_spec(load_spec(spec), use_cache=False).measure().system("candidate").values["mve"]
+    assert value == pytest.approx(0.605 - 2 * 0.25 * (0.0244 / 0.62 + 0.005), abs=1e-12)

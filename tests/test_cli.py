@@ -135,6 +135,30 @@ def test_calibrate_prints_rates_limits_replays_and_a_yaml_snippet_deterministica
     assert run_cli("calibrate", "bvtest.yaml", "--no-cache", "--swaps", "2000", "--seed", "3").stdout == first.stdout
 
 
+def test_calibrate_says_how_often_the_gates_fail_an_equal_change_together_and_keeps_the_family(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    document = yaml.safe_load((EXAMPLE / "bvtest.yaml").read_text())
+    for key in ("qrels", "topics", "candidate"):
+        document[key] = str(EXAMPLE / document[key])
+    document["baselines"] = {name: str(EXAMPLE / path) for name, path in document["baselines"].items()}
+    spec = tmp_path / "bvtest.yaml"
+    together = {}
+    for family in (False, True):
+        document["analysis"]["calibration"] = {"family": family}
+        spec.write_text(yaml.safe_dump(document))
+        assert main(["calibrate", str(spec), "--no-cache", "--swaps", "2000"]) == 0
+        output = capsys.readouterr().out
+        line = next(line for line in output.splitlines() if line.startswith("Together: "))
+        assert line.startswith("Together: an equal-quality change fails at least one of these 5 gates ")
+        together[family] = float(line.split(" gates ")[1].split("%")[0]) / 100
+        trisk = re.split(r"\s{2,}", next(row for row in output.splitlines() if row.startswith("nDCG@10::trisk ")))
+        assert (float(trisk[4].rstrip("%")) < 5.0) == family  # the family's per-gate level is below 5%
+        assert ("family: true}}` holds" in line) != family
+        assert yaml.safe_load(output.split("time\n", 1)[1])["analysis"]["calibration"].get("family", False) == family
+    assert together[False] > 0.1 and together[True] <= 0.05
+
+
 def test_calibrate_without_a_candidate_is_an_input_error(tmp_path: Path) -> None:
     spec = tmp_path / "analysis.yaml"
     spec.write_text(f"qrels: {EXAMPLE / 'eval' / 'qrels.txt'}\nmeasures: [AP]\nbaselines: {{p: {EXAMPLE / 'runs' / 'production.run'}}}\n")

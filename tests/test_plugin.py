@@ -110,6 +110,20 @@ def test_invalid_spec_is_one_failing_item_not_a_crashed_session(project: pytest.
     assert "Traceback" not in result.stdout.str()
 
 
+def test_sections_that_cannot_work_together_are_one_spec_item_failing_at_collection(project: pytest.Pytester) -> None:
+    (project.path / "variations.tsv").write_text("t1\tt1\tfirst query\n")
+    (project.path / "bvtest_sim.yaml").write_text(
+        "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/production.run}\ncandidate: runs/stable.run\n"
+        "gates:\n  - {statistic: mean, min: 0}\nanalysis:\n  mve: {variations: variations.tsv}\n"
+        "  simulation: {samples: 5}\n")
+    result = project.runpytest("--collect-only", "-q", "bvtest_sim.yaml")
+    result.stdout.fnmatch_lines(["bvtest_sim.yaml::spec"])
+    result = project.runpytest("bvtest_sim.yaml")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*bvtest_sim.yaml:9: the per-topic simulation needs run files and qrels*",
+                                 "FAILED bvtest_sim.yaml::spec*"])
+
+
 def test_input_error_in_a_run_fails_its_items_with_file_and_line(project: pytest.Pytester) -> None:
     (project.path / "runs" / "production.run").write_text("t1 Q0 d1 1 not-a-number production\n")
     result = project.runpytest()

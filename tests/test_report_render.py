@@ -562,7 +562,7 @@ def read_run_dict(path: Path) -> dict[str, dict[str, float]]:
 def test_reports_of_a_real_evaluation_of_the_example_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, validator: Any) -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval")
     from pytest_bvtest.api import evaluate_spec
-    from pytest_bvtest.report import collect
+    from pytest_bvtest.report import outputs
     from pytest_bvtest.report.jsonreport import dumps
     from pytest_bvtest.spec import load_spec
 
@@ -581,7 +581,7 @@ def test_reports_of_a_real_evaluation_of_the_example_project(tmp_path: Path, mon
         encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
-    document = collect.evaluation_document(evaluate_spec(load_spec(spec), use_cache=False))
+    document = outputs.evaluation_document(evaluate_spec(load_spec(spec), use_cache=False))
     validator.validate(json.loads(dumps(document)))
 
     # Independent per-topic nDCG@10 from pytrec_eval.

@@ -167,6 +167,41 @@ def test_each_mistake_names_file_line_and_key(project: Path, text: str, line: in
     assert fragment in str(error)
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        ("measures: [AP]\nbaselines: {p: {scores: table.csv, system: sysA}}\ncandidate: runs/new.run\nqrels: qrels.txt\n"
+         "analysis:\n  simulation: {samples: 5}\n", 6, "the per-topic simulation needs run files: per-topic tables"),
+        ("measures: [AP]\nbaselines: table.csv\nanalysis:\n  simulation: {samples: 5}\n", 4,
+         "the per-topic simulation needs run files and qrels, without query variations"),
+        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\nanalysis:\n  mve:\n"
+         "    variations: variations.tsv\n  simulation: {samples: 5}\n", 7,
+         "the per-topic simulation needs run files and qrels, without query variations"),
+        ("measures: [AP]\ncandidate: {scores: table.csv, system: sysA}\nanalysis:\n"
+         "  rankings: {statistics: [urisk]}\n", 4, "systems cannot be ranked by urisk: it needs a reference system"),
+    ],
+    ids=["simulation-on-tables", "simulation-without-qrels", "simulation-with-variations",
+         "ranking-by-a-comparison-without-reference"],
+)
+def test_sections_that_cannot_work_together_fail_at_load_with_their_line(project: Path, text: str, line: int,
+                                                                        fragment: str) -> None:
+    """Checks that read only the spec, across sections, fail when it is read, not when it is evaluated."""
+    (project / "variations.tsv").write_text("1\t1\tfirst query\n2\t2\tsecond query\n")
+    error = load_error(project, text)
+    assert str(error).startswith(f"{project.resolve() / 'bvtest.yaml'}:{line}:"), str(error)
+    assert fragment in str(error)
+
+
+def test_a_candidate_override_is_checked_against_the_spec_again(project: Path) -> None:
+    """Per-query tables may give variations without qrels; a run file as the candidate may not."""
+    (project / "variations.tsv").write_text("1\t1\tfirst query\n2\t2\tsecond query\n")
+    spec = load_spec(write_spec(project, "measures: [AP]\nbaselines: table.csv\nanalysis:\n  mve:\n"
+                                         "    variations: variations.tsv\n"))
+    with pytest.raises(InputError) as caught:
+        spec.with_candidate_run(project / "runs" / "new.run")
+    assert str(caught.value).startswith(f"{project.resolve() / 'bvtest.yaml'}:5: query variations from run files")
+
+
 def test_unknown_measure_suggests_a_close_name(project: Path) -> None:
     error = load_error(project, "measures: [nDGC@10]\n")
     assert "nDCG@10" in str(error)

@@ -214,6 +214,9 @@ def test_holm_rejects_invalid_p_values(bad: list) -> None:
 
 BOOTSTRAP_SETTINGS = {
     "default": AnalysisSettings(),
+    "named target system": AnalysisSettings(target_system=6, normalize="max-min"),
+    "group target-ratio, random groups": AnalysisSettings(normalize="group-target-ratio",
+                                                          grouping=RandomGrouping(4, repeats=6, seed=2)),
     "max-min, c=1": AnalysisSettings(normalize="max-min", target=1.0, risk_alpha=1.0),
     "target-ratio, weighted": AnalysisSettings(normalize="target-ratio", topic_weights=np.linspace(0.2, 3.0, 15), mve_alpha=1.0),
     "difficulty groups": AnalysisSettings(grouping=DifficultyGrouping(4), risk_alpha=0.0, gawm_q=2.0),

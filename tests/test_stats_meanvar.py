@@ -196,3 +196,57 @@ def test_real_uqv100_per_topic_mean_and_population_std_match_upstream_aggregates
     np.testing.assert_allclose(np.sqrt(result.topic_var), [expected_std[t] for t in layout.topics], rtol=0, atol=1e-12)
     assert result.mu == pytest.approx(np.mean(list(expected_mean.values())), abs=1e-12)
     assert result.value == pytest.approx(result.mu - np.sum(result.topic_var) / 100**2, abs=1e-15)
+
+
+# --- variance: sample (Zuccon et al. 2016's pilot divides by n - 1; docs/mathematics.md section 5) -----------
+
+
+def test_inter_topic_sample_variance_is_numpy_ddof_1_with_uniform_weights():
+    rng = np.random.default_rng(3)
+    scores = rng.random((4, 9))
+    result = mve_inter_topic(scores, 1.5, variance="sample")
+    np.testing.assert_allclose(result.sigma2, np.var(scores, axis=1, ddof=1), rtol=1e-13)
+    np.testing.assert_allclose(result.value, scores.mean(axis=1) - 1.5 * np.var(scores, axis=1, ddof=1), rtol=1e-13)
+    np.testing.assert_allclose(np.sum(result.topic_value, axis=-1), result.value, rtol=1e-13)
+
+
+def test_inter_topic_weighted_sample_variance_is_the_reliability_weights_estimator():
+    scores = np.array([0.2, 0.5, 0.9, 0.4])
+    weights = np.array([1.0, 2.0, 3.0, 4.0])
+    p = weights / weights.sum()
+    mu = float(p @ scores)
+    # naive loop of sum p (x - mu)^2 / (1 - sum p^2)
+    expected = sum(pi * (xi - mu) ** 2 for pi, xi in zip(p, scores)) / (1 - sum(pi * pi for pi in p))
+    result = mve_inter_topic(scores, 2.0, weights, variance="sample")
+    assert result.sigma2 == pytest.approx(expected, rel=1e-13)
+    assert float(np.sum(result.topic_value)) == pytest.approx(mu - 2.0 * expected, rel=1e-13)
+
+
+def test_intra_topic_sample_variance_golden_from_math_md_example():
+    # MATH.md section 5's example; topic 2 has two equally popular variations [0.8, 0.7]: sample var 0.005.
+    scores = np.array([[0.6, 0.4, 0.2], [0.8, 0.7, np.nan]])
+    present = ~np.isnan(scores)
+    popularity = np.array([[0.5, 0.3, 0.2], [1.0, 1.0, 0.0]])
+    result = mve_intra_topic(scores, 2.0, popularity=popularity, present=present, variance="sample")
+    # topic 1: 0.0244 / (1 - (0.25 + 0.09 + 0.04)) = 0.0244 / 0.62; topic 2: statistics.variance([0.8, 0.7]) = 0.005
+    np.testing.assert_allclose(result.topic_var, [0.0244 / 0.62, 0.005], rtol=1e-12)
+    assert result.sigma2 == pytest.approx(0.25 * (0.0244 / 0.62 + 0.005), rel=1e-12)
+    assert result.value == pytest.approx(0.605 - 2 * 0.25 * (0.0244 / 0.62 + 0.005), rel=1e-12)
+
+
+def test_general_sample_variance_is_ddof_1_over_equally_likely_users():
+    rng = np.random.default_rng(8)
+    scores = rng.random((5, 3))  # 5 users x 3 topics
+    result = mve_general(scores, 3.0, variance="sample")
+    portfolio = scores.mean(axis=1)
+    assert result.sigma2 == pytest.approx(np.var(portfolio, ddof=1), rel=1e-13)
+    assert float(np.sum(result.topic_value)) == pytest.approx(result.value, rel=1e-13)
+
+
+def test_sample_variance_of_a_single_value_is_an_error():
+    with pytest.raises(StatisticError, match="at least 2 topics"):
+        mve_inter_topic([0.4], 1.0, variance="sample")
+    with pytest.raises(StatisticError, match=r"at least 2 variations.*\[1\]"):
+        mve_intra_topic(np.array([[0.6, 0.4], [0.8, np.nan]]), 1.0, present=[[True, True], [True, False]], variance="sample")
+    with pytest.raises(StatisticError, match="unknown variance convention"):
+        mve_inter_topic([0.4, 0.5], 1.0, variance="unbiased")

@@ -38,13 +38,21 @@ SETTINGS = {
     "difficulty by mean, ZRisk against the target": AnalysisSettings(grouping=DifficultyGrouping(3, "mean"),
                                                                       zrisk_against="target"),
     "sampled groups": AnalysisSettings(grouping=SampledGrouping(3, groups=5, repeats=4, seed=1)),
+    "named target system, max-min, sample variance": AnalysisSettings(target_system=1, normalize="max-min",
+                                                                      variance="sample"),
+    "group target-ratio, difficulty groups": AnalysisSettings(normalize="group-target-ratio",
+                                                              grouping=DifficultyGrouping(3)),
 }
 
 
 def direct_values(name: str, scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
     """Every system's value from the family functions themselves, one 2-D matrix, row by row."""
+    if STATISTICS[name].from_simulation is not None:
+        # a simulation statistic reads the per-topic terms: its value is their mean over topics (IPM Eq. 13-14)
+        return np.array([sum(row) / len(row) for row in scores])
     if name in ("bias2", "var", "bias2_plus_var") or name.startswith("gap_"):
-        analysis = bias_variance_analysis(scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping)
+        analysis = bias_variance_analysis(scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping,
+                                          variance=settings.variance, target_system=settings.target_system)
         if name.startswith("gap_"):
             return getattr(analysis.gap, name.removeprefix("gap_"))
         return getattr(analysis.bias_variance, "error" if name == "bias2_plus_var" else name)
@@ -70,7 +78,8 @@ def direct_values(name: str, scores: np.ndarray, reference: int | None, settings
     if name in ("zrisk", "georisk"):
         return getattr(zrisk_georisk(scores, settings.risk_alpha), name)
     if name == "mve":
-        return np.array([mve_inter_topic(row, settings.mve_alpha, settings.topic_weights).value for row in scores])
+        return np.array([mve_inter_topic(row, settings.mve_alpha, settings.topic_weights, variance=settings.variance).value
+                         for row in scores])
     if name == "gawm":
         return gawm(scores, q=settings.gawm_q).system_performance
     raise AssertionError(f"no direct computation for {name}")
@@ -222,7 +231,8 @@ def test_statistics_broadcast_over_a_resample_axis() -> None:
 
 
 def test_directions_follow_math_section_7() -> None:
-    lower_is_better = {"bias2", "var", "bias2_plus_var", "gap_bias", "gap_var", "gap_mse", "hurt_topics", "r_loss"}
+    lower_is_better = {"bias2", "var", "bias2_plus_var", "gap_bias", "gap_var", "gap_mse", "hurt_topics", "r_loss",
+                       "sim_bias2", "sim_var", "sim_bias2_plus_var"}
     higher_is_better = {"mean", "urisk", "trisk", "robustness_index", "zrisk", "georisk", "mve", "gawm"}
     assert set(STATISTICS) == lower_is_better | higher_is_better
     for name, statistic in STATISTICS.items():

@@ -254,3 +254,62 @@ def test_real_dl_hard_simulated_ap_keeps_each_runs_easy_and_hard_topics():
         assert kendalltau(simulated_mean[i], official_ap[i]).statistic > 0.88
     again = simulate_topic_bias_variance(lists[1:], runs[1:], topics, samples=100, seed=0)
     np.testing.assert_array_equal(again.sample_scores, result.sample_scores[1:])
+
+
+# --- every binary-relevance measure (MATH.md 3e "the binary metric"), against pytrec_eval -------------------
+
+_TREC_EVAL_NAMES = {("AP", None): "map", ("P", 5): "P_5", ("R", 10): "recall_10", ("RR", None): "recip_rank",
+                    ("nDCG", None): "ndcg", ("nDCG", 5): "ndcg_cut_5", ("Rprec", None): "Rprec"}
+
+
+@pytest.mark.parametrize(("measure", "cutoff"), list(_TREC_EVAL_NAMES), ids=lambda v: str(v))
+def test_each_simulated_measure_equals_pytrec_eval_on_the_drawn_ranking(measure, cutoff):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(RNG_SEED)
+    cases = {
+        "ties": _random_list(rng, 30, 0.4, unretrieved=3, levels=4),
+        "continuous": _random_list(rng, 12, 0.2, unretrieved=5),
+        "only-relevant": RetrievedList([3.0, 2.0, 2.0, 1.0], [True] * 4, 6),
+    }
+    trec_name = _TREC_EVAL_NAMES[(measure, cutoff)]
+    for name, retrieved in cases.items():
+        result = simulate_topic_bias_variance([[retrieved]], ["sys"], [name], samples=20, seed=7, measure=measure,
+                                              cutoff=cutoff)
+        draws = _draw_samples(retrieved, 20, _pair_generator(7, "sys", name))  # the same stream as the simulation
+        unretrieved = retrieved.relevant_in_qrels - int(retrieved.relevant.sum())
+        for b in range(20):
+            r_b = int(draws.drawn_relevant[b])
+            relevant_scores = draws.relevant_scores[draws.relevant_index[b, :r_b]]
+            other_scores = draws.other_scores[draws.other_index[b, : retrieved.scores.size - r_b]]
+            # docno descending breaks trec_eval's ties: "z..." (non-relevant) before "a..." (relevant), the PIN
+            run = {f"a{k:04d}": float(v) for k, v in enumerate(relevant_scores)}
+            run |= {f"z{k:04d}": float(v) for k, v in enumerate(other_scores)}
+            qrels = {doc: 1 for doc in run if doc.startswith("a")} | {f"u{k}": 1 for k in range(unretrieved)}
+            qrels |= {doc: 0 for doc in run if doc.startswith("z")}
+            if not any(qrels.values()):
+                assert result.sample_scores[0, 0, b] == 0.0
+                continue
+            evaluator = pytrec_eval.RelevanceEvaluator({"q": qrels}, {trec_name})
+            expected = evaluator.evaluate({"q": run})["q"][trec_name]
+            assert result.sample_scores[0, 0, b] == pytest.approx(expected, abs=1e-12), (name, b)
+        label = measure if cutoff is None else f"{measure}@{cutoff}"
+        assert result.measure == (f"{label} (binary gains)" if measure == "nDCG" else label)
+
+
+def test_generic_ranking_gives_the_fast_ap_path_exactly():
+    rng = np.random.default_rng(11)
+    lists = _collection(rng)
+    fast = simulate_topic_bias_variance(lists, list("abcd"), ["t1", "t2", "t3"], samples=30, seed=2)
+    generic = simulate_topic_bias_variance(lists, list("abcd"), ["t1", "t2", "t3"], samples=30, seed=2, measure="AP",
+                                           cutoff=1000)
+    np.testing.assert_allclose(generic.sample_scores, fast.sample_scores, atol=1e-12)
+
+
+@pytest.mark.parametrize(("measure", "cutoff", "message"), [
+    ("bpref", None, "binary-relevance measures only"), ("P", None, "P needs a cutoff"),
+    ("Rprec", 5, "Rprec takes no cutoff"), ("nDCG", 0, "cutoff must be"),
+])
+def test_unsimulable_measures_are_refused(measure, cutoff, message):
+    retrieved = RetrievedList([1.0, 0.5], [True, False], 1)
+    with pytest.raises(StatisticError, match=message):
+        simulate_topic_bias_variance([[retrieved]], ["s"], ["t"], samples=2, measure=measure, cutoff=cutoff)

@@ -14,8 +14,11 @@ from dataclasses import dataclass
 
 # Lucene's default English stop set (EnglishAnalyzer / StopAnalyzer, 33 words).
 STOPWORDS: frozenset[str] = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their then "
-    "there these they this to was will with".split()
+    [
+        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not",
+        "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was",
+        "will", "with",
+    ]
 )
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")

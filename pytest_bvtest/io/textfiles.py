@@ -8,6 +8,7 @@ folder, a FIFO, ``/dev/zero``, a symbolic-link loop) is refused before anything 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import gzip
@@ -224,10 +225,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         os.chmod(temporary, _mode_for(target))
         os.replace(temporary, target)
     except BaseException as error:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
-        except FileNotFoundError:
-            pass
         if isinstance(error, OSError):
             raise _write_error(path, error) from None
         raise

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -129,9 +129,9 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
 
 
 def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
-    """Per-topic bias-variance over simulated collections (MATH.md section 3e; AP, grade > 0 relevant)."""
+    """Per-topic bias-variance over simulated collections (MATH.md section 3e; grade > 0 relevant)."""
     return {
-        "measure": "AP",
+        "measure": simulation.measure,
         "samples": simulation.samples,
         "seed": simulation.seed,
         "topics": list(simulation.topic_ids),
@@ -217,12 +217,12 @@ def rankings_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
     }
 
 
-def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: SimulationResult | None = None,
+def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulations: Sequence[SimulationResult] = (),
                      inputs: Iterable[InputFile] = (), texts: Mapping[str, str] | None = None) -> dict[str, Any]:
     """One measure's evaluation without its gates (they are added per item by :func:`session_document`).
 
-    ``simulation``, ``inputs`` and the query ``texts`` by topic, the same for every measure of a spec,
-    are repeated in each.
+    ``simulations`` (one per simulated measure; ``simulation`` is the first), ``inputs`` and the query
+    ``texts`` by topic, the same for every measure of a spec, are repeated in each.
     """
     texts = texts or {}
     settings = evaluation.settings
@@ -247,6 +247,7 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
             "gawm_q": settings.gawm_q,
             "zrisk_against": settings.zrisk_against,
             "variance": settings.variance,
+            "target_system": None if settings.target_system is None else evaluation.matrix.systems[settings.target_system],
         },
         "candidate": evaluation.candidate,
         "reference": evaluation.reference,
@@ -287,7 +288,8 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulation: 
              "systems": list(guard.systems), "topics": list(guard.topics)}
             for guard in evaluation.guards
         ],
-        "simulation": None if simulation is None else simulation_document(simulation),
+        "simulation": simulation_document(simulations[0]) if simulations else None,
+        "simulations": [simulation_document(simulation) for simulation in simulations],
         "inputs": inputs_document(inputs),
         "mve": mve_document(evaluation),
         "gawm": gawm_document(evaluation),
@@ -301,7 +303,7 @@ def evaluation_documents(evaluation: Evaluation) -> list[dict[str, Any]]:
     """Every measure of a spec's evaluation, gates included."""
     documents = []
     for measure in evaluation.measures:
-        document = measure_document(str(evaluation.spec.path), measure, evaluation.simulation, evaluation.inputs,
+        document = measure_document(str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs,
                                     evaluation.texts)
         document["gates"] = [gate_document(outcome) for outcome in measure.gates]
         documents.append(document)

@@ -280,7 +280,8 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
         # the simulation is the same for every measure of a spec: shown once, after its first measure
         if evaluation.get("simulation") and all_systems and evaluation["spec"] not in simulated:
             simulated.add(evaluation["spec"])
-            lines += _simulation_section(evaluation["simulation"])
+            for simulation in evaluation.get("simulations") or [evaluation["simulation"]]:
+                lines += _simulation_section(simulation)
     lines += what_to_do(document)
     tool = document.get("tool") or {}
     footer = f"{tool.get('name', 'pytest-bvtest')} {tool.get('version', '')}, report schema {document['schema_version']}"

@@ -79,6 +79,8 @@ def evaluation_title(evaluation: Mapping[str, Any]) -> str:
         if "seed" in grouping:
             text += f", {grouping['repeats']} repeats, seed {grouping['seed']}"
         parts.append(text)
+    if settings.get("target_system"):
+        parts.append(f"target system {settings['target_system']}")
     if settings.get("variance") == "sample":
         parts.append("sample variances (n - 1)")
     if settings.get("zrisk_against") == "target":
@@ -363,7 +365,8 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
         lines.extend((text, {}) for text in comparison_lines(evaluation))
         lines.extend((text, {}) for text in analysis_lines(evaluation))
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
-            lines.extend((text, {}) for text in simulation_lines(evaluation["simulation"]))
+            for simulation in evaluation.get("simulations") or [evaluation["simulation"]]:
+                lines.extend((text, {}) for text in simulation_lines(simulation))
         lines.extend((f"WARNING: {warning}", {"yellow": True, "bold": True}) for warning in guard_warnings(evaluation))
         for gate in evaluation["gates"]:
             lines.append((f"[{gate['outcome']}] {gate['id']}: {headline(gate)}", OUTCOME_MARKUP[gate["outcome"]]))

@@ -21,9 +21,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.stats.checks import checked_scores, whole_number
 
-NORMALIZATIONS = ("none", "max-min", "target-ratio")
-"""Accepted values of ``bias_variance_analysis(normalize=...)``."""
+NORMALIZATIONS = ("none", "max-min", "target-ratio", "group-target-ratio")
+"""Accepted values of ``bias_variance_analysis(normalize=...)``; ``group-target-ratio`` is CIKM 2014 Eq. 6
+on group means (:func:`group_target_ratio`), the others are per topic (MATH.md section 3c)."""
 
 # Random grouping builds its co-occurrence matrix a block of topics at a time; a block counts at most
 # this many (repetition, topic, partner) memberships, about 100 MB of indices and weights.
@@ -31,52 +33,6 @@ _COOCCURRENCE_BLOCK_VALUES = 4_000_000
 # Sampled grouping (IPM 2022) gathers every group's topics; a block of repetitions holds at most this
 # many random keys and gathered scores, about 64 MB.
 _SAMPLED_GROUPING_BLOCK_VALUES = 8_000_000
-
-
-def checked_scores(values: ArrayLike, *, min_ndim: int = 1, non_negative_for: str | None = None) -> np.ndarray:
-    """``values`` as a float64 array after the checks every statistic needs.
-
-    Parameters
-    ----------
-    values:
-        Scores, topics on the last axis.
-    min_ndim:
-        Fewest axes required (2 for a systems x topics matrix).
-    non_negative_for:
-        Name of a statistic that is only defined for non-negative scores; when given, a negative
-        value raises.
-
-    Returns
-    -------
-    numpy.ndarray
-        The scores as float64.
-
-    Raises
-    ------
-    StatisticError
-        Too few axes, an empty axis, a NaN or infinite value, or a forbidden negative value.
-    """
-    array = np.asarray(values, dtype=np.float64)
-    if array.ndim < min_ndim:
-        shape = "a systems x topics matrix" if min_ndim == 2 else "per-topic scores"
-        raise StatisticError(f"expected {shape}, got an array of shape {array.shape}")
-    if 0 in array.shape:
-        raise StatisticError(f"no scores to evaluate (array of shape {array.shape}: no systems or no topics)")
-    if not np.isfinite(array).all():
-        raise StatisticError("scores contain NaN or infinite values; every system needs a finite score on every topic")
-    if non_negative_for is not None and (array < 0).any():
-        raise StatisticError(
-            f"negative scores (minimum {array.min():g}): {non_negative_for} is only defined for non-negative "
-            "effectiveness scores; use a measure such as AP or nDCG, not a log or standardised score"
-        )
-    return array
-
-
-def whole_number(value: object, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        kind = "a positive" if minimum == 1 else f"a whole number >= {minimum}, not a"
-        raise StatisticError(f"{name} must be {kind} whole number, got {value!r}")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -201,6 +157,34 @@ def virtual_target(scores: ArrayLike) -> np.ndarray:
         ``x_T`` with shape ``(..., n)``.
     """
     return checked_scores(scores, min_ndim=2).max(axis=-2)
+
+
+def per_topic_target(scores: ArrayLike, target_system: int | None = None) -> np.ndarray:
+    """The per-topic target ``x_T``: the virtual target, or the scores of one named system.
+
+    MATH.md section 2 (the max over systems) by default; with ``target_system`` the row of that
+    system: SIGIR 2013 Sec. 2.5 lets the target be a practical system (e.g. the best known run)
+    instead of the per-topic best (docs/mathematics.md section 2, our reading).
+
+    Parameters
+    ----------
+    scores:
+        ``(..., m systems, n topics)``.
+    target_system:
+        Row index of the system whose scores are the target, or ``None`` for the virtual target.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x_T`` with shape ``(..., n)``.
+    """
+    x = checked_scores(scores, min_ndim=2)
+    if target_system is None:
+        return x.max(axis=-2)
+    system = whole_number(target_system, "target system row", minimum=0)
+    if system >= x.shape[-2]:
+        raise StatisticError(f"target system row {system} is out of range for {x.shape[-2]} systems")
+    return x[..., system, :].copy()
 
 
 def target_constant(target_scores: ArrayLike, target: Literal["mean"] | float = "mean") -> float | np.ndarray:
@@ -329,19 +313,23 @@ def normalize_max_min(scores: ArrayLike) -> Normalized:
     return Normalized(normalized, _constant_topic_count(constant[..., 0, :]))
 
 
-def normalize_target_ratio(scores: ArrayLike) -> Normalized:
+def normalize_target_ratio(scores: ArrayLike, target_system: int | None = None) -> Normalized:
     """Target-ratio normalisation per topic: each score as a fraction of the virtual target.
 
     CIKM 2014, MATH.md section 3c: ``x'[i, j] = x[i, j] / x_T[j]``. PIN: a topic where every system
     has the same score (in particular ``x_T = 0``) gets ``x' = 1`` for every system; ``constant_topics``
     counts the topics where every system has the same score, as for :func:`normalize_max_min`.
     Our reading: a ratio to the best score only ranks systems when scores are non-negative, so a
-    negative score raises :class:`StatisticError`.
+    negative score raises :class:`StatisticError`. With ``target_system`` (SIGIR 2013 Sec. 2.5) the
+    ratio is to that system's score (other systems may exceed 1); a topic where it scores 0 while the
+    systems differ has no ratio and raises.
 
     Parameters
     ----------
     scores:
         ``(..., m, n)``, non-negative.
+    target_system:
+        Row of the system the ratio is taken to, ``None`` for the virtual target.
 
     Returns
     -------
@@ -349,10 +337,46 @@ def normalize_target_ratio(scores: ArrayLike) -> Normalized:
         ``scores`` of the input's shape and ``constant_topics``.
     """
     x = checked_scores(scores, min_ndim=2, non_negative_for="target-ratio normalisation")
-    target = x.max(axis=-2, keepdims=True)
-    constant = target == x.min(axis=-2, keepdims=True)
+    target = np.expand_dims(per_topic_target(x, target_system), -2)
+    constant = x.max(axis=-2, keepdims=True) == x.min(axis=-2, keepdims=True)
+    undefined = (target == 0) & ~constant
+    if undefined.any():
+        position = int(np.flatnonzero(undefined.reshape(-1, undefined.shape[-1]).any(axis=0))[0])
+        raise StatisticError(f"target-ratio normalisation: the target system scores 0 on topic position {position} "
+                             "where other systems score more; the ratio is undefined there")
     normalized = np.divide(x, target, out=np.ones_like(x), where=~constant)
     return Normalized(normalized, _constant_topic_count(constant[..., 0, :]))
+
+
+def group_target_ratio(grouped: ArrayLike, grouped_target: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """CIKM 2014 Eq. 6 on groups: each system's group mean over the target's group mean.
+
+    Our reading (docs/mathematics.md section 3c): ``x'[i, g] = mean_{j in g} x[i, j] / mean_{j in g}
+    x_T[j]``, the target becoming 1 on every group; MATH.md 3c's PIN keeps per-topic ratios first as
+    the default, this is the explicit ``normalize: group-target-ratio``. A group whose target mean is
+    0 while every system's mean is equal gets 1 (the per-topic PIN, read per group); 0 while the
+    systems differ raises. Without grouping (groups of one topic) it equals :func:`normalize_target_ratio`.
+
+    Parameters
+    ----------
+    grouped:
+        ``(..., m, g)`` non-negative group means.
+    grouped_target:
+        ``(..., g)`` the target's group means.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The ratios ``(..., m, g)`` and the target's own ``(..., g)`` (1, or 1 on constant groups).
+    """
+    x = checked_scores(grouped, min_ndim=2, non_negative_for="target-ratio normalisation")
+    target = np.expand_dims(checked_scores(grouped_target), -2)
+    constant = x.max(axis=-2, keepdims=True) == x.min(axis=-2, keepdims=True)
+    if ((target == 0) & ~constant).any():
+        raise StatisticError("group target-ratio: the target's mean is 0 on a group where other systems score more; "
+                             "the ratio is undefined there")
+    ratio = np.divide(x, target, out=np.ones_like(x), where=target != 0)
+    return ratio, np.ones(target.shape[:-2] + target.shape[-1:])
 
 
 def _partition_sizes(n: int, size: int) -> np.ndarray:
@@ -507,6 +531,21 @@ def _sampled_group_mean_blocks(x: np.ndarray, size: int, groups: int, repeats: i
         yield np.moveaxis(means, -2, -3)  # (..., r, m, groups)
 
 
+def _random_partition_mean_blocks(x: np.ndarray, size: int, repeats: int, seed: int) -> Iterator[np.ndarray]:
+    """Group means of ``x`` under the random partitions of :func:`_random_grouping_forms`, formed
+    explicitly (for a statistic that is not a quadratic form, the group target-ratio), in blocks
+    ``(..., r, m, groups)``."""
+    n = x.shape[-1]
+    permutations = np.random.default_rng(seed).permuted(np.tile(np.arange(n), (repeats, 1)), axis=1)
+    sizes = _partition_sizes(n, size)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    block = max(1, _SAMPLED_GROUPING_BLOCK_VALUES // max(1, x.size))
+    for first in range(0, repeats, block):
+        gathered = x[..., permutations[first:first + block]]  # (..., m, r, n)
+        means = np.add.reduceat(gathered, starts, axis=-1) / sizes
+        yield np.moveaxis(means, -2, -3)
+
+
 _Terms = TypeVar("_Terms", BiasVariance, GapDecomposition)
 
 
@@ -638,24 +677,29 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float | None:
     return None if scale == 0 else float(np.clip(a @ b / scale, -1.0, 1.0))
 
 
-def apply_normalization(x: np.ndarray, method: str) -> Normalized:
-    """Apply the named normalisation of MATH.md section 3c (``none``, ``max-min`` or ``target-ratio``)."""
+def apply_normalization(x: np.ndarray, method: str, target_system: int | None = None) -> Normalized:
+    """Apply the named per-topic normalisation of MATH.md section 3c (``none``, ``max-min`` or
+    ``target-ratio``); ``group-target-ratio`` leaves the topics raw (:func:`group_target_ratio` acts on
+    the group means), but refuses negative scores as the per-topic ratio does."""
     if method == "none":
         return Normalized(x, 0)
     if method == "max-min":
         return normalize_max_min(x)
     if method == "target-ratio":
-        return normalize_target_ratio(x)
+        return normalize_target_ratio(x, target_system)
+    if method == "group-target-ratio":
+        return Normalized(checked_scores(x, min_ndim=2, non_negative_for="target-ratio normalisation"), 0)
     raise StatisticError(f"unknown normalisation {method!r}; use one of {', '.join(NORMALIZATIONS)}")
 
 
-def topic_difficulty(scores: ArrayLike, grouping: Grouping | None) -> np.ndarray:
-    """What difficulty grouping sorts topics by (MATH.md 3b, always on the raw scores): the virtual
-    target, or with ``DifficultyGrouping(difficulty="mean")`` the mean over systems (CIKM 2014 Sec. 3.2.2)."""
+def topic_difficulty(scores: ArrayLike, grouping: Grouping | None, target_system: int | None = None) -> np.ndarray:
+    """What difficulty grouping sorts topics by (MATH.md 3b, always on the raw scores): the per-topic
+    target (:func:`per_topic_target`), or with ``DifficultyGrouping(difficulty="mean")`` the mean over
+    systems (CIKM 2014 Sec. 3.2.2)."""
     x = checked_scores(scores, min_ndim=2)
     if isinstance(grouping, DifficultyGrouping) and grouping.difficulty == "mean":
         return x.mean(axis=-2)
-    return virtual_target(x)
+    return per_topic_target(x, target_system)
 
 
 def grouped_bias_variance(
@@ -664,6 +708,7 @@ def grouped_bias_variance(
     raw_target: np.ndarray,
     c: ArrayLike,
     grouping: Grouping | None,
+    group_ratio: bool = False,
 ) -> tuple[BiasVariance, GapDecomposition]:
     """Bias2/Var and the gap decomposition over topic groups (MATH.md sections 3, 3a, 3b).
 
@@ -682,13 +727,19 @@ def grouped_bias_variance(
     c:
         Target constant, broadcastable to ``normalized.shape[:-1]``.
     grouping:
-        ``None`` (topics are the samples), :class:`DifficultyGrouping` or :class:`RandomGrouping`.
+        ``None`` (topics are the samples), :class:`DifficultyGrouping`, :class:`RandomGrouping` or
+        :class:`SampledGrouping`.
+    group_ratio:
+        Divide each group mean by the target's group mean first (:func:`group_target_ratio`, CIKM 2014
+        Eq. 6); ``normalized`` and ``target_scores`` are then the raw scores and target.
 
     Returns
     -------
     (BiasVariance, GapDecomposition)
         Over systems, shape ``normalized.shape[:-1]``.
     """
+    if group_ratio:
+        return _group_ratio_terms(normalized, target_scores, raw_target, c, grouping)
     if grouping is None:
         return bias_variance(normalized, c), gap_decomposition(normalized, target_scores)
     if isinstance(grouping, DifficultyGrouping):
@@ -719,6 +770,37 @@ def grouped_bias_variance(
         return bias_var, gap
     raise StatisticError(f"unknown grouping {grouping!r}; use DifficultyGrouping(size), RandomGrouping(size, repeats, seed), "
                          "SampledGrouping(size, groups, repeats, seed) or None")
+
+
+def _group_ratio_terms(x: np.ndarray, target_scores: np.ndarray, difficulty: np.ndarray, c: ArrayLike,
+                       grouping: Grouping | None) -> tuple[BiasVariance, GapDecomposition]:
+    """:func:`grouped_bias_variance` with each group's means divided by the target's (CIKM 2014 Eq. 6)."""
+    with_target = np.concatenate([x, np.expand_dims(target_scores, -2)], axis=-2)
+
+    def terms(grouped: np.ndarray, per_repetition_c: ArrayLike) -> tuple[BiasVariance, GapDecomposition]:
+        ratio, ratio_target = group_target_ratio(grouped[..., :-1, :], grouped[..., -1, :])
+        return bias_variance(ratio, per_repetition_c), gap_decomposition(ratio, ratio_target)
+
+    if grouping is None:
+        return terms(with_target, c)
+    if isinstance(grouping, DifficultyGrouping):
+        order = np.argsort(difficulty, axis=-1, kind="stable")
+        sizes = _partition_sizes(x.shape[-1], grouping.size)
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        by_difficulty = np.take_along_axis(with_target, np.expand_dims(order, -2), axis=-1)
+        return terms(np.add.reduceat(by_difficulty, starts, axis=-1) / sizes, c)
+    if isinstance(grouping, RandomGrouping):
+        size, repeats, seed = _checked_grouping(grouping.size, grouping.repeats, grouping.seed)
+        blocks = list(_random_partition_mean_blocks(with_target, size, repeats, seed))
+    elif isinstance(grouping, SampledGrouping):
+        blocks = list(_sampled_group_mean_blocks(with_target, grouping.size, grouping.groups, grouping.repeats,
+                                                 grouping.seed))
+        repeats = grouping.repeats
+    else:
+        raise StatisticError(f"unknown grouping {grouping!r}")
+    per_repetition_c = np.expand_dims(c, -2) if np.ndim(c) else c
+    return (_mean_over_groupings(iter(blocks), repeats, lambda grouped: terms(grouped, per_repetition_c)[0]),
+            _mean_over_groupings(iter(blocks), repeats, lambda grouped: terms(grouped, per_repetition_c)[1]))
 
 
 VARIANCES = ("population", "sample")
@@ -769,6 +851,7 @@ def bias_variance_analysis(
     normalize: str = "none",
     grouping: Grouping | None = None,
     variance: str = "population",
+    target_system: int | None = None,
 ) -> BiasVarianceAnalysis:
     """The full bias-variance evaluation of one systems x topics matrix (MATH.md sections 2-3d).
 
@@ -797,6 +880,9 @@ def bias_variance_analysis(
     variance:
         ``"population"`` (divide by the number of samples, the default) or ``"sample"`` (by one less,
         :func:`with_sample_variance`).
+    target_system:
+        Row of the system whose per-topic scores are the target (SIGIR 2013 Sec. 2.5,
+        :func:`per_topic_target`); ``None`` for the virtual target.
 
     Returns
     -------
@@ -805,11 +891,14 @@ def bias_variance_analysis(
     x = checked_scores(scores, min_ndim=2)
     if x.ndim != 2:
         raise StatisticError(f"bias_variance_analysis needs one systems x topics matrix, got shape {x.shape}")
-    normalized = apply_normalization(x, normalize)
-    target_scores = virtual_target(normalized.scores)
-    c = float(target_constant(target_scores, target))
+    normalized = apply_normalization(x, normalize, target_system)
+    target_scores = per_topic_target(normalized.scores, target_system)
+    group_ratio = normalize == "group-target-ratio"
+    # with the group ratio the target is 1 on every group, so the default c (its mean) is 1
+    c = float(target_constant(np.ones(1) if group_ratio else target_scores, target))
 
-    bias_var, gap = grouped_bias_variance(normalized.scores, target_scores, topic_difficulty(x, grouping), c, grouping)
+    bias_var, gap = grouped_bias_variance(normalized.scores, target_scores, topic_difficulty(x, grouping, target_system),
+                                          c, grouping, group_ratio)
     if variance == "sample":
         bias_var, gap = with_sample_variance(bias_var, gap, variance_samples(x.shape[-1], grouping))
     elif variance != "population":

@@ -32,7 +32,8 @@ from functools import lru_cache
 import numpy as np
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.inference import checked_seed, paired_problem, topic_assignments
+from pytest_bvtest.stats.checks import checked_seed, open_interval, whole_number
+from pytest_bvtest.stats.inference import paired_problem, topic_assignments
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings, Statistic
 
 #: Statistics measured against every baseline at once (ZRisk, GeoRisk): like those measured against
@@ -117,8 +118,7 @@ class SwapNull:
         better (at most ``k`` values lie below it), ``v_{N-1-k}`` otherwise. A gate fails when the
         observed value is strictly past this limit, so the rate is ``<= P``, equal up to ties.
         """
-        if not 0 < false_alarm < 0.5:
-            raise StatisticError(f"a false-alarm rate must lie strictly between 0 and 0.5, got {false_alarm!r}")
+        open_interval(false_alarm, "a false-alarm rate", 0, 0.5)
         return self.limit_past(int(np.floor(false_alarm * self.swaps + 1e-9)))
 
     def limit_past(self, count: int) -> float:
@@ -227,8 +227,7 @@ def swap_null(
         raise StatisticError("the swap null needs a reference other than the candidate")
     if swaps is None:
         swaps = DEFAULT_SWAPS if chosen.sufficient_matrix is not None else DEFAULT_SWAPS_FULL_MATRIX
-    if isinstance(swaps, bool) or not isinstance(swaps, (int, np.integer)) or swaps < 1:
-        raise StatisticError(f"swaps must be a positive whole number, got {swaps!r}")
+    swaps = whole_number(swaps, "swaps")
     seed = checked_seed(seed)
     own_value = null_of_own_value(chosen.name)
     topics = x.shape[1]
@@ -384,8 +383,7 @@ def family_level(by_swap: np.ndarray, higher_is_better: Sequence[bool], false_al
         raise StatisticError(f"{by_swap.shape[0]} nulls but {len(higher_is_better)} directions")
     if np.isnan(by_swap).any():
         raise StatisticError("a family-wise limit needs null values that are numbers (a NaN null has no limit)")
-    if not 0 < false_alarm < 0.5:
-        raise StatisticError(f"a false-alarm rate must lie strictly between 0 and 0.5, got {false_alarm!r}")
+    open_interval(false_alarm, "a false-alarm rate", 0, 0.5)
     swaps = by_swap.shape[1]
     smallest = np.min([tail_counts(row, better) for row, better in zip(by_swap, higher_is_better)], axis=0)
     allowed = int(np.floor(false_alarm * swaps + 1e-9))

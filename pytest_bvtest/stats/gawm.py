@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.biasvar import whole_number, checked_scores
+from pytest_bvtest.stats.checks import checked_scores, finite_number, positive_number, whole_number
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -100,10 +100,8 @@ def gawm(scores: npt.ArrayLike, q: float = 1.0, tolerance: float = 1e-12, max_it
     p = checked_scores(scores, min_ndim=2)
     if p.shape[-2] < 2:
         raise StatisticError(f"GAWM needs at least 2 systems (system conformity compares systems), got {p.shape[-2]}")
-    if not (np.isfinite(q) and q >= 0):
-        raise StatisticError(f"GAWM exponent q must be a finite number >= 0, got {q}")
-    if not (np.isfinite(tolerance) and tolerance > 0):
-        raise StatisticError(f"GAWM tolerance must be a positive number, got {tolerance}")
+    finite_number(q, "GAWM exponent q", minimum=0)
+    positive_number(tolerance, "GAWM tolerance")
     max_iterations = whole_number(max_iterations, "GAWM max_iterations", minimum=0)
 
     constant_topic = p.max(axis=-2) == p.min(axis=-2)
@@ -209,10 +207,8 @@ def gawm_resampled(
         raise StatisticError(f"gawm_resampled needs an (m, n) matrix and (B, n) counts, got {p.shape} and {c.shape}")
     if p.shape[0] < 2:
         raise StatisticError(f"GAWM needs at least 2 systems (system conformity compares systems), got {p.shape[0]}")
-    if not (np.isfinite(q) and q >= 0):
-        raise StatisticError(f"GAWM exponent q must be a finite number >= 0, got {q}")
-    if not (np.isfinite(tolerance) and tolerance > 0):
-        raise StatisticError(f"GAWM tolerance must be a positive number, got {tolerance}")
+    finite_number(q, "GAWM exponent q", minimum=0)
+    positive_number(tolerance, "GAWM tolerance")
     max_iterations = whole_number(max_iterations, "GAWM max_iterations", minimum=0)
     systems = p.shape[0]
     drawn = c > 0

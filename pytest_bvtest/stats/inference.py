@@ -11,11 +11,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+
 # scipy.special's Student t function, not scipy.stats.t (whose sf is this function): scipy.stats takes ~1 s to import.
 from scipy.special import stdtr
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.biasvar import checked_scores
+from pytest_bvtest.stats.checks import checked_scores, checked_seed, open_interval, whole_number
 from pytest_bvtest.stats.gawm import gawm_resampled
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings, Statistic
 
@@ -275,13 +276,6 @@ class BootstrapInterval:
     distribution: np.ndarray = field(repr=False, compare=False)
 
 
-def checked_seed(seed: int) -> int:
-    """``seed`` if it is a whole number >= 0 (``numpy.random.default_rng`` accepts it)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise StatisticError(f"seed must be a whole number >= 0, got {seed!r}")
-    return int(seed)
-
-
 def paired_problem(
     scores: np.ndarray, statistic: str, candidate: int, reference: int | None, settings: AnalysisSettings, what: str
 ) -> tuple[Statistic, np.ndarray, tuple[np.ndarray, list[int]]]:
@@ -305,9 +299,10 @@ def paired_problem(
     if any(isinstance(row, bool) or not isinstance(row, (int, np.integer)) or not 0 <= row < systems for row in kept):
         raise StatisticError(f"candidate and reference must be row indices below {systems}, got {candidate!r} and {reference!r}")
     rows = list(dict.fromkeys(kept))
-    if chosen.sufficient_matrix is None:
+    reduced = None if chosen.sufficient_matrix is None else chosen.sufficient_matrix(x, rows, settings)
+    if reduced is None:
         return chosen, x, (x, list(kept))
-    return chosen, x, (chosen.sufficient_matrix(x, rows, settings), [rows.index(row) for row in kept])
+    return chosen, x, (reduced, [rows.index(row) for row in kept])
 
 
 def paired_bootstrap(
@@ -370,10 +365,8 @@ def paired_bootstrap(
         resample, and the result says so exactly (estimate and interval 0).
     """
     chosen, x, (matrix, positions) = paired_problem(scores, statistic, candidate, reference, settings, "the bootstrap")
-    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 1:
-        raise StatisticError(f"resamples must be a positive whole number, got {resamples!r}")
-    if not 0 < confidence < 1:
-        raise StatisticError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+    whole_number(resamples, "resamples")
+    open_interval(confidence, "confidence", 0, 1)
     checked_seed(seed)
     topics = x.shape[1]
     matrix_reference = positions[1] if reference is not None else None
@@ -496,8 +489,7 @@ def topic_bootstrap(
     -------
     BootstrapInterval
     """
-    if not 0 < confidence < 1:
-        raise StatisticError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+    open_interval(confidence, "confidence", 0, 1)
     every = np.arange(topics)
     observed = values_of(every)
     estimate = observed[candidate] - (observed[reference] if reference is not None else 0.0)

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.biasvar import checked_scores
+from pytest_bvtest.stats.checks import checked_scores, finite_number
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -56,7 +56,9 @@ class IntraTopicMeanVariance:
     topic_value: FloatArray
 
 
-def mve_inter_topic(scores: npt.ArrayLike, alpha: float, weights: npt.ArrayLike | None = None) -> MeanVariance:
+def mve_inter_topic(
+    scores: npt.ArrayLike, alpha: float, weights: npt.ArrayLike | None = None, variance: str = "population"
+) -> MeanVariance:
     """Modified inter-topic mean-variance value, one query per topic.
 
     Zuccon, Palotti & Hanbury, CIKM 2016, Sec. 4.3, ineq. 9, read as MATH.md section 5 PIN: the
@@ -68,7 +70,9 @@ def mve_inter_topic(scores: npt.ArrayLike, alpha: float, weights: npt.ArrayLike 
 
     With uniform weights this is the mean minus ``alpha`` times the population variance. Per topic,
     ``O_t = w_t (x_t - alpha (x_t - mu)^2)`` (our reading: each topic's share of the mean and of the
-    variance); the ``O_t`` sum to ``O``.
+    variance); the ``O_t`` sum to ``O``. ``variance="sample"`` divides ``sigma2`` (and each topic's
+    share of it) by ``1 - sum_t w_t^2`` (:func:`sample_variance_factor`): ``n / (n - 1)`` with uniform
+    weights, as Zuccon et al.'s pilot prints it.
 
     Parameters
     ----------
@@ -78,6 +82,8 @@ def mve_inter_topic(scores: npt.ArrayLike, alpha: float, weights: npt.ArrayLike 
         Risk preference: positive averse, negative seeking, 0 the mean only.
     weights:
         ``(n,)`` non-negative topic weights, normalised here to sum 1; uniform when omitted.
+    variance:
+        ``"population"`` (the default) or ``"sample"``.
 
     Returns
     -------
@@ -87,13 +93,14 @@ def mve_inter_topic(scores: npt.ArrayLike, alpha: float, weights: npt.ArrayLike 
     Raises
     ------
     StatisticError
-        No topics, non-finite scores or ``alpha``, or weights that are negative or sum to 0.
+        No topics, non-finite scores or ``alpha``, weights that are negative or sum to 0, or a sample
+        variance over a single topic.
     """
     x = checked_scores(scores, min_ndim=1)
-    alpha = _finite_alpha(alpha)
+    alpha = finite_number(alpha, "alpha")
     w = normalised_weights(weights, x.shape[-1], "topic weights")
     mu = x @ w
-    squared = (x - mu[..., None]) ** 2
+    squared = (x - mu[..., None]) ** 2 * _variance_factor(w, variance, "topics")
     sigma2 = squared @ w
     return MeanVariance(mu=mu, sigma2=sigma2, value=mu - alpha * sigma2, topic_value=w * (x - alpha * squared))
 
@@ -104,6 +111,7 @@ def mve_intra_topic(
     weights: npt.ArrayLike | None = None,
     popularity: npt.ArrayLike | None = None,
     present: npt.ArrayLike | None = None,
+    variance: str = "population",
 ) -> IntraTopicMeanVariance:
     """Intra-topic mean-variance value over query variations, topics uncorrelated.
 
@@ -117,6 +125,9 @@ def mve_intra_topic(
         mu_P    = sum_t w_t mu_t
         sigma2_P = sum_t w_t^2 var_t
         O       = mu_P - alpha sigma2_P        (= sum_t O_t)
+
+    ``variance="sample"`` divides each ``var_t`` by ``1 - sum_q p_tq^2`` (:func:`sample_variance_factor`):
+    ``V_t / (V_t - 1)`` for ``V_t`` equally popular variations, the ``n - 1`` of Zuccon et al.'s pilot.
 
     Parameters
     ----------
@@ -132,6 +143,8 @@ def mve_intra_topic(
         variations; uniform when omitted.
     present:
         ``(n, V)`` booleans marking real variations; all present when omitted.
+    variance:
+        ``"population"`` (the default) or ``"sample"``.
 
     Returns
     -------
@@ -142,7 +155,8 @@ def mve_intra_topic(
     Raises
     ------
     StatisticError
-        A topic without variations, non-finite present scores, invalid weights or popularity.
+        A topic without variations, non-finite present scores, invalid weights or popularity, or a
+        sample variance on a topic whose popularity sits on one variation.
     """
     x = np.asarray(scores, dtype=np.float64)
     if x.ndim < 2 or x.shape[-2] == 0 or x.shape[-1] == 0:
@@ -154,12 +168,12 @@ def mve_intra_topic(
         raise StatisticError(f"topic position(s) {empty.tolist()} have no query variation")
     if not np.isfinite(x[..., mask]).all():
         raise StatisticError("scores contain NaN or infinite values for present variations")
-    alpha = _finite_alpha(alpha)
+    alpha = finite_number(alpha, "alpha")
     w = normalised_weights(weights, n, "topic weights")
     p = _variation_probabilities(popularity, mask)
     x = np.where(mask, x, 0.0)
     topic_mu = np.sum(p * x, axis=-1)
-    topic_var = np.sum(p * (x - topic_mu[..., None]) ** 2, axis=-1)
+    topic_var = np.sum(p * (x - topic_mu[..., None]) ** 2, axis=-1) * _variance_factor(p, variance, "variations")
     mu = topic_mu @ w
     sigma2 = topic_var @ (w**2)
     return IntraTopicMeanVariance(
@@ -177,6 +191,7 @@ def mve_general(
     alpha: float,
     weights: npt.ArrayLike | None = None,
     user_probability: npt.ArrayLike | None = None,
+    variance: str = "population",
 ) -> MeanVariance:
     """General mean-variance value with query variations aligned by user.
 
@@ -190,6 +205,8 @@ def mve_general(
     with expectations and the (population) variance over users weighted by ``user_probability``.
     Our reading of the per-topic value: ``O_t = w_t E[R_t] - alpha w_t sum_u w_u cov(R_t, R_u)``,
     each topic's share of the mean and of the covariance double sum; the ``O_t`` sum to ``O``.
+    ``variance="sample"`` divides the variance and every covariance by ``1 - sum_k p_k^2``
+    (:func:`sample_variance_factor`; ``M / (M - 1)`` for equally likely users).
 
     Parameters
     ----------
@@ -201,6 +218,8 @@ def mve_general(
         ``(n,)`` non-negative topic weights, normalised to sum 1; uniform when omitted.
     user_probability:
         ``(M,)`` non-negative user probabilities, normalised to sum 1; uniform when omitted.
+    variance:
+        ``"population"`` (the default) or ``"sample"``.
 
     Returns
     -------
@@ -213,17 +232,18 @@ def mve_general(
         No users or topics, non-finite scores, invalid weights or probabilities.
     """
     x = checked_scores(scores, min_ndim=2)
-    alpha = _finite_alpha(alpha)
+    alpha = finite_number(alpha, "alpha")
     w = normalised_weights(weights, x.shape[-1], "topic weights")
     p = normalised_weights(user_probability, x.shape[-2], "user probabilities")
+    factor = _variance_factor(p, variance, "users")
     portfolio = x @ w
     mu = portfolio @ p
     deviation = portfolio - mu[..., None]
-    sigma2 = (deviation**2) @ p
+    sigma2 = (deviation**2) @ p * factor
     topic_mu = np.swapaxes(x, -1, -2) @ p
     # sum_u w_u cov(R_t, R_u) = E_k[(r_tk - E r_t)(R_k - mu)]: the topic's covariance with the portfolio
     topic_covariance = np.swapaxes(x - topic_mu[..., None, :], -1, -2) @ (p * deviation)[..., None]
-    topic_value = w * topic_mu - alpha * w * topic_covariance[..., 0]
+    topic_value = w * topic_mu - alpha * w * topic_covariance[..., 0] * factor
     return MeanVariance(mu=mu, sigma2=sigma2, value=mu - alpha * sigma2, topic_value=topic_value)
 
 
@@ -344,11 +364,18 @@ def _aligned_users(by_topic: dict[str, list[int]], query_users: Sequence[str] | 
     return tuple(dict.fromkeys(query_users))
 
 
-def _finite_alpha(alpha: float) -> float:
-    alpha = float(alpha)
-    if not np.isfinite(alpha):
-        raise StatisticError(f"alpha must be a finite number, got {alpha}")
-    return alpha
+def _variance_factor(probabilities: FloatArray, variance: str, what: str) -> FloatArray | float:
+    """1 for the population variance, :func:`sample_variance_factor` of ``probabilities`` for the sample one."""
+    if variance == "population":
+        return 1.0
+    if variance != "sample":
+        raise StatisticError(f"unknown variance convention {variance!r}; use one of {', '.join(MVE_VARIANCES)}")
+    factor = sample_variance_factor(probabilities)
+    undefined = np.flatnonzero(~np.isfinite(np.atleast_1d(factor)))
+    if undefined.size:
+        where = "" if np.ndim(factor) == 0 else f" (topic position(s) {undefined.tolist()})"
+        raise StatisticError(f"a sample variance needs at least 2 {what} with positive weight{where}")
+    return factor if np.ndim(factor) else float(factor)
 
 
 def _shaped(values: npt.ArrayLike, shape: tuple[int, ...], what: str, dtype: type = np.float64) -> np.ndarray:
@@ -435,6 +462,7 @@ def variation_mve(
     popularity: npt.ArrayLike | None = None,
     present: npt.ArrayLike | None = None,
     user_probability: npt.ArrayLike | None = None,
+    variance: str = "population",
 ) -> MeanVariance | IntraTopicMeanVariance:
     """MVE over query variations in the form chosen for them (MATH.md section 5).
 
@@ -449,7 +477,38 @@ def variation_mve(
         As for :func:`mve_intra_topic`.
     user_probability:
         ``(V,)`` user probabilities (:meth:`VariationLayout.user_probability`) or ``None``.
+    variance:
+        ``"population"`` (the default) or ``"sample"``.
     """
     if user_probability is not None:
-        return mve_general(np.swapaxes(np.asarray(scores, dtype=np.float64), -1, -2), alpha, weights, user_probability)
-    return mve_intra_topic(scores, alpha, weights=weights, popularity=popularity, present=present)
+        return mve_general(np.swapaxes(np.asarray(scores, dtype=np.float64), -1, -2), alpha, weights, user_probability,
+                           variance=variance)
+    return mve_intra_topic(scores, alpha, weights=weights, popularity=popularity, present=present, variance=variance)
+
+
+MVE_VARIANCES = ("population", "sample")
+"""Accepted values of the ``variance`` argument (docs/mathematics.md section 5)."""
+
+
+def sample_variance_factor(probabilities: npt.ArrayLike) -> FloatArray:
+    """``1 / (1 - sum p^2)``: what turns a probability-weighted variance into a sample variance.
+
+    Zuccon, Palotti & Hanbury, CIKM 2016 (the pilot study's variances divide by ``n - 1``); our reading
+    for unequal weights (docs/mathematics.md section 5) is the unbiased estimator with reliability
+    weights, ``sum_q p_q (x_q - mu)^2 / (1 - sum_q p_q^2)``, which is ``n / (n - 1)`` times the
+    population variance when the ``n`` weights are equal.
+
+    Parameters
+    ----------
+    probabilities:
+        ``(..., k)`` weights summing to 1 over the last axis.
+
+    Returns
+    -------
+    numpy.ndarray
+        The factor per leading index; ``inf`` where all weight sits on one value (undefined).
+    """
+    p = np.asarray(probabilities, dtype=np.float64)
+    effective = 1.0 - np.sum(p**2, axis=-1)
+    # a weight of 1 on one value leaves 0 up to rounding: no second value, no sample variance
+    return np.divide(1.0, effective, out=np.full_like(effective, np.inf), where=effective > 1e-12)

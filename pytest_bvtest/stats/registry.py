@@ -36,28 +36,29 @@ from pytest_bvtest.stats.biasvar import (
     apply_normalization,
     bias_variance,
     bias_variance_analysis,
-    checked_scores,
     gap_decomposition,
     grouped_bias_variance,
+    per_topic_target,
     target_constant,
     topic_difficulty,
     variance_samples,
-    virtual_target,
     with_sample_variance,
 )
+from pytest_bvtest.stats.checks import checked_scores
 from pytest_bvtest.stats.gawm import gawm
 from pytest_bvtest.stats.meanvar import mve_inter_topic
 from pytest_bvtest.stats.risk import (
+    ZRiskGeoRisk,
     hurt_topics,
     risk_weighted_deltas,
     robustness_index,
     robustness_loss,
-    ZRiskGeoRisk,
     trisk,
     urisk,
     zrisk_georisk,
     zrisk_georisk_against_target,
 )
+from pytest_bvtest.stats.simulation import SimulationResult
 
 
 @dataclass(frozen=True)
@@ -91,8 +92,11 @@ class AnalysisSettings:
         ``"systems"`` (every other system, SIGIR 2016) or ``"target"`` (the virtual target alone,
         IPM 2022 Table 8) as the baselines of ZRisk and GeoRisk.
     variance:
-        ``"population"`` (MATH.md's default) or ``"sample"`` (n - 1, IPM 2022 Table 8) for Var,
-        Bias²+Var and the gap terms.
+        ``"population"`` (MATH.md's default) or ``"sample"`` (n - 1, IPM 2022 Table 8, Zuccon et al.'s
+        pilot) for Var, Bias²+Var, the gap terms and MVE's variance.
+    target_system:
+        Row of the system whose per-topic scores are the target ``x_T`` of the bias-variance family
+        (SIGIR 2013 Sec. 2.5); ``None`` for the virtual target (the per-topic max, MATH.md section 2).
     """
 
     target: Literal["mean"] | float = "mean"
@@ -104,11 +108,12 @@ class AnalysisSettings:
     gawm_q: float = 1.0
     zrisk_against: str = "systems"
     variance: str = "population"
+    target_system: int | None = None
 
 
 Compute = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray]
 TopicTerms = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray | None]
-SufficientMatrix = Callable[[np.ndarray, Sequence[int], AnalysisSettings], np.ndarray]
+SufficientMatrix = Callable[[np.ndarray, Sequence[int], AnalysisSettings], np.ndarray | None]
 TopicChange = Callable[[np.ndarray, int, int, AnalysisSettings], np.ndarray]
 
 
@@ -176,7 +181,8 @@ class Statistic:
         ``sufficient_matrix(scores, rows, settings)``: a ``(k, n)`` matrix whose first rows are
         ``scores[rows]`` (distinct indices) and on which ``compute`` gives exactly the same values
         for those rows, also after any resampling of topics; ``None`` when the statistic needs
-        every system (GAWM).
+        every system (GAWM), and the function returns ``None`` under settings where it does (a named
+        target system).
     topic_terms:
         ``topic_terms(scores, reference, settings)``: per-topic terms ``(m, n)`` of every system
         that sum over topics to ``compute``'s values; ``None`` when the statistic does not split
@@ -212,6 +218,11 @@ class Statistic:
     p_value:
         Reads the p-value of every system's value from the :attr:`shared` result (TRisk's t-test),
         reported as ``NAME_p``; ``None`` when the statistic has none.
+    from_simulation:
+        For a statistic of the per-topic simulation (MATH.md 3e): the ``(m, n)`` matrix a gate on it
+        reads instead of the scores, from the measure's
+        :class:`~pytest_bvtest.stats.simulation.SimulationResult` (each system's per-topic term, whose
+        mean over topics is the value, IPM 2022 Eq. 13-14). ``None``: the statistic reads the scores.
     """
 
     name: str
@@ -234,6 +245,7 @@ class Statistic:
     shared: Shared | None = None
     from_shared: Callable[[Any], np.ndarray] | None = None
     p_value: Callable[[Any], np.ndarray] | None = None
+    from_simulation: Callable[[SimulationResult], np.ndarray] | None = None
 
     def values(self, scores: np.ndarray, reference: int | None, settings: AnalysisSettings,
                memo: dict[str, Any]) -> np.ndarray:
@@ -291,12 +303,15 @@ def _rows_alone(scores: np.ndarray, rows: Sequence[int], settings: AnalysisSetti
     return scores[list(rows)]
 
 
-def _rows_and_extremes(scores: np.ndarray, rows: Sequence[int], settings: AnalysisSettings) -> np.ndarray:
+def _rows_and_extremes(scores: np.ndarray, rows: Sequence[int], settings: AnalysisSettings) -> np.ndarray | None:
     """Rows plus the per-topic max (the virtual target) and, when normalising, the per-topic min.
 
     The target, ``c``, both normalisations (including their constant-topic rule) and difficulty
-    grouping read the other systems only through these two aggregates.
+    grouping read the other systems only through these two aggregates. A named target system is read
+    by its row index: ``None``, the whole matrix is needed.
     """
+    if settings.target_system is not None:
+        return None
     if isinstance(settings.grouping, DifficultyGrouping) and settings.grouping.difficulty == "mean":
         # difficulty by the mean over systems reads every system: keep them all, the asked rows first
         return scores[list(rows) + [i for i in range(len(scores)) if i not in rows]]
@@ -334,16 +349,27 @@ def _normalized_with_target(x: np.ndarray, settings: AnalysisSettings) -> tuple[
     The building blocks broadcast over leading axes, so a stack of resampled matrices is
     evaluated at once; ``c`` gains a trailing axis to broadcast over systems.
     """
-    normalized = apply_normalization(x, settings.normalize).scores
-    target_scores = virtual_target(normalized)
-    c = np.expand_dims(target_constant(target_scores, settings.target), -1)
-    return normalized, target_scores, c
+    normalized = apply_normalization(x, _topic_normalization(settings), settings.target_system).scores
+    target_scores = per_topic_target(normalized, settings.target_system)
+    group_ratio = settings.normalize == "group-target-ratio" and settings.grouping is not None
+    # the group ratio makes the target 1 on every group: the default c, its mean, is 1
+    c = target_constant(np.ones(target_scores.shape) if group_ratio else target_scores, settings.target)
+    return normalized, target_scores, np.expand_dims(c, -1)
+
+
+def _topic_normalization(settings: AnalysisSettings) -> str:
+    """The normalisation as the per-topic path applies it: without grouping, the group ratio (CIKM 2014
+    Eq. 6) is the per-topic ratio (groups of one topic), which has per-topic terms."""
+    if settings.normalize == "group-target-ratio" and settings.grouping is None:
+        return "target-ratio"
+    return settings.normalize
 
 
 def _grouped(x: np.ndarray, settings: AnalysisSettings) -> tuple[BiasVariance, GapDecomposition]:
     """Grouped Bias2/Var and gap terms of a matrix or a stack of resampled matrices."""
     normalized, target_scores, c = _normalized_with_target(x, settings)
-    return grouped_bias_variance(normalized, target_scores, topic_difficulty(x, settings.grouping), c, settings.grouping)
+    return grouped_bias_variance(normalized, target_scores, topic_difficulty(x, settings.grouping, settings.target_system),
+                                 c, settings.grouping, settings.normalize == "group-target-ratio")
 
 
 def _family_statistic(gap: bool, term: str) -> Compute:
@@ -489,7 +515,7 @@ def _georisk(scores: np.ndarray, reference: int | None, settings: AnalysisSettin
     return _zrisk_family(scores, settings).georisk
 
 
-def _zrisk_sufficient(scores: np.ndarray, rows: Sequence[int], settings: AnalysisSettings) -> np.ndarray:
+def _zrisk_sufficient(scores: np.ndarray, rows: Sequence[int], settings: AnalysisSettings) -> np.ndarray | None:
     """Against the target the other systems act only through the per-topic max; otherwise through the totals."""
     if settings.zrisk_against == "target":
         return _rows_and_extremes(scores, rows, settings)
@@ -524,12 +550,14 @@ def _shared(total: float, parts: np.ndarray) -> np.ndarray:
 
 
 def _mve(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
-    return np.asarray(mve_inter_topic(_score_matrix(scores), settings.mve_alpha, settings.topic_weights).value)
+    return np.asarray(mve_inter_topic(_score_matrix(scores), settings.mve_alpha, settings.topic_weights,
+                                      variance=settings.variance).value)
 
 
 def _mve_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
     """``O_t = w_t (x_t - alpha (x_t - mu)^2)``: the value ``mu - alpha sigma2`` summed topic by topic."""
-    return mve_inter_topic(_score_matrix(scores), settings.mve_alpha, settings.topic_weights).topic_value
+    return mve_inter_topic(_score_matrix(scores), settings.mve_alpha, settings.topic_weights,
+                           variance=settings.variance).topic_value
 
 
 def _gawm(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
@@ -549,7 +577,7 @@ def _statistics(*statistics: Statistic) -> Mapping[str, Statistic]:
 
 BIAS_VARIANCE = Shared("bias_variance", lambda scores, reference, settings: bias_variance_analysis(
     scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping,
-    variance=settings.variance))
+    variance=settings.variance, target_system=settings.target_system))
 """The bias-variance analysis (MATH.md sections 2-3d): grouping is its costly part, so it runs once."""
 
 GAWM_FIXED_POINT = Shared("gawm", lambda scores, reference, settings: gawm(_score_matrix(scores), q=settings.gawm_q))
@@ -560,6 +588,7 @@ TRISK_TEST = Shared("trisk", lambda scores, reference, settings: trisk(
 """TRisk's t-test against the reference: the value and its p-value."""
 
 _BIAS_VARIANCE_DOCS = "concepts.md#bias-and-variance"
+_SIMULATION_DOCS = "mathematics.md#3e-per-topic-bias-variance-over-simulated-collections"
 _GAP_DOCS = "concepts.md#the-gap-decomposition-where-the-variance-comes-from"
 _RISK_DOCS = "concepts.md#risk-harm-compared-with-a-baseline"
 
@@ -691,6 +720,31 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         wording=Wording("quality on the queries that tell systems apart",
                         "Quality on the queries that tell systems apart is lower",
                         "concepts.md#gawm-a-mean-that-ignores-topics-that-discern-nothing"),
+    ),
+    Statistic(
+        name="sim_bias2", label="sim Bias²", higher_is_better=False, compute=_mean, sufficient_matrix=_rows_alone,
+        topic_terms=_mean_terms, mean_like=True, per_system=False, from_simulation=lambda result: result.topic_bias2,
+        summary="Per-topic Bias² over simulated collections, averaged over topics (IPM 2022 Eq. 12-13). Needs "
+                "`analysis.simulation`.",
+        wording=Wording("per-query quality close to the best any system reaches on the simulated collections",
+                        "Per-query quality on the simulated collections sits further below the best", _SIMULATION_DOCS),
+    ),
+    Statistic(
+        name="sim_var", label="sim Var", higher_is_better=False, compute=_mean, sufficient_matrix=_rows_alone,
+        topic_terms=_mean_terms, mean_like=True, per_system=False, from_simulation=lambda result: result.topic_var,
+        summary="Per-topic variance over simulated collections, averaged over topics (IPM 2022 Eq. 12, 14). Needs "
+                "`analysis.simulation`.",
+        wording=Wording("quality on each query that is stable when the collection changes",
+                        "Quality on each query changes more with the collection", _SIMULATION_DOCS),
+    ),
+    Statistic(
+        name="sim_bias2_plus_var", label="sim Bias²+Var", higher_is_better=False, compute=_mean,
+        sufficient_matrix=_rows_alone, topic_terms=_mean_terms, mean_like=True, per_system=False,
+        from_simulation=lambda result: result.topic_bias2 + result.topic_var,
+        summary="Sum of the two: the per-topic squared error over simulated collections. Needs `analysis.simulation`.",
+        wording=Wording("per-query quality that is close to the best and stable when the collection changes",
+                        "Per-query quality on the simulated collections is further below the best or less stable",
+                        _SIMULATION_DOCS),
     ),
 )
 """The catalogue: every statistic a gate can bound, in table order. Every list below derives from it."""

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
+
 # scipy.special's Student t function, not scipy.stats.t (whose sf is this function): scipy.stats takes ~1 s to import.
 from scipy.special import ndtr, stdtr
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.biasvar import checked_scores
+from pytest_bvtest.stats.checks import checked_scores, finite_number
 
 # A delta that is constant up to rounding (e.g. run = baseline + 0.1) leaves a sample standard
 # deviation of a few ulps of the largest |delta|, which would otherwise turn into |TRisk| ~ 1e15.
@@ -47,15 +48,9 @@ class ZRiskGeoRisk:
     topic_z: np.ndarray
 
 
-def _checked_alpha(alpha: float) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)) or not math.isfinite(alpha) or alpha < 0:
-        raise StatisticError(f"risk weight alpha must be a finite number >= 0, got {alpha!r}")
-    return float(alpha)
-
-
 def risk_weighted_deltas(run: ArrayLike, baseline: ArrayLike, alpha: float) -> np.ndarray:
     """``delta_j = r_j - b_j`` for a win or tie, ``(1 + alpha)(r_j - b_j)`` for a loss."""
-    alpha = _checked_alpha(alpha)
+    alpha = finite_number(alpha, "risk weight alpha", minimum=0)
     difference = checked_scores(run) - checked_scores(baseline)
     return np.where(difference < 0, (1.0 + alpha) * difference, difference)
 
@@ -177,7 +172,7 @@ def zrisk_georisk(scores: ArrayLike, alpha: float) -> ZRiskGeoRisk:
     StatisticError
         On negative scores (the expectation model needs non-negative totals).
     """
-    alpha = _checked_alpha(alpha)
+    alpha = finite_number(alpha, "risk weight alpha", minimum=0)
     x = checked_scores(scores, min_ndim=2, non_negative_for="ZRisk/GeoRisk")
     topic_totals = x.sum(axis=-2, keepdims=True)
     system_totals = x.sum(axis=-1, keepdims=True)

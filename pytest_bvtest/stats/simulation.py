@@ -3,7 +3,8 @@
 Across topics, bias-variance says how a system's score spreads over the topic set. Per topic, the
 spread comes from simulated collections instead: each sample redraws the system's retrieved list
 from its own relevant and non-relevant retrieval scores, with a Poisson number of relevant
-documents, and scores the redrawn ranking with AP. The virtual target of a sample is the best AP
+documents, and scores the redrawn ranking with a binary-relevance measure (AP, P@k, R@k, RR,
+nDCG with binary gains, R-precision; :data:`SIMULATED_MEASURES`). The virtual target of a sample is the best AP
 any system reached on it. Randomness is seeded per (seed, system name, topic id) with a stable hash,
 so a system's samples never depend on which other systems are evaluated.
 """
@@ -11,7 +12,7 @@ so a system's samples never depend on which other systems are evaluated.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,10 +20,17 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.biasvar import Tradeoff, whole_number, bias_variance, target_constant, tradeoff, virtual_target
+from pytest_bvtest.stats.biasvar import Tradeoff, bias_variance, target_constant, tradeoff, virtual_target
+from pytest_bvtest.stats.checks import whole_number
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+
+SIMULATED_MEASURES = ("AP", "P", "R", "RR", "nDCG", "Rprec")
+"""Binary-relevance measures computable on a simulated ranked list (trec_eval's map, P_k, recall_k,
+recip_rank, ndcg / ndcg_cut_k with binary gains, Rprec); ``P`` and ``R`` need a cutoff. Not bpref: the
+simulation does not tell judged non-relevant documents from unjudged ones (MATH.md 3e counts both as
+non-relevant)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,6 +90,13 @@ class SimulationResult:
     var: FloatArray
     topic_tradeoff: tuple[Tradeoff, ...]
     tradeoff: Tradeoff
+    measure: str = "AP"
+
+
+def measure_label(measure: str, cutoff: int | None) -> str:
+    """``AP``, ``P@10``, ``nDCG@10 (binary gains)``: how reports name a simulated measure."""
+    label = measure if cutoff is None else f"{measure}@{cutoff}"
+    return f"{label} (binary gains)" if measure == "nDCG" else label
 
 
 def simulate_topic_bias_variance(
@@ -91,6 +106,8 @@ def simulate_topic_bias_variance(
     samples: int = 100,
     seed: int = 0,
     target: Literal["mean"] | float = "mean",
+    measure: str = "AP",
+    cutoff: int | None = None,
 ) -> SimulationResult:
     """Bias2 and Var of each system on each topic over ``samples`` simulated collections.
 
@@ -109,6 +126,14 @@ def simulate_topic_bias_variance(
         Var[i, j]   = mean_b (x_ib[j] - mean_b x_ib[j])^2          (population, over samples)
 
     and of Eq. 13-14: ``Bias2[i] = mean_j Bias2[i, j]``, ``Var[i] = mean_j Var[i, j]``.
+
+    Other binary-relevance measures (``measure``, MATH.md 3e asks for "the binary metric"; our reading
+    of each, with ``R_b = r_b + R - r`` relevant documents in the sample's collection): ``P@k`` the
+    relevant share of the top ``k`` (divided by ``k``, as trec_eval); ``R@k`` the relevant documents
+    in the top ``k`` over ``R_b``; ``RR`` (``RR@k``) one over the rank of the first relevant document
+    (0 without one, or below ``k``); ``nDCG`` (``nDCG@k``) with gain 1 per relevant document,
+    discount ``log2(rank + 1)`` and the ideal list of ``R_b`` relevant documents; ``Rprec`` the
+    precision at rank ``R_b``. Each is 0 when ``R_b = 0``.
 
     Our decisions where MATH.md is silent: when the list has no non-relevant document and
     ``r_b < L``, the ``L - r_b`` missing documents are non-relevant and ranked below every drawn
@@ -131,6 +156,9 @@ def simulate_topic_bias_variance(
         Non-negative seed, reported in the result.
     target:
         ``"mean"`` (mean over samples of the per-sample virtual target) or a fixed number such as 1.
+    measure, cutoff:
+        One of :data:`SIMULATED_MEASURES` and its rank cutoff (required for ``P`` and ``R``, not
+        allowed for ``Rprec``).
 
     Returns
     -------
@@ -145,10 +173,11 @@ def simulate_topic_bias_variance(
     samples = whole_number(samples, "samples")
     seed = whole_number(seed, "seed", minimum=0)
     _check_lists(lists, names, topics)
+    score = _checked_measure(measure, cutoff)
     sample_scores = np.empty((len(names), len(topics), samples))
     for i, name in enumerate(names):
         for j, topic in enumerate(topics):
-            sample_scores[i, j] = _sample_average_precision(lists[i][j], samples, _pair_generator(seed, name, topic))
+            sample_scores[i, j] = score(lists[i][j], samples, _pair_generator(seed, name, topic))
     target_scores = virtual_target(np.swapaxes(sample_scores, 0, 1))
     c = np.broadcast_to(target_constant(target_scores, target), (len(topics),)).copy()
     per_topic = bias_variance(sample_scores, c)
@@ -166,7 +195,101 @@ def simulate_topic_bias_variance(
         var=var,
         topic_tradeoff=tuple(tradeoff(per_topic.bias2[:, j], per_topic.var[:, j]) for j in range(len(topics))),
         tradeoff=tradeoff(bias2, var),
+        measure=measure_label(measure, cutoff),
     )
+
+
+_Scorer = Callable[[RetrievedList, int, np.random.Generator], FloatArray]
+
+
+def _checked_measure(measure: str, cutoff: int | None) -> _Scorer:
+    """The function scoring ``samples`` simulated versions of one list with ``measure`` (and ``cutoff``)."""
+    if measure not in SIMULATED_MEASURES:
+        raise StatisticError(f"the simulation scores binary-relevance measures only ({', '.join(SIMULATED_MEASURES)}), "
+                             f"got {measure!r}")
+    if cutoff is not None:
+        cutoff = whole_number(cutoff, "cutoff")
+    if measure in ("P", "R") and cutoff is None:
+        raise StatisticError(f"{measure} needs a cutoff (e.g. {measure}@10)")
+    if measure == "Rprec" and cutoff is not None:
+        raise StatisticError("Rprec takes no cutoff (it cuts at the topic's number of relevant documents)")
+    if measure == "AP" and cutoff is None:
+        return _sample_average_precision
+
+    def score(retrieved: RetrievedList, samples: int, rng: np.random.Generator) -> FloatArray:
+        if not retrieved.relevant.any():
+            return np.zeros(samples)
+        draws = _draw_samples(retrieved, samples, rng)
+        collection = draws.drawn_relevant + retrieved.relevant_in_qrels - int(np.count_nonzero(retrieved.relevant))
+        return ranked_list_measure(_ranked_relevance(draws), collection, measure, cutoff)
+
+    return score
+
+
+def _ranked_relevance(draws: _Draws) -> BoolArray:
+    """``(B, W)`` relevance of each sample's documents in rank order (score descending, non-relevant
+    first among ties, MATH.md 3e PIN); a sample shorter than ``W`` ends in non-relevant padding."""
+    samples, width = draws.relevant_index.shape
+    relevant_used = np.arange(width) < draws.drawn_relevant[:, None]
+    other_width = draws.other_index.shape[1]
+    other_used = np.arange(other_width) < (other_width - draws.drawn_relevant)[:, None]
+    scores = np.concatenate([draws.relevant_scores[np.minimum(draws.relevant_index, draws.relevant_scores.size - 1)],
+                             draws.other_scores[draws.other_index] if other_width else np.zeros((samples, 0))], axis=1)
+    used = np.concatenate([relevant_used, other_used], axis=1)
+    relevant = np.concatenate([relevant_used, np.zeros((samples, other_width), dtype=bool)], axis=1)
+    # lexsort: the last key is primary: used documents first, then score descending, then non-relevant first
+    order = np.lexsort((relevant, -scores, ~used), axis=-1)
+    return np.take_along_axis(relevant, order, axis=-1)
+
+
+def ranked_list_measure(relevance: npt.ArrayLike, relevant_total: npt.ArrayLike, measure: str,
+                        cutoff: int | None = None) -> FloatArray:
+    """A binary-relevance measure of ranked lists (docs/mathematics.md section 3e; trec_eval's definitions).
+
+    Parameters
+    ----------
+    relevance:
+        ``(B, W)`` booleans, each row a ranked list (rank 1 first).
+    relevant_total:
+        ``(B,)`` relevant documents in each list's collection (``R_b``), retrieved or not.
+    measure, cutoff:
+        One of :data:`SIMULATED_MEASURES` and its cutoff.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(B,)`` scores; 0 where ``relevant_total`` is 0.
+    """
+    rel = np.asarray(relevance, dtype=bool)
+    total = np.asarray(relevant_total, dtype=np.int64)
+    samples, width = rel.shape
+    ranks = np.arange(1, width + 1)
+    top = rel[:, :cutoff] if cutoff is not None else rel
+    found = np.count_nonzero(top, axis=-1).astype(np.float64)
+    has_relevant = total > 0
+    if measure == "AP":
+        hits = np.cumsum(rel, axis=-1)
+        precision_sum = np.sum(np.where(top, hits[:, : top.shape[1]] / ranks[: top.shape[1]], 0.0), axis=-1)
+        return np.divide(precision_sum, total, out=np.zeros(samples), where=has_relevant)
+    if measure == "P":
+        return found / cutoff
+    if measure == "R":
+        return np.divide(found, total, out=np.zeros(samples), where=has_relevant)
+    if measure == "RR":
+        first = np.argmax(top, axis=-1)
+        return np.where(top.any(axis=-1), 1.0 / (first + 1), 0.0)
+    if measure == "nDCG":
+        discount = 1.0 / np.log2(ranks + 1.0)
+        gains = np.sum(np.where(top, discount[: top.shape[1]], 0.0), axis=-1)
+        depth = total if cutoff is None else np.minimum(total, cutoff)
+        ideal_discount = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(1, int(depth.max(initial=0)) + 1) + 1.0))))
+        ideal = ideal_discount[depth]
+        return np.divide(gains, ideal, out=np.zeros(samples), where=ideal > 0)
+    if measure == "Rprec":
+        hits = np.concatenate([np.zeros((samples, 1)), np.cumsum(rel, axis=-1)], axis=1)
+        within = hits[np.arange(samples), np.minimum(total, width)]
+        return np.divide(within, total, out=np.zeros(samples), where=has_relevant)
+    raise StatisticError(f"unknown simulated measure {measure!r}; use one of {', '.join(SIMULATED_MEASURES)}")
 
 
 def _stable_hash(text: str) -> int:

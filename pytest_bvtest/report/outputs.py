@@ -1,9 +1,9 @@
-"""Carrying outcomes from test items to the session's reports.
+"""The session's outputs: the one session document, and every report written from it.
 
 Under pytest-xdist, items run in workers while the summary is written by the controller, so every
 item puts a JSON-ready payload on its test report; the controller assembles the payloads into one
 session document (:mod:`pytest_bvtest.report.jsonreport`) and renders it. The command line builds
-the same document directly from an :class:`~pytest_bvtest.api.Evaluation`.
+the same document directly from an :class:`~pytest_bvtest.evaluation.Evaluation`.
 """
 
 from __future__ import annotations
@@ -20,17 +20,12 @@ from pytest_bvtest.report.history import append_history, gate_series, history_re
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
 
 
-def item_payload(evaluation: Evaluation, outcome: GateOutcome | None,
-                 documents: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """What one item sends to the controller: its measure's evaluation (all measures for an analysis item) and its gate.
-
-    ``documents`` holds measure documents already built for this evaluation, by measure.
-    """
+def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[str, Any]:
+    """What one item sends to the controller: its measure's evaluation (all measures for an analysis item) and its gate."""
     measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
     return {
-        "documents": [documents[measure.measure] if documents is not None
-                      else measure_document(str(evaluation.spec.path), measure, evaluation.simulation, evaluation.inputs,
-                                            evaluation.texts)
+        "documents": [measure_document(str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs,
+                                       evaluation.texts)
                       for measure in measures],
         "gate": None if outcome is None else gate_document(outcome),
         "position": _position(evaluation, outcome),
@@ -42,7 +37,7 @@ def _position(evaluation: Evaluation, outcome: GateOutcome | None) -> list[int]:
     if outcome is None:
         return [-1, -1]
     return next([m, g] for m, measure in enumerate(evaluation.measures)
-                for g, gate in enumerate(measure.gates) if gate.id == outcome.id)
+                for g, gate in enumerate(measure.gates) if gate is outcome)
 
 
 def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
@@ -128,12 +123,11 @@ def assemble(payloads: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str,
 
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
-    """The session document of a single evaluation (the command line's report)."""
-    documents = {measure.measure: measure_document(str(evaluation.spec.path), measure, evaluation.simulation,
-                                                   evaluation.inputs, evaluation.texts)
-                 for measure in evaluation.measures}
-    return assemble((item_payload(evaluation, outcome, documents) for outcome in (None, *evaluation.gates)),
-                    context=run_context(evaluation.spec.folder))
+    """The session document of a single evaluation (the command line's report), built directly."""
+    documents = [{**measure_document(str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs,
+                                     evaluation.texts), "gates": [gate_document(outcome) for outcome in measure.gates]}
+                 for measure in evaluation.measures]
+    return session_document(documents, context=run_context(evaluation.spec.folder))
 
 
 def write_session_outputs(
