@@ -452,7 +452,7 @@ def _with_message(outcome: GateOutcome, undefined: str | None) -> GateOutcome:
         lines.append(f"  warning: {outcome.warning}")
     lines += [f"  warning: {message}" for message in outcome.guards]
     if outcome.worst_topics and (not outcome.passed or outcome.warning or outcome.guards):
-        lines.append(f"  {blame_title(outcome.label, outcome.worst_topics, outcome.worst_against)}:")
+        lines.append(f"  {blame_title(outcome.label, outcome.worst_topics, outcome.worst_against, outcome.statistic)}:")
         for impact in outcome.worst_topics:
             about = f" ({impact.text})" if impact.text else ""
             share = "" if impact.contribution is None else f"; moves {outcome.label} by {impact.contribution:+.4g}"
@@ -462,11 +462,13 @@ def _with_message(outcome: GateOutcome, undefined: str | None) -> GateOutcome:
     return replace(outcome, message="\n".join(lines))
 
 
-def blame_title(label: str, impacts: Sequence[TopicImpact], against: str) -> str:
-    """What the list of blamed topics is: by contribution to the statistic, or by raw loss."""
+def blame_title(label: str, impacts: Sequence[TopicImpact], against: str, statistic: str = "") -> str:
+    """What the list of blamed topics is: by contribution to the statistic, or by raw loss. A simulation
+    statistic's topics show its per-topic terms (MATH.md 3e), not scores."""
     if impacts and impacts[0].contribution is None:
         return f"topics that lost most against {against} ({label} has no per-topic split)"
-    return f"topics that moved {label} most the wrong way (scores vs {against})"
+    simulated = statistic in STATISTICS and STATISTICS[statistic].from_simulation is not None
+    return f"topics that moved {label} most the wrong way ({'per-topic terms' if simulated else 'scores'} vs {against})"
 
 
 def _headline(outcome: GateOutcome, undefined: str | None) -> str:

@@ -705,3 +705,22 @@ def test_sample_variance_reaches_mve_in_every_form(tmp_path: Path, variations_pr
     spec.write_text(spec.read_text().replace("analysis:", "analysis:\n  variance: sample", 1))
     value = evaluate_spec(load_spec(spec), use_cache=False).measure().system("candidate").values["mve"]
     assert value == pytest.approx(0.605 - 2 * 0.25 * (0.0244 / 0.62 + 0.005), abs=1e-12)
+
+
+def test_a_failing_simulation_gate_blames_the_topics_whose_terms_grew(tmp_path: Path) -> None:
+    from pytest_bvtest.report import jsonreport, markdown
+
+    spec = _example_spec(tmp_path, "{simulation: {samples: 20, seed: 7}}",
+                         gates="[{statistic: sim_bias2_plus_var, measure: AP, max_increase: -1}]")
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    gate = evaluation.measure("AP").gates[0]
+    simulation = evaluation.simulation
+    names = simulation.system_names
+    terms = simulation.topic_bias2 + simulation.topic_var
+    growth = terms[names.index("candidate")] - terms[names.index("production")]
+    worst = simulation.topic_ids[int(np.argmax(growth))]
+    assert not gate.passed and gate.worst_topics[0].topic == worst
+    assert gate.worst_topics[0].candidate == pytest.approx(terms[names.index("candidate"), int(np.argmax(growth))])
+    assert "per-topic terms vs production" in gate.message
+    rendered = markdown.render(jsonreport.session_document(jsonreport.evaluation_documents(evaluation)))
+    assert "Topics whose per-topic sim Bias²+Var grew most against production" in rendered

@@ -29,6 +29,7 @@ from pytest_bvtest.report.terminal import (
     topic_notes,
     tradeoff_text,
 )
+from pytest_bvtest.stats.registry import STATISTICS
 
 MARKER = "<!-- pytest-bvtest -->"
 
@@ -170,7 +171,8 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
     with_share = gate.get("blame_by", "contribution") == "contribution" and any(
         impact.get("contribution") is not None for impact in worst)
     label = gate.get("label") or gate["statistic"]
-    header = ("topic", *(["query"] if with_text else []), gate["system"], against, "score Δ",
+    header = ("topic", *(["query"] if with_text else []), gate["system"], against,
+              f"{label} term Δ" if _simulated(gate) else "score Δ",
               *([f"moves {label} by"] if with_share else []))
     rows = [
         (impact["topic"], *([impact.get("text") or ""] if with_text else []), format_number(impact["candidate"]),
@@ -182,6 +184,12 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
     return header, rows
 
 
+def _simulated(gate: Mapping[str, Any]) -> bool:
+    """A gate on a statistic of the per-topic simulation: its blamed topics show per-topic terms, not scores."""
+    statistic = STATISTICS.get(gate["statistic"])
+    return statistic is not None and statistic.from_simulation is not None
+
+
 def blame_title(gate: Mapping[str, Any]) -> str:
     label = gate.get("label") or gate["statistic"]
     against = gate.get("worst_against") or "the comparison"
@@ -189,6 +197,8 @@ def blame_title(gate: Mapping[str, Any]) -> str:
     basis = gate.get("blame_by", "contribution")
     if basis == "raw loss" or (worst and worst[0].get("contribution") is None):
         return f"Topics that lost most against {against} ({label} has no per-topic split here):"
+    if basis == "score difference" and _simulated(gate):
+        return f"Topics whose per-topic {label} grew most against {against} (the simulation's per-topic terms):"
     if basis == "score difference":
         return f"Topics that lost most against {against}:"
     return f"Topics that moved {label} most the wrong way (each topic's share of the change against {against}):"
