@@ -175,8 +175,9 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
                 gated = simulation_matrix(matrix, simulations, gate.statistic)
                 gates.append(judge_gate(spec, gate, gated, settings, candidate, values, variations, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
+    gate_references = tuple(outcome.reference for outcome in gates if outcome.reference is not None)
     guards = measure_guards(matrix, analysis, settings, candidate_name, spec.reference, comparisons,
-                            spec.analysis.guards)
+                            spec.analysis.guards, gate_references)
     gates = [with_guards(outcome, guards) for outcome in gates]
     mve = mean_variance_details(spec, matrix, settings, variations, candidate_name)
     return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,

@@ -58,7 +58,8 @@ def _jobs(text: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(prog="bvtest", description="Search-quality gates: bias-variance, risk and mean-variance evaluation.")
+    parser = _ArgumentParser(prog="bvtest",
+                             description="Search-quality gates: bias-variance, risk and mean-variance evaluation.")
     parser.add_argument("--version", action="version", version=f"pytest-bvtest {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
 
@@ -68,22 +69,26 @@ def _parser() -> argparse.ArgumentParser:
                           help="measure in ir_measures syntax (repeatable), e.g. nDCG@10, AP(rel=2), ERR@20")
     evaluate.add_argument("--mean", action="store_true", help="print one mean per system and measure instead")
     evaluate.add_argument("--tag", default=None, help="evaluate only this run tag of files that hold several systems")
-    evaluate.add_argument("--cache-dir", default=None, help=f"per-topic score cache (default: none; e.g. {DEFAULT_CACHE_DIR})")
+    evaluate.add_argument("--cache-dir", default=None,
+                          help=f"per-topic score cache (default: none; e.g. {DEFAULT_CACHE_DIR})")
     evaluate.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
                           help="evaluate up to N run files at once, each in its own process (default: the core count)")
     evaluate.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (.gz allowed)")
 
-    for name, help_text in (("check", "run the spec's gates (exit 1 when one fails)"), ("report", "print the analysis without gating")):
+    for name, help_text in (("check", "run the spec's gates (exit 1 when one fails)"),
+                            ("report", "print the analysis without gating")):
         command = commands.add_parser(name, help=help_text)
         command.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
         command.add_argument("--run", default=None, help="run file to test instead of the spec's candidate")
         command.add_argument("--json", default=None, metavar="PATH", help="write the JSON report here")
         command.add_argument("--markdown", default=None, metavar="PATH", help="write the Markdown summary here")
         command.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report here")
-        command.add_argument("--plots", default=None, metavar="DIR", help="write Bias²/Var plots here (needs matplotlib)")
+        command.add_argument("--plots", default=None, metavar="DIR",
+                             help="write Bias²/Var plots here (needs matplotlib)")
         command.add_argument("--no-cache", action="store_true", help="do not use the per-topic score cache")
         command.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
-                             help="evaluate up to N uncached run files at once, each in its own process (default: the core count)")
+                             help="evaluate up to N uncached run files at once, each in its own process "
+                                  "(default: the core count)")
         command.add_argument("--allow-outside-project", action="store_true",
                              help="allow the spec's cache folder (and check's updated reference) outside the project")
     check = commands.choices["check"]
@@ -133,7 +138,8 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
                   f"{', '.join(missing[:10])}", file=sys.stderr)
         ignored = notes.ignored_topics.get(system, ())
         if ignored:
-            print(f"bvtest: {system}: {len(ignored)} topic(s) outside the evaluated topics (not judged, or no relevant document) ignored: {', '.join(ignored[:10])}", file=sys.stderr)
+            print(f"bvtest: {system}: {len(ignored)} topic(s) outside the evaluated topics "
+                  f"(not judged, or no relevant document) ignored: {', '.join(ignored[:10])}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -158,7 +164,8 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     )
     if arguments.command == "check" and (arguments.update or arguments.update_force):
         try:
-            lines = update_reference(evaluation, force=arguments.update_force, allow_outside=arguments.allow_outside_project)
+            lines = update_reference(evaluation, force=arguments.update_force,
+                                     allow_outside=arguments.allow_outside_project)
         except BvtestError as error:
             if evaluation.passed:
                 raise
@@ -207,7 +214,6 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     from dataclasses import replace
 
     from pytest_bvtest.api import evaluate_spec, replay_baselines, spec_under_test
-    from pytest_bvtest.spec import CalibrationSpec
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if spec.candidate is None or not spec.gates:
@@ -323,21 +329,44 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 def _run(arguments: argparse.Namespace, out: TextIO) -> int:
     try:
-        if arguments.command == "evaluate":
-            return _evaluate(arguments, out)
-        if arguments.command == "calibrate":
-            return _calibrate(arguments, out)
-        if arguments.command == "history":
-            return _history(arguments, out)
-        return _check_or_report(arguments, out)
+        code = _command(arguments, out)
+        out.flush()  # a reader that closed the pipe shows here, not in the interpreter's flush at exit
+        return code
     except BvtestError as error:
         print(f"bvtest: error: {error}", file=sys.stderr)
         return EXIT_INPUT_ERROR
-    except BrokenPipeError:
+    except BrokenPipeError:  # before OSError, its base class
+        _discard_stdout(out)
         return EXIT_OK
     except OSError as error:  # a stream the writers do not own (stdout on a full disk); str() names the file if known
         print(f"bvtest: error: {error}", file=sys.stderr)
         return EXIT_INPUT_ERROR
+
+
+def _command(arguments: argparse.Namespace, out: TextIO) -> int:
+    if arguments.command == "evaluate":
+        return _evaluate(arguments, out)
+    if arguments.command == "calibrate":
+        return _calibrate(arguments, out)
+    if arguments.command == "history":
+        return _history(arguments, out)
+    return _check_or_report(arguments, out)
+
+
+def _discard_stdout(out: TextIO) -> None:
+    """The reader closed the pipe early (``bvtest evaluate ... | head``): stop quietly, as Unix tools do.
+
+    Python's SIGPIPE recipe (https://docs.python.org/3/library/signal.html#note-on-sigpipe): point
+    stdout at devnull, so that the interpreter's flush at exit does not fail again and print
+    "Exception ignored ... BrokenPipeError". A stream other than stdout (a caller's) is left alone.
+    """
+    if out is not sys.stdout:
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -184,8 +184,12 @@ def target_constant_out_of_range(c: float, target_scores: np.ndarray, bounded_by
 
 def measure_guards(matrix: ScoreMatrix, analysis: BiasVarianceAnalysis, settings: AnalysisSettings,
                    candidate: str | None, reference: str | None, comparisons: Sequence[Comparison],
-                   thresholds: GuardSettings) -> tuple[Guard, ...]:
-    """The guards that fire on one measure's evaluation, most urgent first."""
+                   thresholds: GuardSettings, gate_references: Sequence[str] = ()) -> tuple[Guard, ...]:
+    """The guards that fire on one measure's evaluation, most urgent first.
+
+    ``gate_references`` are the systems the measure's gates are measured against (a gate may name its
+    own ``reference``): each is checked for topics it has no ranking for, like the spec's reference.
+    """
     scores = matrix.scores
     found = []
     if candidate is not None:
@@ -196,9 +200,10 @@ def measure_guards(matrix: ScoreMatrix, analysis: BiasVarianceAnalysis, settings
             mean = float(scores[index].mean())
             found.append(stale_reference(mean, mean - against.difference, against.baseline, against.p_randomization,
                                          matrix.measure, against.permutations, thresholds))
-        if reference is not None:
-            found.append(reference_missing_topics(scores, matrix.imputed, matrix.topics, index, matrix.index(reference),
-                                                  matrix.systems, matrix.measure))
+        for compared in dict.fromkeys((*((reference,) if reference is not None else ()), *gate_references)):
+            if compared != candidate:
+                found.append(reference_missing_topics(scores, matrix.imputed, matrix.topics, index,
+                                                      matrix.index(compared), matrix.systems, matrix.measure))
     found.append(unanswered_topics(scores, matrix.topics, matrix.measure, thresholds.unanswered_share))
     bounded_by_one = settings.normalize != "none" or bool(np.all(scores <= 1))
     found.append(target_constant_out_of_range(float(analysis.c), analysis.target_scores, bounded_by_one, matrix.measure))

@@ -47,6 +47,28 @@ def test_evaluate_mean(capsys: pytest.CaptureFixture[str]) -> None:
     assert means["candidate-pass"] == pytest.approx(0.5734, abs=5e-5)
 
 
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize("mean", [True, False], ids=["mean", "per-topic"])
+def test_evaluate_into_a_pipe_the_reader_closed_stops_quietly(unbuffered: bool, mean: bool) -> None:
+    """`bvtest evaluate ... | head`: no traceback, no "Exception ignored", no message, exit 0.
+
+    The pipe's read end is closed before the process starts, so the first write to stdout fails:
+    buffered, at the final flush (the short --mean output); unbuffered, at the first line."""
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        environment["PYTHONUNBUFFERED"] = "1"
+    arguments = ["evaluate", "--qrels", "eval/qrels.txt", "-m", "nDCG@10", *(["--mean"] if mean else []),
+                 "runs/production.run"]
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        finished = subprocess.run([sys.executable, "-m", "pytest_bvtest.cli", *arguments], stdout=write_end,
+                                  stderr=subprocess.PIPE, text=True, cwd=EXAMPLE, env=environment)
+    finally:
+        os.close(write_end)
+    assert (finished.returncode, finished.stderr) == (0, "")
+
+
 def test_check_exit_codes_and_reports(tmp_path: Path) -> None:
     passing = run_cli("check", "bvtest.yaml", "--no-cache", "--json", str(tmp_path / "pass.json"))
     assert passing.returncode == 0, passing.stderr

@@ -236,3 +236,27 @@ def test_real_web_2012_baselines_miss_seven_topics_a_spec_may_accept_it_and_reje
     spec.write_text(text.replace("GUARDS", "{stale_reference_gain: 1.5}"))
     with pytest.raises(InputError, match=r"analysis\.guards\.stale_reference_gain: must lie between 0 and 1"):
         spec_under_test(spec)
+
+
+def test_a_gate_with_its_own_reference_is_checked_for_that_references_missing_topics(tmp_path: Path) -> None:
+    runs = shared_path("trec_covid_ohsu_runs", "runs", "Round4_Runs_LessRM3")
+    with gzip.open(runs / "FullOHSU.txt.gz", "rt") as full:
+        (tmp_path / "full-cut.run").write_text("".join(line for line in full if int(line.split()[0]) <= 35))
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(textwrap.dedent(f"""
+        qrels: {shared_path("anserini_tools_qrels_topics", "qrels", "qrels.covid-round4.txt")}
+        measures: [nDCG@10]
+        baselines: {{production: {runs / "FullUDel.txt.gz"}, cut: full-cut.run}}
+        candidate: {{run: {runs / "AbstractOHSU.txt.gz"}, name: candidate}}
+        reference: production
+        cache: false
+        gates:
+          - {{statistic: mean, max_decrease: 0.01, reference: cut}}
+          - {{statistic: mean, max_decrease: 0.2, name: against_production}}
+    """))
+    evaluation = evaluate_spec(spec_under_test(spec), use_cache=False).measure()
+    missing = [guard for guard in evaluation.guards if guard.kind == "reference_missing"]
+    assert [guard.reference for guard in missing] == ["cut"]
+    against_cut, against_production = evaluation.gates
+    assert against_cut.outcome == "OK*" and against_cut.guards[0].startswith("the reference cut has no ranking")
+    assert not any(guard.startswith("the reference") for guard in against_production.guards)
