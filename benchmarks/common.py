@@ -21,7 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +82,7 @@ def report_to_parent(row: dict) -> None:
     print(json.dumps(row), flush=True)
 
 
-def run_child(module: str, case: str, arguments: Sequence[str]) -> dict:
+def run_child(module: str, case: str, arguments: Sequence[str], python: str = sys.executable) -> dict:
     """Run ``python -m <module> --child CASE ARGUMENTS...`` in a fresh process from the repository root.
 
     Returns the JSON object on the last line of its output with ``process`` added: the wall time of
@@ -91,7 +91,7 @@ def run_child(module: str, case: str, arguments: Sequence[str]) -> dict:
     """
     started = time.perf_counter()
     finished = subprocess.run(
-        [sys.executable, "-m", module, "--child", case, *map(str, arguments)],
+        [python, "-m", module, "--child", case, *map(str, arguments)],
         capture_output=True,
         text=True,
         cwd=REPOSITORY_ROOT,
@@ -110,16 +110,18 @@ def run_cases(
     repeats: int,
     arguments: Callable[[str, int], Sequence[object]],
     check: Callable[[str, dict], None] | None = None,
+    pythons: Mapping[str, str] | None = None,
 ) -> dict[str, list[dict]]:
     """Every case ``repeats`` times, each in a fresh process (``run_child``), the cases alternating.
 
     ``arguments(case, repeat)`` gives the child's arguments after the case; ``check(case, row)``, if
-    given, sees each row as it comes (to exit on a wrong one).
+    given, sees each row as it comes (to exit on a wrong one). ``pythons[case]``, if given, is the Python
+    that runs that case (a peer installed in its own environment); the others run in this one.
     """
     results: dict[str, list[dict]] = {case: [] for case in cases}
     for repeat in range(repeats):
         for case in cases:
-            row = run_child(module, case, arguments(case, repeat))
+            row = run_child(module, case, arguments(case, repeat), (pythons or {}).get(case, sys.executable))
             if check is not None:
                 check(case, row)
             results[case].append(row)

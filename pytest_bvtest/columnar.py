@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -57,28 +57,21 @@ def computes(measure: Measure) -> bool:
 
 @dataclass(frozen=True)
 class RankedGains:
-    """Every topic's gains in trec_eval's ranking order, topics one after another.
+    """The documents that gain anything, of every topic ranked in trec_eval's order.
 
-    ``gains[starts[j]:starts[j + 1]]`` are the gains of topic ``topics[j]`` at ranks 1, 2, ...;
-    ``judged_topic`` and ``judged_grades`` are the qrels of the same topics (every judgment, as
-    row index and grade), for the number of relevant documents and the ideal ranking.
+    Only a document with a positive gain counts in any measure here, so only those are kept:
+    the i-th of them belongs to topic ``topics[topic[i]]``, lies at rank ``rank[i]`` (from 1) and has
+    gain ``gain[i]``, in topic order and rank order within a topic. ``judged_topic`` and
+    ``judged_grades`` are the qrels of the same topics (every judgment, as topic index and grade),
+    for the number of relevant documents and the ideal ranking.
     """
 
     topics: tuple[str, ...]
-    starts: np.ndarray
-    gains: np.ndarray
+    topic: np.ndarray
+    rank: np.ndarray
+    gain: np.ndarray
     judged_topic: np.ndarray
     judged_grades: np.ndarray
-
-    @property
-    def row_topic(self) -> np.ndarray:
-        """The topic (row index into ``topics``) of every ranked document."""
-        return np.repeat(np.arange(len(self.topics)), np.diff(self.starts))
-
-    @property
-    def ranks(self) -> np.ndarray:
-        """The rank (from 1) of every ranked document within its topic."""
-        return np.arange(1, self.gains.size + 1) - np.repeat(self.starts[:-1], np.diff(self.starts))
 
 
 def rank_by_trec_eval_order(
@@ -100,27 +93,30 @@ def rank_by_trec_eval_order(
 
     Returns
     -------
-    numpy.ndarray
-        Indices into the rows, topics kept in their order.
+    numpy.ndarray or None
+        Indices into the rows, topics kept in their order; ``None`` when the rows are in that order.
     """
     row_topic = np.repeat(np.arange(lengths.size), lengths)
     # + 0 turns -0.0 into 0.0, which C compares equal
     similarity = scores.astype(np.float32) + np.float32(0)
     next_topic_same = row_topic[1:] == row_topic[:-1]
     # Runs written in rank order (the usual case) are recognised as sorted in one pass.
+    order: np.ndarray | None = None
     if np.all(~next_topic_same | (similarity[1:] <= similarity[:-1])):
-        order = np.arange(scores.size)
         tied_with_next = next_topic_same & (similarity[1:] == similarity[:-1])
+        sorted_gains = gains
     else:
         order = np.lexsort((-similarity, row_topic))
         sorted_similarity = similarity[order]
         tied_with_next = next_topic_same & (sorted_similarity[1:] == sorted_similarity[:-1])
-    del similarity, next_topic_same
+        sorted_gains = gains[order]
+    del similarity, next_topic_same, row_topic
     # Tie groups are maximal stretches of rows tied with the next; only those whose gains differ matter.
-    sorted_gains = gains[order]
     differs = tied_with_next & (sorted_gains[1:] != sorted_gains[:-1])
     if not differs.any():
         return order
+    if order is None:
+        order = np.arange(scores.size)
     edges = np.diff(np.concatenate(([False], tied_with_next, [False])).astype(np.int8))
     group_start, group_stop = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) + 1
     differences_before = np.concatenate(([0], np.cumsum(differs)))
@@ -156,45 +152,55 @@ def ranked_gains_from_columns(judgments: Mapping[str, Mapping[str, int]], run: R
 
 def _ranked_gains(judgments: Mapping[str, Mapping[str, int]], topics: Sequence[str], lengths: np.ndarray,
                   scores: np.ndarray, docnos: Sequence[str]) -> RankedGains:
-    """Sort topic-grouped rows into trec_eval's order with each document's gain beside it."""
-    stops = np.cumsum(lengths).tolist()
-    grades = np.fromiter(
-        chain.from_iterable(
-            map(judgments[qid].get, docnos[stop - length:stop], repeat(0))
-            for qid, stop, length in zip(topics, stops, lengths.tolist())
-        ),
-        dtype=np.int64,
-        count=len(docnos),
-    )
-    gains = np.maximum(grades, 0)
+    """Sort topic-grouped rows into trec_eval's order and keep the documents with a positive gain."""
+    stops = np.cumsum(lengths)
+    gains = _gains(judgments, topics, stops, docnos)
     order = rank_by_trec_eval_order(lengths, scores, gains, docnos)
-    starts = np.concatenate(([0], np.cumsum(lengths)))
+    sorted_gains = gains if order is None else gains[order]
+    positive = np.flatnonzero(sorted_gains > 0)
+    topic = np.searchsorted(stops, positive, side="right")
+    rank = positive - (stops - lengths)[topic] + 1
     judged_counts = np.fromiter((len(judgments[qid]) for qid in topics), dtype=np.int64, count=len(topics))
     judged_grades = np.fromiter(
         chain.from_iterable(judgments[qid].values() for qid in topics), dtype=np.int64, count=int(judged_counts.sum())
     )
     judged_topic = np.repeat(np.arange(len(topics)), judged_counts)
-    return RankedGains(tuple(topics), starts, gains[order], judged_topic, judged_grades)
+    return RankedGains(tuple(topics), topic, rank, sorted_gains[positive], judged_topic, judged_grades)
+
+
+def _gains(judgments: Mapping[str, Mapping[str, int]], topics: Sequence[str], stops: np.ndarray,
+           docnos: Sequence[str]) -> np.ndarray:
+    """Each row's gain: its topic's grade of the document, 0 when unjudged or graded below 0.
+
+    Most retrieved documents are judged in no topic at all, so the rows whose docno is judged
+    somewhere are found first at C speed; only those are looked up in their own topic's judgments.
+    """
+    judged_somewhere = set().union(*(judgments[qid] for qid in topics))
+    candidates = np.flatnonzero(np.fromiter(map(judged_somewhere.__contains__, docnos), dtype=bool, count=len(docnos)))
+    candidate_topics = np.searchsorted(stops, candidates, side="right").tolist()
+    gains = np.zeros(len(docnos), dtype=np.int64)
+    gains[candidates] = [judgments[topics[topic]].get(docnos[row], 0) for row, topic in zip(candidates.tolist(), candidate_topics)]
+    return np.maximum(gains, 0, out=gains)
 
 
 def evaluate(ranked: RankedGains, measures: Sequence[Measure]) -> dict[Measure, dict[str, float]]:
     """Per-topic values of each measure (every one must satisfy :func:`computes`), keyed by topic."""
     topic_count = len(ranked.topics)
-    row_topic, ranks = ranked.row_topic, ranked.ranks
     values: dict[Measure, dict[str, float]] = {}
     for measure in measures:
         if measure.name == "nDCG":
-            per_topic = _ndcg(ranked, row_topic, ranks, measure.cutoff)
+            per_topic = _ndcg(ranked, measure.cutoff)
         else:
-            relevant = ranked.gains >= measure.rel
+            relevant = ranked.gain >= measure.rel
+            topic, rank = ranked.topic[relevant], ranked.rank[relevant]
             relevant_count = np.bincount(ranked.judged_topic, weights=ranked.judged_grades >= measure.rel,
                                          minlength=topic_count)
             if measure.name == "AP":
-                per_topic = _average_precision(relevant, row_topic, ranks, relevant_count, ranked.starts)
+                per_topic = _average_precision(topic, rank, relevant_count)
             elif measure.name == "RR":
-                per_topic = _reciprocal_rank(relevant, row_topic, ranks, topic_count, measure.cutoff)
+                per_topic = _reciprocal_rank(topic, rank, topic_count, measure.cutoff)
             else:
-                retrieved = np.bincount(row_topic, weights=relevant & (ranks <= measure.cutoff), minlength=topic_count)
+                retrieved = np.bincount(topic[rank <= measure.cutoff], minlength=topic_count)
                 if measure.name == "P":
                     per_topic = retrieved / measure.cutoff
                 else:
@@ -203,42 +209,38 @@ def evaluate(ranked: RankedGains, measures: Sequence[Measure]) -> dict[Measure, 
     return values
 
 
-def _average_precision(relevant: np.ndarray, row_topic: np.ndarray, ranks: np.ndarray,
-                       relevant_count: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """trec_eval's ``map``: sum of precision at each relevant retrieved document over the relevant count."""
-    running = np.cumsum(relevant)
-    before_topic = np.concatenate(([0], running))[starts[:-1]]
-    relevant_so_far = running - np.repeat(before_topic, np.diff(starts))
-    precision_sum = np.bincount(row_topic[relevant], weights=relevant_so_far[relevant] / ranks[relevant],
-                                minlength=relevant_count.size)
+def _average_precision(topic: np.ndarray, rank: np.ndarray, relevant_count: np.ndarray) -> np.ndarray:
+    """trec_eval's ``map`` from the relevant retrieved documents (topic and rank, in ranking order).
+
+    The sum of precision at each of them (relevant so far / rank), over the topic's relevant count.
+    """
+    relevant_so_far = np.arange(1, topic.size + 1) - np.searchsorted(topic, topic, side="left")
+    precision_sum = np.bincount(topic, weights=relevant_so_far / rank, minlength=relevant_count.size)
     return np.divide(precision_sum, relevant_count, out=np.zeros(relevant_count.size), where=relevant_count > 0)
 
 
-def _reciprocal_rank(relevant: np.ndarray, row_topic: np.ndarray, ranks: np.ndarray, topic_count: int,
-                     cutoff: int | None) -> np.ndarray:
+def _reciprocal_rank(topic: np.ndarray, rank: np.ndarray, topic_count: int, cutoff: int | None) -> np.ndarray:
     """1 / rank of each topic's first relevant document (0 without one, or when it lies below ``cutoff``)."""
     first = np.full(topic_count, np.inf)
-    np.minimum.at(first, row_topic[relevant], ranks[relevant])
+    with_relevant, first_of_topic = np.unique(topic, return_index=True)
+    first[with_relevant] = rank[first_of_topic]
     if cutoff is not None:
         first[first > cutoff] = np.inf
     return 1.0 / first
 
 
-def _ndcg(ranked: RankedGains, row_topic: np.ndarray, ranks: np.ndarray, cutoff: int | None) -> np.ndarray:
+def _ndcg(ranked: RankedGains, cutoff: int | None) -> np.ndarray:
     """trec_eval's ``ndcg`` / ``ndcg_cut_k``: linear gain, discount log2(rank + 1), ideal cut like the ranking."""
     topic_count = len(ranked.topics)
-    counted = ranked.gains > 0
-    if cutoff is not None:
-        counted &= ranks <= cutoff
-    dcg = np.bincount(row_topic[counted], weights=ranked.gains[counted] / np.log2(ranks[counted] + 1.0),
+    counted = slice(None) if cutoff is None else ranked.rank <= cutoff
+    dcg = np.bincount(ranked.topic[counted], weights=ranked.gain[counted] / np.log2(ranked.rank[counted] + 1.0),
                       minlength=topic_count)
     # The ideal ranking: each topic's positive grades, largest first.
     positive = ranked.judged_grades > 0
     ideal_topic, ideal_grades = ranked.judged_topic[positive], ranked.judged_grades[positive]
     order = np.lexsort((-ideal_grades, ideal_topic))
     ideal_topic, ideal_grades = ideal_topic[order], ideal_grades[order]
-    ideal_starts = np.searchsorted(ideal_topic, np.arange(topic_count))
-    ideal_ranks = np.arange(1, ideal_topic.size + 1) - ideal_starts[ideal_topic]
+    ideal_ranks = np.arange(1, ideal_topic.size + 1) - np.searchsorted(ideal_topic, ideal_topic, side="left")
     kept = slice(None) if cutoff is None else ideal_ranks <= cutoff
     ideal = np.bincount(ideal_topic[kept], weights=ideal_grades[kept] / np.log2(ideal_ranks[kept] + 1.0),
                         minlength=topic_count)
