@@ -125,8 +125,8 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
                    else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed))
     measures = _family_wise(spec, tuple(_evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations)
                                         for matrix, compared in zip(ordered, comparisons)))
-    return Evaluation(spec, measures, cache.hits, cache.misses, tuple(simulations.values()), input_files(spec, cache),
-                      texts)
+    return Evaluation(spec, measures, simulations=tuple(simulations.values()), inputs=input_files(spec, cache),
+                      texts=texts)
 
 
 def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: VariationMVE | None,

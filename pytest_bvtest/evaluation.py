@@ -164,8 +164,6 @@ class Evaluation:
 
     spec: Spec
     measures: tuple[MeasureEvaluation, ...]
-    cache_hits: int = 0
-    cache_misses: int = 0
     #: The per-topic simulation of each of ``analysis.simulation.measures`` (MATH.md 3e), in spec order.
     simulations: tuple[SimulationResult, ...] = ()
     inputs: tuple[InputFile, ...] = ()

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pytest_bvtest.stats.registry import STATISTICS
+
 if TYPE_CHECKING:
     from pytest_bvtest.comparisons import Comparison
     from pytest_bvtest.matrix import ScoreMatrix
@@ -42,8 +44,8 @@ UNANSWERED_SHARE = 0.10
 STALE_REFERENCE_P = 0.01
 #: ...and at least this large, as a share of the reference's mean.
 STALE_REFERENCE_GAIN = 0.10
-#: Gated statistics measured against the target constant ``c``.
-TARGET_CONSTANT_STATISTICS = ("bias2", "bias2_plus_var")
+#: Gated statistics measured against the target constant ``c`` (the catalogue's ``reads_target_constant``).
+TARGET_CONSTANT_STATISTICS = tuple(name for name, statistic in STATISTICS.items() if statistic.reads_target_constant)
 
 _TOLERANCE = 1e-12
 _LISTED = 10

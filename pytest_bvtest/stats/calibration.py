@@ -36,9 +36,6 @@ from pytest_bvtest.stats.checks import checked_seed, open_interval, whole_number
 from pytest_bvtest.stats.inference import paired_problem, topic_assignments
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings, Statistic
 
-#: Statistics measured against every baseline at once (ZRisk, GeoRisk): like those measured against
-#: the reference (URisk, TRisk, ...: ``needs_reference``), their null is of the candidate's own value.
-_AGAINST_THE_BASELINES = frozenset({"zrisk", "georisk"})
 
 #: Up to this many topics every swap is enumerated (65,536 at most): the null is exact.
 EXACT_TOPICS = 16
@@ -71,7 +68,8 @@ def null_of_own_value(statistic: str) -> bool:
     Statistics measured against the reference (``needs_reference``: URisk, TRisk, ...) or against
     every baseline (ZRisk, GeoRisk) already place an equal system near their no-change level.
     """
-    return STATISTICS[statistic].needs_reference or statistic in _AGAINST_THE_BASELINES
+    definition = STATISTICS[statistic]
+    return definition.needs_reference or definition.against_other_systems
 
 
 @dataclass(frozen=True)

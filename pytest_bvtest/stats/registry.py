@@ -197,6 +197,12 @@ class Statistic:
         What it is, one line of the statistics table in ``docs/spec.md`` (:func:`docs_table`).
     uses_topic_weights:
         True when ``settings.topic_weights`` enters the value (they are resampled with the topics).
+    against_other_systems:
+        True when the value already compares the system with every other system (ZRisk, GeoRisk):
+        with ``needs_reference``, the calibration's null is then of the candidate's own value.
+    reads_target_constant:
+        True when the value is measured against the target constant ``c``, so that the
+        ``target_constant`` guard concerns gates on it.
     mean_like:
         True when the value is the average of the per-topic scores, so that a topic's share of the
         change is its raw score difference over ``n``: the reports then show the raw difference only.
@@ -236,6 +242,8 @@ class Statistic:
     wording: Wording
     summary: str
     uses_topic_weights: bool = False
+    against_other_systems: bool = False
+    reads_target_constant: bool = False
     mean_like: bool = False
     per_system: bool = True
     promised: bool = False
@@ -604,7 +612,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         name="bias2", label="Bias²", higher_is_better=False, compute=_family_statistic(False, "bias2"),
         sufficient_matrix=_rows_and_extremes, topic_terms=_bias_variance_terms("bias2"),
         shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.bias_variance.bias2,
-        promised=True, column="Bias²", plot_marker="o", plot_color="#1f77b4",
+        promised=True, column="Bias²", plot_marker="o", reads_target_constant=True, plot_color="#1f77b4",
         summary="`(mean - c)²`: how far the mean is from the target.",
         wording=Wording("average quality close to the best achievable (the virtual target)",
                         "Average quality sits further below the best achievable", _BIAS_VARIANCE_DOCS),
@@ -622,7 +630,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         name="bias2_plus_var", label="Bias²+Var", higher_is_better=False, compute=_family_statistic(False, "error"),
         sufficient_matrix=_rows_and_extremes, topic_terms=_bias_variance_terms("error"),
         shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.bias_variance.error,
-        promised=True, column="Bias²+Var", plot_marker="^", plot_color="#2ca02c",
+        promised=True, column="Bias²+Var", plot_marker="^", reads_target_constant=True, plot_color="#2ca02c",
         summary="`mean((x - c)²) = Bias² + Var`.",
         wording=Wording("quality that is both close to the best achievable and consistent from query to query",
                         "Quality varies more from query to query or sits further below the best achievable",
@@ -692,6 +700,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
     ),
     Statistic(
         name="zrisk", label="ZRisk", higher_is_better=True, compute=_zrisk, sufficient_matrix=_zrisk_sufficient,
+        against_other_systems=True,
         topic_terms=_zrisk_terms, promised=True,
         summary="Risk against all other systems at once (needs non-negative scores).",
         wording=Wording("no query much worse than the other systems lead one to expect",
@@ -699,6 +708,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
     ),
     Statistic(
         name="georisk", label="GeoRisk", higher_is_better=True, compute=_georisk, sufficient_matrix=_zrisk_sufficient,
+        against_other_systems=True,
         topic_terms=None, topic_change=_georisk_change, promised=True, column="GeoRisk",
         summary="Combines the mean and ZRisk (needs non-negative scores).",
         wording=Wording("quality that is both high and free of surprising shortfalls against the other systems",
