@@ -52,7 +52,8 @@ def _public_names(module: object) -> list[str]:
         origin = getattr(value, "__module__", None) or ""
         return origin in (home, "_" + home) or origin.startswith(home + ".")
 
-    return sorted(name for name in vars(module) if not name.startswith("_") and defined_here(_public_object(module, name)))
+    return sorted(name for name in vars(module)
+                  if not name.startswith("_") and defined_here(_public_object(module, name)))
 
 
 def _public_object(module: object, name: str) -> object:
@@ -63,7 +64,9 @@ def _public_object(module: object, name: str) -> object:
 
 
 def _depends_on_environment(text: str) -> bool:
-    return "<" in text or any(prefix in text for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix})
+    # sys.executable too: started as ``../.venv/bin/python`` it is not under the (normalised) prefixes
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.executable} - {"", None}
+    return "<" in text or any(path in text for path in paths)
 
 
 def _signature(obj: object) -> str:

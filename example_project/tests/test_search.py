@@ -1,8 +1,7 @@
-"""The example project's search code: tokeniser, BM25/BM25F, RM3, run writer, committed data.
+"""The search code: tokeniser, BM25/BM25F, RM3, run writer, committed data.
 
-The example lives in ``example_project/`` as a team repository of its own; its ``search`` package is
-imported from there. Nothing here needs ``../shared/data``: the corpus, topics, judgments and runs
-are committed inside the example.
+Nothing here needs ``../shared/data``: the corpus, topics, judgments and runs are committed in this
+project.
 """
 
 from __future__ import annotations
@@ -17,21 +16,17 @@ import numpy as np
 import pytest
 import pytrec_eval
 from scipy import sparse
+from search.analysis import IDENTIFIER_ANALYZER, PLAIN_ANALYZER, identifier_parts, plural_stem
+from search.bm25 import bm25_idf, bm25_weights, build_index, top_documents
+from search.build_corpus import iter_documents
+from search.collection import CORPUS_PATH, Document, load_corpus, load_topics
+from search.configs import CONFIGS
+from search.rm3 import rm3_query
+from search.run import Searcher, main, run_lines
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
-if str(EXAMPLE) not in sys.path:
-    sys.path.insert(0, str(EXAMPLE))
-
-from search.analysis import IDENTIFIER_ANALYZER, PLAIN_ANALYZER, identifier_parts, plural_stem  # noqa: E402
-from search.bm25 import bm25_idf, bm25_weights, build_index, top_documents  # noqa: E402
-from search.build_corpus import iter_documents  # noqa: E402
-from search.collection import CORPUS_PATH, Document, load_corpus, load_topics  # noqa: E402
-from search.configs import CONFIGS  # noqa: E402
-from search.rm3 import rm3_query  # noqa: E402
-from search.run import Searcher, main, run_lines  # noqa: E402
-
-QRELS_PATH = EXAMPLE / "eval" / "qrels.txt"
-RUNS = EXAMPLE / "runs"
+PROJECT = Path(__file__).resolve().parents[1]
+QRELS_PATH = PROJECT / "eval" / "qrels.txt"
+RUNS = PROJECT / "runs"
 
 
 def doc(docno: str, text: str) -> Document:
@@ -204,7 +199,8 @@ def test_committed_corpus_is_modest_unique_and_records_its_interpreter(corpus):
 def test_extraction_reproduces_the_committed_corpus_on_the_recording_interpreter(tmp_path):
     meta = json.loads(CORPUS_PATH.with_suffix(".meta.json").read_text(encoding="utf-8"))
     if (platform.python_version(), sys.platform) != (meta["python_version"], meta["platform"]):
-        pytest.skip(f"corpus recorded on Python {meta['python_version']} ({meta['platform']}); docstrings differ elsewhere")
+        pytest.skip(f"corpus recorded on Python {meta['python_version']} ({meta['platform']}); "
+                    "docstrings differ elsewhere")
     extracted = list(iter_documents())
     assert [d.docno for d in extracted] == [d.docno for d in load_corpus()]
     assert extracted == load_corpus()
@@ -324,7 +320,8 @@ def test_committed_system_means(effectiveness):
 
 
 def test_candidate_pass_improves_modestly_without_large_losses(effectiveness):
-    delta = _column(effectiveness["candidate-pass"], "ndcg_cut_10") - _column(effectiveness["production"], "ndcg_cut_10")
+    production = _column(effectiveness["production"], "ndcg_cut_10")
+    delta = _column(effectiveness["candidate-pass"], "ndcg_cut_10") - production
     assert delta.mean() > 0.005
     assert delta.min() > -0.1
 
