@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from pytest_bvtest import __version__
 from pytest_bvtest.cache import DEFAULT_CACHE_DIR
-from pytest_bvtest.errors import BvtestError, InputError
+from pytest_bvtest.errors import BvtestError, InputError, short_list
 
 if TYPE_CHECKING:
     from pytest_bvtest.evaluation import Evaluation
@@ -135,11 +135,11 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
         missing = notes.missing_topics(system)
         if missing:
             print(f"bvtest: {system}: {len(missing)} topic(s) without a ranking scored 0: "
-                  f"{', '.join(missing[:10])}", file=sys.stderr)
+                  f"{short_list(missing)}", file=sys.stderr)
         ignored = notes.ignored_topics.get(system, ())
         if ignored:
             print(f"bvtest: {system}: {len(ignored)} topic(s) outside the evaluated topics "
-                  f"(not judged, or no relevant document) ignored: {', '.join(ignored[:10])}", file=sys.stderr)
+                  f"(not judged, or no relevant document) ignored: {short_list(ignored)}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -8,11 +8,13 @@ a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from os import PathLike
-
 
 #: How much of a user's text an error message quotes: a bad 1 MB field must not become a 1 MB line.
 EXCERPT_CHARS = 40
+#: How many names (topics, systems, query ids) a message lists before "and N more".
+LISTED_ITEMS = 10
 
 
 def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
@@ -23,6 +25,17 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     if len(value) <= limit:
         return repr(value)
     return f"{value[:limit]!r}... ({len(value):,} characters)"
+
+
+def short_list(items: Sequence[str], limit: int = LISTED_ITEMS, rest: str = " and {} more") -> str:
+    """The first ``limit`` items joined by ", ", then ``rest`` naming how many were left out (if any).
+
+    Every message that names topics, systems or query ids lists them through this, so 10,000 missing
+    topics make one readable line.
+    """
+    shown = ", ".join(items[:limit])
+    left_out = len(items) - limit
+    return shown + rest.format(left_out) if left_out > 0 else shown
 
 
 class BvtestError(Exception):

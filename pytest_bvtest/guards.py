@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pytest_bvtest.errors import short_list
 from pytest_bvtest.stats.registry import STATISTICS
 
 if TYPE_CHECKING:
@@ -48,7 +49,6 @@ STALE_REFERENCE_GAIN = 0.10
 TARGET_CONSTANT_STATISTICS = tuple(name for name, statistic in STATISTICS.items() if statistic.reads_target_constant)
 
 _TOLERANCE = 1e-12
-_LISTED = 10
 
 
 @dataclass(frozen=True)
@@ -85,10 +85,6 @@ class Guard:
         return self.reference is None or reference == self.reference
 
 
-def _listed(items: Sequence[str]) -> str:
-    return ", ".join(items[:_LISTED]) + (f" and {len(items) - _LISTED} more" if len(items) > _LISTED else "")
-
-
 def identical_to_baseline(scores: np.ndarray, systems: Sequence[str], candidate: int, measure: str) -> Guard | None:
     """The candidate's per-topic scores are those of one or more other systems, on every topic."""
     same = tuple(name for i, name in enumerate(systems) if i != candidate and np.array_equal(scores[i], scores[candidate]))
@@ -118,7 +114,7 @@ def unanswered_topics(scores: np.ndarray, topics: Sequence[str], measure: str,
         "unanswered_topics", warning,
         f"{len(missed)} of {len(topics)} topics ({share:.0%}) {'is' if len(missed) == 1 else 'are'} missed by every "
         f"system ({measure} 0 for all): "
-        f"{_listed(missed)}; {advice}",
+        f"{short_list(missed)}; {advice}",
         topics=missed,
     )
 
@@ -157,7 +153,7 @@ def reference_missing_topics(scores: np.ndarray, imputed: np.ndarray, topics: Se
     return Guard(
         "reference_missing", True,
         f"the reference {name} has no ranking for {len(named)} of {len(topics)} topics where {systems[candidate]} "
-        f"scores above 0 ({measure} 0 by the missing-topic rule): {_listed(named)}; the candidate's wins there are "
+        f"scores above 0 ({measure} 0 by the missing-topic rule): {short_list(named)}; the candidate's wins there are "
         f"free, so gates against {name} are lenient; give {name} a ranking for every topic, or restrict the qrels to "
         "the topics it answered",
         systems=(name,), topics=named, reference=name,

@@ -19,15 +19,13 @@ from pathlib import Path
 import numpy as np
 
 from pytest_bvtest.cache import CachedScores, ScoreCache
-from pytest_bvtest.errors import InputError, excerpt
+from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, RunColumns, read_run_columns
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
 from pytest_bvtest.measures import Measure, TableMeasure, evaluate_run
 from pytest_bvtest.progress import EvaluationProgress
 from pytest_bvtest.stats.simulation import RetrievedList
-
-_MAX_LISTED_TOPICS = 10
 
 
 @dataclass(frozen=True)
@@ -87,12 +85,6 @@ class ScoreMatrix:
         return tuple(self.topics[j] for j in np.flatnonzero(self.imputed[self.index(system)]))
 
 
-def _listing(topics: Sequence[str]) -> str:
-    shown = ", ".join(topics[:_MAX_LISTED_TOPICS])
-    more = len(topics) - _MAX_LISTED_TOPICS
-    return shown + (f" and {more} more" if more > 0 else "")
-
-
 def _per_topic_from_run(run: Run | RunColumns, qrels: Qrels, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
     universe = set(qrels.evaluated_topics())
     run_topics = list(run.topics if isinstance(run, RunColumns) else run.scores)
@@ -102,7 +94,7 @@ def _per_topic_from_run(run: Run | RunColumns, qrels: Qrels, measures: Sequence[
         raise InputError(
             f"run {excerpt(run.name)} shares no topic with the qrels",
             path=where,
-            hint=f"the run ranks {_listing(run_topics)}; the qrels judge {_listing(qrels.evaluated_topics())}",
+            hint=f"the run ranks {short_list(run_topics)}; the qrels judge {short_list(qrels.evaluated_topics())}",
         )
     values = evaluate_run(qrels, run, measures)
     return {measure: CachedScores(run.name, values[measure], ignored) for measure in measures}
@@ -230,7 +222,7 @@ class MatrixBuilder:
                 raise InputError(
                     f"system {excerpt(unknown[0])} is not in this table",
                     path=source.path,
-                    hint=f"the table has {_listing(list(by_system))}",
+                    hint=f"the table has {short_list(list(by_system))}",
                 )
             evaluated[measure] = [
                 _EvaluatedSystem(source.rename.get(name, name), by_system[name], (), str(source.path), True) for name in names
@@ -286,9 +278,9 @@ def _check_table_topics(system: _EvaluatedSystem, topics: Sequence[str]) -> None
     if missing or extra:
         parts = []
         if missing:
-            parts.append(f"lacks topics {_listing(missing)}")
+            parts.append(f"lacks topics {short_list(missing)}")
         if extra:
-            parts.append(f"has topics not evaluated elsewhere {_listing(extra)}")
+            parts.append(f"has topics not evaluated elsewhere {short_list(extra)}")
         raise InputError(
             f"system {excerpt(system.name)} {' and '.join(parts)}",
             path=system.origin,

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_bvtest.cache import ScoreCache
-from pytest_bvtest.errors import InputError, StatisticError
+from pytest_bvtest.errors import InputError, StatisticError, short_list
 from pytest_bvtest.evaluation import MVE_GENERAL, MVE_INTER_TOPIC, MVE_INTRA_TOPIC, AlphaSweep, MeanVarianceDetails
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.topicfiles import Variation, read_topic_weights, read_variations
@@ -99,7 +99,7 @@ def _variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs
     covered = {variation.topic_id for variation in variations}
     uncovered = [topic for topic in universe if topic not in covered]
     if uncovered:
-        raise InputError(f"{len(uncovered)} judged topic(s) have no query variation: {_short_list(uncovered)}",
+        raise InputError(f"{len(uncovered)} judged topic(s) have no query variation: {short_list(uncovered)}",
                          path=path, hint="list at least one query (e.g. the title query) for every judged topic")
     order = {topic: j for j, topic in enumerate(universe)}
     variations.sort(key=lambda variation: order[variation.topic_id])
@@ -159,8 +159,8 @@ def _in_query_order(matrix: ScoreMatrix, query_ids: Sequence[str], path: Path) -
     missing = [query for query in query_ids if query not in matrix.topics]
     extra = sorted(set(matrix.topics) - set(query_ids))
     if missing or extra:
-        problems = ([f"{len(missing)} variation(s) without a score: {_short_list(missing)}"] if missing else []) + \
-                   ([f"{len(extra)} scored query id(s) not in the variations file: {_short_list(extra)}"] if extra else [])
+        problems = ([f"{len(missing)} variation(s) without a score: {short_list(missing)}"] if missing else []) + \
+                   ([f"{len(extra)} scored query id(s) not in the variations file: {short_list(extra)}"] if extra else [])
         raise InputError(f"the per-query score tables and the variations file disagree: {'; '.join(problems)}", path=path,
                          hint="the tables' topic column holds query ids; list each of them once in the variations file")
     columns = [matrix.topics.index(query) for query in query_ids]
@@ -196,7 +196,7 @@ def topic_weights(spec: Spec, topics: Sequence[str]) -> np.ndarray | None:
     by_topic = read_topic_weights(path)
     missing = [topic for topic in topics if topic not in by_topic]
     if missing:
-        raise InputError(f"no weight for {len(missing)} evaluated topic(s): {_short_list(missing)}", path=path,
+        raise InputError(f"no weight for {len(missing)} evaluated topic(s): {short_list(missing)}", path=path,
                          hint="give every evaluated topic a weight (0 excludes it)")
     return np.array([by_topic[topic] for topic in topics])
 
@@ -223,7 +223,3 @@ def mean_variance_details(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSet
         ranks = np.array([system_ranks(row, higher_is_better=True) for row in swept])
         sweep = AlphaSweep(alphas, swept, ranks, flips)
     return MeanVarianceDetails(form, spec.analysis.mve.alpha, mu, sigma2, np.asarray(result.topic_value, dtype=float), sweep)
-
-
-def _short_list(items: Sequence[str], limit: int = 10) -> str:
-    return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_bvtest.errors import short_list
 from pytest_bvtest.stats.registry import STATISTICS, TABLE_COLUMNS
 
 Markup = dict[str, bool]
@@ -100,9 +101,7 @@ def tradeoff_text(evaluation: Mapping[str, Any]) -> str:
 
 
 def _topic_list(topics: Sequence[str]) -> str:
-    listed = ", ".join(topics[:_LISTED_TOPICS])
-    rest = len(topics) - _LISTED_TOPICS
-    return f"{listed}, ... (+{rest} more)" if rest > 0 else listed
+    return short_list(topics, _LISTED_TOPICS, rest=", ... (+{} more)")
 
 
 def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
