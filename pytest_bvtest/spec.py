@@ -230,6 +230,10 @@ class Spec:
                 raise InputError("the per-topic simulation needs run files: per-topic tables have no rankings",
                                  path=self.path, line=simulation)
         rankings = self.analysis.rankings
+        if rankings is not None and not any(tables) and len(self.sources()) < 2:
+            # a table may hold several systems: those are counted once it is read
+            raise InputError("rankings need at least 2 systems", path=self.path,
+                             line=self.line_of("analysis", "rankings"), hint="add baselines, or remove `rankings`")
         if rankings is not None and self.reference is None:
             for name in (rankings.against, *rankings.statistics):
                 if STATISTICS[name].needs_reference:

@@ -179,9 +179,11 @@ def test_each_mistake_names_file_line_and_key(project: Path, text: str, line: in
          "the per-topic simulation needs run files and qrels, without query variations"),
         ("measures: [AP]\ncandidate: {scores: table.csv, system: sysA}\nanalysis:\n"
          "  rankings: {statistics: [urisk]}\n", 4, "systems cannot be ranked by urisk: it needs a reference system"),
+        ("measures: [AP]\nqrels: qrels.txt\ncandidate: runs/new.run\nanalysis:\n  rankings: {}\n", 5,
+         "rankings need at least 2 systems"),
     ],
     ids=["simulation-on-tables", "simulation-without-qrels", "simulation-with-variations",
-         "ranking-by-a-comparison-without-reference"],
+         "ranking-by-a-comparison-without-reference", "ranking-one-run"],
 )
 def test_sections_that_cannot_work_together_fail_at_load_with_their_line(project: Path, text: str, line: int,
                                                                         fragment: str) -> None:
