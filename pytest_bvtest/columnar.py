@@ -1,4 +1,4 @@
-"""trec_eval's most used measures on columns: every topic of a run in one vectorised pass (MATH.md section 1).
+"""trec_eval's most used measures on columns: every topic of a run in one vectorised pass (docs/mathematics.md §1).
 
 A run is held as flat arrays, one entry per retrieved document, topic after topic: the retrieval
 score and the document's gain (its qrels grade, 0 when unjudged or graded below 0). They are sorted

@@ -31,7 +31,7 @@ ROLE_REFERENCE = "reference"
 
 ROLE_BASELINE = "baseline"
 
-#: The MVE forms (Zuccon et al. CIKM 2016, MATH.md section 5), as every report names them.
+#: The MVE forms (Zuccon et al. CIKM 2016, docs/mathematics.md §5), as every report names them.
 MVE_INTER_TOPIC = "inter-topic"
 
 MVE_INTRA_TOPIC = "intra-topic (covariance 0)"
@@ -164,7 +164,7 @@ class Evaluation:
 
     spec: Spec
     measures: tuple[MeasureEvaluation, ...]
-    #: The per-topic simulation of each of ``analysis.simulation.measures`` (MATH.md 3e), in spec order.
+    #: The per-topic simulation of each of ``analysis.simulation.measures`` (docs/mathematics.md §3e), in spec order.
     simulations: tuple[SimulationResult, ...] = ()
     inputs: tuple[InputFile, ...] = ()
     #: Query texts by topic id, from the spec's ``topics`` file (empty without one).

@@ -1,4 +1,4 @@
-"""Regression gates (MATH.md section 7): a statistic of the candidate against a bound.
+"""Regression gates (docs/mathematics.md §7): a statistic of the candidate against a bound.
 
 A bound is absolute (``max``/``min`` on the candidate's value) or relative to a reference system
 (``max_increase`` for statistics where lower is better, ``max_decrease`` where higher is better),
@@ -9,7 +9,7 @@ with a warning, like Anserini's ``[OK*]``.
 A calibrated gate (``false_alarm: P``) takes as its limit the ``P``-quantile, on the bad side, of the
 null of "no change" (:mod:`pytest_bvtest.stats.calibration`); with a bound as well it fails only
 when both limits are crossed. Every gate whose null could be drawn reports the false-alarm rate of
-its effective limit. A NaN value or limit is never a pass (MATH.md section 7, "Non-finite values").
+its effective limit. A NaN value or limit is never a pass (docs/mathematics.md §7, "Non-finite values").
 """
 
 from __future__ import annotations
@@ -207,7 +207,7 @@ def _excess(value: float, limit: float, upper: bool) -> float:
 
 def _undefined(label: str, system: str, value: float, reference: str | None, reference_value: float | None,
                null: SwapNull | None) -> str | None:
-    """Why a gate cannot be decided, or ``None``: which number is NaN (MATH.md section 7, never a pass)."""
+    """Why a gate cannot be decided, or ``None``: which number is NaN (docs/mathematics.md §7, never a pass)."""
     if math.isnan(value):
         return f"{system}'s {label} is NaN: the statistic is undefined on these per-topic scores"
     if reference_value is not None and math.isnan(reference_value):
@@ -305,7 +305,7 @@ def _too_coarse(label: str, null: SwapNull, reference: str, false_alarm: float, 
 
     With ``2**n`` swaps for few topics, or few topics where the two systems differ, the null's most
     extreme value holds more than ``P`` of the swaps; the ``P``-quantile is then that extreme, which no
-    equal change crosses, and neither does a worse one that sits on it (MATH.md section 7).
+    equal change crosses, and neither does a worse one that sits on it (docs/mathematics.md §7).
     """
     smallest = null.smallest_rate()
     if smallest == 1.0:
@@ -398,7 +398,7 @@ def joint_false_alarm_rate(outcomes: Sequence[GateOutcome]) -> float:
     """How often an equal change fails at least one of ``outcomes`` at their effective limits.
 
     The gates must share their swaps (one :func:`swap_key`): the share of the swaps they share on which
-    at least one null value lies strictly past its gate's limit (MATH.md section 7).
+    at least one null value lies strictly past its gate's limit (docs/mathematics.md §7).
     """
     summaries = [outcome.null for outcome in outcomes]
     shared = min(summary.swaps for summary in summaries)  # type: ignore[union-attr]
@@ -414,7 +414,7 @@ def joint_false_alarm_rate(outcomes: Sequence[GateOutcome]) -> float:
 def calibrate_family(outcomes: Sequence[GateOutcome]) -> tuple[GateOutcome, ...]:
     """The calibrated gates of one family (one :func:`family_key`) judged again together.
 
-    MATH.md section 7, family-wise limits (:func:`~pytest_bvtest.stats.calibration.family_level`):
+    docs/mathematics.md §7, family-wise limits (:func:`~pytest_bvtest.stats.calibration.family_level`):
     each gate's limit lets at most the same count of the shared swaps past it, the largest count at
     which the gates together fail at most their ``false_alarm`` share of the swaps.
     """
@@ -464,7 +464,7 @@ def _with_message(outcome: GateOutcome, undefined: str | None) -> GateOutcome:
 
 def blame_title(label: str, impacts: Sequence[TopicImpact], against: str, statistic: str = "") -> str:
     """What the list of blamed topics is: by contribution to the statistic, or by raw loss. A simulation
-    statistic's topics show its per-topic terms (MATH.md 3e), not scores."""
+    statistic's topics show its per-topic terms (docs/mathematics.md §3e), not scores."""
     if impacts and impacts[0].contribution is None:
         return f"topics that lost most against {against} ({label} has no per-topic split)"
     simulated = statistic in STATISTICS and STATISTICS[statistic].from_simulation is not None
@@ -589,7 +589,7 @@ def judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analys
 
 def _gate_null(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
                reference: int | None, values: np.ndarray) -> tuple[SwapNull | None, float]:
-    """The gate's null of no change (MATH.md section 7) and the offset that puts it on the value's scale.
+    """The gate's null of no change (docs/mathematics.md §7) and the offset that puts it on the value's scale.
 
     Every gate with a reference gets one, so that plain bounds report their false-alarm rate too;
     the offset is the reference's value when the null is of ``S(candidate) - S(reference)``.

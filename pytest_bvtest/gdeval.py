@@ -1,4 +1,4 @@
-"""The TREC Web track's graded measures, computed exactly as its ``gdeval.pl`` does (MATH.md section 1).
+"""The TREC Web track's graded measures, computed exactly as its ``gdeval.pl`` does (docs/mathematics.md §1).
 
 pytrec_eval has no ERR and its nDCG uses linear gain, so the project computes ERR@k and the
 exponential-gain nDCG@k (ir_measures' ``nDCG(dcg='exp-log2')@k``) itself. The conventions follow
@@ -11,7 +11,7 @@ gdeval.pl line by line:
 - the ideal ranking of a topic is its positive grades sorted descending, cut at k;
 - a ranking shorter than k is not padded with anything that counts (gains stop where it stops);
 - ERR's stopping probability is R(g) = (2^g - 1) / 2^4: 4 is gdeval's top grade, and a grade above
-  it is an input error for ERR (MATH.md PIN). Exponential-gain nDCG accepts grades up to
+  it is an input error for ERR (docs/mathematics.md §1 PIN). Exponential-gain nDCG accepts grades up to
   :data:`~pytest_bvtest.measures.NDCG_TOP_GRADE` (its gain 2^g - 1 overflows near 1024; gdeval.pl
   itself refuses grades above 4 for both measures).
 
@@ -47,7 +47,7 @@ def ranked_docnos(scores: Mapping[str, float], depth: int | None = None) -> list
     -------
     list[str]
         Docnos by score descending, ties broken by docno descending (string order): the order of
-        trec_eval and gdeval.pl (MATH.md section 1, "Ranking order").
+        trec_eval and gdeval.pl (docs/mathematics.md §1, "Ranking order").
     """
     pairs = zip(scores.values(), scores.keys())
     if depth is None or depth >= len(scores):
@@ -134,7 +134,7 @@ def expected_reciprocal_rank(grades: np.ndarray) -> np.ndarray:
 
     Chapelle, Metzler, Zhang and Grinspan, "Expected Reciprocal Rank for Graded Relevance",
     CIKM 2009, Section 4 (the cascade-model definition of ERR), as gdeval.pl 1.2/1.3 computes it;
-    MATH.md section 1 and its PIN on grades above 4.
+    docs/mathematics.md §1 and its PIN on grades above 4.
 
     Parameters
     ----------
@@ -162,7 +162,7 @@ def exponential_dcg(grades: np.ndarray) -> np.ndarray:
 
     Järvelin and Kekäläinen, "Cumulated Gain-Based Evaluation of IR Techniques", TOIS 2002
     (discounted cumulated gain), with the gain 2^g - 1 and discount log2(r + 1) of Burges et al.,
-    ICML 2005, as gdeval.pl computes it (MATH.md section 1).
+    ICML 2005, as gdeval.pl computes it (docs/mathematics.md §1).
 
     Parameters
     ----------
@@ -182,7 +182,7 @@ def exponential_ndcg(grades: np.ndarray, ideal_grades: np.ndarray) -> np.ndarray
     """gdeval's nDCG@k (ir_measures ``nDCG(dcg='exp-log2')@k``) of each ranking (row).
 
     Järvelin and Kekäläinen, TOIS 2002 (normalised DCG), exponential gain as in
-    :func:`exponential_dcg`; MATH.md section 1.
+    :func:`exponential_dcg`; docs/mathematics.md §1.
 
     Parameters
     ----------
@@ -200,7 +200,7 @@ def exponential_ndcg(grades: np.ndarray, ideal_grades: np.ndarray) -> np.ndarray
     ------
     StatisticError
         When a topic has no positive grade: its nDCG is undefined (such a topic is outside the
-        topic universe of MATH.md section 1 and is never evaluated).
+        topic universe of docs/mathematics.md §1 and is never evaluated).
     """
     ideal = exponential_dcg(ideal_grades)
     if np.any(ideal <= 0):
@@ -210,7 +210,7 @@ def exponential_ndcg(grades: np.ndarray, ideal_grades: np.ndarray) -> np.ndarray
 
 def check_err_grades(qrels: Qrels) -> None:
     """Raise :class:`InputError` naming the first judgment (file and line) above gdeval's top grade 4
-    (MATH.md PIN).
+    (docs/mathematics.md §1 PIN).
 
     ERR's stopping probability (2^g - 1) / 2^4 exceeds 1 above grade 4, so such qrels cannot be
     scored by ERR. Like gdeval.pl, the whole qrels is checked, not only the topics a run retrieved,

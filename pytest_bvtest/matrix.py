@@ -2,7 +2,7 @@
 
 Systems come from run files (evaluated against qrels, through the cache), from in-memory
 :class:`~pytest_bvtest.io.runs.Run` objects, or from per-topic score tables. The topic universe
-follows MATH.md section 1: the qrels topics with at least one positive judgment, in qrels order; a
+follows docs/mathematics.md §1: the qrels topics with at least one positive judgment, in qrels order; a
 topic of the universe missing from a run scores 0 (trec_eval ``-c``) and the cell is flagged; run
 topics absent from the qrels are ignored and reported. Tables must cover the universe exactly.
 """
@@ -289,7 +289,7 @@ def _check_table_topics(system: _EvaluatedSystem, topics: Sequence[str]) -> None
 
 
 def retrieved_lists(run: Run, qrels: Qrels, topics: Sequence[str]) -> list[RetrievedList]:
-    """Per topic, what the per-topic simulation needs (MATH.md section 3e): the run's retrieved scores,
+    """Per topic, what the per-topic simulation needs (docs/mathematics.md §3e): the run's retrieved scores,
     which of them are relevant (grade > 0; unjudged counts as non-relevant), and the topic's number of
     relevant documents in the qrels. A topic the run did not rank is an empty list.
     """

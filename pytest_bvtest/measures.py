@@ -5,7 +5,7 @@ Users name measures as in ir_measures (``AP``, ``nDCG@10``, ``P(rel=2)@10``, ``R
 ``recip_rank``, ``recall_1000``); both parse to one :class:`Measure` whose ``str`` is the canonical
 ir_measures form. The syntax is ir_measures' own parser; this module decides what is supported.
 
-Who computes what (MATH.md section 1):
+Who computes what (docs/mathematics.md §1):
 
 - AP, nDCG, nDCG@k, P@k, R@k, RR and RR@k (any ``rel=``, not judged-only) come from
   :mod:`pytest_bvtest.columnar`: trec_eval's definitions on numpy arrays, every topic in one pass,
@@ -419,11 +419,11 @@ def evaluate_run(qrels: Qrels, run: Run | RunColumns, measures: Sequence[Measure
     Parameters
     ----------
     qrels:
-        The judgments; its topic universe is :meth:`Qrels.evaluated_topics` (MATH.md section 1 PIN:
+        The judgments; its topic universe is :meth:`Qrels.evaluated_topics` (docs/mathematics.md §1 PIN:
         topics with at least one positive grade).
     run:
         The rankings (a :class:`Run` or, read by :func:`~pytest_bvtest.io.runs.read_run_columns`, its
-        columns); order is score descending, ties by docno descending (MATH.md section 1).
+        columns); order is score descending, ties by docno descending (docs/mathematics.md §1).
     measures:
         What to compute.
 
@@ -437,7 +437,7 @@ def evaluate_run(qrels: Qrels, run: Run | RunColumns, measures: Sequence[Measure
     Raises
     ------
     InputError
-        For ERR when a grade exceeds 4 (MATH.md PIN), for nDCG when a grade exceeds
+        For ERR when a grade exceeds 4 (docs/mathematics.md §1 PIN), for nDCG when a grade exceeds
         :data:`NDCG_TOP_GRADE`, naming the judgment's file and line.
     """
     if any(measure.name == "ERR" for measure in measures):

@@ -1,4 +1,4 @@
-"""The per-topic simulation of a spec's runs (MATH.md section 3e): reads the runs, simulates, reports."""
+"""The per-topic simulation of a spec's runs (docs/mathematics.md §3e): reads the runs, simulates, reports."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pytest_bvtest.stats.simulation import SimulationResult, simulate_topic_bias
 
 
 def simulate_spec(spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequence[str]) -> dict[str, SimulationResult]:
-    """Per-topic bias-variance over simulated collections (MATH.md section 3e) for every system, by measure."""
+    """Per-topic bias-variance over simulated collections (docs/mathematics.md §3e) for every system, by measure."""
     settings = spec.analysis.simulation
     assert settings is not None
     # every source is a run (Spec.check_combinations refuses tables with a simulation)
@@ -34,7 +34,7 @@ def simulate_spec(spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequ
 
 def simulation_matrix(matrix: ScoreMatrix, simulations: Mapping[str, SimulationResult], statistic: str) -> ScoreMatrix:
     """The matrix a gate on ``statistic`` reads: the scores, or for a simulation statistic each system's
-    per-topic term of the measure's simulation (MATH.md 3e), in the matrix's system and topic order."""
+    per-topic term of the measure's simulation (docs/mathematics.md §3e), in the matrix's system and topic order."""
     source = STATISTICS[statistic].from_simulation
     if source is None:
         return matrix

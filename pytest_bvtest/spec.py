@@ -69,8 +69,8 @@ class Bound:
 class GateSpec:
     """One gate: a statistic, a bound and/or a false-alarm rate, optionally noise-awareness, a measure, a reference.
 
-    ``bound`` is ``None`` for a gate limited by ``false_alarm`` alone (a calibrated limit, MATH.md
-    section 7); with both, the gate fails only when both limits are crossed.
+    ``bound`` is ``None`` for a gate limited by ``false_alarm`` alone (a calibrated limit, docs/mathematics.md
+    §7); with both, the gate fails only when both limits are crossed.
     """
 
     statistic: str
@@ -116,7 +116,8 @@ class RankingSpec:
 
 @dataclass(frozen=True)
 class SimulationSpec:
-    """The per-topic simulation (MATH.md 3e): ``samples`` collections drawn with ``seed``, scored by each of ``measures``."""
+    """The per-topic simulation (docs/mathematics.md §3e): ``samples`` collections drawn with ``seed``,
+    scored by each of ``measures``."""
 
     samples: int = 100
     seed: int = 0
@@ -131,7 +132,7 @@ class BootstrapSpec:
 
 @dataclass(frozen=True)
 class CalibrationSpec:
-    """The swap null of calibrated limits (MATH.md section 7): ``swaps`` Monte-Carlo swaps drawn with ``seed``.
+    """The swap null of calibrated limits (docs/mathematics.md §7): ``swaps`` Monte-Carlo swaps drawn with ``seed``.
 
     ``swaps`` ``None`` takes the defaults: the statistic's for a ``false_alarm`` gate (10,000; GAWM
     1,000), ``plain_bound_swaps`` for the false-alarm rate a plain bound reports (not a spec key:
@@ -574,7 +575,7 @@ class _SpecReader:
             key = ("gates", index, "statistic")
             if analysis.simulation is None:
                 raise self.error(key, f"{gate.statistic} is read from the per-topic simulation, which is off",
-                                 "add `analysis: {simulation: {measures: [AP]}}` (MATH.md 3e)")
+                                 "add `analysis: {simulation: {measures: [AP]}}` (docs/mathematics.md §3e)")
             missing = [str(m) for m in ([gate.measure] if gate.measure is not None else measures)
                        if m not in analysis.simulation.measures]
             if missing:
@@ -701,7 +702,7 @@ class _SpecReader:
                 )
 
     def false_alarm(self, gate: Mapping[str, Any], key: tuple[Any, ...]) -> float | None:
-        """The gate's false-alarm rate ``P`` (MATH.md section 7): its limit is the null's P-quantile."""
+        """The gate's false-alarm rate ``P`` (docs/mathematics.md §7): its limit is the null's P-quantile."""
         if gate.get("false_alarm") is None:
             return None
         rate = self.number(gate["false_alarm"], (*key, "false_alarm"))

@@ -1,4 +1,4 @@
-"""Mean-variance evaluation over query variations (Zuccon et al. CIKM 2016, MATH.md section 5).
+"""Mean-variance evaluation over query variations (Zuccon et al. CIKM 2016, docs/mathematics.md §5).
 
 :func:`variation_matrices` scores every query variation and hands the rest of the pipeline one
 per-topic matrix (each topic's popularity-weighted mean over its variations);
@@ -88,7 +88,7 @@ def _variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs
 
     The per-topic matrix the other statistics see holds each topic's popularity-weighted mean over its
     variations; MVE uses the general form (covariance across topics) when variations are aligned by
-    user, the intra-topic form with covariance 0 otherwise (MATH.md section 5).
+    user, the intra-topic form with covariance 0 otherwise (docs/mathematics.md §5).
     """
     path = spec.analysis.mve.variations
     assert path is not None
@@ -172,7 +172,7 @@ def _general_form_users(spec: Spec, layout: VariationLayout) -> np.ndarray | Non
     """The user probabilities of the general MVE form, or ``None`` for the intra-topic form.
 
     ``mve.form: auto`` takes the general form whenever it is defined: variations aligned by user and
-    a popularity that gives each user the same share of every topic (MATH.md section 5 PIN).
+    a popularity that gives each user the same share of every topic (docs/mathematics.md §5 PIN).
     ``general`` asks for it and is an error where it is not defined; ``intra-topic`` never uses it.
     """
     form = spec.analysis.mve.form

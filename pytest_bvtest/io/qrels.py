@@ -28,7 +28,7 @@ class Qrels:
     path: Path | None = None
 
     def evaluated_topics(self) -> list[str]:
-        """The topic universe of MATH.md section 1: topics with at least one positive grade, in file order."""
+        """The topic universe of docs/mathematics.md §1: topics with at least one positive grade, in file order."""
         return [qid for qid, docs in self.judgments.items() if any(grade > 0 for grade in docs.values())]
 
 

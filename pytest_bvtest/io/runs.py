@@ -45,7 +45,7 @@ class Run:
     """One system's rankings.
 
     ``scores[qid][docno]`` is the retrieval score. The rank column of the file is not kept: the
-    ranking order is always score descending, ties by docno descending (MATH.md section 1).
+    ranking order is always score descending, ties by docno descending (docs/mathematics.md §1).
     Topics keep the order of their first appearance in the file.
     """
 

@@ -1,4 +1,4 @@
-"""Small per-topic side files: topic weights and query variations (MATH.md section 5), query texts.
+"""Small per-topic side files: topic weights and query variations (docs/mathematics.md §5), query texts.
 
 Both are blank-separated text (TSV or spaces). Lines whose first non-blank character is ``#`` are
 comments and blank lines are skipped, as in run and qrels files.
@@ -38,7 +38,7 @@ def read_topic_weights(path: str | os.PathLike[str]) -> dict[str, float]:
     Returns
     -------
     dict[str, float]
-        ``topic -> weight`` in file order, as written (MATH.md section 5 normalises them to sum 1
+        ``topic -> weight`` in file order, as written (docs/mathematics.md §5 normalises them to sum 1
         where they are used).
 
     Raises

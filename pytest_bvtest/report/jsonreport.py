@@ -29,7 +29,7 @@ INFINITY = ("-Infinity", "Infinity")
 
 def _number(value: float | None) -> float | str | None:
     """JSON has no NaN or infinity: an undefined (NaN) value is null, an infinite one the string
-    ``"Infinity"`` or ``"-Infinity"`` (TRisk without spread, MATH.md section 4), which Python's
+    ``"Infinity"`` or ``"-Infinity"`` (TRisk without spread, docs/mathematics.md §4), which Python's
     ``float`` and JavaScript's ``Number`` read back."""
     if value is None:
         return None
@@ -63,7 +63,7 @@ def _bound_document(outcome: GateOutcome) -> dict[str, Any] | None:
 
 
 def _calibration_document(outcome: GateOutcome) -> dict[str, Any] | None:
-    """The null of no change (MATH.md section 7): the false-alarm rate of the gate's limit and how it was drawn."""
+    """The null of no change (docs/mathematics.md §7): the false-alarm rate of the gate's limit and how it was drawn."""
     null = outcome.null
     if null is None:
         return None
@@ -129,7 +129,7 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
 
 
 def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
-    """Per-topic bias-variance over simulated collections (MATH.md section 3e; grade > 0 relevant)."""
+    """Per-topic bias-variance over simulated collections (docs/mathematics.md §3e; grade > 0 relevant)."""
     return {
         "measure": simulation.measure,
         "samples": simulation.samples,
@@ -179,7 +179,7 @@ def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
 
 
 def gawm_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
-    """GAWM's fixed point (MATH.md section 6): E_t, W_t, W_s, log W_s, iterations and convergence."""
+    """GAWM's fixed point (docs/mathematics.md §6): E_t, W_t, W_s, log W_s, iterations and convergence."""
     result = evaluation.gawm
     if result is None:
         return None

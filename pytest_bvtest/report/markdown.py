@@ -121,7 +121,7 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def false_alarm_text(calibration: Mapping[str, Any]) -> str:
-    """The false-alarm rate of the gate's limit and how its null was drawn (MATH.md section 7)."""
+    """The false-alarm rate of the gate's limit and how its null was drawn (docs/mathematics.md §7)."""
     rate = "undefined" if calibration["rate"] is None else f"{calibration['rate']:.2%}"
     drawn = "exact" if calibration["exact"] else f"{calibration['swaps']:,} swaps, seed {calibration['seed']}"
     family = calibration.get("family")
@@ -252,7 +252,7 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
 
 
 def _simulation_section(simulation: Mapping[str, Any]) -> list[str]:
-    """The per-topic simulation (MATH.md 3e): averaged Bias² and Var per system, and per topic the
+    """The per-topic simulation (docs/mathematics.md §3e): averaged Bias² and Var per system, and per topic the
     tradeoff degree across systems (IPM 2022 Table 9's per-topic reading)."""
     title = (f"per-topic simulation ({simulation['measure']}, {simulation['samples']} samples, seed {simulation['seed']}): "
              f"Bias² and Var averaged over {len(simulation['topics'])} topics; tradeoff per topic")

@@ -203,7 +203,7 @@ def _first_of_spec(document: Mapping[str, Any], evaluation: Mapping[str, Any]) -
 
 
 def simulation_lines(simulation: Mapping[str, Any]) -> list[str]:
-    """The per-topic simulation's averaged Bias² and Var per system (MATH.md section 3e)."""
+    """The per-topic simulation's averaged Bias² and Var per system (docs/mathematics.md §3e)."""
     rows = [("system", "Bias²", "Var")] + [
         (system["name"], format_number(system["bias2"]), format_number(system["var"])) for system in simulation["systems"]
     ]

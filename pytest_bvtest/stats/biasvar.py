@@ -1,6 +1,6 @@
-"""Bias-variance evaluation against the virtual target system (MATH.md sections 2 and 3).
+"""Bias-variance evaluation against the virtual target system (docs/mathematics.md §2 and §3).
 
-Sources (as cited in MATH.md): Zhang et al., SIGIR 2013 (Tables 1-2: the decomposition and the gap
+Sources (as cited in docs/mathematics.md): Zhang et al., SIGIR 2013 (Tables 1-2: the decomposition and the gap
 decomposition); Zhang et al., CIKM 2014 (topic grouping, target-ratio normalisation, tradeoff
 degree); Zhang et al., IPM 2022 (Eq. 7, 11, 15-16; Sec. 3.3 topic grouping, Sec. 4.1.1 target).
 
@@ -25,7 +25,7 @@ from pytest_bvtest.stats.checks import checked_scores, whole_number
 
 NORMALIZATIONS = ("none", "max-min", "target-ratio", "group-target-ratio")
 """Accepted values of ``bias_variance_analysis(normalize=...)``; ``group-target-ratio`` is CIKM 2014 Eq. 6
-on group means (:func:`group_target_ratio`), the others are per topic (MATH.md section 3c)."""
+on group means (:func:`group_target_ratio`), the others are per topic (docs/mathematics.md §3c)."""
 
 # Random grouping builds its co-occurrence matrix a block of topics at a time; a block counts at most
 # this many (repetition, topic, partner) memberships, about 100 MB of indices and weights.
@@ -77,7 +77,7 @@ class Tradeoff:
 class DifficultyGrouping:
     """Group topics by difficulty into groups of about ``size`` topics.
 
-    ``difficulty`` is ``"target"`` (raw ``x_T`` ascending, MATH.md 3b) or ``"mean"`` (the raw mean over
+    ``difficulty`` is ``"target"`` (raw ``x_T`` ascending, docs/mathematics.md §3b) or ``"mean"`` (the raw mean over
     systems ascending; CIKM 2014 Sec. 3.2.2 mentions both).
     """
 
@@ -143,7 +143,7 @@ class BiasVarianceAnalysis:
 def virtual_target(scores: ArrayLike) -> np.ndarray:
     """The virtual target system: the best score any system reached on each topic.
 
-    MATH.md section 2 (IPM 2022 Sec. 4.1.1): ``x_T[j] = max_i x[i, j]`` over all systems given, the
+    docs/mathematics.md §2 (IPM 2022 Sec. 4.1.1): ``x_T[j] = max_i x[i, j]`` over all systems given, the
     candidate included.
 
     Parameters
@@ -162,9 +162,9 @@ def virtual_target(scores: ArrayLike) -> np.ndarray:
 def per_topic_target(scores: ArrayLike, target_system: int | None = None) -> np.ndarray:
     """The per-topic target ``x_T``: the virtual target, or the scores of one named system.
 
-    MATH.md section 2 (the max over systems) by default; with ``target_system`` the row of that
+    docs/mathematics.md §2 (the max over systems) by default; with ``target_system`` the row of that
     system: SIGIR 2013 Sec. 2.5 lets the target be a practical system (e.g. the best known run)
-    instead of the per-topic best (docs/mathematics.md section 2, our reading).
+    instead of the per-topic best (docs/mathematics.md §2, our reading).
 
     Parameters
     ----------
@@ -190,7 +190,7 @@ def per_topic_target(scores: ArrayLike, target_system: int | None = None) -> np.
 def target_constant(target_scores: ArrayLike, target: Literal["mean"] | float = "mean") -> float | np.ndarray:
     """The constant target value ``c`` the bias is measured against.
 
-    MATH.md section 3, PIN default ``c = mean(x_T)`` (IPM 2022 Sec. 3.3); a number instead gives
+    docs/mathematics.md §3, PIN default ``c = mean(x_T)`` (IPM 2022 Sec. 3.3); a number instead gives
     ``c`` directly (1 = the metric maximum; SIGIR 2013's "practical" MAP_T).
 
     Parameters
@@ -217,7 +217,7 @@ def target_constant(target_scores: ArrayLike, target: Literal["mean"] | float = 
 def bias_variance(scores: ArrayLike, c: ArrayLike) -> BiasVariance:
     """Bias-variance decomposition of each system's expected squared error against ``c``.
 
-    SIGIR 2013 (Table 1) / IPM 2022 Eq. 7, MATH.md section 3::
+    SIGIR 2013 (Table 1) / IPM 2022 Eq. 7, docs/mathematics.md §3::
 
         Bias2 = (mean(x_i) - c)^2
         Var   = mean((x_i - mean(x_i))^2)          (population)
@@ -249,7 +249,7 @@ def bias_variance(scores: ArrayLike, c: ArrayLike) -> BiasVariance:
 def gap_decomposition(scores: ArrayLike, target: ArrayLike) -> GapDecomposition:
     """Bias-variance of the per-topic gap to the target, with the variance split into its sources.
 
-    SIGIR 2013 Sec. 2.2 (Table 2) and IPM 2022 Eq. 15-16, MATH.md section 3a::
+    SIGIR 2013 Sec. 2.2 (Table 2) and IPM 2022 Eq. 15-16, docs/mathematics.md §3a::
 
         rho_i[j] = x_T[j] - x_i[j]
         Bias(rho) = mean(rho_i);  Var(rho) = population variance of rho_i
@@ -291,7 +291,7 @@ def _constant_topic_count(constant: np.ndarray) -> int | np.ndarray:
 def normalize_max_min(scores: ArrayLike) -> Normalized:
     """Max-min normalisation per topic.
 
-    IPM 2022 Eq. 11, MATH.md section 3c: ``x'[i, j] = (x[i, j] - min_i x[i, j]) / (max_i x[i, j] -
+    IPM 2022 Eq. 11, docs/mathematics.md §3c: ``x'[i, j] = (x[i, j] - min_i x[i, j]) / (max_i x[i, j] -
     min_i x[i, j])``, so the target becomes 1 on every topic. PIN: a topic where every system has the
     same score gets ``x' = 1`` for every system, and such topics are counted.
 
@@ -316,7 +316,8 @@ def normalize_max_min(scores: ArrayLike) -> Normalized:
 def normalize_target_ratio(scores: ArrayLike, target_system: int | None = None) -> Normalized:
     """Target-ratio normalisation per topic: each score as a fraction of the virtual target.
 
-    CIKM 2014, MATH.md section 3c: ``x'[i, j] = x[i, j] / x_T[j]``. PIN: a topic where every system
+    Zhang et al., CIKM 2014 (target-ratio normalisation); docs/mathematics.md §3c:
+    ``x'[i, j] = x[i, j] / x_T[j]``. PIN: a topic where every system
     has the same score (in particular ``x_T = 0``) gets ``x' = 1`` for every system; ``constant_topics``
     counts the topics where every system has the same score, as for :func:`normalize_max_min`.
     Our reading: a ratio to the best score only ranks systems when scores are non-negative, so a
@@ -351,8 +352,8 @@ def normalize_target_ratio(scores: ArrayLike, target_system: int | None = None) 
 def group_target_ratio(grouped: ArrayLike, grouped_target: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """CIKM 2014 Eq. 6 on groups: each system's group mean over the target's group mean.
 
-    Our reading (docs/mathematics.md section 3c): ``x'[i, g] = mean_{j in g} x[i, j] / mean_{j in g}
-    x_T[j]``, the target becoming 1 on every group; MATH.md 3c's PIN keeps per-topic ratios first as
+    Our reading (docs/mathematics.md §3c): ``x'[i, g] = mean_{j in g} x[i, j] / mean_{j in g}
+    x_T[j]``, the target becoming 1 on every group; §3c's PIN keeps per-topic ratios first as
     the default, this is the explicit ``normalize: group-target-ratio``. A group whose target mean is
     0 while every system's mean is equal gets 1 (the per-topic PIN, read per group); 0 while the
     systems differ raises. Without grouping (groups of one topic) it equals :func:`normalize_target_ratio`.
@@ -390,7 +391,7 @@ def _partition_sizes(n: int, size: int) -> np.ndarray:
 def difficulty_groups(target_scores: ArrayLike, size: int) -> list[np.ndarray]:
     """Partition topics into consecutive groups by difficulty, hardest first.
 
-    CIKM 2014; IPM 2022 Sec. 3.3 ("The Method of Topic Grouping"), MATH.md section 3b: topics sorted
+    CIKM 2014; IPM 2022 Sec. 3.3 ("The Method of Topic Grouping"), docs/mathematics.md §3b: topics sorted
     by the raw ``x_T`` ascending (a stable sort, so tied topics keep their order), then cut into
     consecutive groups. PIN reading: there are ``ceil(n / size)`` groups, so no group exceeds ``size``
     topics, and the sizes differ by at most one exactly as ``numpy.array_split`` would give them
@@ -419,7 +420,7 @@ def difficulty_groups(target_scores: ArrayLike, size: int) -> list[np.ndarray]:
 def group_means(scores: ArrayLike, groups: Sequence[np.ndarray]) -> np.ndarray:
     """Each system's mean score over each group of topics.
 
-    CIKM 2014; IPM 2022 Sec. 3.3, MATH.md section 3b: with grouping, a sample is a group of topics and
+    CIKM 2014; IPM 2022 Sec. 3.3, docs/mathematics.md §3b: with grouping, a sample is a group of topics and
     ``x_i[g]`` is the system's mean over group ``g``.
 
     Parameters
@@ -460,7 +461,7 @@ class _RandomGroupingForms:
 def _random_grouping_forms(centred: np.ndarray, size: int, repeats: int, seed: int) -> _RandomGroupingForms:
     """:class:`_RandomGroupingForms` of ``centred`` under ``repeats`` seeded random partitions.
 
-    The partitions are those of MATH.md section 3b (``permuted`` rows of ``default_rng(seed)`` cut into
+    The partitions are those of docs/mathematics.md §3b (``permuted`` rows of ``default_rng(seed)`` cut into
     ``ceil(n / size)`` near-equal groups). ``C`` is built a block of topics at a time by counting
     co-memberships (``bincount``), so the cost is one ``(k x n) @ (n x n)`` product in BLAS instead of
     ``repeats`` gathers of the whole matrix.
@@ -565,7 +566,7 @@ def _mean_over_groupings(blocks: Iterator[np.ndarray], repeats: int, statistic: 
 def random_group_bias_variance(scores: ArrayLike, c: ArrayLike, size: int, repeats: int, seed: int) -> BiasVariance:
     """Bias-variance over random topic groups, averaged over seeded repetitions.
 
-    CIKM 2014; IPM 2022 Sec. 3.3, MATH.md section 3b: a random permutation of the topics is cut into
+    CIKM 2014; IPM 2022 Sec. 3.3, docs/mathematics.md §3b: a random permutation of the topics is cut into
     ``ceil(n / size)`` groups of near-equal size (as :func:`difficulty_groups` cuts), :func:`bias_variance`
     is taken over the group means, and each term is averaged over ``repeats`` permutations. PIN:
     seeded with ``numpy.random.default_rng(seed)``; the permutations depend only on ``(n, repeats,
@@ -632,9 +633,9 @@ def _random_group_terms(normalized: np.ndarray, target_scores: np.ndarray, c: np
 def tradeoff(bias2: ArrayLike, var: ArrayLike) -> Tradeoff:
     """Tradeoff degree: correlation across systems between Bias2 and Var.
 
-    CIKM 2014 Table 2; IPM 2022 Table 9, MATH.md section 3d. Strongly negative means a clear
+    CIKM 2014 Table 2; IPM 2022 Table 9, docs/mathematics.md §3d. Strongly negative means a clear
     effectiveness-stability tradeoff. Each correlation is ``None`` with fewer than 3 systems or when
-    either term has zero spread across systems (MATH.md: report null, never crash).
+    either term has zero spread across systems (§3d: report null, never crash).
 
     Parameters
     ----------
@@ -678,7 +679,7 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float | None:
 
 
 def apply_normalization(x: np.ndarray, method: str, target_system: int | None = None) -> Normalized:
-    """Apply the named per-topic normalisation of MATH.md section 3c (``none``, ``max-min`` or
+    """Apply the named per-topic normalisation of docs/mathematics.md §3c (``none``, ``max-min`` or
     ``target-ratio``); ``group-target-ratio`` leaves the topics raw (:func:`group_target_ratio` acts on
     the group means), but refuses negative scores as the per-topic ratio does."""
     if method == "none":
@@ -693,7 +694,7 @@ def apply_normalization(x: np.ndarray, method: str, target_system: int | None = 
 
 
 def topic_difficulty(scores: ArrayLike, grouping: Grouping | None, target_system: int | None = None) -> np.ndarray:
-    """What difficulty grouping sorts topics by (MATH.md 3b, always on the raw scores): the per-topic
+    """What difficulty grouping sorts topics by (docs/mathematics.md §3b, always on the raw scores): the per-topic
     target (:func:`per_topic_target`), or with ``DifficultyGrouping(difficulty="mean")`` the mean over
     systems (CIKM 2014 Sec. 3.2.2)."""
     x = checked_scores(scores, min_ndim=2)
@@ -710,7 +711,7 @@ def grouped_bias_variance(
     grouping: Grouping | None,
     group_ratio: bool = False,
 ) -> tuple[BiasVariance, GapDecomposition]:
-    """Bias2/Var and the gap decomposition over topic groups (MATH.md sections 3, 3a, 3b).
+    """Bias2/Var and the gap decomposition over topic groups (docs/mathematics.md §3, §3a, §3b).
 
     Stacks of matrices (``(..., m, n)``, e.g. bootstrap resamples) are evaluated at once: difficulty
     groups follow each matrix's own raw target, and random partitions depend only on ``(n, repeats,
@@ -719,7 +720,7 @@ def grouped_bias_variance(
     Parameters
     ----------
     normalized:
-        ``(..., m, n)`` scores after normalisation (MATH.md 3c: normalise first, then group).
+        ``(..., m, n)`` scores after normalisation (docs/mathematics.md §3c: normalise first, then group).
     target_scores:
         ``(..., n)`` virtual target of ``normalized``.
     raw_target:
@@ -804,11 +805,11 @@ def _group_ratio_terms(x: np.ndarray, target_scores: np.ndarray, difficulty: np.
 
 
 VARIANCES = ("population", "sample")
-"""Accepted values of ``bias_variance_analysis(variance=...)`` (MATH.md section 7, variance convention)."""
+"""Accepted values of ``bias_variance_analysis(variance=...)`` (docs/mathematics.md §7, variance convention)."""
 
 
 def variance_samples(topics: int, grouping: Grouping | None) -> int:
-    """How many samples a variance is taken over: topics, or the groups of one grouping (MATH.md 3b)."""
+    """How many samples a variance is taken over: topics, or the groups of one grouping (docs/mathematics.md §3b)."""
     if isinstance(grouping, SampledGrouping):
         return grouping.groups
     if isinstance(grouping, DifficultyGrouping | RandomGrouping):
@@ -821,10 +822,10 @@ def with_sample_variance(
 ) -> tuple[BiasVariance | None, GapDecomposition | None]:
     """The terms with every variance and covariance over ``samples`` divided by ``samples - 1``.
 
-    IPM 2022 Table 8 and Zuccon et al.'s pilot print sample variances; MATH.md section 7 allows the
+    IPM 2022 Table 8 and Zuccon et al.'s pilot print sample variances; docs/mathematics.md §7 allows the
     convention as an explicit option. Bias2 and Bias(rho) are unchanged and the totals stay the sums
     ``Bias2 + Var`` and ``Bias(rho)^2 + Var(rho)`` (no longer ``mean((x - c)^2)``); docs/mathematics.md
-    section 7.
+    §7.
 
     Raises
     ------
@@ -853,7 +854,7 @@ def bias_variance_analysis(
     variance: str = "population",
     target_system: int | None = None,
 ) -> BiasVarianceAnalysis:
-    """The full bias-variance evaluation of one systems x topics matrix (MATH.md sections 2-3d).
+    """The full bias-variance evaluation of one systems x topics matrix (docs/mathematics.md §2-3d).
 
     Steps: the virtual target over all systems (section 2); per-topic normalisation (3c, IPM 2022
     Eq. 11 / CIKM 2014); ``c`` from the normalised topic-level target (3, PIN default mean); optional

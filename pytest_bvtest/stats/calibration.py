@@ -1,15 +1,15 @@
-"""Calibrated gate limits: the null of "no change" built by swapping topics (MATH.md section 7).
+"""Calibrated gate limits: the null of "no change" built by swapping topics (docs/mathematics.md §7).
 
 Swap the candidate's and the reference's scores on a random subset of topics, each topic
 independently with probability 1/2. The two systems that result are of equal quality by
-construction, and the per-topic virtual target (the max over all systems, MATH.md section 2) does
+construction, and the per-topic virtual target (the max over all systems, docs/mathematics.md §2) does
 not move, because a swap exchanges two entries of the same topic's column. So does every other
 per-topic aggregate a statistic reads (the min of max-min normalisation, ZRisk's topic totals), and
 with them ``c``. The distribution of a gated statistic over swaps is therefore what a change of
 equal quality produces against this reference on these topics; a limit placed at its
 ``P``-quantile on the bad side raises a false alarm with probability ``P``. This is the paired
 randomization test (Fisher 1935; Smucker, Allan & Carterette, CIKM 2007) with the gate's
-statistic in place of the mean difference. ``docs/mathematics.md`` section 7 is the shipped copy.
+statistic in place of the mean difference. ``docs/mathematics.md`` §7 states it.
 
 The null is of ``S(candidate) - S(reference)``, except for statistics already measured against
 the reference or the baselines (URisk, TRisk and every other ``needs_reference`` statistic, ZRisk,
@@ -184,7 +184,7 @@ def swap_null(
 ) -> SwapNull:
     """The null of "no change" of a gated statistic: its values over swaps of candidate and reference.
 
-    MATH.md section 7, "Calibrated limits": swap ``scores[candidate]`` and ``scores[reference]`` on
+    docs/mathematics.md §7, "Calibrated limits": swap ``scores[candidate]`` and ``scores[reference]`` on
     each topic independently with probability 1/2; every other row, and hence the per-topic target,
     stays as it is. Each swap gives ``S(swapped candidate) - S(swapped reference)``, or the swapped
     candidate's own value when :func:`null_of_own_value`. With ``n <= exact_topics`` every one of
@@ -351,7 +351,7 @@ def family_level(by_swap: np.ndarray, higher_is_better: Sequence[bool], false_al
     """The common per-gate level at which a family of calibrated gates fails an equal change at most ``P``.
 
     Westfall & Young (1993), *Resampling-Based Multiple Testing*, single-step min-p: on each swap of
-    the null of "no change" (MATH.md section 7, "Calibrated limits"; docs/mathematics.md section 7,
+    the null of "no change" (docs/mathematics.md §7, "Calibrated limits" and
     "Family-wise limits", our reading), every gate has a tail count ``c_gb`` (:func:`tail_counts`);
     the family fails swap ``b`` at per-gate count ``k`` exactly when ``min_g c_gb <= k``. The largest
     ``k`` with at most ``floor(P N)`` such swaps, and no larger than the single gate's own

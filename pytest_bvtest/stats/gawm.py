@@ -2,7 +2,7 @@
 
 Lee, Kazai, Vinay, Milić-Frayling, Mendes Rodrigues & Ignjatović, "Measuring system performance and
 topic discernment using generalized adaptive-weight mean", CIKM 2009 (GAWM), and Mizzaro & Robertson, "HITS hits TREC: exploring IR evaluation results with network
-analysis", SIGIR 2007 (HITS), MATH.md section 6. ``P`` is a systems x topics matrix ``(..., m, n)``;
+analysis", SIGIR 2007 (HITS), docs/mathematics.md §6. ``P`` is a systems x topics matrix ``(..., m, n)``;
 leading axes (resamples) broadcast through.
 """
 
@@ -26,7 +26,7 @@ class GAWMResult:
     ``iterations`` and ``converged`` are plain ``int``/``bool`` for one matrix, arrays over the
     leading axes for a stack of matrices. ``system_weights`` is Eq. 8's ``W_s`` as a float, which
     underflows to 0 for a large ``q``; ``system_log_weights`` is its logarithm, which does not, and is
-    what the means use (MATH.md section 6 PIN).
+    what the means use (docs/mathematics.md §6 PIN).
     """
 
     system_performance: FloatArray
@@ -51,8 +51,8 @@ class HITSResult:
 def gawm(scores: npt.ArrayLike, q: float = 1.0, tolerance: float = 1e-12, max_iterations: int = 1000) -> GAWMResult:
     """Generalized adaptive weighted mean: system performance and topic ease at their fixed point.
 
-    Lee et al., CIKM 2009, Eq. 7 (topic discernment) and Eq. 8 (system conformity), MATH.md
-    section 6::
+    Lee et al., CIKM 2009, Eq. 7 (topic discernment) and Eq. 8 (system conformity), docs/mathematics.md
+    §6::
 
         E_s[i] = sum_j W_t[j] P[i, j] / sum_j W_t[j]
         E_t[j] = sum_i W_s[i] P[i, j] / sum_i W_s[i]
@@ -140,7 +140,7 @@ def _gawm_weights(p: FloatArray, ease: FloatArray, q: float) -> tuple[FloatArray
     """System conformity ``log W_s`` (Eq. 8, in log space) and topic discernment ``W_t`` (Eq. 7) from ``E_t``."""
     deviation = p - ease[..., None, :]
     topic_weights = np.sqrt(np.sum(deviation**2, axis=-2))
-    # MATH.md PIN: no topic discerns the systems (all identical) -> uniform topic weights.
+    # docs/mathematics.md §6 PIN: no topic discerns the systems (all identical) -> uniform topic weights.
     topic_weights = np.where((topic_weights == 0).all(axis=-1, keepdims=True), 1.0, topic_weights)
     distance = np.sqrt(np.sum(deviation**2, axis=-1))
     total = distance.sum(axis=-1, keepdims=True)
@@ -172,7 +172,7 @@ def gawm_resampled(
 ) -> FloatArray:
     """GAWM's system performance ``E_s`` on topic resamples given as counts, without forming the resampled matrices.
 
-    Lee et al., CIKM 2009, Eq. 7 and 8, MATH.md section 6, on the bootstrap resamples of MATH.md section 7:
+    Lee et al., CIKM 2009, Eq. 7 and 8, docs/mathematics.md §6, on the bootstrap resamples of docs/mathematics.md §7:
     resample ``b`` takes topic ``j`` of ``scores`` ``counts[b, j]`` times. Every per-topic quantity of the
     fixed point (``E_t``, ``W_t``) is the same for each copy of a topic, so a resample is the original matrix
     with its topics weighted by their counts::
@@ -231,7 +231,7 @@ def gawm_resampled(
         delta = centre - ease  # (B, n); 0 on constant topics
         topic_squares = centred_squares + 2.0 * delta * centred_sums + systems * delta**2
         topic_weights = np.where(constant_topic, 0.0, np.sqrt(np.maximum(topic_squares, 0.0)))
-        # MATH.md PIN: no drawn topic discerns the systems (all identical) -> uniform topic weights.
+        # docs/mathematics.md §6 PIN: no drawn topic discerns the systems (all identical) -> uniform topic weights.
         topic_weights = np.where(((topic_weights == 0) | ~drawn).all(axis=1, keepdims=True), 1.0, topic_weights)
         distance_squares = count_squares + 2.0 * ((c * delta) @ centred.T) + (c * delta**2).sum(axis=1, keepdims=True)
         distance = np.sqrt(np.maximum(distance_squares, 0.0))
@@ -260,7 +260,7 @@ def gawm_resampled(
 def hits(scores: npt.ArrayLike) -> HITSResult:
     """HITS authority and hubness of systems and topics from the adjusted score matrices.
 
-    Mizzaro & Robertson, SIGIR 2007 (as compared in Lee et al., CIKM 2009), MATH.md section 6::
+    Mizzaro & Robertson, SIGIR 2007 (as compared in Lee et al., CIKM 2009), docs/mathematics.md §6::
 
         APA = P - topic means (column means)  -> A(s) = top left, H(t) = top right singular vector
         APM = P - system means (row means)    -> H(s) = top left, A(t) = top right singular vector

@@ -1,7 +1,7 @@
 """Paired inference over topics: t-test, Fisher randomization, Holm correction, paired bootstrap.
 
 These are the comparisons IR users already know from PyTerrier and ranx (CONVENTIONS.md
-"Statistics users expect") plus the noise-aware bootstrap interval that MATH.md section 7 asks of a
+"Statistics users expect") plus the noise-aware bootstrap interval that docs/mathematics.md §7 asks of a
 regression gate. Every array is topic-aligned: position ``j`` is the same topic in every argument.
 """
 
@@ -73,7 +73,7 @@ def paired_t_test(candidate: np.ndarray, reference: np.ndarray) -> TestResult:
 
     Notes
     -----
-    Student (1908); the same statistic as TRisk at alpha 0 (MATH.md section 4). Where scipy
+    Student (1908); the same statistic as TRisk at alpha 0 (docs/mathematics.md §4). Where scipy
     returns NaN we decide: identical inputs (``d = 0``) give ``statistic 0, p 1``; a constant
     non-zero difference gives ``statistic = +-inf, p 0``.
     """
@@ -318,7 +318,9 @@ def paired_bootstrap(
 ) -> BootstrapInterval:
     """Paired bootstrap over topics of any registered statistic, with a percentile interval.
 
-    MATH.md section 7 (and sections 2 and 3b): a resample draws ``n`` topics with replacement and
+    Efron & Tibshirani, *An Introduction to the Bootstrap* (1993), Ch. 13 (percentile interval);
+    Sakai, "Evaluating evaluation metrics based on the bootstrap", SIGIR 2006 (resampling topics
+    paired across systems); docs/mathematics.md §7 (and §2, §3b): a resample draws ``n`` topics with replacement and
     that one topic multiset drives every system and the virtual target, which is recomputed from
     the resampled matrix, as is every other cross-system quantity (normalisation, ``c``, grouping,
     ZRisk's expectations, topic weights). Resample ``b`` uses row ``b`` of
@@ -466,7 +468,7 @@ def topic_bootstrap(
 ) -> BootstrapInterval:
     """Bootstrap over topics of a statistic whose inputs are not one score per topic.
 
-    MATH.md section 7 with the resampling of :func:`paired_bootstrap` (row ``b`` of
+    docs/mathematics.md §7 with the resampling of :func:`paired_bootstrap` (row ``b`` of
     ``numpy.random.default_rng(seed).integers(0, topics, size=(resamples, topics))``) and the same
     percentile interval; ``values_of(drawn)`` computes every system's value on the topics ``drawn``,
     keeping whatever belongs to a topic together (e.g. all the query variations of a topic, so the

@@ -1,4 +1,4 @@
-"""Mean-variance evaluation (Zuccon, Palotti & Hanbury, CIKM 2016; MATH.md section 5).
+"""Mean-variance evaluation (Zuccon, Palotti & Hanbury, CIKM 2016; docs/mathematics.md §5).
 
 A system's effectiveness over topics (and over query variations of a topic) is treated like the
 return of a portfolio: the value ``O = mu - alpha * sigma2`` rewards a high expected score and, for
@@ -35,7 +35,7 @@ class MeanVariance:
     """Mean, variance and value ``mu - alpha * sigma2`` of a portfolio, shaped like the leading axes.
 
     ``topic_value`` (leading axes + topics) splits the value topic by topic: its sum over topics is
-    ``value`` (the per-topic ``O_t`` of MATH.md section 5).
+    ``value`` (the per-topic ``O_t`` of docs/mathematics.md §5).
     """
 
     mu: FloatArray | float
@@ -61,7 +61,7 @@ def mve_inter_topic(
 ) -> MeanVariance:
     """Modified inter-topic mean-variance value, one query per topic.
 
-    Zuccon, Palotti & Hanbury, CIKM 2016, Sec. 4.3, ineq. 9, read as MATH.md section 5 PIN: the
+    Zuccon, Palotti & Hanbury, CIKM 2016, Sec. 4.3, ineq. 9, read as docs/mathematics.md §5 PIN: the
     topics play the role of variations, topic ``t`` occurring with probability ``w_t``::
 
         mu     = sum_t w_t x_t
@@ -116,7 +116,7 @@ def mve_intra_topic(
     """Intra-topic mean-variance value over query variations, topics uncorrelated.
 
     Zuccon, Palotti & Hanbury, CIKM 2016, Sec. 4.2; the portfolio uses covariance 0 between topics,
-    the paper's Sec. 7 third option (MATH.md section 5). Per topic ``t`` with variation popularity
+    the paper's Sec. 7 third option (docs/mathematics.md §5). Per topic ``t`` with variation popularity
     ``p_tq`` (normalised over the topic's variations)::
 
         mu_t    = sum_q p_tq x_tq
@@ -195,7 +195,7 @@ def mve_general(
 ) -> MeanVariance:
     """General mean-variance value with query variations aligned by user.
 
-    Zuccon, Palotti & Hanbury, CIKM 2016, Sec. 4.1 (MATH.md section 5): user ``k`` issued query
+    Zuccon, Palotti & Hanbury, CIKM 2016, Sec. 4.1 (docs/mathematics.md §5): user ``k`` issued query
     ``k`` for every topic, so a user's scores form one joint outcome ``R_k = sum_t w_t r_tk``::
 
         mu_P     = sum_t w_t E[R_t]
@@ -273,7 +273,7 @@ class VariationLayout:
         return self.users is not None
 
     def user_probability(self) -> FloatArray | None:
-        """Each user's probability for :func:`mve_general`, from the popularity (MATH.md section 5 PIN).
+        """Each user's probability for :func:`mve_general`, from the popularity (docs/mathematics.md §5 PIN).
 
         A popularity that gives a user the same share of every topic is that user's probability;
         uniform without popularity. ``None`` when the variations are not aligned by user or a user's
@@ -386,7 +386,7 @@ def _shaped(values: npt.ArrayLike, shape: tuple[int, ...], what: str, dtype: typ
 
 
 def normalised_weights(weights: npt.ArrayLike | None, size: int, what: str) -> FloatArray:
-    """Non-negative weights scaled to sum 1 (MATH.md section 5 PIN); uniform when None."""
+    """Non-negative weights scaled to sum 1 (docs/mathematics.md §5 PIN); uniform when None."""
     if weights is None:
         return np.full(size, 1.0 / size)
     w = _shaped(weights, (size,), what)
@@ -421,7 +421,7 @@ def mve_alpha_sweep(mu: npt.ArrayLike, sigma2: npt.ArrayLike, alphas: npt.ArrayL
     """The value ``O(alpha) = mu - alpha sigma2`` of every system at every alpha.
 
     Zuccon, Palotti & Hanbury, CIKM 2016, Figs. 2-4 (value and rank of each system as the risk
-    preference varies); docs/mathematics.md section 5. Every form of MVE is linear in alpha once
+    preference varies); docs/mathematics.md §5. Every form of MVE is linear in alpha once
     ``mu`` and ``sigma2`` are known, so the sweep needs no re-evaluation.
 
     Parameters
@@ -464,7 +464,7 @@ def variation_mve(
     user_probability: npt.ArrayLike | None = None,
     variance: str = "population",
 ) -> MeanVariance | IntraTopicMeanVariance:
-    """MVE over query variations in the form chosen for them (MATH.md section 5).
+    """MVE over query variations in the form chosen for them (docs/mathematics.md §5).
 
     ``user_probability`` given: the general form (:func:`mve_general`, columns are users, the padded
     layout has none); otherwise the intra-topic form (:func:`mve_intra_topic`).
@@ -487,14 +487,14 @@ def variation_mve(
 
 
 MVE_VARIANCES = ("population", "sample")
-"""Accepted values of the ``variance`` argument (docs/mathematics.md section 5)."""
+"""Accepted values of the ``variance`` argument (docs/mathematics.md §5)."""
 
 
 def sample_variance_factor(probabilities: npt.ArrayLike) -> FloatArray:
     """``1 / (1 - sum p^2)``: what turns a probability-weighted variance into a sample variance.
 
     Zuccon, Palotti & Hanbury, CIKM 2016 (the pilot study's variances divide by ``n - 1``); our reading
-    for unequal weights (docs/mathematics.md section 5) is the unbiased estimator with reliability
+    for unequal weights (docs/mathematics.md §5) is the unbiased estimator with reliability
     weights, ``sum_q p_q (x_q - mu)^2 / (1 - sum_q p_q^2)``, which is ``n / (n - 1)`` times the
     population variance when the ``n`` weights are equal.
 

@@ -2,7 +2,7 @@
 
 Kendall's tau is scipy's (``scipy.stats.kendalltau``, tau-b); tau_AP is Yilmaz, Aslam and Robertson,
 "A new rank correlation coefficient for information retrieval", SIGIR 2008, implemented from its
-definition; docs/mathematics.md section 8. Values are oriented by the statistic's good direction
+definition; docs/mathematics.md §8. Values are oriented by the statistic's good direction
 before ranking, so rank 1 is always the best system.
 """
 
@@ -60,7 +60,7 @@ def system_ranks(values: npt.ArrayLike, higher_is_better: bool) -> FloatArray:
 def tau_ap(truth: npt.ArrayLike, estimate: npt.ArrayLike) -> float:
     """AP rank correlation of the ranking by ``estimate`` with the ranking by ``truth``.
 
-    Yilmaz, Aslam and Robertson, SIGIR 2008, Sec. 3 (docs/mathematics.md section 8). With the
+    Yilmaz, Aslam and Robertson, SIGIR 2008, Sec. 3 (docs/mathematics.md §8). With the
     systems listed in the order of ``estimate`` (best first) and ``C(i)`` the number of systems
     above position ``i`` that ``truth`` also ranks above the system at ``i``::
 

@@ -8,7 +8,7 @@ statistic is one entry (docs/architecture.md). The gate layer never calls a fami
 an evaluation computes values through :func:`statistic_values`, a gate or the bootstrap through
 :meth:`Statistic.compute` on the systems x topics matrix with one :class:`AnalysisSettings`. The bias-variance family (``bias2`` ... ``gap_mse``) applies the settings'
 normalisation and grouping through :mod:`pytest_bvtest.stats.biasvar`; ``mean``, the risk family,
-``mve`` and ``gawm`` see the raw scores (MATH.md sections 3-6). Directions follow MATH.md section 7.
+``mve`` and ``gawm`` see the raw scores (docs/mathematics.md §3-6). Directions follow docs/mathematics.md §7.
 
 Each statistic also says how to shrink the matrix for the paired bootstrap
 (:func:`pytest_bvtest.stats.inference.paired_bootstrap`): a statistic that depends on the other
@@ -68,35 +68,35 @@ class AnalysisSettings:
     Attributes
     ----------
     target:
-        The bias target constant ``c``: ``"mean"`` (MATH.md section 3 PIN, the mean of the virtual
+        The bias target constant ``c``: ``"mean"`` (docs/mathematics.md §3 PIN, the mean of the virtual
         target) or a number (1 = the metric maximum).
     normalize:
-        ``"none"``, ``"max-min"`` or ``"target-ratio"`` (MATH.md section 3c), bias-variance family only.
+        ``"none"``, ``"max-min"`` or ``"target-ratio"`` (docs/mathematics.md §3c), bias-variance family only.
     grouping:
         ``None`` (topics are the samples), :class:`~pytest_bvtest.stats.biasvar.DifficultyGrouping` or
-        :class:`~pytest_bvtest.stats.biasvar.RandomGrouping` (MATH.md section 3b), bias-variance
+        :class:`~pytest_bvtest.stats.biasvar.RandomGrouping` (docs/mathematics.md §3b), bias-variance
         family only.
     risk_alpha:
-        Extra weight of a loss in URisk, TRisk, ZRisk and GeoRisk (MATH.md section 4). MATH.md
+        Extra weight of a loss in URisk, TRisk, ZRisk and GeoRisk (docs/mathematics.md §4). It
         fixes no default; 5 is one of the values the TREC Web track 2013-14 reported (0, 1, 5, 10):
         a loss counts six times a gain of the same size.
     mve_alpha:
-        Risk preference of the mean-variance value ``mu - alpha * sigma2`` (MATH.md section 5).
-        MATH.md fixes no default; 2 is the value of its golden example and of the spec's default.
+        Risk preference of the mean-variance value ``mu - alpha * sigma2`` (docs/mathematics.md §5).
+        §5 fixes no default; 2 is the value of its golden example and of the spec's default.
     topic_weights:
         Topic importance for ``mve``, aligned with the matrix's topics (normalised to sum 1 by
         :mod:`~pytest_bvtest.stats.meanvar`); ``None`` is uniform. Left out of ``==`` (an array).
     gawm_q:
-        Conformity exponent ``q`` of GAWM (MATH.md section 6).
+        Conformity exponent ``q`` of GAWM (docs/mathematics.md §6).
     zrisk_against:
         ``"systems"`` (every other system, SIGIR 2016) or ``"target"`` (the virtual target alone,
         IPM 2022 Table 8) as the baselines of ZRisk and GeoRisk.
     variance:
-        ``"population"`` (MATH.md's default) or ``"sample"`` (n - 1, IPM 2022 Table 8, Zuccon et al.'s
+        ``"population"`` (docs/mathematics.md's default) or ``"sample"`` (n - 1, IPM 2022 Table 8, Zuccon et al.'s
         pilot) for Var, Bias²+Var, the gap terms and MVE's variance.
     target_system:
         Row of the system whose per-topic scores are the target ``x_T`` of the bias-variance family
-        (SIGIR 2013 Sec. 2.5); ``None`` for the virtual target (the per-topic max, MATH.md section 2).
+        (SIGIR 2013 Sec. 2.5); ``None`` for the virtual target (the per-topic max, docs/mathematics.md §2).
     """
 
     target: Literal["mean"] | float = "mean"
@@ -169,7 +169,7 @@ class Statistic:
     name, label:
         Spec name (``bias2_plus_var``) and table label (``Bias²+Var``).
     higher_is_better:
-        The good direction (MATH.md section 7).
+        The good direction (docs/mathematics.md §7).
     needs_reference:
         True when the value of every system is measured against a reference system's row
         (URisk, TRisk, RI, <Init, R-Loss); ``compute`` then needs the reference index.
@@ -225,7 +225,7 @@ class Statistic:
         Reads the p-value of every system's value from the :attr:`shared` result (TRisk's t-test),
         reported as ``NAME_p``; ``None`` when the statistic has none.
     from_simulation:
-        For a statistic of the per-topic simulation (MATH.md 3e): the ``(m, n)`` matrix a gate on it
+        For a statistic of the per-topic simulation (docs/mathematics.md §3e): the ``(m, n)`` matrix a gate on it
         reads instead of the scores, from the measure's
         :class:`~pytest_bvtest.stats.simulation.SimulationResult` (each system's per-topic term, whose
         mean over topics is the value, IPM 2022 Eq. 13-14). ``None``: the statistic reads the scores.
@@ -586,10 +586,10 @@ def _statistics(*statistics: Statistic) -> Mapping[str, Statistic]:
 BIAS_VARIANCE = Shared("bias_variance", lambda scores, reference, settings: bias_variance_analysis(
     scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping,
     variance=settings.variance, target_system=settings.target_system))
-"""The bias-variance analysis (MATH.md sections 2-3d): grouping is its costly part, so it runs once."""
+"""The bias-variance analysis (docs/mathematics.md §2-3d): grouping is its costly part, so it runs once."""
 
 GAWM_FIXED_POINT = Shared("gawm", lambda scores, reference, settings: gawm(_score_matrix(scores), q=settings.gawm_q))
-"""GAWM's fixed point (MATH.md section 6): E_s, and the topic weights the reports show."""
+"""GAWM's fixed point (docs/mathematics.md §6): E_s, and the topic weights the reports show."""
 
 TRISK_TEST = Shared("trisk", lambda scores, reference, settings: trisk(
     _score_matrix(scores), _reference_row(_score_matrix(scores), reference), settings.risk_alpha))
@@ -785,7 +785,7 @@ PLOT_SERIES: tuple[tuple[str, str, str], ...] = tuple(
 """``(statistic, label, marker)`` of the bias-variance plot's series."""
 
 GAP_TERMS: tuple[str, ...] = tuple(term.name for term in fields(GapDecomposition))
-"""The terms of the gap decomposition every system reports under ``gap`` (MATH.md section 3a)."""
+"""The terms of the gap decomposition every system reports under ``gap`` (docs/mathematics.md §3a)."""
 
 
 def statistic_values(names: Iterable[str], scores: np.ndarray, reference: int | None, settings: AnalysisSettings,

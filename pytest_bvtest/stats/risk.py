@@ -1,4 +1,4 @@
-"""Risk-sensitive comparison with baselines: URisk, TRisk, ZRisk and GeoRisk (MATH.md section 4).
+"""Risk-sensitive comparison with baselines: URisk, TRisk, ZRisk and GeoRisk (docs/mathematics.md §4).
 
 Sources: Wang, Bennett and Collins-Thompson, SIGIR 2012 (URisk, as used by the TREC Web track
 2013-14); Dincer, Macdonald and Ounis, SIGIR 2014 (TRisk); Dincer, Macdonald and Ounis, SIGIR 2016
@@ -62,8 +62,9 @@ def _scalar_if_0d(values: np.ndarray) -> float | np.ndarray:
 def urisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> float | np.ndarray:
     """URisk: mean per-topic difference to the baseline, losses weighted by ``1 + alpha``.
 
-    Wang, Bennett and Collins-Thompson, SIGIR 2012 (TREC Web 2013-14 risk measure), MATH.md
-    section 4::
+    Wang, Bennett and Collins-Thompson, "Robust ranking models via risk-sensitive optimization",
+    SIGIR 2012; the risk measure of Collins-Thompson et al., "TREC 2013 Web Track Overview" (and its
+    2014 successor); docs/mathematics.md §4::
 
         delta_j = r_j - b_j             if r_j >= b_j
                   (1 + alpha)(r_j - b_j) otherwise
@@ -91,13 +92,14 @@ def urisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> float | np.ndarr
 def trisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> TRisk:
     """TRisk: URisk studentised over topics, with a two-sided Student t p-value.
 
-    Dincer, Macdonald and Ounis, SIGIR 2014, MATH.md section 4::
+    Dinçer, Macdonald and Ounis, "Hypothesis testing for risk-sensitive evaluation of retrieval
+    systems", SIGIR 2014; docs/mathematics.md §4::
 
         TRisk = URisk / (s / sqrt(c)),  s = sample standard deviation (ddof 1) of delta,  c = topics
         p = 2 * P(T_{c-1} > |TRisk|)
 
     At ``alpha = 0`` it is the paired t statistic (``scipy.stats.ttest_rel``). TRisk < -2 signals a
-    significant risk of harm, > +2 a significant gain. PIN (MATH.md section 4, revised): ``s = 0``
+    significant risk of harm, > +2 a significant gain. PIN (docs/mathematics.md §4, revised): ``s = 0``
     gives ``TRisk = 0`` and ``p = 1`` when URisk is 0, and otherwise ``+inf`` or ``-inf`` with
     URisk's sign and ``p = 0``: the same loss on every topic is a certain loss. Our reading counts an
     ``s`` within rounding error of 0 (a spread below 8 ulps of the largest ``|delta|``) as 0, so a
@@ -142,8 +144,9 @@ def trisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> TRisk:
 def zrisk_georisk(scores: ArrayLike, alpha: float) -> ZRiskGeoRisk:
     """ZRisk and GeoRisk of every system against all the others as baselines.
 
-    Dincer, Macdonald and Ounis, SIGIR 2016, MATH.md section 4. MATH.md writes the matrix as topics x
-    systems; here it is transposed like every score matrix of this package (systems x topics), so
+    Dinçer, Macdonald and Ounis, "Risk-sensitive evaluation and learning to rank using multiple
+    baselines", SIGIR 2016; docs/mathematics.md §4. The papers write the matrix as
+    topics x systems; here it is transposed like every score matrix of this package (systems x topics), so
     ``T_j`` are column totals and ``S_i`` row totals::
 
         T_j = sum_i x[i, j],  S_i = sum_j x[i, j],  N = sum_ij x[i, j],  e[i, j] = T_j S_i / N
@@ -192,7 +195,7 @@ def robustness_index(run: ArrayLike, baseline: ArrayLike) -> float | np.ndarray:
 
     Sakai, Manabe and Koyama, "Flexible pseudo-relevance feedback via selective sampling", ACM TALIP
     4(2), 2005 (the robustness index of the query-expansion literature; Zhang et al. SIGIR 2013
-    report robustness beside <Init and R-Loss); docs/mathematics.md section 4::
+    report robustness beside <Init and R-Loss); docs/mathematics.md §4::
 
         RI = (wins - losses) / n,   wins = #{j: r_j > b_j},   losses = #{j: r_j < b_j}
 
@@ -215,7 +218,7 @@ def robustness_index(run: ArrayLike, baseline: ArrayLike) -> float | np.ndarray:
 
 
 def hurt_topics(run: ArrayLike, baseline: ArrayLike) -> float | np.ndarray:
-    """``<Init``: how many topics score below the baseline (Zhang et al. SIGIR 2013; mathematics.md section 4).
+    """``<Init``: how many topics score below the baseline (Zhang et al. SIGIR 2013; docs/mathematics.md §4).
 
     Our reading of the SIGIR 2013 column "<Init" (topics where the run is worse than the initial,
     i.e. baseline, retrieval): ``#{j: r_j < b_j}``. Smaller is better.
@@ -240,7 +243,7 @@ def robustness_loss(run: ArrayLike, baseline: ArrayLike) -> float | np.ndarray:
     """R-Loss: the effectiveness lost on hurt topics, averaged over all topics.
 
     Collins-Thompson's robustness loss (CIKM 2009) as Zhang et al. SIGIR 2013 report it beside <Init;
-    docs/mathematics.md section 4. Our reading on per-topic scores (the original counts relevant
+    docs/mathematics.md §4. Our reading on per-topic scores (the original counts relevant
     documents lost from the top 1000, which a score matrix does not hold)::
 
         R-Loss = mean_j max(0, b_j - r_j)
@@ -267,8 +270,8 @@ def zrisk_georisk_against_target(scores: ArrayLike, alpha: float) -> ZRiskGeoRis
     """ZRisk and GeoRisk of every system against the virtual target alone.
 
     Zhang et al. IPM 2022 Table 8 reads ZRisk/GeoRisk (Dincer, Macdonald and Ounis, SIGIR 2016) with
-    the virtual target ``x_T = max_i x[i, j]`` (MATH.md section 2) as the only baseline, at alpha 0;
-    docs/mathematics.md section 4. Our reading: each system is evaluated on the two-column matrix
+    the virtual target ``x_T = max_i x[i, j]`` (docs/mathematics.md §2) as the only baseline, at alpha 0;
+    docs/mathematics.md §4. Our reading: each system is evaluated on the two-column matrix
     (the system, the target) by :func:`zrisk_georisk`, so its expectations come from its own total
     and the target's.
 

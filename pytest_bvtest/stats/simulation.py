@@ -1,4 +1,4 @@
-"""Per-topic bias-variance over simulated collections (IPM 2022 Sec. 3.4, Eq. 12-14; MATH.md 3e).
+"""Per-topic bias-variance over simulated collections (IPM 2022 Sec. 3.4, Eq. 12-14; docs/mathematics.md §3e).
 
 Across topics, bias-variance says how a system's score spreads over the topic set. Per topic, the
 spread comes from simulated collections instead: each sample redraws the system's retrieved list
@@ -29,7 +29,7 @@ BoolArray = npt.NDArray[np.bool_]
 SIMULATED_MEASURES = ("AP", "P", "R", "RR", "nDCG", "Rprec")
 """Binary-relevance measures computable on a simulated ranked list (trec_eval's map, P_k, recall_k,
 recip_rank, ndcg / ndcg_cut_k with binary gains, Rprec); ``P`` and ``R`` need a cutoff. Not bpref: the
-simulation does not tell judged non-relevant documents from unjudged ones (MATH.md 3e counts both as
+simulation does not tell judged non-relevant documents from unjudged ones (docs/mathematics.md §3e counts both as
 non-relevant)."""
 
 
@@ -111,23 +111,23 @@ def simulate_topic_bias_variance(
 ) -> SimulationResult:
     """Bias2 and Var of each system on each topic over ``samples`` simulated collections.
 
-    IPM 2022 Sec. 3.4, Eq. 12-14, MATH.md section 3e. For system ``i`` and topic ``j`` with ``L``
+    IPM 2022 Sec. 3.4, Eq. 12-14, docs/mathematics.md §3e. For system ``i`` and topic ``j`` with ``L``
     retrieved documents, ``r`` of them relevant, sample ``b`` draws ``r_b ~ Poisson(r)`` capped at
     ``L`` relevant scores (with replacement) from the relevant retrieved scores and ``L - r_b`` from
     the non-relevant retrieved ones, ranks them by score descending (PIN: ties put non-relevant
     first) and takes ``AP = (sum of precision at each relevant rank) / (r_b + R - r)`` (PIN: the
     unretrieved relevant documents stay unretrieved). PIN: ``r = 0`` gives AP 0 in every sample.
-    The target of sample ``b`` is ``x_Tb[j] = max_i x_ib[j]`` over all systems (MATH.md section 2).
+    The target of sample ``b`` is ``x_Tb[j] = max_i x_ib[j]`` over all systems (docs/mathematics.md §2).
 
     Our reading of Eq. 12, with ``c_j`` the mean over samples of ``x_Tb[j]`` (the sample-level
-    analogue of MATH.md section 3's default ``c = mean(x_T)``) or the fixed number ``target``::
+    analogue of docs/mathematics.md §3's default ``c = mean(x_T)``) or the fixed number ``target``::
 
         Bias2[i, j] = (mean_b x_ib[j] - c_j)^2
         Var[i, j]   = mean_b (x_ib[j] - mean_b x_ib[j])^2          (population, over samples)
 
     and of Eq. 13-14: ``Bias2[i] = mean_j Bias2[i, j]``, ``Var[i] = mean_j Var[i, j]``.
 
-    Other binary-relevance measures (``measure``, MATH.md 3e asks for "the binary metric"; our reading
+    Other binary-relevance measures (``measure``, docs/mathematics.md §3e asks for "the binary metric"; our reading
     of each, with ``R_b = r_b + R - r`` relevant documents in the sample's collection): ``P@k`` the
     relevant share of the top ``k`` (divided by ``k``, as trec_eval); ``R@k`` the relevant documents
     in the top ``k`` over ``R_b``; ``RR`` (``RR@k``) one over the rank of the first relevant document
@@ -135,7 +135,7 @@ def simulate_topic_bias_variance(
     discount ``log2(rank + 1)`` and the ideal list of ``R_b`` relevant documents; ``Rprec`` the
     precision at rank ``R_b``. Each is 0 when ``R_b = 0``.
 
-    Our decisions where MATH.md is silent: when the list has no non-relevant document and
+    Our decisions where docs/mathematics.md §3e is silent: when the list has no non-relevant document and
     ``r_b < L``, the ``L - r_b`` missing documents are non-relevant and ranked below every drawn
     score (equivalently the sample is shortened to its ``r_b`` relevant draws; AP is the same).
     When ``r_b + R - r = 0`` (no relevant document anywhere in the sample) AP is 0. Seeding: sample
@@ -228,7 +228,7 @@ def _checked_measure(measure: str, cutoff: int | None) -> _Scorer:
 
 def _ranked_relevance(draws: _Draws) -> BoolArray:
     """``(B, W)`` relevance of each sample's documents in rank order (score descending, non-relevant
-    first among ties, MATH.md 3e PIN); a sample shorter than ``W`` ends in non-relevant padding."""
+    first among ties, docs/mathematics.md §3e PIN); a sample shorter than ``W`` ends in non-relevant padding."""
     samples, width = draws.relevant_index.shape
     relevant_used = np.arange(width) < draws.drawn_relevant[:, None]
     other_width = draws.other_index.shape[1]
@@ -244,7 +244,7 @@ def _ranked_relevance(draws: _Draws) -> BoolArray:
 
 def ranked_list_measure(relevance: npt.ArrayLike, relevant_total: npt.ArrayLike, measure: str,
                         cutoff: int | None = None) -> FloatArray:
-    """A binary-relevance measure of ranked lists (docs/mathematics.md section 3e; trec_eval's definitions).
+    """A binary-relevance measure of ranked lists (docs/mathematics.md §3e; trec_eval's definitions).
 
     Parameters
     ----------
@@ -329,7 +329,7 @@ def _draw_samples(retrieved: RetrievedList, samples: int, rng: np.random.Generat
 
 
 def _average_precision(draws: _Draws, relevant_total: npt.NDArray[np.int64]) -> FloatArray:
-    """AP of each sample ranked by score descending, non-relevant first among ties (MATH.md 3e PIN).
+    """AP of each sample ranked by score descending, non-relevant first among ties (docs/mathematics.md §3e PIN).
 
     Without sorting whole lists: the ``p``-th best relevant draw (0-based) is ranked below the ``p``
     better relevant draws and below every non-relevant draw scoring at least as high, so its
