@@ -42,8 +42,8 @@ import argparse
 import importlib.util
 import os
 import shutil
-import subprocess
 import statistics
+import subprocess
 import sys
 import tempfile
 import time

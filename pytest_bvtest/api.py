@@ -42,7 +42,6 @@ from pytest_bvtest.simulate import simulate_spec, simulation_matrix
 from pytest_bvtest.spec import CANDIDATE_NAME, Spec, load_spec
 from pytest_bvtest.stats.gawm import GAWMResult, hits
 from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
-from pytest_bvtest.stats.simulation import SimulationResult
 from pytest_bvtest.stats.registry import (
     BIAS_VARIANCE,
     GAP_TERMS,
@@ -53,6 +52,7 @@ from pytest_bvtest.stats.registry import (
     p_value_key,
     statistic_values,
 )
+from pytest_bvtest.stats.simulation import SimulationResult
 from pytest_bvtest.variations import VariationMVE, mean_variance_details, topic_weights, variation_matrices
 
 __all__ = ["Evaluation", "GateOutcome", "MeasureEvaluation", "SystemStatistics", "evaluate_spec", "spec_under_test"]

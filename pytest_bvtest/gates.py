@@ -15,7 +15,6 @@ its effective limit. A NaN value or limit is never a pass (docs/mathematics.md Â
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -481,10 +480,8 @@ def _headline(outcome: GateOutcome, undefined: str | None) -> str:
     if undefined is not None:
         return f"{outcome.measure} {outcome.label} {verdict}: undefined: {undefined}; a gate never passes on NaN"
     relation = "<=" if outcome.upper else ">="
-    if outcome.excess > 0:
-        margin = f"past the limit by {outcome.excess:.6g}"
-    else:
-        margin = f"headroom {0.0 - outcome.excess:.6g}"  # never "-0"
+    # 0.0 - excess: never "-0"
+    margin = f"past the limit by {outcome.excess:.6g}" if outcome.excess > 0 else f"headroom {0.0 - outcome.excess:.6g}"
     rule = f"bound {outcome.rule}" if outcome.bound is not None else outcome.rule
     calibration = f"; {outcome.null.describe()}" if outcome.null is not None else ""
     return (

@@ -434,7 +434,6 @@ class SessionOutputs:
         if hasattr(config, "workerinput") or not (self.payloads or self.team_tests):
             return
         from pytest_bvtest.report import outputs
-
         from pytest_bvtest.report.history import run_context
 
         self.document = outputs.assemble(self.payloads, self.team_tests.values(), run_context(config.rootpath))

@@ -21,9 +21,9 @@ import yaml
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.guards import GuardSettings
+from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
-from pytest_bvtest.io.runs import Run
 from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
 from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.stats.biasvar import NORMALIZATIONS, DifficultyGrouping, Grouping, RandomGrouping, SampledGrouping

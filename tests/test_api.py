@@ -8,15 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import shared_path
 from scipy import stats as scipy_stats
 
-from conftest import shared_path
 from pytest_bvtest.api import evaluate_spec
-from pytest_bvtest.plugin import BvtestAPI
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run
 from pytest_bvtest.matrix import retrieved_lists
+from pytest_bvtest.plugin import BvtestAPI
 from pytest_bvtest.spec import load_spec
 from pytest_bvtest.stats.simulation import simulate_topic_bias_variance
 

@@ -11,14 +11,14 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 import yaml
-
 from conftest import shared_path
+from test_plugin import PRODUCTION, QRELS, RISKY, run_text
+
 from pytest_bvtest.api import evaluate_spec
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.report.jsonreport import gate_document
 from pytest_bvtest.report.markdown import false_alarm_text
 from pytest_bvtest.spec import load_spec
-from test_plugin import PRODUCTION, QRELS, RISKY, run_text
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 EXAMPLE = REPOSITORY / "example_project"

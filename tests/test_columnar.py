@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import shared_path
+
 from pytest_bvtest import columnar
-from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.measures import _evaluate_with_pytrec_eval, evaluate_run, parse_measure

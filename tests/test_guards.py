@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import shared_path
+
 from pytest_bvtest.api import evaluate_spec, spec_under_test
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.guards import (

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 import pytrec_eval
+from conftest import shared_path
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels, read_qrels
-
-from conftest import shared_path
 
 
 def write(path: Path, text: str) -> Path:

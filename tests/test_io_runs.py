@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 import pytrec_eval
+from conftest import shared_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pytest_bvtest.io.runs as runs_module
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.runs import Run, read_run, read_run_columns
-
-from conftest import shared_path
 
 
 def write(path: Path, text: str) -> Path:

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import shared_path
 from scipy.optimize import linear_sum_assignment
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
 from pytest_bvtest.measures import parse_measure
-
-from conftest import shared_path
 
 TREC_EVAL_Q = """\
 num_ret               \tq1\t1000

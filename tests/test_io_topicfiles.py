@@ -6,12 +6,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import shared_path
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.topicfiles import Variation, read_topic_texts, read_topic_weights, read_variations
-
-from conftest import shared_path
 
 
 def write(path: Path, text: str) -> Path:

@@ -268,7 +268,7 @@ def test_plugin_and_cli_write_the_same_report_from_a_real_evaluation(tmp_path: P
             f"{EXAMPLE / 'runs' / 'candidate-risky.run'}</code></li>") in report.read_text(encoding="utf-8")
     # query texts come from the spec's topics file
     topics = page.tables["topics sortable"][0]
-    assert ["23", "cache function results"] == topics["rows"][22][:2]
+    assert topics["rows"][22][:2] == ["23", "cache function results"]
 
     copy_example(pytester.path)
     (pytester.path / "report").mkdir()

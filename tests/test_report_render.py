@@ -26,8 +26,8 @@ from conftest import shared_path
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.report import github, markdown, terminal
-from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.biasvar import bias_variance_analysis
+from pytest_bvtest.stats.registry import STATISTICS
 
 jsonschema = pytest.importorskip("jsonschema")
 

@@ -6,13 +6,13 @@ import itertools
 
 import numpy as np
 import pytest
+from conftest import shared_path
+from test_stats_registry import SETTINGS, web14
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats import calibration
 from pytest_bvtest.stats.calibration import null_of_own_value, swap_null
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
-from conftest import shared_path
-from test_stats_registry import SETTINGS, web14
 
 SMALL = np.array([
     [0.30, 0.10, 0.55, 0.70, 0.20, 0.45, 0.05],

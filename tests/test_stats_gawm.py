@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from conftest import shared_path
 from scipy.stats import kendalltau, spearmanr
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.gawm import gawm, gawm_resampled, hits
-from conftest import shared_path
 
 RNG_SEED = 2009
 

@@ -8,14 +8,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from scipy import stats as scipy_stats
+from test_stats_registry import direct_values, web14
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats import inference
 from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping, SampledGrouping
 from pytest_bvtest.stats.inference import TestResult, holm, paired_bootstrap, paired_t_test, randomization_test
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
-from test_stats_registry import direct_values, web14
-
 
 # --- paired t-test -------------------------------------------------------------------------------
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import shared_path
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.meanvar import mve_general, mve_inter_topic, mve_intra_topic, variation_layout
-from conftest import shared_path
 
 RNG_SEED = 20160101
 

@@ -7,9 +7,9 @@ import itertools
 
 import numpy as np
 import pytest
+from conftest import shared_path
 from scipy.stats import kendalltau
 
-from conftest import shared_path
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.gawm import gawm
 from pytest_bvtest.stats.rankings import rank_agreement, system_ranks, tau_ap

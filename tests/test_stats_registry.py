@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import math
-from importlib import resources
-
 from dataclasses import replace
+from importlib import resources
 
 import numpy as np
 import pytest
+from conftest import shared_path
 from scipy import stats as scipy_stats
 
-from conftest import shared_path
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping, SampledGrouping, bias_variance_analysis
 from pytest_bvtest.stats.gawm import gawm

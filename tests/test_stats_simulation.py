@@ -6,6 +6,7 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from conftest import shared_path
 from scipy.stats import kendalltau, pearsonr, poisson, spearmanr
 
 from pytest_bvtest.errors import StatisticError
@@ -17,7 +18,6 @@ from pytest_bvtest.stats.simulation import (
     _pair_generator,
     simulate_topic_bias_variance,
 )
-from conftest import shared_path
 
 RNG_SEED = 2022
 

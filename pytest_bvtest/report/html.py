@@ -35,9 +35,9 @@ from pytest_bvtest.report.markdown import (
 )
 from pytest_bvtest.report.plots import ROLE_STYLES, SERIES, SERIES_COLORS, limit_lines, slug, topic_differences
 from pytest_bvtest.report.terminal import (
-    analysis_lines,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
+    analysis_lines,
     comparison_lines,
     display_path,
     evaluation_title,

@@ -10,20 +10,20 @@ from __future__ import annotations
 import html
 import re
 import shlex
-from importlib.metadata import PackageNotFoundError, metadata
 from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, metadata
 from typing import Any
 
 from pytest_bvtest.report.terminal import (
-    analysis_lines,
     TABLE_HEADER,
+    TEAM_TESTS_TITLE,
+    analysis_lines,
     comparison_lines,
     display_path,
     evaluation_title,
     format_number,
     guard_warnings,
     headline,
-    TEAM_TESTS_TITLE,
     summary_counts,
     system_rows,
     topic_notes,

@@ -36,7 +36,6 @@ from pytest_bvtest.stats.checks import checked_seed, open_interval, whole_number
 from pytest_bvtest.stats.inference import paired_problem, topic_assignments
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings, Statistic
 
-
 #: Up to this many topics every swap is enumerated (65,536 at most): the null is exact.
 EXACT_TOPICS = 16
 
