@@ -339,3 +339,12 @@ def test_trec_eval_test_runs():
     assert len(comment.scores) == 301
     assert all(len(docs) == 100 for docs in comment.scores.values())
     assert "msmarco_v2.1_doc_50_2286987788#13_3087841662" in comment.scores["2024-224960"]
+
+
+def test_a_file_of_many_run_tags_is_named_by_its_first_ten(tmp_path: Path) -> None:
+    path = tmp_path / "many.run"
+    path.write_text("".join(f"1 Q0 d{i} 1 0.5 tag{i:02d}\n" for i in range(25)))
+    with pytest.raises(InputError) as raised:
+        read_run(path, tag="missing")
+    listed = ", ".join(f"'tag{i:02d}'" for i in range(10))
+    assert f"no line has the run tag 'missing'; the file holds {listed} and 15 more" in str(raised.value)

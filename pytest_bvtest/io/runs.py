@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_bvtest.errors import InputError, excerpt
+from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.textfiles import finite_number, inner_bom_error, nul_byte_error, numbered_lines, open_text
 
 RUN_LINE = "qid Q0 docno rank score tag"
@@ -384,7 +384,8 @@ def _tags_in(path: str | os.PathLike[str]) -> tuple[str, ...]:
 
 
 def _listing(names: tuple[str, ...]) -> str:
-    return ", ".join(excerpt(name) for name in names)
+    """The names quoted and shortened (:func:`excerpt`), the first few of them (:func:`short_list`)."""
+    return short_list([excerpt(name) for name in names])
 
 
 def _numbered_blocks(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
