@@ -232,7 +232,8 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     replays = replay_baselines(spec, use_cache=not arguments.no_cache)
     out.write(f"bvtest calibrate {spec.path.name}: the null of no change swaps the candidate's and the reference's "
               f"scores on random topics (seed {calibration.seed})\n\n")
-    header = ("gate", "reference", "rule", "limit", "false alarm", "swaps", *(f"limit {rate:.0%}" for rate in CALIBRATION_RATES),
+    header = ("gate", "reference", "rule", "limit", "false alarm", "swaps",
+              *(f"limit {rate:.0%}" for rate in CALIBRATION_RATES),
               *(f"replay {name}" for name in replays))
     rows = [_calibration_row(outcome, replays) for outcome in evaluation.gates]
     widths = [max(len(str(row[column])) for row in (header, *rows)) for column in range(len(header))]
@@ -262,8 +263,9 @@ def _together(evaluation: Evaluation, family: bool) -> str:
             swaps = min(outcome.null.swaps for outcome in outcomes)  # type: ignore[union-attr]
             hint = "" if family else ("; `analysis: {calibration: {family: true}}` holds the calibrated ones to their "
                                       "rate together")
+            rate = joint_false_alarm_rate(outcomes)
             lines.append(f"Together: an equal-quality change fails at least one of these {len(outcomes)} gates "
-                         f"{joint_false_alarm_rate(outcomes):.2%} of the time ({swaps:,} swaps with {reference}{hint}).\n")
+                         f"{rate:.2%} of the time ({swaps:,} swaps with {reference}{hint}).\n")
     return "\n" + "".join(lines) if lines else ""
 
 
@@ -276,8 +278,8 @@ def _calibration_row(outcome: GateOutcome, replays: dict[str, Evaluation]) -> tu
     limits = ["-" if null is None else f"{null.limit_at(rate):.6g}" for rate in CALIBRATION_RATES]
     rate = "-" if null is None else f"{null.rate:.2%}"
     swaps = "-" if null is None else (f"all {null.swaps:,}" if null.exact else f"{null.swaps:,}")
-    return (f"{outcome.measure}::{outcome.gate.name if outcome.gate else outcome.label}", outcome.reference or "-", outcome.rule, f"{outcome.limit:.6g}", rate, swaps,
-            *limits, *replayed)
+    gate = f"{outcome.measure}::{outcome.gate.name if outcome.gate else outcome.label}"
+    return (gate, outcome.reference or "-", outcome.rule, f"{outcome.limit:.6g}", rate, swaps, *limits, *replayed)
 
 
 def _calibrated_gates_yaml(spec: Spec, calibration: CalibrationSpec) -> str:

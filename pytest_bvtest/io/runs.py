@@ -114,7 +114,8 @@ class RunColumns:
         return {qid: (stop - length, stop) for qid, stop, length in zip(self.topics, stops, self.lengths.tolist())}
 
     def rankings(self, topics: Iterable[str]) -> dict[str, dict[str, float]]:
-        """``qid -> docno -> score`` of the given topics (as :attr:`Run.scores`), for the measures pytrec_eval computes."""
+        """``qid -> docno -> score`` of the given topics (as :attr:`Run.scores`), for the measures pytrec_eval
+        computes."""
         rows = self.topic_starts()
         scores = self.scores.tolist()
         return {qid: dict(zip(self.docnos[rows[qid][0]:rows[qid][1]], scores[rows[qid][0]:rows[qid][1]])) for qid in topics}
@@ -261,7 +262,8 @@ class _RunReader:
         return Run(name=run_name, scores=self.scores, path=Path(self.path), tags=tags)
 
     def _checked_name_and_tags(self, name: str | None) -> tuple[str, tuple[str, ...]]:
-        """The run's name and every tag of the file, once the whole file is read; raises for a file without run lines."""
+        """The run's name and every tag of the file, once the whole file is read; raises for a file without run
+        lines."""
         if self.data_lines == 0:
             raise InputError(
                 "no run lines: the file is empty or holds only comments",
@@ -283,7 +285,8 @@ class _RunReader:
             f"a second run tag {excerpt(line_tag)} starts here: the file holds {len(tags)} systems ({_listing(tags)})",
             path=self.path,
             line=number,
-            hint=f"select one system by its tag (spec: `{{run: FILE, tag: {tags[0]}}}`; bvtest evaluate: --tag {tags[0]}) or split the file by tag",
+            hint=f"select one system by its tag (spec: `{{run: FILE, tag: {tags[0]}}}`; bvtest evaluate: "
+                 f"--tag {tags[0]}) or split the file by tag",
         )
 
     def _duplicate_error(self, qids: Collection[str]) -> InputError:
@@ -298,7 +301,8 @@ class _RunReader:
             qid, docno = fields[0], fields[2]
             if (qid, docno) in first_lines:
                 return InputError(
-                    f"document {excerpt(docno)} appears twice in topic {excerpt(qid)} (first on line {first_lines[qid, docno]})",
+                    f"document {excerpt(docno)} appears twice in topic {excerpt(qid)} "
+                    f"(first on line {first_lines[qid, docno]})",
                     path=self.path,
                     line=number,
                     hint="a run ranks each document at most once per topic (as trec_eval requires); remove one line",
