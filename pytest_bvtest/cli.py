@@ -332,17 +332,22 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 def _run(arguments: argparse.Namespace, out: TextIO) -> int:
     try:
         code = _command(arguments, out)
-        out.flush()  # a reader that closed the pipe shows here, not in the interpreter's flush at exit
-        return code
     except BvtestError as error:
         print(f"bvtest: error: {error}", file=sys.stderr)
         return EXIT_INPUT_ERROR
     except BrokenPipeError:  # before OSError, its base class
+        # The reader left before the command finished: its verdict and its reports are unknown, so a
+        # pipeline under pipefail must not read this as a pass (Python's SIGPIPE recipe exits 1 too).
         _discard_stdout(out)
-        return EXIT_OK
+        return EXIT_GATE_FAILED
     except OSError as error:  # a stream the writers do not own (stdout on a full disk); str() names the file if known
         print(f"bvtest: error: {error}", file=sys.stderr)
         return EXIT_INPUT_ERROR
+    try:
+        out.flush()  # a reader that closed the pipe shows here, not in the interpreter's flush at exit
+    except BrokenPipeError:  # the command finished: its own exit code (a failed gate stays 1) holds
+        _discard_stdout(out)
+    return code
 
 
 def _command(arguments: argparse.Namespace, out: TextIO) -> int:

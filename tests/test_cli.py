@@ -50,23 +50,39 @@ def test_evaluate_mean(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
 @pytest.mark.parametrize("mean", [True, False], ids=["mean", "per-topic"])
 def test_evaluate_into_a_pipe_the_reader_closed_stops_quietly(unbuffered: bool, mean: bool) -> None:
-    """`bvtest evaluate ... | head`: no traceback, no "Exception ignored", no message, exit 0.
+    """`bvtest evaluate ... | head`: no traceback, no "Exception ignored", no message.
 
     The pipe's read end is closed before the process starts, so the first write to stdout fails:
-    buffered, at the final flush (the short --mean output); unbuffered, at the first line."""
+    buffered, at the final flush (the output fits the buffer), after the command finished: its own exit
+    code 0; unbuffered, at the first line, before it finished: exit 1, never a pass it did not reach."""
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
     if unbuffered:
         environment["PYTHONUNBUFFERED"] = "1"
     arguments = ["evaluate", "--qrels", "eval/qrels.txt", "-m", "nDCG@10", *(["--mean"] if mean else []),
                  "runs/production.run"]
+    finished = _into_a_closed_pipe(arguments, environment)
+    assert (finished.returncode, finished.stderr) == (1 if unbuffered else 0, "")
+
+
+def _into_a_closed_pipe(arguments: list[str], environment: dict[str, str]) -> subprocess.CompletedProcess:
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        finished = subprocess.run([sys.executable, "-m", "pytest_bvtest.cli", *arguments], stdout=write_end,
-                                  stderr=subprocess.PIPE, text=True, cwd=EXAMPLE, env=environment)
+        return subprocess.run([sys.executable, "-m", "pytest_bvtest.cli", *arguments], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, cwd=EXAMPLE, env=environment)
     finally:
         os.close(write_end)
-    assert (finished.returncode, finished.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
+def test_a_failed_gate_piped_into_a_closed_reader_is_never_exit_0(unbuffered: bool) -> None:
+    """`bvtest check ... | head` under pipefail: a failing candidate must not turn green on a broken pipe."""
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        environment["PYTHONUNBUFFERED"] = "1"
+    finished = _into_a_closed_pipe(["check", "bvtest.yaml", "--no-cache", "--run", "runs/candidate-risky.run"],
+                                   environment)
+    assert (finished.returncode, finished.stderr) == (1, "")
 
 
 def test_check_exit_codes_and_reports(tmp_path: Path) -> None:
