@@ -75,7 +75,10 @@ def child(case: str, run_path: str, qrels_path: str, cache_folder: str) -> None:
         # freeing the parsed run is part of any pipeline's cost (ours frees it inside its timing too)
         del rankings
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-        means = {name: statistics.fmean(values[label] for values in results.values()) for name, label in PYTREC_EVAL_LABELS.items()}
+        means = {
+            name: statistics.fmean(values[label] for values in results.values())
+            for name, label in PYTREC_EVAL_LABELS.items()
+        }
         hits = None
     elif case == "ir_measures":
         import ir_measures
@@ -83,19 +86,28 @@ def child(case: str, run_path: str, qrels_path: str, cache_folder: str) -> None:
         rss_after_imports = peak_rss_mb()
         started, cpu_started = time.perf_counter(), time.process_time()
         wanted = {name: ir_measures.parse_measure(name) for name in MEASURES}
-        values = list(ir_measures.iter_calc(list(wanted.values()), ir_measures.read_trec_qrels(qrels_path),
-                                            ir_measures.read_trec_run(run_path)))
+        values = list(
+            ir_measures.iter_calc(
+                list(wanted.values()), ir_measures.read_trec_qrels(qrels_path), ir_measures.read_trec_run(run_path)
+            )
+        )
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-        means = {name: statistics.fmean(value.value for value in values if value.measure == measure)
-                 for name, measure in wanted.items()}
+        means = {
+            name: statistics.fmean(value.value for value in values if value.measure == measure)
+            for name, measure in wanted.items()
+        }
         hits = None
     elif case == "ranx":
         from ranx import Qrels, Run, evaluate
 
         rss_after_imports = peak_rss_mb()
         started, cpu_started = time.perf_counter(), time.process_time()
-        results = evaluate(Qrels.from_file(qrels_path, kind="trec"), Run.from_file(run_path, kind="trec"),
-                           list(RANX_METRICS.values()), return_mean=False)
+        results = evaluate(
+            Qrels.from_file(qrels_path, kind="trec"),
+            Run.from_file(run_path, kind="trec"),
+            list(RANX_METRICS.values()),
+            return_mean=False,
+        )
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         means = {name: float(statistics.fmean(results[metric])) for name, metric in RANX_METRICS.items()}
         hits = None
@@ -112,7 +124,16 @@ def child(case: str, run_path: str, qrels_path: str, cache_folder: str) -> None:
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         means = {str(measure): float(matrix.scores.mean()) for measure, matrix in matrices.items()}
         hits = cache.hits
-    report_to_parent({"wall": wall, "cpu": cpu, "rss_after_imports_mb": rss_after_imports, "peak_mb": peak_rss_mb(), "means": means, "hits": hits})
+    report_to_parent(
+        {
+            "wall": wall,
+            "cpu": cpu,
+            "rss_after_imports_mb": rss_after_imports,
+            "peak_mb": peak_rss_mb(),
+            "means": means,
+            "hits": hits,
+        }
+    )
 
 
 def check_cache_hits(case: str, row: dict) -> None:
@@ -126,7 +147,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=7000)
     parser.add_argument("--docs", type=int, default=1000, help="documents per query")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--ranx-python", default=None, help="a Python with ranx installed (default: this one, if it has ranx)")
+    parser.add_argument(
+        "--ranx-python", default=None, help="a Python with ranx installed (default: this one, if it has ranx)"
+    )
     parser.add_argument("--child", nargs=4, metavar=("CASE", "RUN", "QRELS", "CACHE"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.child:
@@ -163,8 +186,23 @@ def main() -> None:
             pythons={"ranx": ranx_python} if ranx_python else None,
         )
         if trec_eval is not None:
-            results["trec_eval -q"] = [whole_process([trec_eval, "-q", "-m", "map", "-m", "ndcg_cut.10", "-m", "recip_rank",
-                                                      str(qrels_path), str(run_path)]) for _ in range(arguments.repeat)]
+            results["trec_eval -q"] = [
+                whole_process(
+                    [
+                        trec_eval,
+                        "-q",
+                        "-m",
+                        "map",
+                        "-m",
+                        "ndcg_cut.10",
+                        "-m",
+                        "recip_rank",
+                        str(qrels_path),
+                        str(run_path),
+                    ]
+                )
+                for _ in range(arguments.repeat)
+            ]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -194,8 +232,14 @@ def whole_process(command: list[str]) -> dict:
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{' '.join(command)} failed:\n{process.stderr.read().decode() if process.stderr else ''}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "process": wall, "rss_after_imports_mb": 0.0,
-            "peak_mb": usage.ru_maxrss / 1024, "means": {}}
+    return {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "process": wall,
+        "rss_after_imports_mb": 0.0,
+        "peak_mb": usage.ru_maxrss / 1024,
+        "means": {},
+    }
 
 
 if __name__ == "__main__":

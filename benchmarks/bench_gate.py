@@ -88,7 +88,12 @@ def write_system_run(path: Path, qrels_path: Path, docs: int, seed: int, depth: 
                 if rng.random() < 0.85 and docno not in retrieved:
                     retrieved[min(int(rng.exponential(depth * docs / 20)), docs - 1)] = docno
             scores = np.sort(rng.normal(12.0, 3.0, size=docs))[::-1]
-            run.write("".join(f"{qid} Q0 {doc} {rank} {score:.6f} system{seed}\n" for doc, rank, score in zip(retrieved, ranks, scores)))
+            run.write(
+                "".join(
+                    f"{qid} Q0 {doc} {rank} {score:.6f} system{seed}\n"
+                    for doc, rank, score in zip(retrieved, ranks, scores)
+                )
+            )
 
 
 def write_spec(folder: Path, qrels: Path, baselines: list[Path], candidate: Path) -> Path:
@@ -119,7 +124,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=6980)
     parser.add_argument("--docs", type=int, default=1000, help="documents per query")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--ranx-python", default=None, help="a Python with ranx installed (default: this one, if it has ranx)")
+    parser.add_argument(
+        "--ranx-python", default=None, help="a Python with ranx installed (default: this one, if it has ranx)"
+    )
     arguments = parser.parse_args()
     python = sys.executable
     ranx_python = arguments.ranx_python or (python if importlib.util.find_spec("ranx") else None)
@@ -137,11 +144,14 @@ def main() -> None:
         write_system_run(candidate, qrels, arguments.docs, SEED + 100, 0.8)
         spec = write_spec(folder, qrels, baselines, candidate)
         size = sum(path.stat().st_size for path in [*baselines, candidate]) / 1e6
-        print(f"data: {arguments.queries:,} queries x {arguments.docs:,} docs, 11 runs, {size / 11:.0f} MB each "
-              f"(seed {SEED}, written in {time.perf_counter() - started:.0f} s); machine: {os.cpu_count()} cores, shared")
+        print(
+            f"data: {arguments.queries:,} queries x {arguments.docs:,} docs, 11 runs, {size / 11:.0f} MB each "
+            f"(seed {SEED}, written in {time.perf_counter() - started:.0f} s); machine: {os.cpu_count()} cores, shared"
+        )
 
         evaluate = [python, "-m", "pytest_bvtest.cli", "evaluate", "--mean", "--qrels", str(qrels)] + [
-            option for measure in MEASURES for option in ("-m", measure)]
+            option for measure in MEASURES for option in ("-m", measure)
+        ]
         check = [python, "-m", "pytest_bvtest.cli", "check", str(spec)]
         for _ in range(2):  # fills the spec's cache; the second pass records the files' stat once they have aged
             timed(check)
@@ -151,14 +161,25 @@ def main() -> None:
             "evaluate cached": [*evaluate, "--cache-dir", str(folder / "cache-evaluate"), str(candidate)],
             "check all cached": check,
             "check candidate new": None,  # a rewritten candidate per repeat, below
-            "trec_eval -q": [trec_eval, "-q", "-m", "map", "-m", "ndcg_cut.10", "-m", "recip_rank", str(qrels), str(candidate)]
-            if trec_eval else None,
+            "trec_eval -q": [
+                trec_eval,
+                "-q",
+                "-m",
+                "map",
+                "-m",
+                "ndcg_cut.10",
+                "-m",
+                "recip_rank",
+                str(qrels),
+                str(candidate),
+            ]
+            if trec_eval
+            else None,
             "ir_measures": [python, "-c", IR_MEASURES, str(qrels), str(candidate)],
             "ranx": [ranx_python, "-c", RANX, str(qrels), str(candidate)] if ranx_python else None,
         }
         skipped = [name for name in ("trec_eval -q", "ranx") if cases[name] is None]
-        results: dict[str, list[tuple[float, float, float]]] = {
-            name: [] for name in cases if name not in skipped}
+        results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in cases if name not in skipped}
         timed([*evaluate, "--cache-dir", str(folder / "cache-evaluate"), str(candidate)])
         for repeat in range(arguments.repeat):
             for name in results:
@@ -176,17 +197,23 @@ def main() -> None:
 
     reference = statistics.median(wall for wall, _, _ in results["pytrec_eval alone"])
     reference_cpu = statistics.median(cpu for _, cpu, _ in results["pytrec_eval alone"])
-    header = (f"{'case':<22} {'median s':>9} {'best s':>7} {'x pytrec_eval':>14} {'median cpu s':>13} {'cpu x pytrec_eval':>18} "
-              f"{'peak RSS MB':>12}")
+    header = (
+        f"{'case':<22} {'median s':>9} {'best s':>7} {'x pytrec_eval':>14} {'median cpu s':>13} {'cpu x pytrec_eval':>18} "
+        f"{'peak RSS MB':>12}"
+    )
     print(header)
     print("-" * len(header))
     for name, rows in results.items():
         median = statistics.median(wall for wall, _, _ in rows)
         cpu = statistics.median(cpu for _, cpu, _ in rows)
-        print(f"{name:<22} {median:>9.2f} {min(wall for wall, _, _ in rows):>7.2f} {median / reference:>14.2f} "
-              f"{cpu:>13.2f} {cpu / reference_cpu:>18.2f} {max(peak for _, _, peak in rows):>12.0f}")
+        print(
+            f"{name:<22} {median:>9.2f} {min(wall for wall, _, _ in rows):>7.2f} {median / reference:>14.2f} "
+            f"{cpu:>13.2f} {cpu / reference_cpu:>18.2f} {max(peak for _, _, peak in rows):>12.0f}"
+        )
     for name in skipped:
-        print(f"{name:<22} skipped ({'no trec_eval binary on the PATH' if name.startswith('trec') else 'ranx not installed'})")
+        print(
+            f"{name:<22} skipped ({'no trec_eval binary on the PATH' if name.startswith('trec') else 'ranx not installed'})"
+        )
 
 
 if __name__ == "__main__":

@@ -95,7 +95,9 @@ def main() -> None:
             f"run: {arguments.queries:,} queries x {arguments.depth:,} docs = {arguments.queries * arguments.depth:,} lines, "
             f"{size_mb:.0f} MB{' gzipped' if arguments.gzip else ''} (seed {SEED}, written in {time.perf_counter() - started:.0f} s)"
         )
-        results = run_cases("benchmarks.bench_parse", CASES, arguments.repeats, lambda case, repeat: (run_path, qrels_path))
+        results = run_cases(
+            "benchmarks.bench_parse", CASES, arguments.repeats, lambda case, repeat: (run_path, qrels_path)
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -104,7 +106,9 @@ def main() -> None:
     print("-" * len(header))
     for case, rows in results.items():
         best, median = best_and_median(rows)
-        print(f"{case:<34} {best['wall']:>11.2f} {median:>9.2f} {best['cpu']:>7.2f} {best['rss_before_mb']:>14.0f} {best['peak_mb']:>12.0f}")
+        print(
+            f"{case:<34} {best['wall']:>11.2f} {median:>9.2f} {best['cpu']:>7.2f} {best['rss_before_mb']:>14.0f} {best['peak_mb']:>12.0f}"
+        )
 
 
 if __name__ == "__main__":

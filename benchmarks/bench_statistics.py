@@ -63,8 +63,11 @@ def measure(operation: str, shape: tuple[int, int], call: Callable[[], object], 
         timings.append((time.perf_counter() - start, time.process_time() - start_cpu))
     wall, cpu = min(timings)
     row = Row(operation, f"{shape[0]} x {shape[1]}", wall, cpu, peak / 2**20, note)
-    print(f"  {row.operation:<44} {row.matrix:>13} {row.seconds:>9.3f} {row.cpu_seconds:>9.3f} {row.peak_mb:>9.1f}"
-          f"  {row.note}", flush=True)
+    print(
+        f"  {row.operation:<44} {row.matrix:>13} {row.seconds:>9.3f} {row.cpu_seconds:>9.3f} {row.peak_mb:>9.1f}"
+        f"  {row.note}",
+        flush=True,
+    )
     return row
 
 
@@ -82,7 +85,7 @@ def synthetic_lists(systems: int, topics: int, length: int, rng: np.random.Gener
             retrieval_scores = rng.standard_normal(length)
             chance = 1.0 / (1.0 + np.exp(-(retrieval_scores - 2.0)))
             relevant = rng.random(length) < chance * relevant_in_qrels[j] / 60
-            relevant[np.flatnonzero(relevant)[relevant_in_qrels[j]:]] = False
+            relevant[np.flatnonzero(relevant)[relevant_in_qrels[j] :]] = False
             row.append(RetrievedList(retrieval_scores, relevant, int(relevant_in_qrels[j])))
         lists.append(row)
     return lists
@@ -97,18 +100,27 @@ def bench_matrix(shape: tuple[int, int], rng: np.random.Generator, skip_slow: bo
     for name, statistic in STATISTICS.items():
         rows.append(measure(f"{name}: every system", shape, lambda s=statistic: s.compute(x, reference, settings)))
     rows.append(measure("paired t-test", shape, lambda: paired_t_test(x[candidate], x[reference])))
-    rows.append(measure("randomization test, 10,000 sign flips", shape, lambda: randomization_test(x[candidate], x[reference])))
+    rows.append(
+        measure("randomization test, 10,000 sign flips", shape, lambda: randomization_test(x[candidate], x[reference]))
+    )
     pairs = min(20, shape[0] - 1)  # a gate's comparisons: 10 baselines x 2 measures share one pass
-    rows.append(measure(f"randomization tests, {pairs} pairs at once", shape,
-                        lambda: randomization_tests(x[candidate], np.delete(x, candidate, axis=0)[:pairs])))
+    rows.append(
+        measure(
+            f"randomization tests, {pairs} pairs at once",
+            shape,
+            lambda: randomization_tests(x[candidate], np.delete(x, candidate, axis=0)[:pairs]),
+        )
+    )
 
     if large and skip_slow:
         print(f"  {'random grouping: skipped (--skip-slow)':<44} {'1000 x 10000':>13}")
     else:
         rows.append(
             measure(
-                f"random grouping, size 5, {REPEATS} repetitions", shape,
-                lambda: random_group_bias_variance(x, 0.5, 5, REPEATS, 0), "biasvar.random_group_bias_variance",
+                f"random grouping, size 5, {REPEATS} repetitions",
+                shape,
+                lambda: random_group_bias_variance(x, 0.5, 5, REPEATS, 0),
+                "biasvar.random_group_bias_variance",
             )
         )
 
@@ -119,7 +131,8 @@ def bench_matrix(shape: tuple[int, int], rng: np.random.Generator, skip_slow: bo
                 continue
             rows.append(
                 measure(
-                    f"bootstrap {name}, {RESAMPLES} resamples", shape,
+                    f"bootstrap {name}, {RESAMPLES} resamples",
+                    shape,
                     lambda: paired_bootstrap(x, "gawm", candidate, reference, settings, resamples=RESAMPLES),
                     "full matrix, as topic counts",
                 )
@@ -127,7 +140,8 @@ def bench_matrix(shape: tuple[int, int], rng: np.random.Generator, skip_slow: bo
             continue
         rows.append(
             measure(
-                f"bootstrap {name}, {RESAMPLES} resamples", shape,
+                f"bootstrap {name}, {RESAMPLES} resamples",
+                shape,
                 lambda n=name: paired_bootstrap(x, n, candidate, reference, settings, resamples=RESAMPLES),
             )
         )
@@ -135,8 +149,10 @@ def bench_matrix(shape: tuple[int, int], rng: np.random.Generator, skip_slow: bo
         weighted = AnalysisSettings(topic_weights=rng.random(shape[1]))
         rows.append(
             measure(
-                f"bootstrap mve weighted, {RESAMPLES} resamples", shape,
-                lambda: paired_bootstrap(x, "mve", candidate, reference, weighted, resamples=RESAMPLES), "one call per resample",
+                f"bootstrap mve weighted, {RESAMPLES} resamples",
+                shape,
+                lambda: paired_bootstrap(x, "mve", candidate, reference, weighted, resamples=RESAMPLES),
+                "one call per resample",
             )
         )
     return rows
@@ -148,8 +164,10 @@ def bench_simulation(rng: np.random.Generator) -> Row:
     names = [f"system{i}" for i in range(systems)]
     topic_ids = [str(401 + j) for j in range(topics)]
     return measure(
-        "simulation, 100 samples, 1000-document lists", TREC,
-        lambda: simulate_topic_bias_variance(lists, names, topic_ids, samples=100, seed=0), "stats.simulation",
+        "simulation, 100 samples, 1000-document lists",
+        TREC,
+        lambda: simulate_topic_bias_variance(lists, names, topic_ids, samples=100, seed=0),
+        "stats.simulation",
     )
 
 

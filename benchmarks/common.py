@@ -53,11 +53,20 @@ def write_data(folder: Path, queries: int, docs: int, compress: bool = False) ->
         for qid in qids:
             retrieved = rng.choice(COLLECTION_SIZE, size=docs, replace=False)
             scores = np.sort(rng.normal(12.0, 3.0, size=docs))[::-1]
-            run.write("".join(f"{qid} Q0 {doc} {rank} {score:.6f} Anserini\n" for doc, rank, score in zip(retrieved, ranks, scores)))
+            run.write(
+                "".join(
+                    f"{qid} Q0 {doc} {rank} {score:.6f} Anserini\n"
+                    for doc, rank, score in zip(retrieved, ranks, scores)
+                )
+            )
             relevant_count = 1 + int(rng.random() < EXTRA_RELEVANT_SHARE)
             # Relevant passages sit high in the ranking more often than not, as in a real first stage.
             judged = {
-                int(retrieved[min(int(rng.exponential(docs / 20)), docs - 1)] if rng.random() < RETRIEVED_RELEVANT_SHARE else rng.integers(COLLECTION_SIZE)): 1
+                int(
+                    retrieved[min(int(rng.exponential(docs / 20)), docs - 1)]
+                    if rng.random() < RETRIEVED_RELEVANT_SHARE
+                    else rng.integers(COLLECTION_SIZE)
+                ): 1
                 for _ in range(relevant_count)
             }
             for _ in range(rng.integers(0, MAX_JUDGED_NON_RELEVANT + 1)):

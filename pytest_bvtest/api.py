@@ -73,8 +73,9 @@ def _analysis_settings(spec: Spec, weights: np.ndarray | None) -> AnalysisSettin
     )
 
 
-def _spec_cache_folder(spec: Spec, cache_dir: str | os.PathLike[str] | None, use_cache: bool,
-                       allow_outside: bool) -> Path | None:
+def _spec_cache_folder(
+    spec: Spec, cache_dir: str | os.PathLike[str] | None, use_cache: bool, allow_outside: bool
+) -> Path | None:
     """The cache folder: the caller's ``cache_dir`` (from the command line), else the spec's ``cache``,
     which must lie inside the project unless ``allow_outside``."""
     if not use_cache:
@@ -83,14 +84,25 @@ def _spec_cache_folder(spec: Spec, cache_dir: str | os.PathLike[str] | None, use
         return Path(cache_dir)
     if spec.cache is not None and not allow_outside:
         try:
-            require_inside(spec.cache, project_root(spec.folder), "the cache folder", allow_option=ALLOW_OUTSIDE_OPTIONS)
+            require_inside(
+                spec.cache, project_root(spec.folder), "the cache folder", allow_option=ALLOW_OUTSIDE_OPTIONS
+            )
         except InputError as error:
-            raise InputError(f"cache: {error.message}", path=spec.path, line=spec.line_of("cache"), hint=error.hint) from None
+            raise InputError(
+                f"cache: {error.message}", path=spec.path, line=spec.line_of("cache"), hint=error.hint
+            ) from None
     return spec.cache
 
 
-def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True,
-                  allow_outside: bool = False, jobs: int = 1, progress: EvaluationProgress | None = None) -> Evaluation:
+def evaluate_spec(
+    spec: Spec,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    use_cache: bool = True,
+    allow_outside: bool = False,
+    jobs: int = 1,
+    progress: EvaluationProgress | None = None,
+) -> Evaluation:
     """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes.
 
     ``progress``, when given, is kept up to date for a :class:`~pytest_bvtest.progress.ProgressLine`.
@@ -121,17 +133,32 @@ def evaluate_spec(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None
         assert qrels is not None  # Spec.check_combinations
         # before the gates: a gate on a simulation statistic reads its measure's simulation
         simulations = simulate_spec(spec, qrels, ordered[0].topics, ordered[0].systems)
-    comparisons = ([()] * len(ordered) if candidate_name is None
-                   else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed))
-    measures = _family_wise(spec, tuple(_evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations)
-                                        for matrix, compared in zip(ordered, comparisons)))
-    return Evaluation(spec, measures, simulations=tuple(simulations.values()), inputs=input_files(spec, cache),
-                      texts=texts)
+    comparisons = (
+        [()] * len(ordered)
+        if candidate_name is None
+        else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed)
+    )
+    measures = _family_wise(
+        spec,
+        tuple(
+            _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations)
+            for matrix, compared in zip(ordered, comparisons)
+        ),
+    )
+    return Evaluation(
+        spec, measures, simulations=tuple(simulations.values()), inputs=input_files(spec, cache), texts=texts
+    )
 
 
-def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: VariationMVE | None,
-                      texts: Mapping[str, str], comparisons: tuple[Comparison, ...],
-                      simulations: Mapping[str, SimulationResult]) -> MeasureEvaluation:
+def _evaluate_measure(
+    spec: Spec,
+    matrix: ScoreMatrix,
+    settings: AnalysisSettings,
+    variations: VariationMVE | None,
+    texts: Mapping[str, str],
+    comparisons: tuple[Comparison, ...],
+    simulations: Mapping[str, SimulationResult],
+) -> MeasureEvaluation:
     if spec.analysis.target_system is not None:  # SIGIR 2013 Sec. 2.5: a named system's scores are the target
         settings = replace(settings, target_system=matrix.index(spec.analysis.target_system))
     candidate_name = spec.candidate_name
@@ -142,12 +169,20 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
     except StatisticError as error:
         raise InputError(f"{matrix.measure}: {error}", path=spec.path) from None
     rankings = spec.analysis.rankings
-    wanted = [*SYSTEM_STATISTICS, *(gate.statistic for gate in spec.gates),
-              *((rankings.against, *rankings.statistics) if rankings is not None else ())]
+    wanted = [
+        *SYSTEM_STATISTICS,
+        *(gate.statistic for gate in spec.gates),
+        *((rankings.against, *rankings.statistics) if rankings is not None else ()),
+    ]
     # MVE over query variations is the variation form, computed with the variations
     # a simulation statistic reads its measure's simulation, not the scores: a gate on it computes it
-    values = statistic_values([name for name in wanted if (variations is None or name != "mve")
-                               and STATISTICS[name].from_simulation is None], matrix.scores, reference, settings, memo)
+    values = statistic_values(
+        [name for name in wanted if (variations is None or name != "mve") and STATISTICS[name].from_simulation is None],
+        matrix.scores,
+        reference,
+        settings,
+        memo,
+    )
     if variations is not None:
         values["mve"] = np.asarray(variations.results[matrix.measure].value)
     fixed_point: GAWMResult | None = memo.get(GAWM_FIXED_POINT.name) if values["gawm"] is not None else None
@@ -176,14 +211,28 @@ def _evaluate_measure(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
                 gates.append(judge_gate(spec, gate, gated, settings, candidate, values, variations, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
     gate_references = tuple(outcome.reference for outcome in gates if outcome.reference is not None)
-    guards = measure_guards(matrix, analysis, settings, candidate_name, spec.reference, comparisons,
-                            spec.analysis.guards, gate_references)
+    guards = measure_guards(
+        matrix, analysis, settings, candidate_name, spec.reference, comparisons, spec.analysis.guards, gate_references
+    )
     gates = [with_guards(outcome, guards) for outcome in gates]
     mve = mean_variance_details(spec, matrix, settings, variations, candidate_name)
-    return MeasureEvaluation(matrix.measure, matrix, settings, analysis, tuple(systems), tuple(gates), candidate_name,
-                             spec.reference, method, comparisons, mve=mve, gawm=fixed_point,
-                             hits=hits(matrix.scores) if spec.analysis.hits else None,
-                             rankings=None if rankings is None else _rankings(spec, matrix, values), guards=guards)
+    return MeasureEvaluation(
+        matrix.measure,
+        matrix,
+        settings,
+        analysis,
+        tuple(systems),
+        tuple(gates),
+        candidate_name,
+        spec.reference,
+        method,
+        comparisons,
+        mve=mve,
+        gawm=fixed_point,
+        hits=hits(matrix.scores) if spec.analysis.hits else None,
+        rankings=None if rankings is None else _rankings(spec, matrix, values),
+        guards=guards,
+    )
 
 
 def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray | None]) -> Rankings:
@@ -198,8 +247,11 @@ def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray |
         computed = values.get(name)
         if computed is None or np.isnan(computed).any():
             # a statistic that needs a reference has one here (Spec.check_combinations)
-            raise InputError(f"{matrix.measure}: systems cannot be ranked by {name}: it is undefined for these scores",
-                             path=spec.path, line=line)
+            raise InputError(
+                f"{matrix.measure}: systems cannot be ranked by {name}: it is undefined for these scores",
+                path=spec.path,
+                line=line,
+            )
         oriented[name] = computed if STATISTICS[name].higher_is_better else -computed
     ranks = {name: system_ranks(value, higher_is_better=True) for name, value in oriented.items()}
     agreements = {name: rank_agreement(oriented[wanted.against], oriented[name]) for name in wanted.statistics}
@@ -224,8 +276,9 @@ def _family_wise(spec: Spec, measures: tuple[MeasureEvaluation, ...]) -> tuple[M
     return tuple(replace(evaluation, gates=tuple(judged)) for evaluation, judged in zip(measures, gates))
 
 
-def replay_baselines(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None,
-                     use_cache: bool = True) -> dict[str, Evaluation]:
+def replay_baselines(
+    spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True
+) -> dict[str, Evaluation]:
     """Evaluate the spec's gates with each baseline but the reference as the candidate (``bvtest calibrate``).
 
     A release the team accepted should pass its gates; one that fails shows a gate that would have
@@ -247,8 +300,9 @@ def replay_baselines(spec: Spec, *, cache_dir: str | os.PathLike[str] | None = N
 CandidateRun = str | os.PathLike[str] | RunFile | ScoreTableFile | Run | Mapping[str, Mapping[str, float]]
 
 
-def spec_under_test(spec: Spec | str | os.PathLike[str], run: CandidateRun | None = None, *,
-                    name: str = CANDIDATE_NAME) -> Spec:
+def spec_under_test(
+    spec: Spec | str | os.PathLike[str], run: CandidateRun | None = None, *, name: str = CANDIDATE_NAME
+) -> Spec:
     """``spec`` (a :class:`Spec` or its path) with its candidate replaced by ``run`` when one is given.
 
     The one place a candidate override is applied (``--bvtest-run`` for the gates, the ``bvtest``

@@ -101,7 +101,12 @@ class ScoreCache:
         if self.folder is None:
             return file_digest(path)
         path = Path(path).absolute()
-        record_path = self.folder / _LAYOUT / _STAT_FOLDER / f"{hashlib.blake2b(os.fsencode(path), digest_size=16).hexdigest()}.json"
+        record_path = (
+            self.folder
+            / _LAYOUT
+            / _STAT_FOLDER
+            / f"{hashlib.blake2b(os.fsencode(path), digest_size=16).hexdigest()}.json"
+        )
         try:
             stat = _stat_fields(path)
         except OSError:
@@ -135,7 +140,9 @@ class ScoreCache:
             atomic_write_text(self._entry_path(key), json.dumps(payload))
         except InputError as error:
             self.write_failure = str(error)
-            warnings.warn(f"bvtest: score cache not written, going on without it: {error}", CacheWriteWarning, stacklevel=2)
+            warnings.warn(
+                f"bvtest: score cache not written, going on without it: {error}", CacheWriteWarning, stacklevel=2
+            )
 
 
 def _stat_fields(path: Path) -> list[int]:

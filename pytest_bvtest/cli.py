@@ -58,48 +58,80 @@ def _jobs(text: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(prog="bvtest",
-                             description="Search-quality gates: bias-variance, risk and mean-variance evaluation.")
+    parser = _ArgumentParser(
+        prog="bvtest", description="Search-quality gates: bias-variance, risk and mean-variance evaluation."
+    )
     parser.add_argument("--version", action="version", version=f"pytest-bvtest {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
 
     evaluate = commands.add_parser("evaluate", help="print per-topic scores of runs as TSV")
     evaluate.add_argument("--qrels", required=True, help="qrels file (qid iter docno grade)")
-    evaluate.add_argument("-m", "--measure", action="append", required=True, dest="measures",
-                          help="measure in ir_measures syntax (repeatable), e.g. nDCG@10, AP(rel=2), ERR@20")
+    evaluate.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        required=True,
+        dest="measures",
+        help="measure in ir_measures syntax (repeatable), e.g. nDCG@10, AP(rel=2), ERR@20",
+    )
     evaluate.add_argument("--mean", action="store_true", help="print one mean per system and measure instead")
     evaluate.add_argument("--tag", default=None, help="evaluate only this run tag of files that hold several systems")
-    evaluate.add_argument("--cache-dir", default=None,
-                          help=f"per-topic score cache (default: none; e.g. {DEFAULT_CACHE_DIR})")
-    evaluate.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
-                          help="evaluate up to N run files at once, each in its own process (default: the core count)")
+    evaluate.add_argument(
+        "--cache-dir", default=None, help=f"per-topic score cache (default: none; e.g. {DEFAULT_CACHE_DIR})"
+    )
+    evaluate.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="evaluate up to N run files at once, each in its own process (default: the core count)",
+    )
     evaluate.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (.gz allowed)")
 
-    for name, help_text in (("check", "run the spec's gates (exit 1 when one fails)"),
-                            ("report", "print the analysis without gating")):
+    for name, help_text in (
+        ("check", "run the spec's gates (exit 1 when one fails)"),
+        ("report", "print the analysis without gating"),
+    ):
         command = commands.add_parser(name, help=help_text)
         command.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
         command.add_argument("--run", default=None, help="run file to test instead of the spec's candidate")
         command.add_argument("--json", default=None, metavar="PATH", help="write the JSON report here")
         command.add_argument("--markdown", default=None, metavar="PATH", help="write the Markdown summary here")
         command.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report here")
-        command.add_argument("--plots", default=None, metavar="DIR",
-                             help="write Bias²/Var plots here (needs matplotlib)")
+        command.add_argument(
+            "--plots", default=None, metavar="DIR", help="write Bias²/Var plots here (needs matplotlib)"
+        )
         command.add_argument("--no-cache", action="store_true", help="do not use the per-topic score cache")
-        command.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
-                             help="evaluate up to N uncached run files at once, each in its own process "
-                                  "(default: the core count)")
-        command.add_argument("--allow-outside-project", action="store_true",
-                             help="allow the spec's cache folder (and check's updated reference) outside the project")
+        command.add_argument(
+            "-j",
+            "--jobs",
+            type=_jobs,
+            default=os.cpu_count() or 1,
+            metavar="N",
+            help="evaluate up to N uncached run files at once, each in its own process (default: the core count)",
+        )
+        command.add_argument(
+            "--allow-outside-project",
+            action="store_true",
+            help="allow the spec's cache folder (and check's updated reference) outside the project",
+        )
     check = commands.choices["check"]
-    check.add_argument("--update", action="store_true",
-                       help="when every gate passed, make the candidate run the stored reference run (after merge)")
+    check.add_argument(
+        "--update",
+        action="store_true",
+        help="when every gate passed, make the candidate run the stored reference run (after merge)",
+    )
     check.add_argument("--update-force", action="store_true", help="--update even when a gate failed")
 
     history = commands.add_parser("history", help="each gate over the records of a --bvtest-history file")
     history.add_argument("path", metavar="PATH", help="the history file (JSON lines)")
-    history.add_argument("--plot", default=None, metavar="DIR",
-                         help="write one SVG chart per gate here: its value over time and its limit")
+    history.add_argument(
+        "--plot",
+        default=None,
+        metavar="DIR",
+        help="write one SVG chart per gate here: its value over time and its limit",
+    )
 
     calibrate = commands.add_parser("calibrate", help="false-alarm rates and calibrated limits of the spec's gates")
     calibrate.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
@@ -134,12 +166,17 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
     for system in notes.systems:
         missing = notes.missing_topics(system)
         if missing:
-            print(f"bvtest: {system}: {len(missing)} topic(s) without a ranking scored 0: "
-                  f"{short_list(missing)}", file=sys.stderr)
+            print(
+                f"bvtest: {system}: {len(missing)} topic(s) without a ranking scored 0: {short_list(missing)}",
+                file=sys.stderr,
+            )
         ignored = notes.ignored_topics.get(system, ())
         if ignored:
-            print(f"bvtest: {system}: {len(ignored)} topic(s) outside the evaluated topics "
-                  f"(not judged, or no relevant document) ignored: {short_list(ignored)}", file=sys.stderr)
+            print(
+                f"bvtest: {system}: {len(ignored)} topic(s) outside the evaluated topics "
+                f"(not judged, or no relevant document) ignored: {short_list(ignored)}",
+                file=sys.stderr,
+            )
     return EXIT_OK
 
 
@@ -151,8 +188,9 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
-    evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project,
-                               jobs=arguments.jobs)
+    evaluation = evaluate_spec(
+        spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project, jobs=arguments.jobs
+    )
     document = outputs.evaluation_document(evaluation)
     outputs.write_session_outputs(
         document,
@@ -164,8 +202,9 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     )
     if arguments.command == "check" and (arguments.update or arguments.update_force):
         try:
-            lines = update_reference(evaluation, force=arguments.update_force,
-                                     allow_outside=arguments.allow_outside_project)
+            lines = update_reference(
+                evaluation, force=arguments.update_force, allow_outside=arguments.allow_outside_project
+            )
         except BvtestError as error:
             if evaluation.passed:
                 raise
@@ -185,11 +224,22 @@ def _history(arguments: argparse.Namespace, out: TextIO) -> int:
         print(f"bvtest: warning: {message}", file=sys.stderr)
     series = gate_series(history.records)
     if not series:
-        raise InputError("the history file has no gate records", path=arguments.path,
-                         hint="run pytest with --bvtest-history PATH on a spec with gates first")
+        raise InputError(
+            "the history file has no gate records",
+            path=arguments.path,
+            hint="run pytest with --bvtest-history PATH on a spec with gates first",
+        )
     header = ("gate", "records", "latest", "limit", "outcomes, oldest first")
-    rows = [(entry.id, str(len(entry.times)), _history_number(entry.values[-1]), _history_number(entry.limits[-1]),
-             " ".join(entry.outcomes)) for entry in series]
+    rows = [
+        (
+            entry.id,
+            str(len(entry.times)),
+            _history_number(entry.values[-1]),
+            _history_number(entry.limits[-1]),
+            " ".join(entry.outcomes),
+        )
+        for entry in series
+    ]
     widths = [max(len(row[column]) for row in (header, *rows)) for column in range(len(header) - 1)]
     for row in (header, *rows):
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] + "\n")
@@ -217,24 +267,39 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if spec.candidate is None or not spec.gates:
-        raise InputError("calibrate needs a candidate and gates", path=spec.path,
-                         hint="add `candidate:` (or pass --run) and at least one gate")
+        raise InputError(
+            "calibrate needs a candidate and gates",
+            path=spec.path,
+            hint="add `candidate:` (or pass --run) and at least one gate",
+        )
     if arguments.swaps is not None and arguments.swaps < 100:
         raise InputError(f"--swaps must be at least 100, got {arguments.swaps}")
     if arguments.seed is not None and arguments.seed < 0:
         raise InputError(f"--seed must be a whole number >= 0, got {arguments.seed}")
     calibration = spec.analysis.calibration
-    calibration = replace(calibration, swaps=arguments.swaps if arguments.swaps is not None else calibration.swaps,
-                          seed=arguments.seed if arguments.seed is not None else calibration.seed,
-                          plain_bound_swaps=None)
+    calibration = replace(
+        calibration,
+        swaps=arguments.swaps if arguments.swaps is not None else calibration.swaps,
+        seed=arguments.seed if arguments.seed is not None else calibration.seed,
+        plain_bound_swaps=None,
+    )
     spec = replace(spec, analysis=replace(spec.analysis, calibration=calibration))
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache)
     replays = replay_baselines(spec, use_cache=not arguments.no_cache)
-    out.write(f"bvtest calibrate {spec.path.name}: the null of no change swaps the candidate's and the reference's "
-              f"scores on random topics (seed {calibration.seed})\n\n")
-    header = ("gate", "reference", "rule", "limit", "false alarm", "swaps",
-              *(f"limit {rate:.0%}" for rate in CALIBRATION_RATES),
-              *(f"replay {name}" for name in replays))
+    out.write(
+        f"bvtest calibrate {spec.path.name}: the null of no change swaps the candidate's and the reference's "
+        f"scores on random topics (seed {calibration.seed})\n\n"
+    )
+    header = (
+        "gate",
+        "reference",
+        "rule",
+        "limit",
+        "false alarm",
+        "swaps",
+        *(f"limit {rate:.0%}" for rate in CALIBRATION_RATES),
+        *(f"replay {name}" for name in replays),
+    )
     rows = [_calibration_row(outcome, replays) for outcome in evaluation.gates]
     widths = [max(len(str(row[column])) for row in (header, *rows)) for column in range(len(header))]
     for row in (header, *rows):
@@ -261,11 +326,16 @@ def _together(evaluation: Evaluation, family: bool) -> str:
     for (_, reference, _, _), outcomes in groups.items():
         if len(outcomes) > 1:
             swaps = min(outcome.null.swaps for outcome in outcomes)  # type: ignore[union-attr]
-            hint = "" if family else ("; `analysis: {calibration: {family: true}}` holds the calibrated ones to their "
-                                      "rate together")
+            hint = (
+                ""
+                if family
+                else ("; `analysis: {calibration: {family: true}}` holds the calibrated ones to their rate together")
+            )
             rate = joint_false_alarm_rate(outcomes)
-            lines.append(f"Together: an equal-quality change fails at least one of these {len(outcomes)} gates "
-                         f"{rate:.2%} of the time ({swaps:,} swaps with {reference}{hint}).\n")
+            lines.append(
+                f"Together: an equal-quality change fails at least one of these {len(outcomes)} gates "
+                f"{rate:.2%} of the time ({swaps:,} swaps with {reference}{hint}).\n"
+            )
     return "\n" + "".join(lines) if lines else ""
 
 
@@ -285,8 +355,11 @@ def _calibration_row(outcome: GateOutcome, replays: dict[str, Evaluation]) -> tu
 def _calibrated_gates_yaml(spec: Spec, calibration: CalibrationSpec) -> str:
     """The spec's gates with ``false_alarm: 0.05`` (confidence dropped: the calibration accounts for noise)."""
     family = ", family: true" if calibration.family else ""
-    lines = ["analysis:", f"  calibration: {{swaps: {calibration.swaps or 10000}, seed: {calibration.seed}{family}}}",
-             "gates:"]
+    lines = [
+        "analysis:",
+        f"  calibration: {{swaps: {calibration.swaps or 10000}, seed: {calibration.seed}{family}}}",
+        "gates:",
+    ]
     for gate in spec.gates:
         entries = [f"statistic: {gate.statistic}"]
         if gate.measure is not None:

@@ -133,13 +133,16 @@ def ranked_gains_from_rankings(
 ) -> RankedGains:
     """Join a run (``qid -> docno -> score``) with its qrels and sort it, for the given topics (each ranked)."""
     lengths = np.fromiter((len(rankings[qid]) for qid in topics), dtype=np.int64, count=len(topics))
-    scores = np.fromiter(chain.from_iterable(rankings[qid].values() for qid in topics), dtype=np.float64,
-                         count=int(lengths.sum()))
+    scores = np.fromiter(
+        chain.from_iterable(rankings[qid].values() for qid in topics), dtype=np.float64, count=int(lengths.sum())
+    )
     docnos = list(chain.from_iterable(rankings[qid] for qid in topics))
     return _ranked_gains(judgments, topics, lengths, scores, docnos)
 
 
-def ranked_gains_from_columns(judgments: Mapping[str, Mapping[str, int]], run: RunColumns, topics: Sequence[str]) -> RankedGains:
+def ranked_gains_from_columns(
+    judgments: Mapping[str, Mapping[str, int]], run: RunColumns, topics: Sequence[str]
+) -> RankedGains:
     """Join a run read as columns with its qrels and sort it, for the given topics (each ranked by the run)."""
     if tuple(topics) == run.topics:
         return _ranked_gains(judgments, topics, run.lengths, run.scores, run.docnos)
@@ -150,8 +153,13 @@ def ranked_gains_from_columns(judgments: Mapping[str, Mapping[str, int]], run: R
     return _ranked_gains(judgments, topics, lengths, run.scores[kept], docnos)
 
 
-def _ranked_gains(judgments: Mapping[str, Mapping[str, int]], topics: Sequence[str], lengths: np.ndarray,
-                  scores: np.ndarray, docnos: Sequence[str]) -> RankedGains:
+def _ranked_gains(
+    judgments: Mapping[str, Mapping[str, int]],
+    topics: Sequence[str],
+    lengths: np.ndarray,
+    scores: np.ndarray,
+    docnos: Sequence[str],
+) -> RankedGains:
     """Sort topic-grouped rows into trec_eval's order and keep the documents with a positive gain."""
     stops = np.cumsum(lengths)
     gains = _gains(judgments, topics, stops, docnos)
@@ -168,8 +176,9 @@ def _ranked_gains(judgments: Mapping[str, Mapping[str, int]], topics: Sequence[s
     return RankedGains(tuple(topics), topic, rank, sorted_gains[positive], judged_topic, judged_grades)
 
 
-def _gains(judgments: Mapping[str, Mapping[str, int]], topics: Sequence[str], stops: np.ndarray,
-           docnos: Sequence[str]) -> np.ndarray:
+def _gains(
+    judgments: Mapping[str, Mapping[str, int]], topics: Sequence[str], stops: np.ndarray, docnos: Sequence[str]
+) -> np.ndarray:
     """Each row's gain: its topic's grade of the document, 0 when unjudged or graded below 0.
 
     Most retrieved documents are judged in no topic at all, so the rows whose docno is judged
@@ -179,7 +188,9 @@ def _gains(judgments: Mapping[str, Mapping[str, int]], topics: Sequence[str], st
     candidates = np.flatnonzero(np.fromiter(map(judged_somewhere.__contains__, docnos), dtype=bool, count=len(docnos)))
     candidate_topics = np.searchsorted(stops, candidates, side="right").tolist()
     gains = np.zeros(len(docnos), dtype=np.int64)
-    gains[candidates] = [judgments[topics[topic]].get(docnos[row], 0) for row, topic in zip(candidates.tolist(), candidate_topics)]
+    gains[candidates] = [
+        judgments[topics[topic]].get(docnos[row], 0) for row, topic in zip(candidates.tolist(), candidate_topics)
+    ]
     return np.maximum(gains, 0, out=gains)
 
 
@@ -193,8 +204,9 @@ def evaluate(ranked: RankedGains, measures: Sequence[Measure]) -> dict[Measure, 
         else:
             relevant = ranked.gain >= measure.rel
             topic, rank = ranked.topic[relevant], ranked.rank[relevant]
-            relevant_count = np.bincount(ranked.judged_topic, weights=ranked.judged_grades >= measure.rel,
-                                         minlength=topic_count)
+            relevant_count = np.bincount(
+                ranked.judged_topic, weights=ranked.judged_grades >= measure.rel, minlength=topic_count
+            )
             if measure.name == "AP":
                 per_topic = _average_precision(topic, rank, relevant_count)
             elif measure.name == "RR":
@@ -204,7 +216,9 @@ def evaluate(ranked: RankedGains, measures: Sequence[Measure]) -> dict[Measure, 
                 if measure.name == "P":
                     per_topic = retrieved / measure.cutoff
                 else:
-                    per_topic = np.divide(retrieved, relevant_count, out=np.zeros(topic_count), where=relevant_count > 0)
+                    per_topic = np.divide(
+                        retrieved, relevant_count, out=np.zeros(topic_count), where=relevant_count > 0
+                    )
         values[measure] = dict(zip(ranked.topics, per_topic.tolist()))
     return values
 
@@ -233,8 +247,9 @@ def _ndcg(ranked: RankedGains, cutoff: int | None) -> np.ndarray:
     """trec_eval's ``ndcg`` / ``ndcg_cut_k``: linear gain, discount log2(rank + 1), ideal cut like the ranking."""
     topic_count = len(ranked.topics)
     counted = slice(None) if cutoff is None else ranked.rank <= cutoff
-    dcg = np.bincount(ranked.topic[counted], weights=ranked.gain[counted] / np.log2(ranked.rank[counted] + 1.0),
-                      minlength=topic_count)
+    dcg = np.bincount(
+        ranked.topic[counted], weights=ranked.gain[counted] / np.log2(ranked.rank[counted] + 1.0), minlength=topic_count
+    )
     # The ideal ranking: each topic's positive grades, largest first.
     positive = ranked.judged_grades > 0
     ideal_topic, ideal_grades = ranked.judged_topic[positive], ranked.judged_grades[positive]
@@ -242,6 +257,7 @@ def _ndcg(ranked: RankedGains, cutoff: int | None) -> np.ndarray:
     ideal_topic, ideal_grades = ideal_topic[order], ideal_grades[order]
     ideal_ranks = np.arange(1, ideal_topic.size + 1) - np.searchsorted(ideal_topic, ideal_topic, side="left")
     kept = slice(None) if cutoff is None else ideal_ranks <= cutoff
-    ideal = np.bincount(ideal_topic[kept], weights=ideal_grades[kept] / np.log2(ideal_ranks[kept] + 1.0),
-                        minlength=topic_count)
+    ideal = np.bincount(
+        ideal_topic[kept], weights=ideal_grades[kept] / np.log2(ideal_ranks[kept] + 1.0), minlength=topic_count
+    )
     return np.divide(dcg, ideal, out=np.zeros(topic_count), where=ideal > 0)

@@ -47,14 +47,24 @@ def compare_with_baselines(matrices: Sequence[ScoreMatrix], candidate: str, seed
         others = [i for i in range(len(matrix.systems)) if i != index] if len(matrix.topics) >= 2 else []
         pairs.append((matrix, index, others))
     flat = [(matrix.scores[index], matrix.scores[i]) for matrix, index, others in pairs for i in others]
-    randomized = iter(randomization_tests(np.array([ours for ours, _ in flat]).reshape(len(flat), -1),
-                                          np.array([theirs for _, theirs in flat]).reshape(len(flat), -1),
-                                          RANDOMIZATION_PERMUTATIONS, seed) if flat else ())
-    return [_comparisons(matrix, index, others, [next(randomized) for _ in others], seed) for matrix, index, others in pairs]
+    randomized = iter(
+        randomization_tests(
+            np.array([ours for ours, _ in flat]).reshape(len(flat), -1),
+            np.array([theirs for _, theirs in flat]).reshape(len(flat), -1),
+            RANDOMIZATION_PERMUTATIONS,
+            seed,
+        )
+        if flat
+        else ()
+    )
+    return [
+        _comparisons(matrix, index, others, [next(randomized) for _ in others], seed) for matrix, index, others in pairs
+    ]
 
 
-def _comparisons(matrix: ScoreMatrix, index: int, others: Sequence[int], randomized: Sequence[TestResult],
-                 seed: int) -> tuple[Comparison, ...]:
+def _comparisons(
+    matrix: ScoreMatrix, index: int, others: Sequence[int], randomized: Sequence[TestResult], seed: int
+) -> tuple[Comparison, ...]:
     if not others:
         return ()
     ours = matrix.scores[index]
@@ -64,12 +74,20 @@ def _comparisons(matrix: ScoreMatrix, index: int, others: Sequence[int], randomi
     comparisons = []
     for k, (i, (t_test, randomization)) in enumerate(zip(others, tests)):
         difference = ours - matrix.scores[i]
-        comparisons.append(Comparison(
-            baseline=matrix.systems[i], difference=float(difference.mean()),
-            wins=int(np.count_nonzero(difference > 0)), ties=int(np.count_nonzero(difference == 0)),
-            losses=int(np.count_nonzero(difference < 0)),
-            t=float(t_test.statistic), p_t=float(t_test.p_value), p_t_holm=float(p_t_holm[k]),
-            p_randomization=float(randomization.p_value), p_randomization_holm=float(p_randomization_holm[k]),
-            permutations=RANDOMIZATION_PERMUTATIONS, seed=seed,
-        ))
+        comparisons.append(
+            Comparison(
+                baseline=matrix.systems[i],
+                difference=float(difference.mean()),
+                wins=int(np.count_nonzero(difference > 0)),
+                ties=int(np.count_nonzero(difference == 0)),
+                losses=int(np.count_nonzero(difference < 0)),
+                t=float(t_test.statistic),
+                p_t=float(t_test.p_value),
+                p_t_holm=float(p_t_holm[k]),
+                p_randomization=float(randomization.p_value),
+                p_randomization_holm=float(p_randomization_holm[k]),
+                permutations=RANDOMIZATION_PERMUTATIONS,
+                seed=seed,
+            )
+        )
     return tuple(comparisons)

@@ -146,10 +146,17 @@ class InputFile:
 def input_files(spec: Spec, cache: ScoreCache) -> tuple[InputFile, ...]:
     """Every file ``spec`` reads, with its content hash (the JSON report and the history record them);
     ``cache`` hashes each file at most once while it is unchanged."""
-    files = [("spec", None, spec.path), ("qrels", None, spec.qrels), ("topics", None, spec.topics),
-             ("weights", None, spec.analysis.mve.weights), ("variations", None, spec.analysis.mve.variations)]
-    named = [*(("baseline", name, source) for name, source in spec.baselines.items()),
-             *([("candidate", spec.candidate_name, spec.candidate)] if spec.candidate is not None else [])]
+    files = [
+        ("spec", None, spec.path),
+        ("qrels", None, spec.qrels),
+        ("topics", None, spec.topics),
+        ("weights", None, spec.analysis.mve.weights),
+        ("variations", None, spec.analysis.mve.variations),
+    ]
+    named = [
+        *(("baseline", name, source) for name, source in spec.baselines.items()),
+        *([("candidate", spec.candidate_name, spec.candidate)] if spec.candidate is not None else []),
+    ]
     files += [(role, name, source.path) for role, name, source in named if isinstance(source, RunFile | ScoreTableFile)]
     seen: dict[tuple[str, str], InputFile] = {}
     for role, name, path in files:
@@ -170,23 +177,29 @@ class Evaluation:
     #: Query texts by topic id, from the spec's ``topics`` file (empty without one).
     texts: Mapping[str, str] = field(default_factory=dict)
 
-
     @property
     def simulation(self) -> SimulationResult | None:
         """The first simulated measure's simulation (AP by default), ``None`` without a simulation."""
         return self.simulations[0] if self.simulations else None
+
     def measure(self, measure: str | None = None) -> MeasureEvaluation:
         """The evaluation of ``measure`` (any spelling ir_measures accepts); the only one when omitted."""
         if measure is None:
             if len(self.measures) != 1:
-                raise InputError("several measures were evaluated", hint=f"name one of {', '.join(m.measure for m in self.measures)}")
+                raise InputError(
+                    "several measures were evaluated", hint=f"name one of {', '.join(m.measure for m in self.measures)}"
+                )
             return self.measures[0]
         labels = {evaluation.measure for evaluation in self.measures}
-        wanted = measure.strip() if measure.strip() in labels else str(parse_measure(measure))  # free table labels as written
+        wanted = (
+            measure.strip() if measure.strip() in labels else str(parse_measure(measure))
+        )  # free table labels as written
         for evaluation in self.measures:
             if evaluation.measure == wanted:
                 return evaluation
-        raise InputError(f"measure {wanted} was not evaluated", hint=f"the spec has {', '.join(m.measure for m in self.measures)}")
+        raise InputError(
+            f"measure {wanted} was not evaluated", hint=f"the spec has {', '.join(m.measure for m in self.measures)}"
+        )
 
     @property
     def gates(self) -> tuple[GateOutcome, ...]:

@@ -88,10 +88,16 @@ class NullSummary:
     def describe(self) -> str:
         """``false-alarm rate 4.9% (10,000 swaps with production, seed 0)``; a family-wise limit adds the
         family's rate: ``false-alarm rate 1.6%; 4.9% for the 5 calibrated gates together (...)``."""
-        drawn = f"all {self.swaps:,} swaps with {self.reference}" if self.exact else (
-            f"{self.swaps:,} swaps with {self.reference}, seed {self.seed}")
-        together = "" if self.family is None else (
-            f"; {_percent(self.family.rate)} for the {len(self.family.limits)} calibrated gates together")
+        drawn = (
+            f"all {self.swaps:,} swaps with {self.reference}"
+            if self.exact
+            else (f"{self.swaps:,} swaps with {self.reference}, seed {self.seed}")
+        )
+        together = (
+            ""
+            if self.family is None
+            else (f"; {_percent(self.family.rate)} for the {len(self.family.limits)} calibrated gates together")
+        )
         return f"false-alarm rate {_percent(self.rate)}{together} ({drawn})"
 
 
@@ -148,7 +154,9 @@ class GateOutcome:
     @property
     def rule(self) -> str:
         """The gate's limit as the spec wrote it: ``max_increase 5%``, ``false_alarm 5%``, or both."""
-        calibrated = None if self.null is None or self.null.requested is None else f"false_alarm {_percent(self.null.requested)}"
+        calibrated = (
+            None if self.null is None or self.null.requested is None else f"false_alarm {_percent(self.null.requested)}"
+        )
         return " + ".join(text for text in (None if self.bound is None else str(self.bound), calibrated) if text)
 
     @property
@@ -204,8 +212,9 @@ def _excess(value: float, limit: float, upper: bool) -> float:
     return value - limit if upper else limit - value
 
 
-def _undefined(label: str, system: str, value: float, reference: str | None, reference_value: float | None,
-               null: SwapNull | None) -> str | None:
+def _undefined(
+    label: str, system: str, value: float, reference: str | None, reference_value: float | None, null: SwapNull | None
+) -> str | None:
     """Why a gate cannot be decided, or ``None``: which number is NaN (docs/mathematics.md §7, never a pass)."""
     if math.isnan(value):
         return f"{system}'s {label} is NaN: the statistic is undefined on these per-topic scores"
@@ -271,8 +280,18 @@ def judge(
     summary = None
     if null is not None:
         rate = null.false_alarm_rate(limit - null_offset)
-        summary = NullSummary(false_alarm, calibrated_limit, rate, null.swaps, null.exact, null.seed, str(reference), null,
-                              null_offset, family)
+        summary = NullSummary(
+            false_alarm,
+            calibrated_limit,
+            rate,
+            null.swaps,
+            null.exact,
+            null.seed,
+            str(reference),
+            null,
+            null_offset,
+            family,
+        )
     excess = float("nan") if undefined else _excess(value, limit, upper)
     point_fails = undefined is not None or excess > _TOLERANCE
     cannot_fail = ()
@@ -290,11 +309,31 @@ def judge(
                 f"[{interval[0]:.4g}, {interval[1]:.4g}] reaches the safe side: within noise (OK*)"
             )
     outcome = GateOutcome(
-        id=gate_id, statistic=statistic, label=label, measure=measure, system=system, reference=reference,
-        value=value, reference_value=reference_value, bound=bound, limit=limit, excess=excess,
-        interval=interval, confidence=confidence, seed=seed, passed=passed, warning=warning,
-        worst_topics=tuple(worst_topics), worst_against=worst_against, message="", null=summary, upper=upper,
-        compared_value=compared_value, spec_line=spec_line, guards=cannot_fail, gate=gate,
+        id=gate_id,
+        statistic=statistic,
+        label=label,
+        measure=measure,
+        system=system,
+        reference=reference,
+        value=value,
+        reference_value=reference_value,
+        bound=bound,
+        limit=limit,
+        excess=excess,
+        interval=interval,
+        confidence=confidence,
+        seed=seed,
+        passed=passed,
+        warning=warning,
+        worst_topics=tuple(worst_topics),
+        worst_against=worst_against,
+        message="",
+        null=summary,
+        upper=upper,
+        compared_value=compared_value,
+        spec_line=spec_line,
+        guards=cannot_fail,
+        gate=gate,
     )
     return _with_message(replace(outcome, sentence=plain_sentence(outcome, undefined)), undefined)
 
@@ -308,15 +347,22 @@ def _too_coarse(label: str, null: SwapNull, reference: str, false_alarm: float, 
     """
     smallest = null.smallest_rate()
     if smallest == 1.0:
-        return (f"every swap with {reference} gives the same {label}: the two systems do not differ where it "
-                f"looks (no change), so no calibrated limit can fail")
-    level = f"false_alarm {_percent(false_alarm)}" if family is None else (
-        f"the family's per-gate level {_percent(family.level)}")
+        return (
+            f"every swap with {reference} gives the same {label}: the two systems do not differ where it "
+            f"looks (no change), so no calibrated limit can fail"
+        )
+    level = (
+        f"false_alarm {_percent(false_alarm)}"
+        if family is None
+        else (f"the family's per-gate level {_percent(family.level)}")
+    )
     drawn = f"all {null.swaps:,} swaps" if null.exact else f"{null.swaps:,} swaps"
-    return (f"the null of no change is too coarse for {level}: its most extreme {label} already holds "
-            f"{_percent(smallest)} of {drawn} with {reference} (too few topics, or too few that differ), so the "
-            f"limit sits on it and this gate cannot fail; add topics, or raise false_alarm to at least "
-            f"{_percent(smallest)}")
+    return (
+        f"the null of no change is too coarse for {level}: its most extreme {label} already holds "
+        f"{_percent(smallest)} of {drawn} with {reference} (too few topics, or too few that differ), so the "
+        f"limit sits on it and this gate cannot fail; add topics, or raise false_alarm to at least "
+        f"{_percent(smallest)}"
+    )
 
 
 def short_number(value: float, other: float | None = None) -> str:
@@ -367,11 +413,25 @@ def with_family(outcome: GateOutcome, null: SwapNull, family: FamilyLevel) -> Ga
     summary = outcome.null
     assert summary is not None and summary.requested is not None, "only a calibrated gate joins a family"
     return judge(
-        gate_id=outcome.id, statistic=outcome.statistic, label=outcome.label, measure=outcome.measure,
-        system=outcome.system, reference=outcome.reference, value=outcome.value,
-        reference_value=outcome.reference_value, bound=outcome.bound, higher_is_better=outcome.higher_is_better, worst_topics=outcome.worst_topics,
-        worst_against=outcome.worst_against, null=null, null_offset=summary.offset, false_alarm=summary.requested,
-        compared_value=outcome.compared_value, spec_line=outcome.spec_line, family=family, gate=outcome.gate,
+        gate_id=outcome.id,
+        statistic=outcome.statistic,
+        label=outcome.label,
+        measure=outcome.measure,
+        system=outcome.system,
+        reference=outcome.reference,
+        value=outcome.value,
+        reference_value=outcome.reference_value,
+        bound=outcome.bound,
+        higher_is_better=outcome.higher_is_better,
+        worst_topics=outcome.worst_topics,
+        worst_against=outcome.worst_against,
+        null=null,
+        null_offset=summary.offset,
+        false_alarm=summary.requested,
+        compared_value=outcome.compared_value,
+        spec_line=outcome.spec_line,
+        family=family,
+        gate=outcome.gate,
     )
 
 
@@ -471,12 +531,18 @@ def blame_title(label: str, impacts: Sequence[TopicImpact], against: str, statis
 
 
 def _headline(outcome: GateOutcome, undefined: str | None) -> str:
-    verdict = "FAILED" if not outcome.passed else (
-        "passed within noise" if outcome.warning else "passed with a warning" if outcome.guards else "passed")
+    verdict = (
+        "FAILED"
+        if not outcome.passed
+        else ("passed within noise" if outcome.warning else "passed with a warning" if outcome.guards else "passed")
+    )
     versus = ""
     if outcome.reference is not None:
-        versus = (f" against {outcome.reference}" if outcome.reference_value is None
-                  else f" vs {outcome.reference} {outcome.reference_value:.6g}")
+        versus = (
+            f" against {outcome.reference}"
+            if outcome.reference_value is None
+            else f" vs {outcome.reference} {outcome.reference_value:.6g}"
+        )
     if undefined is not None:
         return f"{outcome.measure} {outcome.label} {verdict}: undefined: {undefined}; a gate never passes on NaN"
     relation = "<=" if outcome.upper else ">="
@@ -494,8 +560,16 @@ def _headline(outcome: GateOutcome, undefined: str | None) -> str:
 _NEGLIGIBLE = 1e-12
 
 
-def _blamed_topics(matrix: ScoreMatrix, statistic: str, candidate: int, reference: int | None, compared: np.ndarray,
-                   settings: AnalysisSettings, count: int, texts: Mapping[str, str]) -> tuple[TopicImpact, ...]:
+def _blamed_topics(
+    matrix: ScoreMatrix,
+    statistic: str,
+    candidate: int,
+    reference: int | None,
+    compared: np.ndarray,
+    settings: AnalysisSettings,
+    count: int,
+    texts: Mapping[str, str],
+) -> tuple[TopicImpact, ...]:
     """The ``count`` topics that moved the gated statistic most the wrong way, worst first.
 
     A topic's contribution is its share of the change of the statistic from the comparison system to
@@ -514,8 +588,13 @@ def _blamed_topics(matrix: ScoreMatrix, statistic: str, candidate: int, referenc
         badness, shares = (-contributions if definition.higher_is_better else contributions), contributions
     order = np.argsort(-badness, kind="stable")[:count]
     return tuple(
-        TopicImpact(matrix.topics[j], float(matrix.scores[candidate, j]), float(compared[j]), texts.get(matrix.topics[j]),
-                    None if shares is None else float(shares[j]))
+        TopicImpact(
+            matrix.topics[j],
+            float(matrix.scores[candidate, j]),
+            float(compared[j]),
+            texts.get(matrix.topics[j]),
+            None if shares is None else float(shares[j]),
+        )
         for j in order
         if badness[j] > _NEGLIGIBLE
     )
@@ -526,15 +605,23 @@ def gate_id(spec: Spec, measure: str, gate: GateSpec) -> str:
     return f"{spec.path.name}::{measure}::{gate.name}"
 
 
-def judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
-                computed: Mapping[str, np.ndarray | None], variations: VariationMVE | None,
-                texts: Mapping[str, str]) -> GateOutcome:
+def judge_gate(
+    spec: Spec,
+    gate: GateSpec,
+    matrix: ScoreMatrix,
+    settings: AnalysisSettings,
+    candidate: int,
+    computed: Mapping[str, np.ndarray | None],
+    variations: VariationMVE | None,
+    texts: Mapping[str, str],
+) -> GateOutcome:
     """Judge one gate; ``computed`` holds the statistics already computed against the spec's reference."""
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
     # relative to the reference's value: a relative bound, or a calibrated limit on a null of differences
-    relative = ((gate.bound is not None and gate.bound.kind in ("max_increase", "max_decrease"))
-                or (gate.false_alarm is not None and not null_of_own_value(gate.statistic)))
+    relative = (gate.bound is not None and gate.bound.kind in ("max_increase", "max_decrease")) or (
+        gate.false_alarm is not None and not null_of_own_value(gate.statistic)
+    )
     reusable = not statistic.needs_reference or gate.reference == spec.reference
     values = computed.get(gate.statistic) if reusable else None
     if values is None:
@@ -549,15 +636,26 @@ def judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analys
         interval = (float(result.low), float(result.high))
     elif gate.confidence is not None:
         result = paired_bootstrap(
-            matrix.scores, gate.statistic, candidate, reference if relative or statistic.needs_reference else None, settings,
-            resamples=spec.analysis.bootstrap.resamples, confidence=gate.confidence, seed=spec.analysis.bootstrap.seed,
+            matrix.scores,
+            gate.statistic,
+            candidate,
+            reference if relative or statistic.needs_reference else None,
+            settings,
+            resamples=spec.analysis.bootstrap.resamples,
+            confidence=gate.confidence,
+            seed=spec.analysis.bootstrap.seed,
         )
         interval = (float(result.low), float(result.high))
     null, null_offset = _gate_null(spec, gate, matrix, settings, candidate, reference, values)
     # the topics are blamed against the gate's reference, else the spec's, else the virtual target
-    blamed = reference if reference is not None else (matrix.index(spec.reference) if spec.reference is not None else None)
-    compared, against = ((matrix.scores[blamed], matrix.systems[blamed]) if blamed is not None
-                         else (matrix.scores.max(axis=0), "the virtual target"))
+    blamed = (
+        reference if reference is not None else (matrix.index(spec.reference) if spec.reference is not None else None)
+    )
+    compared, against = (
+        (matrix.scores[blamed], matrix.systems[blamed])
+        if blamed is not None
+        else (matrix.scores.max(axis=0), "the virtual target")
+    )
     return judge(
         gate_id=gate_id(spec, matrix.measure, gate),
         statistic=gate.statistic,
@@ -575,8 +673,9 @@ def judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analys
         interval=interval,
         confidence=gate.confidence,
         seed=spec.analysis.bootstrap.seed if gate.confidence is not None else None,
-        worst_topics=_blamed_topics(matrix, gate.statistic, candidate, blamed, compared, settings,
-                                    spec.analysis.top_topics, texts),
+        worst_topics=_blamed_topics(
+            matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts
+        ),
         worst_against=str(against),
         compared_value=None if blamed is None else float(values[blamed]),
         spec_line=gate.line,
@@ -584,8 +683,15 @@ def judge_gate(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analys
     )
 
 
-def _gate_null(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: AnalysisSettings, candidate: int,
-               reference: int | None, values: np.ndarray) -> tuple[SwapNull | None, float]:
+def _gate_null(
+    spec: Spec,
+    gate: GateSpec,
+    matrix: ScoreMatrix,
+    settings: AnalysisSettings,
+    candidate: int,
+    reference: int | None,
+    values: np.ndarray,
+) -> tuple[SwapNull | None, float]:
     """The gate's null of no change (docs/mathematics.md §7) and the offset that puts it on the value's scale.
 
     Every gate with a reference gets one, so that plain bounds report their false-alarm rate too;
@@ -598,8 +704,9 @@ def _gate_null(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, settings: Analys
         swaps = calibration.swaps
         if swaps is None and gate.false_alarm is None:
             swaps = calibration.plain_bound_swaps  # a reported rate, not a limit: fewer swaps suffice
-        null = swap_null(matrix.scores, gate.statistic, candidate, reference, settings, swaps=swaps,
-                         seed=calibration.seed)
+        null = swap_null(
+            matrix.scores, gate.statistic, candidate, reference, settings, swaps=swaps, seed=calibration.seed
+        )
     except StatisticError as error:
         raise InputError(f"gate {gate.name}: the null of no change: {error}", path=spec.path, line=gate.line) from None
     return null, (0.0 if null.own_value else float(values[reference]))

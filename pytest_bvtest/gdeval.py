@@ -216,5 +216,9 @@ def check_err_grades(qrels: Qrels) -> None:
     scored by ERR. Like gdeval.pl, the whole qrels is checked, not only the topics a run retrieved,
     so every run of one evaluation gets the same verdict.
     """
-    check_top_grade(qrels, GDEVAL_TOP_GRADE, "the top grade ERR allows (gdeval.pl's scale)",
-                    hint="map the grades onto 0..4, or use a measure without a top grade such as nDCG or nDCG(dcg='exp-log2')")
+    check_top_grade(
+        qrels,
+        GDEVAL_TOP_GRADE,
+        "the top grade ERR allows (gdeval.pl's scale)",
+        hint="map the grades onto 0..4, or use a measure without a top grade such as nDCG or nDCG(dcg='exp-log2')",
+    )

@@ -87,11 +87,14 @@ class Guard:
 
 def identical_to_baseline(scores: np.ndarray, systems: Sequence[str], candidate: int, measure: str) -> Guard | None:
     """The candidate's per-topic scores are those of one or more other systems, on every topic."""
-    same = tuple(name for i, name in enumerate(systems) if i != candidate and np.array_equal(scores[i], scores[candidate]))
+    same = tuple(
+        name for i, name in enumerate(systems) if i != candidate and np.array_equal(scores[i], scores[candidate])
+    )
     if not same:
         return None
     return Guard(
-        "identical", True,
+        "identical",
+        True,
         f"identical: {systems[candidate]}'s per-topic {measure} scores are identical to {' and '.join(same)}'s on all "
         f"{scores.shape[1]} topics; is this the run you meant to test? (a CI step that did not write the new run "
         "tests the old one against itself)",
@@ -99,19 +102,24 @@ def identical_to_baseline(scores: np.ndarray, systems: Sequence[str], candidate:
     )
 
 
-def unanswered_topics(scores: np.ndarray, topics: Sequence[str], measure: str,
-                      threshold: float = UNANSWERED_SHARE) -> Guard | None:
+def unanswered_topics(
+    scores: np.ndarray, topics: Sequence[str], measure: str, threshold: float = UNANSWERED_SHARE
+) -> Guard | None:
     """Topics on which every system scores 0; a warning above ``threshold`` of the topics."""
     missed = tuple(topic for topic, column in zip(topics, np.all(scores == 0, axis=0)) if column)
     if not missed:
         return None
     share = len(missed) / len(topics)
     warning = share > threshold
-    advice = (f"more than {threshold:.0%} of the topics: are the qrels for the topics the runs were made for? Restrict "
-              "the qrels to them (or raise analysis.guards.unanswered_share when the systems truly miss them)"
-              if warning else "such topics tell no system apart and lower every mean")
+    advice = (
+        f"more than {threshold:.0%} of the topics: are the qrels for the topics the runs were made for? Restrict "
+        "the qrels to them (or raise analysis.guards.unanswered_share when the systems truly miss them)"
+        if warning
+        else "such topics tell no system apart and lower every mean"
+    )
     return Guard(
-        "unanswered_topics", warning,
+        "unanswered_topics",
+        warning,
         f"{len(missed)} of {len(topics)} topics ({share:.0%}) {'is' if len(missed) == 1 else 'are'} missed by every "
         f"system ({measure} 0 for all): "
         f"{short_list(missed)}; {advice}",
@@ -119,8 +127,15 @@ def unanswered_topics(scores: np.ndarray, topics: Sequence[str], measure: str,
     )
 
 
-def stale_reference(candidate_mean: float, reference_mean: float, reference: str, p_value: float, measure: str,
-                    permutations: int, settings: GuardSettings = GuardSettings()) -> Guard | None:
+def stale_reference(
+    candidate_mean: float,
+    reference_mean: float,
+    reference: str,
+    p_value: float,
+    measure: str,
+    permutations: int,
+    settings: GuardSettings = GuardSettings(),
+) -> Guard | None:
     """The candidate beats the reference by a gain large (``settings.stale_reference_gain`` of its mean) and
     clear (randomization p below ``settings.stale_reference_p``): gates against the reference are lenient."""
     gain = candidate_mean - reference_mean
@@ -129,17 +144,26 @@ def stale_reference(candidate_mean: float, reference_mean: float, reference: str
         return None
     relative = f", {gain / reference_mean:+.0%}" if reference_mean else ""
     return Guard(
-        "stale_reference", True,
+        "stale_reference",
+        True,
         f"the candidate's mean {measure} {candidate_mean:.4f} is far above the reference {reference}'s "
         f"{reference_mean:.4f} ({gain:+.4f}{relative}; randomization p {p_value:.4f} < {settings.stale_reference_p:g}, "
         f"{permutations:,} sign flips): the reference may be stale, which makes gates against it lenient; once this "
         "change is accepted, make it the reference: pytest --bvtest-update",
-        systems=(reference,), reference=reference,
+        systems=(reference,),
+        reference=reference,
     )
 
 
-def reference_missing_topics(scores: np.ndarray, imputed: np.ndarray, topics: Sequence[str], candidate: int,
-                             reference: int, systems: Sequence[str], measure: str) -> Guard | None:
+def reference_missing_topics(
+    scores: np.ndarray,
+    imputed: np.ndarray,
+    topics: Sequence[str],
+    candidate: int,
+    reference: int,
+    systems: Sequence[str],
+    measure: str,
+) -> Guard | None:
     """Topics the reference has no ranking for (``imputed``: scored 0) where the candidate scores above 0.
 
     Each is a free win for the candidate against the reference: the gates measured against it are
@@ -151,36 +175,51 @@ def reference_missing_topics(scores: np.ndarray, imputed: np.ndarray, topics: Se
     named = tuple(topic for topic, is_free in zip(topics, free) if is_free)
     name = systems[reference]
     return Guard(
-        "reference_missing", True,
+        "reference_missing",
+        True,
         f"the reference {name} has no ranking for {len(named)} of {len(topics)} topics where {systems[candidate]} "
         f"scores above 0 ({measure} 0 by the missing-topic rule): {short_list(named)}; the candidate's wins there are "
         f"free, so gates against {name} are lenient; give {name} a ranking for every topic, or restrict the qrels to "
         "the topics it answered",
-        systems=(name,), topics=named, reference=name,
+        systems=(name,),
+        topics=named,
+        reference=name,
     )
 
 
-def target_constant_out_of_range(c: float, target_scores: np.ndarray, bounded_by_one: bool, measure: str) -> Guard | None:
+def target_constant_out_of_range(
+    c: float, target_scores: np.ndarray, bounded_by_one: bool, measure: str
+) -> Guard | None:
     """``c`` below the virtual target's mean, or above 1 for a measure bounded by 1 (IPM 2022 Lemma 1)."""
     target_mean = float(np.mean(target_scores))
     if c < target_mean - _TOLERANCE:
-        why = ("below it, a system whose mean exceeds c gets a larger Bias² the better it gets, so Bias² rewards "
-               "worse systems")
+        why = (
+            "below it, a system whose mean exceeds c gets a larger Bias² the better it gets, so Bias² rewards "
+            "worse systems"
+        )
     elif bounded_by_one and c > 1 + _TOLERANCE:
         why = "above 1, the measure's maximum: Bias² then measures the distance to a score no system can reach"
     else:
         return None
     return Guard(
-        "target_constant", True,
+        "target_constant",
+        True,
         f"{measure} target constant c = {c:.4f} is outside [mean target {target_mean:.4f}, 1]; {why} "
         "(IPM 2022 Lemma 1); use `target: mean` or a number in that range",
         statistics=TARGET_CONSTANT_STATISTICS,
     )
 
 
-def measure_guards(matrix: ScoreMatrix, analysis: BiasVarianceAnalysis, settings: AnalysisSettings,
-                   candidate: str | None, reference: str | None, comparisons: Sequence[Comparison],
-                   thresholds: GuardSettings, gate_references: Sequence[str] = ()) -> tuple[Guard, ...]:
+def measure_guards(
+    matrix: ScoreMatrix,
+    analysis: BiasVarianceAnalysis,
+    settings: AnalysisSettings,
+    candidate: str | None,
+    reference: str | None,
+    comparisons: Sequence[Comparison],
+    thresholds: GuardSettings,
+    gate_references: Sequence[str] = (),
+) -> tuple[Guard, ...]:
     """The guards that fire on one measure's evaluation, most urgent first.
 
     ``gate_references`` are the systems the measure's gates are measured against (a gate may name its
@@ -194,13 +233,33 @@ def measure_guards(matrix: ScoreMatrix, analysis: BiasVarianceAnalysis, settings
         against = next((comparison for comparison in comparisons if comparison.baseline == reference), None)
         if against is not None:
             mean = float(scores[index].mean())
-            found.append(stale_reference(mean, mean - against.difference, against.baseline, against.p_randomization,
-                                         matrix.measure, against.permutations, thresholds))
+            found.append(
+                stale_reference(
+                    mean,
+                    mean - against.difference,
+                    against.baseline,
+                    against.p_randomization,
+                    matrix.measure,
+                    against.permutations,
+                    thresholds,
+                )
+            )
         for compared in dict.fromkeys((*((reference,) if reference is not None else ()), *gate_references)):
             if compared != candidate:
-                found.append(reference_missing_topics(scores, matrix.imputed, matrix.topics, index,
-                                                      matrix.index(compared), matrix.systems, matrix.measure))
+                found.append(
+                    reference_missing_topics(
+                        scores,
+                        matrix.imputed,
+                        matrix.topics,
+                        index,
+                        matrix.index(compared),
+                        matrix.systems,
+                        matrix.measure,
+                    )
+                )
     found.append(unanswered_topics(scores, matrix.topics, matrix.measure, thresholds.unanswered_share))
     bounded_by_one = settings.normalize != "none" or bool(np.all(scores <= 1))
-    found.append(target_constant_out_of_range(float(analysis.c), analysis.target_scores, bounded_by_one, matrix.measure))
+    found.append(
+        target_constant_out_of_range(float(analysis.c), analysis.target_scores, bounded_by_one, matrix.measure)
+    )
     return tuple(guard for guard in found if guard is not None)

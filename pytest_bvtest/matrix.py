@@ -75,7 +75,9 @@ class ScoreMatrix:
         try:
             return self.systems.index(system)
         except ValueError:
-            raise InputError(f"unknown system {excerpt(system)}", hint=f"systems are: {', '.join(self.systems)}") from None
+            raise InputError(
+                f"unknown system {excerpt(system)}", hint=f"systems are: {', '.join(self.systems)}"
+            ) from None
 
     def row(self, system: str) -> np.ndarray:
         return self.scores[self.index(system)]
@@ -85,7 +87,9 @@ class ScoreMatrix:
         return tuple(self.topics[j] for j in np.flatnonzero(self.imputed[self.index(system)]))
 
 
-def _per_topic_from_run(run: Run | RunColumns, qrels: Qrels, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
+def _per_topic_from_run(
+    run: Run | RunColumns, qrels: Qrels, measures: Sequence[Measure]
+) -> dict[Measure, CachedScores]:
     universe = set(qrels.evaluated_topics())
     run_topics = list(run.topics if isinstance(run, RunColumns) else run.scores)
     ignored = tuple(topic for topic in run_topics if topic not in universe)
@@ -122,8 +126,9 @@ class MatrixBuilder:
     are atomic, so several builders can share a cache folder.
     """
 
-    def __init__(self, qrels: Qrels | None, cache: ScoreCache | None = None, *, qrels_digest: str | None = None,
-                 jobs: int = 1) -> None:
+    def __init__(
+        self, qrels: Qrels | None, cache: ScoreCache | None = None, *, qrels_digest: str | None = None, jobs: int = 1
+    ) -> None:
         """``qrels_digest`` identifies in-memory qrels for the cache (file qrels are hashed from their file)."""
         self.qrels = qrels
         self.cache = cache or ScoreCache(None)
@@ -136,8 +141,9 @@ class MatrixBuilder:
         self.progress: EvaluationProgress | None = None
 
     @classmethod
-    def from_qrels_file(cls, path: str | os.PathLike[str] | None, cache: ScoreCache | None = None, *,
-                        jobs: int = 1) -> MatrixBuilder:
+    def from_qrels_file(
+        cls, path: str | os.PathLike[str] | None, cache: ScoreCache | None = None, *, jobs: int = 1
+    ) -> MatrixBuilder:
         return cls(None if path is None else read_qrels(path), cache, jobs=jobs)
 
     def _require_qrels(self, what: str) -> Qrels:
@@ -145,7 +151,9 @@ class MatrixBuilder:
             raise InputError(f"{what} needs relevance judgments", hint="name a qrels file (spec key `qrels`)")
         return self.qrels
 
-    def _cached_run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> tuple[dict[Measure, str], dict[Measure, CachedScores]]:
+    def _cached_run_file_scores(
+        self, source: RunFile, measures: Sequence[Measure]
+    ) -> tuple[dict[Measure, str], dict[Measure, CachedScores]]:
         """The cache keys of a run file's measures and the entries found under them."""
         keys: dict[Measure, str] = {}
         found: dict[Measure, CachedScores] = {}
@@ -184,7 +192,9 @@ class MatrixBuilder:
             return
         qrels = self._require_qrels(f"run file {pending[0][0].path}")
         with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending))) as pool:
-            futures = [pool.submit(_per_topic_from_run_file, source, qrels, missing) for source, _, _, missing in pending]
+            futures = [
+                pool.submit(_per_topic_from_run_file, source, qrels, missing) for source, _, _, missing in pending
+            ]
             for (source, keys, found, _), future in zip(pending, futures):
                 fresh = future.result()
                 for measure, entry in fresh.items():
@@ -196,11 +206,18 @@ class MatrixBuilder:
         labels = [str(measure) for measure in measures if isinstance(measure, TableMeasure)]
         if labels and not isinstance(source, ScoreTableFile):
             where = source.path if isinstance(source, RunFile) else source.name
-            raise InputError(f"the measure {labels[0]} can only come from per-topic tables; a run cannot be scored with it",
-                             path=where, hint="give this system as a table too, or use a measure the project computes")
+            raise InputError(
+                f"the measure {labels[0]} can only come from per-topic tables; a run cannot be scored with it",
+                path=where,
+                hint="give this system as a table too, or use a measure the project computes",
+            )
         if isinstance(source, RunFile):
             return {
-                measure: [_EvaluatedSystem(source.name or entry.run_name, entry.per_topic, entry.ignored_topics, str(source.path), False)]
+                measure: [
+                    _EvaluatedSystem(
+                        source.name or entry.run_name, entry.per_topic, entry.ignored_topics, str(source.path), False
+                    )
+                ]
                 for measure, entry in self._run_file_scores(source, measures).items()
             }
         if isinstance(source, Run):
@@ -225,7 +242,8 @@ class MatrixBuilder:
                     hint=f"the table has {short_list(list(by_system))}",
                 )
             evaluated[measure] = [
-                _EvaluatedSystem(source.rename.get(name, name), by_system[name], (), str(source.path), True) for name in names
+                _EvaluatedSystem(source.rename.get(name, name), by_system[name], (), str(source.path), True)
+                for name in names
             ]
         return evaluated
 
@@ -266,7 +284,9 @@ class MatrixBuilder:
             if system.from_table:
                 _check_table_topics(system, topics)
             imputed[i] = ~np.fromiter(map(system.per_topic.__contains__, topics), dtype=bool, count=len(topics))
-            scores[i] = np.fromiter(map(system.per_topic.get, topics, itertools.repeat(0.0)), dtype=float, count=len(topics))
+            scores[i] = np.fromiter(
+                map(system.per_topic.get, topics, itertools.repeat(0.0)), dtype=float, count=len(topics)
+            )
         ignored = {system.name: system.ignored_topics for system in systems if system.ignored_topics}
         return ScoreMatrix(str(measure), tuple(names), topics, scores, imputed, ignored)
 

@@ -242,7 +242,9 @@ def parse_measure(text: str, *, path: str | PathLike[str] | None = None, line: i
     if not name:
         raise InputError("empty measure name", path=path, line=line, hint=_SUPPORTED_SUMMARY)
     if len(name) > _LONGEST_MEASURE_NAME:
-        raise InputError(f"measure {excerpt(name)} is not a measure name (too long)", path=path, line=line, hint=_SUPPORTED_SUMMARY)
+        raise InputError(
+            f"measure {excerpt(name)} is not a measure name (too long)", path=path, line=line, hint=_SUPPORTED_SUMMARY
+        )
     measure, syntax_problem = _parse(name, text, path, line)
     if measure is None:
         raise _unknown(text, syntax_problem, path, line)
@@ -336,7 +338,9 @@ def _from_ir_measure(parsed: Any, text: str, path: str | PathLike[str] | None, l
     try:
         parsed.validate_params()
     except AssertionError as error:
-        raise InputError(f"measure '{text}': {error}", path=path, line=line, hint=f"check the parameters; {_SUPPORTED_SUMMARY}") from None
+        raise InputError(
+            f"measure '{text}': {error}", path=path, line=line, hint=f"check the parameters; {_SUPPORTED_SUMMARY}"
+        ) from None
     params = dict(parsed.params)
     if "gains" in params:
         raise unsupported("custom gains=; use nDCG (linear gain, trec_eval) or nDCG(dcg='exp-log2') (gdeval)")
@@ -349,13 +353,20 @@ def _from_ir_measure(parsed: Any, text: str, path: str | PathLike[str] | None, l
     cutoff = params.get("cutoff")
     # ir_measures checks isinstance(int), which lets booleans through; pytrec_eval holds both in a C int.
     if cutoff is not None and (type(cutoff) is not int or not 1 <= cutoff <= _C_INT_MAX):
-        raise InputError(f"measure '{text}': the cutoff must be a positive integer up to {_C_INT_MAX}, got {excerpt(str(cutoff))}",
-                         path=path, line=line)
+        raise InputError(
+            f"measure '{text}': the cutoff must be a positive integer up to {_C_INT_MAX}, got {excerpt(str(cutoff))}",
+            path=path,
+            line=line,
+        )
     rel = params.get("rel", 1 if _FAMILIES[family].binary else None)
     if rel is not None and (type(rel) is not int or not 1 <= rel <= _C_INT_MAX):
-        raise InputError(f"measure '{text}': rel must be an integer grade from 1 to {_C_INT_MAX} (grade >= rel is relevant), "
-                         f"got {excerpt(str(rel))}", path=path, line=line,
-                         hint="rel=1 counts every positive grade as relevant, as trec_eval does by default")
+        raise InputError(
+            f"measure '{text}': rel must be an integer grade from 1 to {_C_INT_MAX} (grade >= rel is relevant), "
+            f"got {excerpt(str(rel))}",
+            path=path,
+            line=line,
+            hint="rel=1 counts every positive grade as relevant, as trec_eval does by default",
+        )
     return Measure(
         name=family,
         cutoff=cutoff,
@@ -443,9 +454,13 @@ def evaluate_run(qrels: Qrels, run: Run | RunColumns, measures: Sequence[Measure
     if any(measure.name == "ERR" for measure in measures):
         gdeval.check_err_grades(qrels)
     if any(measure.name == "nDCG" for measure in measures):
-        check_top_grade(qrels, NDCG_TOP_GRADE, "the largest grade nDCG accepts",
-                        hint=f"trec_eval's nDCG takes time and memory per grade level and the gain 2^g overflows: "
-                             f"map the grades onto 0..{NDCG_TOP_GRADE} (binary measures such as AP accept any grade)")
+        check_top_grade(
+            qrels,
+            NDCG_TOP_GRADE,
+            "the largest grade nDCG accepts",
+            hint=f"trec_eval's nDCG takes time and memory per grade level and the gain 2^g overflows: "
+            f"map the grades onto 0..{NDCG_TOP_GRADE} (binary measures such as AP accept any grade)",
+        )
     if isinstance(run, RunColumns):
         ranked_topics = set(run.topics)  # every topic of the columns has a document
         topics = [qid for qid in qrels.evaluated_topics() if qid in ranked_topics]
@@ -483,8 +498,10 @@ def _evaluate_with_pytrec_eval(
     groups: dict[tuple[int, bool], list[Measure]] = {}
     for measure in sorted(measures, key=lambda measure: measure.rel is None):
         # Measures without a relevance threshold join any evaluator with the same judged-only flag.
-        key = (measure.rel, measure.judged_only) if measure.rel is not None else next(
-            (key for key in groups if key[1] == measure.judged_only), (1, measure.judged_only)
+        key = (
+            (measure.rel, measure.judged_only)
+            if measure.rel is not None
+            else next((key for key in groups if key[1] == measure.judged_only), (1, measure.judged_only))
         )
         groups.setdefault(key, []).append(measure)
     values: dict[Measure, dict[str, float]] = {}

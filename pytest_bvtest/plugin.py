@@ -57,24 +57,52 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for name, ini_type, help_text in _OPTIONS:
         dest = f"bvtest_{name.replace('-', '_')}"
         if name == "spec":
-            group.addoption(f"--bvtest-{name}", action="append", default=None, dest=dest, metavar="PATH", help=help_text)
+            group.addoption(
+                f"--bvtest-{name}", action="append", default=None, dest=dest, metavar="PATH", help=help_text
+            )
         else:
             group.addoption(f"--bvtest-{name}", action="store", default=None, dest=dest, metavar="PATH", help=help_text)
         parser.addini(dest, help_text, type=ini_type, default=None)
-    group.addoption("--bvtest-update", action="store_true", default=None, dest="bvtest_update",
-                    help="make the candidate run the stored reference run for the next sessions, when every gate passed")
+    group.addoption(
+        "--bvtest-update",
+        action="store_true",
+        default=None,
+        dest="bvtest_update",
+        help="make the candidate run the stored reference run for the next sessions, when every gate passed",
+    )
     parser.addini("bvtest_update", "see --bvtest-update", type="bool", default=False)
-    group.addoption("--bvtest-update-force", action="store_true", default=False, dest="bvtest_update_force",
-                    help="--bvtest-update even when a gate or test failed")
+    group.addoption(
+        "--bvtest-update-force",
+        action="store_true",
+        default=False,
+        dest="bvtest_update_force",
+        help="--bvtest-update even when a gate or test failed",
+    )
     # command line only: an ini file can come from the pull request under test
-    group.addoption("--bvtest-allow-outside-project", action="store_true", default=False, dest="bvtest_allow_outside_project",
-                    help="allow the spec's cache, the updated reference and ini report paths outside the project")
-    group.addoption("--bvtest-no-cache", action="store_true", default=None, dest="bvtest_no_cache",
-                    help="do not read or write the per-topic score cache")
+    group.addoption(
+        "--bvtest-allow-outside-project",
+        action="store_true",
+        default=False,
+        dest="bvtest_allow_outside_project",
+        help="allow the spec's cache, the updated reference and ini report paths outside the project",
+    )
+    group.addoption(
+        "--bvtest-no-cache",
+        action="store_true",
+        default=None,
+        dest="bvtest_no_cache",
+        help="do not read or write the per-topic score cache",
+    )
     parser.addini("bvtest_no_cache", "see --bvtest-no-cache", type="bool", default=False)
-    group.addoption("--bvtest-jobs", action="store", default=None, dest="bvtest_jobs", metavar="N",
-                    help="evaluate up to N uncached run files at once, each in its own process "
-                         "(default: the core count; 1 in a pytest-xdist worker)")
+    group.addoption(
+        "--bvtest-jobs",
+        action="store",
+        default=None,
+        dest="bvtest_jobs",
+        metavar="N",
+        help="evaluate up to N uncached run files at once, each in its own process "
+        "(default: the core count; 1 in a pytest-xdist worker)",
+    )
     parser.addini("bvtest_jobs", "see --bvtest-jobs", type="string", default=None)
 
 
@@ -92,7 +120,12 @@ def option(config: pytest.Config, name: str) -> Any:
     if name in _PATH_OPTIONS and value:
         path = base / value
         if name != "run" and not config.getoption("bvtest_allow_outside_project"):
-            require_inside(path, Path(os.path.realpath(config.rootpath)), f"ini setting {dest} =", allow_option="--bvtest-allow-outside-project")
+            require_inside(
+                path,
+                Path(os.path.realpath(config.rootpath)),
+                f"ini setting {dest} =",
+                allow_option="--bvtest-allow-outside-project",
+            )
         return str(path)
     if name == "spec" and value:
         return [str(base / path) for path in value]
@@ -107,7 +140,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"bvtest: {error}") from None
     _jobs(config)  # a bad --bvtest-jobs is a usage error before collection, not a failure of every gate
     if plots and importlib.util.find_spec("matplotlib") is None:
-        raise pytest.UsageError("--bvtest-plots needs matplotlib, which is not installed: pip install 'pytest-bvtest[plots]'")
+        raise pytest.UsageError(
+            "--bvtest-plots needs matplotlib, which is not installed: pip install 'pytest-bvtest[plots]'"
+        )
     specs = [str(Path(path).resolve()) for path in option(config, "spec") or ()]
     config.stash[_SPECS] = specs
     config.stash[_COLLECTED_SPECS] = []
@@ -158,8 +193,14 @@ class SpecFile(pytest.File):
         except BvtestError as error:
             yield InvalidSpecItem.from_parent(self, name="spec", error=error)
             return
-        by_measure = {str(measure): [gate for gate in spec.gates if gate.measure is None or gate.measure == measure]
-                      for measure in spec.measures} if spec.candidate is not None else {}
+        by_measure = (
+            {
+                str(measure): [gate for gate in spec.gates if gate.measure is None or gate.measure == measure]
+                for measure in spec.measures
+            }
+            if spec.candidate is not None
+            else {}
+        )
         if not any(by_measure.values()):
             yield AnalysisItem.from_parent(self, name="analysis")
             return
@@ -279,7 +320,9 @@ class GateItem(_BvtestItem):
         self.stash[_ITEM_PAYLOAD] = outputs.item_payload(evaluation, outcome)
         if outcome.warning:
             # attributed to the gate's line in the spec, so the warnings summary points there
-            warnings.warn_explicit(f"{self.nodeid}: {outcome.warning}", GateWithinNoiseWarning, str(self.path), self.gate.line)
+            warnings.warn_explicit(
+                f"{self.nodeid}: {outcome.warning}", GateWithinNoiseWarning, str(self.path), self.gate.line
+            )
         for guard in outcome.guards:
             warnings.warn_explicit(f"{self.nodeid}: {guard}", GateGuardWarning, str(self.path), self.gate.line)
         if not outcome.passed:
@@ -313,8 +356,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 
 def evaluation_options(config: pytest.Config) -> dict[str, Any]:
     """The keyword arguments of :func:`~pytest_bvtest.api.evaluate_spec` that the options set."""
-    return {"cache_dir": option(config, "cache-dir"), "use_cache": not option(config, "no-cache"),
-            "allow_outside": config.getoption("bvtest_allow_outside_project"), "jobs": _jobs(config)}
+    return {
+        "cache_dir": option(config, "cache-dir"),
+        "use_cache": not option(config, "no-cache"),
+        "allow_outside": config.getoption("bvtest_allow_outside_project"),
+        "jobs": _jobs(config),
+    }
 
 
 def _jobs(config: pytest.Config) -> int:
@@ -327,8 +374,9 @@ def _jobs(config: pytest.Config) -> int:
         return 1 if hasattr(config, "workerinput") else os.cpu_count() or 1
     text = str(text).strip()
     if not text.isdigit() or int(text) < 1:
-        raise pytest.UsageError(f"bvtest: --bvtest-jobs (ini bvtest_jobs) needs a whole number of processes, at least 1, "
-                                f"got {text!r}")
+        raise pytest.UsageError(
+            f"bvtest: --bvtest-jobs (ini bvtest_jobs) needs a whole number of processes, at least 1, got {text!r}"
+        )
     return int(text)
 
 
@@ -360,8 +408,13 @@ class BvtestAPI:
 
         return load_spec(path)
 
-    def evaluate(self, spec: Spec | str | os.PathLike[str] | None = None, run: CandidateRun | None = None,
-                 *, name: str = CANDIDATE_NAME) -> Evaluation:
+    def evaluate(
+        self,
+        spec: Spec | str | os.PathLike[str] | None = None,
+        run: CandidateRun | None = None,
+        *,
+        name: str = CANDIDATE_NAME,
+    ) -> Evaluation:
         """Evaluate ``spec`` (the session's only spec when omitted) with ``run`` as its candidate.
 
         ``run`` is a run file, a :class:`Run`, or a dict ``{qid: {docno: score}}`` (named ``name``);
@@ -371,20 +424,28 @@ class BvtestAPI:
 
         if spec is None:
             spec = self.session_spec()
-        return evaluate_spec(spec_under_test(spec, run if run is not None else self.run, name=name),
-                             cache_dir=self.cache_dir, use_cache=self.use_cache, allow_outside=self.allow_outside,
-                             jobs=self.jobs)
+        return evaluate_spec(
+            spec_under_test(spec, run if run is not None else self.run, name=name),
+            cache_dir=self.cache_dir,
+            use_cache=self.use_cache,
+            allow_outside=self.allow_outside,
+            jobs=self.jobs,
+        )
 
     def session_spec(self) -> Path:
         """The session's spec, when there is exactly one."""
         specs = list(dict.fromkeys(Path(path) for path in self.specs))
         if len(specs) != 1:
             found = f"found {', '.join(map(str, specs))}" if specs else "none was given or collected"
-            raise InputError("evaluate() without a spec needs exactly one spec in the session",
-                             hint=f"{found}; pass the spec's path, e.g. bvtest.evaluate('bvtest.yaml')")
+            raise InputError(
+                "evaluate() without a spec needs exactly one spec in the session",
+                hint=f"{found}; pass the spec's path, e.g. bvtest.evaluate('bvtest.yaml')",
+            )
         return specs[0]
 
-    def statistic(self, evaluation: Evaluation, name: str, system: str = CANDIDATE_NAME, measure: str | None = None) -> float | None:
+    def statistic(
+        self, evaluation: Evaluation, name: str, system: str = CANDIDATE_NAME, measure: str | None = None
+    ) -> float | None:
         return evaluation.statistic(name, system, measure)
 
 
@@ -459,11 +520,15 @@ class SessionOutputs:
         from pytest_bvtest.report import outputs
 
         outputs.write_session_outputs(
-            self.document, terminal_writer=terminalreporter, github_actions=os.environ.get("GITHUB_ACTIONS") == "true",
+            self.document,
+            terminal_writer=terminalreporter,
+            github_actions=os.environ.get("GITHUB_ACTIONS") == "true",
             verbosity=self.config.option.verbose,
         )
         if self.output_error:
-            terminalreporter.write_line(f"bvtest: could not write the reports: {self.output_error}", red=True, bold=True)
+            terminalreporter.write_line(
+                f"bvtest: could not write the reports: {self.output_error}", red=True, bold=True
+            )
         for line, failed in self.update_lines:
             terminalreporter.write_line(line, red=failed, bold=True)
 
@@ -481,15 +546,20 @@ class SessionOutputs:
         for spec_path in sorted({evaluation["spec"] for evaluation in self.document["evaluations"]}):
             try:
                 if session.testsfailed and not force:
-                    raise BvtestError(f"{spec_path}: reference not updated: {session.testsfailed} test(s) failed in this "
-                                      "session; update after they pass, or on purpose with --bvtest-update-force")
+                    raise BvtestError(
+                        f"{spec_path}: reference not updated: {session.testsfailed} test(s) failed in this "
+                        "session; update after they pass, or on purpose with --bvtest-update-force"
+                    )
                 evaluation = evaluate_spec(spec_with_session_run(config, spec_path), **evaluation_options(config))
-                lines = update_reference(evaluation, force=force, allow_outside=config.getoption("bvtest_allow_outside_project"),
-                                         keep_folder=option(config, "cache-dir"))
+                lines = update_reference(
+                    evaluation,
+                    force=force,
+                    allow_outside=config.getoption("bvtest_allow_outside_project"),
+                    keep_folder=option(config, "cache-dir"),
+                )
             except BvtestError as error:
                 self.update_lines.append((f"bvtest: --bvtest-update: {error}", True))
                 if session.exitstatus == pytest.ExitCode.OK:
                     session.exitstatus = pytest.ExitCode.USAGE_ERROR
                 continue
             self.update_lines += [(line, False) for line in lines]
-

@@ -31,8 +31,15 @@ class EvaluationProgress:
 class ProgressLine:
     """Context manager: shows ``progress`` on ``stream`` while the block runs longer than ``delay`` seconds."""
 
-    def __init__(self, label: str, progress: EvaluationProgress, stream: TextIO | None = None, *, delay: float = 1.0,
-                 interval: float | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        progress: EvaluationProgress,
+        stream: TextIO | None = None,
+        *,
+        delay: float = 1.0,
+        interval: float | None = None,
+    ) -> None:
         self.label = label
         self.progress = progress
         self.stream = stream if stream is not None else sys.stderr
@@ -54,8 +61,11 @@ class ProgressLine:
         self._thread.join()
         if self._shown:
             elapsed = time.monotonic() - self._start
-            self._write(f"bvtest: {self.label}: {self.progress.runs_done} runs evaluated, "
-                        f"{self.progress.cache_hits} cache hits, done in {elapsed:.1f} s", final=True)
+            self._write(
+                f"bvtest: {self.label}: {self.progress.runs_done} runs evaluated, "
+                f"{self.progress.cache_hits} cache hits, done in {elapsed:.1f} s",
+                final=True,
+            )
 
     def _run(self) -> None:
         if self._done.wait(self.delay):

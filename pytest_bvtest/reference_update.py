@@ -19,8 +19,13 @@ from pytest_bvtest.io.textfiles import (
 from pytest_bvtest.matrix import RunFile
 
 
-def update_reference(evaluation: Evaluation, *, force: bool = False, allow_outside: bool = False,
-                     keep_folder: str | os.PathLike[str] | None = None) -> list[str]:
+def update_reference(
+    evaluation: Evaluation,
+    *,
+    force: bool = False,
+    allow_outside: bool = False,
+    keep_folder: str | os.PathLike[str] | None = None,
+) -> list[str]:
     """Make the candidate run the stored reference run (``--bvtest-update``); say what changed.
 
     Parameters
@@ -47,7 +52,8 @@ def update_reference(evaluation: Evaluation, *, force: bool = False, allow_outsi
     if not isinstance(stored, RunFile) or not isinstance(spec.candidate, RunFile):
         raise InputError(
             "--bvtest-update needs the reference and the candidate to be run files",
-            path=spec.path, line=spec.line_of("reference"),
+            path=spec.path,
+            line=spec.line_of("reference"),
             hint="per-topic tables are not rewritten; update the table in your own pipeline",
         )
     failed = [outcome.id for outcome in evaluation.gates if not outcome.passed]
@@ -59,19 +65,29 @@ def update_reference(evaluation: Evaluation, *, force: bool = False, allow_outsi
         )
     if not allow_outside:
         try:
-            require_inside(stored.path, project_root(spec.folder), "the reference run", allow_option=ALLOW_OUTSIDE_OPTIONS)
+            require_inside(
+                stored.path, project_root(spec.folder), "the reference run", allow_option=ALLOW_OUTSIDE_OPTIONS
+            )
         except InputError as error:
-            raise InputError(f"not updated: {error.message}", path=spec.path, line=spec.line_of("baselines", spec.reference),
-                             hint=error.hint) from None
+            raise InputError(
+                f"not updated: {error.message}",
+                path=spec.path,
+                line=spec.line_of("baselines", spec.reference),
+                hint=error.hint,
+            ) from None
     old_text = "".join(f"{line}\n" for _, line in numbered_lines(stored.path))
     new_text = _replaced_run_text(stored, spec.candidate)
     if new_text == old_text:
-        return [f"bvtest: reference {spec.reference!r} ({stored.path}) already holds the candidate run; nothing changed"]
+        return [
+            f"bvtest: reference {spec.reference!r} ({stored.path}) already holds the candidate run; nothing changed"
+        ]
     lines = []
     folder = keep_folder if keep_folder is not None else spec.cache
     if folder is not None:
         old = stored.path.read_bytes()
-        kept = Path(folder) / "previous" / f"{stored.path.name}.previous-{hashlib.blake2b(old, digest_size=6).hexdigest()}"
+        kept = (
+            Path(folder) / "previous" / f"{stored.path.name}.previous-{hashlib.blake2b(old, digest_size=6).hexdigest()}"
+        )
         if not kept.exists():
             atomic_write_bytes(kept, old)
         kept_line = f"bvtest: previous reference kept as {kept}"
@@ -97,8 +113,9 @@ def update_reference(evaluation: Evaluation, *, force: bool = False, allow_outsi
 def _replaced_run_text(stored: RunFile, candidate: RunFile) -> str:
     """The reference file's new text: the candidate's run lines (its selected tag only), in place of the
     whole file, or of the reference tag's lines (re-tagged) when the reference is one system of several."""
-    new_lines = [line for _, line in numbered_lines(candidate.path)
-                 if candidate.tag is None or _run_tag(line) == candidate.tag]
+    new_lines = [
+        line for _, line in numbered_lines(candidate.path) if candidate.tag is None or _run_tag(line) == candidate.tag
+    ]
     if stored.tag is None:
         return "".join(f"{line}\n" for line in new_lines)
     retagged = [" ".join([*line.split()[:5], stored.tag]) for line in new_lines if _run_tag(line) is not None]

@@ -15,20 +15,25 @@ from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SimulationResult, simulate_topic_bias_variance
 
 
-def simulate_spec(spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequence[str]) -> dict[str, SimulationResult]:
+def simulate_spec(
+    spec: Spec, qrels: Qrels, topics: Sequence[str], systems: Sequence[str]
+) -> dict[str, SimulationResult]:
     """Per-topic bias-variance over simulated collections (docs/mathematics.md §3e) for every system, by measure."""
     settings = spec.analysis.simulation
     assert settings is not None
     # every source is a run (Spec.check_combinations refuses tables with a simulation)
-    runs = [source if isinstance(source, Run) else read_run(source.path, tag=source.tag)  # type: ignore[union-attr]
-            for source in spec.sources()]
+    runs = [
+        source if isinstance(source, Run) else read_run(source.path, tag=source.tag)  # type: ignore[union-attr]
+        for source in spec.sources()
+    ]
     lists = [retrieved_lists(run, qrels, topics) for run in runs]
     results = {}
     for measure in settings.measures:
         form = simulated_form(measure)
         assert form is not None  # the spec admits simulable measures only
-        results[str(measure)] = simulate_topic_bias_variance(lists, systems, topics, samples=settings.samples,
-                                                             seed=settings.seed, measure=form[0], cutoff=form[1])
+        results[str(measure)] = simulate_topic_bias_variance(
+            lists, systems, topics, samples=settings.samples, seed=settings.seed, measure=form[0], cutoff=form[1]
+        )
     return results
 
 

@@ -43,10 +43,37 @@ MAX_REPETITIONS = 100_000
 _STANDARD_TAG = "tag:yaml.org,2002:"
 _LONGEST_PATH = 4096  # Linux's PATH_MAX
 
-_TOP_KEYS = ("qrels", "measures", "baselines", "candidate", "reference", "analysis", "gates", "cache", "table_format", "topics")
+_TOP_KEYS = (
+    "qrels",
+    "measures",
+    "baselines",
+    "candidate",
+    "reference",
+    "analysis",
+    "gates",
+    "cache",
+    "table_format",
+    "topics",
+)
 _MVE_FORMS = ("auto", "general", "intra-topic")
-_ANALYSIS_KEYS = ("target", "target_system", "normalize", "grouping", "risk_alpha", "mve", "gawm", "simulation",
-                  "bootstrap", "calibration", "top_topics", "rankings", "hits", "zrisk_against", "variance", "guards")
+_ANALYSIS_KEYS = (
+    "target",
+    "target_system",
+    "normalize",
+    "grouping",
+    "risk_alpha",
+    "mve",
+    "gawm",
+    "simulation",
+    "bootstrap",
+    "calibration",
+    "top_topics",
+    "rankings",
+    "hits",
+    "zrisk_against",
+    "variance",
+    "guards",
+)
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "false_alarm", "confidence", "measure", "reference", "name")
 # Bounds that cap a value from above / below; a calibrated limit lies on the statistic's bad side.
 _UPPER_BOUNDS = ("max", "max_increase")
@@ -219,28 +246,44 @@ class Spec:
         tables = [isinstance(source, ScoreTableFile) for source in self.sources()]
         mve = self.analysis.mve
         if mve.variations is not None and self.qrels is None and not all(tables):
-            raise InputError("query variations from run files need relevance judgments", path=self.path,
-                             line=self.line_of("analysis", "mve", "variations"),
-                             hint="add `qrels:`, or give every system as a per-query score table")
+            raise InputError(
+                "query variations from run files need relevance judgments",
+                path=self.path,
+                line=self.line_of("analysis", "mve", "variations"),
+                hint="add `qrels:`, or give every system as a per-query score table",
+            )
         if self.analysis.simulation is not None:
             simulation = self.line_of("analysis", "simulation")
             if self.qrels is None or mve.variations is not None:
-                raise InputError("the per-topic simulation needs run files and qrels, without query variations",
-                                 path=self.path, line=simulation)
+                raise InputError(
+                    "the per-topic simulation needs run files and qrels, without query variations",
+                    path=self.path,
+                    line=simulation,
+                )
             if any(tables):
-                raise InputError("the per-topic simulation needs run files: per-topic tables have no rankings",
-                                 path=self.path, line=simulation)
+                raise InputError(
+                    "the per-topic simulation needs run files: per-topic tables have no rankings",
+                    path=self.path,
+                    line=simulation,
+                )
         rankings = self.analysis.rankings
         if rankings is not None and not any(tables) and len(self.sources()) < 2:
             # a table may hold several systems: those are counted once it is read
-            raise InputError("rankings need at least 2 systems", path=self.path,
-                             line=self.line_of("analysis", "rankings"), hint="add baselines, or remove `rankings`")
+            raise InputError(
+                "rankings need at least 2 systems",
+                path=self.path,
+                line=self.line_of("analysis", "rankings"),
+                hint="add baselines, or remove `rankings`",
+            )
         if rankings is not None and self.reference is None:
             for name in (rankings.against, *rankings.statistics):
                 if STATISTICS[name].needs_reference:
-                    raise InputError(f"systems cannot be ranked by {name}: it needs a reference system",
-                                     path=self.path, line=self.line_of("analysis", "rankings"),
-                                     hint="add a baseline (the first is the reference) or rank by another statistic")
+                    raise InputError(
+                        f"systems cannot be ranked by {name}: it needs a reference system",
+                        path=self.path,
+                        line=self.line_of("analysis", "rankings"),
+                        hint="add a baseline (the first is the reference) or rank by another statistic",
+                    )
 
     def with_candidate_run(self, path: str | os.PathLike[str]) -> Spec:
         """The same spec with its candidate replaced by a run file (``--bvtest-run``)."""
@@ -287,7 +330,9 @@ class _SpecReader:
                 require_regular_file(resolved)
             except InputError as error:
                 if not resolved.exists() and not resolved.is_symlink():
-                    raise self.error(key, f"file not found: {resolved}", "paths are relative to the spec's folder") from None
+                    raise self.error(
+                        key, f"file not found: {resolved}", "paths are relative to the spec's folder"
+                    ) from None
                 raise self.error(key, f"{resolved} {error.message}", "name the file itself") from None
         return resolved
 
@@ -297,8 +342,15 @@ class _SpecReader:
             raise self.error(key, f"unknown table format {value!r}", f"use one of {', '.join(formats)}")
         return str(value)
 
-    def number(self, value: Any, key: tuple[Any, ...], *, minimum: float | None = None, maximum: float | None = None,
-               integer: bool = False) -> float:
+    def number(
+        self,
+        value: Any,
+        key: tuple[Any, ...],
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        integer: bool = False,
+    ) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.error(key, f"expected a number, got {_kind(value)}")
         if isinstance(value, int) and abs(value) > _LARGEST_INTEGER:
@@ -310,8 +362,12 @@ class _SpecReader:
         if minimum is not None and value < minimum:
             raise self.error(key, f"must be at least {minimum:g}, got {value}")
         if maximum is not None and value > maximum:
-            raise self.error(key, f"must be at most {maximum:,}, got {value:,}", "more repetitions cost time and memory "
-                             "in proportion and change the result less than its Monte-Carlo error")
+            raise self.error(
+                key,
+                f"must be at most {maximum:,}, got {value:,}",
+                "more repetitions cost time and memory "
+                "in proportion and change the result less than its Monte-Carlo error",
+            )
         return int(value) if integer else float(value)
 
     def read(self, document: Any) -> Spec:
@@ -333,8 +389,9 @@ class _SpecReader:
             if analysis.target_system not in names:
                 close = difflib.get_close_matches(analysis.target_system, names, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else f"systems are: {', '.join(names) or 'none'}"
-                raise self.error(("analysis", "target_system"), f"{analysis.target_system!r} is not a system of the spec",
-                                 hint)
+                raise self.error(
+                    ("analysis", "target_system"), f"{analysis.target_system!r} is not a system of the spec", hint
+                )
         gates = self.gates(top.get("gates"), measures, reference, baselines)
         self.simulated_gates(gates, measures, analysis)
         if analysis.calibration.family:
@@ -354,8 +411,9 @@ class _SpecReader:
             if run_keys:
                 raise self.error(run_keys[0], "run files need relevance judgments", "add `qrels: path/to/qrels`")
         topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
-        spec = Spec(self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics,
-                    self.lines)
+        spec = Spec(
+            self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics, self.lines
+        )
         spec.check_combinations()
         return spec
 
@@ -417,7 +475,9 @@ class _SpecReader:
                 raise self.error(("baselines",), str(error)) from None
             return {name: ScoreTableFile(path, format=self.table_format, systems=(name,)) for name in systems}
         if not isinstance(value, Mapping):
-            raise self.error(("baselines",), f"expected name: run-file pairs or a per-topic table path, got {_kind(value)}")
+            raise self.error(
+                ("baselines",), f"expected name: run-file pairs or a per-topic table path, got {_kind(value)}"
+            )
         baselines = {}
         for name, entry in value.items():
             if name == CANDIDATE_NAME:
@@ -462,30 +522,42 @@ class _SpecReader:
             settings["target"] = "mean" if target == "mean" else self.number(target, key("target"))
         if section.get("target_system") is not None:
             if not isinstance(section["target_system"], str):
-                raise self.error(key("target_system"), f"expected a system's name, got {_kind(section['target_system'])}")
+                raise self.error(
+                    key("target_system"), f"expected a system's name, got {_kind(section['target_system'])}"
+                )
             settings["target_system"] = section["target_system"]
         if "normalize" in section:
             normalize = section["normalize"]
             if normalize not in NORMALIZATIONS:
-                raise self.error(key("normalize"), f"unknown normalisation {normalize!r}",
-                                 f"use one of {', '.join(NORMALIZATIONS)}")
+                raise self.error(
+                    key("normalize"), f"unknown normalisation {normalize!r}", f"use one of {', '.join(NORMALIZATIONS)}"
+                )
             settings["normalize"] = normalize
         if "grouping" in section and section["grouping"] not in (None, "none"):
             settings["grouping"] = self.grouping(section["grouping"])
         if "risk_alpha" in section:
             settings["risk_alpha"] = self.number(section["risk_alpha"], key("risk_alpha"), minimum=0)
         if "mve" in section:
-            mve = self.check_keys(section["mve"], key("mve"), ("alpha", "weights", "variations", "form", "sweep"), "mve")
+            mve = self.check_keys(
+                section["mve"], key("mve"), ("alpha", "weights", "variations", "form", "sweep"), "mve"
+            )
             form = mve.get("form", "auto")
             if form not in _MVE_FORMS:
-                raise self.error(key("mve", "form"), f"unknown MVE form {form!r}", f"use one of {', '.join(_MVE_FORMS)}")
+                raise self.error(
+                    key("mve", "form"), f"unknown MVE form {form!r}", f"use one of {', '.join(_MVE_FORMS)}"
+                )
             if form != "auto" and "variations" not in mve:
-                raise self.error(key("mve", "form"), f"`form: {form}` needs query variations",
-                                 "without `variations` MVE takes one query per topic (the inter-topic form); drop `form`")
+                raise self.error(
+                    key("mve", "form"),
+                    f"`form: {form}` needs query variations",
+                    "without `variations` MVE takes one query per topic (the inter-topic form); drop `form`",
+                )
             settings["mve"] = MeanVarianceSpec(
                 alpha=self.number(mve.get("alpha", 2.0), key("mve", "alpha")),
                 weights=self.path_value(mve["weights"], key("mve", "weights")) if "weights" in mve else None,
-                variations=self.path_value(mve["variations"], key("mve", "variations")) if "variations" in mve else None,
+                variations=self.path_value(mve["variations"], key("mve", "variations"))
+                if "variations" in mve
+                else None,
                 form=form,
                 sweep=self.alpha_sweep(mve["sweep"], key("mve", "sweep")) if mve.get("sweep") is not None else None,
             )
@@ -493,36 +565,54 @@ class _SpecReader:
             gawm = self.check_keys(section["gawm"], key("gawm"), ("q",), "gawm")
             settings["gawm_q"] = self.number(gawm.get("q", 1.0), key("gawm", "q"), minimum=0)
         if "simulation" in section:
-            simulation = self.check_keys(section["simulation"] or {}, key("simulation"), ("samples", "seed", "measures"),
-                                         "simulation")
+            simulation = self.check_keys(
+                section["simulation"] or {}, key("simulation"), ("samples", "seed", "measures"), "simulation"
+            )
             settings["simulation"] = SimulationSpec(
-                samples=self.number(simulation.get("samples", 100), key("simulation", "samples"), minimum=1,
-                                    maximum=MAX_REPETITIONS, integer=True),
+                samples=self.number(
+                    simulation.get("samples", 100),
+                    key("simulation", "samples"),
+                    minimum=1,
+                    maximum=MAX_REPETITIONS,
+                    integer=True,
+                ),
                 seed=self.number(simulation.get("seed", 0), key("simulation", "seed"), minimum=0, integer=True),
                 measures=self.simulated_measures(simulation.get("measures", ["AP"]), key("simulation", "measures")),
             )
         if "bootstrap" in section:
             bootstrap = self.check_keys(section["bootstrap"], key("bootstrap"), ("resamples", "seed"), "bootstrap")
             settings["bootstrap"] = BootstrapSpec(
-                resamples=self.number(bootstrap.get("resamples", 1000), key("bootstrap", "resamples"), minimum=10,
-                                      maximum=MAX_REPETITIONS, integer=True),
+                resamples=self.number(
+                    bootstrap.get("resamples", 1000),
+                    key("bootstrap", "resamples"),
+                    minimum=10,
+                    maximum=MAX_REPETITIONS,
+                    integer=True,
+                ),
                 seed=self.number(bootstrap.get("seed", 0), key("bootstrap", "seed"), minimum=0, integer=True),
             )
         if "calibration" in section:
-            calibration = self.check_keys(section["calibration"], key("calibration"), ("swaps", "seed", "family"),
-                                          "calibration")
+            calibration = self.check_keys(
+                section["calibration"], key("calibration"), ("swaps", "seed", "family"), "calibration"
+            )
             swaps = calibration.get("swaps")
             family = calibration.get("family", False)
             if not isinstance(family, bool):
                 raise self.error(key("calibration", "family"), f"expected true or false, got {_kind(family)}")
             settings["calibration"] = CalibrationSpec(
-                swaps=None if swaps is None else self.number(swaps, key("calibration", "swaps"), minimum=100, integer=True),
+                swaps=None
+                if swaps is None
+                else self.number(swaps, key("calibration", "swaps"), minimum=100, integer=True),
                 seed=self.number(calibration.get("seed", 0), key("calibration", "seed"), minimum=0, integer=True),
                 family=family,
             )
         if "guards" in section:
-            guards = self.check_keys(section["guards"], key("guards"),
-                                     ("unanswered_share", "stale_reference_p", "stale_reference_gain"), "guards")
+            guards = self.check_keys(
+                section["guards"],
+                key("guards"),
+                ("unanswered_share", "stale_reference_p", "stale_reference_gain"),
+                "guards",
+            )
             thresholds = {name: self.number(value, key("guards", name), minimum=0) for name, value in guards.items()}
             for name, value in thresholds.items():
                 if value > 1:
@@ -534,13 +624,19 @@ class _SpecReader:
             settings["rankings"] = self.rankings(section["rankings"], key("rankings"))
         if "variance" in section:
             if section["variance"] not in ("population", "sample"):
-                raise self.error(key("variance"), f"unknown variance convention {section['variance']!r}",
-                                 "use `population` (divide by n, the default) or `sample` (divide by n - 1)")
+                raise self.error(
+                    key("variance"),
+                    f"unknown variance convention {section['variance']!r}",
+                    "use `population` (divide by n, the default) or `sample` (divide by n - 1)",
+                )
             settings["variance"] = section["variance"]
         if "zrisk_against" in section:
             if section["zrisk_against"] not in ("systems", "target"):
-                raise self.error(key("zrisk_against"), f"unknown ZRisk baseline {section['zrisk_against']!r}",
-                                 "use `systems` (every other system) or `target` (the virtual target alone)")
+                raise self.error(
+                    key("zrisk_against"),
+                    f"unknown ZRisk baseline {section['zrisk_against']!r}",
+                    "use `systems` (every other system) or `target` (the virtual target alone)",
+                )
             settings["zrisk_against"] = section["zrisk_against"]
         if "hits" in section:
             if not isinstance(section["hits"], bool):
@@ -561,27 +657,40 @@ class _SpecReader:
             except InputError as error:
                 raise self.error(where, error.message, error.hint) from None
             if simulated_form(measure) is None:
-                raise self.error(where, f"the simulation cannot score {measure}",
-                                 f"it scores binary relevance (grade >= 1) on the ranked list: {SIMULATED_EXAMPLES}")
+                raise self.error(
+                    where,
+                    f"the simulation cannot score {measure}",
+                    f"it scores binary relevance (grade >= 1) on the ranked list: {SIMULATED_EXAMPLES}",
+                )
             measures.append(measure)
         return tuple(dict.fromkeys(measures))
 
-    def simulated_gates(self, gates: tuple[GateSpec, ...], measures: tuple[Measure | TableMeasure, ...],
-                        analysis: AnalysisSpec) -> None:
+    def simulated_gates(
+        self, gates: tuple[GateSpec, ...], measures: tuple[Measure | TableMeasure, ...], analysis: AnalysisSpec
+    ) -> None:
         """A gate on a simulation statistic needs the simulation of every measure it runs on."""
         for index, gate in enumerate(gates):
             if STATISTICS[gate.statistic].from_simulation is None:
                 continue
             key = ("gates", index, "statistic")
             if analysis.simulation is None:
-                raise self.error(key, f"{gate.statistic} is read from the per-topic simulation, which is off",
-                                 "add `analysis: {simulation: {measures: [AP]}}` (docs/mathematics.md §3e)")
-            missing = [str(m) for m in ([gate.measure] if gate.measure is not None else measures)
-                       if m not in analysis.simulation.measures]
+                raise self.error(
+                    key,
+                    f"{gate.statistic} is read from the per-topic simulation, which is off",
+                    "add `analysis: {simulation: {measures: [AP]}}` (docs/mathematics.md §3e)",
+                )
+            missing = [
+                str(m)
+                for m in ([gate.measure] if gate.measure is not None else measures)
+                if m not in analysis.simulation.measures
+            ]
             if missing:
-                raise self.error(key, f"{gate.statistic} on {', '.join(missing)}: not simulated",
-                                 f"add {missing[0]} to `analysis.simulation.measures`, or give the gate `measure:` "
-                                 "naming a simulated measure")
+                raise self.error(
+                    key,
+                    f"{gate.statistic} on {', '.join(missing)}: not simulated",
+                    f"add {missing[0]} to `analysis.simulation.measures`, or give the gate `measure:` "
+                    "naming a simulated measure",
+                )
 
     def statistic_name(self, value: Any, key: tuple[Any, ...]) -> str:
         """A name of :data:`STATISTICS`, or an error suggesting the closest one."""
@@ -603,8 +712,11 @@ class _SpecReader:
         for i, name in enumerate((against, *statistics)):
             if STATISTICS[name].from_simulation is not None:
                 where = (*key, "against") if i == 0 else (*key, "statistics", i - 1)
-                raise self.error(where, f"{name} comes from the per-topic simulation; rankings read the score matrix",
-                                 "rank by the score-matrix statistics (mean, bias2_plus_var, mve, ...)")
+                raise self.error(
+                    where,
+                    f"{name} comes from the per-topic simulation; rankings read the score matrix",
+                    "rank by the score-matrix statistics (mean, bias2_plus_var, mve, ...)",
+                )
         return RankingSpec(against, tuple(dict.fromkeys(name for name in statistics if name != against)))
 
     def alpha_sweep(self, value: Any, key: tuple[Any, ...]) -> AlphaSweepSpec:
@@ -627,23 +739,33 @@ class _SpecReader:
             raise self.error((*key, "groups"), "`groups` belongs to `by: sampled`")
         if by == "difficulty":
             if "repeats" in group or "seed" in group:
-                raise self.error(key, "difficulty grouping is deterministic: `repeats` and `seed` belong to `by: random`")
+                raise self.error(
+                    key, "difficulty grouping is deterministic: `repeats` and `seed` belong to `by: random`"
+                )
             difficulty = group.get("difficulty", "target")
             if difficulty not in ("target", "mean"):
-                raise self.error((*key, "difficulty"), f"unknown difficulty {difficulty!r}",
-                                 "use `target` (the virtual target) or `mean` (the mean over systems)")
+                raise self.error(
+                    (*key, "difficulty"),
+                    f"unknown difficulty {difficulty!r}",
+                    "use `target` (the virtual target) or `mean` (the mean over systems)",
+                )
             return DifficultyGrouping(size, difficulty)
         if by in ("random", "sampled"):
-            repeats = self.number(group.get("repeats", 1000), (*key, "repeats"), minimum=1, maximum=MAX_REPETITIONS,
-                                  integer=True)
+            repeats = self.number(
+                group.get("repeats", 1000), (*key, "repeats"), minimum=1, maximum=MAX_REPETITIONS, integer=True
+            )
             seed = self.number(group.get("seed", 0), (*key, "seed"), minimum=0, integer=True)
             if by == "random":
                 return RandomGrouping(size, repeats, seed)
             groups = self.number(group.get("groups", 50), (*key, "groups"), minimum=1, integer=True)
             return SampledGrouping(size, groups, repeats, seed)
-        raise self.error((*key, "by"), f"unknown grouping {by!r}", "use `by: difficulty`, `by: random` or `by: sampled`")
+        raise self.error(
+            (*key, "by"), f"unknown grouping {by!r}", "use `by: difficulty`, `by: random` or `by: sampled`"
+        )
 
-    def gates(self, value: Any, measures: tuple[Measure, ...], reference: str | None, baselines) -> tuple[GateSpec, ...]:
+    def gates(
+        self, value: Any, measures: tuple[Measure, ...], reference: str | None, baselines
+    ) -> tuple[GateSpec, ...]:
         if value is None:
             return ()
         if not isinstance(value, list):
@@ -661,8 +783,11 @@ class _SpecReader:
                 if not 0 < confidence < 1:
                     raise self.error((*key, "confidence"), f"must be between 0 and 1 (e.g. 0.95), got {confidence}")
                 if false_alarm is not None:
-                    raise self.error((*key, "confidence"), "a gate with `false_alarm` is already calibrated against noise",
-                                     "drop `confidence` (or `false_alarm`) from this gate")
+                    raise self.error(
+                        (*key, "confidence"),
+                        "a gate with `false_alarm` is already calibrated against noise",
+                        "drop `confidence` (or `false_alarm`) from this gate",
+                    )
             measure = None
             if gate.get("measure") is not None:
                 labels = {str(known): known for known in measures if isinstance(known, TableMeasure)}
@@ -671,20 +796,43 @@ class _SpecReader:
                 except InputError as error:
                     raise self.error((*key, "measure"), error.message, error.hint) from None
                 if measure not in measures:
-                    raise self.error((*key, "measure"), f"{measure} is not among the spec's measures", "add it to `measures`")
+                    raise self.error(
+                        (*key, "measure"), f"{measure} is not among the spec's measures", "add it to `measures`"
+                    )
             gate_reference = gate.get("reference", reference)
-            if gate.get("reference") is not None and (not isinstance(gate_reference, str) or gate_reference not in baselines):
+            if gate.get("reference") is not None and (
+                not isinstance(gate_reference, str) or gate_reference not in baselines
+            ):
                 raise self.error((*key, "reference"), f"{gate_reference!r} is not a baseline")
-            needs_reference = (false_alarm is not None or STATISTICS[statistic].needs_reference
-                               or (bound is not None and bound.kind in ("max_increase", "max_decrease")))
+            needs_reference = (
+                false_alarm is not None
+                or STATISTICS[statistic].needs_reference
+                or (bound is not None and bound.kind in ("max_increase", "max_decrease"))
+            )
             if needs_reference and gate_reference is None:
-                why = "false_alarm: its null swaps topics with the reference" if false_alarm is not None else (
-                    bound.kind if bound is not None else statistic)
-                raise self.error(key, f"gate on {statistic} ({why}) needs a reference system",
-                                 "add a baseline and `reference:` naming it")
+                why = (
+                    "false_alarm: its null swaps topics with the reference"
+                    if false_alarm is not None
+                    else (bound.kind if bound is not None else statistic)
+                )
+                raise self.error(
+                    key,
+                    f"gate on {statistic} ({why}) needs a reference system",
+                    "add a baseline and `reference:` naming it",
+                )
             name = gate.get("name", statistic)
-            gates.append(GateSpec(statistic, bound, str(name), self.lines.get(key, 0), confidence, measure, gate_reference,
-                                  false_alarm))
+            gates.append(
+                GateSpec(
+                    statistic,
+                    bound,
+                    str(name),
+                    self.lines.get(key, 0),
+                    confidence,
+                    measure,
+                    gate_reference,
+                    false_alarm,
+                )
+            )
         _disambiguate_names(gates)
         return tuple(gates)
 
@@ -707,8 +855,11 @@ class _SpecReader:
             return None
         rate = self.number(gate["false_alarm"], (*key, "false_alarm"))
         if not 0 < rate < 0.5:
-            raise self.error((*key, "false_alarm"), f"must lie strictly between 0 and 0.5 (e.g. 0.05), got {rate:g}",
-                             "it is the share of equal-quality changes the gate may fail")
+            raise self.error(
+                (*key, "false_alarm"),
+                f"must lie strictly between 0 and 0.5 (e.g. 0.05), got {rate:g}",
+                "it is the share of equal-quality changes the gate may fail",
+            )
         return rate
 
     def bound(self, gate: Mapping[str, Any], key: tuple[Any, ...], statistic: str, *, calibrated: bool) -> Bound | None:
@@ -717,25 +868,40 @@ class _SpecReader:
             return None
         if len(kinds) != 1:
             found = ", ".join(kinds) if kinds else "none"
-            raise self.error(key, f"a gate needs exactly one bound of {', '.join(BOUND_KEYS)} or a `false_alarm` (found {found})",
-                             "write two gates for two bounds")
+            raise self.error(
+                key,
+                f"a gate needs exactly one bound of {', '.join(BOUND_KEYS)} or a `false_alarm` (found {found})",
+                "write two gates for two bounds",
+            )
         kind = kinds[0]
         raw = gate[kind]
         higher_is_better = STATISTICS[statistic].higher_is_better
         if calibrated and (kind in _UPPER_BOUNDS) == higher_is_better:
             side = "a low" if higher_is_better else "a high"
-            raise self.error((*key, kind), f"`false_alarm` places a limit on the bad side ({side} {statistic}), "
-                             f"but `{kind}` bounds the other side", "write the two bounds as two gates")
+            raise self.error(
+                (*key, kind),
+                f"`false_alarm` places a limit on the bad side ({side} {statistic}), "
+                f"but `{kind}` bounds the other side",
+                "write the two bounds as two gates",
+            )
         if kind == "max_increase" and higher_is_better:
-            raise self.error((*key, kind), f"{statistic} is better when higher, so an increase is no regression", "use `max_decrease`")
+            raise self.error(
+                (*key, kind),
+                f"{statistic} is better when higher, so an increase is no regression",
+                "use `max_decrease`",
+            )
         if kind == "max_decrease" and not higher_is_better:
-            raise self.error((*key, kind), f"{statistic} is better when lower, so a decrease is no regression", "use `max_increase`")
+            raise self.error(
+                (*key, kind), f"{statistic} is better when lower, so a decrease is no regression", "use `max_increase`"
+            )
         if isinstance(raw, str):
             match = _PERCENT.match(raw)
             if not match:
                 raise self.error((*key, kind), f"expected a number or a percentage such as 5%, got {raw!r}")
             if kind in ("max", "min"):
-                raise self.error((*key, kind), "a percentage is relative to the reference: use it with max_increase / max_decrease")
+                raise self.error(
+                    (*key, kind), "a percentage is relative to the reference: use it with max_increase / max_decrease"
+                )
             return Bound(kind, float(match.group(1)) / 100.0, relative=True)
         return Bound(kind, self.number(raw, (*key, kind)), relative=False)
 
@@ -749,7 +915,11 @@ def simulated_form(measure: Measure | TableMeasure) -> tuple[str, int | None] | 
     if not isinstance(measure, Measure) or measure.name not in SIMULATED_MEASURES:
         return None
     binary = measure.rel in (None, 1) and not measure.judged_only and not measure.exponential_gain
-    if not binary or (measure.name in ("P", "R") and measure.cutoff is None) or (measure.name == "Rprec" and measure.cutoff):
+    if (
+        not binary
+        or (measure.name in ("P", "R") and measure.cutoff is None)
+        or (measure.name == "Rprec" and measure.cutoff)
+    ):
         return None
     return measure.name, measure.cutoff
 
@@ -798,16 +968,24 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
     try:
         size = require_regular_file(path)
     except InputError as error:
-        raise InputError("spec file not found" if error.message == "file not found" else f"the spec {error.message}",
-                         path=path, hint=error.hint if error.message != "file not found" else None) from None
+        raise InputError(
+            "spec file not found" if error.message == "file not found" else f"the spec {error.message}",
+            path=path,
+            hint=error.hint if error.message != "file not found" else None,
+        ) from None
     if size > MAX_SPEC_BYTES:
-        raise InputError(f"the spec is {size:,} bytes, more than a spec needs ({MAX_SPEC_BYTES:,} at most)", path=path,
-                         hint="is this the right file?")
+        raise InputError(
+            f"the spec is {size:,} bytes, more than a spec needs ({MAX_SPEC_BYTES:,} at most)",
+            path=path,
+            hint="is this the right file?",
+        )
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         line = error.object[: error.start].count(b"\n") + 1
-        raise InputError("not UTF-8 text (a binary or wrongly encoded file?)", path=path, line=line, hint="save the spec as UTF-8") from None
+        raise InputError(
+            "not UTF-8 text (a binary or wrongly encoded file?)", path=path, line=line, hint="save the spec as UTF-8"
+        ) from None
     except OSError as error:
         raise InputError(f"cannot read the spec ({error.strerror or error})", path=path) from None
     if "\x00" in text:
@@ -822,8 +1000,12 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
 
     def plain(node: yaml.Node) -> yaml.Node:
         if not node.tag.startswith(_STANDARD_TAG) or node.tag.startswith(f"{_STANDARD_TAG}python/"):
-            raise InputError(f"the YAML tag {excerpt(node.tag.replace(_STANDARD_TAG, '!!'))} is not allowed in a spec",
-                             path=path, line=node.start_mark.line + 1, hint="specs are plain YAML: remove the tag")
+            raise InputError(
+                f"the YAML tag {excerpt(node.tag.replace(_STANDARD_TAG, '!!'))} is not allowed in a spec",
+                path=path,
+                line=node.start_mark.line + 1,
+                hint="specs are plain YAML: remove the tag",
+            )
         return node
 
     def scalar(node: yaml.Node) -> Any:
@@ -837,20 +1019,32 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
         plain(node)
         converted += 1
         if converted > MAX_SPEC_VALUES:
-            raise InputError(f"the spec expands to more than {MAX_SPEC_VALUES:,} values (YAML aliases repeating "
-                             "aliases?)", path=path, line=node.start_mark.line + 1, hint="write the spec without nested aliases")
+            raise InputError(
+                f"the spec expands to more than {MAX_SPEC_VALUES:,} values (YAML aliases repeating aliases?)",
+                path=path,
+                line=node.start_mark.line + 1,
+                hint="write the spec without nested aliases",
+            )
         lines.setdefault(key, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             result: dict[Any, Any] = {}
             for key_node, value_node in node.value:
                 line = key_node.start_mark.line + 1
                 if not isinstance(key_node, yaml.ScalarNode):
-                    raise InputError(f"a {'list' if isinstance(key_node, yaml.SequenceNode) else 'mapping'} where a key "
-                                     "belongs", path=path, line=line, hint="a key is a plain name followed by `:`")
+                    raise InputError(
+                        f"a {'list' if isinstance(key_node, yaml.SequenceNode) else 'mapping'} where a key belongs",
+                        path=path,
+                        line=line,
+                        hint="a key is a plain name followed by `:`",
+                    )
                 name = scalar(plain(key_node))
                 if name in result:
-                    raise InputError(f"key {excerpt(str(name))} appears twice (first on line {lines[(*key, name)]})",
-                                     path=path, line=line, hint="YAML keeps only one; remove the duplicate")
+                    raise InputError(
+                        f"key {excerpt(str(name))} appears twice (first on line {lines[(*key, name)]})",
+                        path=path,
+                        line=line,
+                        hint="YAML keeps only one; remove the duplicate",
+                    )
                 lines[(*key, name)] = line
                 result[name] = convert(value_node, (*key, name))
             return result
@@ -864,8 +1058,12 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
 def _yaml_error(path: Path, error: yaml.YAMLError) -> InputError:
     mark = getattr(error, "problem_mark", None)
     problem = getattr(error, "problem", None) or str(error)
-    return InputError(f"invalid YAML: {excerpt(problem, 200)[1:-1]}", path=path, line=mark.line + 1 if mark else None,
-                      hint="check indentation and quoting around this line (specs are plain YAML, without tags)")
+    return InputError(
+        f"invalid YAML: {excerpt(problem, 200)[1:-1]}",
+        path=path,
+        line=mark.line + 1 if mark else None,
+        hint="check indentation and quoting around this line (specs are plain YAML, without tags)",
+    )
 
 
 def load_spec(path: str | os.PathLike[str]) -> Spec:

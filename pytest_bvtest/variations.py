@@ -53,24 +53,40 @@ class VariationMVE:
     weights: np.ndarray | None
     user_probability: np.ndarray | None
 
-    def bootstrap(self, measure: str, candidate: int, reference: int | None, spec: Spec, confidence: float) -> BootstrapInterval:
+    def bootstrap(
+        self, measure: str, candidate: int, reference: int | None, spec: Spec, confidence: float
+    ) -> BootstrapInterval:
         """The paired bootstrap over topics of MVE, each resampled topic bringing all its variations."""
         scores, layout, weights = self.arranged[measure], self.layout, self.weights
 
         def values_of(drawn: np.ndarray) -> np.ndarray:
-            return np.asarray(variation_mve(
-                scores[:, drawn], spec.analysis.mve.alpha, weights=None if weights is None else weights[drawn],
-                popularity=None if layout.popularity is None else layout.popularity[drawn],
-                present=layout.present[drawn], user_probability=self.user_probability, variance=spec.analysis.variance,
-            ).value)
+            return np.asarray(
+                variation_mve(
+                    scores[:, drawn],
+                    spec.analysis.mve.alpha,
+                    weights=None if weights is None else weights[drawn],
+                    popularity=None if layout.popularity is None else layout.popularity[drawn],
+                    present=layout.present[drawn],
+                    user_probability=self.user_probability,
+                    variance=spec.analysis.variance,
+                ).value
+            )
 
-        return topic_bootstrap(values_of, len(layout.topics), candidate, reference, "mve",
-                               resamples=spec.analysis.bootstrap.resamples, confidence=confidence,
-                               seed=spec.analysis.bootstrap.seed)
+        return topic_bootstrap(
+            values_of,
+            len(layout.topics),
+            candidate,
+            reference,
+            "mve",
+            resamples=spec.analysis.bootstrap.resamples,
+            confidence=confidence,
+            seed=spec.analysis.bootstrap.seed,
+        )
 
 
-def variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs: int,
-                       progress: EvaluationProgress | None = None) -> tuple[dict[Measure, ScoreMatrix], VariationMVE]:
+def variation_matrices(
+    spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs: int, progress: EvaluationProgress | None = None
+) -> tuple[dict[Measure, ScoreMatrix], VariationMVE]:
     """The per-topic matrices over the spec's query variations, and what MVE needs of the variations.
 
     Every judged topic must have a variation, so the topics are the qrels universe, in its order
@@ -82,8 +98,14 @@ def variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs:
     return _variation_matrices(spec, qrels, cache, jobs, topic_weights(spec, universe), progress)
 
 
-def _variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs: int, weights: np.ndarray | None,
-                        progress: EvaluationProgress | None = None) -> tuple[dict[Measure, ScoreMatrix], VariationMVE]:
+def _variation_matrices(
+    spec: Spec,
+    qrels: Qrels | None,
+    cache: ScoreCache,
+    jobs: int,
+    weights: np.ndarray | None,
+    progress: EvaluationProgress | None = None,
+) -> tuple[dict[Measure, ScoreMatrix], VariationMVE]:
     """Evaluate every query variation against its topic's qrels (Zuccon et al. CIKM 2016).
 
     The per-topic matrix the other statistics see holds each topic's popularity-weighted mean over its
@@ -99,8 +121,11 @@ def _variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs
     covered = {variation.topic_id for variation in variations}
     uncovered = [topic for topic in universe if topic not in covered]
     if uncovered:
-        raise InputError(f"{len(uncovered)} judged topic(s) have no query variation: {short_list(uncovered)}",
-                         path=path, hint="list at least one query (e.g. the title query) for every judged topic")
+        raise InputError(
+            f"{len(uncovered)} judged topic(s) have no query variation: {short_list(uncovered)}",
+            path=path,
+            hint="list at least one query (e.g. the title query) for every judged topic",
+        )
     order = {topic: j for j, topic in enumerate(universe)}
     variations.sort(key=lambda variation: order[variation.topic_id])
     query_ids = [variation.query_id for variation in variations]
@@ -112,7 +137,9 @@ def _variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs
         query_matrices = {measure: _in_query_order(matrix, query_ids, path) for measure, matrix in built.items()}
     else:
         query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
-        digest = hashlib.blake2b((cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20).hexdigest()
+        digest = hashlib.blake2b(
+            (cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20
+        ).hexdigest()
         builder = MatrixBuilder(query_qrels, cache, qrels_digest=digest, jobs=jobs)
         builder.progress = progress
         query_matrices = builder.build(list(spec.measures), spec.sources())
@@ -131,22 +158,41 @@ def _variation_matrices(spec: Spec, qrels: Qrels | None, cache: ScoreCache, jobs
         arrangements[str(measure)] = arranged
         intra = mve_intra_topic(arranged, alpha, weights=weights, popularity=layout.popularity, present=layout.present)
         try:
-            results[str(measure)] = intra if spec.analysis.variance == "population" and user_probability is None else \
-                variation_mve(arranged, alpha, weights=weights, popularity=layout.popularity, present=layout.present,
-                              user_probability=user_probability, variance=spec.analysis.variance)
+            results[str(measure)] = (
+                intra
+                if spec.analysis.variance == "population" and user_probability is None
+                else variation_mve(
+                    arranged,
+                    alpha,
+                    weights=weights,
+                    popularity=layout.popularity,
+                    present=layout.present,
+                    user_probability=user_probability,
+                    variance=spec.analysis.variance,
+                )
+            )
         except StatisticError as error:  # a sample variance of a topic with one variation
-            raise InputError(f"MVE: {error}", path=spec.path, line=spec.line_of("analysis", "variance"),
-                             hint="give every topic at least 2 variations, or use `variance: population`") from None
+            raise InputError(
+                f"MVE: {error}",
+                path=spec.path,
+                line=spec.line_of("analysis", "variance"),
+                hint="give every topic at least 2 variations, or use `variance: population`",
+            ) from None
         # A topic is missing (and scores 0) only when the run ranks none of its variations; a missing
         # variation alone scores 0 inside its topic's mean and is listed in missing_queries.
         imputed = np.all((layout.arrange(queries.imputed.astype(float)) == 1.0) | ~layout.present, axis=-1)
-        topic_matrices[measure] = ScoreMatrix(queries.measure, queries.systems, layout.topics, np.asarray(intra.topic_mu),
-                                              imputed, queries.ignored_topics)
+        topic_matrices[measure] = ScoreMatrix(
+            queries.measure, queries.systems, layout.topics, np.asarray(intra.topic_mu), imputed, queries.ignored_topics
+        )
     method = MVE_GENERAL if user_probability is not None else MVE_INTRA_TOPIC
     queries = next(iter(query_matrices.values()))  # the same queries are missing under every measure
-    missing_queries = {system: tuple(query for query, flag in zip(queries.topics, queries.imputed[i]) if flag)
-                       for i, system in enumerate(queries.systems)}
-    return topic_matrices, VariationMVE(results, method, missing_queries, arrangements, layout, weights, user_probability)
+    missing_queries = {
+        system: tuple(query for query, flag in zip(queries.topics, queries.imputed[i]) if flag)
+        for i, system in enumerate(queries.systems)
+    }
+    return topic_matrices, VariationMVE(
+        results, method, missing_queries, arrangements, layout, weights, user_probability
+    )
 
 
 def variation_universe(variations: Sequence[Variation]) -> list[str]:
@@ -159,13 +205,23 @@ def _in_query_order(matrix: ScoreMatrix, query_ids: Sequence[str], path: Path) -
     missing = [query for query in query_ids if query not in matrix.topics]
     extra = sorted(set(matrix.topics) - set(query_ids))
     if missing or extra:
-        problems = ([f"{len(missing)} variation(s) without a score: {short_list(missing)}"] if missing else []) + \
-                   ([f"{len(extra)} scored query id(s) not in the variations file: {short_list(extra)}"] if extra else [])
-        raise InputError(f"the per-query score tables and the variations file disagree: {'; '.join(problems)}", path=path,
-                         hint="the tables' topic column holds query ids; list each of them once in the variations file")
+        problems = ([f"{len(missing)} variation(s) without a score: {short_list(missing)}"] if missing else []) + (
+            [f"{len(extra)} scored query id(s) not in the variations file: {short_list(extra)}"] if extra else []
+        )
+        raise InputError(
+            f"the per-query score tables and the variations file disagree: {'; '.join(problems)}",
+            path=path,
+            hint="the tables' topic column holds query ids; list each of them once in the variations file",
+        )
     columns = [matrix.topics.index(query) for query in query_ids]
-    return ScoreMatrix(matrix.measure, matrix.systems, tuple(query_ids), matrix.scores[:, columns],
-                       matrix.imputed[:, columns], matrix.ignored_topics)
+    return ScoreMatrix(
+        matrix.measure,
+        matrix.systems,
+        tuple(query_ids),
+        matrix.scores[:, columns],
+        matrix.imputed[:, columns],
+        matrix.ignored_topics,
+    )
 
 
 def _general_form_users(spec: Spec, layout: VariationLayout) -> np.ndarray | None:
@@ -180,11 +236,17 @@ def _general_form_users(spec: Spec, layout: VariationLayout) -> np.ndarray | Non
         return None
     probability = layout.user_probability()
     if probability is None and form == "general":
-        why = ("every topic needs the same users, one query each" if not layout.aligned_by_user
-               else "a user's popularity must be the same share of every topic (it is the user's probability)")
-        raise InputError(f"the general MVE form is not defined for these query variations: {why}",
-                         path=spec.path, line=spec.line_of("analysis", "mve", "form"),
-                         hint="use `form: intra-topic` (covariance 0 across topics) or `form: auto`")
+        why = (
+            "every topic needs the same users, one query each"
+            if not layout.aligned_by_user
+            else "a user's popularity must be the same share of every topic (it is the user's probability)"
+        )
+        raise InputError(
+            f"the general MVE form is not defined for these query variations: {why}",
+            path=spec.path,
+            line=spec.line_of("analysis", "mve", "form"),
+            hint="use `form: intra-topic` (covariance 0 across topics) or `form: auto`",
+        )
     return probability
 
 
@@ -196,13 +258,17 @@ def topic_weights(spec: Spec, topics: Sequence[str]) -> np.ndarray | None:
     by_topic = read_topic_weights(path)
     missing = [topic for topic in topics if topic not in by_topic]
     if missing:
-        raise InputError(f"no weight for {len(missing)} evaluated topic(s): {short_list(missing)}", path=path,
-                         hint="give every evaluated topic a weight (0 excludes it)")
+        raise InputError(
+            f"no weight for {len(missing)} evaluated topic(s): {short_list(missing)}",
+            path=path,
+            hint="give every evaluated topic a weight (0 excludes it)",
+        )
     return np.array([by_topic[topic] for topic in topics])
 
 
-def mean_variance_details(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: VariationMVE | None,
-                           candidate: str | None) -> MeanVarianceDetails:
+def mean_variance_details(
+    spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings, variations: VariationMVE | None, candidate: str | None
+) -> MeanVarianceDetails:
     """The MVE terms of every system in the form used, and the alpha sweep when the spec asks for it."""
     if variations is not None:
         result, form = variations.results[matrix.measure], variations.method
@@ -218,8 +284,13 @@ def mean_variance_details(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSet
         flips = {}
         if candidate is not None:
             index = matrix.index(candidate)
-            flips = {name: crossing_alpha(mu[index], sigma2[index], mu[i], sigma2[i])
-                     for i, name in enumerate(matrix.systems) if i != index}
+            flips = {
+                name: crossing_alpha(mu[index], sigma2[index], mu[i], sigma2[i])
+                for i, name in enumerate(matrix.systems)
+                if i != index
+            }
         ranks = np.array([system_ranks(row, higher_is_better=True) for row in swept])
         sweep = AlphaSweep(alphas, swept, ranks, flips)
-    return MeanVarianceDetails(form, spec.analysis.mve.alpha, mu, sigma2, np.asarray(result.topic_value, dtype=float), sweep)
+    return MeanVarianceDetails(
+        form, spec.analysis.mve.alpha, mu, sigma2, np.asarray(result.topic_value, dtype=float), sweep
+    )

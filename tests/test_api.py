@@ -46,13 +46,17 @@ def variations_project(tmp_path: Path) -> Path:
     # [0.5, 0.3, 0.2]; topic 2 scores [0.8, 0.7], uniform popularity.
     write(tmp_path, "runs/candidate.run", precision_run("cand", {"q1a": 6, "q1b": 4, "q1c": 2, "q2a": 8, "q2b": 7}))
     write(tmp_path, "runs/production.run", precision_run("prod", {"q1a": 5, "q1b": 5, "q1c": 5, "q2a": 5, "q2b": 5}))
-    write(tmp_path, "variations.tsv", """
+    write(
+        tmp_path,
+        "variations.tsv",
+        """
         q1a 1 u1 0.5
         q1b 1 u2 0.3
         q1c 1 u3 0.2
         q2a 2 u1 1
         q2b 2 u2 1
-    """)
+    """,
+    )
     write(tmp_path, "weights.tsv", "1 0.5\n2 0.5\n")
     return tmp_path
 
@@ -98,8 +102,9 @@ def test_general_form_takes_a_users_constant_popularity_as_the_users_probability
     # popularity-weighted mean the other statistics see (MATH.md section 5 PIN).
     write(variations_project, "variations.tsv", "q1a 1 u1 3\nq1b 1 u2 1\nq2a 2 u1 6\nq2b 2 u2 2\n")
     spec = VARIATIONS_SPEC.replace("weights: weights.tsv, ", "")
-    at_zero = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec.replace("alpha: 2", "alpha: 0"))),
-                            use_cache=False)
+    at_zero = evaluate_spec(
+        load_spec(write(variations_project, "bvtest.yaml", spec.replace("alpha: 2", "alpha: 0"))), use_cache=False
+    )
     assert at_zero.measure().mve_method == "general (aligned by user)"
     # topic means with user probabilities [0.75, 0.25]: 0.75*0.6 + 0.25*0.4 = 0.55 and 0.75*0.8 + 0.25*0.7 = 0.775
     assert at_zero.measure().matrix.row("candidate") == pytest.approx([0.55, 0.775], abs=1e-12)
@@ -128,12 +133,18 @@ def test_mve_form_is_chosen_explicitly_or_automatically(variations_project: Path
     # O = 0.625 - 2 * (0.25 * 0.01 + 0.25 * 0.0025) = 0.61875
     assert evaluation.statistic("mve") == pytest.approx(0.61875, abs=1e-12)
     with pytest.raises(InputError, match="`form: general` needs query variations"):
-        load_spec(write(variations_project, "bvtest.yaml", "measures: [P@10]\nbaselines: {p: runs/production.run}\n"
-                                                         "analysis: {mve: {form: general}}\n"))
+        load_spec(
+            write(
+                variations_project,
+                "bvtest.yaml",
+                "measures: [P@10]\nbaselines: {p: runs/production.run}\nanalysis: {mve: {form: general}}\n",
+            )
+        )
 
 
 def test_a_missing_variation_scores_0_inside_its_topic_and_only_a_topic_without_any_is_missing(
-        variations_project: Path) -> None:
+    variations_project: Path,
+) -> None:
     # Regression (issue 10): one missing variation listed the topic as "scored 0" although its score was the
     # mean of the others, breaking the JSON promise "0 wherever missing_topics lists it".
     from pytest_bvtest.report import jsonreport, terminal
@@ -151,8 +162,10 @@ def test_a_missing_variation_scores_0_inside_its_topic_and_only_a_topic_without_
             assert system["per_topic"][document["topics"].index(topic)] == 0
     notes = terminal.topic_notes(document)
     assert "candidate has no ranking for 1 of 2 topics (scored 0): 2" in notes
-    assert "candidate has no ranking for 3 query variation(s), each scored 0 in its topic's mean over variations: " \
-           "q1b, q2a, q2b" in notes
+    assert (
+        "candidate has no ranking for 3 query variation(s), each scored 0 in its topic's mean over variations: "
+        "q1b, q2a, q2b" in notes
+    )
     assert terminal.evaluation_title(document).endswith(" · MVE intra-topic (covariance 0)")
 
 
@@ -164,19 +177,24 @@ def test_a_judged_topic_without_variations_is_an_error(variations_project: Path)
 
 def test_simulation_through_the_spec_equals_the_statistic_on_the_same_lists(tmp_path: Path) -> None:
     example = Path(__file__).resolve().parents[1] / "example_project"
-    spec_path = write(tmp_path, "bvtest.yaml", f"""
+    spec_path = write(
+        tmp_path,
+        "bvtest.yaml",
+        f"""
         qrels: {example}/eval/qrels.txt
         measures: [AP]
         baselines: {{production: {example}/runs/production.run}}
         candidate: {example}/runs/candidate-risky.run
         analysis: {{simulation: {{samples: 20, seed: 7}}}}
-    """)
+    """,
+    )
     evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
     qrels = read_qrels(example / "eval" / "qrels.txt")
     topics = evaluation.measure().topics
     runs = [read_run(example / "runs" / name) for name in ("production.run", "candidate-risky.run")]
-    direct = simulate_topic_bias_variance([retrieved_lists(run, qrels, topics) for run in runs],
-                                          ["production", "candidate"], topics, samples=20, seed=7)
+    direct = simulate_topic_bias_variance(
+        [retrieved_lists(run, qrels, topics) for run in runs], ["production", "candidate"], topics, samples=20, seed=7
+    )
     assert np.array_equal(evaluation.simulation.topic_bias2, direct.topic_bias2)
     assert evaluation.simulation.seed == 7 and evaluation.simulation.samples == 20
 
@@ -195,7 +213,9 @@ def test_fixture_api_reads_any_statistic(tmp_path: Path) -> None:
     trisk_alpha0 = scipy_stats.ttest_rel(candidate, production).statistic
     delta = np.where(candidate >= production, candidate - production, 6 * (candidate - production))
     assert evaluation.statistic("urisk", measure="nDCG@10") == pytest.approx(delta.mean())
-    assert evaluation.statistic("trisk", measure="nDCG@10") == pytest.approx(delta.mean() / (delta.std(ddof=1) / np.sqrt(len(delta))))
+    assert evaluation.statistic("trisk", measure="nDCG@10") == pytest.approx(
+        delta.mean() / (delta.std(ddof=1) / np.sqrt(len(delta)))
+    )
     assert evaluation.statistic("trisk", "production", "nDCG@10") == 0.0
     assert trisk_alpha0 > 0  # the mean improves; only the risk-weighted view shows the harm
     with pytest.raises(InputError, match="unknown statistic"):
@@ -206,7 +226,10 @@ def test_dl_hard_bm25_reference_rm3_candidate_end_to_end(tmp_path: Path) -> None
     """Real TREC runs: gates whose outcome follows from the published per-topic numbers."""
     folder = shared_path("dl_hard", "dataset")
     doc = folder / "baselines" / "doc"
-    spec_path = write(tmp_path, "bvtest.yaml", f"""
+    spec_path = write(
+        tmp_path,
+        "bvtest.yaml",
+        f"""
         qrels: {folder}/dl_hard-doc.qrels
         measures: [nDCG@10, AP(rel=2)]
         baselines:
@@ -219,7 +242,8 @@ def test_dl_hard_bm25_reference_rm3_candidate_end_to_end(tmp_path: Path) -> None
           - {{statistic: mean, max_decrease: 0.005}}
           - {{statistic: urisk, min: -0.02}}
           - {{statistic: trisk, min: -2.0}}
-    """)
+    """,
+    )
     evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
     ndcg, ap = evaluation.measure("nDCG@10"), evaluation.measure("AP(rel=2)")
     # means from the upstream trec_eval output (dl_hard PROVENANCE.md): BM25 0.2716 / 0.1741, RM3 0.2793 / 0.1740
@@ -255,8 +279,12 @@ def test_every_measures_randomization_p_values_equal_one_test_per_pair() -> None
         candidate = measure.matrix.row("candidate")
         assert [comparison.baseline for comparison in measure.comparisons] == ["production", "bm25-alt", "past-release"]
         for comparison in measure.comparisons:
-            alone = randomization_test(candidate, measure.matrix.row(comparison.baseline), RANDOMIZATION_PERMUTATIONS,
-                                       evaluation.spec.analysis.bootstrap.seed)
+            alone = randomization_test(
+                candidate,
+                measure.matrix.row(comparison.baseline),
+                RANDOMIZATION_PERMUTATIONS,
+                evaluation.spec.analysis.bootstrap.seed,
+            )
             assert comparison.p_randomization == alone.p_value
 
 
@@ -274,7 +302,10 @@ def test_candidate_against_every_baseline_with_holm_correction() -> None:
         assert comparison.t == pytest.approx(expected.statistic, rel=1e-10)
         assert comparison.p_t == pytest.approx(expected.pvalue, rel=1e-10)
         assert (comparison.wins, comparison.ties, comparison.losses) == (
-            int((candidate > other).sum()), int((candidate == other).sum()), int((candidate < other).sum()))
+            int((candidate > other).sum()),
+            int((candidate == other).sum()),
+            int((candidate < other).sum()),
+        )
         assert abs(comparison.p_randomization - comparison.p_t) < 0.02  # two tests of one hypothesis agree
         p_values.append(comparison.p_t)
     # Holm by hand: sort ascending, multiply by (k - rank), running maximum, cap at 1
@@ -287,15 +318,22 @@ def test_candidate_against_every_baseline_with_holm_correction() -> None:
 
 def test_failing_gates_blame_topics_by_their_contribution_to_the_gated_statistic(tmp_path: Path) -> None:
     # production is flat; the candidate gains on topic 1 and loses on 3 and 4, same mean as production
-    write(tmp_path, "scores.csv", """
+    write(
+        tmp_path,
+        "scores.csv",
+        """
         topic,production,bm25,new
         1,0.5,0.3,0.9
         2,0.5,0.6,0.5
         3,0.5,0.5,0.4
         4,0.5,0.4,0.2
-    """)
+    """,
+    )
     write(tmp_path, "topics.tsv", "1\tfirst query\n2\tsecond query\n3\tthird query\n4\tfourth query\n")
-    spec = write(tmp_path, "bvtest.yaml", """
+    spec = write(
+        tmp_path,
+        "bvtest.yaml",
+        """
         measures: [AP]
         baselines: scores.csv
         table_format: wide-topics
@@ -305,7 +343,8 @@ def test_failing_gates_blame_topics_by_their_contribution_to_the_gated_statistic
         gates:
           - {statistic: var, max_increase: 0.001}
           - {statistic: mean, max_decrease: 0.0}
-    """)
+    """,
+    )
     evaluation = evaluate_spec(load_spec(spec), use_cache=False)
     var_gate, mean_gate = evaluation.gates
     # Var's topic terms (x_j - mean)^2 / n: the candidate's deviations 0.4, 0, -0.1, -0.3, production's 0
@@ -315,8 +354,10 @@ def test_failing_gates_blame_topics_by_their_contribution_to_the_gated_statistic
     assert var_gate.worst_topics[0].delta == pytest.approx(0.4)  # a gain that raises the variance
     assert var_gate.delta == pytest.approx(0.065, abs=1e-12)
     # the null of no change: all 2^4 swaps of the candidate's and production's scores
-    assert var_gate.sentence == ("Quality varies more from query to query than in production "
-                                 f"(Var 0.065 vs 0, limit 0.001 at a {var_gate.false_alarm_rate:.0%} false-alarm rate).")
+    assert var_gate.sentence == (
+        "Quality varies more from query to query than in production "
+        f"(Var 0.065 vs 0, limit 0.001 at a {var_gate.false_alarm_rate:.0%} false-alarm rate)."
+    )
     # the mean's terms are the raw differences over n: only the losing topics, worst first
     assert [impact.topic for impact in mean_gate.worst_topics] == ["4", "3"]
     assert [impact.contribution for impact in mean_gate.worst_topics] == pytest.approx([-0.075, -0.025], abs=1e-12)
@@ -331,7 +372,10 @@ def test_a_candidate_worse_on_every_topic_fails_a_trisk_gate_and_reports_minus_i
     production = np.array([0.5, 0.3, 0.6, 0.4, 0.7])
     rows = "\n".join(f"{t},{p},{p - 0.05}" for t, p in zip(range(1, 6), production))
     write(tmp_path, "scores.csv", f"topic,production,new\n{rows}\n")
-    spec_path = write(tmp_path, "bvtest.yaml", """
+    spec_path = write(
+        tmp_path,
+        "bvtest.yaml",
+        """
         measures: [AP]
         baselines: scores.csv
         table_format: wide-topics
@@ -340,7 +384,8 @@ def test_a_candidate_worse_on_every_topic_fails_a_trisk_gate_and_reports_minus_i
         gates:
           - {statistic: trisk, min: -2}
           - {statistic: trisk, min: -2, confidence: 0.9}
-    """)
+    """,
+    )
     evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
     assert evaluation.statistic("trisk", "new") == -np.inf
     assert evaluation.statistic("trisk_p", "new") == 0.0
@@ -359,7 +404,10 @@ def test_a_candidate_worse_on_every_topic_fails_a_trisk_gate_and_reports_minus_i
 
 def four_system_tables(tmp_path: Path, extra_analysis: str = "") -> Path:
     """Four systems on six topics as a wide-topics table; the candidate `new` trades mean for spread."""
-    write(tmp_path, "scores.csv", """
+    write(
+        tmp_path,
+        "scores.csv",
+        """
         topic,production,bm25,steady,new
         1,0.50,0.30,0.40,0.90
         2,0.30,0.20,0.42,0.10
@@ -367,8 +415,12 @@ def four_system_tables(tmp_path: Path, extra_analysis: str = "") -> Path:
         4,0.40,0.10,0.39,0.05
         5,0.70,0.40,0.43,0.85
         6,0.20,0.30,0.40,0.60
-    """)
-    return write(tmp_path, "bvtest.yaml", f"""
+    """,
+    )
+    return write(
+        tmp_path,
+        "bvtest.yaml",
+        f"""
         measures: [AP]
         baselines: scores.csv
         table_format: wide-topics
@@ -379,7 +431,8 @@ def four_system_tables(tmp_path: Path, extra_analysis: str = "") -> Path:
           rankings: {{against: mean, statistics: [mve, gawm, bias2_plus_var, robustness_index]}}
           hits: true
         {extra_analysis}
-    """)
+    """,
+    )
 
 
 def test_rankings_by_statistics_agree_with_scipy_and_the_naive_tau_ap(tmp_path: Path) -> None:
@@ -389,7 +442,12 @@ def test_rankings_by_statistics_agree_with_scipy_and_the_naive_tau_ap(tmp_path: 
     measure = evaluation.measure()
     names = measure.matrix.systems
     rankings = measure.rankings
-    assert rankings.against == "mean" and list(rankings.agreements) == ["mve", "gawm", "bias2_plus_var", "robustness_index"]
+    assert rankings.against == "mean" and list(rankings.agreements) == [
+        "mve",
+        "gawm",
+        "bias2_plus_var",
+        "robustness_index",
+    ]
     means = np.array([evaluation.statistic("mean", name) for name in names])
     assert rankings.ranks["mean"].tolist() == list(scipy_stats.rankdata(-means))
     for name, agreement in rankings.agreements.items():
@@ -398,6 +456,7 @@ def test_rankings_by_statistics_agree_with_scipy_and_the_naive_tau_ap(tmp_path: 
         assert agreement.kendall_tau == pytest.approx(scipy_stats.kendalltau(means, oriented).statistic, abs=1e-12)
         assert agreement.tau_ap == pytest.approx(naive_tau_ap(means, oriented), abs=1e-12)
     from pytest_bvtest.report import jsonreport
+
     document = jsonreport.evaluation_documents(evaluation)[0]
     assert document["rankings"]["agreements"][0]["statistic"] == "mve"
     assert document["rankings"]["ranks"]["gawm"] == measure.rankings.ranks["gawm"].tolist()
@@ -418,12 +477,16 @@ def test_mve_sweep_values_ranks_and_flip_alpha_recomputed_independently(tmp_path
     # the candidate (mean 0.575, high spread) against production (mean 0.45): equal MVE at the flip alpha
     candidate, production = scores[names.index("new")], scores[names.index("production")]
     flip = sweep.flips["production"]
-    assert flip == pytest.approx((candidate.mean() - production.mean()) / (candidate.var() - production.var()), abs=1e-12)
+    assert flip == pytest.approx(
+        (candidate.mean() - production.mean()) / (candidate.var() - production.var()), abs=1e-12
+    )
     assert mve_inter_topic(candidate, flip).value == pytest.approx(mve_inter_topic(production, flip).value, abs=1e-12)
     assert mve_inter_topic(candidate, flip - 0.1).value > mve_inter_topic(production, flip - 0.1).value
     assert mve_inter_topic(candidate, flip + 0.1).value < mve_inter_topic(production, flip + 0.1).value
     # per-topic O_t sum to the value
-    np.testing.assert_allclose(measure.mve.topic_values.sum(axis=1), [evaluation.statistic("mve", n) for n in names], atol=1e-12)
+    np.testing.assert_allclose(
+        measure.mve.topic_values.sum(axis=1), [evaluation.statistic("mve", n) for n in names], atol=1e-12
+    )
 
 
 def test_gawm_and_hits_diagnostics_reach_the_fixture_and_the_json(tmp_path: Path) -> None:
@@ -463,8 +526,15 @@ def test_intra_topic_per_topic_values_and_the_noise_aware_mve_gate_over_variatio
     for drawn in draws:
         chosen = [topics[j] for j in drawn]
         present = np.array([[not np.isnan(v) for v in scores[t]] for t in chosen])
-        values.append(mve_intra_topic(np.array([scores[t] for t in chosen]), 2.0, weights=[0.5, 0.5],
-                                      popularity=np.array([popularity[t] for t in chosen]), present=present).value)
+        values.append(
+            mve_intra_topic(
+                np.array([scores[t] for t in chosen]),
+                2.0,
+                weights=[0.5, 0.5],
+                popularity=np.array([popularity[t] for t in chosen]),
+                present=present,
+            ).value
+        )
     low, high = np.quantile(values, [0.05, 0.95])
     gate = measure.gates[0]
     assert gate.interval == pytest.approx((low, high), abs=1e-12)
@@ -481,8 +551,9 @@ def test_terminal_and_markdown_name_the_discerning_topics_rankings_and_the_mve_f
     order = np.argsort(-measure.gawm.topic_weights, kind="stable")
     most = ", ".join(measure.topics[j] for j in order[:3])
     least = ", ".join(measure.topics[j] for j in order[::-1][:3])
-    assert lines[0] == (f"GAWM (q = 1, converged in {measure.gawm.iterations} iterations): "
-                        f"most discerning topics {most}; least {least}")
+    assert lines[0] == (
+        f"GAWM (q = 1, converged in {measure.gawm.iterations} iterations): most discerning topics {most}; least {least}"
+    )
     mve = measure.rankings.agreements["mve"]
     assert lines[1].startswith(f"rankings against Mean: MVE Kendall {mve.kendall_tau:.2f}, tau_AP {mve.tau_ap:.2f}; ")
     flip = measure.mve.sweep.flips["production"]
@@ -498,19 +569,29 @@ def test_the_mve_sweep_is_plotted(tmp_path: Path) -> None:
     evaluation = evaluate_spec(load_spec(four_system_tables(tmp_path)), use_cache=False)
     document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
     written = plots.write_plots(document, tmp_path / "plots")
-    assert [path.name for path in written] == ["bvtest-AP-bias-variance.png", "bvtest-AP-scatter.png", "bvtest-AP-difference.png",
-                                               "bvtest-AP-mve-sweep.png"]
+    assert [path.name for path in written] == [
+        "bvtest-AP-bias-variance.png",
+        "bvtest-AP-scatter.png",
+        "bvtest-AP-difference.png",
+        "bvtest-AP-mve-sweep.png",
+    ]
     assert written[3].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.parametrize("with_qrels", [True, False])
 def test_query_variations_from_per_query_score_tables(variations_project: Path, with_qrels: bool) -> None:
     # The MATH.md section 5 golden example again, the per-query P@10 given as a table instead of runs.
-    rows = [("candidate", "q1a", 0.6), ("candidate", "q1b", 0.4), ("candidate", "q1c", 0.2), ("candidate", "q2a", 0.8),
-            ("candidate", "q2b", 0.7)] + [("production", q, 0.5) for q in ("q1a", "q1b", "q1c", "q2a", "q2b")]
+    rows = [
+        ("candidate", "q1a", 0.6),
+        ("candidate", "q1b", 0.4),
+        ("candidate", "q1c", 0.2),
+        ("candidate", "q2a", 0.8),
+        ("candidate", "q2b", 0.7),
+    ] + [("production", q, 0.5) for q in ("q1a", "q1b", "q1c", "q2a", "q2b")]
     write(variations_project, "per-query.csv", "system,topic,value\n" + "".join(f"{s},{q},{v}\n" for s, q, v in rows))
-    spec = VARIATIONS_SPEC.replace("baselines: {production: runs/production.run}",
-                                   "baselines: {production: {scores: per-query.csv}}")
+    spec = VARIATIONS_SPEC.replace(
+        "baselines: {production: runs/production.run}", "baselines: {production: {scores: per-query.csv}}"
+    )
     spec = spec.replace("candidate: runs/candidate.run", "candidate: {scores: per-query.csv, system: candidate}")
     if not with_qrels:
         spec = spec.replace("qrels: qrels.txt", "")
@@ -519,23 +600,32 @@ def test_query_variations_from_per_query_score_tables(variations_project: Path, 
     assert measure.topics == ("1", "2") and measure.mve_method == "intra-topic (covariance 0)"
     assert measure.matrix.row("candidate") == pytest.approx([0.46, 0.75], abs=1e-12)
     assert evaluation.statistic("mve", "candidate") == pytest.approx(0.59155, abs=1e-9)
-    write(variations_project, "per-query.csv", "system,topic,value\n" + "".join(f"{s},{q},{v}\n" for s, q, v in rows
-                                                                                 if q != "q2b"))
+    write(
+        variations_project,
+        "per-query.csv",
+        "system,topic,value\n" + "".join(f"{s},{q},{v}\n" for s, q, v in rows if q != "q2b"),
+    )
     with pytest.raises(InputError, match="q2b"):
         evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
 
 
-def test_a_measure_the_project_cannot_compute_is_named_freely_when_every_system_comes_from_tables(tmp_path: Path) -> None:
+def test_a_measure_the_project_cannot_compute_is_named_freely_when_every_system_comes_from_tables(
+    tmp_path: Path,
+) -> None:
     # Real data: TREC-COVID round 1 per-topic RBP(0.5) of 107 runs (Benham et al. ECIR 2021), long format.
     table = shared_path("trec_covid_round1_benham", "round1_data.csv")
-    spec_path = write(tmp_path, "bvtest.yaml", f"""
+    spec_path = write(
+        tmp_path,
+        "bvtest.yaml",
+        f"""
         measures: ["RBP(p=0.5)"]
         baselines: {{OHSU_RUN1: {{scores: {table}, format: long}}, T5R1: {{scores: {table}, format: long}}}}
         candidate: {{scores: {table}, format: long, system: OHSU_RUN2, name: OHSU_RUN2}}
         reference: OHSU_RUN1
         gates:
           - {{statistic: mean, max_decrease: 0.5, measure: "RBP(p=0.5)"}}
-    """)
+    """,
+    )
     evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
     measure = evaluation.measure("RBP(p=0.5)")
     assert measure.measure == "RBP(p=0.5)" and len(measure.topics) == 30
@@ -550,7 +640,9 @@ def test_a_measure_the_project_cannot_compute_is_named_freely_when_every_system_
     # a run file cannot be scored with a free label
     example = Path(__file__).resolve().parents[1] / "example_project"
     with pytest.raises(InputError, match="cannot compute|unknown|not supported|RBP"):
-        evaluate_spec(load_spec(spec_path).with_candidate_run(example / "runs" / "candidate-risky.run"), use_cache=False)
+        evaluate_spec(
+            load_spec(spec_path).with_candidate_run(example / "runs" / "candidate-risky.run"), use_cache=False
+        )
 
 
 def test_zrisk_against_the_target_through_the_spec(tmp_path: Path) -> None:
@@ -561,8 +653,9 @@ def test_zrisk_against_the_target_through_the_spec(tmp_path: Path) -> None:
     evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
     scores = evaluation.measure().matrix.scores
     expected = zrisk_georisk_against_target(scores, 0.0)
-    assert [evaluation.statistic("zrisk", name) for name in evaluation.measure().matrix.systems] == \
-        pytest.approx(expected.zrisk.tolist(), abs=1e-12)
+    assert [evaluation.statistic("zrisk", name) for name in evaluation.measure().matrix.systems] == pytest.approx(
+        expected.zrisk.tolist(), abs=1e-12
+    )
     document = jsonreport.evaluation_documents(evaluation)[0]
     assert document["settings"]["zrisk_against"] == "target"
     assert "ZRisk/GeoRisk against the target" in terminal.evaluation_title(document)
@@ -583,20 +676,27 @@ def test_the_simulation_tradeoff_table_per_topic_is_in_the_markdown(tmp_path: Pa
     from pytest_bvtest.report import jsonreport, markdown
 
     example = Path(__file__).resolve().parents[1] / "example_project"
-    spec_path = write(tmp_path, "bvtest.yaml", f"""
+    spec_path = write(
+        tmp_path,
+        "bvtest.yaml",
+        f"""
         qrels: {example}/eval/qrels.txt
         measures: [AP, P@10]
         baselines: {{production: {example}/runs/production.run, bm25: {example}/runs/bm25-alt.run}}
         candidate: {example}/runs/candidate-risky.run
         analysis: {{simulation: {{samples: 20, seed: 7}}}}
-    """)
+    """,
+    )
     evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
     simulation = evaluation.simulation
     rendered = markdown.render(jsonreport.session_document(jsonreport.evaluation_documents(evaluation)))
     assert rendered.count("per-topic simulation (AP, 20 samples, seed 7)") == 1  # once for the spec's two measures
     first = simulation.topic_tradeoff[0]
-    expected = f"| {simulation.topic_ids[0]} | {first.pearson:.6g} | {first.spearman:.6g} |" if first.pearson is not None \
+    expected = (
+        f"| {simulation.topic_ids[0]} | {first.pearson:.6g} | {first.spearman:.6g} |"
+        if first.pearson is not None
         else f"| {simulation.topic_ids[0]} | - | - |"
+    )
     assert expected in rendered
     assert f"| candidate | {simulation.bias2[simulation.system_names.index('candidate')]:.6g} |" in rendered
 
@@ -606,7 +706,10 @@ def test_the_simulation_tradeoff_table_per_topic_is_in_the_markdown(tmp_path: Pa
 
 def _example_spec(tmp_path: Path, analysis: str, gates: str = "", measures: str = "[AP, P@10]") -> Path:
     example = Path(__file__).resolve().parents[1] / "example_project"
-    return write(tmp_path, "bvtest.yaml", f"""
+    return write(
+        tmp_path,
+        "bvtest.yaml",
+        f"""
         qrels: {example}/eval/qrels.txt
         measures: {measures}
         baselines: {{production: {example}/runs/production.run, bm25: {example}/runs/bm25-alt.run}}
@@ -614,7 +717,8 @@ def _example_spec(tmp_path: Path, analysis: str, gates: str = "", measures: str 
         reference: production
         analysis: {analysis}
         gates: {gates or "[]"}
-    """)
+    """,
+    )
 
 
 def test_a_named_target_system_is_that_systems_scores_in_every_report(tmp_path: Path) -> None:
@@ -627,10 +731,12 @@ def test_a_named_target_system_is_that_systems_scores_in_every_report(tmp_path: 
     np.testing.assert_array_equal(measure.analysis.target_scores, scores[systems.index("bm25")])
     direct = bias_variance_analysis(scores, target_system=systems.index("bm25"))
     candidate = measure.system("candidate")
-    assert candidate.values["bias2_plus_var"] == pytest.approx(direct.bias_variance.error[systems.index("candidate")],
-                                                              abs=1e-15)
-    assert candidate.gap["bias"] == pytest.approx(np.mean(scores[systems.index("bm25")] - scores[systems.index("candidate")]),
-                                                  abs=1e-15)
+    assert candidate.values["bias2_plus_var"] == pytest.approx(
+        direct.bias_variance.error[systems.index("candidate")], abs=1e-15
+    )
+    assert candidate.gap["bias"] == pytest.approx(
+        np.mean(scores[systems.index("bm25")] - scores[systems.index("candidate")]), abs=1e-15
+    )
     documents = jsonreport.evaluation_documents(evaluation)
     assert documents[0]["settings"]["target_system"] == "bm25"
     assert "target system bm25" in terminal.evaluation_title(documents[0])
@@ -638,7 +744,9 @@ def test_a_named_target_system_is_that_systems_scores_in_every_report(tmp_path: 
 
 
 def test_an_unknown_target_system_names_the_systems_at_its_line(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"bvtest.yaml:6: analysis.target_system: 'bm26' is not a system of the spec") as error:
+    with pytest.raises(
+        InputError, match=r"bvtest.yaml:6: analysis.target_system: 'bm26' is not a system of the spec"
+    ) as error:
         load_spec(_example_spec(tmp_path, "{target_system: bm26}"))
     assert "did you mean 'bm25'" in str(error.value)
     with pytest.raises(InputError, match=r"systems are: production, bm25, candidate"):
@@ -648,11 +756,17 @@ def test_an_unknown_target_system_names_the_systems_at_its_line(tmp_path: Path) 
 def test_group_target_ratio_through_the_spec_equals_the_statistic(tmp_path: Path) -> None:
     from pytest_bvtest.stats.biasvar import DifficultyGrouping, bias_variance_analysis
 
-    spec = _example_spec(tmp_path, "{normalize: group-target-ratio, grouping: {by: difficulty, size: 3}}",
-                         gates="[{statistic: bias2_plus_var, max_increase: 0.5, confidence: 0.9}]", measures="[AP]")
+    spec = _example_spec(
+        tmp_path,
+        "{normalize: group-target-ratio, grouping: {by: difficulty, size: 3}}",
+        gates="[{statistic: bias2_plus_var, max_increase: 0.5, confidence: 0.9}]",
+        measures="[AP]",
+    )
     evaluation = evaluate_spec(load_spec(spec), use_cache=False)
     measure = evaluation.measure()
-    direct = bias_variance_analysis(measure.matrix.scores, normalize="group-target-ratio", grouping=DifficultyGrouping(3))
+    direct = bias_variance_analysis(
+        measure.matrix.scores, normalize="group-target-ratio", grouping=DifficultyGrouping(3)
+    )
     np.testing.assert_allclose([s.values["var"] for s in measure.systems], direct.bias_variance.var, rtol=1e-13)
     assert measure.c == 1.0
     assert measure.gates[0].interval is not None
@@ -661,9 +775,12 @@ def test_group_target_ratio_through_the_spec_equals_the_statistic(tmp_path: Path
 def test_a_gate_on_the_simulation_reads_its_measures_per_topic_terms(tmp_path: Path) -> None:
     from pytest_bvtest.stats.inference import paired_bootstrap
 
-    spec = _example_spec(tmp_path, "{simulation: {samples: 20, seed: 7, measures: [AP, P@10]}}",
-                         gates="[{statistic: sim_bias2_plus_var, max_increase: 0.0}, "
-                               "{statistic: sim_var, measure: P@10, max_increase: 1, confidence: 0.9}]")
+    spec = _example_spec(
+        tmp_path,
+        "{simulation: {samples: 20, seed: 7, measures: [AP, P@10]}}",
+        gates="[{statistic: sim_bias2_plus_var, max_increase: 0.0}, "
+        "{statistic: sim_var, measure: P@10, max_increase: 1, confidence: 0.9}]",
+    )
     evaluation = evaluate_spec(load_spec(spec), use_cache=False)
     assert [s.measure for s in evaluation.simulations] == ["AP", "P@10"]
     for measure, simulation in zip(("AP", "P@10"), evaluation.simulations):
@@ -676,13 +793,22 @@ def test_a_gate_on_the_simulation_reads_its_measures_per_topic_terms(tmp_path: P
     noisy = evaluation.measure("P@10").gates[1]
     simulation = evaluation.simulations[1]
     names = simulation.system_names
-    expected = paired_bootstrap(simulation.topic_var, "sim_var", names.index("candidate"), names.index("production"),
-                                resamples=1000, confidence=0.9, seed=0)
+    expected = paired_bootstrap(
+        simulation.topic_var,
+        "sim_var",
+        names.index("candidate"),
+        names.index("production"),
+        resamples=1000,
+        confidence=0.9,
+        seed=0,
+    )
     assert noisy.interval == pytest.approx((expected.low, expected.high), abs=1e-15)
 
 
 def test_simulation_gates_and_measures_are_checked_at_their_line(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"gates\[0\].statistic: sim_var is read from the per-topic simulation, which is off"):
+    with pytest.raises(
+        InputError, match=r"gates\[0\].statistic: sim_var is read from the per-topic simulation, which is off"
+    ):
         load_spec(_example_spec(tmp_path, "{}", gates="[{statistic: sim_var, max: 1}]"))
     with pytest.raises(InputError, match=r"gates\[0\].statistic: sim_var on P@10: not simulated"):
         load_spec(_example_spec(tmp_path, "{simulation: {}}", gates="[{statistic: sim_var, max: 1}]"))
@@ -695,7 +821,9 @@ def test_simulation_gates_and_measures_are_checked_at_their_line(tmp_path: Path)
 
 
 def test_sample_variance_reaches_mve_in_every_form(tmp_path: Path, variations_project: Path) -> None:
-    evaluation = evaluate_spec(load_spec(_example_spec(tmp_path, "{variance: sample}", measures="[AP]")), use_cache=False)
+    evaluation = evaluate_spec(
+        load_spec(_example_spec(tmp_path, "{variance: sample}", measures="[AP]")), use_cache=False
+    )
     measure = evaluation.measure()
     for system in measure.systems:
         row = measure.matrix.row(system.name)
@@ -710,8 +838,11 @@ def test_sample_variance_reaches_mve_in_every_form(tmp_path: Path, variations_pr
 def test_a_failing_simulation_gate_blames_the_topics_whose_terms_grew(tmp_path: Path) -> None:
     from pytest_bvtest.report import jsonreport, markdown
 
-    spec = _example_spec(tmp_path, "{simulation: {samples: 20, seed: 7}}",
-                         gates="[{statistic: sim_bias2_plus_var, measure: AP, max_increase: -1}]")
+    spec = _example_spec(
+        tmp_path,
+        "{simulation: {samples: 20, seed: 7}}",
+        gates="[{statistic: sim_bias2_plus_var, measure: AP, max_increase: -1}]",
+    )
     evaluation = evaluate_spec(load_spec(spec), use_cache=False)
     gate = evaluation.measure("AP").gates[0]
     simulation = evaluation.simulation

@@ -37,6 +37,7 @@ QUOTED_AT_MOST = 300  # characters of message beyond the path: a bad 1 MB field 
 @pytest.fixture(autouse=True)
 def never_hang() -> Iterator[None]:
     """A reader that blocks on a FIFO or reads /dev/zero forever fails the test instead of hanging it."""
+
     def fail(signum: int, frame: Any) -> None:
         raise TimeoutError("the reader did not return within 20 s")
 
@@ -57,11 +58,21 @@ class Reader:
     read: Callable[[Path], Any]
     numeric: bool = True
 
-    def write(self, folder: Path, field: str | None = None, *, bom: bool = False, newline: str = "\n",
-              final_newline: bool = True, mixed_blanks: bool = False) -> Path:
+    def write(
+        self,
+        folder: Path,
+        field: str | None = None,
+        *,
+        bom: bool = False,
+        newline: str = "\n",
+        final_newline: bool = True,
+        mixed_blanks: bool = False,
+    ) -> Path:
         lines = [line.replace("{field}", self.good_field if field is None else field) for line in self.lines]
         if mixed_blanks:
-            lines = [line.replace(" ", " \t ", 1) if "," not in line else line.replace(",", " ,\t", 1) for line in lines]
+            lines = [
+                line.replace(" ", " \t ", 1) if "," not in line else line.replace(",", " ,\t", 1) for line in lines
+            ]
         text = newline.join(lines) + (newline if final_newline else "")
         path = folder / f"input{self.suffix}"
         path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8", "surrogateescape"))
@@ -69,16 +80,27 @@ class Reader:
 
 
 READERS = {
-    "run": Reader(".run", ("1 Q0 d1 1 3.0 r", "1 Q0 d2 2 {field} r", "2 Q0 d3 1 1.0 r"), "2.0", lambda p: read_run(p).scores),
+    "run": Reader(
+        ".run", ("1 Q0 d1 1 3.0 r", "1 Q0 d2 2 {field} r", "2 Q0 d3 1 1.0 r"), "2.0", lambda p: read_run(p).scores
+    ),
     "qrels": Reader(".qrels", ("1 0 d1 1", "1 0 d2 {field}", "2 0 d3 1"), "0", lambda p: read_qrels(p).judgments),
-    "trec_eval table": Reader(".eval", ("map 1 0.5", "map 2 {field}", "map all 0.5"), "0.25",
-                              lambda p: read_score_table(p, format="trec_eval").scores),
-    "long table": Reader(".csv", ("system,topic,value", "a,1,{field}", "a,2,0.5"), "0.25",
-                         lambda p: read_score_table(p, format="long").scores),
+    "trec_eval table": Reader(
+        ".eval",
+        ("map 1 0.5", "map 2 {field}", "map all 0.5"),
+        "0.25",
+        lambda p: read_score_table(p, format="trec_eval").scores,
+    ),
+    "long table": Reader(
+        ".csv",
+        ("system,topic,value", "a,1,{field}", "a,2,0.5"),
+        "0.25",
+        lambda p: read_score_table(p, format="long").scores,
+    ),
     "topic weights": Reader(".weights", ("1 0.5", "2 {field}", "3 1"), "0.25", read_topic_weights),
     "query variations": Reader(".variations", ("q1 1 u1 0.5", "q2 1 u2 {field}", "q3 2 u1 1"), "0.25", read_variations),
-    "topic texts": Reader(".tsv", ("1\tfirst query", "2\tsecond {field}", "3\tthird"), "query", read_topic_texts,
-                          numeric=False),
+    "topic texts": Reader(
+        ".tsv", ("1\tfirst query", "2\tsecond {field}", "3\tthird"), "query", read_topic_texts, numeric=False
+    ),
 }
 NUMERIC = [name for name, reader in READERS.items() if reader.numeric]
 
@@ -89,8 +111,13 @@ def test_encoding_marks_line_ends_and_blanks_read_as_the_plain_file(tmp_path: Pa
     reader = READERS[name]
     plain = reader.read(reader.write(tmp_path))
     (tmp_path / "v").mkdir()
-    options = {"bom": {"bom": True}, "crlf": {"newline": "\r\n"}, "cr": {"newline": "\r"},
-               "no final newline": {"final_newline": False}, "mixed blanks": {"mixed_blanks": True}}[variant]
+    options = {
+        "bom": {"bom": True},
+        "crlf": {"newline": "\r\n"},
+        "cr": {"newline": "\r"},
+        "no final newline": {"final_newline": False},
+        "mixed blanks": {"mixed_blanks": True},
+    }[variant]
     if name == "topic texts" and variant == "mixed blanks":
         options = {}  # the text after the tab is free text: blanks in it are its own
     assert reader.read(reader.write(tmp_path / "v", **options)) == plain
@@ -104,11 +131,14 @@ def test_a_bom_does_not_add_a_topic_or_rename_the_first_one(tmp_path: Path) -> N
     assert list(read_run(tmp_path / "run.run").scores) == ["1", "2"]
 
 
-@pytest.mark.parametrize(("bad", "message"), [
-    ("0\udcff1", "not UTF-8 text"),  # a lone byte 0xff (surrogateescape writes it back as that byte)
-    ("0\x001", "a NUL byte in this line"),
-    ("\ufeff0", "a byte-order mark inside the file"),  # `cat a.run b.run` of two files saved with one
-])
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("0\udcff1", "not UTF-8 text"),  # a lone byte 0xff (surrogateescape writes it back as that byte)
+        ("0\x001", "a NUL byte in this line"),
+        ("\ufeff0", "a byte-order mark inside the file"),  # `cat a.run b.run` of two files saved with one
+    ],
+)
 @pytest.mark.parametrize("name", list(READERS))
 def test_non_utf8_bytes_and_nul_are_errors_at_their_line(tmp_path: Path, name: str, bad: str, message: str) -> None:
     reader = READERS[name]
@@ -192,15 +222,19 @@ def project(folder: Path, *, qrels: str, measures: str, extra: str = "") -> Path
     return spec
 
 
-@pytest.mark.parametrize(("measure", "grade", "limit"), [("ERR@10", 5, 4), ("nDCG@10", 513, 512),
-                                                         ("\"nDCG(dcg='exp-log2')@10\"", 2000, 512)])
-def test_graded_measures_refuse_grades_above_their_limit_naming_the_line(tmp_path: Path, measure: str, grade: int,
-                                                                        limit: int) -> None:
+@pytest.mark.parametrize(
+    ("measure", "grade", "limit"), [("ERR@10", 5, 4), ("nDCG@10", 513, 512), ("\"nDCG(dcg='exp-log2')@10\"", 2000, 512)]
+)
+def test_graded_measures_refuse_grades_above_their_limit_naming_the_line(
+    tmp_path: Path, measure: str, grade: int, limit: int
+) -> None:
     """A grade of 2000 made exp-log2 nDCG print nan; 1e6 made trec_eval's nDCG allocate per grade level."""
     spec = project(tmp_path, qrels=f"1 0 d1 1\n1 0 d2 {grade}\n2 0 d3 1\n", measures=f"[{measure}]")
     with pytest.raises(InputError) as error:
         evaluate_spec(load_spec(spec), use_cache=False)
-    assert str(error.value).startswith(f"{tmp_path / 'qrels.txt'}:2: topic 1, document d2 has grade {grade}, above {limit}")
+    assert str(error.value).startswith(
+        f"{tmp_path / 'qrels.txt'}:2: topic 1, document d2 has grade {grade}, above {limit}"
+    )
 
 
 def test_binary_measures_accept_any_grade_that_fits(tmp_path: Path) -> None:
@@ -212,23 +246,29 @@ def test_binary_measures_accept_any_grade_that_fits(tmp_path: Path) -> None:
 
 def test_topic_weights_near_the_float_maximum_do_not_overflow_their_sum(tmp_path: Path) -> None:
     """Weights 1e308 summed to inf and zeroed every MVE; scaled first, they equal weights 1 and 1."""
-    huge = project(tmp_path, qrels="1 0 d1 1\n2 0 d3 1\n", measures="[AP]",
-                   extra="analysis: {mve: {weights: w.tsv}}\n")
+    huge = project(tmp_path, qrels="1 0 d1 1\n2 0 d3 1\n", measures="[AP]", extra="analysis: {mve: {weights: w.tsv}}\n")
     (tmp_path / "w.tsv").write_text("1 1e308\n2 1e308\n")
     plain_folder = tmp_path / "plain"
     plain_folder.mkdir()
-    plain = project(plain_folder, qrels="1 0 d1 1\n2 0 d3 1\n", measures="[AP]", extra="analysis: {mve: {weights: w.tsv}}\n")
+    plain = project(
+        plain_folder, qrels="1 0 d1 1\n2 0 d3 1\n", measures="[AP]", extra="analysis: {mve: {weights: w.tsv}}\n"
+    )
     (plain_folder / "w.tsv").write_text("1 1\n2 1\n")
-    values = [evaluate_spec(load_spec(spec), use_cache=False).measure("AP").system("candidate").values["mve"]
-              for spec in (huge, plain)]
+    values = [
+        evaluate_spec(load_spec(spec), use_cache=False).measure("AP").system("candidate").values["mve"]
+        for spec in (huge, plain)
+    ]
     # candidate b: AP 0.5 on topic 1 (d1 at rank 2), 1 on topic 2; MVE = mean - 2 var = 0.75 - 2 * 0.0625
     assert values[0] == values[1] == pytest.approx(0.625)
 
 
-@pytest.mark.parametrize(("table", "spec_measure"), [
-    ("map 1 0.5\nmap 2 0.25\nrunid all b\n", "nDCG@10"),
-    ("system,topic,measure,value\nb,1,AP,0.5\nb,2,AP,0.25\n", "nDCG@10"),
-])
+@pytest.mark.parametrize(
+    ("table", "spec_measure"),
+    [
+        ("map 1 0.5\nmap 2 0.25\nrunid all b\n", "nDCG@10"),
+        ("system,topic,measure,value\nb,1,AP,0.5\nb,2,AP,0.25\n", "nDCG@10"),
+    ],
+)
 def test_a_table_of_one_named_measure_is_never_served_as_another(tmp_path: Path, table: str, spec_measure: str) -> None:
     (tmp_path / "qrels.txt").write_text("1 0 d1 1\n2 0 d3 1\n")
     (tmp_path / "a.run").write_text("1 Q0 d1 1 2.0 a\n2 Q0 d3 1 1.0 a\n")
@@ -236,7 +276,9 @@ def test_a_table_of_one_named_measure_is_never_served_as_another(tmp_path: Path,
     (tmp_path / "bvtest.yaml").write_text(
         f"qrels: qrels.txt\nmeasures: [{spec_measure}]\nbaselines: {{a: a.run}}\ncandidate: {{scores: b.tsv, system: b}}\n"
     )
-    with pytest.raises(InputError, match=rf"b.tsv: the table holds the measure (map|AP); none of them is {spec_measure}"):
+    with pytest.raises(
+        InputError, match=rf"b.tsv: the table holds the measure (map|AP); none of them is {spec_measure}"
+    ):
         evaluate_spec(load_spec(tmp_path / "bvtest.yaml"), use_cache=False)
 
 
@@ -259,9 +301,13 @@ def special_path(tmp_path: Path, kind: str) -> Path:
     return Path(kind)
 
 
-KINDS = {"fifo": "is a named pipe (FIFO), not a file", "/dev/zero": "is a device, not a file",
-         "/dev/urandom": "is a device, not a file", "folder": "is a folder, not a file",
-         "symlink loop": "is a symbolic link loop, not a file"}
+KINDS = {
+    "fifo": "is a named pipe (FIFO), not a file",
+    "/dev/zero": "is a device, not a file",
+    "/dev/urandom": "is a device, not a file",
+    "folder": "is a folder, not a file",
+    "symlink loop": "is a symbolic link loop, not a file",
+}
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -276,8 +322,9 @@ def test_paths_that_are_not_regular_files_are_refused_before_reading(tmp_path: P
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
-def test_a_spec_or_a_spec_entry_that_is_not_a_regular_file_is_one_line(tmp_path: Path, kind: str,
-                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_spec_or_a_spec_entry_that_is_not_a_regular_file_is_one_line(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = special_path(tmp_path, kind)
     assert main(["check", str(path)]) == 2
     error = capsys.readouterr().err
@@ -285,14 +332,21 @@ def test_a_spec_or_a_spec_entry_that_is_not_a_regular_file_is_one_line(tmp_path:
     spec = project(tmp_path, qrels="1 0 d1 1\n2 0 d3 1\n", measures="[AP]")
     spec.write_text(spec.read_text().replace("a: a.run", f"a: {path}"))
     assert main(["check", str(spec)]) == 2
-    assert capsys.readouterr().err == f"bvtest: error: {spec}:3: baselines.a: {os.path.realpath(path)} {KINDS[kind]}; name the file itself\n"
+    assert (
+        capsys.readouterr().err
+        == f"bvtest: error: {spec}:3: baselines.a: {os.path.realpath(path)} {KINDS[kind]}; name the file itself\n"
+    )
 
 
 def test_spaces_and_non_ascii_in_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "my search ü 検索"
     folder.mkdir()
-    spec = project(folder, qrels="1 0 d1 1\n2 0 d3 1\n", measures="[AP]",
-                   extra="reference: a\ngates:\n  - {statistic: mean, max_decrease: 0.5}\n")
+    spec = project(
+        folder,
+        qrels="1 0 d1 1\n2 0 d3 1\n",
+        measures="[AP]",
+        extra="reference: a\ngates:\n  - {statistic: mean, max_decrease: 0.5}\n",
+    )
     (folder / "b.run").rename(folder / "new run é.run")
     spec.write_text(spec.read_text().replace("candidate: b.run", "candidate: new run é.run"))
     assert main(["check", str(spec), "--json", str(folder / "report ü.json")]) == 0
@@ -328,49 +382,82 @@ def test_a_yaml_alias_bomb_is_refused_fast_with_bounded_memory(tmp_path: Path) -
     assert elapsed < 10 and peak < 100 * 2**20  # 9^9 = 387 million values if expanded
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("qrels: !!python/object/apply:os.system ['echo owned']\n", "1: the YAML tag '!!python/object/apply:os.system' is not allowed"),
-    ("measures: [AP]\nqrels: !!python/name:os.system\n", "2: the YAML tag '!!python/name:os.system' is not allowed"),
-    ("measures: [AP]\n!!python/name:os.getcwd : 1\n", "2: the YAML tag '!!python/name:os.getcwd' is not allowed"),
-    ("measures: !custom [AP]\n", "1: the YAML tag '!custom' is not allowed"),
-    ("? [a, b]\n: 1\n", "1: a list where a key belongs"),
-    ("measures: [AP]\n? {a: 1}\n: 1\n", "2: a mapping where a key belongs"),
-    ("measures: [AP]\nqrels: qrels.txt\nmeasures: [P@10]\n", "3: key 'measures' appears twice (first on line 1)"),
-    ("measures: [AP]\nanalysis:\n  risk_alpha: 1\n  risk_alpha: 2\n", "4: key 'risk_alpha' appears twice (first on line 3)"),
-    ("measures: [AP]\nanalysis: {risk_alpha: 1" + "0" * 400 + "}\n", "2: analysis.risk_alpha: '1000000000"),
-    ("measures: [AP]\nbaselines: {a: a.run}\ncandidate: a.run\ngates:\n  - {statistic: [mean], min: 0}\n",
-     "5: gates[0].statistic: unknown statistic ['mean']"),
-    ("measures: [AP]\nbaselines: {a: a.run}\ncandidate: a.run\ngates:\n  - {statistic: mean, min: 0, reference: [a]}\n",
-     "5: gates[0].reference: ['a'] is not a baseline"),
-    ("measures: [AP(rel=0)]\n", "1: measures[0]: measure 'AP(rel=0)': rel must be an integer grade from 1"),
-    ("measures: [nDCG@99999999999999999999]\n", "1: measures[0]: measure 'nDCG@99999999999999999999': the cutoff must be"),
-    ("measures: [AP]\nqrels: " + "q" * 5000 + "\n", "2: qrels: expected a file path, got str 'qqqq"),
-    ("measures: [" + "m" * 5000 + "]\n", "1: measures[0]: measure 'mmmm"),
-    ("measures: [AP]\nanalysis:\n\trisk_alpha: 1\n", "3: invalid YAML"),
-    ("measures: [AP]\nanalysis:\n  bootstrap: {resamples: 100000000000}\n",
-     "3: analysis.bootstrap.resamples: must be at most 100,000, got 100,000,000,000"),
-    ("measures: [AP]\nanalysis:\n  grouping: {by: random, repeats: 100001}\n", "3: analysis.grouping.repeats: must be at most 100,000"),
-    ("measures: [AP]\nanalysis:\n  simulation: {samples: 100001}\n", "3: analysis.simulation.samples: must be at most 100,000"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "qrels: !!python/object/apply:os.system ['echo owned']\n",
+            "1: the YAML tag '!!python/object/apply:os.system' is not allowed",
+        ),
+        (
+            "measures: [AP]\nqrels: !!python/name:os.system\n",
+            "2: the YAML tag '!!python/name:os.system' is not allowed",
+        ),
+        ("measures: [AP]\n!!python/name:os.getcwd : 1\n", "2: the YAML tag '!!python/name:os.getcwd' is not allowed"),
+        ("measures: !custom [AP]\n", "1: the YAML tag '!custom' is not allowed"),
+        ("? [a, b]\n: 1\n", "1: a list where a key belongs"),
+        ("measures: [AP]\n? {a: 1}\n: 1\n", "2: a mapping where a key belongs"),
+        ("measures: [AP]\nqrels: qrels.txt\nmeasures: [P@10]\n", "3: key 'measures' appears twice (first on line 1)"),
+        (
+            "measures: [AP]\nanalysis:\n  risk_alpha: 1\n  risk_alpha: 2\n",
+            "4: key 'risk_alpha' appears twice (first on line 3)",
+        ),
+        ("measures: [AP]\nanalysis: {risk_alpha: 1" + "0" * 400 + "}\n", "2: analysis.risk_alpha: '1000000000"),
+        (
+            "measures: [AP]\nbaselines: {a: a.run}\ncandidate: a.run\ngates:\n  - {statistic: [mean], min: 0}\n",
+            "5: gates[0].statistic: unknown statistic ['mean']",
+        ),
+        (
+            "measures: [AP]\nbaselines: {a: a.run}\ncandidate: a.run\ngates:\n  - {statistic: mean, min: 0, reference: [a]}\n",
+            "5: gates[0].reference: ['a'] is not a baseline",
+        ),
+        ("measures: [AP(rel=0)]\n", "1: measures[0]: measure 'AP(rel=0)': rel must be an integer grade from 1"),
+        (
+            "measures: [nDCG@99999999999999999999]\n",
+            "1: measures[0]: measure 'nDCG@99999999999999999999': the cutoff must be",
+        ),
+        ("measures: [AP]\nqrels: " + "q" * 5000 + "\n", "2: qrels: expected a file path, got str 'qqqq"),
+        ("measures: [" + "m" * 5000 + "]\n", "1: measures[0]: measure 'mmmm"),
+        ("measures: [AP]\nanalysis:\n\trisk_alpha: 1\n", "3: invalid YAML"),
+        (
+            "measures: [AP]\nanalysis:\n  bootstrap: {resamples: 100000000000}\n",
+            "3: analysis.bootstrap.resamples: must be at most 100,000, got 100,000,000,000",
+        ),
+        (
+            "measures: [AP]\nanalysis:\n  grouping: {by: random, repeats: 100001}\n",
+            "3: analysis.grouping.repeats: must be at most 100,000",
+        ),
+        (
+            "measures: [AP]\nanalysis:\n  simulation: {samples: 100001}\n",
+            "3: analysis.simulation.samples: must be at most 100,000",
+        ),
+    ],
+)
 def test_spec_mistakes_are_one_line_naming_the_line(tmp_path: Path, text: str, expected: str) -> None:
     message = spec_error(tmp_path, text)
     assert message.startswith(expected)
     assert len(message) < 500
 
 
-@pytest.mark.parametrize(("text", "key", "line"), [
-    ("measures: 5\n", "measures", 1),
-    ("measures: [AP]\nbaselines: 3\n", "baselines", 2),
-    ("measures: [AP]\ngates: {statistic: mean}\n", "gates", 2),
-    ("measures: [AP]\nanalysis: [a]\n", "analysis", 2),
-    ("measures: [AP]\ncache: 3\n", "cache", 2),
-    ("measures: [AP]\nanalysis:\n  risk_alpha: high\n", "analysis.risk_alpha", 3),
-    ("measures: [AP]\nanalysis:\n  bootstrap: {resamples: 1.5}\n", "analysis.bootstrap.resamples", 3),
-    ("measures: [AP]\nqrels: [qrels.txt]\n", "qrels", 2),
-    ("measures: [AP]\nbaselines: {a: {run: a.run, tag: [x]}}\n", "baselines.a.tag", 2),
-    ("measures: [AP]\nbaselines: {a: a.run}\ncandidate: a.run\ngates:\n  - {statistic: mean, min: 0, confidence: high}\n",
-     "gates[0].confidence", 5),
-])
+@pytest.mark.parametrize(
+    ("text", "key", "line"),
+    [
+        ("measures: 5\n", "measures", 1),
+        ("measures: [AP]\nbaselines: 3\n", "baselines", 2),
+        ("measures: [AP]\ngates: {statistic: mean}\n", "gates", 2),
+        ("measures: [AP]\nanalysis: [a]\n", "analysis", 2),
+        ("measures: [AP]\ncache: 3\n", "cache", 2),
+        ("measures: [AP]\nanalysis:\n  risk_alpha: high\n", "analysis.risk_alpha", 3),
+        ("measures: [AP]\nanalysis:\n  bootstrap: {resamples: 1.5}\n", "analysis.bootstrap.resamples", 3),
+        ("measures: [AP]\nqrels: [qrels.txt]\n", "qrels", 2),
+        ("measures: [AP]\nbaselines: {a: {run: a.run, tag: [x]}}\n", "baselines.a.tag", 2),
+        (
+            "measures: [AP]\nbaselines: {a: a.run}\ncandidate: a.run\ngates:\n  - {statistic: mean, min: 0, confidence: high}\n",
+            "gates[0].confidence",
+            5,
+        ),
+    ],
+)
 def test_a_key_with_a_wrong_type_names_the_key_and_its_line(tmp_path: Path, text: str, key: str, line: int) -> None:
     assert spec_error(tmp_path, text).startswith(f"{line}: {key}: ")
 
@@ -400,5 +487,7 @@ def test_an_id_quoted_in_an_error_is_a_short_excerpt(tmp_path: Path) -> None:
 def test_a_spec_larger_than_a_spec_needs_is_refused_before_parsing(tmp_path: Path) -> None:
     path = tmp_path / "bvtest.yaml"
     path.write_text("measures: [AP]\n" + "# padding\n" * 120_000)
-    with pytest.raises(InputError, match=r"bvtest.yaml: the spec is 1,200,015 bytes, more than a spec needs \(1,048,576 at most\)"):
+    with pytest.raises(
+        InputError, match=r"bvtest.yaml: the spec is 1,200,015 bytes, more than a spec needs \(1,048,576 at most\)"
+    ):
         load_spec(path)

@@ -141,7 +141,9 @@ CORRUPTIONS = {
     "a list": lambda data: b"[]",
     "null": lambda data: b"null",
     "text scores": lambda data: data.replace(b"1.0", b'"high"'),
-    "missing key": lambda data: json.dumps({k: v for k, v in json.loads(data).items() if k != "ignored_topics"}).encode(),
+    "missing key": lambda data: json.dumps(
+        {k: v for k, v in json.loads(data).items() if k != "ignored_topics"}
+    ).encode(),
 }
 
 
@@ -290,10 +292,15 @@ def _write_concurrent_data(folder: Path) -> tuple[Path, Path]:
     run_lines, qrels_lines = [], []
     for topic in range(300):
         scores = rng.normal(size=200)
-        run_lines += [f"q{topic} Q0 d{doc} {rank} {score:.6f} concurrent" for rank, (doc, score) in enumerate(zip(range(200), scores), 1)]
+        run_lines += [
+            f"q{topic} Q0 d{doc} {rank} {score:.6f} concurrent"
+            for rank, (doc, score) in enumerate(zip(range(200), scores), 1)
+        ]
         for doc in rng.choice(400, size=rng.integers(1, 6), replace=False):
             qrels_lines.append(f"q{topic} 0 d{doc} {rng.integers(0, 3)}")
-    return write(folder / "qrels.txt", "\n".join(qrels_lines) + "\n"), write(folder / "run.txt", "\n".join(run_lines) + "\n")
+    return write(folder / "qrels.txt", "\n".join(qrels_lines) + "\n"), write(
+        folder / "run.txt", "\n".join(run_lines) + "\n"
+    )
 
 
 def _evaluate_after_barrier(barrier, results, qrels: Path, run: Path, folder: Path) -> None:
@@ -301,7 +308,9 @@ def _evaluate_after_barrier(barrier, results, qrels: Path, run: Path, folder: Pa
     try:
         barrier.wait(timeout=60)
         matrices, cache = build(qrels, RunFile(run), folder, (AP, NDCG10))
-        results.put((os.getpid(), cache.misses, {str(measure): matrix.scores.tolist() for measure, matrix in matrices.items()}))
+        results.put(
+            (os.getpid(), cache.misses, {str(measure): matrix.scores.tolist() for measure, matrix in matrices.items()})
+        )
     except BaseException:
         results.put((os.getpid(), None, traceback.format_exc()))
 
@@ -322,7 +331,8 @@ def test_processes_writing_the_same_entries_at_once_all_succeed(tmp_path, proces
         folder = tmp_path / f"cache{round_number}"
         barrier, results = context.Barrier(processes), context.Queue()
         workers = [
-            context.Process(target=_evaluate_after_barrier, args=(barrier, results, qrels, run, folder)) for _ in range(processes)
+            context.Process(target=_evaluate_after_barrier, args=(barrier, results, qrels, run, folder))
+            for _ in range(processes)
         ]
         for worker in workers:
             worker.start()
@@ -333,7 +343,10 @@ def test_processes_writing_the_same_entries_at_once_all_succeed(tmp_path, proces
         assert [values for _, misses, values in reported if misses is None] == []
         assert len({pid for pid, _, _ in reported}) == processes
         concurrent_writers.append(sum(misses == 2 for _, misses, _ in reported))
-        assert all(values == {str(measure): [list(expected[measure].values())] for measure in expected} for _, _, values in reported)
+        assert all(
+            values == {str(measure): [list(expected[measure].values())] for measure in expected}
+            for _, _, values in reported
+        )
         written = entries(folder)
         assert len(written) == 2, written  # complete entries, no temporary file left behind
         stored = [json.loads(path.read_text()) for path in written]
@@ -365,7 +378,9 @@ def test_an_unchanged_aged_file_is_not_read_again(tmp_path, hashed, monkeypatch)
     second = ScoreCache(tmp_path / "cache").file_digest(path)
     assert first == second == hashlib.sha256(RUN.encode()).hexdigest()
     assert hashed == [path.absolute()]
-    assert [record.name.endswith(".json") for record in (tmp_path / "cache").rglob("*") if is_stat_record(record)] == [True]
+    assert [record.name.endswith(".json") for record in (tmp_path / "cache").rglob("*") if is_stat_record(record)] == [
+        True
+    ]
 
 
 def test_an_edit_keeping_size_and_modification_time_is_seen(tmp_path, hashed, monkeypatch):

@@ -45,7 +45,8 @@ def calibrated_project(pytester: pytest.Pytester) -> pytest.Pytester:
     runs = pytester.mkdir("runs")
     for name, ranks in (("production", PRODUCTION), ("risky", RISKY)):
         (runs / f"{name}.run").write_text(run_text(name, ranks))
-    (pytester.path / "bvtest.yaml").write_text(textwrap.dedent("""
+    (pytester.path / "bvtest.yaml").write_text(
+        textwrap.dedent("""
         qrels: qrels.txt
         measures: [AP]
         baselines: {production: runs/production.run}
@@ -54,7 +55,8 @@ def calibrated_project(pytester: pytest.Pytester) -> pytest.Pytester:
         gates:
           - {statistic: urisk, false_alarm: 0.1}
           - {statistic: urisk, min: -0.05, name: fixed}
-    """).lstrip())
+    """).lstrip()
+    )
     return pytester
 
 
@@ -63,23 +65,33 @@ def test_a_calibrated_gate_takes_the_brute_force_quantile_and_every_report_shows
 ) -> None:
     null = brute_force_urisk_null(RISKY_AP, PRODUCTION_AP, 5.0)
     limit = null[int(0.1 * 64)]  # 6 topics: all 64 swaps; at most 6 of them lie below the limit
-    result = calibrated_project.runpytest("--bvtest-json", "report.json", "--bvtest-markdown", "report.md",
-                                          "--junitxml", "junit.xml", "-v")
+    result = calibrated_project.runpytest(
+        "--bvtest-json", "report.json", "--bvtest-markdown", "report.md", "--junitxml", "junit.xml", "-v"
+    )
     report = json.loads((calibrated_project.path / "report.json").read_text())
     gates = {gate["id"].rsplit("::", 1)[1]: gate for gate in report["evaluations"][0]["gates"]}
     calibrated, fixed = gates["urisk"], gates["fixed"]
     assert calibrated["bound"] is None and calibrated["rule"] == "false_alarm 10%"
     assert calibrated["limit"] == pytest.approx(limit, abs=1e-12)
     assert calibrated["calibration"]["limit"] == pytest.approx(limit, abs=1e-12)
-    assert calibrated["calibration"] == {**calibrated["calibration"], "false_alarm": 0.1, "swaps": 64, "exact": True,
-                                         "reference": "production"}
+    assert calibrated["calibration"] == {
+        **calibrated["calibration"],
+        "false_alarm": 0.1,
+        "swaps": 64,
+        "exact": True,
+        "reference": "production",
+    }
     assert calibrated["calibration"]["rate"] == pytest.approx(np.mean(null < limit - 1e-12))
     assert calibrated["passed"] == (calibrated["value"] >= limit - 1e-12)
     # the fixed bound reports the share of equal-quality changes it fails
     assert fixed["calibration"]["rate"] == pytest.approx(np.mean(null < -0.05))
     assert fixed["calibration"]["false_alarm"] is None and fixed["rule"] == "min -0.05"
-    result.stdout.fnmatch_lines([f"*false_alarm 10% requires >= {limit:.6g}*all 64 swaps with production*",
-                                 "*bound min -0.05 requires >= -0.05*false-alarm rate*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*false_alarm 10% requires >= {limit:.6g}*all 64 swaps with production*",
+            "*bound min -0.05 requires >= -0.05*false-alarm rate*",
+        ]
+    )
     assert "| false alarm |" in (calibrated_project.path / "report.md").read_text()
     assert f"{fixed['calibration']['rate']:.2%} (exact)" in (calibrated_project.path / "report.md").read_text()
     properties = {
@@ -96,7 +108,8 @@ def test_a_gate_needing_a_reference_without_one_is_a_spec_error_at_its_line(pyte
     pytester.mkdir("runs")
     (pytester.path / "runs" / "risky.run").write_text(run_text("risky", RISKY))
     (pytester.path / "bvtest.yaml").write_text(
-        "qrels: qrels.txt\nmeasures: [AP]\ncandidate: runs/risky.run\ngates:\n  - {statistic: var, false_alarm: 0.05}\n")
+        "qrels: qrels.txt\nmeasures: [AP]\ncandidate: runs/risky.run\ngates:\n  - {statistic: var, false_alarm: 0.05}\n"
+    )
     result = pytester.runpytest()
     result.stdout.fnmatch_lines(["*bvtest.yaml:5: gates[[]0[]]: gate on var (false_alarm*needs a reference system*"])
     assert "Traceback" not in result.stdout.str()
@@ -138,7 +151,9 @@ def example_spec(tmp_path: Path) -> Path:
     return spec
 
 
-def test_the_examples_risky_candidate_fails_before_and_after_calibration_and_the_stable_one_passes(tmp_path: Path) -> None:
+def test_the_examples_risky_candidate_fails_before_and_after_calibration_and_the_stable_one_passes(
+    tmp_path: Path,
+) -> None:
     spec = example_spec(tmp_path)
     risky = EXAMPLE / "runs" / "candidate-risky.run"
     before, after = verdicts(spec, BEFORE, risky), verdicts(spec, RECOMMENDED, risky)
@@ -150,10 +165,20 @@ def test_the_examples_risky_candidate_fails_before_and_after_calibration_and_the
 
 def real_spec(tmp_path: Path, qrels: Path, baselines: dict[str, Path], candidate: Path) -> Path:
     spec = tmp_path / "real.yaml"
-    spec.write_text(yaml.safe_dump({
-        "qrels": str(qrels), "measures": ["nDCG@10", "AP"], "baselines": {k: str(v) for k, v in baselines.items()},
-        "candidate": str(candidate), "reference": next(iter(baselines)), "analysis": {"risk_alpha": 5}, "cache": False,
-    }, sort_keys=False))
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "qrels": str(qrels),
+                "measures": ["nDCG@10", "AP"],
+                "baselines": {k: str(v) for k, v in baselines.items()},
+                "candidate": str(candidate),
+                "reference": next(iter(baselines)),
+                "analysis": {"risk_alpha": 5},
+                "cache": False,
+            },
+            sort_keys=False,
+        )
+    )
     return spec
 
 
@@ -161,9 +186,13 @@ def test_dl19_monot5_against_monobert_fails_a_fixed_trisk_bound_and_passes_the_c
     """monoT5 vs monoBERT on TREC DL 2019 passage: nDCG@10 +0.0009, 19 wins and 19 losses."""
     runs = shared_path("dl19_passage_qppeval_runs", "runs")
     spec = real_spec(
-        tmp_path, shared_path("anserini_tools_qrels_topics", "qrels", "qrels.dl19-passage.txt"),
-        {"monobert": runs / "run-msmarco-passage-bm25-monobert-0.8-0.5.txt.gz",
-         "colbert": runs / "colbert-on-bm25-trec-dl-queries.gz", "drmm": runs / "drmm.res.gz"},
+        tmp_path,
+        shared_path("anserini_tools_qrels_topics", "qrels", "qrels.dl19-passage.txt"),
+        {
+            "monobert": runs / "run-msmarco-passage-bm25-monobert-0.8-0.5.txt.gz",
+            "colbert": runs / "colbert-on-bm25-trec-dl-queries.gz",
+            "drmm": runs / "drmm.res.gz",
+        },
         runs / "run-msmarco-passage-bm25-monot5-0.8-0.5.txt.gz",
     )
     before, after = verdicts(spec, BEFORE), verdicts(spec, RECOMMENDED)
@@ -176,20 +205,25 @@ def test_trec_covid_round4_fusion_fails_a_fixed_trisk_bound_and_passes_the_calib
     """OHSU's round-4 fusion run against its full-text run: AP +0.056, nDCG@10 TRisk -3.23 at alpha 5."""
     runs = shared_path("trec_covid_ohsu_runs", "runs", "Round4_Runs_LessRM3")
     spec = real_spec(
-        tmp_path, shared_path("anserini_tools_qrels_topics", "qrels", "qrels.covid-round4.txt"),
+        tmp_path,
+        shared_path("anserini_tools_qrels_topics", "qrels", "qrels.covid-round4.txt"),
         {"FullOHSU": runs / "FullOHSU.txt.gz", "AbstractOHSU": runs / "AbstractOHSU.txt.gz"},
         runs / "R4_orig_fusion.txt.gz",
     )
     evaluation = evaluate_spec(load_spec(spec), use_cache=False)
     ap = evaluation.measure("AP")
-    assert ap.system("candidate").values["mean"] - ap.system("FullOHSU").values["mean"] == pytest.approx(0.0561, abs=5e-5)
+    assert ap.system("candidate").values["mean"] - ap.system("FullOHSU").values["mean"] == pytest.approx(
+        0.0561, abs=5e-5
+    )
     before, after = verdicts(spec, BEFORE), verdicts(spec, RECOMMENDED)
     assert before["nDCG@10::trisk"] == ("FAIL", pytest.approx(-3.22675, abs=5e-6))
     # every calibrated gate passes; those against FullOHSU on AP are OK* because the fusion run is so
     # much better (+0.056, p < 0.01) that the stale-reference guard suggests updating the reference
     assert {outcome for outcome, _ in after.values()} <= {"OK", "OK*"}, after
     assert "stale_reference" in [guard.kind for guard in ap.guards], ap.guards
-    assert {key for key, (outcome, _) in after.items() if outcome == "OK*"} <= {key for key in after if key.startswith("AP::")}
+    assert {key for key, (outcome, _) in after.items() if outcome == "OK*"} <= {
+        key for key in after if key.startswith("AP::")
+    }
 
 
 def test_a_plain_bound_reports_its_rate_from_fewer_swaps_than_a_calibrated_limit_uses(tmp_path: Path) -> None:
@@ -203,6 +237,7 @@ def test_a_plain_bound_reports_its_rate_from_fewer_swaps_than_a_calibrated_limit
 
 
 # --- family-wise limits (analysis.calibration.family) ------------------------------------------------
+
 
 def joint_rate(outcomes: list) -> float:
     """Share of the shared swaps on which at least one gate's null lies strictly past its calibrated limit."""
@@ -235,12 +270,18 @@ def test_family_wise_limits_hold_the_examples_recommended_gates_to_five_percent_
         assert gate.null.calibrated_limit == gate.null.distribution.limit_past(family.count) + gate.null.offset
         assert "for the 5 calibrated gates together" in gate.message
         document = gate_document(gate)["calibration"]
-        assert document["family"] == {"false_alarm": 0.05, "gates": 5, "level": family.level, "rate": family.rate,
-                                      "swaps": 10_000}
+        assert document["family"] == {
+            "false_alarm": 0.05,
+            "gates": 5,
+            "level": family.level,
+            "rate": family.rate,
+            "swaps": 10_000,
+        }
         assert false_alarm_text(document).endswith(f"seed 0; {family.rate:.2%} for 5 gates together)")
     # Var's 19% growth on the risky candidate is past 95% of equal changes for Var alone, not for the five
-    verdict = {gate.id.split("::", 1)[1]: (alone_gate.outcome, gate.outcome)
-               for alone_gate, gate in zip(alone, together)}
+    verdict = {
+        gate.id.split("::", 1)[1]: (alone_gate.outcome, gate.outcome) for alone_gate, gate in zip(alone, together)
+    }
     assert verdict["nDCG@10::var"] == ("FAIL", "OK")
 
 
@@ -273,10 +314,14 @@ def test_four_topics_cannot_calibrate_a_five_percent_gate_so_a_run_worse_on_all_
         return target
 
     spec = tmp_path / "tiny.yaml"
-    document = {"qrels": str(subset(EXAMPLE / "eval" / "qrels.txt")), "measures": ["nDCG@10"],
-                "baselines": {"production": str(subset(EXAMPLE / "runs" / "production.run"))},
-                "candidate": str(subset(EXAMPLE / "runs" / "past-release.run")), "cache": False,
-                "gates": [{"statistic": "trisk", "false_alarm": 0.05}, {"statistic": "mean", "false_alarm": 0.05}]}
+    document = {
+        "qrels": str(subset(EXAMPLE / "eval" / "qrels.txt")),
+        "measures": ["nDCG@10"],
+        "baselines": {"production": str(subset(EXAMPLE / "runs" / "production.run"))},
+        "candidate": str(subset(EXAMPLE / "runs" / "past-release.run")),
+        "cache": False,
+        "gates": [{"statistic": "trisk", "false_alarm": 0.05}, {"statistic": "mean", "false_alarm": 0.05}],
+    }
     spec.write_text(yaml.safe_dump(document))
     evaluation = evaluate_spec(load_spec(spec), use_cache=False)
     matrix = evaluation.measure("nDCG@10").matrix
@@ -301,6 +346,6 @@ def test_the_dl_hard_examples_calibrated_family_passes_rm3_against_bm25(tmp_path
     assert len(evaluation.gates) == 12 and {gate.outcome for gate in evaluation.gates} == {"OK"}
     families = {(len(gate.null.family.limits), gate.null.family.rate) for gate in evaluation.gates}
     assert len(families) == 1
-    (members, rate), = families
+    ((members, rate),) = families
     assert members == 12 and 0.045 < rate <= 0.05
     assert joint_rate(list(evaluation.gates)) == pytest.approx(rate)

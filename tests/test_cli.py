@@ -19,7 +19,9 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest_bvtest.cli", *args], capture_output=True, text=True, cwd=EXAMPLE)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_bvtest.cli", *args], capture_output=True, text=True, cwd=EXAMPLE
+    )
 
 
 def test_evaluate_prints_per_topic_values_equal_to_pytrec_eval(capsys: pytest.CaptureFixture[str]) -> None:
@@ -30,7 +32,9 @@ def test_evaluate_prints_per_topic_values_equal_to_pytrec_eval(capsys: pytest.Ca
     rows = [line.split("\t") for line in lines[1:]]
     assert {row[2] for row in rows} == {"nDCG@10", "AP"}  # trec_eval's `map` is shown back as AP
     with open(qrels) as q, open(run) as r:
-        expected = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(q), {"ndcg_cut_10"}).evaluate(pytrec_eval.parse_run(r))
+        expected = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(q), {"ndcg_cut_10"}).evaluate(
+            pytrec_eval.parse_run(r)
+        )
     ndcg = {topic: float(value) for system, topic, measure, value in rows if measure == "nDCG@10"}
     assert ndcg.keys() == expected.keys()
     for topic, value in ndcg.items():
@@ -58,8 +62,15 @@ def test_evaluate_into_a_pipe_the_reader_closed_stops_quietly(unbuffered: bool, 
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
     if unbuffered:
         environment["PYTHONUNBUFFERED"] = "1"
-    arguments = ["evaluate", "--qrels", "eval/qrels.txt", "-m", "nDCG@10", *(["--mean"] if mean else []),
-                 "runs/production.run"]
+    arguments = [
+        "evaluate",
+        "--qrels",
+        "eval/qrels.txt",
+        "-m",
+        "nDCG@10",
+        *(["--mean"] if mean else []),
+        "runs/production.run",
+    ]
     finished = _into_a_closed_pipe(arguments, environment)
     assert (finished.returncode, finished.stderr) == (1 if unbuffered else 0, "")
 
@@ -68,8 +79,14 @@ def _into_a_closed_pipe(arguments: list[str], environment: dict[str, str]) -> su
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        return subprocess.run([sys.executable, "-m", "pytest_bvtest.cli", *arguments], stdout=write_end,
-                              stderr=subprocess.PIPE, text=True, cwd=EXAMPLE, env=environment)
+        return subprocess.run(
+            [sys.executable, "-m", "pytest_bvtest.cli", *arguments],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=EXAMPLE,
+            env=environment,
+        )
     finally:
         os.close(write_end)
 
@@ -80,8 +97,9 @@ def test_a_failed_gate_piped_into_a_closed_reader_is_never_exit_0(unbuffered: bo
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
     if unbuffered:
         environment["PYTHONUNBUFFERED"] = "1"
-    finished = _into_a_closed_pipe(["check", "bvtest.yaml", "--no-cache", "--run", "runs/candidate-risky.run"],
-                                   environment)
+    finished = _into_a_closed_pipe(
+        ["check", "bvtest.yaml", "--no-cache", "--run", "runs/candidate-risky.run"], environment
+    )
     assert (finished.returncode, finished.stderr) == (1, "")
 
 
@@ -89,8 +107,15 @@ def test_check_exit_codes_and_reports(tmp_path: Path) -> None:
     passing = run_cli("check", "bvtest.yaml", "--no-cache", "--json", str(tmp_path / "pass.json"))
     assert passing.returncode == 0, passing.stderr
     assert "bvtest: 5 gates, 0 failed" in passing.stdout
-    failing = run_cli("check", "bvtest.yaml", "--no-cache", "--run", "runs/candidate-risky.run",
-                      "--markdown", str(tmp_path / "fail.md"))
+    failing = run_cli(
+        "check",
+        "bvtest.yaml",
+        "--no-cache",
+        "--run",
+        "runs/candidate-risky.run",
+        "--markdown",
+        str(tmp_path / "fail.md"),
+    )
     assert failing.returncode == 1
     # RM3's big wins and big losses widen the spread past what an equal-quality change reaches 5% of the time
     assert "[FAIL] bvtest.yaml::nDCG@10::var" in failing.stdout
@@ -123,8 +148,9 @@ def test_input_and_usage_errors_exit_2_without_traceback(args: list[str], messag
     assert "Traceback" not in result.stderr
 
 
-def test_evaluate_in_parallel_processes_equals_one_process_and_shares_the_cache(tmp_path: Path,
-                                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_evaluate_in_parallel_processes_equals_one_process_and_shares_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     runs = [str(path) for path in sorted((EXAMPLE / "runs").glob("*.run"))]
     arguments = ["evaluate", "--qrels", str(EXAMPLE / "eval" / "qrels.txt"), "-m", "nDCG@10", "-m", "AP"]
     assert main([*arguments, "-j", "1", *runs]) == 0
@@ -137,10 +163,16 @@ def test_evaluate_in_parallel_processes_equals_one_process_and_shares_the_cache(
     before = [entry.stat().st_mtime_ns for entry in entries if entry.parent.name != "stat"]
     assert main([*arguments, "-j", "3", "--cache-dir", str(tmp_path / "cache"), *runs]) == 0
     assert capsys.readouterr().out == alone
-    assert [entry.stat().st_mtime_ns for entry in sorted((tmp_path / "cache").rglob("*.json")) if entry.parent.name != "stat"] == before
+    assert [
+        entry.stat().st_mtime_ns
+        for entry in sorted((tmp_path / "cache").rglob("*.json"))
+        if entry.parent.name != "stat"
+    ] == before
 
 
-def test_evaluate_in_parallel_reports_a_bad_run_file_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_evaluate_in_parallel_reports_a_bad_run_file_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 not-a-number sys\n")
     runs = [str(EXAMPLE / "runs" / "production.run"), str(bad)]
@@ -161,7 +193,10 @@ def test_calibrate_prints_rates_limits_replays_and_a_yaml_snippet_deterministica
     lines = first.stdout.splitlines()
     assert "(seed 3)" in lines[0]
     header = re.split(r"\s{2,}", lines[2])
-    assert header[:4] == ["gate", "reference", "rule", "limit"] and header[-2:] == ["replay bm25-alt", "replay past-release"]
+    assert header[:4] == ["gate", "reference", "rule", "limit"] and header[-2:] == [
+        "replay bm25-alt",
+        "replay past-release",
+    ]
     trisk = next(line for line in lines if line.startswith("nDCG@10::trisk "))
     # a calibrated gate's limit is its 5% limit, and its false-alarm rate is at most 5%
     cells = re.split(r"\s{2,}", trisk)
@@ -174,7 +209,8 @@ def test_calibrate_prints_rates_limits_replays_and_a_yaml_snippet_deterministica
 
 
 def test_calibrate_says_how_often_the_gates_fail_an_equal_change_together_and_keeps_the_family(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     document = yaml.safe_load((EXAMPLE / "bvtest.yaml").read_text())
     for key in ("qrels", "topics", "candidate"):
@@ -199,16 +235,22 @@ def test_calibrate_says_how_often_the_gates_fail_an_equal_change_together_and_ke
 
 def test_calibrate_without_a_candidate_is_an_input_error(tmp_path: Path) -> None:
     spec = tmp_path / "analysis.yaml"
-    spec.write_text(f"qrels: {EXAMPLE / 'eval' / 'qrels.txt'}\nmeasures: [AP]\nbaselines: {{p: {EXAMPLE / 'runs' / 'production.run'}}}\n")
+    spec.write_text(
+        f"qrels: {EXAMPLE / 'eval' / 'qrels.txt'}\nmeasures: [AP]\nbaselines: {{p: {EXAMPLE / 'runs' / 'production.run'}}}\n"
+    )
     result = run_cli("calibrate", str(spec))
     assert result.returncode == 2 and "calibrate needs a candidate and gates" in result.stderr
 
 
 @pytest.mark.parametrize("preset", [None, "3"])
 def test_a_fresh_bvtest_process_runs_the_blas_on_one_thread_unless_told_otherwise(preset: str | None) -> None:
-    probe = ("import os, sys; from pytest_bvtest import cli; cli._one_blas_thread(); import numpy; "
-             "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['MKL_NUM_THREADS'])")
-    environment = {key: value for key, value in os.environ.items() if key not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    probe = (
+        "import os, sys; from pytest_bvtest import cli; cli._one_blas_thread(); import numpy; "
+        "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['MKL_NUM_THREADS'])"
+    )
+    environment = {
+        key: value for key, value in os.environ.items() if key not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    }
     if preset is not None:
         environment["OPENBLAS_NUM_THREADS"] = preset
     printed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=environment, check=True)

@@ -24,16 +24,44 @@ TOLERANCE = 1e-12
 FAST_MEASURES = [
     parse_measure(name)
     for name in (
-        "AP", "AP(rel=2)", "AP(rel=3)", "nDCG", "nDCG@1", "nDCG@10", "nDCG@20", "nDCG@5000", "P@1", "P@10",
-        "P(rel=2)@5", "P@2000", "R@10", "R@100", "R(rel=2)@1000", "R@5000", "RR", "RR(rel=2)", "RR@10", "RR@1",
+        "AP",
+        "AP(rel=2)",
+        "AP(rel=3)",
+        "nDCG",
+        "nDCG@1",
+        "nDCG@10",
+        "nDCG@20",
+        "nDCG@5000",
+        "P@1",
+        "P@10",
+        "P(rel=2)@5",
+        "P@2000",
+        "R@10",
+        "R@100",
+        "R(rel=2)@1000",
+        "R@5000",
+        "RR",
+        "RR(rel=2)",
+        "RR@10",
+        "RR@1",
     )
 ]
 
 
 def test_every_measure_of_the_list_takes_the_columnar_path():
     assert all(map(columnar.computes, FAST_MEASURES))
-    for name in ("AP@10", "AP(judged_only=True)", "nDCG(judged_only=True)@10", "nDCG(dcg='exp-log2')@10", "ERR@10",
-                 "Rprec", "Bpref", "Success@10", "NumRet", "SetP"):
+    for name in (
+        "AP@10",
+        "AP(judged_only=True)",
+        "nDCG(judged_only=True)@10",
+        "nDCG(dcg='exp-log2')@10",
+        "ERR@10",
+        "Rprec",
+        "Bpref",
+        "Success@10",
+        "NumRet",
+        "SetP",
+    ):
         assert not columnar.computes(parse_measure(name)), name
 
 
@@ -81,18 +109,30 @@ def test_every_trec_web2012_baseline_with_spam_grades():
         assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name)
 
 
-@pytest.mark.parametrize(("qrels_name", "run_name"), [
-    ("qrels.test", "results.test"), ("qrels.rel_level", "results.test"),
-    ("qrels-302.test", "results-302.test"), ("qrels.comment.test", "results.comment.test.gz"),
-])
+@pytest.mark.parametrize(
+    ("qrels_name", "run_name"),
+    [
+        ("qrels.test", "results.test"),
+        ("qrels.rel_level", "results.test"),
+        ("qrels-302.test", "results-302.test"),
+        ("qrels.comment.test", "results.comment.test.gz"),
+    ],
+)
 def test_trec_eval_own_test_runs(qrels_name, run_name):
     folder = shared_path("trec_eval_test")
     assert_columnar_equals_pytrec_eval(read_qrels(folder / qrels_name), read_run(folder / run_name), run_name)
 
 
-@pytest.mark.parametrize(("round_folder", "qrels_round"), [
-    ("Round1_Runs", 1), ("Round2_Runs", 2), ("Round2_Runs_Fusion", 2), ("Round3_Runs_v2", 3), ("Round4_Runs_LessRM3", 4),
-])
+@pytest.mark.parametrize(
+    ("round_folder", "qrels_round"),
+    [
+        ("Round1_Runs", 1),
+        ("Round2_Runs", 2),
+        ("Round2_Runs_Fusion", 2),
+        ("Round3_Runs_v2", 3),
+        ("Round4_Runs_LessRM3", 4),
+    ],
+)
 def test_every_trec_covid_ohsu_run(round_folder, qrels_round):
     qrels = read_qrels(shared_path("anserini_tools_qrels_topics", "qrels", f"qrels.covid-round{qrels_round}.txt"))
     runs = sorted(shared_path("trec_covid_ohsu_runs", "runs", round_folder).glob("*.txt.gz"))

@@ -53,7 +53,9 @@ def documented_options(pytester: pytest.Pytester) -> tuple[set[str], set[str]]:
     """The ``--bvtest-*`` options and ``bvtest_*`` ini settings pytest's own help lists."""
     result = pytester.runpytest("--help", "-p", "no:cacheprovider")
     help_text = result.stdout.str()
-    return set(re.findall(r"--bvtest-[a-z-]+", help_text)), set(re.findall(r"^\s+(bvtest_[a-z_]+) \(", help_text, re.MULTILINE))
+    return set(re.findall(r"--bvtest-[a-z-]+", help_text)), set(
+        re.findall(r"^\s+(bvtest_[a-z_]+) \(", help_text, re.MULTILINE)
+    )
 
 
 def test_every_pytest_option_and_ini_setting_is_documented(pytester: pytest.Pytester) -> None:
@@ -72,15 +74,24 @@ def code_words(markdown: str) -> set[str]:
 
 def test_every_spec_key_table_layout_and_statistic_is_in_the_spec_reference() -> None:
     words = code_words(read("spec.md"))
-    names = [*spec_module._TOP_KEYS, *spec_module._ANALYSIS_KEYS, *spec_module._GATE_KEYS,
-             *NORMALIZATIONS, *STATISTICS, *TABLE_FORMATS,
-             *(label for labels in LONG_COLUMNS.values() for label in labels)]
+    names = [
+        *spec_module._TOP_KEYS,
+        *spec_module._ANALYSIS_KEYS,
+        *spec_module._GATE_KEYS,
+        *NORMALIZATIONS,
+        *STATISTICS,
+        *TABLE_FORMATS,
+        *(label for labels in LONG_COLUMNS.values() for label in labels),
+    ]
     missing = sorted({name for name in names if name not in words})
     assert not missing, f"docs/spec.md does not mention: {', '.join(missing)}"
 
 
 def test_every_statistic_has_a_row_with_its_direction_in_the_spec_reference() -> None:
-    rows = {match[0]: match[1] for match in re.findall(r"^\| `(\w+)` \| [^|]+ \| (higher|lower) \|", read("spec.md"), re.MULTILINE)}
+    rows = {
+        match[0]: match[1]
+        for match in re.findall(r"^\| `(\w+)` \| [^|]+ \| (higher|lower) \|", read("spec.md"), re.MULTILINE)
+    }
     expected = {name: "higher" if statistic.higher_is_better else "lower" for name, statistic in STATISTICS.items()}
     assert rows == expected
 
@@ -106,7 +117,11 @@ def test_relative_links_point_to_existing_files_and_headings(markdown: Path) -> 
 
 
 def complete_specs() -> list[dict]:
-    return [yaml.safe_load(block) for block in code_blocks(read("spec.md"), "yaml") if re.search(r"^measures:", block, re.MULTILINE)]
+    return [
+        yaml.safe_load(block)
+        for block in code_blocks(read("spec.md"), "yaml")
+        if re.search(r"^measures:", block, re.MULTILINE)
+    ]
 
 
 def test_complete_specs_in_the_reference_parse_and_use_only_real_keys() -> None:
@@ -121,8 +136,9 @@ def test_complete_specs_in_the_reference_parse_and_use_only_real_keys() -> None:
         for gate in document.get("gates", []):
             assert set(gate) <= set(spec_module._GATE_KEYS), gate
             assert gate["statistic"] in STATISTICS
-            assert len(set(gate) & set(spec_module.BOUND_KEYS)) == 1 or ("false_alarm" in gate and not set(gate) & set(
-                spec_module.BOUND_KEYS)), gate
+            assert len(set(gate) & set(spec_module.BOUND_KEYS)) == 1 or (
+                "false_alarm" in gate and not set(gate) & set(spec_module.BOUND_KEYS)
+            ), gate
 
 
 def test_python_examples_in_the_docs_are_valid_python() -> None:
@@ -136,7 +152,11 @@ def test_the_fixture_example_in_options_runs_against_the_example_project(pyteste
     example = code_blocks(read("options.md"), "python")[0]
     spec_line = 'SPEC = Path("example_project/bvtest.yaml").resolve()'
     assert spec_line in example
-    pytester.makepyfile(test_fixture_example=example.replace(spec_line, f"SPEC = Path({str(REPOSITORY / 'example_project' / 'bvtest.yaml')!r})"))
+    pytester.makepyfile(
+        test_fixture_example=example.replace(
+            spec_line, f"SPEC = Path({str(REPOSITORY / 'example_project' / 'bvtest.yaml')!r})"
+        )
+    )
     result = pytester.runpytest("-p", "no:cacheprovider", "--bvtest-no-cache")
     result.assert_outcomes(passed=3)
 

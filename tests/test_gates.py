@@ -11,11 +11,20 @@ from pytest_bvtest.spec import Bound
 
 def verdict(bound: Bound, value: float, reference_value: float | None = None, interval=None):
     return judge(
-        gate_id="bvtest.yaml::AP::g", statistic="var", label="Var", measure="AP", system="candidate",
-        reference="production" if reference_value is not None else None, value=value,
-        reference_value=reference_value, bound=bound, interval=interval,
-        confidence=0.95 if interval else None, seed=0 if interval else None,
-        worst_topics=[TopicImpact("401", 0.1, 0.6), TopicImpact("402", 0.2, 0.3)], worst_against="production",
+        gate_id="bvtest.yaml::AP::g",
+        statistic="var",
+        label="Var",
+        measure="AP",
+        system="candidate",
+        reference="production" if reference_value is not None else None,
+        value=value,
+        reference_value=reference_value,
+        bound=bound,
+        interval=interval,
+        confidence=0.95 if interval else None,
+        seed=0 if interval else None,
+        worst_topics=[TopicImpact("401", 0.1, 0.6), TopicImpact("402", 0.2, 0.3)],
+        worst_against="production",
     )
 
 
@@ -87,12 +96,28 @@ def null_of(values: list[float], higher_is_better: bool, statistic: str = "var")
 TWENTY = [i / 1000 for i in range(20)]  # 0.000 ... 0.019: the 5% limit of "lower is better" is the 19th value
 
 
-def calibrated(value: float, bound: Bound | None, false_alarm: float | None = 0.05, reference_value: float = 0.08,
-               null: SwapNull | None = None):
-    return judge(gate_id="bvtest.yaml::AP::var", statistic="var", label="Var", measure="AP", system="candidate",
-                 reference="production", value=value, reference_value=reference_value if bound else None, bound=bound,
-                 higher_is_better=False, null=null or null_of(TWENTY, False), null_offset=reference_value,
-                 false_alarm=false_alarm)
+def calibrated(
+    value: float,
+    bound: Bound | None,
+    false_alarm: float | None = 0.05,
+    reference_value: float = 0.08,
+    null: SwapNull | None = None,
+):
+    return judge(
+        gate_id="bvtest.yaml::AP::var",
+        statistic="var",
+        label="Var",
+        measure="AP",
+        system="candidate",
+        reference="production",
+        value=value,
+        reference_value=reference_value if bound else None,
+        bound=bound,
+        higher_is_better=False,
+        null=null or null_of(TWENTY, False),
+        null_offset=reference_value,
+        false_alarm=false_alarm,
+    )
 
 
 def test_false_alarm_alone_takes_the_nulls_quantile_on_the_bad_side_as_its_limit() -> None:
@@ -102,7 +127,10 @@ def test_false_alarm_alone_takes_the_nulls_quantile_on_the_bad_side_as_its_limit
     assert not failing.passed and failing.excess == pytest.approx(0.0005)
     assert passing.null.rate == pytest.approx(0.05) and passing.null.calibrated_limit == pytest.approx(0.098)
     assert passing.rule == "false_alarm 5%"
-    assert "false_alarm 5% requires <= 0.098; headroom 0; false-alarm rate 5% (20 swaps with production, seed 4)" in passing.message
+    assert (
+        "false_alarm 5% requires <= 0.098; headroom 0; false-alarm rate 5% (20 swaps with production, seed 4)"
+        in passing.message
+    )
 
 
 def test_a_bound_and_false_alarm_fail_only_when_both_are_crossed() -> None:
@@ -126,14 +154,36 @@ def test_a_plain_bound_reports_the_false_alarm_rate_of_its_limit() -> None:
 
 def test_higher_is_better_puts_the_calibrated_limit_below() -> None:
     null = SwapNull("trisk", True, True, np.sort(np.array([-3.0 + i / 10 for i in range(20)])), exact=True, seed=0)
-    outcome = judge(gate_id="s::AP::trisk", statistic="trisk", label="TRisk", measure="AP", system="candidate",
-                    reference="production", value=-2.85, reference_value=None, bound=None, higher_is_better=True,
-                    null=null, false_alarm=0.05)
+    outcome = judge(
+        gate_id="s::AP::trisk",
+        statistic="trisk",
+        label="TRisk",
+        measure="AP",
+        system="candidate",
+        reference="production",
+        value=-2.85,
+        reference_value=None,
+        bound=None,
+        higher_is_better=True,
+        null=null,
+        false_alarm=0.05,
+    )
     assert outcome.limit == pytest.approx(-2.9) and outcome.passed and not outcome.upper
     assert "requires >= -2.9" in outcome.message and "all 20 swaps with production" in outcome.message
-    assert not judge(gate_id="s::AP::trisk", statistic="trisk", label="TRisk", measure="AP", system="candidate",
-                     reference="production", value=-2.95, reference_value=None, bound=None, higher_is_better=True,
-                     null=null, false_alarm=0.05).passed
+    assert not judge(
+        gate_id="s::AP::trisk",
+        statistic="trisk",
+        label="TRisk",
+        measure="AP",
+        system="candidate",
+        reference="production",
+        value=-2.95,
+        reference_value=None,
+        bound=None,
+        higher_is_better=True,
+        null=null,
+        false_alarm=0.05,
+    ).passed
 
 
 @pytest.mark.parametrize("bound", [Bound("max", 0.5, False), Bound("min", -1.0, False)])
@@ -146,7 +196,9 @@ def test_a_nan_value_never_passes_and_says_which_statistic_is_undefined(bound: B
 
 def test_a_nan_reference_value_or_calibrated_limit_never_passes() -> None:
     relative = verdict(Bound("max_increase", 0.05, True), 0.01, reference_value=float("nan"))
-    assert not relative.passed and "production's Var is NaN, so the limit relative to it is undefined" in relative.message
+    assert (
+        not relative.passed and "production's Var is NaN, so the limit relative to it is undefined" in relative.message
+    )
     nan_null = null_of([*TWENTY[:19], float("nan")], False)
     limit_nan = calibrated(0.0, None, null=nan_null)
     assert not limit_nan.passed and "NaN on some swaps of the null" in limit_nan.message
@@ -169,10 +221,12 @@ def test_a_null_too_coarse_for_its_rate_makes_a_pass_ok_star_and_names_the_small
     coarse = calibrated(0.08 + 0.015, None, null=null_of(SIXTEEN, False))
     assert coarse.passed and coarse.outcome == "OK*" and coarse.null.rate == 0.0
     assert coarse.excess == 0.0 and coarse.limit == pytest.approx(0.095)
-    assert coarse.guards == ("the null of no change is too coarse for false_alarm 5%: its most extreme Var already "
-                             "holds 6.25% of 16 swaps with production (too few topics, or too few that differ), so the "
-                             "limit sits on it and this gate cannot fail; add topics, or raise false_alarm to at least "
-                             "6.25%",)
+    assert coarse.guards == (
+        "the null of no change is too coarse for false_alarm 5%: its most extreme Var already "
+        "holds 6.25% of 16 swaps with production (too few topics, or too few that differ), so the "
+        "limit sits on it and this gate cannot fail; add topics, or raise false_alarm to at least "
+        "6.25%",
+    )
     assert coarse.sentence.startswith("Holds on paper, but do not trust it: the null of no change is too coarse")
     assert f"  warning: {coarse.guards[0]}" in coarse.message
     # at the rate it names, the same candidate fails: it is the worst of the 16 equal changes
@@ -184,12 +238,25 @@ def test_a_null_too_coarse_for_its_rate_makes_a_pass_ok_star_and_names_the_small
 def test_a_null_of_one_value_says_the_two_systems_do_not_differ() -> None:
     """A candidate identical to the reference: every swap gives the same value, the limit is that value."""
     same = null_of([0.0] * 20, True, "trisk")
-    outcome = judge(gate_id="s::AP::trisk", statistic="trisk", label="TRisk", measure="AP", system="candidate",
-                    reference="production", value=0.0, reference_value=None, bound=None, higher_is_better=True,
-                    null=same, false_alarm=0.05)
+    outcome = judge(
+        gate_id="s::AP::trisk",
+        statistic="trisk",
+        label="TRisk",
+        measure="AP",
+        system="candidate",
+        reference="production",
+        value=0.0,
+        reference_value=None,
+        bound=None,
+        higher_is_better=True,
+        null=same,
+        false_alarm=0.05,
+    )
     assert outcome.passed and outcome.outcome == "OK*" and outcome.excess == 0.0
-    assert outcome.guards == ("every swap with production gives the same TRisk: the two systems do not differ where "
-                              "it looks (no change), so no calibrated limit can fail",)
+    assert outcome.guards == (
+        "every swap with production gives the same TRisk: the two systems do not differ where "
+        "it looks (no change), so no calibrated limit can fail",
+    )
 
 
 def test_a_coarse_null_joins_the_measures_guards_after_them() -> None:

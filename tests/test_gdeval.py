@@ -130,7 +130,11 @@ def test_golden_values_agree_with_gdeval_pl(tmp_path):
     qrels_path = tmp_path / "golden.qrels"
     run_path = tmp_path / "golden.run"
     qrels_path.write_text(
-        "".join(f"{qid} 0 {docno} {grade}\n" for qid, docs in GOLDEN_QRELS.judgments.items() for docno, grade in docs.items())
+        "".join(
+            f"{qid} 0 {docno} {grade}\n"
+            for qid, docs in GOLDEN_QRELS.judgments.items()
+            for docno, grade in docs.items()
+        )
     )
     run_path.write_text(
         "".join(

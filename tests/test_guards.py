@@ -23,18 +23,22 @@ from pytest_bvtest.guards import (
     unanswered_topics,
 )
 
-SCORES = np.array([
-    [0.5, 0.0, 0.2, 0.9],   # production
-    [0.4, 0.0, 0.3, 0.8],   # bm25
-    [0.5, 0.0, 0.2, 0.9],   # candidate: production's scores exactly
-])
+SCORES = np.array(
+    [
+        [0.5, 0.0, 0.2, 0.9],  # production
+        [0.4, 0.0, 0.3, 0.8],  # bm25
+        [0.5, 0.0, 0.2, 0.9],  # candidate: production's scores exactly
+    ]
+)
 SYSTEMS = ("production", "bm25", "candidate")
 
 
 def test_identical_names_every_baseline_with_the_candidates_scores() -> None:
     guard = identical_to_baseline(SCORES, SYSTEMS, 2, "AP")
     assert guard is not None and guard.warning and guard.systems == ("production",)
-    assert guard.message.startswith("identical: candidate's per-topic AP scores are identical to production's on all 4 topics")
+    assert guard.message.startswith(
+        "identical: candidate's per-topic AP scores are identical to production's on all 4 topics"
+    )
     assert guard.concerns("trisk", "production") and guard.concerns("bias2", None)  # every gate of the measure
     # one topic differing by 1e-9 is a different run
     different = SCORES.copy()
@@ -57,11 +61,18 @@ def test_topics_every_system_misses_are_a_note_up_to_ten_percent_then_a_warning(
 def test_stale_reference_needs_a_clear_and_large_gain() -> None:
     guard = stale_reference(0.60, 0.50, "production", 0.001, "nDCG@10", 10_000)
     assert guard is not None and guard.warning and guard.reference == "production"
-    assert "0.6000 is far above the reference production's 0.5000 (+0.1000, +20%; randomization p 0.0010 < 0.01" in guard.message
+    assert (
+        "0.6000 is far above the reference production's 0.5000 (+0.1000, +20%; randomization p 0.0010 < 0.01"
+        in guard.message
+    )
     assert "pytest --bvtest-update" in guard.message
     # it concerns the gates measured against that reference only
-    assert guard.concerns("trisk", "production") and not guard.concerns("bias2", None) and not guard.concerns("mean", "bm25")
-    assert stale_reference(0.60, 0.50, "production", 0.02, "nDCG@10", 10_000) is None   # not clear
+    assert (
+        guard.concerns("trisk", "production")
+        and not guard.concerns("bias2", None)
+        and not guard.concerns("mean", "bm25")
+    )
+    assert stale_reference(0.60, 0.50, "production", 0.02, "nDCG@10", 10_000) is None  # not clear
     assert stale_reference(0.54, 0.50, "production", 0.0001, "nDCG@10", 10_000) is None  # clear but +8% only
     assert stale_reference(0.55, 0.50, "production", 0.0001, "nDCG@10", 10_000) is not None  # +10% exactly
 
@@ -74,7 +85,11 @@ def test_target_constant_outside_mean_target_and_one() -> None:
     assert low is not None and "c = 0.5000 is outside [mean target 0.8000, 1]" in low.message
     assert "Bias² rewards worse systems" in low.message and "IPM 2022 Lemma 1" in low.message
     # it concerns the statistics measured against c
-    assert low.concerns("bias2_plus_var", "production") and low.concerns("bias2", None) and not low.concerns("mean", "production")
+    assert (
+        low.concerns("bias2_plus_var", "production")
+        and low.concerns("bias2", None)
+        and not low.concerns("mean", "production")
+    )
     high = target_constant_out_of_range(1.5, target, True, "AP")
     assert high is not None and "above 1" in high.message
     # a measure that is not bounded by 1 (NumRet counts documents) has no upper end to check
@@ -84,8 +99,8 @@ def test_target_constant_outside_mean_target_and_one() -> None:
 def test_lemma_1_a_c_below_the_mean_target_makes_bias2_prefer_the_worse_system() -> None:
     """Why the guard exists: IPM 2022 Table 2's systems, with c = 0.5 below the target's mean 0.8."""
     means = np.array([[0.8, 0.9, 0.4], [0.5, 0.6, 0.7], [0.3, 0.6, 0.3]]).mean(axis=1)  # 0.7, 0.6, 0.4
-    assert np.argmin((means - 0.8) ** 2) == 0   # c = mean target: the best mean has the lowest Bias²
-    assert np.argmin((means - 0.5) ** 2) == 1   # c = 0.5: the second system, worse on the mean, "wins"
+    assert np.argmin((means - 0.8) ** 2) == 0  # c = mean target: the best mean has the lowest Bias²
+    assert np.argmin((means - 0.5) ** 2) == 1  # c = 0.5: the second system, worse on the mean, "wins"
 
 
 DL = "dl19_passage_qppeval_runs"
@@ -96,18 +111,20 @@ def dl_spec(tmp_path: Path, reference: str) -> Path:
     folder = shared_path(DL)
     runs = folder / "runs"
     spec = tmp_path / "bvtest.yaml"
-    spec.write_text(textwrap.dedent(f"""
-        qrels: {folder / 'trecdl1920.qrels'}
+    spec.write_text(
+        textwrap.dedent(f"""
+        qrels: {folder / "trecdl1920.qrels"}
         measures: [nDCG@10]
         baselines:
-          monobert: {runs / 'run-msmarco-passage-bm25-monobert-0.8-0.5.txt.gz'}
-          drmm: {runs / 'drmm.res.gz'}
-        candidate: {runs / 'run-msmarco-passage-bm25-monot5-0.8-0.5.txt.gz'}
+          monobert: {runs / "run-msmarco-passage-bm25-monobert-0.8-0.5.txt.gz"}
+          drmm: {runs / "drmm.res.gz"}
+        candidate: {runs / "run-msmarco-passage-bm25-monot5-0.8-0.5.txt.gz"}
         reference: {reference}
         gates:
           - {{statistic: trisk, min: -2}}
           - {{statistic: bias2, max: 1}}
-    """))
+    """)
+    )
     return spec
 
 
@@ -135,8 +152,9 @@ def test_real_dl19_runs_against_dl19_and_20_qrels(tmp_path: Path) -> None:
 
 
 def test_real_run_tested_against_itself_is_identical(tmp_path: Path) -> None:
-    spec = spec_under_test(dl_spec(tmp_path, "monobert"),
-                           shared_path(DL, "runs", "run-msmarco-passage-bm25-monobert-0.8-0.5.txt.gz"))
+    spec = spec_under_test(
+        dl_spec(tmp_path, "monobert"), shared_path(DL, "runs", "run-msmarco-passage-bm25-monobert-0.8-0.5.txt.gz")
+    )
     evaluation = evaluate_spec(spec, use_cache=False).measure()
     assert kinds(evaluation.guards) == ["identical", "unanswered_topics"]
     assert evaluation.guards[0].systems == ("monobert",)
@@ -169,8 +187,10 @@ def test_a_reference_without_a_ranking_where_the_candidate_scores_is_a_free_win(
     scores[0, 2] = 0.0
     guard = reference_missing_topics(scores, imputed, ["t0", "t1", "t2", "t3"], 2, 0, SYSTEMS, "AP")
     assert guard is not None and guard.warning and guard.topics == ("t2",) and guard.reference == "production"
-    assert guard.message.startswith("the reference production has no ranking for 1 of 4 topics where candidate scores "
-                                    "above 0 (AP 0 by the missing-topic rule): t2;")
+    assert guard.message.startswith(
+        "the reference production has no ranking for 1 of 4 topics where candidate scores "
+        "above 0 (AP 0 by the missing-topic rule): t2;"
+    )
     assert guard.concerns("mean", "production") and not guard.concerns("mean", None)
     answered = np.zeros_like(imputed)
     assert reference_missing_topics(scores, answered, ["t0", "t1", "t2", "t3"], 2, 0, SYSTEMS, "AP") is None
@@ -184,7 +204,8 @@ def test_real_trec_covid_reference_cut_to_35_topics_no_longer_passes_a_worse_can
         cut = [line for line in full if int(line.split()[0]) <= 35]
     (tmp_path / "full-cut.run").write_text("".join(cut))
     spec = tmp_path / "bvtest.yaml"
-    spec.write_text(textwrap.dedent(f"""
+    spec.write_text(
+        textwrap.dedent(f"""
         qrels: {shared_path("anserini_tools_qrels_topics", "qrels", "qrels.covid-round4.txt")}
         measures: [nDCG@10]
         baselines: {{production: full-cut.run}}
@@ -195,10 +216,12 @@ def test_real_trec_covid_reference_cut_to_35_topics_no_longer_passes_a_worse_can
           - {{statistic: trisk, false_alarm: 0.05}}
           - {{statistic: mean, max_decrease: 0.01, false_alarm: 0.05}}
           - {{statistic: var, max: 1.0, name: absolute}}
-    """))
+    """)
+    )
     evaluation = evaluate_spec(spec_under_test(spec), use_cache=False).measure()
     assert evaluation.system("candidate").values["mean"] - evaluation.system("production").values["mean"] == (
-        pytest.approx(0.0825, abs=5e-5))
+        pytest.approx(0.0825, abs=5e-5)
+    )
     assert kinds(evaluation.guards) == ["reference_missing", "unanswered_topics"]
     assert evaluation.guards[0].topics == tuple(str(topic) for topic in range(36, 46))
     trisk, mean, absolute = evaluation.gates
@@ -243,7 +266,8 @@ def test_a_gate_with_its_own_reference_is_checked_for_that_references_missing_to
     with gzip.open(runs / "FullOHSU.txt.gz", "rt") as full:
         (tmp_path / "full-cut.run").write_text("".join(line for line in full if int(line.split()[0]) <= 35))
     spec = tmp_path / "bvtest.yaml"
-    spec.write_text(textwrap.dedent(f"""
+    spec.write_text(
+        textwrap.dedent(f"""
         qrels: {shared_path("anserini_tools_qrels_topics", "qrels", "qrels.covid-round4.txt")}
         measures: [nDCG@10]
         baselines: {{production: {runs / "FullUDel.txt.gz"}, cut: full-cut.run}}
@@ -253,7 +277,8 @@ def test_a_gate_with_its_own_reference_is_checked_for_that_references_missing_to
         gates:
           - {{statistic: mean, max_decrease: 0.01, reference: cut}}
           - {{statistic: mean, max_decrease: 0.2, name: against_production}}
-    """))
+    """)
+    )
     evaluation = evaluate_spec(spec_under_test(spec), use_cache=False).measure()
     missing = [guard for guard in evaluation.guards if guard.kind == "reference_missing"]
     assert [guard.reference for guard in missing] == ["cut"]

@@ -57,8 +57,11 @@ def test_a_parquet_table_gives_the_scores_of_its_csv_twin_on_a_real_trec_matrix(
     assert from_parquet.scores == from_csv.scores == wide.scores
     assert len(from_parquet.systems()) == 129 and len(next(iter(from_parquet.scores.values()))) == 50
     # Spark and BigQuery often keep query ids as integers: they read as the same ids
-    as_integers = write_parquet(tmp_path / "ints.parquet", {**columns, "qid": [int(topic) for topic in columns["qid"]]},
-                                {"qid": pyarrow.int64()})
+    as_integers = write_parquet(
+        tmp_path / "ints.parquet",
+        {**columns, "qid": [int(topic) for topic in columns["qid"]]},
+        {"qid": pyarrow.int64()},
+    )
     assert read_score_table(as_integers).scores == wide.scores
 
 
@@ -66,15 +69,20 @@ def test_a_spec_gates_a_parquet_table_exactly_as_its_csv_twin(tmp_path: Path) ->
     wide = read_score_table(shared_path("newbestsub_named_matrices", "AH99.csv"), format="wide")
     systems = wide.systems()[:6]
     cells = [(system, topic, value) for system in systems for topic, value in wide.scores[(system, None)].items()]
-    columns = {"run": [s for s, _, _ in cells], "topic": [t for _, t, _ in cells], "measure": ["AP"] * len(cells),
-               "value": [v for _, _, v in cells]}
+    columns = {
+        "run": [s for s, _, _ in cells],
+        "topic": [t for _, t, _ in cells],
+        "measure": ["AP"] * len(cells),
+        "value": [v for _, _, v in cells],
+    }
     write_parquet(tmp_path / "scores.parquet", columns)
     csv_twin(tmp_path / "scores.csv", columns)
     values = {}
     for table in ("scores.parquet", "scores.csv"):
         baselines = ", ".join(f"{name}: {{scores: {table}, system: '{name}'}}" for name in systems[:5])
         spec = tmp_path / f"bvtest-{table}.yaml"
-        spec.write_text(textwrap.dedent(f"""\
+        spec.write_text(
+            textwrap.dedent(f"""\
             measures: [AP]
             baselines: {{{baselines}}}
             candidate: {{scores: {table}, system: '{systems[5]}', name: candidate}}
@@ -83,7 +91,8 @@ def test_a_spec_gates_a_parquet_table_exactly_as_its_csv_twin(tmp_path: Path) ->
               - {{statistic: mean, max_decrease: 0.01, confidence: 0.95}}
               - {{statistic: bias2_plus_var, max_increase: 5%}}
               - {{statistic: trisk, min: -2}}
-            """))
+            """)
+        )
         evaluation = evaluate_spec(load_spec(spec), use_cache=False)
         values[table] = [(gate.passed, gate.value, gate.limit) for gate in evaluation.gates]
         values[table].append(tuple(evaluation.statistic(name) for name in ("mean", "bias2", "var", "zrisk", "gawm")))
@@ -96,18 +105,25 @@ BAD_TABLES = [
     ({"system": ["a", "a"], "topic": ["1", "2"], "value": [0.5, math.nan]}, 2, "value 'nan' is not a finite number"),
     ({"system": ["a", "a"], "topic": ["1", "2"], "value": [0.5, math.inf]}, 2, "value 'inf' is not a finite number"),
     ({"system": ["a", "a"], "topic": ["1", "2"], "value": [0.5, None]}, 2, "value '' is not a number"),
-    ({"system": ["a", "a", "a"], "topic": ["1", "2", "1"], "value": [0.5, 0.25, 0.5]}, 3,
-     "system 'a', topic '1' appears twice (first on {unit} {first})"),
+    (
+        {"system": ["a", "a", "a"], "topic": ["1", "2", "1"], "value": [0.5, 0.25, 0.5]},
+        3,
+        "system 'a', topic '1' appears twice (first on {unit} {first})",
+    ),
     ({"system": ["a", ""], "topic": ["1", "2"], "value": [0.5, 0.25]}, 2, "the system cell is empty"),
     ({"system": ["a", "a"], "topic": ["1", None], "value": [0.5, 0.25]}, 2, "the topic cell is empty"),
-    ({"system": ["a", "a"], "topic": ["1", "2"], "measure": ["AP", "AP"], "value": ["0.5", "n/a"]}, 2,
-     "value 'n/a' is not a number"),
+    (
+        {"system": ["a", "a"], "topic": ["1", "2"], "measure": ["AP", "AP"], "value": ["0.5", "n/a"]},
+        2,
+        "value 'n/a' is not a number",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("columns", "row", "message"), BAD_TABLES)
-def test_a_bad_cell_names_the_file_and_row_as_its_csv_twin_names_the_line(tmp_path: Path, columns: dict, row: int,
-                                                                        message: str) -> None:
+def test_a_bad_cell_names_the_file_and_row_as_its_csv_twin_names_the_line(
+    tmp_path: Path, columns: dict, row: int, message: str
+) -> None:
     with pytest.raises(InputError) as from_parquet:
         read_score_table(write_parquet(tmp_path / "bad.parquet", columns))
     with pytest.raises(InputError) as from_csv:
@@ -132,10 +148,16 @@ def test_negative_scores_are_kept_as_in_csv(tmp_path: Path) -> None:
     [
         ({"system": ["a"], "topic": ["1"], "value": [0.5], "extra": ["x"]}, {}, "unknown column 'extra' in the header"),
         ({"system": ["a"], "topic": ["1"]}, {}, "the header has no value column"),
-        ({"system": ["a"], "topic": [1.0], "value": [0.5]}, {"topic": pyarrow.float64()},
-         "the topic column 'topic' holds double values; write the topic column as strings or integers"),
-        ({"system": ["a"], "topic": ["1"], "value": [True]}, {"value": pyarrow.bool_()},
-         "the value column 'value' holds bool values; write the value column as numbers"),
+        (
+            {"system": ["a"], "topic": [1.0], "value": [0.5]},
+            {"topic": pyarrow.float64()},
+            "the topic column 'topic' holds double values; write the topic column as strings or integers",
+        ),
+        (
+            {"system": ["a"], "topic": ["1"], "value": [True]},
+            {"value": pyarrow.bool_()},
+            "the value column 'value' holds bool values; write the value column as numbers",
+        ),
         ({"system": [], "topic": [], "value": []}, {"value": pyarrow.float64()}, "no per-topic scores in the table"),
     ],
 )
@@ -163,8 +185,10 @@ def test_without_pyarrow_a_parquet_table_says_what_to_install(tmp_path: Path, mo
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # import fails as if pyarrow were absent
     with pytest.raises(InputError) as error:
         read_score_table(path)
-    assert str(error.value) == (f"{path}: reading a Parquet table needs pyarrow, which is not installed; "
-                                "pip install 'pytest-bvtest[parquet]', or write the table as CSV")
+    assert str(error.value) == (
+        f"{path}: reading a Parquet table needs pyarrow, which is not installed; "
+        "pip install 'pytest-bvtest[parquet]', or write the table as CSV"
+    )
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pyspark") is None, reason="the recipe needs PySpark (and Java)")

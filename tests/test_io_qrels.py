@@ -26,13 +26,7 @@ def grade_counts(qrels: Qrels) -> dict[int, int]:
 def test_graded_qrels_with_comments_negative_grades_and_hash_docnos(tmp_path):
     path = write(
         tmp_path / "q.txt",
-        "# judged by assessor 3\n"
-        "t2 0 d1 2\n"
-        "\n"
-        "t2\t0\td#2\t-2\n"
-        "  # indented comment\n"
-        "t1 Q0 x 0\n"
-        "t2 0 d3 0",
+        "# judged by assessor 3\nt2 0 d1 2\n\nt2\t0\td#2\t-2\n  # indented comment\nt1 Q0 x 0\nt2 0 d3 0",
     )
     qrels = read_qrels(path)
     assert qrels == Qrels({"t2": {"d1": 2, "d#2": -2, "d3": 0}, "t1": {"x": 0}}, path=path)

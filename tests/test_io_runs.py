@@ -242,8 +242,14 @@ def _outcome(path: Path, tag: str | None) -> object:
     return run.name, run.tags, run.scores, [list(topic) for topic in run.scores.values()]
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=st.lists(_line, min_size=1, max_size=30), block_chars=st.sampled_from([8, 40, 100, 1 << 14]), tag=st.sampled_from([None, "A", "B"]))
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=st.lists(_line, min_size=1, max_size=30),
+    block_chars=st.sampled_from([8, 40, 100, 1 << 14]),
+    tag=st.sampled_from([None, "A", "B"]),
+)
 def test_bulk_and_line_by_line_parsing_agree(tmp_path, monkeypatch, lines, block_chars, tag):
     path = write(tmp_path / "h.run", "\n".join(map(_render, lines)) + "\n")
     # The fixture outlives a single example, so each example patches within its own context.
@@ -266,8 +272,14 @@ def _columns_outcome(path: Path, tag: str | None) -> object:
     return columns.name, columns.tags, scores, [list(topic) for topic in scores.values()]
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=st.lists(_line, min_size=1, max_size=30), block_chars=st.sampled_from([8, 40, 100, 1 << 14]), tag=st.sampled_from([None, "A", "B"]))
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=st.lists(_line, min_size=1, max_size=30),
+    block_chars=st.sampled_from([8, 40, 100, 1 << 14]),
+    tag=st.sampled_from([None, "A", "B"]),
+)
 def test_columns_and_dictionaries_agree_on_rankings_and_errors(tmp_path, monkeypatch, lines, block_chars, tag):
     path = write(tmp_path / "h.run", "\n".join(map(_render, lines)) + "\n")
     with monkeypatch.context() as patch:

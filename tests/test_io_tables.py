@@ -75,7 +75,9 @@ def test_measure_argument_keeps_one_measure_or_labels_an_unnamed_table(tmp_path)
     assert wide.measures() == ["AP"]
     # A table labelled with one measure is never served as another (a silently wrong number).
     assert wide.for_measure(parse_measure("AP")) == {"sysA": {"1": 0.1, "2": 0.2}}
-    with pytest.raises(InputError, match=r"w.csv: the table holds the measure AP; none of them is nDCG@10 \(trec_eval: ndcg_cut_10\)"):
+    with pytest.raises(
+        InputError, match=r"w.csv: the table holds the measure AP; none of them is nDCG@10 \(trec_eval: ndcg_cut_10\)"
+    ):
         wide.for_measure(parse_measure("nDCG@10"))
 
 
@@ -125,7 +127,10 @@ def test_wide_topics_with_and_without_a_topic_column(tmp_path):
     assert with_ids.for_measure(None) == {"s1": {"301": 0.1, "302": 0.3}, "s2": {"301": 0.2, "302": 0.4}}
     numbered = read_score_table(write(tmp_path / "n.csv", "run1,run2\n0.1,0.2\n0.3,0.4\n0.5,0.6\n"))
     assert numbered.format == "wide-topics"
-    assert numbered.for_measure(None) == {"run1": {"1": 0.1, "2": 0.3, "3": 0.5}, "run2": {"1": 0.2, "2": 0.4, "3": 0.6}}
+    assert numbered.for_measure(None) == {
+        "run1": {"1": 0.1, "2": 0.3, "3": 0.5},
+        "run2": {"1": 0.2, "2": 0.4, "3": 0.6},
+    }
 
 
 def test_old_mac_line_endings_and_gzip(tmp_path):
@@ -249,7 +254,11 @@ def test_dl_hard_trec_eval_tables_match_provenance_and_their_all_rows():
         table = read_score_table(path)
         (system,) = table.systems()  # the runid row: PYSERINI, capreolus, BERT-Max-P, T5-P, ...
         with gzip.open(path, "rt") as handle:
-            summary = {fields[0]: float(fields[2]) for fields in map(str.split, handle) if fields[1] == "all" and fields[0] != "runid"}
+            summary = {
+                fields[0]: float(fields[2])
+                for fields in map(str.split, handle)
+                if fields[1] == "all" and fields[0] != "runid"
+            }
         for label in ("map", "ndcg_cut_10", "recip_rank", "P_10", "recall_1000"):
             values = table.for_measure(label)[system].values()
             # trec_eval's `all` row is the mean of the unrounded per-topic values.

@@ -46,7 +46,11 @@ def test_bad_weight_line_is_reported_with_file_and_line(tmp_path, line, message)
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("", "no topic weights"), ("topic weight\n# none\n", "no topic weights"), ("1 0\n2 0.0\n", "every topic weight is 0")],
+    [
+        ("", "no topic weights"),
+        ("topic weight\n# none\n", "no topic weights"),
+        ("1 0\n2 0.0\n", "every topic weight is 0"),
+    ],
 )
 def test_weights_file_without_usable_weights(tmp_path, text, message):
     path = write(tmp_path / "w.tsv", text)
@@ -132,7 +136,11 @@ def test_uqv100_variations_cover_the_per_variant_scores(tmp_path):
     assert len(variations) == 4611
     per_topic = Counter(variation.topic_id for variation in variations)
     assert (len(per_topic), min(per_topic.values()), max(per_topic.values())) == (100, 14, 94)
-    scored = [line.split()[0] for line in (folder / "ap_QL_indri" / "raw" / "QLmap1000").read_text().splitlines() if line.strip()]
+    scored = [
+        line.split()[0]
+        for line in (folder / "ap_QL_indri" / "raw" / "QLmap1000").read_text().splitlines()
+        if line.strip()
+    ]
     assert sorted(variation.query_id for variation in variations) == sorted(scored)
 
 
@@ -154,7 +162,10 @@ def test_topic_texts_are_read_by_topic(tmp_path):
 
 @pytest.mark.parametrize(
     ("text", "line", "fragment"),
-    [("1\tparse json\n1\tread json\n", 2, "topic '1' is listed twice (first on line 1)"), ("1\tparse json\n2\n", 2, "topic '2' has no query text")],
+    [
+        ("1\tparse json\n1\tread json\n", 2, "topic '1' is listed twice (first on line 1)"),
+        ("1\tparse json\n2\n", 2, "topic '2' has no query text"),
+    ],
     ids=["duplicate", "no-text"],
 )
 def test_topic_text_errors_name_file_and_line(tmp_path, text, line, fragment):

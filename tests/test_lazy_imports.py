@@ -22,8 +22,10 @@ def imported_after(code: str, cwd: Path) -> set[str]:
 
 
 def test_help_and_the_plugin_import_no_part_of_the_pipeline(tmp_path: Path) -> None:
-    code = ("import contextlib, io\nfrom pytest_bvtest import cli, plugin\n"
-            "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    cli.main(['--help'])")
+    code = (
+        "import contextlib, io\nfrom pytest_bvtest import cli, plugin\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    cli.main(['--help'])"
+    )
     assert not imported_after(code, tmp_path).intersection(HEAVY)
 
 
@@ -35,7 +37,12 @@ def test_a_gate_with_every_run_cached_loads_neither_scipy_stats_nor_pytrec_eval(
     assert list((project / ".bvtest_cache").rglob("*.json"))  # the first evaluation filled the cache
     # the example's measures (nDCG@10, AP) come from the columnar path: even a cold gate needs no pytrec_eval
     assert "pytrec_eval" not in cold
-    finished = subprocess.run([sys.executable, "-c", evaluate + "\nimport sys\nprint('scipy.stats' in sys.modules)"],
-                              capture_output=True, text=True, cwd=project, check=True)
+    finished = subprocess.run(
+        [sys.executable, "-c", evaluate + "\nimport sys\nprint('scipy.stats' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        check=True,
+    )
     assert finished.stdout.strip().splitlines()[-1] == "False"
     assert "pytrec_eval" not in imported_after(evaluate, project)

@@ -73,7 +73,9 @@ def test_universe_zero_fill_and_ignored_topics(tmp_path, qrels_file):
 
 
 def test_a_run_covering_the_universe_has_nothing_imputed_or_ignored(tmp_path, qrels_file):
-    run_file = write(tmp_path / "full.run", "C Q0 c9 1 2.0 full\nC Q0 c1 2 1.0 full\nB Q0 b1 1 1.0 full\nA Q0 a1 1 1.0 full\n")
+    run_file = write(
+        tmp_path / "full.run", "C Q0 c9 1 2.0 full\nC Q0 c1 2 1.0 full\nB Q0 b1 1 1.0 full\nA Q0 a1 1 1.0 full\n"
+    )
     matrix = MatrixBuilder.from_qrels_file(qrels_file).build([RR], [RunFile(run_file)])[RR]
     assert matrix.topics == ("B", "A", "C")  # qrels order, not run order
     assert matrix.scores.tolist() == [[1.0, 1.0, 0.5]]
@@ -92,10 +94,14 @@ def test_trec_eval_minus_c_means_include_the_zero_filled_topic(tmp_path):
     """
     folder = shared_path("trec_eval_test")
     run_file = tmp_path / "results.trunc"
-    run_file.write_text("".join(" ".join(line.split()[:6]) + "\n" for _, line in numbered_lines(folder / "results.trunc")))
+    run_file.write_text(
+        "".join(" ".join(line.split()[:6]) + "\n" for _, line in numbered_lines(folder / "results.trunc"))
+    )
     table = _trec_eval_table(folder / "out.test.aqc")
     # Counts are summed, not averaged, by trec_eval, and num_rel of a missing topic is a qrels count.
-    measures = {label: measure for label, measure in _supported_measures(table, 1).items() if not label.startswith("num_")}
+    measures = {
+        label: measure for label, measure in _supported_measures(table, 1).items() if not label.startswith("num_")
+    }
     assert {"map", "P_10", "recip_rank", "ndcg_cut_10", "bpref", "Rprec"} <= set(measures)
 
     matrices = MatrixBuilder.from_qrels_file(folder / "qrels.test").build(
@@ -278,7 +284,9 @@ def test_tables_with_different_topic_sets_without_qrels():
     with pytest.raises(InputError) as raised:
         builder.build([AP], [r04, ah99])
     message = str(raised.value)
-    assert message.startswith(f"{folder / 'AH99.csv'}: system '1' lacks topics 301, 302, ") and "and 189 more" in message
+    assert (
+        message.startswith(f"{folder / 'AH99.csv'}: system '1' lacks topics 301, 302, ") and "and 189 more" in message
+    )
 
 
 def test_table_only_matrix_without_qrels():
@@ -300,7 +308,8 @@ def test_two_tables_are_aligned_by_topic_id():
     sys2 apl04rsTDNfw, sys3 apl04rsTDNw5 (PROVENANCE cross-check, to the 4th decimal)."""
     named = ScoreTableFile(shared_path("newbestsub_named_matrices", "R04.csv"))
     anonymous = ScoreTableFile(
-        shared_path("trec_topic_system_matrices", "sigir2018-simulation", "robust2004_ap.csv"), systems=("sys1", "sys2", "sys3")
+        shared_path("trec_topic_system_matrices", "sigir2018-simulation", "robust2004_ap.csv"),
+        systems=("sys1", "sys2", "sys3"),
     )
     matrix = MatrixBuilder(None).build([AP], [named, anonymous])[AP]
     assert matrix.scores.shape == (113, 249)

@@ -103,7 +103,9 @@ def test_trec_eval_labels_map_back_to_measures(label, relevance_level, canonical
     assert measure.trec_eval_name == label
 
 
-@pytest.mark.parametrize("label", ["gm_map", "relstring", "iprec_at_recall_0.10", "Rprec_mult_0.20", "runid", "utility"])
+@pytest.mark.parametrize(
+    "label", ["gm_map", "relstring", "iprec_at_recall_0.10", "Rprec_mult_0.20", "runid", "utility"]
+)
 def test_trec_eval_labels_without_a_supported_measure_are_rejected(label):
     with pytest.raises(InputError, match="not supported|unknown measure"):
         Measure.from_trec_eval_name(label)
@@ -119,7 +121,12 @@ def test_unknown_measure_suggests_close_names():
 
 @pytest.mark.parametrize(
     ("text", "suggestion"),
-    [("ndcg@10", "nDCG@10"), ("recip_rnk", "RR (trec_eval: recip_rank)"), ("ndcg_cutt_10", "nDCG@10"), ("EER@20", "ERR@20")],
+    [
+        ("ndcg@10", "nDCG@10"),
+        ("recip_rnk", "RR (trec_eval: recip_rank)"),
+        ("ndcg_cutt_10", "nDCG@10"),
+        ("EER@20", "ERR@20"),
+    ],
 )
 def test_suggestions_cover_case_slips_and_trec_eval_names(text, suggestion):
     with pytest.raises(InputError, match="did you mean") as raised:
@@ -194,7 +201,16 @@ def test_cut_off_reciprocal_rank_is_zero_below_the_cutoff():
 
 
 def test_measures_of_several_relevance_levels_in_one_call_equal_separate_calls():
-    names = ["AP", "AP(rel=2)", "nDCG@5", "P(rel=2)@2", "NumRet", "NumRet(rel=2)", "NumRel(rel=3)", "AP(judged_only=True)"]
+    names = [
+        "AP",
+        "AP(rel=2)",
+        "nDCG@5",
+        "P(rel=2)@2",
+        "NumRet",
+        "NumRet(rel=2)",
+        "NumRel(rel=3)",
+        "AP(judged_only=True)",
+    ]
     measures = [parse_measure(name) for name in names]
     together = evaluate_run(GOLDEN_QRELS, GOLDEN_RUN, measures)
     for measure in measures:
@@ -247,7 +263,9 @@ def test_only_topics_of_the_universe_that_the_run_ranks_are_reported():
 
 def test_a_run_without_any_universe_topic_gives_empty_values():
     measures = [parse_measure("AP"), parse_measure("ERR@20")]
-    assert evaluate_run(GOLDEN_QRELS, Run("elsewhere", {"99": {"a": 1.0}}), measures) == {measure: {} for measure in measures}
+    assert evaluate_run(GOLDEN_QRELS, Run("elsewhere", {"99": {"a": 1.0}}), measures) == {
+        measure: {} for measure in measures
+    }
 
 
 def test_err_grade_check_covers_the_whole_qrels():

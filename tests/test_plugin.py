@@ -54,8 +54,13 @@ gates:
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makefile(".txt", qrels=QRELS)
     runs = pytester.mkdir("runs")
-    for name, ranks in (("production", PRODUCTION), ("bm25", BM25), ("stable", STABLE), ("risky", RISKY),
-                        ("slightly-worse", SLIGHTLY_WORSE)):
+    for name, ranks in (
+        ("production", PRODUCTION),
+        ("bm25", BM25),
+        ("stable", STABLE),
+        ("risky", RISKY),
+        ("slightly-worse", SLIGHTLY_WORSE),
+    ):
         (runs / f"{name}.run").write_text(run_text(name, ranks))
     (pytester.path / "bvtest.yaml").write_text(textwrap.dedent(SPEC).lstrip())
     return pytester
@@ -63,23 +68,31 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def test_one_item_per_measure_and_gate_with_readable_ids(project: pytest.Pytester) -> None:
     result = project.runpytest("--collect-only", "-q")
-    result.stdout.fnmatch_lines([
-        "bvtest.yaml::AP::mean", "bvtest.yaml::AP::urisk", "bvtest.yaml::AP::bias2_plus_var",
-        "bvtest.yaml::RR::mean", "bvtest.yaml::RR::urisk", "bvtest.yaml::RR::bias2_plus_var",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "bvtest.yaml::AP::mean",
+            "bvtest.yaml::AP::urisk",
+            "bvtest.yaml::AP::bias2_plus_var",
+            "bvtest.yaml::RR::mean",
+            "bvtest.yaml::RR::urisk",
+            "bvtest.yaml::RR::bias2_plus_var",
+        ]
+    )
 
 
 def test_stable_candidate_passes_and_summary_shows_the_table(project: pytest.Pytester) -> None:
     result = project.runpytest("-v")
     result.assert_outcomes(passed=6)
-    result.stdout.fnmatch_lines([
-        "*bvtest summary*",
-        "*bvtest.yaml*AP*6 topics*",
-        "*system*role*mean*Bias²*Var*Bias²+Var*URisk*GeoRisk*MVE*gates*",
-        "*production*reference*",
-        "> candidate*candidate*3 OK*",
-        "[[]OK[]] bvtest.yaml::AP::mean*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*bvtest summary*",
+            "*bvtest.yaml*AP*6 topics*",
+            "*system*role*mean*Bias²*Var*Bias²+Var*URisk*GeoRisk*MVE*gates*",
+            "*production*reference*",
+            "> candidate*candidate*3 OK*",
+            "[[]OK[]] bvtest.yaml::AP::mean*",
+        ]
+    )
 
 
 def test_failing_gate_says_what_regressed_by_how_much_and_where(project: pytest.Pytester) -> None:
@@ -87,26 +100,32 @@ def test_failing_gate_says_what_regressed_by_how_much_and_where(project: pytest.
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     # AP of production: [1, .5, 1, .5, 1, 1/3]; risky: [1, 1, .2, 1, .25, 1]; deltas [0, .5, -.8, .5, -.75, 2/3]
     # URisk at alpha 5 = (0.5 + 0.5 + 2/3 - 6 * 0.8 - 6 * 0.75) / 6 = -1.27222
-    result.stdout.fnmatch_lines([
-        "*AP URisk FAILED: candidate -1.27222 against production; bound min -0.05 requires >= -0.05; past the limit by 1.22222; "
-        "false-alarm rate 90.6% (all 64 swaps with production)",
-        "  The risk-weighted change against production (losses count extra) is lower than allowed "
-        "(URisk -1.27, limit -0.05 at a 90.6% false-alarm rate).",
-        "*topics that moved URisk most the wrong way (scores vs production):",
-        # each topic's risk-weighted delta over 6 topics: -6 * 0.8 / 6 and -6 * 0.75 / 6
-        "*t3: 0.2000 vs 1.0000 (-0.8000; moves URisk by -0.8)",
-        "*t5: 0.2500 vs 1.0000 (-0.7500; moves URisk by -0.75)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*AP URisk FAILED: candidate -1.27222 against production; bound min -0.05 requires >= -0.05; past the limit by 1.22222; "
+            "false-alarm rate 90.6% (all 64 swaps with production)",
+            "  The risk-weighted change against production (losses count extra) is lower than allowed "
+            "(URisk -1.27, limit -0.05 at a 90.6% false-alarm rate).",
+            "*topics that moved URisk most the wrong way (scores vs production):",
+            # each topic's risk-weighted delta over 6 topics: -6 * 0.8 / 6 and -6 * 0.75 / 6
+            "*t3: 0.2000 vs 1.0000 (-0.8000; moves URisk by -0.8)",
+            "*t5: 0.2500 vs 1.0000 (-0.7500; moves URisk by -0.75)",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
     result.stdout.fnmatch_lines(["FAILED bvtest.yaml::AP::urisk*"])
 
 
 def test_invalid_spec_is_one_failing_item_not_a_crashed_session(project: pytest.Pytester) -> None:
-    (project.path / "bvtest_broken.yaml").write_text("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/nope.run}\n")
+    (project.path / "bvtest_broken.yaml").write_text(
+        "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/nope.run}\n"
+    )
     project.makepyfile(test_other="def test_other():\n    pass\n")
     result = project.runpytest()
     result.assert_outcomes(passed=7, failed=1)
-    result.stdout.fnmatch_lines(["*bvtest_broken.yaml:3: baselines.p: file not found*", "FAILED bvtest_broken.yaml::spec*"])
+    result.stdout.fnmatch_lines(
+        ["*bvtest_broken.yaml:3: baselines.p: file not found*", "FAILED bvtest_broken.yaml::spec*"]
+    )
     assert "Traceback" not in result.stdout.str()
 
 
@@ -115,13 +134,15 @@ def test_sections_that_cannot_work_together_are_one_spec_item_failing_at_collect
     (project.path / "bvtest_sim.yaml").write_text(
         "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/production.run}\ncandidate: runs/stable.run\n"
         "gates:\n  - {statistic: mean, min: 0}\nanalysis:\n  mve: {variations: variations.tsv}\n"
-        "  simulation: {samples: 5}\n")
+        "  simulation: {samples: 5}\n"
+    )
     result = project.runpytest("--collect-only", "-q", "bvtest_sim.yaml")
     result.stdout.fnmatch_lines(["bvtest_sim.yaml::spec"])
     result = project.runpytest("bvtest_sim.yaml")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*bvtest_sim.yaml:9: the per-topic simulation needs run files and qrels*",
-                                 "FAILED bvtest_sim.yaml::spec*"])
+    result.stdout.fnmatch_lines(
+        ["*bvtest_sim.yaml:9: the per-topic simulation needs run files and qrels*", "FAILED bvtest_sim.yaml::spec*"]
+    )
 
 
 def test_input_error_in_a_run_fails_its_items_with_file_and_line(project: pytest.Pytester) -> None:
@@ -144,14 +165,20 @@ def test_json_report_follows_its_schema_and_ini_mirror_works(project: pytest.Pyt
     candidate = next(s for s in ap["systems"] if s["role"] == "candidate")
     assert candidate["mean"] == pytest.approx((1 + 1 + 0.2 + 1 + 0.25 + 1) / 6)
     assert candidate["per_topic"] == pytest.approx([1, 1, 0.2, 1, 0.25, 1])  # AP = 1 / rank of the relevant doc
-    assert {gate["id"] for gate in ap["gates"]} == {"bvtest.yaml::AP::mean", "bvtest.yaml::AP::urisk", "bvtest.yaml::AP::bias2_plus_var"}
+    assert {gate["id"] for gate in ap["gates"]} == {
+        "bvtest.yaml::AP::mean",
+        "bvtest.yaml::AP::urisk",
+        "bvtest.yaml::AP::bias2_plus_var",
+    }
     assert result.ret == 1
     # the command line wins over the ini file
     project.runpytest("--bvtest-json", "cli.json")
     assert (project.path / "cli.json").exists()
 
 
-def test_markdown_step_summary_and_github_annotations(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_markdown_step_summary_and_github_annotations(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     step_summary = project.path / "step-summary.md"
     step_summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
@@ -161,7 +188,9 @@ def test_markdown_step_summary_and_github_annotations(project: pytest.Pytester, 
     assert markdown.startswith("<!-- pytest-bvtest -->")
     assert "bvtest.yaml::AP::urisk" in markdown and "t3" in markdown
     assert step_summary.read_text() == "earlier step\n" + markdown
-    result.stdout.fnmatch_lines(["::error file=bvtest.yaml,line=10,title=bvtest FAIL bvtest.yaml%3A%3AAP%3A%3Aurisk::*"])
+    result.stdout.fnmatch_lines(
+        ["::error file=bvtest.yaml,line=10,title=bvtest FAIL bvtest.yaml%3A%3AAP%3A%3Aurisk::*"]
+    )
 
 
 def test_junit_xml_carries_the_statistic_values(project: pytest.Pytester) -> None:
@@ -182,14 +211,17 @@ def test_spec_given_on_the_command_line_is_collected(project: pytest.Pytester) -
 
 
 def test_analysis_only_spec_reports_without_gate_items(project: pytest.Pytester) -> None:
-    (project.path / "bvtest.yaml").write_text("qrels: qrels.txt\nmeasures: [AP]\nbaselines: {production: runs/production.run, bm25: runs/bm25.run}\n")
+    (project.path / "bvtest.yaml").write_text(
+        "qrels: qrels.txt\nmeasures: [AP]\nbaselines: {production: runs/production.run, bm25: runs/bm25.run}\n"
+    )
     result = project.runpytest("-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*bvtest.yaml::analysis PASSED*", "*bvtest summary*", "*production*reference*"])
 
 
 def test_marker_is_registered_and_the_fixture_evaluates_in_memory_runs(project: pytest.Pytester) -> None:
-    project.makepyfile(test_team="""
+    project.makepyfile(
+        test_team="""
         import pytest
 
         @pytest.mark.bvtest
@@ -200,25 +232,34 @@ def test_marker_is_registered_and_the_fixture_evaluates_in_memory_runs(project: 
             assert evaluation.statistic("mean", measure="AP") == 1.0
             assert evaluation.statistic("bias2", measure="AP") == 0.0
             assert evaluation.passed
-    """)
+    """
+    )
     result = project.runpytest("--strict-markers", "test_team.py")
     result.assert_outcomes(passed=1)
 
 
 def test_noise_aware_gate_passes_with_a_visible_warning(project: pytest.Pytester) -> None:
-    spec = SPEC.replace("{statistic: mean, max_decrease: 0.01}", "{statistic: mean, max_decrease: 0.01, confidence: 0.95}")
+    spec = SPEC.replace(
+        "{statistic: mean, max_decrease: 0.01}", "{statistic: mean, max_decrease: 0.01, confidence: 0.95}"
+    )
     (project.path / "bvtest.yaml").write_text(textwrap.dedent(spec).lstrip())
     result = project.runpytest("--bvtest-run", "runs/slightly-worse.run", "-v")
     # AP mean drops by 0.5 / 6 = 0.083 > 0.01, all of it from t3; a resample without t3 (probability
     # (5/6)^6 = 0.33) shows no drop, so the 95% interval of the difference reaches 0: within noise
-    result.stdout.fnmatch_lines([
-        "*bvtest.yaml:9: GateWithinNoiseWarning: bvtest.yaml::AP::mean: point estimate past the bound by 0.07333*"
-        "95% interval [[]-0.25, 0[]] reaches the safe side*",
-        "*[[]OK[*][]] bvtest.yaml::AP::mean*passed within noise*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*bvtest.yaml:9: GateWithinNoiseWarning: bvtest.yaml::AP::mean: point estimate past the bound by 0.07333*"
+            "95% interval [[]-0.25, 0[]] reaches the safe side*",
+            "*[[]OK[*][]] bvtest.yaml::AP::mean*passed within noise*",
+        ]
+    )
     # teams that want OK* to fail turn the warning into an error: a one-line failure, no traceback
-    strict = project.runpytest("--bvtest-run", "runs/slightly-worse.run", "-W", "error::pytest_bvtest.plugin.GateWithinNoiseWarning")
-    strict.stdout.fnmatch_lines(["*bvtest.yaml::AP::mean: point estimate past the bound*", "FAILED bvtest.yaml::AP::mean*"])
+    strict = project.runpytest(
+        "--bvtest-run", "runs/slightly-worse.run", "-W", "error::pytest_bvtest.plugin.GateWithinNoiseWarning"
+    )
+    strict.stdout.fnmatch_lines(
+        ["*bvtest.yaml::AP::mean: point estimate past the bound*", "FAILED bvtest.yaml::AP::mean*"]
+    )
     assert "Traceback" not in strict.stdout.str()
 
 
@@ -231,15 +272,21 @@ def test_update_makes_the_candidate_the_stored_reference(project: pytest.Pyteste
     assert not list((project.path / "runs").glob("production.run.previous-*"))
     kept = list((project.path / ".bvtest_cache" / "previous").glob("production.run.previous-*"))
     assert len(kept) == 1 and kept[0].read_bytes() == before
-    result.stdout.fnmatch_lines(["*reference 'production' updated*", "*previous reference kept as*", "*AP mean 0.7222 -> 0.8333 (+0.1111)*"])
+    result.stdout.fnmatch_lines(
+        ["*reference 'production' updated*", "*previous reference kept as*", "*AP mean 0.7222 -> 0.8333 (+0.1111)*"]
+    )
     # a second update has nothing to change
     again = project.runpytest("--bvtest-update")
     again.stdout.fnmatch_lines(["*already holds the candidate run; nothing changed*"])
 
 
 def test_same_outcomes_under_xdist_and_without_cacheprovider(project: pytest.Pytester) -> None:
-    serial = project.runpytest_subprocess("--bvtest-run", "runs/risky.run", "--bvtest-json", "serial.json", "-p", "no:cacheprovider")
-    parallel = project.runpytest_subprocess("--bvtest-run", "runs/risky.run", "--bvtest-json", "parallel.json", "-n", "2")
+    serial = project.runpytest_subprocess(
+        "--bvtest-run", "runs/risky.run", "--bvtest-json", "serial.json", "-p", "no:cacheprovider"
+    )
+    parallel = project.runpytest_subprocess(
+        "--bvtest-run", "runs/risky.run", "--bvtest-json", "parallel.json", "-n", "2"
+    )
     assert serial.ret == parallel.ret == 1
     assert serial.parseoutcomes() == {k: v for k, v in parallel.parseoutcomes().items() if k in serial.parseoutcomes()}
 
@@ -270,11 +317,15 @@ def test_a_report_that_cannot_be_written_is_a_usage_error_not_a_traceback(projec
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
-def test_plots_without_matplotlib_is_a_clean_usage_error(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plots_without_matplotlib_is_a_clean_usage_error(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import importlib.util
 
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real_find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real_find_spec(name, *a)
+    )
     result = project.runpytest("--bvtest-plots", "plots")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--bvtest-plots needs matplotlib*pip install*"])
@@ -290,7 +341,7 @@ def test_spec_listed_in_the_ini_file_resolves_against_the_ini_folder(project: py
 
 def test_terminal_output_follows_pytests_verbosity(project: pytest.Pytester) -> None:
     quiet = project.runpytest("--bvtest-run", "runs/risky.run", "-q").stdout.lines
-    summary = quiet[quiet.index(next(line for line in quiet if "bvtest summary" in line)) + 1:]
+    summary = quiet[quiet.index(next(line for line in quiet if "bvtest summary" in line)) + 1 :]
     # -q: one line per gate (6), then the counts; the failure explanation is its one sentence
     # risky's AP mean (1 + 1 + .2 + 1 + .25 + 1) / 6 = 0.741667
     assert summary[:7] == [
@@ -304,8 +355,10 @@ def test_terminal_output_follows_pytests_verbosity(project: pytest.Pytester) -> 
         "(false alarm 46.9%)",
         "bvtest: 6 gates, 4 failed",
     ]
-    sentence = ("The risk-weighted change against production (losses count extra) is lower than allowed "
-                "(URisk -1.27, limit -0.05 at a 90.6% false-alarm rate).")
+    sentence = (
+        "The risk-weighted change against production (losses count extra) is lower than allowed "
+        "(URisk -1.27, limit -0.05 at a 90.6% false-alarm rate)."
+    )
     assert quiet.count(sentence) == 2  # once per failing gate
     assert not any("topics that moved" in line or "Bias²/Var tradeoff" in line for line in quiet)
     # default: a compact table of the gates; each failure explained once (in pytest's failures section)
@@ -314,8 +367,21 @@ def test_terminal_output_follows_pytests_verbosity(project: pytest.Pytester) -> 
     assert sum("AP URisk FAILED: candidate -1.27222" in line for line in default) == 2  # failure + short summary
     table = [line for line in default if line.startswith(("outcome", "OK ", "FAIL "))]
     assert len(table) == 7 and table[0].split() == ["outcome", "gate", "value", "reference", "delta", "limit"]
-    assert table[2].split() == ["FAIL", "bvtest.yaml::AP::urisk", "-1.27222", "against", "production", "-1.272",
-                                "(↓", "worse)", ">=", "-0.05", "(false", "alarm", "90.6%)"]
+    assert table[2].split() == [
+        "FAIL",
+        "bvtest.yaml::AP::urisk",
+        "-1.27222",
+        "against",
+        "production",
+        "-1.272",
+        "(↓",
+        "worse)",
+        ">=",
+        "-0.05",
+        "(false",
+        "alarm",
+        "90.6%)",
+    ]
     assert not any("Bias²/Var tradeoff" in line for line in default)
     # -v: the full summary with the system tables
     verbose = project.runpytest("--bvtest-run", "runs/risky.run", "-v").stdout.str()
@@ -331,8 +397,10 @@ def test_history_appends_one_line_per_session_and_skips_a_corrupt_line(project: 
     project.runpytest("--bvtest-history", "history.jsonl", "--bvtest-run", "runs/risky.run")
     history = read_history(project.path / "history.jsonl")
     assert len(history.records) == 2
-    assert history.skipped == (f"{project.path / 'history.jsonl'}:2: not a JSON record "
-                               "(Expecting property name enclosed in double quotes); skipped",)
+    assert history.skipped == (
+        f"{project.path / 'history.jsonl'}:2: not a JSON record "
+        "(Expecting property name enclosed in double quotes); skipped",
+    )
     first, second = history.records
     assert first["passed"] is True and second["passed"] is False
     assert first["timestamp"] and first["spec"].endswith("bvtest.yaml")
@@ -346,7 +414,8 @@ def test_history_appends_one_line_per_session_and_skips_a_corrupt_line(project: 
 
 
 def test_jobs_evaluate_run_files_in_processes_with_the_serial_reports_and_a_shared_cache(
-        project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pytest_bvtest import matrix
 
     pools: list[int] = []
@@ -358,21 +427,34 @@ def test_jobs_evaluate_run_files_in_processes_with_the_serial_reports_and_a_shar
 
     monkeypatch.setattr(matrix, "ProcessPoolExecutor", counted_pool)
     common = ("--bvtest-run", "runs/risky.run", "-p", "no:cacheprovider")
-    serial = project.runpytest(*common, "--bvtest-jobs", "1", "--bvtest-cache-dir", "serial", "--bvtest-json", "serial.json")
+    serial = project.runpytest(
+        *common, "--bvtest-jobs", "1", "--bvtest-cache-dir", "serial", "--bvtest-json", "serial.json"
+    )
     assert pools == []
-    parallel = project.runpytest(*common, "--bvtest-jobs", "3", "--bvtest-cache-dir", "shared", "--bvtest-json", "parallel.json")
+    parallel = project.runpytest(
+        *common, "--bvtest-jobs", "3", "--bvtest-cache-dir", "shared", "--bvtest-json", "parallel.json"
+    )
     assert pools == [3]  # production, bm25 and risky: three uncached run files in three processes
     assert serial.ret == parallel.ret == 1
-    reports = [re.sub(rb'\n  "timestamp": "[^"]*",', b"", (project.path / name).read_bytes()) for name in ("serial.json", "parallel.json")]
+    reports = [
+        re.sub(rb'\n  "timestamp": "[^"]*",', b"", (project.path / name).read_bytes())
+        for name in ("serial.json", "parallel.json")
+    ]
     assert reports[0] == reports[1]
 
     def entries(folder: str) -> dict[str, bytes]:
         root = project.path / folder
-        return {str(path.relative_to(root)): path.read_bytes() for path in root.rglob("*.json") if path.parent.name != "stat"}
+        return {
+            str(path.relative_to(root)): path.read_bytes()
+            for path in root.rglob("*.json")
+            if path.parent.name != "stat"
+        }
 
     assert entries("serial") == entries("shared") and len(entries("shared")) == 3 * 2  # 3 run files x AP, RR
     # the next session finds every score the workers stored: nothing left to evaluate
-    again = project.runpytest(*common, "--bvtest-jobs", "3", "--bvtest-cache-dir", "shared", "--bvtest-json", "again.json")
+    again = project.runpytest(
+        *common, "--bvtest-jobs", "3", "--bvtest-cache-dir", "shared", "--bvtest-json", "again.json"
+    )
     assert pools == [3] and again.ret == 1
     assert re.sub(rb'\n  "timestamp": "[^"]*",', b"", (project.path / "again.json").read_bytes()) == reports[0]
     project.makeini("[pytest]\nbvtest_jobs = 2\n")  # the ini mirror, on a cold cache
@@ -384,4 +466,7 @@ def test_jobs_evaluate_run_files_in_processes_with_the_serial_reports_and_a_shar
 def test_jobs_must_be_a_positive_whole_number(project: pytest.Pytester, jobs: str) -> None:
     result = project.runpytest(f"--bvtest-jobs={jobs}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert f"--bvtest-jobs (ini bvtest_jobs) needs a whole number of processes, at least 1, got '{jobs}'" in result.stderr.str()
+    assert (
+        f"--bvtest-jobs (ini bvtest_jobs) needs a whole number of processes, at least 1, got '{jobs}'"
+        in result.stderr.str()
+    )

@@ -40,21 +40,27 @@ def test_the_fixture_evaluates_the_candidate_the_gates_judge(project: pytest.Pyt
         result = project.runpytest("-v")
     else:
         result = project.runpytest("-v", "--bvtest-run", "runs/risky.run")
-    result.stdout.fnmatch_lines(["*test_fixture_sees_the_pull_requests_run PASSED*",
-                                 "*test_without_a_spec_the_sessions_only_spec PASSED*",
-                                 "*test_an_explicit_run_still_wins PASSED*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_fixture_sees_the_pull_requests_run PASSED*",
+            "*test_without_a_spec_the_sessions_only_spec PASSED*",
+            "*test_an_explicit_run_still_wins PASSED*",
+        ]
+    )
     # the gates judged the same run: the risky candidate fails URisk
     result.stdout.fnmatch_lines(["FAILED bvtest.yaml::AP::urisk*"])
 
 
 def test_the_fixture_follows_the_spec_option_and_needs_one_spec(project: pytest.Pytester) -> None:  # noqa: F811
     (project.path / "bvtest.yaml").rename(project.path / "quality.yaml")
-    project.makepyfile(test_team=f"""
+    project.makepyfile(
+        test_team=f"""
         import pytest
 
         def test_the_named_spec(bvtest):
             assert bvtest.evaluate().statistic("mean", measure="AP") == pytest.approx({RISKY_AP_MEAN!r})
-    """)
+    """
+    )
     result = project.runpytest("-v", "--bvtest-spec", "quality.yaml", "--bvtest-run", "runs/risky.run", "test_team.py")
     result.stdout.fnmatch_lines(["*test_the_named_spec PASSED*"])
     # without a spec in the session, evaluate() says what to do
@@ -113,8 +119,12 @@ def test_k_selects_gates_by_name_statistic_and_measure(graded: pytest.Pytester) 
 
 def test_last_failed_reruns_only_the_failed_gates(graded: pytest.Pytester) -> None:
     first = graded.runpytest("--bvtest-run", "runs/risky.run", "--bvtest-json", "first.json")
-    failed = sorted(g["id"] for e in json.loads((graded.path / "first.json").read_text())["evaluations"]
-                    for g in e["gates"] if not g["passed"])
+    failed = sorted(
+        g["id"]
+        for e in json.loads((graded.path / "first.json").read_text())["evaluations"]
+        for g in e["gates"]
+        if not g["passed"]
+    )
     assert failed and first.parseoutcomes()["passed"] > 0
     rerun = graded.runpytest("-v", "--lf", "--bvtest-run", "runs/risky.run")
     assert selected(rerun) == failed
@@ -141,20 +151,27 @@ FAILING_TEAM_TESTS = """
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_reports_list_team_tests_and_a_failing_one_turns_the_headline_red(project: pytest.Pytester,  # noqa: F811
-                                                                          workers: list[str]) -> None:
+def test_reports_list_team_tests_and_a_failing_one_turns_the_headline_red(
+    project: pytest.Pytester,  # noqa: F811
+    workers: list[str],
+) -> None:
     project.makepyfile(test_team=FAILING_TEAM_TESTS)
     result = project.runpytest_subprocess(*workers, "--bvtest-json", "report.json", "--bvtest-markdown", "pr.md")
     document = json.loads((project.path / "report.json").read_text())
     jsonschema.validate(document, schema())
     tests = {test["id"]: test for test in document["tests"]}
-    assert set(tests) == {"test_team.py::test_marked_and_failing", "test_team.py::test_using_the_fixture",
-                          "test_team.py::test_skipped"}  # the unmarked test that does not use the fixture is not ours
+    assert set(tests) == {
+        "test_team.py::test_marked_and_failing",
+        "test_team.py::test_using_the_fixture",
+        "test_team.py::test_skipped",
+    }  # the unmarked test that does not use the fixture is not ours
     failing = tests["test_team.py::test_marked_and_failing"]
     assert (failing["outcome"], failing["passed"]) == ("failed", False)
     assert failing["message"].startswith("AssertionError: no topic may lose more than a third")
-    assert (tests["test_team.py::test_using_the_fixture"]["outcome"], tests["test_team.py::test_using_the_fixture"]["message"]) \
-        == ("passed", None)
+    assert (
+        tests["test_team.py::test_using_the_fixture"]["outcome"],
+        tests["test_team.py::test_using_the_fixture"]["message"],
+    ) == ("passed", None)
     assert tests["test_team.py::test_skipped"]["outcome"] == "skipped"
     assert tests["test_team.py::test_skipped"]["message"] == "Skipped: needs the GPU ranker"
     # every gate passed, yet the session did not: the headline counts the team tests
@@ -162,14 +179,22 @@ def test_reports_list_team_tests_and_a_failing_one_turns_the_headline_red(projec
     assert document["passed"] is False
     markdown = (project.path / "pr.md").read_text()
     assert "## ❌ pytest-bvtest: 6 gates, 0 failed; 3 team tests, 1 failed" in markdown
-    assert "| ❌ failed | `test_team.py::test_marked_and_failing` | AssertionError: no topic may lose more than a third" in markdown
-    result.stdout.fnmatch_lines(["*Team tests (marked bvtest or using the bvtest fixture):",
-                                 "[[]FAILED[]] test_team.py::test_marked_and_failing: AssertionError: no topic*",
-                                 "*bvtest: 6 gates, 0 failed; 3 team tests, 1 failed"])
+    assert (
+        "| ❌ failed | `test_team.py::test_marked_and_failing` | AssertionError: no topic may lose more than a third"
+        in markdown
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*Team tests (marked bvtest or using the bvtest fixture):",
+            "[[]FAILED[]] test_team.py::test_marked_and_failing: AssertionError: no topic*",
+            "*bvtest: 6 gates, 0 failed; 3 team tests, 1 failed",
+        ]
+    )
 
 
 def test_a_setup_error_counts_as_a_failed_team_test(project: pytest.Pytester) -> None:  # noqa: F811
-    project.makepyfile(test_team="""
+    project.makepyfile(
+        test_team="""
         import pytest
 
         @pytest.fixture
@@ -179,45 +204,68 @@ def test_a_setup_error_counts_as_a_failed_team_test(project: pytest.Pytester) ->
         @pytest.mark.bvtest
         def test_needs_the_ranker(ranker):
             pass
-    """)
+    """
+    )
     project.runpytest("--bvtest-json", "report.json", "test_team.py")
     document = json.loads((project.path / "report.json").read_text())
-    assert document["tests"] == [{"id": "test_team.py::test_needs_the_ranker", "outcome": "error", "passed": False,
-                                  "message": "RuntimeError: index not built"}]
+    assert document["tests"] == [
+        {
+            "id": "test_team.py::test_needs_the_ranker",
+            "outcome": "error",
+            "passed": False,
+            "message": "RuntimeError: index not built",
+        }
+    ]
     assert document["passed"] is False and document["evaluations"] == []
 
 
 def test_a_candidate_identical_to_production_is_ok_star_everywhere(project: pytest.Pytester) -> None:  # noqa: F811
-    result = project.runpytest("--bvtest-run", "runs/production.run", "--bvtest-json", "report.json", "--bvtest-markdown", "pr.md",
-                               "-v")
+    result = project.runpytest(
+        "--bvtest-run", "runs/production.run", "--bvtest-json", "report.json", "--bvtest-markdown", "pr.md", "-v"
+    )
     result.assert_outcomes(passed=6, warnings=6)
-    result.stdout.fnmatch_lines([
-        "*GateGuardWarning: bvtest.yaml::AP::mean: identical: candidate's per-topic AP scores are identical to production's*",
-        "WARNING: identical: candidate's per-topic AP scores are identical to production's on all 6 topics*",
-        "[[]OK[*][]] bvtest.yaml::AP::mean: AP Mean passed with a warning*",
-        "bvtest: 6 gates, 0 failed, 6 with a warning (OK[*])",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*GateGuardWarning: bvtest.yaml::AP::mean: identical: candidate's per-topic AP scores are identical to production's*",
+            "WARNING: identical: candidate's per-topic AP scores are identical to production's on all 6 topics*",
+            "[[]OK[*][]] bvtest.yaml::AP::mean: AP Mean passed with a warning*",
+            "bvtest: 6 gates, 0 failed, 6 with a warning (OK[*])",
+        ]
+    )
     document = json.loads((project.path / "report.json").read_text())
     jsonschema.validate(document, schema())
     assert document["passed"] is True and document["summary"]["warnings"] == 6
     for evaluation in document["evaluations"]:
-        assert [(g["kind"], g["severity"], g["systems"]) for g in evaluation["guards"]] == [("identical", "warning", ["production"])]
-        assert all(gate["outcome"] == "OK*" and gate["guards"][0].startswith("identical:") for gate in evaluation["gates"])
+        assert [(g["kind"], g["severity"], g["systems"]) for g in evaluation["guards"]] == [
+            ("identical", "warning", ["production"])
+        ]
+        assert all(
+            gate["outcome"] == "OK*" and gate["guards"][0].startswith("identical:") for gate in evaluation["gates"]
+        )
     markdown = (project.path / "pr.md").read_text()
     assert "## ⚠️ pytest-bvtest: 6 gates, 0 failed, 6 with a warning (OK*)" in markdown
-    assert "> ⚠️ **Warning** (bvtest.yaml · AP): identical: candidate's per-topic AP scores are identical to production's" in markdown
+    assert (
+        "> ⚠️ **Warning** (bvtest.yaml · AP): identical: candidate's per-topic AP scores are identical to production's"
+        in markdown
+    )
     # teams that want a warning to fail the check turn it into an error
-    strict = project.runpytest("--bvtest-run", "runs/production.run", "-W", "error::pytest_bvtest.plugin.GateGuardWarning")
+    strict = project.runpytest(
+        "--bvtest-run", "runs/production.run", "-W", "error::pytest_bvtest.plugin.GateGuardWarning"
+    )
     strict.assert_outcomes(failed=6)
     assert "Traceback" not in strict.stdout.str()
 
 
 def test_topics_no_system_ranks_are_listed_and_past_ten_percent_warn(project: pytest.Pytester) -> None:  # noqa: F811
     qrels = project.path / "qrels.txt"
-    qrels.write_text(qrels.read_text().rstrip("\n") + "\nt7 0 t7-rel 1\n")  # judged, ranked by no run: 1 of 7 topics = 14%
+    qrels.write_text(
+        qrels.read_text().rstrip("\n") + "\nt7 0 t7-rel 1\n"
+    )  # judged, ranked by no run: 1 of 7 topics = 14%
     result = project.runpytest("--bvtest-json", "report.json")
     result.assert_outcomes(passed=6, warnings=6)
-    result.stdout.fnmatch_lines(["WARNING: 1 of 7 topics (14%) is missed by every system (AP 0 for all): t7; more than 10%*"])
+    result.stdout.fnmatch_lines(
+        ["WARNING: 1 of 7 topics (14%) is missed by every system (AP 0 for all): t7; more than 10%*"]
+    )
     document = json.loads((project.path / "report.json").read_text())
     guards = document["evaluations"][0]["guards"]
     assert [(g["kind"], g["severity"], g["topics"]) for g in guards] == [("unanswered_topics", "warning", ["t7"])]
@@ -231,13 +279,17 @@ def test_a_target_constant_below_the_mean_target_warns_on_bias2_gates(project: p
     # with c = 0.5 its Bias² is (0.8333 - 0.5)² = 0.1111 against production's 0.0494, and its Bias²+Var
     # 0.1667 is past production's 0.1296 + 10%: the gate fails, and says why it should not be trusted
     result.assert_outcomes(passed=4, failed=2)
-    result.stdout.fnmatch_lines([
-        # AP's virtual target is max(production, bm25, stable) per topic: [1, 1, 1, .5, 1, .5], mean 0.8333
-        "WARNING: AP target constant c = 0.5000 is outside [[]mean target 0.8333, 1[]]; below it, a system*",
-        "[[]OK[]] bvtest.yaml::AP::mean*",
-        "[[]FAIL[]] bvtest.yaml::AP::bias2_plus_var*",
-    ])
-    result.stdout.fnmatch_lines(["*AP Bias²+Var FAILED*", "*warning: AP target constant c = 0.5000 is outside*IPM 2022 Lemma 1*"])
+    result.stdout.fnmatch_lines(
+        [
+            # AP's virtual target is max(production, bm25, stable) per topic: [1, 1, 1, .5, 1, .5], mean 0.8333
+            "WARNING: AP target constant c = 0.5000 is outside [[]mean target 0.8333, 1[]]; below it, a system*",
+            "[[]OK[]] bvtest.yaml::AP::mean*",
+            "[[]FAIL[]] bvtest.yaml::AP::bias2_plus_var*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        ["*AP Bias²+Var FAILED*", "*warning: AP target constant c = 0.5000 is outside*IPM 2022 Lemma 1*"]
+    )
 
 
 STALE_TOPICS = [f"s{j}" for j in range(1, 13)]
@@ -253,7 +305,8 @@ def test_a_candidate_far_better_than_the_reference_says_how_to_update_it(pyteste
             docs.insert(rank - 1, f"{topic}-rel")
             lines += [f"{topic} Q0 {doc} {r} {10 - r} {name}" for r, doc in enumerate(docs, start=1)]
         (runs / f"{name}.run").write_text("\n".join(lines) + "\n")
-    (pytester.path / "bvtest.yaml").write_text(textwrap.dedent("""
+    (pytester.path / "bvtest.yaml").write_text(
+        textwrap.dedent("""
         qrels: qrels.txt
         measures: [AP]
         baselines: {production: runs/production.run}
@@ -262,13 +315,16 @@ def test_a_candidate_far_better_than_the_reference_says_how_to_update_it(pyteste
         gates:
           - {statistic: urisk, min: -0.05}
           - {statistic: var, max: 1}
-    """).lstrip())
+    """).lstrip()
+    )
     result = pytester.runpytest("-v")
     result.assert_outcomes(passed=2, warnings=1)
     # 12 wins of 12: 2 of the 4,096 sign patterns are as extreme, so the randomization p is about 0.0005
-    result.stdout.fnmatch_lines([
-        "WARNING: the candidate's mean AP 1.0000 is far above the reference production's 0.3333 (+0.6667, +200%; "
-        "randomization p 0.0* < 0.01*: the reference may be stale*pytest --bvtest-update",
-        "[[]OK[*][]] bvtest.yaml::AP::urisk*",
-        "[[]OK[]] bvtest.yaml::AP::var*",  # Var is not measured against the reference
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "WARNING: the candidate's mean AP 1.0000 is far above the reference production's 0.3333 (+0.6667, +200%; "
+            "randomization p 0.0* < 0.01*: the reference may be stale*pytest --bvtest-update",
+            "[[]OK[*][]] bvtest.yaml::AP::urisk*",
+            "[[]OK[]] bvtest.yaml::AP::var*",  # Var is not measured against the reference
+        ]
+    )

@@ -116,21 +116,39 @@ def test_gate_rows_and_headline() -> None:
     page = Page(html.render(sample_document()))
     assert page.headline == "✗ pytest-bvtest: 4 gates, 1 failed, 1 with a warning (OK*)"
     (gates,) = page.tables["gates"]
-    assert gates["header"] == ["outcome", "gate", "value", "reference", "Δ candidate − reference", "limit",
-                               "false alarm", "bootstrap interval"]
+    assert gates["header"] == [
+        "outcome",
+        "gate",
+        "value",
+        "reference",
+        "Δ candidate − reference",
+        "limit",
+        "false alarm",
+        "bootstrap interval",
+    ]
     # one spec: the gates are named without it
     rows = {f"bvtest.yaml::{row[1]}": row for row in gates["rows"]}
     assert list(rows) == [FAIL_ID, "bvtest.yaml::nDCG@10::mean", WARN_ID, "bvtest.yaml::AP::bias2"]
-    assert rows[FAIL_ID] == ["✗ FAIL", "nDCG@10::bias2_plus_var", "0.037136 (candidate)", "0.015804 (production)",
-                             "+0.02133 (up is worse)", "≤ 0.0173844 (max_increase 10%)",
-                             "46.90% (10,000 swaps, seed 0)", "-"]
+    assert rows[FAIL_ID] == [
+        "✗ FAIL",
+        "nDCG@10::bias2_plus_var",
+        "0.037136 (candidate)",
+        "0.015804 (production)",
+        "+0.02133 (up is worse)",
+        "≤ 0.0173844 (max_increase 10%)",
+        "46.90% (10,000 swaps, seed 0)",
+        "-",
+    ]
     assert rows[WARN_ID][0] == "⚠ OK*" and rows[WARN_ID][4] == "-0.162 (down is worse)"
     assert rows[WARN_ID][6:] == ["6.25% (exact)", "candidate − reference: [-0.41, 0.02] 95%, seed 0"]
     # each gate's plain sentence under its row; a gate without one shows its message's first line
-    assert gates["sentences"][0] == ("Quality varies more from query to query or sits further below the best "
-                                     "achievable than in production (Bias²+Var 0.0371 vs 0.0158, limit 0.0174).")
-    assert gates["sentences"][1] == ("nDCG@10 mean passed: candidate 0.478; bound min 0.4 requires >= 0.4; "
-                                     "headroom 0.078")
+    assert gates["sentences"][0] == (
+        "Quality varies more from query to query or sits further below the best "
+        "achievable than in production (Bias²+Var 0.0371 vs 0.0158, limit 0.0174)."
+    )
+    assert gates["sentences"][1] == (
+        "nDCG@10 mean passed: candidate 0.478; bound min 0.4 requires >= 0.4; headroom 0.078"
+    )
     # the numeric cells sort by the exact value
     sorts = dict(zip(rows, gates["sorts"]))
     assert sorts[FAIL_ID][2:6] == ["0.037136", "0.015804", repr(0.037136 - 0.015804), "0.0173844"]
@@ -142,18 +160,40 @@ def test_gate_rows_and_headline() -> None:
     # the failing gate's blamed topics, with each topic's share of the change
     blame = next(table for table in page.tables[""] if table["header"][0] == "topic")
     assert blame["header"] == ["topic", "candidate", "production", "score Δ", "moves Bias²+Var by"]
-    assert blame["rows"] == [["302", "0.2000", "0.7000", "-0.5000", "+0.0286"],
-                             ["301", "0.6000", "0.6200", "-0.0200", "+0.0009"]]
+    assert blame["rows"] == [
+        ["302", "0.2000", "0.7000", "-0.5000", "+0.0286"],
+        ["301", "0.6000", "0.6200", "-0.0200", "+0.0009"],
+    ]
 
 
 def test_statistics_table_and_passing_headline() -> None:
     document = sample_document()
     page = Page(html.render(document))
     statistics = page.tables["statistics sortable"][0]
-    assert statistics["header"] == ["system", "role", "mean", "Bias²", "Var", "Bias²+Var", "URisk", "GeoRisk", "MVE",
-                                    "gates"]
-    assert statistics["rows"][2] == ["candidate", "candidate", "0.4780", "0.0100", "0.0271", "0.0371", "-0.1620",
-                                     "0.4733", "0.4237", "1 OK, 1 OK*, 1 FAIL"]
+    assert statistics["header"] == [
+        "system",
+        "role",
+        "mean",
+        "Bias²",
+        "Var",
+        "Bias²+Var",
+        "URisk",
+        "GeoRisk",
+        "MVE",
+        "gates",
+    ]
+    assert statistics["rows"][2] == [
+        "candidate",
+        "candidate",
+        "0.4780",
+        "0.0100",
+        "0.0271",
+        "0.0371",
+        "-0.1620",
+        "0.4733",
+        "0.4237",
+        "1 OK, 1 OK*, 1 FAIL",
+    ]
     assert statistics["sorts"][2][4] == "0.027136"
     for evaluation in document["evaluations"]:
         for gate in evaluation["gates"]:
@@ -215,9 +255,21 @@ def test_bias_variance_plot_draws_the_gates_limits() -> None:
 
 def test_history_section(tmp_path: Path) -> None:
     records = [
-        {"timestamp": f"2026-11-2{day}T10:00:00+00:00", "commit": f"c{day}", "spec": "bvtest.yaml",
-         "gates": [{"id": FAIL_ID, "statistic": "bias2_plus_var", "measure": "nDCG@10", "value": value, "limit": 0.0174,
-                    "outcome": outcome}]}
+        {
+            "timestamp": f"2026-11-2{day}T10:00:00+00:00",
+            "commit": f"c{day}",
+            "spec": "bvtest.yaml",
+            "gates": [
+                {
+                    "id": FAIL_ID,
+                    "statistic": "bias2_plus_var",
+                    "measure": "nDCG@10",
+                    "value": value,
+                    "limit": 0.0174,
+                    "outcome": outcome,
+                }
+            ],
+        }
         for day, value, outcome in ((1, 0.015, "OK"), (2, 0.016, "OK"), (3, 0.0371, "FAIL"))
     ]
     series = gate_series(records)
@@ -242,39 +294,64 @@ def test_plugin_and_cli_write_the_same_report_from_a_real_evaluation(tmp_path: P
     from pytest_bvtest.cli import main
 
     report = tmp_path / "cli.html"
-    arguments = ["check", str(EXAMPLE / "bvtest.yaml"), "--run", str(EXAMPLE / "runs" / "candidate-risky.run"),
-                 "--no-cache", "--html", str(report)]
+    arguments = [
+        "check",
+        str(EXAMPLE / "bvtest.yaml"),
+        "--run",
+        str(EXAMPLE / "runs" / "candidate-risky.run"),
+        "--no-cache",
+        "--html",
+        str(report),
+    ]
     with open(tmp_path / "out.txt", "w", encoding="utf-8") as out:
         code = main(arguments, out=out)
     assert code == 1
     page = Page(report.read_text(encoding="utf-8"))
     assert page.headline == "✗ pytest-bvtest: 5 gates, 1 failed, 1 with a warning (OK*)"
     outcomes = {row[1]: row[0] for row in page.tables["gates"][0]["rows"]}
-    assert outcomes == {"nDCG@10::trisk": "✓ OK", "nDCG@10::var": "✗ FAIL", "nDCG@10::bias2_plus_var": "✓ OK",
-                        "nDCG@10::mean": "✓ OK", "AP::mean": "⚠ OK*"}
+    assert outcomes == {
+        "nDCG@10::trisk": "✓ OK",
+        "nDCG@10::var": "✗ FAIL",
+        "nDCG@10::bias2_plus_var": "✓ OK",
+        "nDCG@10::mean": "✓ OK",
+        "AP::mean": "⚠ OK*",
+    }
     # the difference plot against pytrec_eval's per-topic nDCG@10, sorted
     qrels = read_qrels_dict(EXAMPLE / "eval" / "qrels.txt")
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
-    scores = {name: evaluator.evaluate(read_run_dict(EXAMPLE / "runs" / f"{name}.run"))
-              for name in ("candidate-risky", "production")}
-    deltas = {topic: scores["candidate-risky"][topic]["ndcg_cut_10"] - scores["production"][topic]["ndcg_cut_10"]
-              for topic in scores["production"]}
+    scores = {
+        name: evaluator.evaluate(read_run_dict(EXAMPLE / "runs" / f"{name}.run"))
+        for name in ("candidate-risky", "production")
+    }
+    deltas = {
+        topic: scores["candidate-risky"][topic]["ndcg_cut_10"] - scores["production"][topic]["ndcg_cut_10"]
+        for topic in scores["production"]
+    }
     bars = page.bars[0]
     assert {topic for topic, _ in bars} == set(deltas)
     assert [value for _, value in bars] == sorted((value for _, value in bars), reverse=True)
     assert dict(bars) == pytest.approx(deltas, abs=1e-12)
     # the Markdown footer's advice, its code spans and bold as HTML
-    assert (f"<li><strong>Reproduce locally:</strong> <code>pytest {EXAMPLE / 'bvtest.yaml'} --bvtest-run "
-            f"{EXAMPLE / 'runs' / 'candidate-risky.run'}</code></li>") in report.read_text(encoding="utf-8")
+    assert (
+        f"<li><strong>Reproduce locally:</strong> <code>pytest {EXAMPLE / 'bvtest.yaml'} --bvtest-run "
+        f"{EXAMPLE / 'runs' / 'candidate-risky.run'}</code></li>"
+    ) in report.read_text(encoding="utf-8")
     # query texts come from the spec's topics file
     topics = page.tables["topics sortable"][0]
     assert topics["rows"][22][:2] == ["23", "cache function results"]
 
     copy_example(pytester.path)
     (pytester.path / "report").mkdir()
-    result = pytester.runpytest_subprocess("bvtest.yaml", "--bvtest-run", "runs/candidate-risky.run",
-                                           "--bvtest-no-cache", "--bvtest-html", "report/out.html",
-                                           "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(
+        "bvtest.yaml",
+        "--bvtest-run",
+        "runs/candidate-risky.run",
+        "--bvtest-no-cache",
+        "--bvtest-html",
+        "report/out.html",
+        "-p",
+        "no:cacheprovider",
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     plugin_page = Page((pytester.path / "report" / "out.html").read_text(encoding="utf-8"))
     assert plugin_page.tables["gates"] == page.tables["gates"]
@@ -289,8 +366,16 @@ needs_browser = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium (apt-ge
 
 def browse(page: Path, *arguments: str) -> tuple[str, list[str]]:
     """Chromium's DOM after the page's scripts ran, and its console lines (errors, CSP violations)."""
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", *arguments,
-               page.as_uri()]
+    command = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--enable-logging=stderr",
+        "--v=0",
+        *arguments,
+        page.as_uri(),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     return result.stdout, [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
 
@@ -299,10 +384,13 @@ def browse(page: Path, *arguments: str) -> tuple[str, list[str]]:
 def test_the_browser_reports_console_errors_and_blocked_loads(tmp_path: Path) -> None:
     """The check below can fail: a page with a script error and an external image shows both."""
     page = tmp_path / "broken.html"
-    page.write_text("<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" "
-                    "content=\"default-src 'none'; script-src 'unsafe-inline'\"></head><body>"
-                    "<img src=\"https://example.com/a.png\">"
-                    "<script>undefinedFunction();</script></body></html>", encoding="utf-8")
+    page.write_text(
+        '<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" '
+        "content=\"default-src 'none'; script-src 'unsafe-inline'\"></head><body>"
+        '<img src="https://example.com/a.png">'
+        "<script>undefinedFunction();</script></body></html>",
+        encoding="utf-8",
+    )
     _, console = browse(page, "--dump-dom")
     assert any("undefinedFunction is not defined" in line for line in console)
     assert any("violates the following Content Security Policy" in line for line in console)
@@ -318,7 +406,8 @@ def test_the_report_loads_without_console_errors_and_shows_every_gate(tmp_path: 
     rendered = Page(dom)
     assert rendered.headline == "✗ pytest-bvtest: 4 gates, 1 failed, 1 with a warning (OK*)"
     assert [f"bvtest.yaml::{row[1]}" for row in rendered.tables["gates"][0]["rows"]] == [
-        gate["id"] for evaluation in document["evaluations"] for gate in evaluation["gates"]]
+        gate["id"] for evaluation in document["evaluations"] for gate in evaluation["gates"]
+    ]
     assert rendered.tables["topics sortable"][0]["rows"][1][1] == HOSTILE
     shot = tmp_path / "report.png"
     browse(page, f"--screenshot={shot}", "--window-size=1280,2000")
@@ -331,8 +420,11 @@ def test_clicking_a_column_sorts_the_topic_table(tmp_path: Path, clicks: int) ->
     document = with_per_topic(sample_document())
     text = html.render(document)
     # click the Δ header (the table's last column) as a reader would, before the DOM is dumped
-    click = ("<script>var b = document.querySelector('table.topics thead th:last-child button');"
-             + "b.click();" * clicks + "</script></body>")
+    click = (
+        "<script>var b = document.querySelector('table.topics thead th:last-child button');"
+        + "b.click();" * clicks
+        + "</script></body>"
+    )
     page = tmp_path / "sorted.html"
     page.write_text(text.replace("</body>", click), encoding="utf-8")
     dom, console = browse(page, "--dump-dom")
@@ -363,7 +455,8 @@ def test_png_plots_draw_points_limits_the_difference_plot_and_the_corner_cue(tmp
     assert list(markers[0].get_ydata()) == [0.001444, 0.01, 0.112896]
     limits = [line for line in axes.lines if "limit" in line.get_label()]
     assert [(line.get_label(), list(line.get_ydata())) for line in limits] == [
-        ("Bias²+Var limit ≤ 0.0173844 (max_increase 10%)", [0.0173844, 0.0173844])]
+        ("Bias²+Var limit ≤ 0.0173844 (max_increase 10%)", [0.0173844, 0.0173844])
+    ]
     assert limits[0].get_color() == plots.SERIES_COLORS[2] and limits[0].get_linestyle() == "--"
     scatter = plots._scatter_figure(Figure, evaluation).axes[0]
     assert [text.get_text() for text in scatter.texts if "better" in text.get_text()] == ["lower-left is better"]
@@ -374,8 +467,12 @@ def test_png_plots_draw_points_limits_the_difference_plot_and_the_corner_cue(tmp
     assert [label.get_text() for label in difference.get_xticklabels()] == ["305", "303", "301", "304", "302"]
     written = plots.write_plots(document, tmp_path)
     assert [path.name for path in written] == [
-        "bvtest-nDCG-10-bias-variance.png", "bvtest-nDCG-10-scatter.png", "bvtest-nDCG-10-difference.png",
-        "bvtest-AP-bias-variance.png", "bvtest-AP-scatter.png"]  # AP has no per-topic scores in this document
+        "bvtest-nDCG-10-bias-variance.png",
+        "bvtest-nDCG-10-scatter.png",
+        "bvtest-nDCG-10-difference.png",
+        "bvtest-AP-bias-variance.png",
+        "bvtest-AP-scatter.png",
+    ]  # AP has no per-topic scores in this document
 
 
 # --- history: the command and the HTML section -------------------------------------------------------
@@ -383,18 +480,40 @@ def test_png_plots_draw_points_limits_the_difference_plot_and_the_corner_cue(tmp
 
 def history_records() -> list[dict[str, Any]]:
     return [
-        {"timestamp": f"2026-11-2{day}T10:00:00+00:00", "commit": f"c{day}", "spec": "bvtest.yaml",
-         "gates": [{"id": FAIL_ID, "statistic": "bias2_plus_var", "measure": "nDCG@10", "value": value, "limit": limit,
-                    "outcome": outcome},
-                   {"id": "bvtest.yaml::nDCG@10::mean", "statistic": "mean", "measure": "nDCG@10",
-                    "value": 0.5 + day / 100, "limit": 0.4, "outcome": "OK"}]}
-        for day, value, limit, outcome in ((1, 0.015, 0.0174, "OK"), (2, 0.016, 0.0181, "OK"),
-                                           (3, 0.0371, 0.0174, "FAIL"))
+        {
+            "timestamp": f"2026-11-2{day}T10:00:00+00:00",
+            "commit": f"c{day}",
+            "spec": "bvtest.yaml",
+            "gates": [
+                {
+                    "id": FAIL_ID,
+                    "statistic": "bias2_plus_var",
+                    "measure": "nDCG@10",
+                    "value": value,
+                    "limit": limit,
+                    "outcome": outcome,
+                },
+                {
+                    "id": "bvtest.yaml::nDCG@10::mean",
+                    "statistic": "mean",
+                    "measure": "nDCG@10",
+                    "value": 0.5 + day / 100,
+                    "limit": 0.4,
+                    "outcome": "OK",
+                },
+            ],
+        }
+        for day, value, limit, outcome in (
+            (1, 0.015, 0.0174, "OK"),
+            (2, 0.016, 0.0181, "OK"),
+            (3, 0.0371, 0.0174, "FAIL"),
+        )
     ]
 
 
-def test_history_command_prints_each_gate_and_writes_one_chart_per_gate(tmp_path: Path,
-                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_history_command_prints_each_gate_and_writes_one_chart_per_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import io
     import xml.etree.ElementTree as ElementTree
 
@@ -414,18 +533,24 @@ def test_history_command_prints_each_gate_and_writes_one_chart_per_gate(tmp_path
         "bvtest.yaml::nDCG@10::bias2_plus_var  3        0.0371  0.0174  OK OK FAIL",
         "bvtest.yaml::nDCG@10::mean            3        0.53    0.4     OK OK OK",
     ]
-    assert lines[3:] == [f"wrote {tmp_path / 'charts' / 'bvtest.yaml-nDCG-10-bias2-plus-var.svg'}",
-                         f"wrote {tmp_path / 'charts' / 'bvtest.yaml-nDCG-10-mean.svg'}"]
+    assert lines[3:] == [
+        f"wrote {tmp_path / 'charts' / 'bvtest.yaml-nDCG-10-bias2-plus-var.svg'}",
+        f"wrote {tmp_path / 'charts' / 'bvtest.yaml-nDCG-10-mean.svg'}",
+    ]
     assert capsys.readouterr().err == f"bvtest: warning: {path}:3: not a JSON record (Expecting value); skipped\n"
     chart = ElementTree.parse(tmp_path / "charts" / "bvtest.yaml-nDCG-10-bias2-plus-var.svg").getroot()
     namespace = "{http://www.w3.org/2000/svg}"
     assert chart.find(f"{namespace}style") is not None  # styled on its own, outside the HTML report
     tips = [element.findtext(f"{namespace}title") for element in chart.iter(f"{namespace}circle")]
-    assert tips[:3] == ["2026-11-21T10:00:00+00:00: 0.015 (OK)", "2026-11-22T10:00:00+00:00: 0.016 (OK)",
-                        "2026-11-23T10:00:00+00:00: 0.0371 (FAIL)"]
+    assert tips[:3] == [
+        "2026-11-21T10:00:00+00:00: 0.015 (OK)",
+        "2026-11-22T10:00:00+00:00: 0.016 (OK)",
+        "2026-11-23T10:00:00+00:00: 0.0371 (FAIL)",
+    ]
     # the limit steps from record to record: 0.0174, 0.0181, 0.0174
-    (limit,) = [element for element in chart.iter(f"{namespace}path")
-                if element.findtext(f"{namespace}title") == "limit"]
+    (limit,) = [
+        element for element in chart.iter(f"{namespace}path") if element.findtext(f"{namespace}title") == "limit"
+    ]
     assert limit.get("d").count(" V") == 2
 
     empty = tmp_path / "empty.jsonl"
@@ -437,8 +562,17 @@ def test_history_command_prints_each_gate_and_writes_one_chart_per_gate(tmp_path
 def test_the_plugins_html_report_draws_the_history(pytester: pytest.Pytester) -> None:
     copy_example(pytester.path)
     for run in ("candidate-pass", "candidate-risky"):
-        pytester.runpytest_subprocess("bvtest.yaml", "--bvtest-run", f"runs/{run}.run", "--bvtest-history",
-                                      "history.jsonl", "--bvtest-html", "report.html", "-p", "no:cacheprovider")
+        pytester.runpytest_subprocess(
+            "bvtest.yaml",
+            "--bvtest-run",
+            f"runs/{run}.run",
+            "--bvtest-history",
+            "history.jsonl",
+            "--bvtest-html",
+            "report.html",
+            "-p",
+            "no:cacheprovider",
+        )
     text = (pytester.path / "report.html").read_text(encoding="utf-8")
     section = text.split('<section class="history">')[1]
     # this session's record is drawn too: two records per gate, the second failing on Var
@@ -460,7 +594,8 @@ class FakeMetadata:
 
 @pytest.mark.parametrize("urls", [["Source, https://example.org/src"], []])
 def test_the_footers_documentation_links_are_clickable_only_with_a_declared_url(
-        monkeypatch: pytest.MonkeyPatch, urls: list[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, urls: list[str]
+) -> None:
     from pytest_bvtest.report import markdown
 
     declared = ["Documentation, https://example.org/bvtest/docs"] + urls
@@ -469,7 +604,8 @@ def test_the_footers_documentation_links_are_clickable_only_with_a_declared_url(
     footer = markdown.what_to_do(sample_document())[-1]
     assert "[Bias²+Var](https://example.org/bvtest/docs/concepts.md#bias-and-variance)" in footer
     assert '<a href="https://example.org/bvtest/docs/concepts.md#bias-and-variance">Bias²+Var</a>' in html.render(
-        sample_document())
+        sample_document()
+    )
     # without one, the docs are named by their path in pytest-bvtest, not linked: a relative link would
     # point into the reader's repository, where they are not
     monkeypatch.setattr(markdown, "metadata", lambda name: FakeMetadata(urls))
@@ -524,6 +660,7 @@ def test_the_ini_setting_writes_beside_the_ini_file_and_stays_inside_the_project
     assert Page((pytester.path / "reports" / "page.html").read_text(encoding="utf-8")).headline.startswith("✓")
     ini.write_text("[pytest]\nbvtest_html = ../outside.html\n", encoding="utf-8")
     refused = pytester.runpytest_subprocess("bvtest.yaml", "--bvtest-no-cache", "-p", "no:cacheprovider")
-    refused.stdout.fnmatch_lines(["*could not write the reports: ini setting bvtest_html = *outside.html* "
-                                  "is outside the project*"])
+    refused.stdout.fnmatch_lines(
+        ["*could not write the reports: ini setting bvtest_html = *outside.html* is outside the project*"]
+    )
     assert not (pytester.path.parent / "outside.html").exists()

@@ -34,81 +34,204 @@ jsonschema = pytest.importorskip("jsonschema")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TOPICS = ["301", "302", "303", "304", "305"]
 #: production, bm25, candidate on five topics; bm25 has no ranking for 304 and 305 (scored 0).
-NDCG_SCORES = np.array([
-    [0.62, 0.70, 0.35, 0.48, 0.55],
-    [0.50, 0.41, 0.30, 0.00, 0.00],
-    [0.66, 0.20, 0.40, 0.52, 0.61],
-])
+NDCG_SCORES = np.array(
+    [
+        [0.62, 0.70, 0.35, 0.48, 0.55],
+        [0.50, 0.41, 0.30, 0.00, 0.00],
+        [0.66, 0.20, 0.40, 0.52, 0.61],
+    ]
+)
 FAIL_ID = "bvtest.yaml::nDCG@10::bias2_plus_var"
 WARN_ID = "bvtest.yaml::nDCG@10::urisk"
 
 
 def system(name: str, role: str, **values: Any) -> dict[str, Any]:
-    statistics = dict.fromkeys(("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "trisk_p", "zrisk", "georisk", "mve", "gawm"))
+    statistics = dict.fromkeys(
+        ("mean", "bias2", "var", "bias2_plus_var", "urisk", "trisk", "trisk_p", "zrisk", "georisk", "mve", "gawm")
+    )
     statistics.update(values)
     gap = dict.fromkeys(("bias", "var", "mse", "var_target", "var_system", "cov"), 0.0)
     return {"name": name, "role": role, **statistics, "gap": gap, "missing_topics": [], "ignored_topics": []}
 
 
-def gate(gate_id: str, statistic: str, value: float, limit: float, bound: dict[str, Any], *, passed: bool = True,
-         reference_value: float | None = None, warning: str | None = None, interval: dict[str, Any] | None = None,
-         worst_topics: tuple[tuple[str, float, float, float], ...] = (), message: str, sentence: str = "",
-         spec_line: int | None = None) -> dict[str, Any]:
+def gate(
+    gate_id: str,
+    statistic: str,
+    value: float,
+    limit: float,
+    bound: dict[str, Any],
+    *,
+    passed: bool = True,
+    reference_value: float | None = None,
+    warning: str | None = None,
+    interval: dict[str, Any] | None = None,
+    worst_topics: tuple[tuple[str, float, float, float], ...] = (),
+    message: str,
+    sentence: str = "",
+    spec_line: int | None = None,
+) -> dict[str, Any]:
     definition = STATISTICS[statistic]
     return {
-        "id": gate_id, "statistic": statistic, "measure": gate_id.split("::")[1], "system": "candidate",
-        "reference": None if reference_value is None else "production", "value": value, "reference_value": reference_value,
-        "bound": {**bound, "limit": limit}, "limit": limit, "rule": bound["text"], "calibration": None, "excess": value - limit if bound["kind"].startswith("max") else limit - value,
-        "interval": interval, "passed": passed, "outcome": "FAIL" if not passed else ("OK*" if warning else "OK"),
-        "warning": warning, "message": message,
-        "sentence": sentence, "label": definition.label, "higher_is_better": definition.higher_is_better,
-        "compared_value": reference_value, "delta": None if reference_value is None else value - reference_value,
-        "spec_line": spec_line, "docs": definition.wording.docs, "blame_by": "score difference" if definition.mean_like else "contribution",
-        "worst_topics": [{"topic": t, "candidate": c, "compared": r, "delta": c - r, "contribution": share}
-                         for t, c, r, share in worst_topics],
+        "id": gate_id,
+        "statistic": statistic,
+        "measure": gate_id.split("::")[1],
+        "system": "candidate",
+        "reference": None if reference_value is None else "production",
+        "value": value,
+        "reference_value": reference_value,
+        "bound": {**bound, "limit": limit},
+        "limit": limit,
+        "rule": bound["text"],
+        "calibration": None,
+        "excess": value - limit if bound["kind"].startswith("max") else limit - value,
+        "interval": interval,
+        "passed": passed,
+        "outcome": "FAIL" if not passed else ("OK*" if warning else "OK"),
+        "warning": warning,
+        "message": message,
+        "sentence": sentence,
+        "label": definition.label,
+        "higher_is_better": definition.higher_is_better,
+        "compared_value": reference_value,
+        "delta": None if reference_value is None else value - reference_value,
+        "spec_line": spec_line,
+        "docs": definition.wording.docs,
+        "blame_by": "score difference" if definition.mean_like else "contribution",
+        "worst_topics": [
+            {"topic": t, "candidate": c, "compared": r, "delta": c - r, "contribution": share}
+            for t, c, r, share in worst_topics
+        ],
         "worst_against": "production",
     }
 
 
 def sample_document() -> dict[str, Any]:
-    warning = ("point estimate past the bound by 0.112, but the 95% interval [-0.41, 0.02] reaches the safe side: "
-               "within noise (OK*)")
+    warning = (
+        "point estimate past the bound by 0.112, but the 95% interval [-0.41, 0.02] reaches the safe side: "
+        "within noise (OK*)"
+    )
     ndcg_gates = [
-        gate(FAIL_ID, "bias2_plus_var", 0.037136, 0.0173844,
-             {"kind": "max_increase", "amount": 0.1, "relative": True, "text": "max_increase 10%"},
-             passed=False, reference_value=0.015804, worst_topics=(("302", 0.20, 0.70, 0.0286), ("301", 0.60, 0.62, 0.0009)),
-             spec_line=12,
-             sentence="Quality varies more from query to query or sits further below the best achievable than in production "
-                      "(Bias²+Var 0.0371 vs 0.0158, limit 0.0174).",
-             message="nDCG@10 Bias²+Var FAILED: candidate 0.037136 vs production 0.015804; bound max_increase 10% requires <= 0.0173844; "
-                     "past the limit by 0.0197516\n  topics that lost most against production:\n    302: 0.2000 vs 0.7000 (-0.5000)"),
-        gate("bvtest.yaml::nDCG@10::mean", "mean", 0.478, 0.4, {"kind": "min", "amount": 0.4, "relative": False, "text": "min 0.4"},
-             message="nDCG@10 mean passed: candidate 0.478; bound min 0.4 requires >= 0.4; headroom 0.078"),
-        gate(WARN_ID, "urisk", -0.162, -0.05, {"kind": "max_decrease", "amount": 0.05, "relative": False, "text": "max_decrease 0.05"},
-             reference_value=0.0, warning=warning, interval={"low": -0.41, "high": 0.02, "confidence": 0.95, "seed": 0},
-             spec_line=14,
-             message="nDCG@10 URisk passed within noise: candidate -0.162 vs production 0; bound max_decrease 0.05 requires >= -0.05; "
-                     "past the limit by 0.112\n  95% bootstrap interval of candidate - reference: [-0.41, 0.02] (seed 0)\n"
-                     f"  warning: {warning}"),
+        gate(
+            FAIL_ID,
+            "bias2_plus_var",
+            0.037136,
+            0.0173844,
+            {"kind": "max_increase", "amount": 0.1, "relative": True, "text": "max_increase 10%"},
+            passed=False,
+            reference_value=0.015804,
+            worst_topics=(("302", 0.20, 0.70, 0.0286), ("301", 0.60, 0.62, 0.0009)),
+            spec_line=12,
+            sentence="Quality varies more from query to query or sits further below the best achievable than in production "
+            "(Bias²+Var 0.0371 vs 0.0158, limit 0.0174).",
+            message="nDCG@10 Bias²+Var FAILED: candidate 0.037136 vs production 0.015804; bound max_increase 10% requires <= 0.0173844; "
+            "past the limit by 0.0197516\n  topics that lost most against production:\n    302: 0.2000 vs 0.7000 (-0.5000)",
+        ),
+        gate(
+            "bvtest.yaml::nDCG@10::mean",
+            "mean",
+            0.478,
+            0.4,
+            {"kind": "min", "amount": 0.4, "relative": False, "text": "min 0.4"},
+            message="nDCG@10 mean passed: candidate 0.478; bound min 0.4 requires >= 0.4; headroom 0.078",
+        ),
+        gate(
+            WARN_ID,
+            "urisk",
+            -0.162,
+            -0.05,
+            {"kind": "max_decrease", "amount": 0.05, "relative": False, "text": "max_decrease 0.05"},
+            reference_value=0.0,
+            warning=warning,
+            interval={"low": -0.41, "high": 0.02, "confidence": 0.95, "seed": 0},
+            spec_line=14,
+            message="nDCG@10 URisk passed within noise: candidate -0.162 vs production 0; bound max_decrease 0.05 requires >= -0.05; "
+            "past the limit by 0.112\n  95% bootstrap interval of candidate - reference: [-0.41, 0.02] (seed 0)\n"
+            f"  warning: {warning}",
+        ),
     ]
-    ndcg_gates[0]["calibration"] = {"false_alarm": None, "limit": None, "rate": 0.469, "swaps": 10_000, "exact": False,
-                                    "seed": 0, "reference": "production", "family": None}
-    ndcg_gates[2]["calibration"] = {"false_alarm": None, "limit": None, "rate": 0.0625, "swaps": 32, "exact": True,
-                                    "seed": 0, "reference": "production", "family": None}
-    bm25 = system("bm25", "baseline", mean=0.242, bias2=0.112896, var=0.043056, bias2_plus_var=0.155952, urisk=-0.596,
-                  trisk=-3.05838145, trisk_p=0.03771805, zrisk=-1.01532748, georisk=0.31863638, mve=0.155888, gawm=0.2)
+    ndcg_gates[0]["calibration"] = {
+        "false_alarm": None,
+        "limit": None,
+        "rate": 0.469,
+        "swaps": 10_000,
+        "exact": False,
+        "seed": 0,
+        "reference": "production",
+        "family": None,
+    }
+    ndcg_gates[2]["calibration"] = {
+        "false_alarm": None,
+        "limit": None,
+        "rate": 0.0625,
+        "swaps": 32,
+        "exact": True,
+        "seed": 0,
+        "reference": "production",
+        "family": None,
+    }
+    bm25 = system(
+        "bm25",
+        "baseline",
+        mean=0.242,
+        bias2=0.112896,
+        var=0.043056,
+        bias2_plus_var=0.155952,
+        urisk=-0.596,
+        trisk=-3.05838145,
+        trisk_p=0.03771805,
+        zrisk=-1.01532748,
+        georisk=0.31863638,
+        mve=0.155888,
+        gawm=0.2,
+    )
     bm25["missing_topics"] = ["304", "305"]
-    candidate = system("candidate", "candidate", mean=0.478, bias2=0.01, var=0.027136, bias2_plus_var=0.037136, urisk=-0.162,
-                       trisk=-0.77314859, trisk_p=0.48258367, zrisk=-0.39253354, georisk=0.47333347, mve=0.423728, gawm=0.5)
+    candidate = system(
+        "candidate",
+        "candidate",
+        mean=0.478,
+        bias2=0.01,
+        var=0.027136,
+        bias2_plus_var=0.037136,
+        urisk=-0.162,
+        trisk=-0.77314859,
+        trisk_p=0.48258367,
+        zrisk=-0.39253354,
+        georisk=0.47333347,
+        mve=0.423728,
+        gawm=0.5,
+    )
     candidate["ignored_topics"] = ["999"]
     ndcg = {
-        "spec": "bvtest.yaml", "measure": "nDCG@10", "topics": TOPICS,
+        "spec": "bvtest.yaml",
+        "measure": "nDCG@10",
+        "topics": TOPICS,
         "target": {"c": 0.578, "per_topic": [0.66, 0.70, 0.40, 0.52, 0.61], "constant_topics": 0},
-        "settings": {"target": "mean", "normalize": "none", "grouping": None, "risk_alpha": 1.0, "mve_alpha": 2.0, "gawm_q": 1.0},
-        "candidate": "candidate", "reference": "production",
+        "settings": {
+            "target": "mean",
+            "normalize": "none",
+            "grouping": None,
+            "risk_alpha": 1.0,
+            "mve_alpha": 2.0,
+            "gawm_q": 1.0,
+        },
+        "candidate": "candidate",
+        "reference": "production",
         "systems": [
-            system("production", "reference", mean=0.54, bias2=0.001444, var=0.01436, bias2_plus_var=0.015804, urisk=0.0, trisk=0.0,
-                   trisk_p=1.0, zrisk=-0.2868025, georisk=0.50759203, mve=0.51128, gawm=0.6),
+            system(
+                "production",
+                "reference",
+                mean=0.54,
+                bias2=0.001444,
+                var=0.01436,
+                bias2_plus_var=0.015804,
+                urisk=0.0,
+                trisk=0.0,
+                trisk_p=1.0,
+                zrisk=-0.2868025,
+                georisk=0.50759203,
+                mve=0.51128,
+                gawm=0.6,
+            ),
             bm25,
             candidate,
         ],
@@ -121,8 +244,14 @@ def sample_document() -> dict[str, Any]:
     for entry in ap["systems"]:
         entry["gawm"] = None
     ap["gates"] = [
-        gate("bvtest.yaml::AP::bias2", "bias2", 0.01, 0.05, {"kind": "max", "amount": 0.05, "relative": False, "text": "max 0.05"},
-             message="AP Bias² passed: candidate 0.01; bound max 0.05 requires <= 0.05; headroom 0.04"),
+        gate(
+            "bvtest.yaml::AP::bias2",
+            "bias2",
+            0.01,
+            0.05,
+            {"kind": "max", "amount": 0.05, "relative": False, "text": "max 0.05"},
+            message="AP Bias² passed: candidate 0.01; bound max 0.05 requires <= 0.05; headroom 0.04",
+        ),
     ]
     return {
         "schema_version": 1,
@@ -174,21 +303,24 @@ def test_schema_allows_extra_keys(validator: Any) -> None:
     validator.validate(document)
 
 
-@pytest.mark.parametrize("path", [
-    ("schema_version",),
-    ("evaluations", 0, "measure"),
-    ("evaluations", 0, "topics"),
-    ("evaluations", 0, "target", "c"),
-    ("evaluations", 0, "target", "per_topic"),
-    ("evaluations", 0, "systems", 1, "bias2_plus_var"),
-    ("evaluations", 0, "systems", 1, "georisk"),
-    ("evaluations", 0, "systems", 2, "gap", "cov"),
-    ("evaluations", 0, "systems", 2, "trisk_p"),
-    ("evaluations", 0, "tradeoff", "spearman"),
-    ("evaluations", 1, "gates", 0, "interval"),
-    ("evaluations", 0, "gates", 2, "warning"),
-    ("evaluations", 0, "gates", 0, "bound", "limit"),
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("schema_version",),
+        ("evaluations", 0, "measure"),
+        ("evaluations", 0, "topics"),
+        ("evaluations", 0, "target", "c"),
+        ("evaluations", 0, "target", "per_topic"),
+        ("evaluations", 0, "systems", 1, "bias2_plus_var"),
+        ("evaluations", 0, "systems", 1, "georisk"),
+        ("evaluations", 0, "systems", 2, "gap", "cov"),
+        ("evaluations", 0, "systems", 2, "trisk_p"),
+        ("evaluations", 0, "tradeoff", "spearman"),
+        ("evaluations", 1, "gates", 0, "interval"),
+        ("evaluations", 0, "gates", 2, "warning"),
+        ("evaluations", 0, "gates", 0, "bound", "limit"),
+    ],
+)
 def test_schema_rejects_a_missing_promised_key(validator: Any, path: tuple[Any, ...]) -> None:
     document = sample_document()
     *parents, key = path
@@ -200,15 +332,18 @@ def test_schema_rejects_a_missing_promised_key(validator: Any, path: tuple[Any, 
     assert errors and any(f"'{key}' is a required property" in error.message for error in errors)
 
 
-@pytest.mark.parametrize("path, value", [
-    (("evaluations", 0, "systems", 0, "bias2"), "0.001444"),
-    (("evaluations", 0, "target", "per_topic", 3), "0.52"),
-    (("evaluations", 0, "gates", 0, "value"), "0.037136"),
-    (("evaluations", 0, "gates", 2, "interval", "low"), "-0.41"),
-    (("evaluations", 0, "systems", 0, "role"), "champion"),
-    (("evaluations", 0, "gates", 0, "passed"), "false"),
-    (("schema_version",), 2),
-])
+@pytest.mark.parametrize(
+    "path, value",
+    [
+        (("evaluations", 0, "systems", 0, "bias2"), "0.001444"),
+        (("evaluations", 0, "target", "per_topic", 3), "0.52"),
+        (("evaluations", 0, "gates", 0, "value"), "0.037136"),
+        (("evaluations", 0, "gates", 2, "interval", "low"), "-0.41"),
+        (("evaluations", 0, "systems", 0, "role"), "champion"),
+        (("evaluations", 0, "gates", 0, "passed"), "false"),
+        (("schema_version",), 2),
+    ],
+)
 def test_schema_rejects_wrong_types(validator: Any, path: tuple[Any, ...], value: Any) -> None:
     document = sample_document()
     *parents, key = path
@@ -253,10 +388,48 @@ def test_terminal_table_rows_and_alignment() -> None:
     assert lines[0] == "bvtest.yaml · nDCG@10 · 5 topics · target c = 0.5780"
     header = lines[1]
     assert header.split() == ["system", "role", "mean", "Bias²", "Var", "Bias²+Var", "URisk", "GeoRisk", "MVE", "gates"]
-    assert lines[2].split() == ["production", "reference", "0.5400", "0.0014", "0.0144", "0.0158", "0.0000", "0.5076", "0.5113", "-"]
-    assert lines[3].split() == ["bm25", "baseline", "0.2420", "0.1129", "0.0431", "0.1560", "-0.5960", "0.3186", "0.1559", "-"]
-    assert lines[4].split() == [">", "candidate", "candidate", "0.4780", "0.0100", "0.0271", "0.0371", "-0.1620", "0.4733", "0.4237",
-                                "1", "OK,", "1", "OK*,", "1", "FAIL"]
+    assert lines[2].split() == [
+        "production",
+        "reference",
+        "0.5400",
+        "0.0014",
+        "0.0144",
+        "0.0158",
+        "0.0000",
+        "0.5076",
+        "0.5113",
+        "-",
+    ]
+    assert lines[3].split() == [
+        "bm25",
+        "baseline",
+        "0.2420",
+        "0.1129",
+        "0.0431",
+        "0.1560",
+        "-0.5960",
+        "0.3186",
+        "0.1559",
+        "-",
+    ]
+    assert lines[4].split() == [
+        ">",
+        "candidate",
+        "candidate",
+        "0.4780",
+        "0.0100",
+        "0.0271",
+        "0.0371",
+        "-0.1620",
+        "0.4733",
+        "0.4237",
+        "1",
+        "OK,",
+        "1",
+        "OK*,",
+        "1",
+        "FAIL",
+    ]
     # Names and the gates column are left-aligned, numbers right-aligned under their headers.
     header_cells = list(re.finditer(r"\S+", header))
     for row in lines[2:5]:
@@ -273,12 +446,18 @@ def test_terminal_marks_the_candidate_and_colours_outcomes() -> None:
     candidate_rows = [(text, markup) for text, markup in lines if text.startswith(terminal.CANDIDATE_MARKER)]
     assert len(candidate_rows) == 2 and all(markup == {"bold": True} for _, markup in candidate_rows)
     failing = next(text for text, _ in lines if text.startswith("[FAIL]"))
-    assert failing == (f"[FAIL] {FAIL_ID}: nDCG@10 Bias²+Var FAILED: candidate 0.037136 vs production 0.015804; "
-                       "bound max_increase 10% requires <= 0.0173844; past the limit by 0.0197516")
+    assert failing == (
+        f"[FAIL] {FAIL_ID}: nDCG@10 Bias²+Var FAILED: candidate 0.037136 vs production 0.015804; "
+        "bound max_increase 10% requires <= 0.0173844; past the limit by 0.0197516"
+    )
     assert by_text[failing] == {"red": True, "bold": True}
     warned = next(text for text, _ in lines if text.startswith("[OK*]"))
-    assert warned.startswith(f"[OK*] {WARN_ID}: nDCG@10 URisk passed within noise") and by_text[warned] == {"yellow": True}
-    passing = "[OK] bvtest.yaml::AP::bias2: AP Bias² passed: candidate 0.01; bound max 0.05 requires <= 0.05; headroom 0.04"
+    assert warned.startswith(f"[OK*] {WARN_ID}: nDCG@10 URisk passed within noise") and by_text[warned] == {
+        "yellow": True
+    }
+    passing = (
+        "[OK] bvtest.yaml::AP::bias2: AP Bias² passed: candidate 0.01; bound max 0.05 requires <= 0.05; headroom 0.04"
+    )
     assert by_text[passing] == {"green": True}
     assert lines[-1] == ("bvtest: 4 gates, 1 failed, 1 with a warning (OK*)", {"red": True, "bold": True})
 
@@ -286,11 +465,17 @@ def test_terminal_marks_the_candidate_and_colours_outcomes() -> None:
 def test_terminal_notes_missing_and_ignored_topics() -> None:
     lines = texts(terminal.summary_lines(sample_document()))
     assert "note: bm25 has no ranking for 2 of 5 topics (scored 0): 304, 305" in lines
-    assert "note: candidate ranked 1 topic outside the evaluated topics (unjudged, or no relevant document; ignored): 999" in lines
+    assert (
+        "note: candidate ranked 1 topic outside the evaluated topics (unjudged, or no relevant document; ignored): 999"
+        in lines
+    )
     document = sample_document()
     document["evaluations"][0]["systems"][0]["ignored_topics"] = [str(topic) for topic in range(900, 908)]
     lines = texts(terminal.summary_lines(document))
-    assert "note: production ranked 8 topics outside the evaluated topics (unjudged, or no relevant document; ignored): 900, 901, 902, 903, 904, ... (+3 more)" in lines
+    assert (
+        "note: production ranked 8 topics outside the evaluated topics (unjudged, or no relevant document; ignored): 900, 901, 902, 903, 904, ... (+3 more)"
+        in lines
+    )
 
 
 def test_terminal_final_line_of_a_passing_session() -> None:
@@ -302,7 +487,18 @@ def test_terminal_final_line_of_a_passing_session() -> None:
 
 def test_terminal_nulls_and_no_gates() -> None:
     lines = texts(terminal.summary_lines(analysis_only_document()))
-    assert lines[2].split() == ["production", "baseline", "0.5400", "0.0014", "0.0144", "0.0158", "-", "0.5076", "0.5113", "-"]
+    assert lines[2].split() == [
+        "production",
+        "baseline",
+        "0.5400",
+        "0.0014",
+        "0.0144",
+        "0.0158",
+        "-",
+        "0.5076",
+        "0.5113",
+        "-",
+    ]
     assert not any(line.startswith(("[OK", "[FAIL", "bvtest:")) for line in lines)
 
 
@@ -350,31 +546,52 @@ def test_markdown_summary() -> None:
     assert lines[0] == "<!-- pytest-bvtest -->"
     assert lines[1] == "## ❌ pytest-bvtest: 4 gates, 1 failed, 1 with a warning (OK*)"
     # one sentence per gate, in document order, the sentence of a gate whose document has none is its headline
-    assert lines[3] == ("- ❌ Quality varies more from query to query or sits further below the best achievable than in "
-                        "production (Bias²+Var 0.0371 vs 0.0158, limit 0.0174). `nDCG@10::bias2_plus_var`")
+    assert lines[3] == (
+        "- ❌ Quality varies more from query to query or sits further below the best achievable than in "
+        "production (Bias²+Var 0.0371 vs 0.0158, limit 0.0174). `nDCG@10::bias2_plus_var`"
+    )
     assert lines[4].startswith("- ✅ nDCG@10 mean passed: candidate 0.478") and lines[4].endswith("`nDCG@10::mean`")
     rows = {table_cells(line)[1]: table_cells(line) for line in lines if line.startswith("| ") and "::" in line}
     header = next(line for line in lines if line.startswith("| outcome"))
-    assert table_cells(header) == ["outcome", "gate", "value", "reference", "Δ candidate − reference", "limit", "false alarm",
-                                   "bootstrap interval"]
-    assert rows[f"`{FAIL_ID}`"] == ["❌ FAIL", f"`{FAIL_ID}`", "0.037136 (candidate)", "0.015804 (production)",
-                                    "+0.02133 (up is worse)", "≤ 0.0173844 (max_increase 10%)",
-                                    "46.90% (10,000 swaps, seed 0)", "-"]
+    assert table_cells(header) == [
+        "outcome",
+        "gate",
+        "value",
+        "reference",
+        "Δ candidate − reference",
+        "limit",
+        "false alarm",
+        "bootstrap interval",
+    ]
+    assert rows[f"`{FAIL_ID}`"] == [
+        "❌ FAIL",
+        f"`{FAIL_ID}`",
+        "0.037136 (candidate)",
+        "0.015804 (production)",
+        "+0.02133 (up is worse)",
+        "≤ 0.0173844 (max_increase 10%)",
+        "46.90% (10,000 swaps, seed 0)",
+        "-",
+    ]
     assert rows[f"`{WARN_ID}`"][0] == "⚠️ OK*"
     assert rows[f"`{WARN_ID}`"][4] == "-0.162 (down is worse)"
     assert rows[f"`{WARN_ID}`"][6:] == ["6.25% (exact)", "candidate − reference: [-0.41, 0.02] 95%, seed 0"]
     assert rows["`bvtest.yaml::AP::bias2`"][4:7] == ["-", "≤ 0.05 (max 0.05)", "-"]
     assert f"### ❌ `{FAIL_ID}`" in lines
     # the blamed topics with each one's share of the change of Bias²+Var, once
-    assert ("Topics that moved Bias²+Var most the wrong way (each topic's share of the change against production):"
-            in lines)
+    assert (
+        "Topics that moved Bias²+Var most the wrong way (each topic's share of the change against production):" in lines
+    )
     assert "| topic | candidate | production | score Δ | moves Bias²+Var by |" in lines
     assert "| 302 | 0.2000 | 0.7000 | -0.5000 | +0.0286 |" in lines
     assert "| 301 | 0.6000 | 0.6200 | -0.0200 | +0.0009 |" in lines
     assert text.count("| 302 |") == 1
     # comparisons (none in the sample) would be folded; the two system tables are
     assert text.count("<details>") == 2 and text.count("</details>") == 2
-    assert "| **candidate** | candidate | 0.4780 | 0.0100 | 0.0271 | 0.0371 | -0.1620 | 0.4733 | 0.4237 | 1 OK, 1 OK*, 1 FAIL |" in lines
+    assert (
+        "| **candidate** | candidate | 0.4780 | 0.0100 | 0.0271 | 0.0371 | -0.1620 | 0.4733 | 0.4237 | 1 OK, 1 OK*, 1 FAIL |"
+        in lines
+    )
     assert "- bm25 has no ranking for 2 of 5 topics (scored 0): 304, 305" in lines
     assert_tables_well_formed(text)
 
@@ -425,8 +642,12 @@ def test_annotations_for_failed_and_warned_gates() -> None:
     commands = github.annotations(document)
     assert len(commands) == 2
     error, warning = commands
-    assert error.startswith("::error file=bvtest.yaml,line=12,title=bvtest FAIL bvtest.yaml%3A%3AnDCG@10%3A%3Abias2_plus_var::")
-    assert warning.startswith("::warning file=bvtest.yaml,line=14,title=bvtest OK* bvtest.yaml%3A%3AnDCG@10%3A%3Aurisk::")
+    assert error.startswith(
+        "::error file=bvtest.yaml,line=12,title=bvtest FAIL bvtest.yaml%3A%3AnDCG@10%3A%3Abias2_plus_var::"
+    )
+    assert warning.startswith(
+        "::warning file=bvtest.yaml,line=14,title=bvtest OK* bvtest.yaml%3A%3AnDCG@10%3A%3Aurisk::"
+    )
     for command, gate_index in ((error, 0), (warning, 2)):
         assert "\n" not in command and "%0A" in command
         message = command.split("::", 2)[2]
@@ -440,8 +661,10 @@ def test_annotation_encoding_of_special_characters(tmp_path: Path, monkeypatch: 
     document["evaluations"][0]["spec"] = str(tmp_path / "a,b" / "bvtest.yaml")
     document["evaluations"][0]["gates"][0].update(message="100% worse,\r\nsee: topic 302", sentence="", spec_line=None)
     error = github.annotations(document)[0]
-    assert error == ("::error file=a%2Cb/bvtest.yaml,title=bvtest FAIL bvtest.yaml%3A%3AnDCG@10%3A%3Abias2_plus_var"
-                     "::100%25 worse,%0D%0Asee: topic 302")
+    assert error == (
+        "::error file=a%2Cb/bvtest.yaml,title=bvtest FAIL bvtest.yaml%3A%3AnDCG@10%3A%3Abias2_plus_var"
+        "::100%25 worse,%0D%0Asee: topic 302"
+    )
     assert github.escape_property("x:y,z%\n") == "x%3Ay%2Cz%25%0A"
 
 
@@ -464,7 +687,10 @@ def test_plots_are_written_as_png(tmp_path: Path) -> None:
 
     written = plots.write_plots(sample_document(), tmp_path / "plots")
     assert [path.name for path in written] == [
-        "bvtest-nDCG-10-bias-variance.png", "bvtest-nDCG-10-scatter.png", "bvtest-AP-bias-variance.png", "bvtest-AP-scatter.png",
+        "bvtest-nDCG-10-bias-variance.png",
+        "bvtest-nDCG-10-scatter.png",
+        "bvtest-AP-bias-variance.png",
+        "bvtest-AP-scatter.png",
     ]
     for path in written:
         width, height = png_size(path)
@@ -480,7 +706,9 @@ def test_plot_file_names_disambiguate_specs_with_one_stem(tmp_path: Path, monkey
     from pytest_bvtest.report import plots
 
     monkeypatch.chdir(tmp_path)
-    assert plots.file_prefixes([str(tmp_path / "a" / "bvtest.yaml"), str(tmp_path / "b" / "bvtest.yaml"), "other.yml"]) == {
+    assert plots.file_prefixes(
+        [str(tmp_path / "a" / "bvtest.yaml"), str(tmp_path / "b" / "bvtest.yaml"), "other.yml"]
+    ) == {
         str(tmp_path / "a" / "bvtest.yaml"): "a-bvtest",
         str(tmp_path / "b" / "bvtest.yaml"): "b-bvtest",
         "other.yml": "other",
@@ -507,15 +735,27 @@ def real_trec8_document() -> dict[str, Any]:
     systems = []
     for i, name in enumerate(names):
         role = "candidate" if i == candidate else "reference" if i == reference else "baseline"
-        systems.append(system(name, role, mean=float(terms.mean[i]), bias2=float(terms.bias2[i]), var=float(terms.var[i]),
-                              bias2_plus_var=float(terms.error[i])))
+        systems.append(
+            system(
+                name,
+                role,
+                mean=float(terms.mean[i]),
+                bias2=float(terms.bias2[i]),
+                var=float(terms.var[i]),
+                bias2_plus_var=float(terms.error[i]),
+            )
+        )
     document = sample_document()
     evaluation = document["evaluations"][1]
     evaluation.update(
-        spec=str(path), topics=[str(topic) for topic in range(401, 451)], systems=systems, gates=[],
+        spec=str(path),
+        topics=[str(topic) for topic in range(401, 451)],
+        systems=systems,
+        gates=[],
         target={"c": analysis.c, "per_topic": analysis.target_scores.tolist(), "constant_topics": 0},
         tradeoff={"pearson": analysis.tradeoff.pearson, "spearman": analysis.tradeoff.spearman},
-        candidate=names[candidate], reference=names[reference],
+        candidate=names[candidate],
+        reference=names[reference],
     )
     document.update(evaluations=[evaluation], passed=True, summary={"gates": 0, "failed": 0, "warnings": 0})
     return document
@@ -559,20 +799,25 @@ def read_run_dict(path: Path) -> dict[str, dict[str, float]]:
     return run
 
 
-def test_reports_of_a_real_evaluation_of_the_example_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, validator: Any) -> None:
+def test_reports_of_a_real_evaluation_of_the_example_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, validator: Any
+) -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval")
     from pytest_bvtest.api import evaluate_spec
     from pytest_bvtest.report import outputs
     from pytest_bvtest.report.jsonreport import dumps
     from pytest_bvtest.spec import load_spec
 
-    runs = {name: EXAMPLE / "runs" / f"{name}.run" for name in ("production", "bm25-alt", "past-release", "candidate-risky")}
+    runs = {
+        name: EXAMPLE / "runs" / f"{name}.run" for name in ("production", "bm25-alt", "past-release", "candidate-risky")
+    }
     spec = tmp_path / "bvtest.yaml"
     spec.write_text(
         f"qrels: {EXAMPLE / 'eval' / 'qrels.txt'}\n"
         "measures: [nDCG@10]\n"
-        "baselines:\n" + "".join(f"  {name}: {runs[name]}\n" for name in ("production", "bm25-alt", "past-release")) +
-        f"candidate: {runs['candidate-risky']}\n"
+        "baselines:\n"
+        + "".join(f"  {name}: {runs[name]}\n" for name in ("production", "bm25-alt", "past-release"))
+        + f"candidate: {runs['candidate-risky']}\n"
         "reference: production\n"
         "analysis:\n  risk_alpha: 5\n"
         "gates:\n"
@@ -599,12 +844,16 @@ def test_reports_of_a_real_evaluation_of_the_example_project(tmp_path: Path, mon
         assert rows[name][2] == f"{means[name]:.4f}"
     assert any(line.startswith("[FAIL] bvtest.yaml::nDCG@10::trisk: nDCG@10 TRisk FAILED") for line in lines)
 
-    deltas = {topic: per_topic["candidate-risky"][topic] - per_topic["production"][topic] for topic in per_topic["production"]}
+    deltas = {
+        topic: per_topic["candidate-risky"][topic] - per_topic["production"][topic] for topic in per_topic["production"]
+    }
     worst = min(deltas, key=deltas.get)
     text = markdown.render(document)
     assert_tables_well_formed(text)
-    assert (f"| {worst} | {per_topic['candidate-risky'][worst]:.4f} | {per_topic['production'][worst]:.4f} | "
-            f"{deltas[worst]:+.4f} |") in text
+    assert (
+        f"| {worst} | {per_topic['candidate-risky'][worst]:.4f} | {per_topic['production'][worst]:.4f} | "
+        f"{deltas[worst]:+.4f} |"
+    ) in text
     errors = [command for command in github.annotations(document) if command.startswith("::error file=bvtest.yaml,")]
     assert len(errors) == 1 and "trisk" in errors[0]
 
@@ -619,26 +868,44 @@ def test_markdown_what_to_do_footer_and_folded_comparisons() -> None:
     document = sample_document()
     evaluation = document["evaluations"][0]
     evaluation["inputs"] = [{"role": "candidate", "name": "candidate", "path": "runs/new run.txt", "sha256": "0" * 64}]
-    evaluation["comparisons"] = [{
-        "baseline": "production", "difference": -0.062, "wins": 2, "ties": 0, "losses": 3, "t": -0.9, "p_t": 0.41,
-        "p_t_holm": 0.41, "p_randomization": 0.44, "p_randomization_holm": 0.44, "permutations": 10000, "seed": 0,
-    }]
+    evaluation["comparisons"] = [
+        {
+            "baseline": "production",
+            "difference": -0.062,
+            "wins": 2,
+            "ties": 0,
+            "losses": 3,
+            "t": -0.9,
+            "p_t": 0.41,
+            "p_t_holm": 0.41,
+            "p_randomization": 0.44,
+            "p_randomization_holm": 0.44,
+            "permutations": 10000,
+            "seed": 0,
+        }
+    ]
     text = markdown.render(document)
     lines = text.splitlines()
     folded = lines.index("<details><summary>Comparisons on the mean: wins/ties/losses and paired tests</summary>")
-    assert lines[folded + 2:folded + 7] == [
-        "**nDCG@10**", "", "```text",
+    assert lines[folded + 2 : folded + 7] == [
+        "**nDCG@10**",
+        "",
+        "```text",
         "candidate vs baselines on the mean (paired over topics; Holm over 1; randomization: 10,000 sign flips, seed 0):",
         "  production  -0.0620  W/T/L 2/0/3  t-test p 0.4100 (Holm 0.4100)  randomization p 0.4400 (Holm 0.4400)",
     ]
-    footer = lines[lines.index("### What to do"):]
+    footer = lines[lines.index("### What to do") :]
     assert footer[2] == "- **Reproduce locally:** `pytest bvtest.yaml --bvtest-run 'runs/new run.txt'`"
-    assert footer[3].startswith("- **The change is intended** (the new behaviour becomes the reference): "
-                                "`pytest bvtest.yaml --bvtest-run 'runs/new run.txt' --bvtest-update-force`")
+    assert footer[3].startswith(
+        "- **The change is intended** (the new behaviour becomes the reference): "
+        "`pytest bvtest.yaml --bvtest-run 'runs/new run.txt' --bvtest-update-force`"
+    )
     # the failing and the OK* gate, each at its line in the spec
     assert "`nDCG@10::bias2_plus_var` at `bvtest.yaml:12`, `nDCG@10::urisk` at `bvtest.yaml:14`" in footer[4]
     assert footer[5].startswith("- **What the statistics mean:** Bias²+Var")
-    assert "concepts.md#bias-and-variance" in footer[5] and "concepts.md#risk-harm-compared-with-a-baseline" in footer[5]
+    assert (
+        "concepts.md#bias-and-variance" in footer[5] and "concepts.md#risk-harm-compared-with-a-baseline" in footer[5]
+    )
     assert "### What to do" not in markdown.render(analysis_only_document())
     # with no failed gate (only OK*), the plain update is accepted: it refuses only after a failure
     for gate in evaluation["gates"]:
@@ -660,11 +927,27 @@ def test_terminal_quiet_and_compact_summaries() -> None:
     assert quiet[0][1] == {"red": True, "bold": True}
     compact = texts(terminal.summary_lines(document, verbosity=0))
     assert compact[0].split() == ["outcome", "gate", "value", "reference", "delta", "limit"]
-    assert compact[1].split() == ["FAIL", FAIL_ID, "0.037136", "0.015804", "production", "+0.02133", "(↑", "worse)",
-                                  "<=", "0.0173844", "(false", "alarm", "46.9%)"]
+    assert compact[1].split() == [
+        "FAIL",
+        FAIL_ID,
+        "0.037136",
+        "0.015804",
+        "production",
+        "+0.02133",
+        "(↑",
+        "worse)",
+        "<=",
+        "0.0173844",
+        "(false",
+        "alarm",
+        "46.9%)",
+    ]
     assert compact[3].split()[:3] == ["OK*", WARN_ID, "-0.162"]
-    assert compact[-3:] == ["(-v adds the system tables, comparisons and notes)", "",
-                            "bvtest: 4 gates, 1 failed, 1 with a warning (OK*)"]
+    assert compact[-3:] == [
+        "(-v adds the system tables, comparisons and notes)",
+        "",
+        "bvtest: 4 gates, 1 failed, 1 with a warning (OK*)",
+    ]
     assert len(compact) == 8
 
 

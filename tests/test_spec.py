@@ -92,12 +92,17 @@ def test_full_spec_is_read_with_paths_relative_to_its_folder(project: Path) -> N
 
 
 def test_defaults_and_first_baseline_as_reference(project: Path) -> None:
-    spec = load_spec(write_spec(project, """
+    spec = load_spec(
+        write_spec(
+            project,
+            """
         qrels: qrels.txt
         measures: AP
         baselines: {bm25: runs/bm25.run, production: runs/prod.run}
         candidate: runs/new.run
-    """))
+    """,
+        )
+    )
     assert spec.reference == "bm25"
     assert spec.analysis.target == "mean" and spec.analysis.normalize == "none" and spec.analysis.grouping is None
     assert spec.analysis.risk_alpha == 5.0 and spec.analysis.simulation is None
@@ -106,14 +111,19 @@ def test_defaults_and_first_baseline_as_reference(project: Path) -> None:
 
 
 def test_table_of_baselines_and_candidate_naming_one_of_its_systems(project: Path) -> None:
-    spec = load_spec(write_spec(project, """
+    spec = load_spec(
+        write_spec(
+            project,
+            """
         measures: [AP]
         baselines: table.csv
         candidate: sysC
         reference: sysA
         analysis: {grouping: {by: difficulty, size: 1}}
         gates: [{statistic: mean, max_decrease: 0.1}]
-    """))
+    """,
+        )
+    )
     assert list(spec.baselines) == ["sysA", "sysB"]
     assert isinstance(spec.candidate, ScoreTableFile) and spec.candidate.systems == ("sysC",)
     assert spec.analysis.grouping == DifficultyGrouping(1)
@@ -128,37 +138,81 @@ def test_analysis_only_spec_is_valid(project: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "line", "fragment"),
     [
-        ("measures: [AP]\nbaselines: {a: runs/prod.run}\nqrels: qrels.txt\ncandidate: runs/new.run\ngatez: []\n", 5,
-         "gatez: unknown top-level key; did you mean `gates`?"),
+        (
+            "measures: [AP]\nbaselines: {a: runs/prod.run}\nqrels: qrels.txt\ncandidate: runs/new.run\ngatez: []\n",
+            5,
+            "gatez: unknown top-level key; did you mean `gates`?",
+        ),
         ("qrels: qrels.txt\nmeasures: [AP, nDGC@10]\n", 2, "measures[1]"),
         ("qrels: missing.txt\nmeasures: [AP]\n", 1, "file not found"),
         ("qrels: qrels.txt\nmeasures: [AP]\nbaselines:\n  prod: runs/nope.run\n", 4, "baselines.prod"),
         ("qrels: qrels.txt\nmeasures: [AP]\nbaselines:\n  prod: runs\n", 4, "is a folder, not a file"),
-        ("qrels: qrels.txt\nmeasures: [AP]\nbaselines: {prod: runs/prod.run}\nreference: prdo\n", 4, "did you mean 'prod'"),
+        (
+            "qrels: qrels.txt\nmeasures: [AP]\nbaselines: {prod: runs/prod.run}\nreference: prdo\n",
+            4,
+            "did you mean 'prod'",
+        ),
         ("measures: [AP]\nanalysis:\n  normalize: minmax\n", 3, "unknown normalisation 'minmax'"),
         ("measures: [AP]\nanalysis:\n  grouping: {by: topics, size: 3}\n", 3, "unknown grouping 'topics'"),
         ("measures: [AP]\nanalysis:\n  risk_alpha: -1\n", 3, "must be at least 0"),
         ("measures: [AP]\nanalysis:\n  risk_alpha: five\n", 3, "expected a number"),
-        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: bias2_plus_vra, max: 1}\n", 6,
-         "did you mean 'bias2_plus_var'"),
-        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var}\n", 6,
-         "exactly one bound"),
-        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: mean, max_increase: 1%}\n", 6,
-         "use `max_decrease`"),
-        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var, max: 5%}\n", 6,
-         "percentage is relative"),
-        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var, max_increase: lots}\n", 6,
-         "expected a number or a percentage"),
-        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var, max: 1, confidence: 95}\n", 6,
-         "between 0 and 1"),
+        (
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: bias2_plus_vra, max: 1}\n",
+            6,
+            "did you mean 'bias2_plus_var'",
+        ),
+        (
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var}\n",
+            6,
+            "exactly one bound",
+        ),
+        (
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: mean, max_increase: 1%}\n",
+            6,
+            "use `max_decrease`",
+        ),
+        (
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var, max: 5%}\n",
+            6,
+            "percentage is relative",
+        ),
+        (
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var, max_increase: lots}\n",
+            6,
+            "expected a number or a percentage",
+        ),
+        (
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var, max: 1, confidence: 95}\n",
+            6,
+            "between 0 and 1",
+        ),
         ("measures: [AP]\nmeasures: [P@10]\n", 2, "appears twice"),
         ("measures: [AP\nqrels: x\n", 2, "invalid YAML"),
         ("measures: [AP]\nbaselines: {p: runs/prod.run}\n", 2, "need relevance judgments"),
         ("", None, "the spec is empty"),
     ],
-    ids=["typo-top-key", "unknown-measure", "missing-qrels", "missing-run", "folder-as-run", "unknown-reference", "bad-normalize",
-         "bad-grouping", "negative-alpha", "non-number", "unknown-statistic", "no-bound", "wrong-direction",
-         "percent-on-absolute", "bad-amount", "bad-confidence", "duplicate-key", "yaml-syntax", "runs-without-qrels", "empty"],
+    ids=[
+        "typo-top-key",
+        "unknown-measure",
+        "missing-qrels",
+        "missing-run",
+        "folder-as-run",
+        "unknown-reference",
+        "bad-normalize",
+        "bad-grouping",
+        "negative-alpha",
+        "non-number",
+        "unknown-statistic",
+        "no-bound",
+        "wrong-direction",
+        "percent-on-absolute",
+        "bad-amount",
+        "bad-confidence",
+        "duplicate-key",
+        "yaml-syntax",
+        "runs-without-qrels",
+        "empty",
+    ],
 )
 def test_each_mistake_names_file_line_and_key(project: Path, text: str, line: int | None, fragment: str) -> None:
     error = load_error(project, text)
@@ -170,23 +224,46 @@ def test_each_mistake_names_file_line_and_key(project: Path, text: str, line: in
 @pytest.mark.parametrize(
     ("text", "line", "fragment"),
     [
-        ("measures: [AP]\nbaselines: {p: {scores: table.csv, system: sysA}}\ncandidate: runs/new.run\nqrels: qrels.txt\n"
-         "analysis:\n  simulation: {samples: 5}\n", 6, "the per-topic simulation needs run files: per-topic tables"),
-        ("measures: [AP]\nbaselines: table.csv\nanalysis:\n  simulation: {samples: 5}\n", 4,
-         "the per-topic simulation needs run files and qrels, without query variations"),
-        ("measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\nanalysis:\n  mve:\n"
-         "    variations: variations.tsv\n  simulation: {samples: 5}\n", 7,
-         "the per-topic simulation needs run files and qrels, without query variations"),
-        ("measures: [AP]\ncandidate: {scores: table.csv, system: sysA}\nanalysis:\n"
-         "  rankings: {statistics: [urisk]}\n", 4, "systems cannot be ranked by urisk: it needs a reference system"),
-        ("measures: [AP]\nqrels: qrels.txt\ncandidate: runs/new.run\nanalysis:\n  rankings: {}\n", 5,
-         "rankings need at least 2 systems"),
+        (
+            "measures: [AP]\nbaselines: {p: {scores: table.csv, system: sysA}}\ncandidate: runs/new.run\nqrels: qrels.txt\n"
+            "analysis:\n  simulation: {samples: 5}\n",
+            6,
+            "the per-topic simulation needs run files: per-topic tables",
+        ),
+        (
+            "measures: [AP]\nbaselines: table.csv\nanalysis:\n  simulation: {samples: 5}\n",
+            4,
+            "the per-topic simulation needs run files and qrels, without query variations",
+        ),
+        (
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\nanalysis:\n  mve:\n"
+            "    variations: variations.tsv\n  simulation: {samples: 5}\n",
+            7,
+            "the per-topic simulation needs run files and qrels, without query variations",
+        ),
+        (
+            "measures: [AP]\ncandidate: {scores: table.csv, system: sysA}\nanalysis:\n"
+            "  rankings: {statistics: [urisk]}\n",
+            4,
+            "systems cannot be ranked by urisk: it needs a reference system",
+        ),
+        (
+            "measures: [AP]\nqrels: qrels.txt\ncandidate: runs/new.run\nanalysis:\n  rankings: {}\n",
+            5,
+            "rankings need at least 2 systems",
+        ),
     ],
-    ids=["simulation-on-tables", "simulation-without-qrels", "simulation-with-variations",
-         "ranking-by-a-comparison-without-reference", "ranking-one-run"],
+    ids=[
+        "simulation-on-tables",
+        "simulation-without-qrels",
+        "simulation-with-variations",
+        "ranking-by-a-comparison-without-reference",
+        "ranking-one-run",
+    ],
 )
-def test_sections_that_cannot_work_together_fail_at_load_with_their_line(project: Path, text: str, line: int,
-                                                                        fragment: str) -> None:
+def test_sections_that_cannot_work_together_fail_at_load_with_their_line(
+    project: Path, text: str, line: int, fragment: str
+) -> None:
     """Checks that read only the spec, across sections, fail when it is read, not when it is evaluated."""
     (project / "variations.tsv").write_text("1\t1\tfirst query\n2\t2\tsecond query\n")
     error = load_error(project, text)
@@ -197,8 +274,9 @@ def test_sections_that_cannot_work_together_fail_at_load_with_their_line(project
 def test_a_candidate_override_is_checked_against_the_spec_again(project: Path) -> None:
     """Per-query tables may give variations without qrels; a run file as the candidate may not."""
     (project / "variations.tsv").write_text("1\t1\tfirst query\n2\t2\tsecond query\n")
-    spec = load_spec(write_spec(project, "measures: [AP]\nbaselines: table.csv\nanalysis:\n  mve:\n"
-                                         "    variations: variations.tsv\n"))
+    spec = load_spec(
+        write_spec(project, "measures: [AP]\nbaselines: table.csv\nanalysis:\n  mve:\n    variations: variations.tsv\n")
+    )
     with pytest.raises(InputError) as caught:
         spec.with_candidate_run(project / "runs" / "new.run")
     assert str(caught.value).startswith(f"{project.resolve() / 'bvtest.yaml'}:5: query variations from run files")
@@ -218,7 +296,10 @@ def test_with_candidate_run_replaces_the_candidate(project: Path) -> None:
 
 
 def test_gates_that_would_share_a_test_id_on_some_measure_get_distinct_names(project: Path) -> None:
-    spec = load_spec(write_spec(project, """
+    spec = load_spec(
+        write_spec(
+            project,
+            """
         qrels: qrels.txt
         measures: [AP, P@10]
         baselines: {p: runs/prod.run}
@@ -229,7 +310,9 @@ def test_gates_that_would_share_a_test_id_on_some_measure_get_distinct_names(pro
           - {statistic: mean, measure: P@10, min: 0.1}
           - {statistic: var, max: 0.1}
           - {statistic: var, max: 0.2}
-    """))
+    """,
+        )
+    )
     names = [gate.name for gate in spec.gates]
     assert names == ["mean[max_decrease]", "mean[min]", "mean[min]", "var[max]", "var[max]#2"]
     for measure in spec.measures:
@@ -240,11 +323,15 @@ def test_gates_that_would_share_a_test_id_on_some_measure_get_distinct_names(pro
 def test_table_format_is_stated_for_a_whole_table_of_baselines(project: Path) -> None:
     # topics as rows with no topic column: auto-detection could read it either way
     (project / "urbano.csv").write_text("sysA,sysB,sysC\n0.5,0.1,0.3\n0.25,0.2,0.3\n")
-    spec = load_spec(write_spec(project, "measures: [AP]\ntable_format: wide-topics\nbaselines: urbano.csv\ncandidate: sysC\n"))
+    spec = load_spec(
+        write_spec(project, "measures: [AP]\ntable_format: wide-topics\nbaselines: urbano.csv\ncandidate: sysC\n")
+    )
     assert list(spec.baselines) == ["sysA", "sysB"]
     assert spec.candidate.format == "wide-topics"
     error = load_error(project, "measures: [AP]\ntable_format: sideways\nbaselines: urbano.csv\n")
-    assert str(error).endswith("bvtest.yaml:2: table_format: unknown table format 'sideways'; use one of auto, trec_eval, long, wide, wide-topics, parquet")
+    assert str(error).endswith(
+        "bvtest.yaml:2: table_format: unknown table format 'sideways'; use one of auto, trec_eval, long, wide, wide-topics, parquet"
+    )
 
 
 _GATED = "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n"
@@ -253,20 +340,44 @@ _GATED = "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandi
 @pytest.mark.parametrize(
     ("text", "line", "fragment"),
     [
-        (_GATED + "  - {statistic: var, false_alarm: 0.5}\n", 6, "gates[0].false_alarm: must lie strictly between 0 and 0.5"),
+        (
+            _GATED + "  - {statistic: var, false_alarm: 0.5}\n",
+            6,
+            "gates[0].false_alarm: must lie strictly between 0 and 0.5",
+        ),
         (_GATED + "  - {statistic: var, false_alarm: 0}\n", 6, "must lie strictly between 0 and 0.5"),
         (_GATED + "  - {statistic: var, false_alarm: five}\n", 6, "gates[0].false_alarm: expected a number"),
-        (_GATED + "  - {statistic: mean, false_alarm: 0.05, confidence: 0.95}\n", 6, "already calibrated against noise"),
+        (
+            _GATED + "  - {statistic: mean, false_alarm: 0.05, confidence: 0.95}\n",
+            6,
+            "already calibrated against noise",
+        ),
         (_GATED + "  - {statistic: mean, false_alarm: 0.05, max: 0.9}\n", 6, "`max` bounds the other side"),
         (_GATED + "  - {statistic: var, false_alarm: 0.05, min: 0.01}\n", 6, "`min` bounds the other side"),
-        ("measures: [AP]\nqrels: qrels.txt\ncandidate: runs/new.run\ngates:\n"
-         "  - {statistic: mean, min: 0.1}\n  - {statistic: var, false_alarm: 0.05}\n", 6,
-         "gates[1]: gate on var (false_alarm: its null swaps topics with the reference) needs a reference system"),
-        ("measures: [AP]\nanalysis:\n  calibration: {swaps: 10}\n", 3, "analysis.calibration.swaps: must be at least 100"),
+        (
+            "measures: [AP]\nqrels: qrels.txt\ncandidate: runs/new.run\ngates:\n"
+            "  - {statistic: mean, min: 0.1}\n  - {statistic: var, false_alarm: 0.05}\n",
+            6,
+            "gates[1]: gate on var (false_alarm: its null swaps topics with the reference) needs a reference system",
+        ),
+        (
+            "measures: [AP]\nanalysis:\n  calibration: {swaps: 10}\n",
+            3,
+            "analysis.calibration.swaps: must be at least 100",
+        ),
         ("measures: [AP]\nanalysis:\n  calibration: {sweeps: 1000}\n", 3, "did you mean `swaps`?"),
     ],
-    ids=["rate-half", "rate-zero", "rate-word", "with-confidence", "max-on-higher-better", "min-on-lower-better",
-         "no-reference", "too-few-swaps", "calibration-typo"],
+    ids=[
+        "rate-half",
+        "rate-zero",
+        "rate-word",
+        "with-confidence",
+        "max-on-higher-better",
+        "min-on-lower-better",
+        "no-reference",
+        "too-few-swaps",
+        "calibration-typo",
+    ],
 )
 def test_each_calibration_mistake_names_file_line_and_key(project: Path, text: str, line: int, fragment: str) -> None:
     error = load_error(project, text)
@@ -275,9 +386,14 @@ def test_each_calibration_mistake_names_file_line_and_key(project: Path, text: s
 
 
 def test_false_alarm_alone_or_beside_a_bound_is_a_valid_gate(project: Path) -> None:
-    spec = load_spec(write_spec(project, _GATED + "  - {statistic: trisk, false_alarm: 0.05}\n"
-                                "  - {statistic: var, max_increase: 5%, false_alarm: 0.01}\n"
-                                "analysis:\n  calibration: {swaps: 2000, seed: 7}\n"))
+    spec = load_spec(
+        write_spec(
+            project,
+            _GATED + "  - {statistic: trisk, false_alarm: 0.05}\n"
+            "  - {statistic: var, max_increase: 5%, false_alarm: 0.01}\n"
+            "analysis:\n  calibration: {swaps: 2000, seed: 7}\n",
+        )
+    )
     alone, both = spec.gates
     assert (alone.bound, alone.false_alarm, alone.reference) == (None, 0.05, "p")
     assert (both.bound, both.false_alarm) == (Bound("max_increase", 0.05, True), 0.01)
@@ -293,9 +409,11 @@ def test_grouping_by_mean_difficulty_sampled_groups_and_zrisk_against_target(tmp
     assert loaded.analysis.grouping == DifficultyGrouping(2, "mean") and loaded.analysis.zrisk_against == "target"
     spec.write_text(base + "grouping: {by: sampled, seed: 4}\n")
     assert load_spec(spec).analysis.grouping == SampledGrouping(10, 50, 1000, 4)
-    for wrong, message in (("grouping: {by: random, difficulty: mean}", "difficulty"),
-                           ("grouping: {by: difficulty, groups: 3}", "groups"),
-                           ("zrisk_against: everyone", "ZRisk baseline")):
+    for wrong, message in (
+        ("grouping: {by: random, difficulty: mean}", "difficulty"),
+        ("grouping: {by: difficulty, groups: 3}", "groups"),
+        ("zrisk_against: everyone", "ZRisk baseline"),
+    ):
         spec.write_text(base + wrong + "\n")
         with pytest.raises(InputError, match=message):
             load_spec(spec)

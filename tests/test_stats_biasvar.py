@@ -46,7 +46,9 @@ SIGIR_MATRIX = np.array([SIGIR_A, SIGIR_B, SIGIR_C, SIGIR_T])
 IPM_SYSTEMS = np.array([[0.8, 0.9, 0.4], [0.5, 0.6, 0.7], [0.3, 0.6, 0.3]])
 
 unit_scores = st.floats(0.0, 1.0, allow_nan=False, width=64)
-matrices = st.tuples(st.integers(1, 6), st.integers(1, 12)).flatmap(lambda shape: arrays(np.float64, shape, elements=unit_scores))
+matrices = st.tuples(st.integers(1, 6), st.integers(1, 12)).flatmap(
+    lambda shape: arrays(np.float64, shape, elements=unit_scores)
+)
 property_settings = settings(max_examples=60, deadline=None)
 
 
@@ -91,8 +93,12 @@ def test_ipm2022_table2_bias_with_c_one_and_mean_target() -> None:
     target = virtual_target(IPM_SYSTEMS)
     np.testing.assert_allclose(target, [0.8, 0.9, 0.7], atol=GOLDEN)
     assert target_constant(target) == pytest.approx(0.8, abs=GOLDEN)
-    np.testing.assert_allclose(bias_variance(IPM_SYSTEMS, target_constant(target, 1)).bias2, [0.09, 0.16, 0.36], atol=GOLDEN)
-    np.testing.assert_allclose(bias_variance(IPM_SYSTEMS, target_constant(target)).bias2, [0.01, 0.04, 0.16], atol=GOLDEN)
+    np.testing.assert_allclose(
+        bias_variance(IPM_SYSTEMS, target_constant(target, 1)).bias2, [0.09, 0.16, 0.36], atol=GOLDEN
+    )
+    np.testing.assert_allclose(
+        bias_variance(IPM_SYSTEMS, target_constant(target)).bias2, [0.01, 0.04, 0.16], atol=GOLDEN
+    )
 
 
 def test_difficulty_grouping_worked_example() -> None:
@@ -152,7 +158,9 @@ def test_topic_permutation_invariance(scores: np.ndarray, random) -> None:
     c = target_constant(virtual_target(scores))
     assert target_constant(virtual_target(shuffled)) == pytest.approx(c, abs=EXACT)
     for name in ("mean", "bias2", "var", "error"):
-        np.testing.assert_allclose(getattr(bias_variance(shuffled, c), name), getattr(bias_variance(scores, c), name), atol=EXACT)
+        np.testing.assert_allclose(
+            getattr(bias_variance(shuffled, c), name), getattr(bias_variance(scores, c), name), atol=EXACT
+        )
     for name in ("bias", "var", "mse", "var_target", "var_system", "cov"):
         np.testing.assert_allclose(
             getattr(gap_decomposition(shuffled, virtual_target(shuffled)), name),
@@ -180,7 +188,9 @@ def test_system_permutation_equivariance(scores: np.ndarray, random) -> None:
                 expected = getattr(original.bias_variance, name)[systems]
                 np.testing.assert_allclose(getattr(permuted.bias_variance, name), expected, atol=EXACT)
             for name in ("bias", "var", "mse", "var_target", "var_system", "cov"):
-                np.testing.assert_allclose(getattr(permuted.gap, name), getattr(original.gap, name)[systems], atol=EXACT)
+                np.testing.assert_allclose(
+                    getattr(permuted.gap, name), getattr(original.gap, name)[systems], atol=EXACT
+                )
             assert permuted.tradeoff.spearman == original.tradeoff.spearman
 
 
@@ -195,11 +205,16 @@ def test_difficulty_groups_follow_the_topics_when_permuted(target: np.ndarray, s
     random.shuffle(topics)
     shuffled_groups = difficulty_groups(target[topics], size)
     original_groups = difficulty_groups(target, size)
-    assert [np.array(topics)[group].tolist() for group in shuffled_groups] == [group.tolist() for group in original_groups]
+    assert [np.array(topics)[group].tolist() for group in shuffled_groups] == [
+        group.tolist() for group in original_groups
+    ]
 
 
 @property_settings
-@given(st.integers(1, 40).flatmap(lambda n: arrays(np.float64, n, elements=st.sampled_from([0.0, 0.25, 0.5]))), st.integers(1, 12))
+@given(
+    st.integers(1, 40).flatmap(lambda n: arrays(np.float64, n, elements=st.sampled_from([0.0, 0.25, 0.5]))),
+    st.integers(1, 12),
+)
 def test_difficulty_groups_partition(target: np.ndarray, size: int) -> None:
     groups = difficulty_groups(target, size)
     sizes = [len(group) for group in groups]
@@ -242,7 +257,9 @@ def test_grouping_with_size_one_is_no_grouping(scores: np.ndarray) -> None:
     for grouping in (DifficultyGrouping(1), RandomGrouping(1, repeats=7, seed=3)):
         grouped = bias_variance_analysis(scores, grouping=grouping)
         for name in ("mean", "bias2", "var", "error"):
-            np.testing.assert_allclose(getattr(grouped.bias_variance, name), getattr(plain.bias_variance, name), atol=EXACT)
+            np.testing.assert_allclose(
+                getattr(grouped.bias_variance, name), getattr(plain.bias_variance, name), atol=EXACT
+            )
         for name in ("bias", "var", "mse", "var_target", "var_system", "cov"):
             np.testing.assert_allclose(getattr(grouped.gap, name), getattr(plain.gap, name), atol=EXACT)
 
@@ -253,13 +270,16 @@ def _random_grouping_by_loop(scores: np.ndarray, c: float, size: int, repeats: i
     permutations = np.random.default_rng(seed).permuted(np.tile(np.arange(n), (repeats, 1)), axis=1)
     bias2 = []
     for permutation in permutations:
-        means = np.stack([scores[:, part].mean(axis=1) for part in np.array_split(permutation, math.ceil(n / size))], axis=1)
+        means = np.stack(
+            [scores[:, part].mean(axis=1) for part in np.array_split(permutation, math.ceil(n / size))], axis=1
+        )
         bias2.append((means.mean(axis=1) - c) ** 2 + means.var(axis=1))
     return np.mean(bias2, axis=0)
 
 
-def _random_grouping_terms_by_loop(scores: np.ndarray, target: np.ndarray, c: float, size: int, repeats: int,
-                                   seed: int) -> tuple[BiasVariance, GapDecomposition]:
+def _random_grouping_terms_by_loop(
+    scores: np.ndarray, target: np.ndarray, c: float, size: int, repeats: int, seed: int
+) -> tuple[BiasVariance, GapDecomposition]:
     """Reference: every repetition's groups formed (numpy.array_split), both decompositions of their means averaged."""
     n = scores.shape[1]
     permutations = np.random.default_rng(seed).permuted(np.tile(np.arange(n), (repeats, 1)), axis=1)
@@ -271,19 +291,33 @@ def _random_grouping_terms_by_loop(scores: np.ndarray, target: np.ndarray, c: fl
         bias_vars.append(bias_variance(means, c))
         gaps.append(gap_decomposition(means, target_means))
     average = lambda results, name: np.mean([getattr(result, name) for result in results], axis=0)  # noqa: E731
-    return (BiasVariance(**{name: average(bias_vars, name) for name in ("mean", "bias2", "var", "error")}),
-            GapDecomposition(**{name: average(gaps, name) for name in ("bias", "var", "mse", "var_target", "var_system", "cov")}))
+    return (
+        BiasVariance(**{name: average(bias_vars, name) for name in ("mean", "bias2", "var", "error")}),
+        GapDecomposition(
+            **{name: average(gaps, name) for name in ("bias", "var", "mse", "var_target", "var_system", "cov")}
+        ),
+    )
 
 
-@pytest.mark.parametrize(("systems", "topics", "size", "repeats", "seed", "levels"), [
-    (5, 23, 5, 40, 9, None), (7, 50, 5, 100, 0, 4), (3, 10, 10, 5, 2, None), (6, 31, 1, 8, 3, 2), (9, 200, 7, 60, 11, None),
-])
-def test_random_grouping_from_cooccurrence_equals_forming_every_group(systems, topics, size, repeats, seed, levels,
-                                                                     monkeypatch) -> None:
+@pytest.mark.parametrize(
+    ("systems", "topics", "size", "repeats", "seed", "levels"),
+    [
+        (5, 23, 5, 40, 9, None),
+        (7, 50, 5, 100, 0, 4),
+        (3, 10, 10, 5, 2, None),
+        (6, 31, 1, 8, 3, 2),
+        (9, 200, 7, 60, 11, None),
+    ],
+)
+def test_random_grouping_from_cooccurrence_equals_forming_every_group(
+    systems, topics, size, repeats, seed, levels, monkeypatch
+) -> None:
     """The co-occurrence forms give every field of both decompositions as the loop over repetitions does,
     with unequal group sizes, graded (tied) scores, and blocks of a few topics."""
     rng = np.random.default_rng(systems * topics)
-    scores = rng.random((systems, topics)) if levels is None else rng.integers(0, levels + 1, (systems, topics)) / levels
+    scores = (
+        rng.random((systems, topics)) if levels is None else rng.integers(0, levels + 1, (systems, topics)) / levels
+    )
     target = virtual_target(scores)
     c = float(target_constant(target))
     expected_bias_var, expected_gap = _random_grouping_terms_by_loop(scores, target, c, size, repeats, seed)
@@ -293,7 +327,9 @@ def test_random_grouping_from_cooccurrence_equals_forming_every_group(systems, t
         analysis = bias_variance_analysis(scores, grouping=RandomGrouping(size, repeats=repeats, seed=seed))
         for name in ("mean", "bias2", "var", "error"):
             np.testing.assert_allclose(getattr(direct, name), getattr(expected_bias_var, name), rtol=1e-12, atol=1e-15)
-            np.testing.assert_allclose(getattr(analysis.bias_variance, name), getattr(expected_bias_var, name), rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(
+                getattr(analysis.bias_variance, name), getattr(expected_bias_var, name), rtol=1e-12, atol=1e-15
+            )
         for name in ("bias", "var", "mse", "var_target", "var_system", "cov"):
             np.testing.assert_allclose(getattr(analysis.gap, name), getattr(expected_gap, name), rtol=1e-12, atol=1e-15)
 
@@ -320,8 +356,12 @@ def test_building_blocks_broadcast_over_a_resample_axis() -> None:
     for index, matrix in enumerate(stack):
         c = target_constant(virtual_target(matrix))
         np.testing.assert_allclose(stacked_bias_var.error[index], bias_variance(matrix, c).error, atol=EXACT)
-        np.testing.assert_allclose(stacked_gap.cov[index], gap_decomposition(matrix, virtual_target(matrix)).cov, atol=EXACT)
-        np.testing.assert_allclose(stacked_random.var[index], random_group_bias_variance(matrix, c, 2, 6, 4).var, atol=EXACT)
+        np.testing.assert_allclose(
+            stacked_gap.cov[index], gap_decomposition(matrix, virtual_target(matrix)).cov, atol=EXACT
+        )
+        np.testing.assert_allclose(
+            stacked_random.var[index], random_group_bias_variance(matrix, c, 2, 6, 4).var, atol=EXACT
+        )
         np.testing.assert_allclose(normalize_max_min(stack).scores[index], normalize_max_min(matrix).scores, atol=EXACT)
 
 
@@ -361,13 +401,17 @@ EDGE_MATRICES = {
 @pytest.mark.parametrize("name", EDGE_MATRICES)
 @pytest.mark.parametrize("normalize", NORMALIZATIONS)
 @pytest.mark.parametrize(
-    "grouping", [None, DifficultyGrouping(2), RandomGrouping(2, repeats=4, seed=0)], ids=["none", "difficulty", "random"]
+    "grouping",
+    [None, DifficultyGrouping(2), RandomGrouping(2, repeats=4, seed=0)],
+    ids=["none", "difficulty", "random"],
 )
 def test_edge_matrices_give_finite_results(name: str, normalize: str, grouping: object) -> None:
     scores = EDGE_MATRICES[name]
     analysis = bias_variance_analysis(scores, normalize=normalize, grouping=grouping)
     assert_no_nan(analysis.c, analysis.target_scores, analysis.bias_variance, analysis.gap, analysis.tradeoff)
-    np.testing.assert_allclose(analysis.bias_variance.error, analysis.bias_variance.bias2 + analysis.bias_variance.var, atol=EXACT)
+    np.testing.assert_allclose(
+        analysis.bias_variance.error, analysis.bias_variance.bias2 + analysis.bias_variance.var, atol=EXACT
+    )
     if not (normalize == "group-target-ratio" and isinstance(grouping, RandomGrouping)):
         # the group ratio's Bias(rho) varies between random partitions: mse averages Bias(rho)^2, not its square
         np.testing.assert_allclose(analysis.gap.mse, analysis.gap.bias**2 + analysis.gap.var, atol=EXACT)
@@ -383,7 +427,10 @@ def test_constant_matrices_normalise_to_one_and_are_counted() -> None:
             assert analysis.constant_topics == scores.shape[1]
             np.testing.assert_array_equal(analysis.bias_variance.bias2, 0.0)
             np.testing.assert_array_equal(analysis.bias_variance.var, 0.0)
-    assert bias_variance_analysis(EDGE_MATRICES["zero system and zero topic"], normalize="target-ratio").constant_topics == 1
+    assert (
+        bias_variance_analysis(EDGE_MATRICES["zero system and zero topic"], normalize="target-ratio").constant_topics
+        == 1
+    )
 
 
 def test_system_equal_to_target_has_zero_gap() -> None:
@@ -432,10 +479,16 @@ def test_bad_input_raises_statistic_error(call, message: str) -> None:
         call()
 
 
-@pytest.mark.parametrize("values", [
-    [3.0, 1.0, 2.0], [1.0, 1.0, 1.0], [0.5, 0.2, 0.5, 0.1, 0.2, 0.5], list(np.random.default_rng(4).integers(0, 5, 200) / 4),
-    list(np.random.default_rng(5).random(57)),
-])
+@pytest.mark.parametrize(
+    "values",
+    [
+        [3.0, 1.0, 2.0],
+        [1.0, 1.0, 1.0],
+        [0.5, 0.2, 0.5, 0.1, 0.2, 0.5],
+        list(np.random.default_rng(4).integers(0, 5, 200) / 4),
+        list(np.random.default_rng(5).random(57)),
+    ],
+)
 def test_average_ranks_equal_scipy_rankdata(values) -> None:
     assert np.array_equal(biasvar.average_ranks(np.array(values)), scipy.stats.rankdata(values))
 
@@ -471,8 +524,10 @@ def test_difficulty_by_the_mean_over_systems_sorts_topics_by_that_mean():
         expected = np.array([[row[g].mean() for g in groups] for row in x]).var(axis=1)
         result = bias_variance_analysis(x, grouping=DifficultyGrouping(2, difficulty))
         np.testing.assert_allclose(result.bias_variance.var, expected, atol=1e-15)
-    assert not np.allclose(bias_variance_analysis(x, grouping=DifficultyGrouping(2)).bias_variance.var,
-                           bias_variance_analysis(x, grouping=DifficultyGrouping(2, "mean")).bias_variance.var)
+    assert not np.allclose(
+        bias_variance_analysis(x, grouping=DifficultyGrouping(2)).bias_variance.var,
+        bias_variance_analysis(x, grouping=DifficultyGrouping(2, "mean")).bias_variance.var,
+    )
     with pytest.raises(StatisticError, match="difficulty"):
         DifficultyGrouping(2, "median")
 
@@ -485,14 +540,16 @@ def test_sample_variance_option_divides_by_n_minus_1_topics_or_groups():
     assert population.bias_variance.var[1] == pytest.approx(0.0676, abs=1e-12)
     assert sample.bias_variance.var[1] == pytest.approx(0.1352, abs=1e-12)
     np.testing.assert_allclose(sample.bias_variance.var, scores.var(axis=1, ddof=1), atol=1e-15)
-    np.testing.assert_allclose(sample.bias_variance.error, sample.bias_variance.bias2 + sample.bias_variance.var, atol=1e-15)
+    np.testing.assert_allclose(
+        sample.bias_variance.error, sample.bias_variance.bias2 + sample.bias_variance.var, atol=1e-15
+    )
     np.testing.assert_allclose(sample.gap.var, (scores.max(axis=0) - scores).var(axis=1, ddof=1), atol=1e-15)
     np.testing.assert_allclose(sample.gap.cov, [np.cov(scores.max(axis=0), row)[0, 1] for row in scores], atol=1e-15)
     # with grouping the samples are the groups: 3 difficulty groups of 2 out of 6 topics
     x = np.random.default_rng(5).random((3, 6))
     grouped = bias_variance_analysis(x, grouping=DifficultyGrouping(2), variance="sample")
     order = np.argsort(x.max(axis=0), kind="stable")
-    means = np.stack([x[:, order[k:k + 2]].mean(axis=1) for k in (0, 2, 4)], axis=1)
+    means = np.stack([x[:, order[k : k + 2]].mean(axis=1) for k in (0, 2, 4)], axis=1)
     np.testing.assert_allclose(grouped.bias_variance.var, means.var(axis=1, ddof=1), atol=1e-15)
     with pytest.raises(StatisticError, match="at least 2 samples"):
         bias_variance_analysis(x[:, :2], grouping=DifficultyGrouping(2), variance="sample")

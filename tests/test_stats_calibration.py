@@ -14,12 +14,14 @@ from pytest_bvtest.stats import calibration
 from pytest_bvtest.stats.calibration import null_of_own_value, swap_null
 from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
 
-SMALL = np.array([
-    [0.30, 0.10, 0.55, 0.70, 0.20, 0.45, 0.05],
-    [0.25, 0.30, 0.50, 0.10, 0.20, 0.60, 0.15],
-    [0.40, 0.20, 0.35, 0.65, 0.05, 0.50, 0.30],
-    [0.10, 0.05, 0.60, 0.30, 0.25, 0.20, 0.10],
-])
+SMALL = np.array(
+    [
+        [0.30, 0.10, 0.55, 0.70, 0.20, 0.45, 0.05],
+        [0.25, 0.30, 0.50, 0.10, 0.20, 0.60, 0.15],
+        [0.40, 0.20, 0.35, 0.65, 0.05, 0.50, 0.30],
+        [0.10, 0.05, 0.60, 0.30, 0.25, 0.20, 0.10],
+    ]
+)
 CANDIDATE, REFERENCE = 0, 1
 
 
@@ -45,7 +47,7 @@ def test_exact_null_equals_a_brute_force_over_every_swap(name: str, setting: str
     settings = SETTINGS[setting]
     null = swap_null(SMALL, name, CANDIDATE, REFERENCE, settings)
     expected = brute_force_null(SMALL, name, settings)
-    assert null.exact and null.swaps == 2**SMALL.shape[1]
+    assert null.exact and null.swaps == 2 ** SMALL.shape[1]
     np.testing.assert_allclose(null.values, expected, rtol=1e-9, atol=1e-12)
 
 
@@ -83,8 +85,9 @@ def test_monte_carlo_null_equals_a_naive_loop_over_seeded_swaps() -> None:
     np.testing.assert_allclose(null.values, np.sort(expected), rtol=1e-10, atol=1e-14)
 
 
-def naive_monte_carlo_null(scores: np.ndarray, name: str, candidate: int, reference: int, swaps: int, seed: int,
-                           settings: AnalysisSettings) -> np.ndarray:
+def naive_monte_carlo_null(
+    scores: np.ndarray, name: str, candidate: int, reference: int, swaps: int, seed: int, settings: AnalysisSettings
+) -> np.ndarray:
     """Swap ``b`` of ``default_rng(seed).random((swaps, n)) < 0.5`` applied to the whole matrix, one swap at a time."""
     swapped = np.random.default_rng(seed).random((swaps, scores.shape[1])) < 0.5
     own = null_of_own_value(name)
@@ -122,7 +125,9 @@ def test_blocks_do_not_change_the_null(monkeypatch: pytest.MonkeyPatch) -> None:
     names, scores = web14()
     whole = swap_null(scores, "trisk", 0, 1, AnalysisSettings(), swaps=500, seed=3)
     monkeypatch.setattr(calibration, "_BLOCK_CELLS", 7 * scores.shape[1])
-    np.testing.assert_array_equal(swap_null(scores, "trisk", 0, 1, AnalysisSettings(), swaps=500, seed=3).values, whole.values)
+    np.testing.assert_array_equal(
+        swap_null(scores, "trisk", 0, 1, AnalysisSettings(), swaps=500, seed=3).values, whole.values
+    )
 
 
 def test_identical_systems_have_a_null_of_exact_zeros_and_never_a_false_alarm() -> None:
@@ -190,8 +195,9 @@ FAMILY = ("trisk", "var", "bias2_plus_var", "mean")  # the recommended gates' st
 RISK_5 = AnalysisSettings(risk_alpha=5.0)
 
 
-def brute_force_nulls_in_swap_order(scores: np.ndarray, names: tuple[str, ...],
-                                    settings: AnalysisSettings) -> np.ndarray:
+def brute_force_nulls_in_swap_order(
+    scores: np.ndarray, names: tuple[str, ...], settings: AnalysisSettings
+) -> np.ndarray:
     """Each statistic's null value on swap ``k`` (topic ``j`` swapped when bit ``j`` of ``k`` is set), by loops."""
     topics = scores.shape[1]
     rows = []
@@ -214,12 +220,15 @@ def brute_force_family(nulls: np.ndarray, names: tuple[str, ...], false_alarm: f
     allowed = int(np.floor(false_alarm * swaps + 1e-9))
     best = None
     for k in range(allowed + 1):
-        limits = [sorted(row)[k] if STATISTICS[name].higher_is_better else sorted(row)[swaps - 1 - k]
-                  for row, name in zip(nulls, names)]
+        limits = [
+            sorted(row)[k] if STATISTICS[name].higher_is_better else sorted(row)[swaps - 1 - k]
+            for row, name in zip(nulls, names)
+        ]
         failing = 0
         for b in range(swaps):
             failing += any(
-                (nulls[g, b] < limit - 1e-12 * max(1, abs(limit))) if STATISTICS[name].higher_is_better
+                (nulls[g, b] < limit - 1e-12 * max(1, abs(limit)))
+                if STATISTICS[name].higher_is_better
                 else (nulls[g, b] > limit + 1e-12 * max(1, abs(limit)))
                 for g, (name, limit) in enumerate(zip(names, limits))
             )
@@ -236,10 +245,11 @@ def test_family_level_equals_a_brute_force_over_every_swap(names: tuple[str, ...
     nulls = [swap_null(SMALL, name, CANDIDATE, REFERENCE, RISK_5) for name in names]
     for null, row in zip(nulls, expected):  # the swap null keeps each value at its swap's place
         np.testing.assert_allclose(null.by_swap, row, rtol=1e-9, atol=1e-12)
-    family = calibration.family_level(np.array([null.by_swap for null in nulls]),
-                                      [null.higher_is_better for null in nulls], false_alarm)
+    family = calibration.family_level(
+        np.array([null.by_swap for null in nulls]), [null.higher_is_better for null in nulls], false_alarm
+    )
     count, rate, limits = brute_force_family(expected, names, false_alarm)
-    assert (family.count, family.swaps) == (count, 2**SMALL.shape[1])
+    assert (family.count, family.swaps) == (count, 2 ** SMALL.shape[1])
     assert family.rate == pytest.approx(rate) and family.rate <= false_alarm
     np.testing.assert_allclose(family.limits, limits, rtol=1e-9, atol=1e-12)
     assert list(family.limits) == [null.limit_past(count) for null in nulls]
@@ -276,8 +286,9 @@ def test_family_wise_rate_of_the_recommended_gates_on_equal_quality_pairs_of_rea
         x[0], x[1] = np.where(swap, x[1], x[0]), np.where(swap, x[0], x[1])
         seed = int(rng.integers(2**31))
         nulls = [swap_null(x, name, 0, 1, RISK_5, swaps=2000, seed=seed) for name in FAMILY]
-        family = calibration.family_level(np.array([null.by_swap for null in nulls]),
-                                          [null.higher_is_better for null in nulls], 0.05)
+        family = calibration.family_level(
+            np.array([null.by_swap for null in nulls]), [null.higher_is_better for null in nulls], 0.05
+        )
         levels.append(family.level)
         failed_alone, failed_together = False, False
         for name, null, joint_limit in zip(FAMILY, nulls, family.limits):
@@ -292,8 +303,10 @@ def test_family_wise_rate_of_the_recommended_gates_on_equal_quality_pairs_of_rea
     assert abs(family_wise / trials - 0.05) < 3 * error, family_wise / trials
     assert one_by_one / trials > 0.05 + 3 * error, one_by_one / trials
     assert 0.0125 <= np.median(levels) < 0.05  # between Bonferroni's 5%/4 and the single gate's 5%
-    print(f"one by one {one_by_one / trials:.3f}, family-wise {family_wise / trials:.3f}, "
-          f"median per-gate level {np.median(levels):.4f}")
+    print(
+        f"one by one {one_by_one / trials:.3f}, family-wise {family_wise / trials:.3f}, "
+        f"median per-gate level {np.median(levels):.4f}"
+    )
 
 
 def test_a_shorter_monte_carlo_null_is_the_start_of_a_longer_one_so_families_can_share_it() -> None:

@@ -112,7 +112,9 @@ def test_gawm_reports_convergence_and_fixed_point_holds():
     result = gawm(p)
     assert result.converged and 2 < result.iterations < 1000
     # The reported weights produce the reported means, and recomputing the weights from E_t reproduces them.
-    np.testing.assert_allclose(result.system_performance, p @ result.topic_weights / result.topic_weights.sum(), atol=1e-14)
+    np.testing.assert_allclose(
+        result.system_performance, p @ result.topic_weights / result.topic_weights.sum(), atol=1e-14
+    )
     np.testing.assert_allclose(result.topic_ease, result.system_weights @ p / result.system_weights.sum(), atol=1e-14)
     np.testing.assert_allclose(result.topic_weights, np.linalg.norm(p - result.topic_ease, axis=0), atol=1e-11)
     distance = np.linalg.norm(p - result.topic_ease, axis=1)
@@ -256,7 +258,12 @@ def test_hits_sign_follows_the_means_when_scores_are_mirrored():
 
 def test_hits_degenerate_matrices_give_zero_blocks_not_nan():
     constant = hits(np.full((3, 4), 0.3))
-    for vector in (constant.system_authority, constant.system_hubness, constant.topic_authority, constant.topic_hubness):
+    for vector in (
+        constant.system_authority,
+        constant.system_hubness,
+        constant.topic_authority,
+        constant.topic_hubness,
+    ):
         assert not np.isnan(vector).any() and not vector.any()
     identical_systems = hits(np.tile([0.1, 0.3, 0.7], (4, 1)))
     assert not identical_systems.system_authority.any() and not identical_systems.topic_hubness.any()
@@ -279,7 +286,14 @@ def test_real_trec8_hits_authority_and_gawm_track_map():
     system_map, topic_mean = p.mean(axis=1), p.mean(axis=0)
     h = hits(p)
     g = gawm(p)
-    for vector in (h.system_authority, h.system_hubness, h.topic_authority, h.topic_hubness, g.system_performance, g.topic_ease):
+    for vector in (
+        h.system_authority,
+        h.system_hubness,
+        h.topic_authority,
+        h.topic_hubness,
+        g.system_performance,
+        g.topic_ease,
+    ):
         assert np.isfinite(vector).all()
     assert g.converged and g.iterations < 50
     # Observed on this file: A(s) vs MAP Kendall 0.931, Spearman 0.990; A(t) vs topic means Kendall 0.979;

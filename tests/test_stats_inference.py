@@ -142,9 +142,17 @@ def naive_randomization_p_value(candidate: np.ndarray, reference: np.ndarray, pe
     return float((1 + reaching) / (1 + permutations))
 
 
-@pytest.mark.parametrize(("topics", "permutations", "seed", "grades"), [
-    (50, 10000, 0, None), (50, 10000, 7, 4), (700, 3000, 3, 3), (6980, 1200, 11, None), (9, 1000, 2, 2), (12, 5000, 1, None),
-])
+@pytest.mark.parametrize(
+    ("topics", "permutations", "seed", "grades"),
+    [
+        (50, 10000, 0, None),
+        (50, 10000, 7, 4),
+        (700, 3000, 3, 3),
+        (6980, 1200, 11, None),
+        (9, 1000, 2, 2),
+        (12, 5000, 1, None),
+    ],
+)
 def test_batched_randomization_tests_equal_the_naive_reference(topics, permutations, seed, grades) -> None:
     """One sign matrix times the (topics x baselines) differences gives every p-value of the one-by-one loop
     exactly, with graded (heavily tied) scores too; 9 and 12 topics are enumerated exactly."""
@@ -160,8 +168,13 @@ def test_batched_randomization_tests_equal_the_naive_reference(topics, permutati
         assert result == randomization_test(candidate, reference, permutations, seed)
         assert result.statistic == pytest.approx(np.mean(candidate - reference), abs=1e-15)
     # Row-wise pairs (one candidate per row, as for several measures at once) give the same results.
-    assert inference.randomization_tests(np.broadcast_to(candidate, references.shape), references, permutations, seed) == batched
-    swapped = inference.randomization_tests(references, np.broadcast_to(candidate, references.shape), permutations, seed)
+    assert (
+        inference.randomization_tests(np.broadcast_to(candidate, references.shape), references, permutations, seed)
+        == batched
+    )
+    swapped = inference.randomization_tests(
+        references, np.broadcast_to(candidate, references.shape), permutations, seed
+    )
     assert [result.p_value for result in swapped] == [result.p_value for result in batched]
 
 
@@ -214,20 +227,31 @@ def test_holm_rejects_invalid_p_values(bad: list) -> None:
 BOOTSTRAP_SETTINGS = {
     "default": AnalysisSettings(),
     "named target system": AnalysisSettings(target_system=6, normalize="max-min"),
-    "group target-ratio, random groups": AnalysisSettings(normalize="group-target-ratio",
-                                                          grouping=RandomGrouping(4, repeats=6, seed=2)),
+    "group target-ratio, random groups": AnalysisSettings(
+        normalize="group-target-ratio", grouping=RandomGrouping(4, repeats=6, seed=2)
+    ),
     "max-min, c=1": AnalysisSettings(normalize="max-min", target=1.0, risk_alpha=1.0),
-    "target-ratio, weighted": AnalysisSettings(normalize="target-ratio", topic_weights=np.linspace(0.2, 3.0, 15), mve_alpha=1.0),
+    "target-ratio, weighted": AnalysisSettings(
+        normalize="target-ratio", topic_weights=np.linspace(0.2, 3.0, 15), mve_alpha=1.0
+    ),
     "difficulty groups": AnalysisSettings(grouping=DifficultyGrouping(4), risk_alpha=0.0, gawm_q=2.0),
     "random groups": AnalysisSettings(normalize="max-min", grouping=RandomGrouping(4, repeats=3, seed=2)),
-    "difficulty by mean, ZRisk against the target": AnalysisSettings(grouping=DifficultyGrouping(4, "mean"),
-                                                                      zrisk_against="target"),
+    "difficulty by mean, ZRisk against the target": AnalysisSettings(
+        grouping=DifficultyGrouping(4, "mean"), zrisk_against="target"
+    ),
     "sampled groups": AnalysisSettings(grouping=SampledGrouping(4, groups=6, repeats=3, seed=2)),
 }
 
 
-def naive_bootstrap(scores: np.ndarray, name: str, candidate: int, reference: int | None,
-                    settings: AnalysisSettings, resamples: int, seed: int) -> np.ndarray:
+def naive_bootstrap(
+    scores: np.ndarray,
+    name: str,
+    candidate: int,
+    reference: int | None,
+    settings: AnalysisSettings,
+    resamples: int,
+    seed: int,
+) -> np.ndarray:
     """Recompute the statistic with the family functions on the whole resampled matrix, one by one."""
     drawn = np.random.default_rng(seed).integers(0, scores.shape[1], size=(resamples, scores.shape[1]))
     distribution = []
@@ -250,7 +274,9 @@ def test_bootstrap_equals_a_naive_loop_over_resampled_matrices(name: str, settin
         expected = naive_bootstrap(scores, name, candidate, reference, settings, 40, 3)
         np.testing.assert_allclose(result.distribution, expected, rtol=1e-12, atol=1e-12)
         point = direct_values(name, scores, reference, settings)
-        assert result.estimate == pytest.approx(point[candidate] - (point[reference] if reference is not None else 0.0), abs=1e-12)
+        assert result.estimate == pytest.approx(
+            point[candidate] - (point[reference] if reference is not None else 0.0), abs=1e-12
+        )
 
 
 @pytest.mark.parametrize("name", ["bias2_plus_var", "gap_var", "urisk", "georisk", "zrisk", "mve", "gawm"])
@@ -296,7 +322,9 @@ def test_bootstrap_percentile_interval_covers_a_known_mean_difference() -> None:
     for _ in range(200):
         reference = rng.random(30)
         candidate = reference + 0.05 + 0.1 * rng.standard_normal(30)
-        result = paired_bootstrap(np.vstack([candidate, reference]), "mean", 0, 1, resamples=300, seed=int(rng.integers(1000)))
+        result = paired_bootstrap(
+            np.vstack([candidate, reference]), "mean", 0, 1, resamples=300, seed=int(rng.integers(1000))
+        )
         covered += result.low <= 0.05 <= result.high
     # Nominal 95 %; the percentile interval runs a little short at n = 30. Binomial sd here ~1.6 %.
     assert 0.87 <= covered / 200 <= 0.99

@@ -23,7 +23,9 @@ def test_intra_topic_golden_values_from_math_md():
     assert result.sigma2 == pytest.approx(0.006725, abs=1e-12)
     assert result.value == pytest.approx(0.59155, abs=1e-12)
     # O_t = w_t mu_t - alpha w_t^2 var_t, and with covariance 0 the portfolio value is their sum.
-    np.testing.assert_allclose(result.topic_value, [0.5 * 0.46 - 2 * 0.25 * 0.0244, 0.5 * 0.75 - 2 * 0.25 * 0.0025], atol=1e-12)
+    np.testing.assert_allclose(
+        result.topic_value, [0.5 * 0.46 - 2 * 0.25 * 0.0244, 0.5 * 0.75 - 2 * 0.25 * 0.0025], atol=1e-12
+    )
     assert result.topic_value.sum() == pytest.approx(result.value, abs=1e-12)
 
 
@@ -247,6 +249,8 @@ def test_sample_variance_of_a_single_value_is_an_error():
     with pytest.raises(StatisticError, match="at least 2 topics"):
         mve_inter_topic([0.4], 1.0, variance="sample")
     with pytest.raises(StatisticError, match=r"at least 2 variations.*\[1\]"):
-        mve_intra_topic(np.array([[0.6, 0.4], [0.8, np.nan]]), 1.0, present=[[True, True], [True, False]], variance="sample")
+        mve_intra_topic(
+            np.array([[0.6, 0.4], [0.8, np.nan]]), 1.0, present=[[True, True], [True, False]], variance="sample"
+        )
     with pytest.raises(StatisticError, match="unknown variance convention"):
         mve_inter_topic([0.4, 0.5], 1.0, variance="unbiased")

@@ -52,7 +52,9 @@ def test_tau_ap_matches_the_naive_loop_with_and_without_ties():
             truth, estimate = rng.random(size), rng.random(size)
             assert tau_ap(truth, estimate) == pytest.approx(naive_tau_ap(truth, estimate), abs=EXACT)
             tied_truth, tied_estimate = rng.integers(0, 3, size).astype(float), rng.integers(0, 3, size).astype(float)
-            assert tau_ap(tied_truth, tied_estimate) == pytest.approx(naive_tau_ap(tied_truth, tied_estimate), abs=EXACT)
+            assert tau_ap(tied_truth, tied_estimate) == pytest.approx(
+                naive_tau_ap(tied_truth, tied_estimate), abs=EXACT
+            )
 
 
 def test_tau_ap_averages_to_kendalls_tau_over_all_rankings_of_four():

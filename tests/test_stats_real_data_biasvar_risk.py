@@ -113,7 +113,9 @@ def check_analysis_pipeline(scores: np.ndarray, normalizations: tuple[str, ...])
         for grouping in (None, DifficultyGrouping(5), RandomGrouping(5, repeats=10, seed=0)):
             analysis = bias_variance_analysis(scores, normalize=normalize, grouping=grouping)
             bias_var, gap = analysis.bias_variance, analysis.gap
-            assert_finite(analysis.c, analysis.target_scores, bias_var.bias2, bias_var.var, bias_var.error, gap.var, gap.cov)
+            assert_finite(
+                analysis.c, analysis.target_scores, bias_var.bias2, bias_var.var, bias_var.error, gap.var, gap.cov
+            )
             np.testing.assert_allclose(bias_var.error, bias_var.bias2 + bias_var.var, rtol=0, atol=EXACT)
             np.testing.assert_allclose(gap.var, gap.var_target + gap.var_system - 2 * gap.cov, rtol=0, atol=EXACT)
             if normalize != "none":

@@ -34,13 +34,16 @@ SETTINGS = {
     "target-ratio c=1": AnalysisSettings(normalize="target-ratio", target=1.0, risk_alpha=0.0),
     "difficulty groups": AnalysisSettings(grouping=DifficultyGrouping(4), gawm_q=2.0),
     "random groups, max-min": AnalysisSettings(normalize="max-min", grouping=RandomGrouping(3, repeats=7, seed=5)),
-    "difficulty by mean, ZRisk against the target": AnalysisSettings(grouping=DifficultyGrouping(3, "mean"),
-                                                                      zrisk_against="target"),
+    "difficulty by mean, ZRisk against the target": AnalysisSettings(
+        grouping=DifficultyGrouping(3, "mean"), zrisk_against="target"
+    ),
     "sampled groups": AnalysisSettings(grouping=SampledGrouping(3, groups=5, repeats=4, seed=1)),
-    "named target system, max-min, sample variance": AnalysisSettings(target_system=1, normalize="max-min",
-                                                                      variance="sample"),
-    "group target-ratio, difficulty groups": AnalysisSettings(normalize="group-target-ratio",
-                                                              grouping=DifficultyGrouping(3)),
+    "named target system, max-min, sample variance": AnalysisSettings(
+        target_system=1, normalize="max-min", variance="sample"
+    ),
+    "group target-ratio, difficulty groups": AnalysisSettings(
+        normalize="group-target-ratio", grouping=DifficultyGrouping(3)
+    ),
 }
 
 
@@ -50,8 +53,14 @@ def direct_values(name: str, scores: np.ndarray, reference: int | None, settings
         # a simulation statistic reads the per-topic terms: its value is their mean over topics (IPM Eq. 13-14)
         return np.array([sum(row) / len(row) for row in scores])
     if name in ("bias2", "var", "bias2_plus_var") or name.startswith("gap_"):
-        analysis = bias_variance_analysis(scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping,
-                                          variance=settings.variance, target_system=settings.target_system)
+        analysis = bias_variance_analysis(
+            scores,
+            target=settings.target,
+            normalize=settings.normalize,
+            grouping=settings.grouping,
+            variance=settings.variance,
+            target_system=settings.target_system,
+        )
         if name.startswith("gap_"):
             return getattr(analysis.gap, name.removeprefix("gap_"))
         return getattr(analysis.bias_variance, "error" if name == "bias2_plus_var" else name)
@@ -67,18 +76,29 @@ def direct_values(name: str, scores: np.ndarray, reference: int | None, settings
         for row in scores:
             pairs = list(zip(row, scores[reference]))
             wins, losses = sum(a > b for a, b in pairs), sum(a < b for a, b in pairs)
-            rows.append({"robustness_index": (wins - losses) / len(pairs), "hurt_topics": losses,
-                         "r_loss": sum(b - a for a, b in pairs if a < b) / len(pairs)}[name])
+            rows.append(
+                {
+                    "robustness_index": (wins - losses) / len(pairs),
+                    "hurt_topics": losses,
+                    "r_loss": sum(b - a for a, b in pairs if a < b) / len(pairs),
+                }[name]
+            )
         return np.array(rows, dtype=float)
     if name in ("zrisk", "georisk") and settings.zrisk_against == "target":
         # each system on its own beside the virtual target (IPM 2022 Table 8), one system at a time
         target = scores.max(axis=0)
-        return np.array([getattr(zrisk_georisk(np.vstack([row, target]), settings.risk_alpha), name)[0] for row in scores])
+        return np.array(
+            [getattr(zrisk_georisk(np.vstack([row, target]), settings.risk_alpha), name)[0] for row in scores]
+        )
     if name in ("zrisk", "georisk"):
         return getattr(zrisk_georisk(scores, settings.risk_alpha), name)
     if name == "mve":
-        return np.array([mve_inter_topic(row, settings.mve_alpha, settings.topic_weights, variance=settings.variance).value
-                         for row in scores])
+        return np.array(
+            [
+                mve_inter_topic(row, settings.mve_alpha, settings.topic_weights, variance=settings.variance).value
+                for row in scores
+            ]
+        )
     if name == "gawm":
         return gawm(scores, q=settings.gawm_q).system_performance
     raise AssertionError(f"no direct computation for {name}")
@@ -116,11 +136,15 @@ def test_an_evaluations_shared_computations_give_the_family_values(setting: str)
     for name in STATISTICS:
         expected = direct_values(name, scores, reference, settings)
         np.testing.assert_allclose(values[name], expected, rtol=EXACT, atol=EXACT)
-    p_values = [scipy_stats.ttest_rel(row, scores[reference]).pvalue if settings.risk_alpha == 0 else None
-                for row in scores]
+    p_values = [
+        scipy_stats.ttest_rel(row, scores[reference]).pvalue if settings.risk_alpha == 0 else None for row in scores
+    ]
     if settings.risk_alpha == 0:
-        np.testing.assert_allclose(values["trisk_p"][np.arange(len(names)) != reference],
-                                   np.delete(p_values, reference).astype(float), rtol=1e-9)
+        np.testing.assert_allclose(
+            values["trisk_p"][np.arange(len(names)) != reference],
+            np.delete(p_values, reference).astype(float),
+            rtol=1e-9,
+        )
     assert values["trisk_p"].shape == (len(names),)
 
 
@@ -128,7 +152,13 @@ def test_without_a_reference_the_comparisons_and_their_p_values_are_none() -> No
     _, scores = web14()
     values = statistic_values(STATISTICS, scores, None, AnalysisSettings())
     assert [name for name, value in values.items() if value is None] == [
-        "urisk", "trisk", "trisk_p", "robustness_index", "hurt_topics", "r_loss"]
+        "urisk",
+        "trisk",
+        "trisk_p",
+        "robustness_index",
+        "hurt_topics",
+        "r_loss",
+    ]
 
 
 def test_the_json_schema_promises_the_catalogues_keys() -> None:
@@ -157,7 +187,9 @@ def test_sigir2013_table1_and_table2_through_the_registry() -> None:
 def test_ipm2022_table2_bias_with_c_one() -> None:
     scores = np.array([[0.8, 0.9, 0.4], [0.5, 0.6, 0.7], [0.3, 0.6, 0.3]])
     bias2 = STATISTICS["bias2"]
-    np.testing.assert_allclose(bias2.compute(scores, None, AnalysisSettings(target=1.0)), [0.09, 0.16, 0.36], atol=GOLDEN)
+    np.testing.assert_allclose(
+        bias2.compute(scores, None, AnalysisSettings(target=1.0)), [0.09, 0.16, 0.36], atol=GOLDEN
+    )
     np.testing.assert_allclose(bias2.compute(scores, None, AnalysisSettings()), [0.01, 0.04, 0.16], atol=GOLDEN)
 
 
@@ -230,8 +262,19 @@ def test_statistics_broadcast_over_a_resample_axis() -> None:
 
 
 def test_directions_follow_math_section_7() -> None:
-    lower_is_better = {"bias2", "var", "bias2_plus_var", "gap_bias", "gap_var", "gap_mse", "hurt_topics", "r_loss",
-                       "sim_bias2", "sim_var", "sim_bias2_plus_var"}
+    lower_is_better = {
+        "bias2",
+        "var",
+        "bias2_plus_var",
+        "gap_bias",
+        "gap_var",
+        "gap_mse",
+        "hurt_topics",
+        "r_loss",
+        "sim_bias2",
+        "sim_var",
+        "sim_bias2_plus_var",
+    }
     higher_is_better = {"mean", "urisk", "trisk", "robustness_index", "zrisk", "georisk", "mve", "gawm"}
     assert set(STATISTICS) == lower_is_better | higher_is_better
     for name, statistic in STATISTICS.items():
@@ -370,8 +413,12 @@ def test_sample_variance_through_the_registry_values_and_topic_terms(name: str) 
     settings = AnalysisSettings(variance="sample")
     values = STATISTICS[name].compute(scores, None, settings)
     analysis = bias_variance_analysis(scores, variance="sample")
-    expected = {"var": analysis.bias_variance.var, "bias2_plus_var": analysis.bias_variance.error,
-                "gap_var": analysis.gap.var, "gap_mse": analysis.gap.mse}[name]
+    expected = {
+        "var": analysis.bias_variance.var,
+        "bias2_plus_var": analysis.bias_variance.error,
+        "gap_var": analysis.gap.var,
+        "gap_mse": analysis.gap.mse,
+    }[name]
     np.testing.assert_allclose(values, expected, rtol=1e-12)
     candidate = names.index("uogTrDwl")
     terms = STATISTICS[name].topic_contributions(scores, candidate, None, settings)

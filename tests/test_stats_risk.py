@@ -26,7 +26,9 @@ unit_scores = st.floats(0.0, 1.0, allow_nan=False, width=64)
 # scipy squares the raw differences, so below ~1e-150 it underflows; keep the comparison above that.
 scipy_safe_scores = st.one_of(st.just(0.0), st.floats(1e-100, 1.0))
 paired_topics = st.integers(2, 30).flatmap(lambda n: arrays(np.float64, (2, n), elements=scipy_safe_scores))
-matrices = st.tuples(st.integers(1, 6), st.integers(1, 12)).flatmap(lambda shape: arrays(np.float64, shape, elements=unit_scores))
+matrices = st.tuples(st.integers(1, 6), st.integers(1, 12)).flatmap(
+    lambda shape: arrays(np.float64, shape, elements=unit_scores)
+)
 property_settings = settings(max_examples=60, deadline=None)
 
 
@@ -133,7 +135,9 @@ def test_permutations(scores: np.ndarray, random, alpha: float) -> None:
     run, baseline = scores[0], scores[-1]
     assert urisk(run[topics], baseline[topics], alpha) == pytest.approx(urisk(run, baseline, alpha), abs=EXACT)
     if scores.shape[1] >= 2:
-        assert trisk(run[topics], baseline[topics], alpha).t == pytest.approx(trisk(run, baseline, alpha).t, rel=1e-9, abs=1e-9)
+        assert trisk(run[topics], baseline[topics], alpha).t == pytest.approx(
+            trisk(run, baseline, alpha).t, rel=1e-9, abs=1e-9
+        )
 
 
 def test_risk_broadcasts_over_systems_and_resamples() -> None:

@@ -100,7 +100,9 @@ def test_adding_or_reordering_systems_leaves_each_systems_samples_unchanged():
     lists = _collection(np.random.default_rng(RNG_SEED), systems=3)
     topics = ["t1", "t2", "t3"]
     two = simulate_topic_bias_variance(lists[:2], ["bm25", "rm3"], topics, samples=40, seed=1)
-    three = simulate_topic_bias_variance([lists[2], lists[0], lists[1]], ["bert", "bm25", "rm3"], topics, samples=40, seed=1)
+    three = simulate_topic_bias_variance(
+        [lists[2], lists[0], lists[1]], ["bert", "bm25", "rm3"], topics, samples=40, seed=1
+    )
     np.testing.assert_array_equal(three.sample_scores[1:], two.sample_scores)
 
 
@@ -171,7 +173,9 @@ def test_bias_variance_terms_follow_eq_12_to_14_and_tradeoff_matches_scipy():
     np.testing.assert_allclose(result.var, var.mean(axis=1), atol=1e-15)
     for j in range(4):
         assert result.topic_tradeoff[j].pearson == pytest.approx(pearsonr(bias2[:, j], var[:, j]).statistic, abs=1e-12)
-        assert result.topic_tradeoff[j].spearman == pytest.approx(spearmanr(bias2[:, j], var[:, j]).statistic, abs=1e-12)
+        assert result.topic_tradeoff[j].spearman == pytest.approx(
+            spearmanr(bias2[:, j], var[:, j]).statistic, abs=1e-12
+        )
     assert result.tradeoff.pearson == pytest.approx(pearsonr(bias2.mean(axis=1), var.mean(axis=1)).statistic, abs=1e-12)
     fixed = simulate_topic_bias_variance(lists, names, topics, samples=60, seed=9, target=1.0)
     np.testing.assert_allclose(fixed.topic_bias2, (x.mean(axis=2) - 1.0) ** 2, atol=1e-15)
@@ -202,7 +206,10 @@ def test_tradeoff_is_none_with_two_systems():
             ),
             "disagree",
         ),
-        (lambda: simulate_topic_bias_variance([[RetrievedList([1.0], [True], 1)]], ["a"], ["t", "u"]), "1 systems x 2 topics"),
+        (
+            lambda: simulate_topic_bias_variance([[RetrievedList([1.0], [True], 1)]], ["a"], ["t", "u"]),
+            "1 systems x 2 topics",
+        ),
         (lambda: simulate_topic_bias_variance([[RetrievedList([1.0], [True], 1)]], ["a"], ["t"], samples=0), "samples"),
         (lambda: simulate_topic_bias_variance([[RetrievedList([1.0], [True], 1)]], ["a"], ["t"], seed=-1), "seed"),
     ],
@@ -258,8 +265,15 @@ def test_real_dl_hard_simulated_ap_keeps_each_runs_easy_and_hard_topics():
 
 # --- every binary-relevance measure (MATH.md 3e "the binary metric"), against pytrec_eval -------------------
 
-_TREC_EVAL_NAMES = {("AP", None): "map", ("P", 5): "P_5", ("R", 10): "recall_10", ("RR", None): "recip_rank",
-                    ("nDCG", None): "ndcg", ("nDCG", 5): "ndcg_cut_5", ("Rprec", None): "Rprec"}
+_TREC_EVAL_NAMES = {
+    ("AP", None): "map",
+    ("P", 5): "P_5",
+    ("R", 10): "recall_10",
+    ("RR", None): "recip_rank",
+    ("nDCG", None): "ndcg",
+    ("nDCG", 5): "ndcg_cut_5",
+    ("Rprec", None): "Rprec",
+}
 
 
 @pytest.mark.parametrize(("measure", "cutoff"), list(_TREC_EVAL_NAMES), ids=lambda v: str(v))
@@ -273,8 +287,9 @@ def test_each_simulated_measure_equals_pytrec_eval_on_the_drawn_ranking(measure,
     }
     trec_name = _TREC_EVAL_NAMES[(measure, cutoff)]
     for name, retrieved in cases.items():
-        result = simulate_topic_bias_variance([[retrieved]], ["sys"], [name], samples=20, seed=7, measure=measure,
-                                              cutoff=cutoff)
+        result = simulate_topic_bias_variance(
+            [[retrieved]], ["sys"], [name], samples=20, seed=7, measure=measure, cutoff=cutoff
+        )
         draws = _draw_samples(retrieved, 20, _pair_generator(7, "sys", name))  # the same stream as the simulation
         unretrieved = retrieved.relevant_in_qrels - int(retrieved.relevant.sum())
         for b in range(20):
@@ -300,15 +315,21 @@ def test_generic_ranking_gives_the_fast_ap_path_exactly():
     rng = np.random.default_rng(11)
     lists = _collection(rng)
     fast = simulate_topic_bias_variance(lists, list("abcd"), ["t1", "t2", "t3"], samples=30, seed=2)
-    generic = simulate_topic_bias_variance(lists, list("abcd"), ["t1", "t2", "t3"], samples=30, seed=2, measure="AP",
-                                           cutoff=1000)
+    generic = simulate_topic_bias_variance(
+        lists, list("abcd"), ["t1", "t2", "t3"], samples=30, seed=2, measure="AP", cutoff=1000
+    )
     np.testing.assert_allclose(generic.sample_scores, fast.sample_scores, atol=1e-12)
 
 
-@pytest.mark.parametrize(("measure", "cutoff", "message"), [
-    ("bpref", None, "binary-relevance measures only"), ("P", None, "P needs a cutoff"),
-    ("Rprec", 5, "Rprec takes no cutoff"), ("nDCG", 0, "cutoff must be"),
-])
+@pytest.mark.parametrize(
+    ("measure", "cutoff", "message"),
+    [
+        ("bpref", None, "binary-relevance measures only"),
+        ("P", None, "P needs a cutoff"),
+        ("Rprec", 5, "Rprec takes no cutoff"),
+        ("nDCG", 0, "cutoff must be"),
+    ],
+)
 def test_unsimulable_measures_are_refused(measure, cutoff, message):
     retrieved = RetrievedList([1.0, 0.5], [True, False], 1)
     with pytest.raises(StatisticError, match=message):

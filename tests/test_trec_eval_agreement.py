@@ -58,7 +58,11 @@ def _assert_close(value: float, printed: str, where: str) -> None:
 
 
 def _assert_per_topic_agreement(
-    table: dict[str, dict[str, str]], qrels: Qrels, run: Run, relevance_level: int = 1, zero_filled: frozenset[str] = frozenset()
+    table: dict[str, dict[str, str]],
+    qrels: Qrels,
+    run: Run,
+    relevance_level: int = 1,
+    zero_filled: frozenset[str] = frozenset(),
 ) -> dict[str, dict[str, float]]:
     """Every supported label's per-topic rows equal our values on the same topics.
 
@@ -106,7 +110,9 @@ def test_all_trec_per_topic():
     table = _trec_eval_table(folder / "out.test.aq")
     compared = _assert_per_topic_agreement(table, read_qrels(folder / "qrels.test"), read_run(folder / "results.test"))
     # The measures users reach for most are among those compared.
-    assert {"map", "P_10", "recip_rank", "ndcg", "ndcg_cut_10", "recall_1000", "Rprec", "bpref", "infAP"} <= set(compared)
+    assert {"map", "P_10", "recip_rank", "ndcg", "ndcg_cut_10", "recall_1000", "Rprec", "bpref", "infAP"} <= set(
+        compared
+    )
     # 9 cutoffs each of P, recall, map_cut, ndcg_cut; map, ndcg, Rprec, bpref, recip_rank, infAP, three
     # counts, five set measures and three success cutoffs.
     assert len(compared) == 4 * 9 + 17
@@ -121,7 +127,9 @@ def test_all_trec_per_topic_on_a_truncated_run(tmp_path):
     folder = shared_path("trec_eval_test")
     table = _trec_eval_table(folder / "out.test.aqc")
     six_columns = tmp_path / "results.trunc"
-    six_columns.write_text("".join(" ".join(line.split()[:6]) + "\n" for _, line in numbered_lines(folder / "results.trunc")))
+    six_columns.write_text(
+        "".join(" ".join(line.split()[:6]) + "\n" for _, line in numbered_lines(folder / "results.trunc"))
+    )
     qrels, run = read_qrels(folder / "qrels.test"), read_run(six_columns)
     missing = frozenset(topic for topic in qrels.evaluated_topics() if topic not in run.scores)
     assert missing == {"302"}
@@ -191,7 +199,9 @@ def test_dl_hard_columns_are_the_measures_we_name():
     assert Measure.from_trec_eval_name("ndcg_cut_10", relevance_level=2) == parse_measure("nDCG@10")
 
 
-@pytest.mark.parametrize(("task", "run_name"), DL_HARD_RUNS or [pytest.param("doc", "bm25", marks=pytest.mark.skip("no DL-HARD data"))])
+@pytest.mark.parametrize(
+    ("task", "run_name"), DL_HARD_RUNS or [pytest.param("doc", "bm25", marks=pytest.mark.skip("no DL-HARD data"))]
+)
 def test_dl_hard_published_per_topic_values(task, run_name):
     folder = shared_path("dl_hard", "dataset")
     baselines = folder / "baselines" / task

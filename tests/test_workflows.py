@@ -13,8 +13,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = sorted((ROOT / "example_project" / ".github" / "workflows").glob("*.yml"))
 #: The first major of each action whose action.yml runs on node24 (node20 leaves the runners in September 2026).
-NODE24_MAJORS = {"actions/checkout": 5, "actions/setup-python": 6, "actions/cache": 5, "actions/github-script": 8,
-                 "actions/upload-artifact": 6}
+NODE24_MAJORS = {
+    "actions/checkout": 5,
+    "actions/setup-python": 6,
+    "actions/cache": 5,
+    "actions/github-script": 8,
+    "actions/upload-artifact": 6,
+}
 
 
 def actionlint() -> str | None:
@@ -23,7 +28,9 @@ def actionlint() -> str | None:
 
 
 def test_every_action_in_the_recipes_runs_on_node24() -> None:
-    texts = [path.read_text(encoding="utf-8") for path in WORKFLOWS] + [(ROOT / "docs" / "ci.md").read_text(encoding="utf-8")]
+    texts = [path.read_text(encoding="utf-8") for path in WORKFLOWS] + [
+        (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    ]
     uses = [match for text in texts for match in re.findall(r"uses:\s*([\w.-]+/[\w.-]+)@v(\d+)", text)]
     assert uses and {name for name, _ in uses} <= set(NODE24_MAJORS)
     assert all(int(major) >= NODE24_MAJORS[name] for name, major in uses), uses

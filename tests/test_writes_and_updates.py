@@ -70,30 +70,45 @@ def test_update_is_refused_after_a_failed_gate_unless_forced(project: pytest.Pyt
     before = production.read_bytes()
     refused = project.runpytest("--bvtest-run", "runs/risky.run", "--bvtest-update")
     assert refused.ret == 1 and production.read_bytes() == before
-    refused.stdout.fnmatch_lines(["*bvtest: --bvtest-update: *bvtest.yaml: reference not updated: * test(s) failed in this "
-                                  "session; update after they pass, or on purpose with --bvtest-update-force*"])
+    refused.stdout.fnmatch_lines(
+        [
+            "*bvtest: --bvtest-update: *bvtest.yaml: reference not updated: * test(s) failed in this "
+            "session; update after they pass, or on purpose with --bvtest-update-force*"
+        ]
+    )
     forced = project.runpytest("--bvtest-run", "runs/risky.run", "--bvtest-update", "--bvtest-update-force")
     assert forced.ret == 1  # the gates still failed; the update was done as asked
     assert read_run(production).scores == read_run(project.path / "runs" / "risky.run").scores
-    forced.stdout.fnmatch_lines(["*reference 'production' updated*", "*note: updated as forced although * gate(s) failed*"])
+    forced.stdout.fnmatch_lines(
+        ["*reference 'production' updated*", "*note: updated as forced although * gate(s) failed*"]
+    )
 
 
 def test_a_gz_reference_stays_gzip_and_the_spec_still_runs(tmp_path: Path) -> None:
     spec = make_project(tmp_path, production="runs/production.run.gz")
-    (tmp_path / "runs" / "production.run.gz").write_bytes(gzip.compress((tmp_path / "runs" / "production.run").read_bytes()))
+    (tmp_path / "runs" / "production.run.gz").write_bytes(
+        gzip.compress((tmp_path / "runs" / "production.run").read_bytes())
+    )
     evaluation = evaluate_spec(load_spec(spec), use_cache=False)
     lines = update_reference(evaluation)
     stored = tmp_path / "runs" / "production.run.gz"
     assert gzip.decompress(stored.read_bytes()) == (tmp_path / "runs" / "stable.run").read_bytes()
     assert "updated" in lines[0]
     again = evaluate_spec(load_spec(spec), use_cache=False)
-    assert again.measure("AP").system("production").values["mean"] == again.measure("AP").system("candidate").values["mean"]
+    assert (
+        again.measure("AP").system("production").values["mean"]
+        == again.measure("AP").system("candidate").values["mean"]
+    )
 
 
 def test_a_reference_inside_a_multi_system_file_replaces_only_its_own_lines(tmp_path: Path) -> None:
-    spec = make_project(tmp_path, SPEC.replace("production: runs/production.run", "production: {run: runs/all.run, tag: production}"))
+    spec = make_project(
+        tmp_path, SPEC.replace("production: runs/production.run", "production: {run: runs/all.run, tag: production}")
+    )
     runs = tmp_path / "runs"
-    (runs / "all.run").write_text("# two systems in one file\n" + (runs / "production.run").read_text() + (runs / "bm25.run").read_text())
+    (runs / "all.run").write_text(
+        "# two systems in one file\n" + (runs / "production.run").read_text() + (runs / "bm25.run").read_text()
+    )
     update_reference(evaluate_spec(load_spec(spec), use_cache=False))
     updated = (runs / "all.run").read_text()
     assert updated.startswith("# two systems in one file\n")
@@ -108,14 +123,23 @@ def test_the_previous_reference_is_kept_in_the_cache_folder_or_left_to_version_c
     lines = update_reference(evaluate_spec(load_spec(spec), use_cache=False))
     kept = list((tmp_path / ".bvtest_cache" / "previous").iterdir())
     assert [path.read_bytes() for path in kept] == [before] and f"kept as {kept[0]}" in lines[1]
-    assert sorted(path.name for path in (tmp_path / "runs").iterdir()) == ["bm25.run", "production.run", "risky.run", "stable.run"]
+    assert sorted(path.name for path in (tmp_path / "runs").iterdir()) == [
+        "bm25.run",
+        "production.run",
+        "risky.run",
+        "stable.run",
+    ]
     without_cache = make_project(tmp_path / "nocache", SPEC + "cache: false\n")
     lines = update_reference(evaluate_spec(load_spec(without_cache), use_cache=False))
-    assert "previous reference not kept (no cache folder): restore it from version control (git checkout -- production.run)" in lines[1]
+    assert (
+        "previous reference not kept (no cache folder): restore it from version control (git checkout -- production.run)"
+        in lines[1]
+    )
 
 
-def test_an_update_that_cannot_be_written_names_the_file_leaves_it_whole_and_fails(tmp_path: Path,
-                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_update_that_cannot_be_written_names_the_file_leaves_it_whole_and_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spec = make_project(tmp_path)
     reference = tmp_path / "runs" / "production.run"
     before = reference.read_bytes()
@@ -135,8 +159,12 @@ def test_an_update_that_cannot_be_written_fails_the_pytest_session(project: pyte
     (project.path / "runs" / "production.run").symlink_to(outside)  # a committed link out of the project
     result = project.runpytest("--bvtest-update")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stdout.fnmatch_lines([f"*bvtest: --bvtest-update: *bvtest.yaml:4: not updated: the reference run {outside} "
-                                 f"is outside the project {project.path}; *--bvtest-allow-outside-project*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*bvtest: --bvtest-update: *bvtest.yaml:4: not updated: the reference run {outside} "
+            f"is outside the project {project.path}; *--bvtest-allow-outside-project*"
+        ]
+    )
     assert outside.read_text() == run_text("production", PRODUCTION)
     allowed = project.runpytest("--bvtest-update", "--bvtest-allow-outside-project")
     assert allowed.ret == 0 and read_run(outside).scores == read_run(project.path / "runs" / "stable.run").scores
@@ -148,7 +176,9 @@ def test_update_outside_the_project_through_dot_dot_is_refused(tmp_path: Path) -
     (tmp_path / "shared").mkdir()
     (tmp_path / "shared" / "production.run").write_text(run_text("production", PRODUCTION))
     evaluation = evaluate_spec(load_spec(spec), use_cache=False)
-    with pytest.raises(InputError, match=r"not updated: the reference run .*shared/production.run is outside the project"):
+    with pytest.raises(
+        InputError, match=r"not updated: the reference run .*shared/production.run is outside the project"
+    ):
         update_reference(evaluation)
     assert "updated" in update_reference(evaluation, allow_outside=True)[0]
 
@@ -177,7 +207,10 @@ def test_a_pipe_nobody_reads_is_an_error_not_a_wait(tmp_path: Path, capsys: pyte
     spec = make_project(tmp_path)
     os.mkfifo(tmp_path / "pipe")
     assert main(["check", str(spec), "--no-cache", "--json", str(tmp_path / "pipe")]) == 2
-    assert capsys.readouterr().err == f"bvtest: error: {tmp_path / 'pipe'}: cannot write to this pipe: no process is reading it\n"
+    assert (
+        capsys.readouterr().err
+        == f"bvtest: error: {tmp_path / 'pipe'}: cannot write to this pipe: no process is reading it\n"
+    )
 
 
 def test_a_symlinked_report_path_keeps_its_link(tmp_path: Path) -> None:
@@ -189,12 +222,16 @@ def test_a_symlinked_report_path_keeps_its_link(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "reports" / "real.json").read_text())["summary"]["gates"] == 6
 
 
-@pytest.mark.parametrize(("make", "message"), [
-    (lambda path: path.mkdir(), "cannot write this file: it is a folder"),
-    (lambda path: None, "cannot write this file (No space left on device); free some space"),
-])
-def test_a_report_that_cannot_be_written_names_the_users_path(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                             monkeypatch: pytest.MonkeyPatch, make, message: str) -> None:
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda path: path.mkdir(), "cannot write this file: it is a folder"),
+        (lambda path: None, "cannot write this file (No space left on device); free some space"),
+    ],
+)
+def test_a_report_that_cannot_be_written_names_the_users_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, make, message: str
+) -> None:
     spec = make_project(tmp_path)
     report = tmp_path / "out.json"
     make(report)
@@ -207,7 +244,9 @@ def test_ini_report_paths_outside_the_project_are_refused(project: pytest.Pytest
     project.makeini("[pytest]\nbvtest_json = ../elsewhere.json\n")
     result = project.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR and not (project.path.parent / "elsewhere.json").exists()
-    result.stdout.fnmatch_lines(["*could not write the reports: ini setting bvtest_json = *elsewhere.json* is outside the project*"])
+    result.stdout.fnmatch_lines(
+        ["*could not write the reports: ini setting bvtest_json = *elsewhere.json* is outside the project*"]
+    )
     allowed = project.runpytest("--bvtest-allow-outside-project")
     assert allowed.ret == 0 and (project.path.parent / "elsewhere.json").exists()
     project.makeini("[pytest]\nbvtest_cache_dir = ../elsewhere-cache\n")
@@ -215,7 +254,9 @@ def test_ini_report_paths_outside_the_project_are_refused(project: pytest.Pytest
     cache_refused = project.runpytest()
     cache_refused.assert_outcomes(failed=6, errors=1)
     assert "Traceback" not in cache_refused.stdout.str() and not (project.path.parent / "elsewhere-cache").exists()
-    cache_refused.stdout.fnmatch_lines(["*bvtest: ini setting bvtest_cache_dir = *elsewhere-cache* is outside the project*"])
+    cache_refused.stdout.fnmatch_lines(
+        ["*bvtest: ini setting bvtest_cache_dir = *elsewhere-cache* is outside the project*"]
+    )
     (project.path / "test_team.py").unlink()
     project.makeini("[pytest]\nbvtest_plots = /tmp\n")
     refused = project.runpytest()
@@ -227,8 +268,9 @@ def test_ini_report_paths_outside_the_project_are_refused(project: pytest.Pytest
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EACCES])
-def test_a_cache_that_cannot_be_written_warns_once_and_the_gate_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                    code: int) -> None:
+def test_a_cache_that_cannot_be_written_warns_once_and_the_gate_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
     spec = make_project(tmp_path)
     fail_writes_with(monkeypatch, code, where=".bvtest_cache")
     with pytest.warns(CacheWriteWarning) as caught:
@@ -284,10 +326,14 @@ def test_killing_a_writer_at_any_moment_leaves_a_complete_old_or_new_file(tmp_pa
         data = target.read_bytes()
         assert data in (b"A" * size, b"B" * size)
     leftovers = [path.name for path in tmp_path.iterdir() if path != target]
-    assert all(name.startswith(".report.json.") and name.endswith(".tmp") for name in leftovers)  # never read as reports
+    assert all(
+        name.startswith(".report.json.") and name.endswith(".tmp") for name in leftovers
+    )  # never read as reports
 
 
-def test_an_interrupted_write_keeps_the_old_file_and_removes_its_temporary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_write_keeps_the_old_file_and_removes_its_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = tmp_path / "entry.json"
     target.write_bytes(b"old")
 
@@ -305,17 +351,33 @@ def test_an_interrupted_write_keeps_the_old_file_and_removes_its_temporary(tmp_p
 
 def test_reports_are_byte_identical_with_four_workers_on_a_cold_shared_cache(project: pytest.Pytester) -> None:  # noqa: F811
     common = ("--bvtest-run", "runs/risky.run", "-p", "no:cacheprovider")
-    serial = project.runpytest_subprocess(*common, "--bvtest-json", "serial.json", "--bvtest-markdown", "serial.md",
-                                          "--bvtest-no-cache")
+    serial = project.runpytest_subprocess(
+        *common, "--bvtest-json", "serial.json", "--bvtest-markdown", "serial.md", "--bvtest-no-cache"
+    )
     reports = {"serial": ((project.path / "serial.json").read_bytes(), (project.path / "serial.md").read_bytes())}
     for attempt in range(2):
         cache = project.path / f"cache-{attempt}"  # cold: four workers fill it at once
-        parallel = project.runpytest_subprocess(*common, "-n", "4", "--bvtest-cache-dir", str(cache),
-                                                "--bvtest-json", f"p{attempt}.json", "--bvtest-markdown", f"p{attempt}.md")
+        parallel = project.runpytest_subprocess(
+            *common,
+            "-n",
+            "4",
+            "--bvtest-cache-dir",
+            str(cache),
+            "--bvtest-json",
+            f"p{attempt}.json",
+            "--bvtest-markdown",
+            f"p{attempt}.md",
+        )
         assert parallel.ret == serial.ret == 1
         assert list(cache.rglob("*.json"))
-        reports[f"parallel {attempt}"] = ((project.path / f"p{attempt}.json").read_bytes(), (project.path / f"p{attempt}.md").read_bytes())
+        reports[f"parallel {attempt}"] = (
+            (project.path / f"p{attempt}.json").read_bytes(),
+            (project.path / f"p{attempt}.md").read_bytes(),
+        )
     # the one thing that differs between sessions is when each ran (the report's timestamp line)
-    reports = {name: (re.sub(rb'\n  "timestamp": "[^"]*",', b"", report), markdown) for name, (report, markdown) in reports.items()}
+    reports = {
+        name: (re.sub(rb'\n  "timestamp": "[^"]*",', b"", report), markdown)
+        for name, (report, markdown) in reports.items()
+    }
     assert all(b'"timestamp"' not in report for report, _ in reports.values())
     assert reports["parallel 0"] == reports["serial"] and reports["parallel 1"] == reports["serial"]

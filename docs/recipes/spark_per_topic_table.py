@@ -40,17 +40,19 @@ def per_topic_rr_at_10(qrels: DataFrame, run: DataFrame) -> DataFrame:
     relevant = qrels.where(F.col("grade") > 0).select("topic", "docno")
     first_relevant = top.join(relevant, ["topic", "docno"]).groupBy("system", "topic").agg(F.min("rank").alias("rank"))
     answered = run.select("system", "topic").distinct().join(qrels.select("topic").distinct(), "topic")
-    return (answered.join(first_relevant, ["system", "topic"], "left")
-            .select("system", "topic", F.lit("RR@10").alias("measure"),
-                    F.coalesce(1.0 / F.col("rank"), F.lit(0.0)).alias("value")))
+    return answered.join(first_relevant, ["system", "topic"], "left").select(
+        "system", "topic", F.lit("RR@10").alias("measure"), F.coalesce(1.0 / F.col("rank"), F.lit(0.0)).alias("value")
+    )
 
 
 def main(qrels_path: str, run_path: str, output: str) -> None:
     spark = SparkSession.builder.appName("bvtest per-topic scores").getOrCreate()
     qrels = trec_columns(spark, qrels_path, {0: "topic", 2: "docno", 3: "grade"}).withColumn(
-        "grade", F.col("grade").cast("int"))
+        "grade", F.col("grade").cast("int")
+    )
     run = trec_columns(spark, run_path, {0: "topic", 2: "docno", 4: "score", 5: "system"}).withColumn(
-        "score", F.col("score").cast("double"))
+        "score", F.col("score").cast("double")
+    )
     scores = per_topic_rr_at_10(qrels, run).orderBy("system", "topic")
     scores.toPandas().to_parquet(output, index=False)
     spark.stop()

@@ -123,4 +123,3 @@ def top_documents(scores: np.ndarray, docnos: tuple[str, ...], depth: int) -> li
     matched = np.flatnonzero(rounded > 0)
     ranked = sorted(matched, key=lambda row: (rounded[row], docnos[row]), reverse=True)
     return [(docnos[row], float(rounded[row])) for row in ranked[:depth]]
-

@@ -27,15 +27,75 @@ from pathlib import Path
 from search.collection import CORPUS_PATH, Document
 
 MODULES: tuple[str, ...] = (
-    "builtins", "sys", "os", "os.path", "pathlib", "shutil", "subprocess", "json", "csv", "re", "datetime", "time",
-    "collections", "itertools", "functools", "math", "statistics", "random", "string", "textwrap",
-    "logging", "argparse", "typing", "dataclasses", "enum", "hashlib", "base64", "urllib.parse",
-    "urllib.request", "http.client", "socket", "threading", "multiprocessing", "multiprocessing.pool",
+    "builtins",
+    "sys",
+    "os",
+    "os.path",
+    "pathlib",
+    "shutil",
+    "subprocess",
+    "json",
+    "csv",
+    "re",
+    "datetime",
+    "time",
+    "collections",
+    "itertools",
+    "functools",
+    "math",
+    "statistics",
+    "random",
+    "string",
+    "textwrap",
+    "logging",
+    "argparse",
+    "typing",
+    "dataclasses",
+    "enum",
+    "hashlib",
+    "base64",
+    "urllib.parse",
+    "urllib.request",
+    "http.client",
+    "socket",
+    "threading",
+    "multiprocessing",
+    "multiprocessing.pool",
     "concurrent.futures",
-    "asyncio", "queue", "heapq", "bisect", "copy", "pickle", "sqlite3", "zipfile", "tarfile", "gzip",
-    "tempfile", "glob", "fnmatch", "io", "struct", "unittest", "unittest.mock", "contextlib",
-    "operator", "inspect", "uuid", "decimal", "fractions", "secrets", "zoneinfo", "calendar",
-    "difflib", "pprint", "shlex", "traceback", "warnings", "weakref", "html", "platform",
+    "asyncio",
+    "queue",
+    "heapq",
+    "bisect",
+    "copy",
+    "pickle",
+    "sqlite3",
+    "zipfile",
+    "tarfile",
+    "gzip",
+    "tempfile",
+    "glob",
+    "fnmatch",
+    "io",
+    "struct",
+    "unittest",
+    "unittest.mock",
+    "contextlib",
+    "operator",
+    "inspect",
+    "uuid",
+    "decimal",
+    "fractions",
+    "secrets",
+    "zoneinfo",
+    "calendar",
+    "difflib",
+    "pprint",
+    "shlex",
+    "traceback",
+    "warnings",
+    "weakref",
+    "html",
+    "platform",
 )
 
 
@@ -52,8 +112,9 @@ def _public_names(module: object) -> list[str]:
         origin = getattr(value, "__module__", None) or ""
         return origin in (home, "_" + home) or origin.startswith(home + ".")
 
-    return sorted(name for name in vars(module)
-                  if not name.startswith("_") and defined_here(_public_object(module, name)))
+    return sorted(
+        name for name in vars(module) if not name.startswith("_") and defined_here(_public_object(module, name))
+    )
 
 
 def _public_object(module: object, name: str) -> object:
@@ -145,8 +206,9 @@ def iter_documents(modules: tuple[str, ...] = MODULES) -> Iterator[Document]:
                 if found is None or not first_time(found[0]):
                     continue
                 member, member_doc = found
-                yield Document(f"{docno}.{member_name}", _kind(member), _signature(member),
-                               inspect.cleandoc(member_doc))
+                yield Document(
+                    f"{docno}.{member_name}", _kind(member), _signature(member), inspect.cleandoc(member_doc)
+                )
 
 
 def write_corpus(out: Path) -> dict[str, object]:
@@ -172,8 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=CORPUS_PATH)
     args = parser.parse_args(argv)
     meta = write_corpus(args.out)
-    print(f"{args.out}: {meta['documents']} documents from Python {meta['python_version']} "
-          f"({meta['platform']}), sha256 {meta['sha256'][:12]}")
+    print(
+        f"{args.out}: {meta['documents']} documents from Python {meta['python_version']} "
+        f"({meta['platform']}), sha256 {meta['sha256'][:12]}"
+    )
     return 0
 
 

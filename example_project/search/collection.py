@@ -30,11 +30,15 @@ def load_corpus(path: Path = CORPUS_PATH) -> list[Document]:
             try:
                 document = Document(**json.loads(line))
             except (json.JSONDecodeError, TypeError) as error:
-                raise ValueError(f"{path}:{number}: not a corpus record ({error}); "
-                                 "rebuild the file with `python -m search.build_corpus`") from None
+                raise ValueError(
+                    f"{path}:{number}: not a corpus record ({error}); "
+                    "rebuild the file with `python -m search.build_corpus`"
+                ) from None
             if document.docno in seen:
-                raise ValueError(f"{path}:{number}: docno {document.docno!r} appears twice; "
-                                 "rebuild the file with `python -m search.build_corpus`")
+                raise ValueError(
+                    f"{path}:{number}: docno {document.docno!r} appears twice; "
+                    "rebuild the file with `python -m search.build_corpus`"
+                )
             seen.add(document.docno)
             documents.append(document)
     return documents

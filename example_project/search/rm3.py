@@ -6,8 +6,9 @@ import numpy as np
 from scipy import sparse
 
 
-def rm3_query(query: np.ndarray, scores: np.ndarray, tf: sparse.csr_matrix, fb_docs: int,
-              fb_terms: int, original_weight: float) -> np.ndarray:
+def rm3_query(
+    query: np.ndarray, scores: np.ndarray, tf: sparse.csr_matrix, fb_docs: int, fb_terms: int, original_weight: float
+) -> np.ndarray:
     """Expand a query with the relevance model of its first-pass top documents.
 
     Parameters

@@ -38,8 +38,7 @@ class Searcher:
         scores = self.weights @ query_vector
         rm3 = self.config.rm3
         if rm3 is not None:
-            expanded = rm3_query(query_vector, scores, self.feedback_tf, rm3.fb_docs, rm3.fb_terms,
-                                 rm3.original_weight)
+            expanded = rm3_query(query_vector, scores, self.feedback_tf, rm3.fb_docs, rm3.fb_terms, rm3.original_weight)
             scores = self.weights @ expanded
         return top_documents(scores, self.index.docnos, depth)
 
@@ -53,8 +52,13 @@ def run_lines(searcher: Searcher, topics: dict[str, str], depth: int = DEFAULT_D
     return lines
 
 
-def write_runs(names: list[str], out_paths: list[Path], documents: list[Document],
-               topics: dict[str, str], depth: int = DEFAULT_DEPTH) -> None:
+def write_runs(
+    names: list[str],
+    out_paths: list[Path],
+    documents: list[Document],
+    topics: dict[str, str],
+    depth: int = DEFAULT_DEPTH,
+) -> None:
     """Write one run file per configuration name, sharing an index between configurations."""
     indexes: dict[object, FieldedIndex] = {}
     for name, out in zip(names, out_paths, strict=True):

@@ -78,15 +78,27 @@ def test_identifier_analyzer_splits_identifiers_and_stems_plurals(text, expected
 
 def test_plain_analyzer_keeps_whole_words_and_drops_only_stopwords():
     assert PLAIN_ANALYZER.tokens("Run the check_output of ThreadPoolExecutor") == [
-        "run", "check_output", "threadpoolexecutor",
+        "run",
+        "check_output",
+        "threadpoolexecutor",
     ]
 
 
 @pytest.mark.parametrize(
     ("word", "stem"),
-    [("files", "file"), ("directories", "directory"), ("processes", "process"), ("hashes", "hash"),
-     ("indexes", "index"), ("bytes", "byte"), ("process", "process"), ("status", "status"),
-     ("analysis", "analysis"), ("os", "os"), ("ids", "ids")],
+    [
+        ("files", "file"),
+        ("directories", "directory"),
+        ("processes", "process"),
+        ("hashes", "hash"),
+        ("indexes", "index"),
+        ("bytes", "byte"),
+        ("process", "process"),
+        ("status", "status"),
+        ("analysis", "analysis"),
+        ("os", "os"),
+        ("ids", "ids"),
+    ],
 )
 def test_plural_stem(word, stem):
     assert plural_stem(word) == stem
@@ -140,9 +152,11 @@ def test_bm25_rejects_parameters_out_of_range():
 
 
 def test_name_weight_equals_repeating_the_name_in_the_body():
-    documents = [doc("json.dumps", "serialize obj to a json formatted str"),
-                 doc("pickle.dumps", "return the pickled representation of the object"),
-                 doc("json.loads", "deserialize s to a python object")]
+    documents = [
+        doc("json.dumps", "serialize obj to a json formatted str"),
+        doc("pickle.dumps", "return the pickled representation of the object"),
+        doc("json.loads", "deserialize s to a python object"),
+    ]
     repeated = [doc(d.docno, f"{d.docno} {d.text}") for d in documents]
     boosted = bm25_weights(build_index(documents, IDENTIFIER_ANALYZER).weighted_tf(2.0), 0.9, 0.4)
     baseline_index = build_index(repeated, IDENTIFIER_ANALYZER)
@@ -199,8 +213,9 @@ def test_committed_corpus_is_modest_unique_and_records_its_interpreter(corpus):
 def test_extraction_reproduces_the_committed_corpus_on_the_recording_interpreter(tmp_path):
     meta = json.loads(CORPUS_PATH.with_suffix(".meta.json").read_text(encoding="utf-8"))
     if (platform.python_version(), sys.platform) != (meta["python_version"], meta["platform"]):
-        pytest.skip(f"corpus recorded on Python {meta['python_version']} ({meta['platform']}); "
-                    "docstrings differ elsewhere")
+        pytest.skip(
+            f"corpus recorded on Python {meta['python_version']} ({meta['platform']}); docstrings differ elsewhere"
+        )
     extracted = list(iter_documents())
     assert [d.docno for d in extracted] == [d.docno for d in load_corpus()]
     assert extracted == load_corpus()

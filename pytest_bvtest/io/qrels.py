@@ -117,11 +117,13 @@ def check_top_grade(qrels: Qrels, top: int, why: str, hint: str) -> None:
     """Raise :class:`InputError` naming the first judgment (file and line) graded above ``top``."""
     if max(max(docs.values()) for docs in qrels.judgments.values()) <= top:
         return
-    qid, docno, grade = next((qid, docno, grade) for qid, docs in qrels.judgments.items()
-                             for docno, grade in docs.items() if grade > top)
+    qid, docno, grade = next(
+        (qid, docno, grade) for qid, docs in qrels.judgments.items() for docno, grade in docs.items() if grade > top
+    )
     line = None if qrels.path is None else judgment_line(qrels.path, qid, docno)
-    raise InputError(f"topic {qid}, document {docno} has grade {grade}, above {top}, {why}",
-                     path=qrels.path, line=line, hint=hint)
+    raise InputError(
+        f"topic {qid}, document {docno} has grade {grade}, above {top}, {why}", path=qrels.path, line=line, hint=hint
+    )
 
 
 def judgment_line(path: str | os.PathLike[str], qid: str, docno: str) -> int | None:

@@ -118,7 +118,10 @@ class RunColumns:
         computes."""
         rows = self.topic_starts()
         scores = self.scores.tolist()
-        return {qid: dict(zip(self.docnos[rows[qid][0]:rows[qid][1]], scores[rows[qid][0]:rows[qid][1]])) for qid in topics}
+        return {
+            qid: dict(zip(self.docnos[rows[qid][0] : rows[qid][1]], scores[rows[qid][0] : rows[qid][1]]))
+            for qid in topics
+        }
 
 
 def read_run_columns(path: str | os.PathLike[str], *, tag: str | None = None, name: str | None = None) -> RunColumns:
@@ -240,8 +243,13 @@ class _RunReader:
                     hint="separate the columns by blanks; comment lines must start with '#'",
                 )
             qid, _, docno, _, score_text, line_tag = fields
-            score = finite_number(score_text, "score", path=self.path, line=number,
-                                  hint=f"the fifth column is the retrieval score ({RUN_LINE}); the ranking is read from it")
+            score = finite_number(
+                score_text,
+                "score",
+                path=self.path,
+                line=number,
+                hint=f"the fifth column is the retrieval score ({RUN_LINE}); the ranking is read from it",
+            )
             self.data_lines += 1
             if line_tag not in self.tags_seen:
                 if self.selected_tag is None and self.tags_seen:
@@ -286,7 +294,7 @@ class _RunReader:
             path=self.path,
             line=number,
             hint=f"select one system by its tag (spec: `{{run: FILE, tag: {tags[0]}}}`; bvtest evaluate: "
-                 f"--tag {tags[0]}) or split the file by tag",
+            f"--tag {tags[0]}) or split the file by tag",
         )
 
     def _duplicate_error(self, qids: Collection[str]) -> InputError:
@@ -352,7 +360,9 @@ class _ColumnReader(_RunReader):
     def _gathered(self) -> tuple[tuple[str, ...], np.ndarray, list[str], np.ndarray]:
         """Topics in order of first appearance, their line counts, and the docnos and scores grouped by topic."""
         topic_index = {qid: index for index, qid in enumerate(dict.fromkeys(qid for qid, _ in self.stretches))}
-        stretch_topic = np.fromiter((topic_index[qid] for qid, _ in self.stretches), dtype=np.int64, count=len(self.stretches))
+        stretch_topic = np.fromiter(
+            (topic_index[qid] for qid, _ in self.stretches), dtype=np.int64, count=len(self.stretches)
+        )
         stretch_lines = np.fromiter((count for _, count in self.stretches), dtype=np.int64, count=len(self.stretches))
         docnos, scores = self.docnos, np.frombuffer(self.score_values, dtype=np.float64)
         if np.any(np.diff(stretch_topic) < 0):
@@ -362,8 +372,9 @@ class _ColumnReader(_RunReader):
         lengths = np.bincount(stretch_topic, weights=stretch_lines, minlength=len(topic_index)).astype(np.int64)
         return tuple(topic_index), lengths, docnos, scores
 
-    def raise_first_duplicate(self, topics: Sequence[str] | None = None, lengths: np.ndarray | None = None,
-                              docnos: list[str] | None = None) -> None:
+    def raise_first_duplicate(
+        self, topics: Sequence[str] | None = None, lengths: np.ndarray | None = None, docnos: list[str] | None = None
+    ) -> None:
         """Raise the error of the file's first repeated docno within a topic, if the lines read so far hold one."""
         if topics is None or lengths is None or docnos is None:
             topics, lengths, docnos, _ = self._gathered()

@@ -153,11 +153,16 @@ def read_score_table(
     if format == "auto" and _starts_like_parquet(path):
         format = "parquet"
     if format not in ("auto", *TABLE_FORMATS):
-        raise InputError(f"unknown table format {excerpt(format)}", path=path, hint=f"use auto or one of {', '.join(TABLE_FORMATS)}")
+        raise InputError(
+            f"unknown table format {excerpt(format)}", path=path, hint=f"use auto or one of {', '.join(TABLE_FORMATS)}"
+        )
     lines = []
     if format != "parquet":
-        lines = [(number, line) for number, line in numbered_lines(path)
-                 if line.strip() and not line.lstrip().startswith("#")]
+        lines = [
+            (number, line)
+            for number, line in numbered_lines(path)
+            if line.strip() and not line.lstrip().startswith("#")
+        ]
         if not lines:
             raise InputError("no scores: the file is empty or holds only comments", path=path)
     if format == "auto":
@@ -363,14 +368,20 @@ def _read_parquet(path: str | os.PathLike[str], measure: str | None) -> dict[Tab
         import pyarrow.parquet as parquet
         import pyarrow.types as types
     except ImportError:
-        raise InputError("reading a Parquet table needs pyarrow, which is not installed", path=path,
-                         hint="pip install 'pytest-bvtest[parquet]', or write the table as CSV") from None
+        raise InputError(
+            "reading a Parquet table needs pyarrow, which is not installed",
+            path=path,
+            hint="pip install 'pytest-bvtest[parquet]', or write the table as CSV",
+        ) from None
     require_regular_file(path)
     try:
         table = parquet.read_table(path)
     except (OSError, pyarrow.ArrowException) as error:  # not a Parquet file, a damaged one, an unreadable one
-        raise InputError(f"cannot read the file as Parquet ({str(error).splitlines()[0]})", path=path,
-                         hint="give a Parquet file, or state the table's layout with format=") from None
+        raise InputError(
+            f"cannot read the file as Parquet ({str(error).splitlines()[0]})",
+            path=path,
+            hint="give a Parquet file, or state the table's layout with format=",
+        ) from None
     header = [str(name) for name in table.column_names]
     positions = _long_columns(path, header, None)
     columns: dict[int, list[str]] = {}
@@ -381,11 +392,16 @@ def _read_parquet(path: str | os.PathLike[str], measure: str | None) -> dict[Tab
         text = types.is_string(kind) or types.is_large_string(kind)
         if not (text or types.is_integer(kind) or (role == "value" and numeric)):
             wanted = "numbers" if role == "value" else "strings or integers"
-            raise InputError(f"the {role} column {excerpt(header[index])} holds {kind} values", path=path,
-                             hint=f"write the {role} column as {wanted}")
+            raise InputError(
+                f"the {role} column {excerpt(header[index])} holds {kind} values",
+                path=path,
+                hint=f"write the {role} column as {wanted}",
+            )
         columns[index] = ["" if cell is None else _parquet_text(cell) for cell in column.to_pylist()]
-    rows = ((number, [columns[index][number - 1] for index in range(len(header))])
-            for number in range(1, table.num_rows + 1))
+    rows = (
+        (number, [columns[index][number - 1] for index in range(len(header))])
+        for number in range(1, table.num_rows + 1)
+    )
     try:
         return _long_cells(path, rows, positions, measure, "row")
     except InputError as error:  # "FILE: row N: ..." instead of a line number a binary file does not have
@@ -410,7 +426,9 @@ def _read_wide(
     seen_columns: dict[str, int] = {}
     for position, name in enumerate(column_names, start=2 if has_row_labels else 1):
         if not name:
-            raise InputError(f"header cell {position} is empty", path=path, line=header_line, hint=f"name every {kind} column")
+            raise InputError(
+                f"header cell {position} is empty", path=path, line=header_line, hint=f"name every {kind} column"
+            )
         if name in seen_columns:
             raise InputError(
                 f"{kind} {excerpt(name)} names header cells {seen_columns[name]} and {position}",
@@ -427,7 +445,12 @@ def _read_wide(
         row_name = row[0] if has_row_labels else str(row_index)
         values = row[1:] if has_row_labels else row
         if not row_name:
-            raise InputError("the first cell is empty", path=path, line=number, hint=f"start the row with its {'topic' if rows_are_topics else 'system'} id")
+            raise InputError(
+                "the first cell is empty",
+                path=path,
+                line=number,
+                hint=f"start the row with its {'topic' if rows_are_topics else 'system'} id",
+            )
         if row_name in first_lines:
             raise InputError(
                 f"{'topic' if rows_are_topics else 'system'} {excerpt(row_name)} has a second row (first on line {first_lines[row_name]})",
@@ -438,7 +461,11 @@ def _read_wide(
         first_lines[row_name] = number
         matrix[row_name] = {name: _cell(text, path, number) for name, text in zip(column_names, values)}
     if rows_are_topics:
-        return {(system, measure): {topic: matrix[topic][system] for topic in matrix} for system in column_names} if matrix else {}
+        return (
+            {(system, measure): {topic: matrix[topic][system] for topic in matrix} for system in column_names}
+            if matrix
+            else {}
+        )
     return {(system, measure): values for system, values in matrix.items()}
 
 
@@ -474,8 +501,12 @@ def _cells(line: str, delimiter: str, path: str | os.PathLike[str], number: int)
     try:
         return [cell.strip() for cell in next(csv.reader([line], delimiter=delimiter))]
     except csv.Error as error:  # a cell beyond the csv module's 128 KiB field limit
-        raise InputError(f"cannot split the line into cells ({error})", path=path, line=number,
-                         hint="a table cell holds an id or a number") from None
+        raise InputError(
+            f"cannot split the line into cells ({error})",
+            path=path,
+            line=number,
+            hint="a table cell holds an id or a number",
+        ) from None
 
 
 def _delimiter(header: str) -> str | None:
@@ -506,4 +537,10 @@ def _file_stem(path: str | os.PathLike[str]) -> str:
 
 
 def _cell(text: str, path: str | os.PathLike[str], number: int) -> float:
-    return finite_number(text, "value", path=path, line=number, hint="every cell needs a finite score (write 0 where a system scored nothing)")
+    return finite_number(
+        text,
+        "value",
+        path=path,
+        line=number,
+        hint="every cell needs a finite score (write 0 where a system scored nothing)",
+    )

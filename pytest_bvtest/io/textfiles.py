@@ -52,12 +52,16 @@ def require_regular_file(path: str | os.PathLike[str]) -> int:
     try:
         status = os.stat(path)
     except FileNotFoundError:
-        raise InputError("file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)") from None
+        raise InputError(
+            "file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)"
+        ) from None
     except PermissionError:
         raise InputError("permission denied", path=path) from None
     except OSError as error:
         if error.errno == errno.ELOOP:
-            raise InputError("is a symbolic link loop, not a file", path=path, hint="point the link at a file") from None
+            raise InputError(
+                "is a symbolic link loop, not a file", path=path, hint="point the link at a file"
+            ) from None
         raise InputError(f"cannot read file ({error.strerror or error})", path=path) from None
     if not stat.S_ISREG(status.st_mode):
         raise InputError(f"is {_file_kind(status.st_mode)}, not a file", path=path, hint="name a regular file")
@@ -77,7 +81,9 @@ def open_text(path: str | os.PathLike[str], *, errors: str = "strict") -> IO[str
             return gzip.open(path, "rt", encoding="utf-8-sig", errors=errors, newline=None)
         return open(path, encoding="utf-8-sig", errors=errors, newline=None)
     except FileNotFoundError:
-        raise InputError("file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)") from None
+        raise InputError(
+            "file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)"
+        ) from None
     except IsADirectoryError:
         raise InputError("is a folder, not a file", path=path) from None
     except PermissionError:
@@ -98,8 +104,12 @@ def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
                     try:
                         line.encode("utf-8")
                     except UnicodeEncodeError:
-                        raise InputError("not UTF-8 text (a binary or wrongly encoded file?)", path=path, line=line_number,
-                                         hint="save the file as UTF-8") from None
+                        raise InputError(
+                            "not UTF-8 text (a binary or wrongly encoded file?)",
+                            path=path,
+                            line=line_number,
+                            hint="save the file as UTF-8",
+                        ) from None
                     if _BOM in line:
                         raise inner_bom_error(path, line_number)
                 if "\x00" in line:
@@ -111,14 +121,22 @@ def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
 
 def nul_byte_error(path: str | os.PathLike[str], line: int) -> InputError:
     """A NUL byte: C code (trec_eval, pytrec_eval) would end the id there and merge two documents."""
-    return InputError("a NUL byte in this line (a binary or corrupt file?)", path=path, line=line,
-                      hint="ids end at a NUL byte in trec_eval, so two different ids could become one; remove it")
+    return InputError(
+        "a NUL byte in this line (a binary or corrupt file?)",
+        path=path,
+        line=line,
+        hint="ids end at a NUL byte in trec_eval, so two different ids could become one; remove it",
+    )
 
 
 def inner_bom_error(path: str | os.PathLike[str], line: int) -> InputError:
     """A byte-order mark after the start: files concatenated (``cat a b``); it would become part of an id."""
-    return InputError("a byte-order mark inside the file (were files with byte-order marks concatenated?)", path=path,
-                      line=line, hint="remove the invisible U+FEFF character at this line; only a file's first bytes may hold one")
+    return InputError(
+        "a byte-order mark inside the file (were files with byte-order marks concatenated?)",
+        path=path,
+        line=line,
+        hint="remove the invisible U+FEFF character at this line; only a file's first bytes may hold one",
+    )
 
 
 def data_fields(path: str | os.PathLike[str]) -> Iterator[tuple[int, list[str]]]:
@@ -145,8 +163,9 @@ def finite_number(text: str, role: str, *, path: str | os.PathLike[str], line: i
     Python or C would read as something else, are errors.
     """
     if not is_decimal(text) and not _NON_FINITE.fullmatch(text):
-        raise InputError(f"{role} {excerpt(text)} is not a number (plain decimal digits 0-9 only)", path=path, line=line,
-                         hint=hint)
+        raise InputError(
+            f"{role} {excerpt(text)} is not a number (plain decimal digits 0-9 only)", path=path, line=line, hint=hint
+        )
     value = float(text)
     if not math.isfinite(value):
         raise InputError(f"{role} {excerpt(text)} is not a finite number", path=path, line=line, hint=hint)
@@ -162,7 +181,9 @@ def file_digest(path: str | os.PathLike[str]) -> str:
             for chunk in iter(lambda: handle.read(_HASH_CHUNK), b""):
                 digest.update(chunk)
     except FileNotFoundError:
-        raise InputError("file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)") from None
+        raise InputError(
+            "file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)"
+        ) from None
     except OSError as error:
         raise InputError(f"cannot read file ({error.strerror or error})", path=path) from None
     return digest.hexdigest()
@@ -184,8 +205,10 @@ def require_inside(path: str | os.PathLike[str], root: Path, what: str, *, allow
     real = Path(os.path.realpath(path))
     if real != root and root not in real.parents:
         shown = str(path) if str(path) == str(real) else f"{path} (which is {real})"
-        raise InputError(f"{what} {shown} is outside the project {root}",
-                         hint=f"keep it inside the project, or allow it on the command line with {allow_option}")
+        raise InputError(
+            f"{what} {shown} is outside the project {root}",
+            hint=f"keep it inside the project, or allow it on the command line with {allow_option}",
+        )
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
@@ -209,8 +232,11 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         if stat.S_ISCHR(status.st_mode) or stat.S_ISFIFO(status.st_mode):
             _write_to_stream(path, data)
             return
-        raise InputError(f"cannot write this file: it is {_file_kind(status.st_mode)}", path=path,
-                         hint="name a file (inside an existing folder), not a folder")
+        raise InputError(
+            f"cannot write this file: it is {_file_kind(status.st_mode)}",
+            path=path,
+            hint="name a file (inside an existing folder), not a folder",
+        )
     target = Path(os.path.realpath(path))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -262,7 +288,11 @@ def _write_to_stream(path: Path, data: bytes) -> None:
 def _write_error(path: Path, error: OSError) -> InputError:
     if error.errno == errno.ELOOP:
         return InputError("cannot write this file: a symbolic link loop", path=path)
-    hint = "free some space" if error.errno == errno.ENOSPC else "check that its folder exists or can be created, and is writable"
+    hint = (
+        "free some space"
+        if error.errno == errno.ENOSPC
+        else "check that its folder exists or can be created, and is writable"
+    )
     return InputError(f"cannot write this file ({error.strerror or error})", path=path, hint=hint)
 
 

@@ -62,7 +62,9 @@ def read_topic_weights(path: str | os.PathLike[str]) -> dict[str, float]:
         topic, text = fields
         weight = finite_number(text, "weight", path=path, line=number, hint="write the weight as a number such as 0.5")
         if weight < 0:
-            raise InputError(f"weight {excerpt(text)} is negative", path=path, line=number, hint="topic weights are >= 0")
+            raise InputError(
+                f"weight {excerpt(text)} is negative", path=path, line=number, hint="topic weights are >= 0"
+            )
         if topic in weights:
             raise InputError(
                 f"topic {excerpt(topic)} is listed twice (first on line {first_lines[topic]})",
@@ -73,7 +75,9 @@ def read_topic_weights(path: str | os.PathLike[str]) -> dict[str, float]:
         weights[topic] = weight
         first_lines[topic] = number
     if not weights:
-        raise InputError("no topic weights: the file is empty or holds only comments", path=path, hint=f"a line is `{WEIGHTS_LINE}`")
+        raise InputError(
+            "no topic weights: the file is empty or holds only comments", path=path, hint=f"a line is `{WEIGHTS_LINE}`"
+        )
     if not any(weights.values()):
         raise InputError("every topic weight is 0", path=path, hint="give at least one topic a positive weight")
     return weights
@@ -134,7 +138,9 @@ def read_variations(path: str | os.PathLike[str]) -> list[Variation]:
         first_lines[query_id] = number
         popularity = None
         if len(fields) == 4:
-            popularity = finite_number(fields[3], "popularity", path=path, line=number, hint="write the popularity as a number such as 0.5")
+            popularity = finite_number(
+                fields[3], "popularity", path=path, line=number, hint="write the popularity as a number such as 0.5"
+            )
             if popularity <= 0:
                 raise InputError(
                     f"popularity {excerpt(fields[3])} is not positive",
@@ -145,7 +151,11 @@ def read_variations(path: str | os.PathLike[str]) -> list[Variation]:
         user = fields[2] if len(fields) >= 3 else None
         variations.append(Variation(query_id=query_id, topic_id=topic_id, user=user, popularity=popularity))
     if not variations:
-        raise InputError("no query variations: the file is empty or holds only comments", path=path, hint=f"a line is `{VARIATIONS_LINE}`")
+        raise InputError(
+            "no query variations: the file is empty or holds only comments",
+            path=path,
+            hint=f"a line is `{VARIATIONS_LINE}`",
+        )
     return variations
 
 
@@ -165,12 +175,23 @@ def read_topic_texts(path: str | os.PathLike[str]) -> dict[str, str]:
             continue
         topic, _, text = line.strip().partition("\t") if "\t" in line else line.strip().partition(" ")
         if not text.strip():
-            raise InputError(f"topic {excerpt(topic)} has no query text", path=path, line=number, hint=f"a line is `{TOPIC_TEXT_LINE}`")
+            raise InputError(
+                f"topic {excerpt(topic)} has no query text",
+                path=path,
+                line=number,
+                hint=f"a line is `{TOPIC_TEXT_LINE}`",
+            )
         if topic in texts:
-            raise InputError(f"topic {excerpt(topic)} is listed twice (first on line {first_lines[topic]})", path=path, line=number,
-                             hint="give each topic one query text")
+            raise InputError(
+                f"topic {excerpt(topic)} is listed twice (first on line {first_lines[topic]})",
+                path=path,
+                line=number,
+                hint="give each topic one query text",
+            )
         texts[topic] = text.strip()
         first_lines[topic] = number
     if not texts:
-        raise InputError("no topics: the file is empty or holds only comments", path=path, hint=f"a line is `{TOPIC_TEXT_LINE}`")
+        raise InputError(
+            "no topics: the file is empty or holds only comments", path=path, hint=f"a line is `{TOPIC_TEXT_LINE}`"
+        )
     return texts

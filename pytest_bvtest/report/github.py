@@ -39,5 +39,7 @@ def annotations(document: Mapping[str, Any]) -> list[str]:
             title = f"bvtest {gate['outcome']} {gate['id']}"
             line = f",line={gate['spec_line']}" if gate.get("spec_line") else ""
             message = "\n".join(filter(None, (gate.get("sentence"), gate["message"])))
-            commands.append(f"::{command} file={escape_property(spec)}{line},title={escape_property(title)}::{escape_data(message)}")
+            commands.append(
+                f"::{command} file={escape_property(spec)}{line},title={escape_property(title)}::{escape_data(message)}"
+            )
     return commands

@@ -31,7 +31,9 @@ except ImportError:  # pragma: no cover - not on the CI platforms
 
 def _git(folder: Path, *arguments: str) -> str | None:
     try:
-        result = subprocess.run(["git", "-C", str(folder), *arguments], capture_output=True, text=True, timeout=5, check=False)
+        result = subprocess.run(
+            ["git", "-C", str(folder), *arguments], capture_output=True, text=True, timeout=5, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     text = result.stdout.strip()
@@ -44,9 +46,15 @@ def run_context(folder: str | os.PathLike[str]) -> dict[str, str | None]:
     CI variables (GitHub Actions, GitLab CI) win over asking git, whose checkout is often detached there.
     """
     environment = os.environ
-    commit = environment.get("GITHUB_SHA") or environment.get("CI_COMMIT_SHA") or _git(Path(folder), "rev-parse", "HEAD")
-    branch = (environment.get("GITHUB_HEAD_REF") or environment.get("GITHUB_REF_NAME")
-              or environment.get("CI_COMMIT_REF_NAME") or _git(Path(folder), "rev-parse", "--abbrev-ref", "HEAD"))
+    commit = (
+        environment.get("GITHUB_SHA") or environment.get("CI_COMMIT_SHA") or _git(Path(folder), "rev-parse", "HEAD")
+    )
+    branch = (
+        environment.get("GITHUB_HEAD_REF")
+        or environment.get("GITHUB_REF_NAME")
+        or environment.get("CI_COMMIT_REF_NAME")
+        or _git(Path(folder), "rev-parse", "--abbrev-ref", "HEAD")
+    )
     return {
         "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "commit": commit,
@@ -58,25 +66,35 @@ def history_records(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One record per spec of a session document: inputs with hashes, every gate, every system's statistics."""
     records: dict[str, dict[str, Any]] = {}
     for evaluation in document["evaluations"]:
-        record = records.setdefault(evaluation["spec"], {
-            "history_version": HISTORY_VERSION,
-            "timestamp": document.get("timestamp"),
-            "commit": document.get("commit"),
-            "branch": document.get("branch"),
-            "tool_version": (document.get("tool") or {}).get("version"),
-            "spec": evaluation["spec"],
-            "inputs": evaluation.get("inputs") or [],
-            "passed": True,
-            "gates": [],
-            "systems": {},
-        })
+        record = records.setdefault(
+            evaluation["spec"],
+            {
+                "history_version": HISTORY_VERSION,
+                "timestamp": document.get("timestamp"),
+                "commit": document.get("commit"),
+                "branch": document.get("branch"),
+                "tool_version": (document.get("tool") or {}).get("version"),
+                "spec": evaluation["spec"],
+                "inputs": evaluation.get("inputs") or [],
+                "passed": True,
+                "gates": [],
+                "systems": {},
+            },
+        )
         for gate in evaluation["gates"]:
-            record["gates"].append({
-                "id": gate["id"], "statistic": gate["statistic"], "measure": gate["measure"], "value": gate["value"],
-                "limit": gate.get("limit"), "rule": gate.get("rule"), "outcome": gate["outcome"],
-                "higher_is_better": gate.get("higher_is_better"),
-                "false_alarm_rate": (gate.get("calibration") or {}).get("rate"),
-            })
+            record["gates"].append(
+                {
+                    "id": gate["id"],
+                    "statistic": gate["statistic"],
+                    "measure": gate["measure"],
+                    "value": gate["value"],
+                    "limit": gate.get("limit"),
+                    "rule": gate.get("rule"),
+                    "outcome": gate["outcome"],
+                    "higher_is_better": gate.get("higher_is_better"),
+                    "false_alarm_rate": (gate.get("calibration") or {}).get("rate"),
+                }
+            )
             record["passed"] = record["passed"] and gate["passed"]
         record["systems"][evaluation["measure"]] = {
             system["name"]: {"role": system["role"], **{key: system[key] for key in PROMISED_KEYS if key in system}}
@@ -92,7 +110,9 @@ def append_history(path: str | os.PathLike[str], records: Iterable[Mapping[str, 
         return
     path = Path(path)
     if path.parent and not path.parent.is_dir():
-        raise InputError("the history file's folder does not exist", path=path, hint="create the folder or fix --bvtest-history")
+        raise InputError(
+            "the history file's folder does not exist", path=path, hint="create the folder or fix --bvtest-history"
+        )
     descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         if fcntl is not None:
@@ -119,7 +139,9 @@ def read_history(path: str | os.PathLike[str]) -> History:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
-        raise InputError("history file not found", path=path, hint="run pytest with --bvtest-history PATH first") from None
+        raise InputError(
+            "history file not found", path=path, hint="run pytest with --bvtest-history PATH first"
+        ) from None
     except OSError as error:
         raise InputError(f"cannot read the history file ({error.strerror or error})", path=path) from None
     records, skipped = [], []
@@ -161,8 +183,13 @@ def gate_series(records: Iterable[Mapping[str, Any]]) -> list[GateSeries]:
                 continue
             labels.setdefault(gate["id"], f"{gate.get('measure', '')} {gate.get('statistic', '')}".strip())
             points.setdefault(gate["id"], []).append(
-                (str(record.get("timestamp") or ""), gate.get("value"), gate.get("limit"), str(gate.get("outcome", "")),
-                 record.get("commit"))
+                (
+                    str(record.get("timestamp") or ""),
+                    gate.get("value"),
+                    gate.get("limit"),
+                    str(gate.get("outcome", "")),
+                    record.get("commit"),
+                )
             )
     return [
         GateSeries(gate_id, labels[gate_id], *(tuple(column) for column in zip(*rows)))  # type: ignore[arg-type]

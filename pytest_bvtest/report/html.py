@@ -58,7 +58,8 @@ _OUTCOME_CLASSES = {"OK": "ok", "OK*": "warn", "FAIL": "fail"}
 # Symbols that common fonts have (the Markdown's emoji need an emoji font, which CI machines often lack).
 _ICONS = {"ok": "✓", "warn": "⚠", "fail": "✗"}
 
-_STYLE = """
+_STYLE = (
+    """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1b1b;margin:0 auto;max-width:1400px;
 padding:0 20px 40px}
 h1{font-size:1.6em;margin:.8em 0 .2em}h2{font-size:1.3em;margin:1.6em 0 .4em;border-bottom:1px solid #ddd}
@@ -82,7 +83,9 @@ th[aria-sort=ascending] button::after{content:" \\2191";color:#333}
 th[aria-sort=descending] button::after{content:" \\2193";color:#333}
 figure{margin:1em 0}figcaption{color:#555;font-size:.9em}svg.chart{width:100%;max-width:760px;height:auto}
 footer{color:#666;font-size:.85em;margin-top:2em}
-""" + svg.CHART_STYLE
+"""
+    + svg.CHART_STYLE
+)
 
 # Sorts a table.sortable by the clicked column: by data-sort (a number) where the cells have it, else by text.
 _SCRIPT = """
@@ -133,11 +136,17 @@ def _num_cell(value: float | str | None, text: str | None = None) -> str:
 
 def _table(header: Sequence[str], rows: Sequence[str], *, sortable: bool = False, css: str = "") -> str:
     """A table; a sortable one scrolls inside its own box (its header stays in view)."""
-    head = "".join(f'<th scope="col"><button type="button">{escape(name)}</button></th>' if sortable
-                   else f'<th scope="col">{escape(name)}</th>' for name in header)
+    head = "".join(
+        f'<th scope="col"><button type="button">{escape(name)}</button></th>'
+        if sortable
+        else f'<th scope="col">{escape(name)}</th>'
+        for name in header
+    )
     classes = " ".join(filter(None, [css, "sortable" if sortable else ""]))
-    return (f'<div class="{"scroll" if sortable else "wide"}"><table class="{classes}"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table></div>')
+    return (
+        f'<div class="{"scroll" if sortable else "wide"}"><table class="{classes}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def _inline(text: str) -> str:
@@ -150,8 +159,9 @@ def _inline(text: str) -> str:
     for index in range(0, len(parts), 3):
         plain = escape(parts[index], quote=False)
         plain = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", plain)
-        plain = re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)",
-                       lambda m: f'<a href="{escape(unescape(m.group(2)))}">{m.group(1)}</a>', plain)
+        plain = re.sub(
+            r"\[([^\]]+)\]\(([^)\s]+)\)", lambda m: f'<a href="{escape(unescape(m.group(2)))}">{m.group(1)}</a>', plain
+        )
         out.append(plain)
         if index + 2 < len(parts):
             out.append(f"<code>{escape(parts[index + 2], quote=False)}</code>")
@@ -173,8 +183,10 @@ def _header(document: Mapping[str, Any]) -> list[str]:
     meta += [f"{name} {document[name]}" for name in ("commit", "branch") if document.get(name)]
     if document.get("timestamp"):
         meta.append(document["timestamp"])
-    lines = [f'<h1 class="verdict {css}" id="verdict">{icon} pytest-bvtest: {escape(summary_counts(document))}</h1>',
-             f'<p class="meta">{escape(" · ".join(meta))}</p>']
+    lines = [
+        f'<h1 class="verdict {css}" id="verdict">{icon} pytest-bvtest: {escape(summary_counts(document))}</h1>',
+        f'<p class="meta">{escape(" · ".join(meta))}</p>',
+    ]
     for evaluation in document["evaluations"]:
         for warning in guard_warnings(evaluation):
             where = f"{display_path(evaluation['spec'])} · {evaluation['measure']}"
@@ -198,7 +210,7 @@ def _gate_rows(gate: Mapping[str, Any], columns: Sequence[str], full_ids: bool) 
     cells = {
         "outcome": f'<td class="outcome"><span class="badge {css}">{_ICONS[css]} {escape(gate["outcome"])}</span></td>',
         "gate": f'<td title="{escape(gate["id"])}"><code>{escape(gate["id"] if full_ids else short_id(gate))}</code>'
-                f"</td>",
+        f"</td>",
         "value": _num_cell(gate["value"], f"{_number(gate['value'])} ({gate['system']})"),
         "reference": _num_cell(gate["reference_value"], _reference_text(gate)),
         _DELTA: _num_cell(gate.get("delta"), delta_text(gate)),
@@ -207,9 +219,11 @@ def _gate_rows(gate: Mapping[str, Any], columns: Sequence[str], full_ids: bool) 
         "bootstrap interval": f"<td>{escape(interval_text(gate))}</td>",
     }
     sentence = escape(gate.get("sentence") or headline(gate))
-    return (f'<tr class="gate {css}" data-gate="{escape(gate["id"])}">{"".join(cells[name] for name in columns)}</tr>'
-            f'<tr class="sentence {css}"><td></td><td colspan="{len(columns) - 1}"><div class="said">{sentence}</div>'
-            f"</td></tr>")
+    return (
+        f'<tr class="gate {css}" data-gate="{escape(gate["id"])}">{"".join(cells[name] for name in columns)}</tr>'
+        f'<tr class="sentence {css}"><td></td><td colspan="{len(columns) - 1}"><div class="said">{sentence}</div>'
+        f"</td></tr>"
+    )
 
 
 _DELTA = "Δ candidate − reference"
@@ -226,30 +240,44 @@ def _gate_section(evaluations: Sequence[Mapping[str, Any]]) -> list[str]:
     full_ids = len({evaluation["spec"] for evaluation in evaluations}) > 1
     rows = [_gate_rows(gate, columns, full_ids) for gate in gates]
     lines = ['<h2 id="gates">Gates</h2>', _table(columns, rows, css="gates")]
-    lines += [f'<p class="warning">⚠ <code>{escape(gate["id"])}</code>: {escape(gate["warning"])}</p>'
-              for gate in gates if gate["warning"]]
+    lines += [
+        f'<p class="warning">⚠ <code>{escape(gate["id"])}</code>: {escape(gate["warning"])}</p>'
+        for gate in gates
+        if gate["warning"]
+    ]
     return lines
 
 
 def _team_test_section(tests: Sequence[Mapping[str, Any]]) -> list[str]:
     if not tests:
         return []
-    rows = [f'<tr class="{"ok" if test["passed"] else "fail"}"><td class="outcome"><span class="badge '
-            f'{"ok" if test["passed"] else "fail"}">{escape(test["outcome"])}</span></td>'
-            f'<td><code>{escape(test["id"])}</code></td><td>{escape(test.get("message") or "")}</td></tr>'
-            for test in tests]
+    rows = [
+        f'<tr class="{"ok" if test["passed"] else "fail"}"><td class="outcome"><span class="badge '
+        f'{"ok" if test["passed"] else "fail"}">{escape(test["outcome"])}</span></td>'
+        f"<td><code>{escape(test['id'])}</code></td><td>{escape(test.get('message') or '')}</td></tr>"
+        for test in tests
+    ]
     return [f"<h2>{escape(TEAM_TESTS_TITLE)}</h2>", _table(("outcome", "test", "message"), rows)]
 
 
 def _failure_section(gate: Mapping[str, Any]) -> list[str]:
-    lines = [f'<h3><span class="badge fail">✗ FAIL</span> <code>{escape(gate["id"])}</code></h3>',
-             f"<p>{escape(gate.get('sentence') or '')}</p>",
-             f"<p><code>{escape(headline(gate))}</code></p>"]
+    lines = [
+        f'<h3><span class="badge fail">✗ FAIL</span> <code>{escape(gate["id"])}</code></h3>',
+        f"<p>{escape(gate.get('sentence') or '')}</p>",
+        f"<p><code>{escape(headline(gate))}</code></p>",
+    ]
     header, rows = blame_rows(gate)
     if rows:
         numeric = {index for index, name in enumerate(header) if name not in ("topic", "query")}
-        body = ["<tr>" + "".join(_num_cell(None, text) if index in numeric else f"<td>{escape(text)}</td>"
-                                 for index, text in enumerate(row)) + "</tr>" for row in rows]
+        body = [
+            "<tr>"
+            + "".join(
+                _num_cell(None, text) if index in numeric else f"<td>{escape(text)}</td>"
+                for index, text in enumerate(row)
+            )
+            + "</tr>"
+            for row in rows
+        ]
         lines += [f"<p>{escape(blame_title(gate))}</p>", _table(header, body)]
     return lines
 
@@ -262,13 +290,22 @@ def _difference_figure(evaluation: Mapping[str, Any]) -> list[str]:
     candidate, reference = evaluation["candidate"], evaluation["reference"]
     better = sum(value > 0 for _, value in pairs)
     worse = sum(value < 0 for _, value in pairs)
-    tips = [f"topic {topic}" + (f" ({texts[topic]})" if texts.get(topic) else "") + f": {value:+.4f}"
-            for topic, value in pairs]
-    chart = svg.bar_chart([topic for topic, _ in pairs], [value for _, value in pairs], tips,
-                          title=f"{evaluation['measure']}: {candidate} − {reference} per topic, sorted",
-                          y_label=f"Δ {evaluation['measure']}", x_label=f"{len(pairs)} topics, largest gain first")
-    caption = (f"Per-topic difference: {candidate} better on {better} topics, worse on {worse}, equal on "
-               f"{len(pairs) - better - worse}. Hover a bar for its topic.")
+    tips = [
+        f"topic {topic}" + (f" ({texts[topic]})" if texts.get(topic) else "") + f": {value:+.4f}"
+        for topic, value in pairs
+    ]
+    chart = svg.bar_chart(
+        [topic for topic, _ in pairs],
+        [value for _, value in pairs],
+        tips,
+        title=f"{evaluation['measure']}: {candidate} − {reference} per topic, sorted",
+        y_label=f"Δ {evaluation['measure']}",
+        x_label=f"{len(pairs)} topics, largest gain first",
+    )
+    caption = (
+        f"Per-topic difference: {candidate} better on {better} topics, worse on {worse}, equal on "
+        f"{len(pairs) - better - worse}. Hover a bar for its topic."
+    )
     return [f'<figure class="difference">{chart}<figcaption>{escape(caption)}</figcaption></figure>']
 
 
@@ -278,26 +315,42 @@ def _bias_variance_figures(evaluation: Mapping[str, Any]) -> list[str]:
         return []
     systems = sorted(complete, key=lambda system: system["bias2"])
     names = [system["name"] for system in systems]
-    series = [svg.Series(label, [system[key] for system in systems], color, _SHAPES[marker])
-              for (key, label, marker), color in zip(SERIES, SERIES_COLORS)]
+    series = [
+        svg.Series(label, [system[key] for system in systems], color, _SHAPES[marker])
+        for (key, label, marker), color in zip(SERIES, SERIES_COLORS)
+    ]
     levels = [svg.Level(label, limit, color) for label, limit, color in limit_lines(evaluation)]
-    highlighted = {system["name"]: ROLE_STYLES[system["role"]]["color"]
-                   for system in systems if system["role"] in ROLE_STYLES}
-    points = svg.point_chart(names, series, highlighted=highlighted, levels=levels,
-                             title=f"{evaluation['measure']}: Bias², Var and Bias²+Var per system, target c = "
-                                   f"{_number(evaluation['target']['c'], 4)}",
-                             y_label=f"squared error ({evaluation['measure']} units²)",
-                             x_label=f"systems sorted by Bias² ({len(systems)})")
+    highlighted = {
+        system["name"]: ROLE_STYLES[system["role"]]["color"] for system in systems if system["role"] in ROLE_STYLES
+    }
+    points = svg.point_chart(
+        names,
+        series,
+        highlighted=highlighted,
+        levels=levels,
+        title=f"{evaluation['measure']}: Bias², Var and Bias²+Var per system, target c = "
+        f"{_number(evaluation['target']['c'], 4)}",
+        y_label=f"squared error ({evaluation['measure']} units²)",
+        x_label=f"systems sorted by Bias² ({len(systems)})",
+    )
     scatter = svg.scatter_chart(
-        [svg.Point(system["name"], float(system["bias2"]), float(system["var"]), highlighted.get(system["name"]))
-         for system in systems],
-        title=f"{evaluation['measure']}: Bias² against Var", x_label="Bias²", y_label="Var",
-        corner_note="lower-left is better", label_all=len(systems) <= 12)
-    return [f'<figure class="bias-variance">{points}<figcaption>Each system\'s squared error against the virtual '
-            f"target, split into Bias² and Var (points, not lines: the systems are categories). "
-            f"Dashed lines: the gates' "
-            f"limits. Candidate and reference are shaded.</figcaption></figure>",
-            f'<figure class="scatter">{scatter}<figcaption>{escape(tradeoff_text(evaluation))}</figcaption></figure>']
+        [
+            svg.Point(system["name"], float(system["bias2"]), float(system["var"]), highlighted.get(system["name"]))
+            for system in systems
+        ],
+        title=f"{evaluation['measure']}: Bias² against Var",
+        x_label="Bias²",
+        y_label="Var",
+        corner_note="lower-left is better",
+        label_all=len(systems) <= 12,
+    )
+    return [
+        f'<figure class="bias-variance">{points}<figcaption>Each system\'s squared error against the virtual '
+        f"target, split into Bias² and Var (points, not lines: the systems are categories). "
+        f"Dashed lines: the gates' "
+        f"limits. Candidate and reference are shaded.</figcaption></figure>",
+        f'<figure class="scatter">{scatter}<figcaption>{escape(tradeoff_text(evaluation))}</figcaption></figure>',
+    ]
 
 
 def _statistics_table(evaluation: Mapping[str, Any]) -> list[str]:
@@ -328,12 +381,14 @@ def _topic_table(evaluation: Mapping[str, Any]) -> list[str]:
             delta = float(by_role["candidate"]["per_topic"][j]) - float(by_role["reference"]["per_topic"][j])
             cells.append(_num_cell(delta, f"{delta:+.4f}"))
         rows.append(f"<tr>{''.join(cells)}</tr>")
-    return [f"<h3>{escape(evaluation['measure'])} per topic (click a column to sort)</h3>",
-            _table(header, rows, sortable=True, css="topics")]
+    return [
+        f"<h3>{escape(evaluation['measure'])} per topic (click a column to sort)</h3>",
+        _table(header, rows, sortable=True, css="topics"),
+    ]
 
 
 def _evaluation_section(evaluation: Mapping[str, Any]) -> list[str]:
-    lines = [f"<section class=\"evaluation\"><h2>{escape(evaluation_title(evaluation))}</h2>"]
+    lines = [f'<section class="evaluation"><h2>{escape(evaluation_title(evaluation))}</h2>']
     lines += _difference_figure(evaluation)
     lines += _bias_variance_figures(evaluation)
     lines += _statistics_table(evaluation)
@@ -353,8 +408,10 @@ def _history_section(series: Sequence[GateSeries]) -> list[str]:
         return []
     lines = ['<section class="history"><h2 id="history">History</h2>']
     for entry in series:
-        lines.append(f"<figure>{history_chart(entry)}<figcaption>{escape(entry.id)}: {len(entry.times)} records"
-                     f"</figcaption></figure>")
+        lines.append(
+            f"<figure>{history_chart(entry)}<figcaption>{escape(entry.id)}: {len(entry.times)} records"
+            f"</figcaption></figure>"
+        )
     return lines + ["</section>"]
 
 
@@ -370,8 +427,14 @@ def write_history_charts(series: Sequence[GateSeries], folder: Path) -> list[Pat
 
 def history_chart(series: GateSeries) -> str:
     """One gate's values over the history's records, with its limit (an SVG document fragment)."""
-    return svg.time_chart(series.times, svg.Series(series.label, series.values, SERIES_COLORS[0]), series.limits,
-                          series.outcomes, title=f"{series.id} over time", y_label=series.label)
+    return svg.time_chart(
+        series.times,
+        svg.Series(series.label, series.values, SERIES_COLORS[0]),
+        series.limits,
+        series.outcomes,
+        title=f"{series.id} over time",
+        y_label=series.label,
+    )
 
 
 def render(document: Mapping[str, Any], history: Sequence[GateSeries] = ()) -> str:
@@ -391,15 +454,22 @@ def render(document: Mapping[str, Any], history: Sequence[GateSeries] = ()) -> s
     body += _history_section(history)
     advice = what_to_do(document)
     if advice:
-        body.append("<h2>What to do</h2><ul>" + "".join(f"<li>{_inline(line[2:])}</li>" for line in advice
-                                                        if line.startswith("- ")) + "</ul>")
+        body.append(
+            "<h2>What to do</h2><ul>"
+            + "".join(f"<li>{_inline(line[2:])}</li>" for line in advice if line.startswith("- "))
+            + "</ul>"
+        )
     tool = document.get("tool") or {}
-    body.append(f"<footer>{escape(tool.get('name', 'pytest-bvtest'))} {escape(tool.get('version', ''))}, "
-                f"report schema {document['schema_version']}</footer>")
+    body.append(
+        f"<footer>{escape(tool.get('name', 'pytest-bvtest'))} {escape(tool.get('version', ''))}, "
+        f"report schema {document['schema_version']}</footer>"
+    )
     title = f"pytest-bvtest: {summary_counts(document)}"
-    return ("<!DOCTYPE html>\n"
-            f'<html lang="en"><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n"
-            f'<body class="{css}">\n' + "\n".join(body) + f"\n<script>{_SCRIPT}</script>\n</body></html>\n")
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n"
+        f'<body class="{css}">\n' + "\n".join(body) + f"\n<script>{_SCRIPT}</script>\n</body></html>\n"
+    )

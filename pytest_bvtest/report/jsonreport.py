@@ -58,8 +58,13 @@ def _bound_document(outcome: GateOutcome) -> dict[str, Any] | None:
     if bound is None:
         return None
     own_limit = limit_and_excess(bound, outcome.value, outcome.reference_value)[0]
-    return {"kind": bound.kind, "amount": bound.amount, "relative": bound.relative, "limit": _number(own_limit),
-            "text": str(bound)}
+    return {
+        "kind": bound.kind,
+        "amount": bound.amount,
+        "relative": bound.relative,
+        "limit": _number(own_limit),
+        "text": str(bound),
+    }
 
 
 def _calibration_document(outcome: GateOutcome) -> dict[str, Any] | None:
@@ -75,7 +80,9 @@ def _calibration_document(outcome: GateOutcome) -> dict[str, Any] | None:
         "exact": null.exact,
         "seed": null.seed,
         "reference": null.reference,
-        "family": None if null.family is None else {
+        "family": None
+        if null.family is None
+        else {
             "false_alarm": null.family.false_alarm,
             "gates": len(null.family.limits),
             "level": null.family.level,
@@ -99,7 +106,9 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
         "rule": outcome.rule,
         "calibration": _calibration_document(outcome),
         "excess": _number(outcome.excess),
-        "interval": None if outcome.interval is None else {
+        "interval": None
+        if outcome.interval is None
+        else {
             "low": _number(outcome.interval[0]),
             "high": _number(outcome.interval[1]),
             "confidence": outcome.confidence,
@@ -120,8 +129,14 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
         "docs": STATISTICS[outcome.statistic].wording.docs,
         "blame_by": _blame_basis(outcome),
         "worst_topics": [
-            {"topic": impact.topic, "text": impact.text, "candidate": impact.candidate, "compared": impact.compared,
-             "delta": impact.delta, "contribution": _number(impact.contribution)}
+            {
+                "topic": impact.topic,
+                "text": impact.text,
+                "candidate": impact.candidate,
+                "compared": impact.compared,
+                "delta": impact.delta,
+                "contribution": _number(impact.contribution),
+            }
             for impact in outcome.worst_topics
         ],
         "worst_against": outcome.worst_against,
@@ -145,9 +160,13 @@ def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
             }
             for i, name in enumerate(simulation.system_names)
         ],
-        "tradeoff": {"pearson": _number(simulation.tradeoff.pearson), "spearman": _number(simulation.tradeoff.spearman)},
+        "tradeoff": {
+            "pearson": _number(simulation.tradeoff.pearson),
+            "spearman": _number(simulation.tradeoff.spearman),
+        },
         "topic_tradeoff": [
-            {"pearson": _number(tradeoff.pearson), "spearman": _number(tradeoff.spearman)} for tradeoff in simulation.topic_tradeoff
+            {"pearson": _number(tradeoff.pearson), "spearman": _number(tradeoff.spearman)}
+            for tradeoff in simulation.topic_tradeoff
         ],
     }
 
@@ -169,7 +188,9 @@ def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
         "mu": _numbers(mve.mu),
         "sigma2": _numbers(mve.sigma2),
         "topic_values": [_numbers(row) for row in mve.topic_values],
-        "sweep": None if sweep is None else {
+        "sweep": None
+        if sweep is None
+        else {
             "alphas": _numbers(sweep.alphas),
             "values": [_numbers(row) for row in sweep.values],
             "ranks": [_numbers(row) for row in sweep.ranks],
@@ -198,8 +219,10 @@ def hits_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
     result = evaluation.hits
     if result is None:
         return None
-    return {key: _numbers(getattr(result, key))
-            for key in ("system_authority", "system_hubness", "topic_authority", "topic_hubness")}
+    return {
+        key: _numbers(getattr(result, key))
+        for key in ("system_authority", "system_hubness", "topic_authority", "topic_hubness")
+    }
 
 
 def rankings_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
@@ -210,15 +233,24 @@ def rankings_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
         "against": rankings.against,
         "ranks": {name: _numbers(ranks) for name, ranks in rankings.ranks.items()},
         "agreements": [
-            {"statistic": name, "kendall_tau": _number(agreement.kendall_tau), "kendall_p": _number(agreement.kendall_p),
-             "tau_ap": _number(agreement.tau_ap)}
+            {
+                "statistic": name,
+                "kendall_tau": _number(agreement.kendall_tau),
+                "kendall_p": _number(agreement.kendall_p),
+                "tau_ap": _number(agreement.tau_ap),
+            }
             for name, agreement in rankings.agreements.items()
         ],
     }
 
 
-def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulations: Sequence[SimulationResult] = (),
-                     inputs: Iterable[InputFile] = (), texts: Mapping[str, str] | None = None) -> dict[str, Any]:
+def measure_document(
+    spec_path: str,
+    evaluation: MeasureEvaluation,
+    simulations: Sequence[SimulationResult] = (),
+    inputs: Iterable[InputFile] = (),
+    texts: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """One measure's evaluation without its gates (they are added per item by :func:`session_document`).
 
     ``simulations`` (one per simulated measure; ``simulation`` is the first), ``inputs`` and the query
@@ -240,14 +272,18 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulations:
         "settings": {
             "target": settings.target,
             "normalize": settings.normalize,
-            "grouping": None if grouping is None else {"by": type(grouping).__name__.removesuffix("Grouping").lower(), **vars(grouping)},
+            "grouping": None
+            if grouping is None
+            else {"by": type(grouping).__name__.removesuffix("Grouping").lower(), **vars(grouping)},
             "risk_alpha": settings.risk_alpha,
             "mve_alpha": settings.mve_alpha,
             "mve_method": evaluation.mve_method,
             "gawm_q": settings.gawm_q,
             "zrisk_against": settings.zrisk_against,
             "variance": settings.variance,
-            "target_system": None if settings.target_system is None else evaluation.matrix.systems[settings.target_system],
+            "target_system": None
+            if settings.target_system is None
+            else evaluation.matrix.systems[settings.target_system],
         },
         "candidate": evaluation.candidate,
         "reference": evaluation.reference,
@@ -265,7 +301,10 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulations:
             }
             for system in evaluation.systems
         ],
-        "tradeoff": {"pearson": _number(evaluation.tradeoff.pearson), "spearman": _number(evaluation.tradeoff.spearman)},
+        "tradeoff": {
+            "pearson": _number(evaluation.tradeoff.pearson),
+            "spearman": _number(evaluation.tradeoff.spearman),
+        },
         "comparisons": [
             {
                 "baseline": comparison.baseline,
@@ -284,8 +323,13 @@ def measure_document(spec_path: str, evaluation: MeasureEvaluation, simulations:
             for comparison in evaluation.comparisons
         ],
         "guards": [
-            {"kind": guard.kind, "severity": "warning" if guard.warning else "note", "message": guard.message,
-             "systems": list(guard.systems), "topics": list(guard.topics)}
+            {
+                "kind": guard.kind,
+                "severity": "warning" if guard.warning else "note",
+                "message": guard.message,
+                "systems": list(guard.systems),
+                "topics": list(guard.topics),
+            }
             for guard in evaluation.guards
         ],
         "simulation": simulation_document(simulations[0]) if simulations else None,
@@ -303,15 +347,19 @@ def evaluation_documents(evaluation: Evaluation) -> list[dict[str, Any]]:
     """Every measure of a spec's evaluation, gates included."""
     documents = []
     for measure in evaluation.measures:
-        document = measure_document(str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs,
-                                    evaluation.texts)
+        document = measure_document(
+            str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
+        )
         document["gates"] = [gate_document(outcome) for outcome in measure.gates]
         documents.append(document)
     return documents
 
 
-def session_document(evaluations: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str, Any]] = (),
-                     context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def session_document(
+    evaluations: Iterable[Mapping[str, Any]],
+    tests: Iterable[Mapping[str, Any]] = (),
+    context: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The whole report: ``schema_version``, the tool, when and on which commit, the per-measure
     evaluations, and the team's own tests (marked ``bvtest`` or using the fixture): a failing one
     fails the session like a gate.

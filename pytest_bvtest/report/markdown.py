@@ -93,8 +93,10 @@ def interval_text(gate: Mapping[str, Any]) -> str:
     if interval is None:
         return "-"
     what = "candidate − reference" if gate["reference_value"] is not None else "candidate"
-    return (f"{what}: [{_number(interval['low'])}, {_number(interval['high'])}] "
-            f"{interval['confidence']:.0%}, seed {interval['seed']}")
+    return (
+        f"{what}: [{_number(interval['low'])}, {_number(interval['high'])}] "
+        f"{interval['confidence']:.0%}, seed {interval['seed']}"
+    )
 
 
 def short_id(gate: Mapping[str, Any]) -> str:
@@ -106,8 +108,11 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
     reference = "-"
     if gate["reference"]:
         # An absolute bound on a statistic measured against a reference (TRisk >= -2) has no reference value.
-        reference = (f"against {cell(gate['reference'])}" if gate["reference_value"] is None
-                     else f"{_number(gate['reference_value'])} ({cell(gate['reference'])})")
+        reference = (
+            f"against {cell(gate['reference'])}"
+            if gate["reference_value"] is None
+            else f"{_number(gate['reference_value'])} ({cell(gate['reference'])})"
+        )
     return (
         f"{OUTCOME_ICONS[gate['outcome']]} {gate['outcome']}",
         code(cell(gate["id"])),
@@ -139,8 +144,16 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         return ["No gates: analysis only."] if evaluations else []
     lines = [f"- {OUTCOME_ICONS[gate['outcome']]} {_sentence(gate)} {code(short_id(gate))}" for gate in gates]
     lines.append("")
-    header = ("outcome", "gate", "value", "reference", "Δ candidate − reference", "limit", "false alarm",
-              "bootstrap interval")
+    header = (
+        "outcome",
+        "gate",
+        "value",
+        "reference",
+        "Δ candidate − reference",
+        "limit",
+        "false alarm",
+        "bootstrap interval",
+    )
     lines += _table(header, [_gate_row(gate) for gate in gates], {2, 3, 4, 6})
     for gate in gates:
         if gate["warning"]:  # within noise; guards' warnings are listed once, under the headline
@@ -155,8 +168,14 @@ TEST_ICONS = {"passed": "✅", "failed": "❌", "error": "❌", "skipped": "⏭�
 def _team_test_section(tests: list[Mapping[str, Any]]) -> list[str]:
     if not tests:
         return []
-    rows = [(f"{TEST_ICONS.get(test['outcome'], '')} {test['outcome']}", code(cell(test["id"])), cell(test.get("message") or ""))
-            for test in tests]
+    rows = [
+        (
+            f"{TEST_ICONS.get(test['outcome'], '')} {test['outcome']}",
+            code(cell(test["id"])),
+            cell(test.get("message") or ""),
+        )
+        for test in tests
+    ]
     return ["", f"**{TEAM_TESTS_TITLE}**", "", *_table(("outcome", "test", "message"), rows, set())]
 
 
@@ -169,16 +188,34 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
     against = gate.get("worst_against") or "the comparison"
     with_text = any(impact.get("text") for impact in worst)
     with_share = gate.get("blame_by", "contribution") == "contribution" and any(
-        impact.get("contribution") is not None for impact in worst)
+        impact.get("contribution") is not None for impact in worst
+    )
     label = gate.get("label") or gate["statistic"]
-    header = ("topic", *(["query"] if with_text else []), gate["system"], against,
-              f"{label} term Δ" if _simulated(gate) else "score Δ",
-              *([f"moves {label} by"] if with_share else []))
+    header = (
+        "topic",
+        *(["query"] if with_text else []),
+        gate["system"],
+        against,
+        f"{label} term Δ" if _simulated(gate) else "score Δ",
+        *([f"moves {label} by"] if with_share else []),
+    )
     rows = [
-        (impact["topic"], *([impact.get("text") or ""] if with_text else []), format_number(impact["candidate"]),
-         format_number(impact["compared"]), f"{impact['delta']:+.4f}",
-         *([format_number(impact["contribution"], 4) if impact["contribution"] is None
-            else f"{float(impact['contribution']):+.4g}"] if with_share else []))
+        (
+            impact["topic"],
+            *([impact.get("text") or ""] if with_text else []),
+            format_number(impact["candidate"]),
+            format_number(impact["compared"]),
+            f"{impact['delta']:+.4f}",
+            *(
+                [
+                    format_number(impact["contribution"], 4)
+                    if impact["contribution"] is None
+                    else f"{float(impact['contribution']):+.4g}"
+                ]
+                if with_share
+                else []
+            ),
+        )
         for impact in worst
     ]
     return header, rows
@@ -214,7 +251,11 @@ def _failure_section(gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[s
         return lines + ["", f"The topics are those listed under {code(shown[key])}."]
     shown[key] = gate["id"]
     numeric = set(range(len(header) - (4 if len(header) > 5 and header[-1].startswith("moves") else 3), len(header)))
-    return lines + ["", blame_title(gate), ""] + _table(header, [tuple(cell(text) for text in row) for row in rows], numeric)
+    return (
+        lines
+        + ["", blame_title(gate), ""]
+        + _table(header, [tuple(cell(text) for text in row) for row in rows], numeric)
+    )
 
 
 def _comparison_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
@@ -229,9 +270,14 @@ def _comparison_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
 
 
 def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[str]:
-    shown = evaluation if all_systems else {
-        **evaluation, "systems": [system for system in evaluation["systems"] if system["role"] in ("candidate", "reference")],
-    }
+    shown = (
+        evaluation
+        if all_systems
+        else {
+            **evaluation,
+            "systems": [system for system in evaluation["systems"] if system["role"] in ("candidate", "reference")],
+        }
+    )
     rows = [
         (f"**{cell(row[0])}**" if system["role"] == "candidate" else cell(row[0]), *(cell(text) for text in row[1:]))
         for system, row in zip(shown["systems"], system_rows(shown))
@@ -240,8 +286,11 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
     lines += _table(TABLE_HEADER, rows, set(range(2, len(TABLE_HEADER) - 1)))
     omitted = len(evaluation["systems"]) - len(rows)
     if omitted:
-        lines += ["", f"{omitted} baseline systems and their notes are not shown to keep this comment under GitHub's size limit; "
-                      "the JSON report has them."]
+        lines += [
+            "",
+            f"{omitted} baseline systems and their notes are not shown to keep this comment under GitHub's size limit; "
+            "the JSON report has them.",
+        ]
     lines += ["", tradeoff_text(evaluation)]
     lines += [line for text in analysis_lines(evaluation) for line in ("", html.escape(text, quote=False))]
     notes = topic_notes(shown)
@@ -254,17 +303,25 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
 def _simulation_section(simulation: Mapping[str, Any]) -> list[str]:
     """The per-topic simulation (docs/mathematics.md §3e): averaged Bias² and Var per system, and per topic the
     tradeoff degree across systems (IPM 2022 Table 9's per-topic reading)."""
-    title = (f"per-topic simulation ({simulation['measure']}, {simulation['samples']} samples, seed {simulation['seed']}): "
-             f"Bias² and Var averaged over {len(simulation['topics'])} topics; tradeoff per topic")
+    title = (
+        f"per-topic simulation ({simulation['measure']}, {simulation['samples']} samples, seed {simulation['seed']}): "
+        f"Bias² and Var averaged over {len(simulation['topics'])} topics; tradeoff per topic"
+    )
     lines = ["", f"<details><summary>{html.escape(title, quote=False)}</summary>", ""]
-    lines += _table(("system", "Bias²", "Var"),
-                    [(cell(system["name"]), _number(system["bias2"]), _number(system["var"])) for system in simulation["systems"]],
-                    {1, 2})
+    lines += _table(
+        ("system", "Bias²", "Var"),
+        [(cell(system["name"]), _number(system["bias2"]), _number(system["var"])) for system in simulation["systems"]],
+        {1, 2},
+    )
     lines += [""]
-    lines += _table(("topic", "Pearson", "Spearman"),
-                    [(cell(topic), _number(tradeoff["pearson"]), _number(tradeoff["spearman"]))
-                     for topic, tradeoff in zip(simulation["topics"], simulation["topic_tradeoff"])],
-                    {1, 2})
+    lines += _table(
+        ("topic", "Pearson", "Spearman"),
+        [
+            (cell(topic), _number(tradeoff["pearson"]), _number(tradeoff["spearman"]))
+            for topic, tradeoff in zip(simulation["topics"], simulation["topic_tradeoff"])
+        ],
+        {1, 2},
+    )
     return lines + ["", "</details>"]
 
 
@@ -294,7 +351,9 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
                 lines += _simulation_section(simulation)
     lines += what_to_do(document)
     tool = document.get("tool") or {}
-    footer = f"{tool.get('name', 'pytest-bvtest')} {tool.get('version', '')}, report schema {document['schema_version']}"
+    footer = (
+        f"{tool.get('name', 'pytest-bvtest')} {tool.get('version', '')}, report schema {document['schema_version']}"
+    )
     lines += ["", f"<sub>{html.escape(footer)}</sub>", ""]
     return "\n".join(lines)
 
@@ -330,25 +389,36 @@ def documentation_url() -> str | None:
 def what_to_do(document: Mapping[str, Any]) -> list[str]:
     """The footer: reproduce locally, accept the change, adjust a bound, read about each failing statistic."""
     evaluations = list(document["evaluations"])
-    failing = [(evaluation, gate) for evaluation in evaluations for gate in evaluation["gates"] if gate["outcome"] != "OK"]
+    failing = [
+        (evaluation, gate) for evaluation in evaluations for gate in evaluation["gates"] if gate["outcome"] != "OK"
+    ]
     if not failing:
         return []
     specs = dict.fromkeys((display_path(evaluation["spec"]), _candidate_input(evaluation)) for evaluation, _ in failing)
-    commands = [f"pytest {shlex.quote(spec)}" + (f" --bvtest-run {shlex.quote(display_path(run))}" if run else "")
-                for spec, run in specs]
+    commands = [
+        f"pytest {shlex.quote(spec)}" + (f" --bvtest-run {shlex.quote(display_path(run))}" if run else "")
+        for spec, run in specs
+    ]
     lines = ["", "### What to do", "", "- **Reproduce locally:** " + "; ".join(code(command) for command in commands)]
     # --bvtest-update refuses after a failed gate, so accepting a failing change needs the force option
     update = "--bvtest-update-force" if any(gate["outcome"] == "FAIL" for _, gate in failing) else "--bvtest-update"
-    lines.append("- **The change is intended** (the new behaviour becomes the reference): "
-                 + "; ".join(code(f"{command} {update}") for command in commands)
-                 + ", then commit the updated reference run.")
-    where = ", ".join(f"{code(short_id(gate))} at {code(_spec_location(evaluation, gate))}" for evaluation, gate in failing)
-    lines.append(f"- **The bound is too strict:** edit the gate in the spec ({where}); "
-                 f"`bvtest check SPEC` shows the new verdict without pytest.")
-    docs = dict.fromkeys((gate.get("label") or gate["statistic"], gate.get("docs")) for _, gate in failing if gate.get("docs"))
+    lines.append(
+        "- **The change is intended** (the new behaviour becomes the reference): "
+        + "; ".join(code(f"{command} {update}") for command in commands)
+        + ", then commit the updated reference run."
+    )
+    where = ", ".join(
+        f"{code(short_id(gate))} at {code(_spec_location(evaluation, gate))}" for evaluation, gate in failing
+    )
+    lines.append(
+        f"- **The bound is too strict:** edit the gate in the spec ({where}); "
+        f"`bvtest check SPEC` shows the new verdict without pytest."
+    )
+    docs = dict.fromkeys(
+        (gate.get("label") or gate["statistic"], gate.get("docs")) for _, gate in failing if gate.get("docs")
+    )
     if docs:
-        lines.append("- **What the statistics mean:** "
-                     + ", ".join(docs_link(label, target) for label, target in docs))
+        lines.append("- **What the statistics mean:** " + ", ".join(docs_link(label, target) for label, target in docs))
     return lines
 
 

@@ -24,9 +24,12 @@ def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[st
     """What one item sends to the controller: its measure's evaluation (all measures for an analysis item) and its gate."""
     measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
     return {
-        "documents": [measure_document(str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs,
-                                       evaluation.texts)
-                      for measure in measures],
+        "documents": [
+            measure_document(
+                str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
+            )
+            for measure in measures
+        ],
         "gate": None if outcome is None else gate_document(outcome),
         "position": _position(evaluation, outcome),
     }
@@ -36,8 +39,12 @@ def _position(evaluation: Evaluation, outcome: GateOutcome | None) -> list[int]:
     """Where an item's results stand in the spec: (measure, gate) positions; an analysis item first."""
     if outcome is None:
         return [-1, -1]
-    return next([m, g] for m, measure in enumerate(evaluation.measures)
-                for g, gate in enumerate(measure.gates) if gate is outcome)
+    return next(
+        [m, g]
+        for m, measure in enumerate(evaluation.measures)
+        for g, gate in enumerate(measure.gates)
+        if gate is outcome
+    )
 
 
 def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
@@ -52,19 +59,31 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
         ("bvtest_outcome", outcome.outcome),
     ]
     if outcome.null is not None:
-        properties += [("bvtest_false_alarm_rate", outcome.null.rate), ("bvtest_null_swaps", outcome.null.swaps),
-                       ("bvtest_null_exact", outcome.null.exact), ("bvtest_null_seed", outcome.null.seed)]
+        properties += [
+            ("bvtest_false_alarm_rate", outcome.null.rate),
+            ("bvtest_null_swaps", outcome.null.swaps),
+            ("bvtest_null_exact", outcome.null.exact),
+            ("bvtest_null_seed", outcome.null.seed),
+        ]
         if outcome.null.requested is not None:
-            properties += [("bvtest_false_alarm", outcome.null.requested),
-                           ("bvtest_calibrated_limit", outcome.null.calibrated_limit)]
+            properties += [
+                ("bvtest_false_alarm", outcome.null.requested),
+                ("bvtest_calibrated_limit", outcome.null.calibrated_limit),
+            ]
         if outcome.null.family is not None:
-            properties += [("bvtest_family_gates", len(outcome.null.family.limits)),
-                           ("bvtest_family_rate", outcome.null.family.rate)]
+            properties += [
+                ("bvtest_family_gates", len(outcome.null.family.limits)),
+                ("bvtest_family_rate", outcome.null.family.rate),
+            ]
     if outcome.reference is not None:
         properties += [("bvtest_reference", outcome.reference), ("bvtest_reference_value", outcome.reference_value)]
     if outcome.interval is not None:
-        properties += [("bvtest_interval_low", outcome.interval[0]), ("bvtest_interval_high", outcome.interval[1]),
-                       ("bvtest_confidence", outcome.confidence), ("bvtest_seed", outcome.seed)]
+        properties += [
+            ("bvtest_interval_low", outcome.interval[0]),
+            ("bvtest_interval_high", outcome.interval[1]),
+            ("bvtest_confidence", outcome.confidence),
+            ("bvtest_seed", outcome.seed),
+        ]
     return properties
 
 
@@ -98,11 +117,19 @@ def record_team_test(tests: dict[str, dict[str, Any]], test_id: str, category: s
     known = tests.get(test_id)
     if known is not None and not known["passed"]:
         return
-    tests[test_id] = {"id": test_id, "outcome": category, "passed": category not in FAILING_TEST_OUTCOMES, "message": message}
+    tests[test_id] = {
+        "id": test_id,
+        "outcome": category,
+        "passed": category not in FAILING_TEST_OUTCOMES,
+        "message": message,
+    }
 
 
-def assemble(payloads: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str, Any]] = (),
-             context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def assemble(
+    payloads: Iterable[Mapping[str, Any]],
+    tests: Iterable[Mapping[str, Any]] = (),
+    context: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """One session document from the items' payloads, in spec order whatever order they arrived in,
     the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes, and the
     session's :func:`~pytest_bvtest.report.history.run_context`.
@@ -124,9 +151,15 @@ def assemble(payloads: Iterable[Mapping[str, Any]], tests: Iterable[Mapping[str,
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
     """The session document of a single evaluation (the command line's report), built directly."""
-    documents = [{**measure_document(str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs,
-                                     evaluation.texts), "gates": [gate_document(outcome) for outcome in measure.gates]}
-                 for measure in evaluation.measures]
+    documents = [
+        {
+            **measure_document(
+                str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
+            ),
+            "gates": [gate_document(outcome) for outcome in measure.gates],
+        }
+        for measure in evaluation.measures
+    ]
     return session_document(documents, context=run_context(evaluation.spec.folder))
 
 

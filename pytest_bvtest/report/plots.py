@@ -86,10 +86,15 @@ def topic_differences(evaluation: Mapping[str, Any]) -> list[tuple[str, float]] 
 def limit_lines(evaluation: Mapping[str, Any]) -> list[tuple[str, float, str]]:
     """The limits of the gates on a statistic of :data:`SERIES`: (label, limit, the statistic's colour)."""
     colors = {key: color for (key, _, _), color in zip(SERIES, SERIES_COLORS)}
-    return [(f"{gate.get('label') or gate['statistic']} limit {limit_text(gate)}", float(gate["limit"]),
-             colors[gate["statistic"]])
-            for gate in evaluation["gates"]
-            if gate["statistic"] in colors and gate["limit"] is not None and math.isfinite(float(gate["limit"]))]
+    return [
+        (
+            f"{gate.get('label') or gate['statistic']} limit {limit_text(gate)}",
+            float(gate["limit"]),
+            colors[gate["statistic"]],
+        )
+        for gate in evaluation["gates"]
+        if gate["statistic"] in colors and gate["limit"] is not None and math.isfinite(float(gate["limit"]))
+    ]
 
 
 def _bias_variance_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any:
@@ -101,16 +106,35 @@ def _bias_variance_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> A
     marker_size = 6 if count <= _MAX_TICK_LABELS else 3
     # markers only: the systems are categories, a line between them would suggest a continuum
     for (key, label, marker), color in zip(SERIES, SERIES_COLORS):
-        axes.plot(positions, [system[key] for system in systems], marker=marker, markersize=marker_size,
-                  linestyle="none", color=color, label=label)
+        axes.plot(
+            positions,
+            [system[key] for system in systems],
+            marker=marker,
+            markersize=marker_size,
+            linestyle="none",
+            color=color,
+            label=label,
+        )
     for label, limit, color in limit_lines(evaluation):
         axes.axhline(limit, color=color, linestyle="--", linewidth=1.2, label=label)
     marked = [(position, system) for position, system in enumerate(systems) if system["role"] in ROLE_STYLES]
     for position, system in marked:
         style = ROLE_STYLES[system["role"]]
-        axes.axvline(position, color=style["color"], linestyle=style["linestyle"], linewidth=1.5, label=_role_legend_label(system))
+        axes.axvline(
+            position,
+            color=style["color"],
+            linestyle=style["linestyle"],
+            linewidth=1.5,
+            label=_role_legend_label(system),
+        )
     shown = list(enumerate(systems)) if count <= _MAX_TICK_LABELS else marked
-    axes.set_xticks([position for position, _ in shown], [system["name"] for _, system in shown], rotation=60, ha="right", fontsize=8)
+    axes.set_xticks(
+        [position for position, _ in shown],
+        [system["name"] for _, system in shown],
+        rotation=60,
+        ha="right",
+        fontsize=8,
+    )
     for tick, (_, system) in zip(axes.get_xticklabels(), shown):
         if system["role"] in ROLE_STYLES:
             tick.set_color(ROLE_STYLES[system["role"]]["color"])
@@ -135,15 +159,39 @@ def _scatter_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any:
     figure = figure_class(figsize=(6.4, 5.2), layout="constrained")
     axes = figure.add_subplot()
     others = [system for system in systems if system["role"] not in ROLE_STYLES]
-    axes.scatter([s["bias2"] for s in others], [s["var"] for s in others], s=18, color="0.55", alpha=0.8, label="baselines", zorder=2)
+    axes.scatter(
+        [s["bias2"] for s in others],
+        [s["var"] for s in others],
+        s=18,
+        color="0.55",
+        alpha=0.8,
+        label="baselines",
+        zorder=2,
+    )
     for system in systems:
         style = ROLE_STYLES.get(system["role"])
         if style is not None:
-            axes.scatter([system["bias2"]], [system["var"]], s=150, color=style["color"], marker=style["marker"],
-                         edgecolor="black", linewidth=0.6, label=_role_legend_label(system), zorder=3)
+            axes.scatter(
+                [system["bias2"]],
+                [system["var"]],
+                s=150,
+                color=style["color"],
+                marker=style["marker"],
+                edgecolor="black",
+                linewidth=0.6,
+                label=_role_legend_label(system),
+                zorder=3,
+            )
         if style is not None or len(systems) <= _MAX_POINT_LABELS:
-            axes.annotate(system["name"], (system["bias2"], system["var"]), xytext=(5, 5), textcoords="offset points", fontsize=8,
-                          color=style["color"] if style else "0.3", fontweight="bold" if style else "normal")
+            axes.annotate(
+                system["name"],
+                (system["bias2"], system["var"]),
+                xytext=(5, 5),
+                textcoords="offset points",
+                fontsize=8,
+                color=style["color"] if style else "0.3",
+                fontweight="bold" if style else "normal",
+            )
     tradeoff = evaluation["tradeoff"]
     axes.set_title(
         f"{evaluation['measure']}: Bias² vs Var, {len(systems)} systems{_omitted_note(omitted)}\n"
@@ -154,9 +202,17 @@ def _scatter_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any:
     axes.margins(0.12)
     axes.set_xlim(left=0)
     axes.set_ylim(bottom=0)
-    axes.annotate("lower-left is better", xy=(0.0, 0.0), xycoords="axes fraction", xytext=(0.1, 0.1),
-                  textcoords="axes fraction", color=GAIN_COLOR, fontsize=9, fontstyle="italic",
-                  arrowprops={"arrowstyle": "->", "color": GAIN_COLOR})
+    axes.annotate(
+        "lower-left is better",
+        xy=(0.0, 0.0),
+        xycoords="axes fraction",
+        xytext=(0.1, 0.1),
+        textcoords="axes fraction",
+        color=GAIN_COLOR,
+        fontsize=9,
+        fontstyle="italic",
+        arrowprops={"arrowstyle": "->", "color": GAIN_COLOR},
+    )
     axes.set_xlabel("Bias²")
     axes.set_ylabel("Var")
     axes.grid(alpha=0.3)
@@ -180,11 +236,16 @@ def _difference_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any 
     else:
         axes.set_xticks([])
     better, worse = sum(value > 0 for value in values), sum(value < 0 for value in values)
-    axes.set_xlabel(f"{len(values)} topics, largest gain first: better on {better}, worse on {worse}, "
-                    f"equal on {len(values) - better - worse}")
+    axes.set_xlabel(
+        f"{len(values)} topics, largest gain first: better on {better}, worse on {worse}, "
+        f"equal on {len(values) - better - worse}"
+    )
     axes.set_ylabel(f"Δ {evaluation['measure']}")
-    axes.set_title(f"{evaluation['measure']}: {evaluation['candidate']} − {evaluation['reference']} per topic\n"
-                   f"{display_path(evaluation['spec'])}", fontsize=10)
+    axes.set_title(
+        f"{evaluation['measure']}: {evaluation['candidate']} − {evaluation['reference']} per topic\n"
+        f"{display_path(evaluation['spec'])}",
+        fontsize=10,
+    )
     axes.grid(axis="y", alpha=0.3)
     return figure
 
@@ -203,8 +264,12 @@ def _mve_sweep_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any:
         values = [float(row[i]) for row in sweep["values"]]
         ranks = [float(row[i]) for row in sweep["ranks"]]
         width = 2.0 if system["role"] in ROLE_STYLES else 1.0
-        value_axes.plot(alphas, values, color=style["color"], linestyle=style["linestyle"], linewidth=width, label=label)
-        rank_axes.plot(alphas, ranks, color=style["color"], linestyle=style["linestyle"], linewidth=width, drawstyle="steps-mid")
+        value_axes.plot(
+            alphas, values, color=style["color"], linestyle=style["linestyle"], linewidth=width, label=label
+        )
+        rank_axes.plot(
+            alphas, ranks, color=style["color"], linestyle=style["linestyle"], linewidth=width, drawstyle="steps-mid"
+        )
     flip = sweep["flips"].get(evaluation.get("reference") or "")
     if flip is not None and alphas[0] <= float(flip) <= alphas[-1]:
         for axes in (value_axes, rank_axes):
@@ -242,18 +307,24 @@ def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise InputError("plots need matplotlib, which is not installed", hint="pip install pytest-bvtest[plots]") from None
+        raise InputError(
+            "plots need matplotlib, which is not installed", hint="pip install pytest-bvtest[plots]"
+        ) from None
     folder = Path(folder)
     evaluations: Sequence[Mapping[str, Any]] = document["evaluations"]
     prefixes = file_prefixes(evaluation["spec"] for evaluation in evaluations)
     written = []
     for evaluation in evaluations:
         stem = f"{prefixes[evaluation['spec']]}-{slug(evaluation['measure'])}"
-        written.append(_write_png(_bias_variance_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-bias-variance.png"))
+        written.append(
+            _write_png(_bias_variance_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-bias-variance.png")
+        )
         written.append(_write_png(_scatter_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-scatter.png"))
         difference = _difference_figure(Figure, evaluation)
         if difference is not None:
             written.append(_write_png(difference, FigureCanvasAgg, folder / f"{stem}-difference.png"))
         if (evaluation.get("mve") or {}).get("sweep"):
-            written.append(_write_png(_mve_sweep_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-mve-sweep.png"))
+            written.append(
+                _write_png(_mve_sweep_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-mve-sweep.png")
+            )
     return written

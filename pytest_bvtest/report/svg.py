@@ -100,15 +100,20 @@ class _Canvas:
         self.y_low, self.y_high = self.y_ticks[0], self.y_ticks[-1]
         if self.y_high == self.y_low:
             self.y_high = self.y_low + 1.0
-        self.parts = [f'<text x="{WIDTH / 2:.1f}" y="18" text-anchor="middle" class="chart-title">'
-                      f"{escape(title)}</text>"]
-        self.parts.append(f'<text transform="translate(14 {(_TOP + self.bottom) / 2:.1f}) rotate(-90)" '
-                          f'text-anchor="middle" class="axis-label">{escape(y_label)}</text>')
+        self.parts = [
+            f'<text x="{WIDTH / 2:.1f}" y="18" text-anchor="middle" class="chart-title">{escape(title)}</text>'
+        ]
+        self.parts.append(
+            f'<text transform="translate(14 {(_TOP + self.bottom) / 2:.1f}) rotate(-90)" '
+            f'text-anchor="middle" class="axis-label">{escape(y_label)}</text>'
+        )
         for value in self.y_ticks:
             y = self.y(value)
             self.parts.append(f'<line x1="{_LEFT}" x2="{WIDTH - _RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
-            self.parts.append(f'<text x="{_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">'
-                              f'{_tick_text(value, self.y_ticks)}</text>')
+            self.parts.append(
+                f'<text x="{_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">'
+                f"{_tick_text(value, self.y_ticks)}</text>"
+            )
 
     @property
     def bottom(self) -> float:
@@ -123,14 +128,20 @@ class _Canvas:
 
     def level(self, level: Level) -> None:
         y = self.y(level.value)
-        self.parts.append(f'<line x1="{_LEFT}" x2="{WIDTH - _RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="{level.color}" '
-                          f'stroke-dasharray="6 4" stroke-width="1.5"><title>{escape(level.label)}</title></line>')
-        self.parts.append(f'<text x="{WIDTH - _RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end" class="level" '
-                          f'fill="{level.color}">{escape(level.label)}</text>')
+        self.parts.append(
+            f'<line x1="{_LEFT}" x2="{WIDTH - _RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="{level.color}" '
+            f'stroke-dasharray="6 4" stroke-width="1.5"><title>{escape(level.label)}</title></line>'
+        )
+        self.parts.append(
+            f'<text x="{WIDTH - _RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end" class="level" '
+            f'fill="{level.color}">{escape(level.label)}</text>'
+        )
 
     def x_label(self, text: str) -> None:
-        self.parts.append(f'<text x="{(WIDTH + _LEFT) / 2:.1f}" y="{self.height - 6}" text-anchor="middle" '
-                          f'class="axis-label">{escape(text)}</text>')
+        self.parts.append(
+            f'<text x="{(WIDTH + _LEFT) / 2:.1f}" y="{self.height - 6}" text-anchor="middle" '
+            f'class="axis-label">{escape(text)}</text>'
+        )
 
     def legend(self, entries: Sequence[tuple[str, str, str]]) -> None:
         """``(label, colour, shape)`` entries in a row under the title."""
@@ -141,16 +152,20 @@ class _Canvas:
             x += 24 + 6.5 * len(label)
 
     def svg(self, description: str) -> str:
-        return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {self.height}" role="img" '
-                f'class="chart"><title>{escape(description)}</title>{"".join(self.parts)}'
-                f'<line x1="{_LEFT}" x2="{_LEFT}" y1="{_TOP}" y2="{self.bottom}" class="axis"/></svg>')
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {self.height}" role="img" '
+            f'class="chart"><title>{escape(description)}</title>{"".join(self.parts)}'
+            f'<line x1="{_LEFT}" x2="{_LEFT}" y1="{_TOP}" y2="{self.bottom}" class="axis"/></svg>'
+        )
 
 
 def _marker(shape: str, x: float, y: float, size: float, color: str, title: str) -> str:
     tip = f"<title>{escape(title)}</title>" if title else ""
     if shape == "square":
-        return (f'<rect x="{x - size:.1f}" y="{y - size:.1f}" width="{2 * size:.1f}" height="{2 * size:.1f}" '
-                f'fill="{color}">{tip}</rect>')
+        return (
+            f'<rect x="{x - size:.1f}" y="{y - size:.1f}" width="{2 * size:.1f}" height="{2 * size:.1f}" '
+            f'fill="{color}">{tip}</rect>'
+        )
     if shape == "triangle":
         points = f"{x:.1f},{y - size * 1.2:.1f} {x - size:.1f},{y + size * 0.8:.1f} {x + size:.1f},{y + size * 0.8:.1f}"
         return f'<polygon points="{points}" fill="{color}">{tip}</polygon>'
@@ -161,8 +176,9 @@ def _finite(values: Sequence[float | None]) -> list[float]:
     return [float(value) for value in values if value is not None and math.isfinite(float(value))]
 
 
-def bar_chart(labels: Sequence[str], values: Sequence[float], tips: Sequence[str], *, title: str, y_label: str,
-              x_label: str) -> str:
+def bar_chart(
+    labels: Sequence[str], values: Sequence[float], tips: Sequence[str], *, title: str, y_label: str, x_label: str
+) -> str:
     """Bars from zero in the given order, green above and red below zero (the per-topic difference plot)."""
     low, high = min([0.0, *values]), max([0.0, *values])
     canvas = _Canvas(title, y_label, low, high)
@@ -172,16 +188,26 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], tips: Sequence[str
     for index, (label, value, tip) in enumerate(zip(labels, values, tips)):
         y = canvas.y(value)
         color = GOOD if value > 0 else BAD if value < 0 else NEUTRAL
-        canvas.parts.append(f'<rect x="{canvas.slot(index, count) - width / 2:.1f}" y="{min(y, zero):.1f}" '
-                            f'width="{width:.1f}" height="{max(abs(zero - y), 0.5):.1f}" fill="{color}" '
-                            f'data-topic="{escape(label)}" data-value="{value!r}"><title>{escape(tip)}</title></rect>')
+        canvas.parts.append(
+            f'<rect x="{canvas.slot(index, count) - width / 2:.1f}" y="{min(y, zero):.1f}" '
+            f'width="{width:.1f}" height="{max(abs(zero - y), 0.5):.1f}" fill="{color}" '
+            f'data-topic="{escape(label)}" data-value="{value!r}"><title>{escape(tip)}</title></rect>'
+        )
     canvas.parts.append(f'<line x1="{_LEFT}" x2="{WIDTH - _RIGHT}" y1="{zero:.1f}" y2="{zero:.1f}" class="axis"/>')
     canvas.x_label(x_label)
     return canvas.svg(title)
 
 
-def point_chart(categories: Sequence[str], series: Sequence[Series], *, title: str, y_label: str, x_label: str,
-                highlighted: dict[str, str] | None = None, levels: Sequence[Level] = ()) -> str:
+def point_chart(
+    categories: Sequence[str],
+    series: Sequence[Series],
+    *,
+    title: str,
+    y_label: str,
+    x_label: str,
+    highlighted: dict[str, str] | None = None,
+    levels: Sequence[Level] = (),
+) -> str:
     """Unjoined markers per category (systems are not a continuum), with dashed ``levels`` across.
 
     ``highlighted`` colours a category's axis label and shades its column (the candidate, the reference).
@@ -195,28 +221,41 @@ def point_chart(categories: Sequence[str], series: Sequence[Series], *, title: s
         x = canvas.slot(index, count)
         color = highlighted.get(category)
         if color is not None:
-            canvas.parts.append(f'<rect x="{x - slot_width / 2:.1f}" y="{_TOP}" width="{slot_width:.1f}" '
-                                f'height="{canvas.bottom - _TOP:.1f}" fill="{color}" opacity="0.12"/>')
+            canvas.parts.append(
+                f'<rect x="{x - slot_width / 2:.1f}" y="{_TOP}" width="{slot_width:.1f}" '
+                f'height="{canvas.bottom - _TOP:.1f}" fill="{color}" opacity="0.12"/>'
+            )
         if count <= MAX_CATEGORY_LABELS or color is not None:
             weight = ' font-weight="bold"' if color else ""
-            canvas.parts.append(f'<text transform="translate({x:.1f} {canvas.bottom + 10:.1f}) rotate(-40)" '
-                                f'text-anchor="end" class="tick" fill="{color or "#333"}"{weight}>'
-                                f"{escape(category)}</text>")
+            canvas.parts.append(
+                f'<text transform="translate({x:.1f} {canvas.bottom + 10:.1f}) rotate(-40)" '
+                f'text-anchor="end" class="tick" fill="{color or "#333"}"{weight}>'
+                f"{escape(category)}</text>"
+            )
     for level in levels:
         canvas.level(level)
     size = 4.5 if count <= MAX_CATEGORY_LABELS else 2.5
     for entry in series:
         for index, (category, value) in enumerate(zip(categories, entry.values)):
             if value is not None and math.isfinite(float(value)):
-                canvas.parts.append(_marker(entry.shape, canvas.slot(index, count), canvas.y(float(value)), size,
-                                            entry.color, f"{category}: {entry.label} {float(value):.6g}"))
+                canvas.parts.append(
+                    _marker(
+                        entry.shape,
+                        canvas.slot(index, count),
+                        canvas.y(float(value)),
+                        size,
+                        entry.color,
+                        f"{category}: {entry.label} {float(value):.6g}",
+                    )
+                )
     canvas.legend([(entry.label, entry.color, entry.shape) for entry in series])
     canvas.x_label(x_label)
     return canvas.svg(title)
 
 
-def scatter_chart(points: Sequence[Point], *, title: str, x_label: str, y_label: str, corner_note: str = "",
-                  label_all: bool = True) -> str:
+def scatter_chart(
+    points: Sequence[Point], *, title: str, x_label: str, y_label: str, corner_note: str = "", label_all: bool = True
+) -> str:
     """A scatter plot from the origin; ``corner_note`` is written in the lower-left corner with an arrow to it."""
     canvas = _Canvas(title, y_label, 0.0, max([0.0, *(point.y for point in points)]))
     x_ticks = ticks(0.0, max([0.0, *(point.x for point in points)]) or 1.0)
@@ -228,24 +267,36 @@ def scatter_chart(points: Sequence[Point], *, title: str, x_label: str, y_label:
     for value in x_ticks:
         x = x_of(value)
         canvas.parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" y2="{canvas.bottom}" class="grid"/>')
-        canvas.parts.append(f'<text x="{x:.1f}" y="{canvas.bottom + 16}" text-anchor="middle" class="tick">'
-                            f'{_tick_text(value, x_ticks)}</text>')
+        canvas.parts.append(
+            f'<text x="{x:.1f}" y="{canvas.bottom + 16}" text-anchor="middle" class="tick">'
+            f"{_tick_text(value, x_ticks)}</text>"
+        )
     if corner_note:
-        canvas.parts.append(f'<text x="{_LEFT + 8}" y="{canvas.bottom - 8}" class="corner-note">'
-                            f"↙ {escape(corner_note)}</text>")
+        canvas.parts.append(
+            f'<text x="{_LEFT + 8}" y="{canvas.bottom - 8}" class="corner-note">↙ {escape(corner_note)}</text>'
+        )
     for point in sorted(points, key=lambda point: point.color is not None):  # marked points on top
         x, y = x_of(point.x), canvas.y(point.y)
         tip = f"{point.label}: {x_label} {point.x:.6g}, {y_label} {point.y:.6g}"
         canvas.parts.append(_marker("circle", x, y, 7 if point.color else 4, point.color or NEUTRAL, tip))
         if point.color or label_all:
-            canvas.parts.append(f'<text x="{x + 8:.1f}" y="{y - 6:.1f}" class="tick" fill="{point.color or "#444"}">'
-                                f'{escape(point.label)}</text>')
+            canvas.parts.append(
+                f'<text x="{x + 8:.1f}" y="{y - 6:.1f}" class="tick" fill="{point.color or "#444"}">'
+                f"{escape(point.label)}</text>"
+            )
     canvas.x_label(x_label)
     return canvas.svg(title)
 
 
-def time_chart(times: Sequence[str], series: Series, limits: Sequence[float | None], outcomes: Sequence[str], *,
-               title: str, y_label: str) -> str:
+def time_chart(
+    times: Sequence[str],
+    series: Series,
+    limits: Sequence[float | None],
+    outcomes: Sequence[str],
+    *,
+    title: str,
+    y_label: str,
+) -> str:
     """A value over successive records (joined: it is one quantity over time) and its limit as a dashed step line;
     each point is coloured by its outcome."""
     values = _finite(series.values) + _finite(limits)
@@ -253,30 +304,51 @@ def time_chart(times: Sequence[str], series: Series, limits: Sequence[float | No
     pad = (high - low) * 0.1 or abs(high) * 0.1 or 1.0
     canvas = _Canvas(title, y_label, low - pad, high + pad)
     count = len(times)
-    limit_points = [(canvas.slot(i, count), canvas.y(float(limit))) for i, limit in enumerate(limits)
-                    if limit is not None and math.isfinite(float(limit))]
+    limit_points = [
+        (canvas.slot(i, count), canvas.y(float(limit)))
+        for i, limit in enumerate(limits)
+        if limit is not None and math.isfinite(float(limit))
+    ]
     if limit_points:
         # a step line: each record's limit across its slot
         half = (WIDTH - _LEFT - _RIGHT) / max(count, 1) / 2
         (first_x, first_y), rest = limit_points[0], limit_points[1:]
         path = f"M{first_x - half:.1f},{first_y:.1f} H{first_x + half:.1f}" + "".join(
-            f" V{y:.1f} H{x + half:.1f}" for x, y in rest)
-        canvas.parts.append(f'<path d="{path}" fill="none" stroke="{BAD}" stroke-dasharray="6 4" stroke-width="1.5">'
-                            f'<title>limit</title></path>')
-    joined = [(canvas.slot(i, count), canvas.y(float(value))) for i, value in enumerate(series.values)
-              if value is not None and math.isfinite(float(value))]
+            f" V{y:.1f} H{x + half:.1f}" for x, y in rest
+        )
+        canvas.parts.append(
+            f'<path d="{path}" fill="none" stroke="{BAD}" stroke-dasharray="6 4" stroke-width="1.5">'
+            f"<title>limit</title></path>"
+        )
+    joined = [
+        (canvas.slot(i, count), canvas.y(float(value)))
+        for i, value in enumerate(series.values)
+        if value is not None and math.isfinite(float(value))
+    ]
     if len(joined) > 1:
-        canvas.parts.append(f'<polyline points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in joined)}" fill="none" '
-                            f'stroke="{series.color}" stroke-width="1.5"/>')
+        canvas.parts.append(
+            f'<polyline points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in joined)}" fill="none" '
+            f'stroke="{series.color}" stroke-width="1.5"/>'
+        )
     colors = {"OK": GOOD, "OK*": "#ef6c00", "FAIL": BAD}
     for index, (time, value, outcome) in enumerate(zip(times, series.values, outcomes)):
         if value is not None and math.isfinite(float(value)):
-            canvas.parts.append(_marker("circle", canvas.slot(index, count), canvas.y(float(value)), 4.5,
-                                        colors.get(outcome, NEUTRAL), f"{time}: {float(value):.6g} ({outcome})"))
+            canvas.parts.append(
+                _marker(
+                    "circle",
+                    canvas.slot(index, count),
+                    canvas.y(float(value)),
+                    4.5,
+                    colors.get(outcome, NEUTRAL),
+                    f"{time}: {float(value):.6g} ({outcome})",
+                )
+            )
     shown = range(count) if count <= 12 else sorted({0, count - 1, *range(0, count, math.ceil(count / 10))})
     for index in shown:
-        canvas.parts.append(f'<text transform="translate({canvas.slot(index, count):.1f} {canvas.bottom + 10:.1f}) '
-                            f'rotate(-30)" text-anchor="end" class="tick">'
-                            f'{escape(times[index][:16].replace("T", " "))}</text>')
+        canvas.parts.append(
+            f'<text transform="translate({canvas.slot(index, count):.1f} {canvas.bottom + 10:.1f}) '
+            f'rotate(-30)" text-anchor="end" class="tick">'
+            f"{escape(times[index][:16].replace('T', ' '))}</text>"
+        )
     canvas.legend([(series.label, series.color, "circle"), ("limit", BAD, "square")])
     return canvas.svg(title)

@@ -23,7 +23,11 @@ TABLE_HEADER = ("system", "role", *(header for _, header in TABLE_COLUMNS), "gat
 #: Prefixes the candidate's row so it stands out without colour too.
 CANDIDATE_MARKER = ">"
 OUTCOMES = ("OK", "OK*", "FAIL")
-OUTCOME_MARKUP: dict[str, Markup] = {"OK": {"green": True}, "OK*": {"yellow": True}, "FAIL": {"red": True, "bold": True}}
+OUTCOME_MARKUP: dict[str, Markup] = {
+    "OK": {"green": True},
+    "OK*": {"yellow": True},
+    "FAIL": {"red": True, "bold": True},
+}
 
 # Topic lists in notes are cut after this many ids: the JSON report has them all.
 _LISTED_TOPICS = 5
@@ -54,12 +58,14 @@ def system_rows(evaluation: Mapping[str, Any]) -> list[tuple[str, ...]]:
     rows = []
     for system in evaluation["systems"]:
         gates = [gate for gate in evaluation["gates"] if gate["system"] == system["name"]]
-        rows.append((
-            system["name"],
-            system["role"],
-            *(format_number(system[key]) for key, _ in TABLE_COLUMNS),
-            outcome_counts(gates),
-        ))
+        rows.append(
+            (
+                system["name"],
+                system["role"],
+                *(format_number(system[key]) for key, _ in TABLE_COLUMNS),
+                outcome_counts(gates),
+            )
+        )
     return rows
 
 
@@ -116,14 +122,20 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
         missing = system.get("missing_topics") or []
         ignored = system.get("ignored_topics") or []
         if missing:
-            notes.append(f"{system['name']} has no ranking for {len(missing)} of {total} topics (scored 0): {_topic_list(missing)}")
+            notes.append(
+                f"{system['name']} has no ranking for {len(missing)} of {total} topics (scored 0): {_topic_list(missing)}"
+            )
         missing_queries = system.get("missing_queries") or []
         if missing_queries:
-            notes.append(f"{system['name']} has no ranking for {len(missing_queries)} query variation(s), each scored 0 "
-                         f"in its topic's mean over variations: {_topic_list(missing_queries)}")
+            notes.append(
+                f"{system['name']} has no ranking for {len(missing_queries)} query variation(s), each scored 0 "
+                f"in its topic's mean over variations: {_topic_list(missing_queries)}"
+            )
         if ignored:
             topics = "topic" if len(ignored) == 1 else "topics"
-            notes.append(f"{system['name']} ranked {len(ignored)} {topics} outside the evaluated topics (unjudged, or no relevant document; ignored): {_topic_list(ignored)}")
+            notes.append(
+                f"{system['name']} ranked {len(ignored)} {topics} outside the evaluated topics (unjudged, or no relevant document; ignored): {_topic_list(ignored)}"
+            )
     notes += [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "note"]
     return notes
 
@@ -165,7 +177,10 @@ def _aligned_table(rows: Sequence[tuple[str, ...]], markers: Sequence[str]) -> l
     left = {0, 1, len(widths) - 1}
     lines = []
     for marker, row in zip(markers, rows):
-        cells = [cell.ljust(width) if column in left else cell.rjust(width) for column, (cell, width) in enumerate(zip(row, widths))]
+        cells = [
+            cell.ljust(width) if column in left else cell.rjust(width)
+            for column, (cell, width) in enumerate(zip(row, widths))
+        ]
         lines.append(f"{marker:<{len(CANDIDATE_MARKER)}} " + "  ".join(cells).rstrip())
     return lines
 
@@ -183,8 +198,10 @@ def comparison_lines(evaluation: Mapping[str, Any]) -> list[str]:
     shown = (reference + [c for c in comparisons if c not in reference])[:MAX_COMPARISONS]
     width = max(len(comparison["baseline"]) for comparison in shown)
     first = comparisons[0]
-    lines = [f"{evaluation['candidate']} vs baselines on the mean (paired over topics; Holm over {len(comparisons)}; "
-             f"randomization: {first['permutations']:,} sign flips, seed {first['seed']}):"]
+    lines = [
+        f"{evaluation['candidate']} vs baselines on the mean (paired over topics; Holm over {len(comparisons)}; "
+        f"randomization: {first['permutations']:,} sign flips, seed {first['seed']}):"
+    ]
     for comparison in shown:
         lines.append(
             f"  {comparison['baseline']:<{width}}  {comparison['difference']:+.4f}  "
@@ -205,11 +222,14 @@ def _first_of_spec(document: Mapping[str, Any], evaluation: Mapping[str, Any]) -
 def simulation_lines(simulation: Mapping[str, Any]) -> list[str]:
     """The per-topic simulation's averaged Bias² and Var per system (docs/mathematics.md §3e)."""
     rows = [("system", "Bias²", "Var")] + [
-        (system["name"], format_number(system["bias2"]), format_number(system["var"])) for system in simulation["systems"]
+        (system["name"], format_number(system["bias2"]), format_number(system["var"]))
+        for system in simulation["systems"]
     ]
     width = max(len(row[0]) for row in rows)
-    lines = [f"per-topic simulation ({simulation['measure']}, {simulation['samples']} samples, seed {simulation['seed']}), "
-             f"averaged over {len(simulation['topics'])} topics:"]
+    lines = [
+        f"per-topic simulation ({simulation['measure']}, {simulation['samples']} samples, seed {simulation['seed']}), "
+        f"averaged over {len(simulation['topics'])} topics:"
+    ]
     lines += [f"  {name:<{width}}  {bias2:>7}  {var:>7}" for name, bias2, var in rows]
     return lines
 
@@ -227,13 +247,19 @@ def analysis_lines(evaluation: Mapping[str, Any]) -> list[str]:
         count = min(DISCERNING_TOPICS, len(order) // 2)
         most = ", ".join(evaluation["topics"][j] for j in order[:count])
         least = ", ".join(evaluation["topics"][j] for j in reversed(order[-count:]))
-        state = f"converged in {fixed_point['iterations']} iterations" if fixed_point["converged"] else \
-            f"NOT converged after {fixed_point['iterations']} iterations"
+        state = (
+            f"converged in {fixed_point['iterations']} iterations"
+            if fixed_point["converged"]
+            else f"NOT converged after {fixed_point['iterations']} iterations"
+        )
         lines.append(f"GAWM (q = {fixed_point['q']:g}, {state}): most discerning topics {most}; least {least}")
     rankings = evaluation.get("rankings")
     if rankings:
-        parts = [f"{STATISTICS[item['statistic']].label} Kendall {format_number(item['kendall_tau'], 2)}, "
-                 f"tau_AP {format_number(item['tau_ap'], 2)}" for item in rankings["agreements"]]
+        parts = [
+            f"{STATISTICS[item['statistic']].label} Kendall {format_number(item['kendall_tau'], 2)}, "
+            f"tau_AP {format_number(item['tau_ap'], 2)}"
+            for item in rankings["agreements"]
+        ]
         lines.append(f"rankings against {STATISTICS[rankings['against']].label}: " + "; ".join(parts))
     mve = evaluation.get("mve") or {}
     sweep = mve.get("sweep")
@@ -242,8 +268,10 @@ def analysis_lines(evaluation: Mapping[str, Any]) -> list[str]:
         alphas = sweep["alphas"]
         flip = sweep["flips"][reference]
         where = "never (equal variances)" if flip is None else f"at alpha {format_number(flip)}"
-        lines.append(f"MVE ({mve['form']}) over alpha {alphas[0]:g}..{alphas[-1]:g}: {evaluation['candidate']} "
-                     f"and {reference} swap places {where}")
+        lines.append(
+            f"MVE ({mve['form']}) over alpha {alphas[0]:g}..{alphas[-1]:g}: {evaluation['candidate']} "
+            f"and {reference} swap places {where}"
+        )
     return lines
 
 
@@ -255,8 +283,11 @@ def gate_numbers(gate: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """The cells of a gate in the compact table: value, reference, delta (with the bad direction), limit."""
     reference = "-"
     if gate["reference"]:
-        reference = (f"{_short_number(gate['reference_value'])} {gate['reference']}" if gate["reference_value"] is not None
-                     else f"against {gate['reference']}")
+        reference = (
+            f"{_short_number(gate['reference_value'])} {gate['reference']}"
+            if gate["reference_value"] is not None
+            else f"against {gate['reference']}"
+        )
     delta = gate.get("delta")
     worse = "↓" if gate.get("higher_is_better", True) else "↑"
     delta_text = "-" if delta is None else f"{float(delta):+.4g} ({worse} worse)"
@@ -274,8 +305,11 @@ def _gate_id(gate: Mapping[str, Any]) -> str:
 
 def _guard_lines(document: Mapping[str, Any]) -> list[Line]:
     """The guards' warnings of every evaluation: shown at every verbosity."""
-    return [(f"WARNING: {warning}", {"yellow": True, "bold": True})
-            for evaluation in document["evaluations"] for warning in guard_warnings(evaluation)]
+    return [
+        (f"WARNING: {warning}", {"yellow": True, "bold": True})
+        for evaluation in document["evaluations"]
+        for warning in guard_warnings(evaluation)
+    ]
 
 
 def quiet_lines(document: Mapping[str, Any]) -> list[Line]:
@@ -285,9 +319,15 @@ def quiet_lines(document: Mapping[str, Any]) -> list[Line]:
         for gate in evaluation["gates"]:
             value, reference, delta, limit = gate_numbers(gate)
             label = gate.get("label") or gate["statistic"]
-            versus = "" if reference == "-" else (f" {reference}" if gate["reference_value"] is None else f" vs {reference}")
-            lines.append((f"[{gate['outcome']}] {gate['id']}: {label} {value}{versus}, limit {limit}",
-                          OUTCOME_MARKUP[gate["outcome"]]))
+            versus = (
+                "" if reference == "-" else (f" {reference}" if gate["reference_value"] is None else f" vs {reference}")
+            )
+            lines.append(
+                (
+                    f"[{gate['outcome']}] {gate['id']}: {label} {value}{versus}, limit {limit}",
+                    OUTCOME_MARKUP[gate["outcome"]],
+                )
+            )
     lines += team_test_lines(document)
     lines.append(_final_line(document))
     return lines
@@ -302,14 +342,18 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
             lines.append(("analysis only: no gates (-v shows the system tables)", {}))
         return lines + team_test_lines(document) + ([_final_line(document)] if document.get("tests") else [])
     header = ("outcome", "gate", "value", "reference", "delta", "limit")
-    rows = [(gate["outcome"], f"{display_path(evaluation['spec'])}::{_gate_id(gate)}", *gate_numbers(gate))
-            for evaluation, gate in gates]
+    rows = [
+        (gate["outcome"], f"{display_path(evaluation['spec'])}::{_gate_id(gate)}", *gate_numbers(gate))
+        for evaluation, gate in gates
+    ]
     widths = [max(len(row[column]) for row in (header, *rows)) for column in range(len(header))]
     right = {2, 3, 4}
 
     def line(row: tuple[str, ...]) -> str:
-        return "  ".join(text.rjust(width) if column in right else text.ljust(width)
-                         for column, (text, width) in enumerate(zip(row, widths))).rstrip()
+        return "  ".join(
+            text.rjust(width) if column in right else text.ljust(width)
+            for column, (text, width) in enumerate(zip(row, widths))
+        ).rstrip()
 
     lines: list[Line] = [(line(header), {"bold": True})]
     lines += [(line(row), OUTCOME_MARKUP[row[0]]) for row in rows]
@@ -335,7 +379,9 @@ def team_test_lines(document: Mapping[str, Any]) -> list[Line]:
         return []
     lines: list[Line] = [("", {}), (f"{TEAM_TESTS_TITLE}:", {"bold": True})]
     for test in tests:
-        markup = {"green": True} if test["outcome"] == "passed" else {} if test["passed"] else {"red": True, "bold": True}
+        markup = (
+            {"green": True} if test["outcome"] == "passed" else {} if test["passed"] else {"red": True, "bold": True}
+        )
         lines.append((f"[{test['outcome'].upper()}] {team_test_text(test)}", markup))
     return lines
 

@@ -207,10 +207,16 @@ def target_constant(target_scores: ArrayLike, target: Literal["mean"] | float = 
     """
     if isinstance(target, str):
         if target != "mean":
-            raise StatisticError(f"unknown target {target!r}; use \"mean\" (mean of the virtual target) or a number such as 1")
+            raise StatisticError(
+                f'unknown target {target!r}; use "mean" (mean of the virtual target) or a number such as 1'
+            )
         return checked_scores(target_scores).mean(axis=-1)
-    if isinstance(target, bool) or not isinstance(target, (int, float, np.integer, np.floating)) or not math.isfinite(target):
-        raise StatisticError(f"target must be \"mean\" or a finite number, got {target!r}")
+    if (
+        isinstance(target, bool)
+        or not isinstance(target, (int, float, np.integer, np.floating))
+        or not math.isfinite(target)
+    ):
+        raise StatisticError(f'target must be "mean" or a finite number, got {target!r}')
     return float(target)
 
 
@@ -343,8 +349,10 @@ def normalize_target_ratio(scores: ArrayLike, target_system: int | None = None) 
     undefined = (target == 0) & ~constant
     if undefined.any():
         position = int(np.flatnonzero(undefined.reshape(-1, undefined.shape[-1]).any(axis=0))[0])
-        raise StatisticError(f"target-ratio normalisation: the target system scores 0 on topic position {position} "
-                             "where other systems score more; the ratio is undefined there")
+        raise StatisticError(
+            f"target-ratio normalisation: the target system scores 0 on topic position {position} "
+            "where other systems score more; the ratio is undefined there"
+        )
     normalized = np.divide(x, target, out=np.ones_like(x), where=~constant)
     return Normalized(normalized, _constant_topic_count(constant[..., 0, :]))
 
@@ -374,8 +382,10 @@ def group_target_ratio(grouped: ArrayLike, grouped_target: ArrayLike) -> tuple[n
     target = np.expand_dims(checked_scores(grouped_target), -2)
     constant = x.max(axis=-2, keepdims=True) == x.min(axis=-2, keepdims=True)
     if ((target == 0) & ~constant).any():
-        raise StatisticError("group target-ratio: the target's mean is 0 on a group where other systems score more; "
-                             "the ratio is undefined there")
+        raise StatisticError(
+            "group target-ratio: the target's mean is 0 on a group where other systems score more; "
+            "the ratio is undefined there"
+        )
     ratio = np.divide(x, target, out=np.ones_like(x), where=target != 0)
     return ratio, np.ones(target.shape[:-2] + target.shape[-1:])
 
@@ -479,7 +489,9 @@ def _random_grouping_forms(centred: np.ndarray, size: int, repeats: int, seed: i
     largest = int(sizes.max())
     slots = np.concatenate(([0], np.cumsum(sizes)[:-1]))[:, np.newaxis] + np.arange(largest)
     slots = np.where(np.arange(largest) < sizes[:, np.newaxis], slots, n)
-    members = np.concatenate([permutations, np.full((repeats, 1), n)], axis=1)[:, slots].reshape(repeats * groups, largest)
+    members = np.concatenate([permutations, np.full((repeats, 1), n)], axis=1)[:, slots].reshape(
+        repeats * groups, largest
+    )
     share = 1.0 / (repeats * groups * sizes.astype(np.float64) ** 2)
     own_group = group_of_topic + (np.arange(repeats) * groups)[:, np.newaxis]  # (R, n), rows of members
     product = np.empty(centred.shape)
@@ -497,7 +509,11 @@ def _random_grouping_forms(centred: np.ndarray, size: int, repeats: int, seed: i
 
 
 def _checked_grouping(size: int, repeats: int, seed: int) -> tuple[int, int, int]:
-    return whole_number(size, "group size"), whole_number(repeats, "number of random groupings"), whole_number(seed, "seed", minimum=0)
+    return (
+        whole_number(size, "group size"),
+        whole_number(repeats, "number of random groupings"),
+        whole_number(seed, "seed", minimum=0),
+    )
 
 
 def _grouped_bias_variance(means: np.ndarray, linear: np.ndarray, quadratic: np.ndarray, c: np.ndarray) -> BiasVariance:
@@ -542,7 +558,7 @@ def _random_partition_mean_blocks(x: np.ndarray, size: int, repeats: int, seed: 
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     block = max(1, _SAMPLED_GROUPING_BLOCK_VALUES // max(1, x.size))
     for first in range(0, repeats, block):
-        gathered = x[..., permutations[first:first + block]]  # (..., m, r, n)
+        gathered = x[..., permutations[first : first + block]]  # (..., m, r, n)
         means = np.add.reduceat(gathered, starts, axis=-1) / sizes
         yield np.moveaxis(means, -2, -3)
 
@@ -550,7 +566,9 @@ def _random_partition_mean_blocks(x: np.ndarray, size: int, repeats: int, seed: 
 _Terms = TypeVar("_Terms", BiasVariance, GapDecomposition)
 
 
-def _mean_over_groupings(blocks: Iterator[np.ndarray], repeats: int, statistic: Callable[[np.ndarray], _Terms]) -> _Terms:
+def _mean_over_groupings(
+    blocks: Iterator[np.ndarray], repeats: int, statistic: Callable[[np.ndarray], _Terms]
+) -> _Terms:
     """Average of ``statistic`` over ``repeats`` groupings given as blocks of group means ``(..., r, m, g)``."""
     results = (statistic(grouped) for grouped in blocks)
     first = next(results)
@@ -559,8 +577,6 @@ def _mean_over_groupings(blocks: Iterator[np.ndarray], repeats: int, statistic: 
         for name in totals:
             totals[name] += getattr(result, name).sum(axis=-2)
     return type(first)(**{name: total / repeats for name, total in totals.items()})
-
-
 
 
 def random_group_bias_variance(scores: ArrayLike, c: ArrayLike, size: int, repeats: int, seed: int) -> BiasVariance:
@@ -599,8 +615,9 @@ def random_group_bias_variance(scores: ArrayLike, c: ArrayLike, size: int, repea
     return _grouped_bias_variance(means, forms.linear, (forms.product * centred).sum(axis=-1), c)
 
 
-def _random_group_terms(normalized: np.ndarray, target_scores: np.ndarray, c: np.ndarray,
-                        grouping: RandomGrouping) -> tuple[BiasVariance, GapDecomposition]:
+def _random_group_terms(
+    normalized: np.ndarray, target_scores: np.ndarray, c: np.ndarray, grouping: RandomGrouping
+) -> tuple[BiasVariance, GapDecomposition]:
     """Bias-variance and the gap decomposition over random groups, the target grouped like the systems."""
     size, repeats, seed = _checked_grouping(grouping.size, grouping.repeats, grouping.seed)
     # The target rides along as an extra last row so it is grouped exactly like the systems.
@@ -650,7 +667,9 @@ def tradeoff(bias2: ArrayLike, var: ArrayLike) -> Tradeoff:
     bias2 = checked_scores(bias2)
     var = checked_scores(var)
     if bias2.ndim != 1 or bias2.shape != var.shape:
-        raise StatisticError(f"tradeoff needs one Bias2 and one Var per system, got shapes {bias2.shape} and {var.shape}")
+        raise StatisticError(
+            f"tradeoff needs one Bias2 and one Var per system, got shapes {bias2.shape} and {var.shape}"
+        )
     if bias2.size < 3 or np.ptp(bias2) == 0 or np.ptp(var) == 0:
         return Tradeoff(None, None)
     return Tradeoff(_pearson(bias2, var), _pearson(average_ranks(bias2), average_ranks(var)))
@@ -761,20 +780,25 @@ def grouped_bias_variance(
         per_repetition_c = np.expand_dims(c, -2) if np.ndim(c) else c
         bias_var = _mean_over_groupings(
             _sampled_group_mean_blocks(normalized, grouping.size, grouping.groups, grouping.repeats, grouping.seed),
-            grouping.repeats, lambda grouped: bias_variance(grouped, per_repetition_c),
+            grouping.repeats,
+            lambda grouped: bias_variance(grouped, per_repetition_c),
         )
         with_target = np.concatenate([normalized, np.expand_dims(target_scores, -2)], axis=-2)
         gap = _mean_over_groupings(
             _sampled_group_mean_blocks(with_target, grouping.size, grouping.groups, grouping.repeats, grouping.seed),
-            grouping.repeats, lambda grouped: gap_decomposition(grouped[..., :-1, :], grouped[..., -1, :]),
+            grouping.repeats,
+            lambda grouped: gap_decomposition(grouped[..., :-1, :], grouped[..., -1, :]),
         )
         return bias_var, gap
-    raise StatisticError(f"unknown grouping {grouping!r}; use DifficultyGrouping(size), RandomGrouping(size, repeats, seed), "
-                         "SampledGrouping(size, groups, repeats, seed) or None")
+    raise StatisticError(
+        f"unknown grouping {grouping!r}; use DifficultyGrouping(size), RandomGrouping(size, repeats, seed), "
+        "SampledGrouping(size, groups, repeats, seed) or None"
+    )
 
 
-def _group_ratio_terms(x: np.ndarray, target_scores: np.ndarray, difficulty: np.ndarray, c: ArrayLike,
-                       grouping: Grouping | None) -> tuple[BiasVariance, GapDecomposition]:
+def _group_ratio_terms(
+    x: np.ndarray, target_scores: np.ndarray, difficulty: np.ndarray, c: ArrayLike, grouping: Grouping | None
+) -> tuple[BiasVariance, GapDecomposition]:
     """:func:`grouped_bias_variance` with each group's means divided by the target's (CIKM 2014 Eq. 6)."""
     with_target = np.concatenate([x, np.expand_dims(target_scores, -2)], axis=-2)
 
@@ -794,14 +818,17 @@ def _group_ratio_terms(x: np.ndarray, target_scores: np.ndarray, difficulty: np.
         size, repeats, seed = _checked_grouping(grouping.size, grouping.repeats, grouping.seed)
         blocks = list(_random_partition_mean_blocks(with_target, size, repeats, seed))
     elif isinstance(grouping, SampledGrouping):
-        blocks = list(_sampled_group_mean_blocks(with_target, grouping.size, grouping.groups, grouping.repeats,
-                                                 grouping.seed))
+        blocks = list(
+            _sampled_group_mean_blocks(with_target, grouping.size, grouping.groups, grouping.repeats, grouping.seed)
+        )
         repeats = grouping.repeats
     else:
         raise StatisticError(f"unknown grouping {grouping!r}")
     per_repetition_c = np.expand_dims(c, -2) if np.ndim(c) else c
-    return (_mean_over_groupings(iter(blocks), repeats, lambda grouped: terms(grouped, per_repetition_c)[0]),
-            _mean_over_groupings(iter(blocks), repeats, lambda grouped: terms(grouped, per_repetition_c)[1]))
+    return (
+        _mean_over_groupings(iter(blocks), repeats, lambda grouped: terms(grouped, per_repetition_c)[0]),
+        _mean_over_groupings(iter(blocks), repeats, lambda grouped: terms(grouped, per_repetition_c)[1]),
+    )
 
 
 VARIANCES = ("population", "sample")
@@ -840,8 +867,14 @@ def with_sample_variance(
         bias_var = BiasVariance(mean=bias_var.mean, bias2=bias_var.bias2, var=var, error=bias_var.bias2 + var)
     if gap is not None:
         var = gap.var * factor
-        gap = GapDecomposition(bias=gap.bias, var=var, mse=gap.bias**2 + var, var_target=gap.var_target * factor,
-                               var_system=gap.var_system * factor, cov=gap.cov * factor)
+        gap = GapDecomposition(
+            bias=gap.bias,
+            var=var,
+            mse=gap.bias**2 + var,
+            var_target=gap.var_target * factor,
+            var_system=gap.var_system * factor,
+            cov=gap.cov * factor,
+        )
     return bias_var, gap
 
 
@@ -898,8 +931,9 @@ def bias_variance_analysis(
     # with the group ratio the target is 1 on every group, so the default c (its mean) is 1
     c = float(target_constant(np.ones(1) if group_ratio else target_scores, target))
 
-    bias_var, gap = grouped_bias_variance(normalized.scores, target_scores, topic_difficulty(x, grouping, target_system),
-                                          c, grouping, group_ratio)
+    bias_var, gap = grouped_bias_variance(
+        normalized.scores, target_scores, topic_difficulty(x, grouping, target_system), c, grouping, group_ratio
+    )
     if variance == "sample":
         bias_var, gap = with_sample_variance(bias_var, gap, variance_samples(x.shape[-1], grouping))
     elif variance != "population":

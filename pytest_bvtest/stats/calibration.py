@@ -260,16 +260,24 @@ def _swap_blocks(topics: int, swaps: int, seed: int, exact: bool, block: int) ->
 @lru_cache(maxsize=2)
 def _packed_assignments(topics: int, swaps: int, seed: int, exact: bool) -> np.ndarray:
     """Every swap of :func:`~pytest_bvtest.stats.inference.topic_assignments`, bit-packed along topics (read-only)."""
-    every = np.concatenate([
-        np.packbits(assignment.astype(bool), axis=1)
-        for assignment in topic_assignments(topics, swaps, seed, exact=exact, block=max(1, _BLOCK_CELLS // topics))
-    ])
+    every = np.concatenate(
+        [
+            np.packbits(assignment.astype(bool), axis=1)
+            for assignment in topic_assignments(topics, swaps, seed, exact=exact, block=max(1, _BLOCK_CELLS // topics))
+        ]
+    )
     every.flags.writeable = False
     return every
 
 
-def _swapped_values(chosen: Statistic, matrix: np.ndarray, positions: list[int], settings: AnalysisSettings,
-                    swapped: np.ndarray, own_value: bool) -> np.ndarray:
+def _swapped_values(
+    chosen: Statistic,
+    matrix: np.ndarray,
+    positions: list[int],
+    settings: AnalysisSettings,
+    swapped: np.ndarray,
+    own_value: bool,
+) -> np.ndarray:
     """The null values of a block of swaps: one swapped sufficient matrix per swap, evaluated as one stack.
 
     The two swapped rows are picked bit for bit (``first ^ ((first ^ second) & mask)``, ``mask`` all ones
@@ -388,6 +396,7 @@ def family_level(by_swap: np.ndarray, higher_is_better: Sequence[bool], false_al
     count = min(allowed, int(np.sort(smallest)[allowed]) - 1)
     rate = float(np.count_nonzero(smallest <= count) / swaps)
     ordered = np.sort(by_swap, axis=1)
-    limits = tuple(float(row[count] if better else row[swaps - 1 - count])
-                   for row, better in zip(ordered, higher_is_better))
+    limits = tuple(
+        float(row[count] if better else row[swaps - 1 - count]) for row, better in zip(ordered, higher_is_better)
+    )
     return FamilyLevel(false_alarm, count, swaps, rate, limits)

@@ -249,8 +249,9 @@ def gawm_resampled(
         if not active.any():
             break
         new_performance, new_ease = means(*weights(ease))
-        change = np.maximum(np.abs(new_performance - performance).max(axis=1),
-                            np.where(drawn, np.abs(new_ease - ease), 0.0).max(axis=1))
+        change = np.maximum(
+            np.abs(new_performance - performance).max(axis=1), np.where(drawn, np.abs(new_ease - ease), 0.0).max(axis=1)
+        )
         performance = np.where(active[:, None], new_performance, performance)
         ease = np.where(active[:, None], new_ease, ease)
         converged |= active & (change < tolerance)
@@ -292,8 +293,12 @@ def hits(scores: npt.ArrayLike) -> HITSResult:
     system_means = p.mean(axis=-1)
     topic_means = p.mean(axis=-2)
     magnitude = np.abs(p).max(axis=(-2, -1))
-    system_authority, topic_hubness = _top_singular_pair(p - topic_means[..., None, :], system_means, magnitude, left_signs=True)
-    system_hubness, topic_authority = _top_singular_pair(p - system_means[..., None], topic_means, magnitude, left_signs=False)
+    system_authority, topic_hubness = _top_singular_pair(
+        p - topic_means[..., None, :], system_means, magnitude, left_signs=True
+    )
+    system_hubness, topic_authority = _top_singular_pair(
+        p - system_means[..., None], topic_means, magnitude, left_signs=False
+    )
     return HITSResult(
         system_authority=system_authority,
         system_hubness=system_hubness,

@@ -165,7 +165,9 @@ def randomization_tests(
     if references.shape[0] == 0:
         return ()
     # One contiguous row per reference: its sums and mean reduce exactly as a single vector's would.
-    rows = np.stack([_paired_differences(ours, reference) for ours, reference in zip(candidates, references, strict=True)])
+    rows = np.stack(
+        [_paired_differences(ours, reference) for ours, reference in zip(candidates, references, strict=True)]
+    )
     topics = rows.shape[1]
     if topics < 1:
         raise StatisticError("the randomization test needs at least 1 topic")
@@ -182,7 +184,9 @@ def randomization_tests(
         reaching += np.count_nonzero(np.abs(totals - 2.0 * (negated @ differences)) >= threshold, axis=0)
     if exact:
         return tuple(TestResult(float(mean), float(count / 2**topics)) for mean, count in zip(statistics, reaching))
-    return tuple(TestResult(float(mean), float((1 + count) / (1 + permutations))) for mean, count in zip(statistics, reaching))
+    return tuple(
+        TestResult(float(mean), float((1 + count) / (1 + permutations))) for mean, count in zip(statistics, reaching)
+    )
 
 
 # The IEEE-754 bits of 1.0: a uint64 0/1 times these is the float64 0.0/1.0.
@@ -297,7 +301,9 @@ def paired_problem(
     systems = x.shape[0]
     kept: Sequence[int] = [candidate] if reference is None else [candidate, reference]
     if any(isinstance(row, bool) or not isinstance(row, (int, np.integer)) or not 0 <= row < systems for row in kept):
-        raise StatisticError(f"candidate and reference must be row indices below {systems}, got {candidate!r} and {reference!r}")
+        raise StatisticError(
+            f"candidate and reference must be row indices below {systems}, got {candidate!r} and {reference!r}"
+        )
     rows = list(dict.fromkeys(kept))
     reduced = None if chosen.sufficient_matrix is None else chosen.sufficient_matrix(x, rows, settings)
     if reduced is None:
@@ -403,7 +409,10 @@ def paired_bootstrap(
         if resample_weights:
             weights = np.asarray(settings.topic_weights, dtype=np.float64)
             values = np.stack(
-                [chosen.compute(matrix[:, drawn], matrix_reference, replace(settings, topic_weights=weights[drawn])) for drawn in indices]
+                [
+                    chosen.compute(matrix[:, drawn], matrix_reference, replace(settings, topic_weights=weights[drawn]))
+                    for drawn in indices
+                ]
             )
         else:
             values = chosen.compute(np.moveaxis(np.take(matrix, indices, axis=1), 0, 1), matrix_reference, settings)
@@ -434,7 +443,9 @@ def _quantiles(values: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
     return np.where(undefined, infinite, quantiles)
 
 
-def _interval(statistic: str, estimate: float, distribution: np.ndarray, confidence: float, seed: int) -> BootstrapInterval:
+def _interval(
+    statistic: str, estimate: float, distribution: np.ndarray, confidence: float, seed: int
+) -> BootstrapInterval:
     """Efron's percentile interval of the bootstrap values."""
     tail = (1.0 - confidence) / 2.0
     low, high = _quantiles(distribution, np.array([tail, 1.0 - tail]))

@@ -160,7 +160,9 @@ def mve_intra_topic(
     """
     x = np.asarray(scores, dtype=np.float64)
     if x.ndim < 2 or x.shape[-2] == 0 or x.shape[-1] == 0:
-        raise StatisticError(f"intra-topic mean-variance needs scores shaped (..., topics, variations), got shape {x.shape}")
+        raise StatisticError(
+            f"intra-topic mean-variance needs scores shaped (..., topics, variations), got shape {x.shape}"
+        )
     n, v = x.shape[-2:]
     mask = np.ones((n, v), dtype=bool) if present is None else _shaped(present, (n, v), "present", dtype=bool)
     empty = np.flatnonzero(~mask.any(axis=1))
@@ -293,7 +295,9 @@ class VariationLayout:
         s = np.asarray(query_scores, dtype=np.float64)
         queries = np.count_nonzero(self.present)
         if s.ndim < 1 or s.shape[-1] != queries:
-            raise StatisticError(f"expected per-query scores with {queries} queries on the last axis, got shape {s.shape}")
+            raise StatisticError(
+                f"expected per-query scores with {queries} queries on the last axis, got shape {s.shape}"
+            )
         return np.where(self.present, s[..., np.maximum(self.query_index, 0)], np.nan)
 
 
@@ -412,7 +416,9 @@ def _variation_probabilities(popularity: npt.ArrayLike | None, present: npt.NDAr
     largest = p.max(axis=1, initial=0.0)
     zero = np.flatnonzero(largest <= 0)
     if zero.size:
-        raise StatisticError(f"popularity sums to 0 for topic position(s) {zero.tolist()}; give at least one variation a positive popularity")
+        raise StatisticError(
+            f"popularity sums to 0 for topic position(s) {zero.tolist()}; give at least one variation a positive popularity"
+        )
     scaled = p / largest[:, None]  # by the largest first, so huge popularities cannot overflow their sum
     return scaled / scaled.sum(axis=1)[:, None]
 
@@ -481,8 +487,13 @@ def variation_mve(
         ``"population"`` (the default) or ``"sample"``.
     """
     if user_probability is not None:
-        return mve_general(np.swapaxes(np.asarray(scores, dtype=np.float64), -1, -2), alpha, weights, user_probability,
-                           variance=variance)
+        return mve_general(
+            np.swapaxes(np.asarray(scores, dtype=np.float64), -1, -2),
+            alpha,
+            weights,
+            user_probability,
+            variance=variance,
+        )
     return mve_intra_topic(scores, alpha, weights=weights, popularity=popularity, present=present, variance=variance)
 
 

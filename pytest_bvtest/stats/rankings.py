@@ -30,7 +30,9 @@ class RankAgreement:
 def _checked_values(values: npt.ArrayLike, what: str) -> FloatArray:
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1 or array.size < 2:
-        raise StatisticError(f"{what}: ranking needs one value per system and at least 2 systems, got shape {array.shape}")
+        raise StatisticError(
+            f"{what}: ranking needs one value per system and at least 2 systems, got shape {array.shape}"
+        )
     if np.isnan(array).any():
         raise StatisticError(f"{what}: a value is undefined (NaN); systems cannot be ranked by it")
     return array
@@ -86,7 +88,9 @@ def tau_ap(truth: npt.ArrayLike, estimate: npt.ArrayLike) -> float:
     true_values = _checked_values(truth, "tau_AP truth")
     estimated = _checked_values(estimate, "tau_AP estimate")
     if true_values.shape != estimated.shape:
-        raise StatisticError(f"tau_AP needs two rankings of the same systems, got {true_values.size} and {estimated.size} values")
+        raise StatisticError(
+            f"tau_AP needs two rankings of the same systems, got {true_values.size} and {estimated.size} values"
+        )
     ordered = true_values[np.argsort(-estimated, kind="stable")]
     # correct[i, j] for j above i in the estimate: truth also puts j above i (a truth tie is half correct)
     correct = (ordered[None, :] > ordered[:, None]) + 0.5 * (ordered[None, :] == ordered[:, None])

@@ -255,8 +255,9 @@ class Statistic:
     p_value: Callable[[Any], np.ndarray] | None = None
     from_simulation: Callable[[SimulationResult], np.ndarray] | None = None
 
-    def values(self, scores: np.ndarray, reference: int | None, settings: AnalysisSettings,
-               memo: dict[str, Any]) -> np.ndarray:
+    def values(
+        self, scores: np.ndarray, reference: int | None, settings: AnalysisSettings, memo: dict[str, Any]
+    ) -> np.ndarray:
         """The value of every system of one ``(m, n)`` matrix, through :attr:`shared` when it has one."""
         if self.shared is not None and self.from_shared is not None:
             return np.asarray(self.from_shared(self.shared.of(scores, reference, settings, memo)), dtype=float)
@@ -299,7 +300,9 @@ def _score_matrix(scores: np.ndarray) -> np.ndarray:
 
 def _reference_row(x: np.ndarray, reference: int | None) -> np.ndarray:
     if reference is None:
-        raise StatisticError("URisk, TRisk, RI, <Init and R-Loss compare each system with a reference system; name the reference")
+        raise StatisticError(
+            "URisk, TRisk, RI, <Init and R-Loss compare each system with a reference system; name the reference"
+        )
     return x[..., [reference], :]
 
 
@@ -376,8 +379,14 @@ def _topic_normalization(settings: AnalysisSettings) -> str:
 def _grouped(x: np.ndarray, settings: AnalysisSettings) -> tuple[BiasVariance, GapDecomposition]:
     """Grouped Bias2/Var and gap terms of a matrix or a stack of resampled matrices."""
     normalized, target_scores, c = _normalized_with_target(x, settings)
-    return grouped_bias_variance(normalized, target_scores, topic_difficulty(x, settings.grouping, settings.target_system),
-                                 c, settings.grouping, settings.normalize == "group-target-ratio")
+    return grouped_bias_variance(
+        normalized,
+        target_scores,
+        topic_difficulty(x, settings.grouping, settings.target_system),
+        c,
+        settings.grouping,
+        settings.normalize == "group-target-ratio",
+    )
 
 
 def _family_statistic(gap: bool, term: str) -> Compute:
@@ -558,14 +567,18 @@ def _shared(total: float, parts: np.ndarray) -> np.ndarray:
 
 
 def _mve(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
-    return np.asarray(mve_inter_topic(_score_matrix(scores), settings.mve_alpha, settings.topic_weights,
-                                      variance=settings.variance).value)
+    return np.asarray(
+        mve_inter_topic(
+            _score_matrix(scores), settings.mve_alpha, settings.topic_weights, variance=settings.variance
+        ).value
+    )
 
 
 def _mve_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
     """``O_t = w_t (x_t - alpha (x_t - mu)^2)``: the value ``mu - alpha sigma2`` summed topic by topic."""
-    return mve_inter_topic(_score_matrix(scores), settings.mve_alpha, settings.topic_weights,
-                           variance=settings.variance).topic_value
+    return mve_inter_topic(
+        _score_matrix(scores), settings.mve_alpha, settings.topic_weights, variance=settings.variance
+    ).topic_value
 
 
 def _gawm(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
@@ -583,16 +596,28 @@ def _statistics(*statistics: Statistic) -> Mapping[str, Statistic]:
     return MappingProxyType({statistic.name: statistic for statistic in statistics})
 
 
-BIAS_VARIANCE = Shared("bias_variance", lambda scores, reference, settings: bias_variance_analysis(
-    scores, target=settings.target, normalize=settings.normalize, grouping=settings.grouping,
-    variance=settings.variance, target_system=settings.target_system))
+BIAS_VARIANCE = Shared(
+    "bias_variance",
+    lambda scores, reference, settings: bias_variance_analysis(
+        scores,
+        target=settings.target,
+        normalize=settings.normalize,
+        grouping=settings.grouping,
+        variance=settings.variance,
+        target_system=settings.target_system,
+    ),
+)
 """The bias-variance analysis (docs/mathematics.md §2-3d): grouping is its costly part, so it runs once."""
 
 GAWM_FIXED_POINT = Shared("gawm", lambda scores, reference, settings: gawm(_score_matrix(scores), q=settings.gawm_q))
 """GAWM's fixed point (docs/mathematics.md §6): E_s, and the topic weights the reports show."""
 
-TRISK_TEST = Shared("trisk", lambda scores, reference, settings: trisk(
-    _score_matrix(scores), _reference_row(_score_matrix(scores), reference), settings.risk_alpha))
+TRISK_TEST = Shared(
+    "trisk",
+    lambda scores, reference, settings: trisk(
+        _score_matrix(scores), _reference_row(_score_matrix(scores), reference), settings.risk_alpha
+    ),
+)
 """TRisk's t-test against the reference: the value and its p-value."""
 
 _BIAS_VARIANCE_DOCS = "concepts.md#bias-and-variance"
@@ -602,159 +627,332 @@ _RISK_DOCS = "concepts.md#risk-harm-compared-with-a-baseline"
 
 STATISTICS: Mapping[str, Statistic] = _statistics(
     Statistic(
-        name="mean", label="Mean", higher_is_better=True, compute=_mean, sufficient_matrix=_rows_alone,
-        topic_terms=_mean_terms, mean_like=True, promised=True, column="mean",
+        name="mean",
+        label="Mean",
+        higher_is_better=True,
+        compute=_mean,
+        sufficient_matrix=_rows_alone,
+        topic_terms=_mean_terms,
+        mean_like=True,
+        promised=True,
+        column="mean",
         summary="Mean over topics (missing topics count 0).",
-        wording=Wording("the average quality over all queries", "Average quality over the queries is lower",
-                        "concepts.md#which-gate-for-which-worry"),
+        wording=Wording(
+            "the average quality over all queries",
+            "Average quality over the queries is lower",
+            "concepts.md#which-gate-for-which-worry",
+        ),
     ),
     Statistic(
-        name="bias2", label="Bias²", higher_is_better=False, compute=_family_statistic(False, "bias2"),
-        sufficient_matrix=_rows_and_extremes, topic_terms=_bias_variance_terms("bias2"),
-        shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.bias_variance.bias2,
-        promised=True, column="Bias²", plot_marker="o", reads_target_constant=True, plot_color="#1f77b4",
+        name="bias2",
+        label="Bias²",
+        higher_is_better=False,
+        compute=_family_statistic(False, "bias2"),
+        sufficient_matrix=_rows_and_extremes,
+        topic_terms=_bias_variance_terms("bias2"),
+        shared=BIAS_VARIANCE,
+        from_shared=lambda analysis: analysis.bias_variance.bias2,
+        promised=True,
+        column="Bias²",
+        plot_marker="o",
+        reads_target_constant=True,
+        plot_color="#1f77b4",
         summary="`(mean - c)²`: how far the mean is from the target.",
-        wording=Wording("average quality close to the best achievable (the virtual target)",
-                        "Average quality sits further below the best achievable", _BIAS_VARIANCE_DOCS),
+        wording=Wording(
+            "average quality close to the best achievable (the virtual target)",
+            "Average quality sits further below the best achievable",
+            _BIAS_VARIANCE_DOCS,
+        ),
     ),
     Statistic(
-        name="var", label="Var", higher_is_better=False, compute=_family_statistic(False, "var"),
-        sufficient_matrix=_rows_and_extremes, topic_terms=_bias_variance_terms("var"),
-        shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.bias_variance.var,
-        promised=True, column="Var", plot_marker="s", plot_color="#ff7f0e",
+        name="var",
+        label="Var",
+        higher_is_better=False,
+        compute=_family_statistic(False, "var"),
+        sufficient_matrix=_rows_and_extremes,
+        topic_terms=_bias_variance_terms("var"),
+        shared=BIAS_VARIANCE,
+        from_shared=lambda analysis: analysis.bias_variance.var,
+        promised=True,
+        column="Var",
+        plot_marker="s",
+        plot_color="#ff7f0e",
         summary="Population variance over topics (or topic groups).",
-        wording=Wording("consistent quality from query to query", "Quality varies more from query to query",
-                        _BIAS_VARIANCE_DOCS),
+        wording=Wording(
+            "consistent quality from query to query", "Quality varies more from query to query", _BIAS_VARIANCE_DOCS
+        ),
     ),
     Statistic(
-        name="bias2_plus_var", label="Bias²+Var", higher_is_better=False, compute=_family_statistic(False, "error"),
-        sufficient_matrix=_rows_and_extremes, topic_terms=_bias_variance_terms("error"),
-        shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.bias_variance.error,
-        promised=True, column="Bias²+Var", plot_marker="^", reads_target_constant=True, plot_color="#2ca02c",
+        name="bias2_plus_var",
+        label="Bias²+Var",
+        higher_is_better=False,
+        compute=_family_statistic(False, "error"),
+        sufficient_matrix=_rows_and_extremes,
+        topic_terms=_bias_variance_terms("error"),
+        shared=BIAS_VARIANCE,
+        from_shared=lambda analysis: analysis.bias_variance.error,
+        promised=True,
+        column="Bias²+Var",
+        plot_marker="^",
+        reads_target_constant=True,
+        plot_color="#2ca02c",
         summary="`mean((x - c)²) = Bias² + Var`.",
-        wording=Wording("quality that is both close to the best achievable and consistent from query to query",
-                        "Quality varies more from query to query or sits further below the best achievable",
-                        _BIAS_VARIANCE_DOCS),
+        wording=Wording(
+            "quality that is both close to the best achievable and consistent from query to query",
+            "Quality varies more from query to query or sits further below the best achievable",
+            _BIAS_VARIANCE_DOCS,
+        ),
     ),
     Statistic(
-        name="gap_bias", label="Bias(ρ)", higher_is_better=False, compute=_family_statistic(True, "bias"),
-        sufficient_matrix=_rows_and_extremes, topic_terms=_gap_terms("bias"),
-        shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.gap.bias, per_system=False,
+        name="gap_bias",
+        label="Bias(ρ)",
+        higher_is_better=False,
+        compute=_family_statistic(True, "bias"),
+        sufficient_matrix=_rows_and_extremes,
+        topic_terms=_gap_terms("bias"),
+        shared=BIAS_VARIANCE,
+        from_shared=lambda analysis: analysis.gap.bias,
+        per_system=False,
         summary="Mean gap to the virtual target per topic, `ρ = x_T - x`.",
-        wording=Wording("a small gap to the best system on each query", "The gap to the best system per query is wider",
-                        _GAP_DOCS),
+        wording=Wording(
+            "a small gap to the best system on each query", "The gap to the best system per query is wider", _GAP_DOCS
+        ),
     ),
     Statistic(
-        name="gap_var", label="Var(ρ)", higher_is_better=False, compute=_family_statistic(True, "var"),
-        sufficient_matrix=_rows_and_extremes, topic_terms=_gap_terms("var"),
-        shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.gap.var, per_system=False,
+        name="gap_var",
+        label="Var(ρ)",
+        higher_is_better=False,
+        compute=_family_statistic(True, "var"),
+        sufficient_matrix=_rows_and_extremes,
+        topic_terms=_gap_terms("var"),
+        shared=BIAS_VARIANCE,
+        from_shared=lambda analysis: analysis.gap.var,
+        per_system=False,
         summary="Variance of that gap.",
-        wording=Wording("an even gap to the best system across queries (no queries that others solve and we fail)",
-                        "The gap to the best system varies more from query to query", _GAP_DOCS),
+        wording=Wording(
+            "an even gap to the best system across queries (no queries that others solve and we fail)",
+            "The gap to the best system varies more from query to query",
+            _GAP_DOCS,
+        ),
     ),
     Statistic(
-        name="gap_mse", label="Bias(ρ)²+Var(ρ)", higher_is_better=False, compute=_family_statistic(True, "mse"),
-        sufficient_matrix=_rows_and_extremes, topic_terms=_gap_terms("mse"),
-        shared=BIAS_VARIANCE, from_shared=lambda analysis: analysis.gap.mse, per_system=False,
+        name="gap_mse",
+        label="Bias(ρ)²+Var(ρ)",
+        higher_is_better=False,
+        compute=_family_statistic(True, "mse"),
+        sufficient_matrix=_rows_and_extremes,
+        topic_terms=_gap_terms("mse"),
+        shared=BIAS_VARIANCE,
+        from_shared=lambda analysis: analysis.gap.mse,
+        per_system=False,
         summary="`mean(ρ²)`.",
-        wording=Wording("a small and even gap to the best system on every query",
-                        "The gap to the best system is wider or less even across queries", _GAP_DOCS),
+        wording=Wording(
+            "a small and even gap to the best system on every query",
+            "The gap to the best system is wider or less even across queries",
+            _GAP_DOCS,
+        ),
     ),
     Statistic(
-        name="urisk", label="URisk", higher_is_better=True, needs_reference=True, compute=_urisk,
-        sufficient_matrix=_rows_alone, topic_terms=_urisk_terms, promised=True, column="URisk",
+        name="urisk",
+        label="URisk",
+        higher_is_better=True,
+        needs_reference=True,
+        compute=_urisk,
+        sufficient_matrix=_rows_alone,
+        topic_terms=_urisk_terms,
+        promised=True,
+        column="URisk",
         summary="Mean difference to the reference, losses weighted `1 + alpha`. Needs a reference.",
-        wording=Wording("no net loss on single queries against the reference, losses counting extra",
-                        "The risk-weighted change against the reference (losses count extra) is lower", _RISK_DOCS),
+        wording=Wording(
+            "no net loss on single queries against the reference, losses counting extra",
+            "The risk-weighted change against the reference (losses count extra) is lower",
+            _RISK_DOCS,
+        ),
     ),
     Statistic(
-        name="trisk", label="TRisk", higher_is_better=True, needs_reference=True, compute=_trisk,
-        sufficient_matrix=_rows_alone, topic_terms=_trisk_terms,
-        shared=TRISK_TEST, from_shared=lambda test: test.t, p_value=lambda test: test.p, promised=True,
+        name="trisk",
+        label="TRisk",
+        higher_is_better=True,
+        needs_reference=True,
+        compute=_trisk,
+        sufficient_matrix=_rows_alone,
+        topic_terms=_trisk_terms,
+        shared=TRISK_TEST,
+        from_shared=lambda test: test.t,
+        p_value=lambda test: test.p,
+        promised=True,
         summary="URisk divided by its standard error; below -2 = significant harm. Needs a reference.",
-        wording=Wording("no significant loss on single queries against the reference",
-                        "Losses on single queries against the reference are more significant", _RISK_DOCS),
+        wording=Wording(
+            "no significant loss on single queries against the reference",
+            "Losses on single queries against the reference are more significant",
+            _RISK_DOCS,
+        ),
     ),
     Statistic(
-        name="robustness_index", label="RI", higher_is_better=True, needs_reference=True,
-        compute=_against_reference(robustness_index), sufficient_matrix=_rows_alone, topic_terms=_robustness_terms,
+        name="robustness_index",
+        label="RI",
+        higher_is_better=True,
+        needs_reference=True,
+        compute=_against_reference(robustness_index),
+        sufficient_matrix=_rows_alone,
+        topic_terms=_robustness_terms,
         summary="Sakai's robustness index: (topics won - topics lost) / topics, against the reference. "
-                "Needs a reference.",
-        wording=Wording("more queries won than lost against the reference",
-                        "The share of queries won minus the share lost against the reference is lower", _RISK_DOCS),
+        "Needs a reference.",
+        wording=Wording(
+            "more queries won than lost against the reference",
+            "The share of queries won minus the share lost against the reference is lower",
+            _RISK_DOCS,
+        ),
     ),
     Statistic(
-        name="hurt_topics", label="<Init", higher_is_better=False, needs_reference=True,
-        compute=_against_reference(hurt_topics), sufficient_matrix=_rows_alone, topic_terms=_hurt_terms,
+        name="hurt_topics",
+        label="<Init",
+        higher_is_better=False,
+        needs_reference=True,
+        compute=_against_reference(hurt_topics),
+        sufficient_matrix=_rows_alone,
+        topic_terms=_hurt_terms,
         summary="How many topics score below the reference (SIGIR 2013's <Init). Needs a reference.",
-        wording=Wording("few queries worse than in the reference", "More queries are worse than in the reference",
-                        _RISK_DOCS),
+        wording=Wording(
+            "few queries worse than in the reference", "More queries are worse than in the reference", _RISK_DOCS
+        ),
     ),
     Statistic(
-        name="r_loss", label="R-Loss", higher_is_better=False, needs_reference=True,
-        compute=_against_reference(robustness_loss), sufficient_matrix=_rows_alone, topic_terms=_loss_terms,
+        name="r_loss",
+        label="R-Loss",
+        higher_is_better=False,
+        needs_reference=True,
+        compute=_against_reference(robustness_loss),
+        sufficient_matrix=_rows_alone,
+        topic_terms=_loss_terms,
         summary="Effectiveness lost on the hurt topics, averaged over all topics: `mean(max(0, ref - x))`. "
-                "Needs a reference.",
-        wording=Wording("little quality lost on the queries that got worse than in the reference",
-                        "More quality is lost on the queries that got worse than in the reference", _RISK_DOCS),
+        "Needs a reference.",
+        wording=Wording(
+            "little quality lost on the queries that got worse than in the reference",
+            "More quality is lost on the queries that got worse than in the reference",
+            _RISK_DOCS,
+        ),
     ),
     Statistic(
-        name="zrisk", label="ZRisk", higher_is_better=True, compute=_zrisk, sufficient_matrix=_zrisk_sufficient,
+        name="zrisk",
+        label="ZRisk",
+        higher_is_better=True,
+        compute=_zrisk,
+        sufficient_matrix=_zrisk_sufficient,
         against_other_systems=True,
-        topic_terms=_zrisk_terms, promised=True,
+        topic_terms=_zrisk_terms,
+        promised=True,
         summary="Risk against all other systems at once (needs non-negative scores).",
-        wording=Wording("no query much worse than the other systems lead one to expect",
-                        "More queries fall short of what the other systems lead one to expect", _RISK_DOCS),
+        wording=Wording(
+            "no query much worse than the other systems lead one to expect",
+            "More queries fall short of what the other systems lead one to expect",
+            _RISK_DOCS,
+        ),
     ),
     Statistic(
-        name="georisk", label="GeoRisk", higher_is_better=True, compute=_georisk, sufficient_matrix=_zrisk_sufficient,
+        name="georisk",
+        label="GeoRisk",
+        higher_is_better=True,
+        compute=_georisk,
+        sufficient_matrix=_zrisk_sufficient,
         against_other_systems=True,
-        topic_terms=None, topic_change=_georisk_change, promised=True, column="GeoRisk",
+        topic_terms=None,
+        topic_change=_georisk_change,
+        promised=True,
+        column="GeoRisk",
         summary="Combines the mean and ZRisk (needs non-negative scores).",
-        wording=Wording("quality that is both high and free of surprising shortfalls against the other systems",
-                        "Quality adjusted for shortfalls against the other systems is lower", _RISK_DOCS),
+        wording=Wording(
+            "quality that is both high and free of surprising shortfalls against the other systems",
+            "Quality adjusted for shortfalls against the other systems is lower",
+            _RISK_DOCS,
+        ),
     ),
     Statistic(
-        name="mve", label="MVE", higher_is_better=True, compute=_mve, sufficient_matrix=_rows_alone,
-        topic_terms=_mve_terms, uses_topic_weights=True, promised=True, column="MVE",
+        name="mve",
+        label="MVE",
+        higher_is_better=True,
+        compute=_mve,
+        sufficient_matrix=_rows_alone,
+        topic_terms=_mve_terms,
+        uses_topic_weights=True,
+        promised=True,
+        column="MVE",
         summary="Mean-variance value `mu - alpha * sigma²`.",
-        wording=Wording("quality net of its spread across queries (mean minus alpha times the variance)",
-                        "Quality net of its spread across queries is lower",
-                        "concepts.md#mean-variance-and-query-variations"),
+        wording=Wording(
+            "quality net of its spread across queries (mean minus alpha times the variance)",
+            "Quality net of its spread across queries is lower",
+            "concepts.md#mean-variance-and-query-variations",
+        ),
     ),
     Statistic(
-        name="gawm", label="GAWM E_s", higher_is_better=True, compute=_gawm, sufficient_matrix=None,
-        topic_terms=_gawm_terms, shared=GAWM_FIXED_POINT, from_shared=lambda result: result.system_performance,
+        name="gawm",
+        label="GAWM E_s",
+        higher_is_better=True,
+        compute=_gawm,
+        sufficient_matrix=None,
+        topic_terms=_gawm_terms,
+        shared=GAWM_FIXED_POINT,
+        from_shared=lambda result: result.system_performance,
         promised=True,
         summary="Mean weighted by how well each topic separates systems.",
-        wording=Wording("quality on the queries that tell systems apart",
-                        "Quality on the queries that tell systems apart is lower",
-                        "concepts.md#gawm-a-mean-that-ignores-topics-that-discern-nothing"),
+        wording=Wording(
+            "quality on the queries that tell systems apart",
+            "Quality on the queries that tell systems apart is lower",
+            "concepts.md#gawm-a-mean-that-ignores-topics-that-discern-nothing",
+        ),
     ),
     Statistic(
-        name="sim_bias2", label="sim Bias²", higher_is_better=False, compute=_mean, sufficient_matrix=_rows_alone,
-        topic_terms=_mean_terms, mean_like=True, per_system=False, from_simulation=lambda result: result.topic_bias2,
+        name="sim_bias2",
+        label="sim Bias²",
+        higher_is_better=False,
+        compute=_mean,
+        sufficient_matrix=_rows_alone,
+        topic_terms=_mean_terms,
+        mean_like=True,
+        per_system=False,
+        from_simulation=lambda result: result.topic_bias2,
         summary="Per-topic Bias² over simulated collections, averaged over topics (IPM 2022 Eq. 12-13). Needs "
-                "`analysis.simulation`.",
-        wording=Wording("per-query quality close to the best any system reaches on the simulated collections",
-                        "Per-query quality on the simulated collections sits further below the best", _SIMULATION_DOCS),
+        "`analysis.simulation`.",
+        wording=Wording(
+            "per-query quality close to the best any system reaches on the simulated collections",
+            "Per-query quality on the simulated collections sits further below the best",
+            _SIMULATION_DOCS,
+        ),
     ),
     Statistic(
-        name="sim_var", label="sim Var", higher_is_better=False, compute=_mean, sufficient_matrix=_rows_alone,
-        topic_terms=_mean_terms, mean_like=True, per_system=False, from_simulation=lambda result: result.topic_var,
+        name="sim_var",
+        label="sim Var",
+        higher_is_better=False,
+        compute=_mean,
+        sufficient_matrix=_rows_alone,
+        topic_terms=_mean_terms,
+        mean_like=True,
+        per_system=False,
+        from_simulation=lambda result: result.topic_var,
         summary="Per-topic variance over simulated collections, averaged over topics (IPM 2022 Eq. 12, 14). Needs "
-                "`analysis.simulation`.",
-        wording=Wording("quality on each query that is stable when the collection changes",
-                        "Quality on each query changes more with the collection", _SIMULATION_DOCS),
+        "`analysis.simulation`.",
+        wording=Wording(
+            "quality on each query that is stable when the collection changes",
+            "Quality on each query changes more with the collection",
+            _SIMULATION_DOCS,
+        ),
     ),
     Statistic(
-        name="sim_bias2_plus_var", label="sim Bias²+Var", higher_is_better=False, compute=_mean,
-        sufficient_matrix=_rows_alone, topic_terms=_mean_terms, mean_like=True, per_system=False,
+        name="sim_bias2_plus_var",
+        label="sim Bias²+Var",
+        higher_is_better=False,
+        compute=_mean,
+        sufficient_matrix=_rows_alone,
+        topic_terms=_mean_terms,
+        mean_like=True,
+        per_system=False,
         from_simulation=lambda result: result.topic_bias2 + result.topic_var,
         summary="Sum of the two: the per-topic squared error over simulated collections. Needs `analysis.simulation`.",
-        wording=Wording("per-query quality that is close to the best and stable when the collection changes",
-                        "Per-query quality on the simulated collections is further below the best or less stable",
-                        _SIMULATION_DOCS),
+        wording=Wording(
+            "per-query quality that is close to the best and stable when the collection changes",
+            "Per-query quality on the simulated collections is further below the best or less stable",
+            _SIMULATION_DOCS,
+        ),
     ),
 )
 """The catalogue: every statistic a gate can bound, in table order. Every list below derives from it."""
@@ -763,33 +961,42 @@ SYSTEM_STATISTICS: tuple[str, ...] = tuple(name for name, statistic in STATISTIC
 """Statistics reported for every system (``systems[*]`` of the JSON report), in table order."""
 
 
-
 def p_value_key(name: str) -> str:
     """The report key of a statistic's p-value (``trisk_p``)."""
     return f"{name}_p"
 
 
 PROMISED_KEYS: tuple[str, ...] = tuple(
-    key for statistic in STATISTICS.values() if statistic.promised
+    key
+    for statistic in STATISTICS.values()
+    if statistic.promised
     for key in (statistic.name, *((p_value_key(statistic.name),) if statistic.p_value is not None else ()))
 )
 """The per-system keys the JSON report promises (``schema.json``) and the history records, in table order."""
 
 TABLE_COLUMNS: tuple[tuple[str, str], ...] = tuple(
-    (name, statistic.column) for name, statistic in STATISTICS.items() if statistic.column is not None)
+    (name, statistic.column) for name, statistic in STATISTICS.items() if statistic.column is not None
+)
 """``(statistic, header)`` of the per-system table's statistic columns, in table order."""
 
 PLOT_SERIES: tuple[tuple[str, str, str], ...] = tuple(
-    (name, statistic.label, statistic.plot_marker) for name, statistic in STATISTICS.items()
-    if statistic.plot_marker is not None)
+    (name, statistic.label, statistic.plot_marker)
+    for name, statistic in STATISTICS.items()
+    if statistic.plot_marker is not None
+)
 """``(statistic, label, marker)`` of the bias-variance plot's series."""
 
 GAP_TERMS: tuple[str, ...] = tuple(term.name for term in fields(GapDecomposition))
 """The terms of the gap decomposition every system reports under ``gap`` (docs/mathematics.md §3a)."""
 
 
-def statistic_values(names: Iterable[str], scores: np.ndarray, reference: int | None, settings: AnalysisSettings,
-                     memo: dict[str, Any] | None = None) -> dict[str, np.ndarray | None]:
+def statistic_values(
+    names: Iterable[str],
+    scores: np.ndarray,
+    reference: int | None,
+    settings: AnalysisSettings,
+    memo: dict[str, Any] | None = None,
+) -> dict[str, np.ndarray | None]:
     """The value of every system for each statistic in ``names``, and ``NAME_p`` for those with a p-value.
 
     ``None`` where a statistic needs a reference and ``reference`` is ``None``, or is undefined for

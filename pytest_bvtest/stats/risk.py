@@ -127,7 +127,9 @@ def trisk(run: ArrayLike, baseline: ArrayLike, alpha: float) -> TRisk:
     deltas = risk_weighted_deltas(run, baseline, alpha)
     topics = deltas.shape[-1]
     if topics < 2:
-        raise StatisticError("TRisk needs at least 2 topics: the standard deviation of one topic's difference is undefined")
+        raise StatisticError(
+            "TRisk needs at least 2 topics: the standard deviation of one topic's difference is undefined"
+        )
     # TRisk is scale-free; dividing by the largest |delta| keeps tiny deltas from underflowing when squared.
     largest = np.abs(deltas).max(axis=-1, keepdims=True)
     scaled = np.divide(deltas, largest, out=np.zeros_like(deltas), where=largest > 0)

@@ -55,12 +55,16 @@ class RetrievedList:
         scores = np.array(self.scores, dtype=np.float64)
         relevant = np.array(self.relevant, dtype=bool)
         if scores.ndim != 1 or relevant.shape != scores.shape:
-            raise StatisticError(f"a retrieved list needs one score and one relevance flag per document, got shapes {scores.shape} and {relevant.shape}")
+            raise StatisticError(
+                f"a retrieved list needs one score and one relevance flag per document, got shapes {scores.shape} and {relevant.shape}"
+            )
         if not np.isfinite(scores).all():
             raise StatisticError("retrieval scores contain NaN or infinite values")
         total = whole_number(self.relevant_in_qrels, "relevant_in_qrels", minimum=0)
         if np.count_nonzero(relevant) > total:
-            raise StatisticError(f"{np.count_nonzero(relevant)} relevant documents retrieved but the qrels have only {total}")
+            raise StatisticError(
+                f"{np.count_nonzero(relevant)} relevant documents retrieved but the qrels have only {total}"
+            )
         scores.setflags(write=False)
         relevant.setflags(write=False)
         object.__setattr__(self, "scores", scores)
@@ -205,8 +209,9 @@ _Scorer = Callable[[RetrievedList, int, np.random.Generator], FloatArray]
 def _checked_measure(measure: str, cutoff: int | None) -> _Scorer:
     """The function scoring ``samples`` simulated versions of one list with ``measure`` (and ``cutoff``)."""
     if measure not in SIMULATED_MEASURES:
-        raise StatisticError(f"the simulation scores binary-relevance measures only ({', '.join(SIMULATED_MEASURES)}), "
-                             f"got {measure!r}")
+        raise StatisticError(
+            f"the simulation scores binary-relevance measures only ({', '.join(SIMULATED_MEASURES)}), got {measure!r}"
+        )
     if cutoff is not None:
         cutoff = whole_number(cutoff, "cutoff")
     if measure in ("P", "R") and cutoff is None:
@@ -233,8 +238,13 @@ def _ranked_relevance(draws: _Draws) -> BoolArray:
     relevant_used = np.arange(width) < draws.drawn_relevant[:, None]
     other_width = draws.other_index.shape[1]
     other_used = np.arange(other_width) < (other_width - draws.drawn_relevant)[:, None]
-    scores = np.concatenate([draws.relevant_scores[np.minimum(draws.relevant_index, draws.relevant_scores.size - 1)],
-                             draws.other_scores[draws.other_index] if other_width else np.zeros((samples, 0))], axis=1)
+    scores = np.concatenate(
+        [
+            draws.relevant_scores[np.minimum(draws.relevant_index, draws.relevant_scores.size - 1)],
+            draws.other_scores[draws.other_index] if other_width else np.zeros((samples, 0)),
+        ],
+        axis=1,
+    )
     used = np.concatenate([relevant_used, other_used], axis=1)
     relevant = np.concatenate([relevant_used, np.zeros((samples, other_width), dtype=bool)], axis=1)
     # lexsort: the last key is primary: used documents first, then score descending, then non-relevant first
@@ -242,8 +252,9 @@ def _ranked_relevance(draws: _Draws) -> BoolArray:
     return np.take_along_axis(relevant, order, axis=-1)
 
 
-def ranked_list_measure(relevance: npt.ArrayLike, relevant_total: npt.ArrayLike, measure: str,
-                        cutoff: int | None = None) -> FloatArray:
+def ranked_list_measure(
+    relevance: npt.ArrayLike, relevant_total: npt.ArrayLike, measure: str, cutoff: int | None = None
+) -> FloatArray:
     """A binary-relevance measure of ranked lists (docs/mathematics.md §3e; trec_eval's definitions).
 
     Parameters
@@ -282,7 +293,9 @@ def ranked_list_measure(relevance: npt.ArrayLike, relevant_total: npt.ArrayLike,
         discount = 1.0 / np.log2(ranks + 1.0)
         gains = np.sum(np.where(top, discount[: top.shape[1]], 0.0), axis=-1)
         depth = total if cutoff is None else np.minimum(total, cutoff)
-        ideal_discount = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(1, int(depth.max(initial=0)) + 1) + 1.0))))
+        ideal_discount = np.concatenate(
+            ([0.0], np.cumsum(1.0 / np.log2(np.arange(1, int(depth.max(initial=0)) + 1) + 1.0)))
+        )
         ideal = ideal_discount[depth]
         return np.divide(gains, ideal, out=np.zeros(samples), where=ideal > 0)
     if measure == "Rprec":
@@ -324,7 +337,11 @@ def _draw_samples(retrieved: RetrievedList, samples: int, rng: np.random.Generat
     other_scores = np.sort(retrieved.scores[~retrieved.relevant])[::-1]
     drawn_relevant = np.minimum(rng.poisson(relevant_scores.size, samples), length)
     relevant_index = rng.integers(0, relevant_scores.size, (samples, int(drawn_relevant.max())))
-    other_index = rng.integers(0, other_scores.size, (samples, length)) if other_scores.size else np.zeros((samples, 0), dtype=np.int64)
+    other_index = (
+        rng.integers(0, other_scores.size, (samples, length))
+        if other_scores.size
+        else np.zeros((samples, 0), dtype=np.int64)
+    )
     return _Draws(relevant_scores, other_scores, drawn_relevant, relevant_index, other_index)
 
 
@@ -377,7 +394,9 @@ def _distinct(names: Sequence[str], what: str) -> tuple[str, ...]:
         raise StatisticError(f"{what} must be strings (they seed the simulation)")
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
-        raise StatisticError(f"duplicate {what}: {', '.join(duplicates)}; each must be unique because it seeds its own samples")
+        raise StatisticError(
+            f"duplicate {what}: {', '.join(duplicates)}; each must be unique because it seeds its own samples"
+        )
     return names
 
 
@@ -389,4 +408,6 @@ def _check_lists(lists: Sequence[Sequence[RetrievedList]], names: tuple[str, ...
             raise StatisticError(f"topic {topic}: every entry must be a RetrievedList")
         totals = {lists[i][j].relevant_in_qrels for i in range(len(names))}
         if len(totals) > 1:
-            raise StatisticError(f"topic {topic}: systems disagree on the number of relevant documents in the qrels ({sorted(totals)})")
+            raise StatisticError(
+                f"topic {topic}: systems disagree on the number of relevant documents in the qrels ({sorted(totals)})"
+            )
