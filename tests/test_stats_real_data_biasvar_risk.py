@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import SHARED_DATA, shared_path
+from oracles import difficulty_groups, group_means
 from scipy.optimize import linear_sum_assignment
 
 from pytest_bvtest.errors import StatisticError
@@ -22,9 +23,7 @@ from pytest_bvtest.stats.biasvar import (
     RandomGrouping,
     bias_variance,
     bias_variance_analysis,
-    difficulty_groups,
     gap_decomposition,
-    group_means,
     normalize_max_min,
     normalize_target_ratio,
     random_group_bias_variance,

@@ -13,7 +13,7 @@ tradeoff correlations, are ``None``; no function returns NaN.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from typing import Literal, TypeVar
 
@@ -398,61 +398,6 @@ def _partition_sizes(n: int, size: int) -> np.ndarray:
     return sizes
 
 
-def difficulty_groups(target_scores: ArrayLike, size: int) -> list[np.ndarray]:
-    """Partition topics into consecutive groups by difficulty, hardest first.
-
-    CIKM 2014; IPM 2022 Sec. 3.3 ("The Method of Topic Grouping"), docs/mathematics.md §3b: topics sorted
-    by the raw ``x_T`` ascending (a stable sort, so tied topics keep their order), then cut into
-    consecutive groups. PIN reading: there are ``ceil(n / size)`` groups, so no group exceeds ``size``
-    topics, and the sizes differ by at most one exactly as ``numpy.array_split`` would give them
-    (larger groups first); no topic is dropped.
-
-    Parameters
-    ----------
-    target_scores:
-        Raw (un-normalised) ``x_T``, shape ``(n,)``.
-    size:
-        Group size ``k`` (IPM used 5, CIKM 10).
-
-    Returns
-    -------
-    list of numpy.ndarray
-        Topic indices of each group, hardest group first.
-    """
-    target = checked_scores(target_scores)
-    if target.ndim != 1:
-        raise StatisticError(f"difficulty grouping needs one target score per topic, got shape {target.shape}")
-    size = whole_number(size, "group size")
-    order = np.argsort(target, kind="stable")
-    return np.split(order, np.cumsum(_partition_sizes(target.size, size))[:-1])
-
-
-def group_means(scores: ArrayLike, groups: Sequence[np.ndarray]) -> np.ndarray:
-    """Each system's mean score over each group of topics.
-
-    CIKM 2014; IPM 2022 Sec. 3.3, docs/mathematics.md §3b: with grouping, a sample is a group of topics and
-    ``x_i[g]`` is the system's mean over group ``g``.
-
-    Parameters
-    ----------
-    scores:
-        ``(..., n)`` (a target vector or a systems x topics matrix).
-    groups:
-        Non-empty arrays of topic indices, e.g. from :func:`difficulty_groups`.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(..., number of groups)``.
-    """
-    x = checked_scores(scores)
-    if not groups or any(len(group) == 0 for group in groups):
-        raise StatisticError("topic grouping needs at least one group and no empty group")
-    sizes = np.array([len(group) for group in groups])
-    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    return np.add.reduceat(x[..., np.concatenate(groups)], starts, axis=-1) / sizes
-
-
 @dataclass(frozen=True)
 class _RandomGroupingForms:
     """The linear and quadratic forms of topic-centred rows that every grouped term is made of.
@@ -583,7 +528,7 @@ def random_group_bias_variance(scores: ArrayLike, c: ArrayLike, size: int, repea
     """Bias-variance over random topic groups, averaged over seeded repetitions.
 
     CIKM 2014; IPM 2022 Sec. 3.3, docs/mathematics.md §3b: a random permutation of the topics is cut into
-    ``ceil(n / size)`` groups of near-equal size (as :func:`difficulty_groups` cuts), :func:`bias_variance`
+    ``ceil(n / size)`` groups of near-equal size (as the difficulty partition cuts), :func:`bias_variance`
     is taken over the group means, and each term is averaged over ``repeats`` permutations. PIN:
     seeded with ``numpy.random.default_rng(seed)``; the permutations depend only on ``(n, repeats,
     seed)``, so adding a system does not change the grouping.

@@ -1,0 +1,25 @@
+"""Naive reference implementations the tests compare the vectorised statistics against.
+
+Written the plainest way (numpy's own ``array_split``, a Python loop), independent of the package's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def difficulty_groups(target: np.ndarray, size: int) -> list[np.ndarray]:
+    """Topic indices of each difficulty group, hardest first (docs/mathematics.md §3b PIN).
+
+    Topics sorted by the target ascending (stable), cut into ``ceil(n / size)`` groups whose sizes differ by
+    at most one, larger groups first: exactly what ``numpy.array_split`` does.
+    """
+    order = np.argsort(target, kind="stable")
+    return np.array_split(order, -(-len(order) // size))
+
+
+def group_means(scores: np.ndarray, groups: Sequence[np.ndarray]) -> np.ndarray:
+    """Each row's mean over each group of topics, shape ``(..., number of groups)``."""
+    return np.stack([np.asarray(scores)[..., group].mean(axis=-1) for group in groups], axis=-1)
