@@ -1,1 +1,4 @@
-"""Speed benchmarks (not tests): run each as a module from the repository root, e.g. ``python -m benchmarks.bench_parse``."""
+"""Speed benchmarks (not tests).
+
+Run each as a module from the repository root, e.g. ``python -m benchmarks.bench_parse``.
+"""

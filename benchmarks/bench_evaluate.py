@@ -171,7 +171,8 @@ def main() -> None:
         judgments = [line.split() for line in qrels_path.read_text().splitlines()]
         relevant = sum(grade != "0" for *_, grade in judgments)
         print(
-            f"run: {arguments.queries:,} queries x {arguments.docs:,} docs = {arguments.queries * arguments.docs:,} lines, "
+            f"run: {arguments.queries:,} queries x {arguments.docs:,} docs = {arguments.queries * arguments.docs:,} "
+            "lines, "
             f"{run_path.stat().st_size / 1e6:.0f} MB; qrels: {relevant / arguments.queries:.2f} relevant and "
             f"{(len(judgments) - relevant) / arguments.queries:.2f} judged non-relevant per query "
             f"(seed {SEED}, written in {time.perf_counter() - started:.0f} s)"
@@ -217,7 +218,8 @@ def main() -> None:
         best, median = best_and_median(rows)
         print(
             f"{case:<18} {best['wall']:>11.2f} {median:>9.2f} {best['cpu']:>6.2f} {best['cpu'] / reference_cpu:>18.2f} "
-            f"{best['process']:>10.2f} {best['rss_after_imports_mb']:>21.0f} {max(row['peak_mb'] for row in rows):>12.0f}"
+            f"{best['process']:>10.2f} {best['rss_after_imports_mb']:>21.0f} "
+            f"{max(row['peak_mb'] for row in rows):>12.0f}"
             + "".join(f" {best['means'][name]:>13.6f}" if name in best["means"] else f" {'-':>13}" for name in MEASURES)
         )
     for case, reason in skipped.items():

@@ -60,7 +60,8 @@ print(sum(values["map"] for values in results.values()) / len(results))
 IR_MEASURES = """
 import sys, ir_measures
 from ir_measures import AP, nDCG, RR
-values = list(ir_measures.iter_calc([AP, nDCG@10, RR], ir_measures.read_trec_qrels(sys.argv[1]), ir_measures.read_trec_run(sys.argv[2])))
+qrels, run = ir_measures.read_trec_qrels(sys.argv[1]), ir_measures.read_trec_run(sys.argv[2])
+values = list(ir_measures.iter_calc([AP, nDCG@10, RR], qrels, run))
 print(len(values))
 """
 RANX = """
@@ -198,7 +199,8 @@ def main() -> None:
     reference = statistics.median(wall for wall, _, _ in results["pytrec_eval alone"])
     reference_cpu = statistics.median(cpu for _, cpu, _ in results["pytrec_eval alone"])
     header = (
-        f"{'case':<22} {'median s':>9} {'best s':>7} {'x pytrec_eval':>14} {'median cpu s':>13} {'cpu x pytrec_eval':>18} "
+        f"{'case':<22} {'median s':>9} {'best s':>7} {'x pytrec_eval':>14} {'median cpu s':>13} "
+        f"{'cpu x pytrec_eval':>18} "
         f"{'peak RSS MB':>12}"
     )
     print(header)
@@ -212,7 +214,8 @@ def main() -> None:
         )
     for name in skipped:
         print(
-            f"{name:<22} skipped ({'no trec_eval binary on the PATH' if name.startswith('trec') else 'ranx not installed'})"
+            f"{name:<22} skipped "
+            f"({'no trec_eval binary on the PATH' if name.startswith('trec') else 'ranx not installed'})"
         )
 
 

@@ -3,8 +3,9 @@
 A seeded synthetic run of 7,000 queries x 1,000 passages (7M lines, ~280 MB, spacing as Anserini
 writes it) and qrels shaped like MS MARCO dev are written to a scratch folder (``common.write_data``).
 Each case runs in a fresh Python process so that its peak resident memory (``ru_maxrss``) is its own;
-cases alternate over the repeats so that a busy machine slows them alike (``common.run_cases``). Reported: the fastest and the median wall
-time, CPU time of the fastest repeat, the resident memory after imports and the peak.
+cases alternate over the repeats so that a busy machine slows them alike (``common.run_cases``).
+Reported: the fastest and the median wall time, CPU time of the fastest repeat, the resident memory after
+imports and the peak.
 
 Cases:
 
@@ -92,8 +93,10 @@ def main() -> None:
         run_path, qrels_path = write_data(folder, arguments.queries, arguments.depth, compress=arguments.gzip)
         size_mb = run_path.stat().st_size / 1e6
         print(
-            f"run: {arguments.queries:,} queries x {arguments.depth:,} docs = {arguments.queries * arguments.depth:,} lines, "
-            f"{size_mb:.0f} MB{' gzipped' if arguments.gzip else ''} (seed {SEED}, written in {time.perf_counter() - started:.0f} s)"
+            f"run: {arguments.queries:,} queries x {arguments.depth:,} docs = "
+            f"{arguments.queries * arguments.depth:,} lines, "
+            f"{size_mb:.0f} MB{' gzipped' if arguments.gzip else ''} (seed {SEED}, written in "
+            f"{time.perf_counter() - started:.0f} s)"
         )
         results = run_cases(
             "benchmarks.bench_parse", CASES, arguments.repeats, lambda case, repeat: (run_path, qrels_path)
@@ -107,7 +110,8 @@ def main() -> None:
     for case, rows in results.items():
         best, median = best_and_median(rows)
         print(
-            f"{case:<34} {best['wall']:>11.2f} {median:>9.2f} {best['cpu']:>7.2f} {best['rss_before_mb']:>14.0f} {best['peak_mb']:>12.0f}"
+            f"{case:<34} {best['wall']:>11.2f} {median:>9.2f} {best['cpu']:>7.2f} {best['rss_before_mb']:>14.0f} "
+            f"{best['peak_mb']:>12.0f}"
         )
 
 

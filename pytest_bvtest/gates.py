@@ -254,7 +254,8 @@ def judge(
 
     ``null`` (with ``reference`` its swap partner) is the gate's null of no change; its values plus
     ``null_offset`` (the reference's value when the null is of a difference) are on the value's
-    scale. ``higher_is_better`` (needed without a bound) says which side is bad. ``false_alarm`` turns its quantile into the gate's limit (needs ``null``); with a
+    scale. ``higher_is_better`` (needed without a bound) says which side is bad. ``false_alarm`` turns
+    its quantile into the gate's limit (needs ``null``); with a
     ``bound`` too, the effective limit is the more lenient of the two, so the gate fails only when
     both are crossed. A NaN value or limit fails, saying which statistic is undefined. ``family``
     replaces ``false_alarm``'s own quantile by the family's per-gate count (:func:`with_family`).
@@ -516,7 +517,8 @@ def _with_message(outcome: GateOutcome, undefined: str | None) -> GateOutcome:
             about = f" ({impact.text})" if impact.text else ""
             share = "" if impact.contribution is None else f"; moves {outcome.label} by {impact.contribution:+.4g}"
             lines.append(
-                f"    {impact.topic}{about}: {impact.candidate:.4f} vs {impact.compared:.4f} ({impact.delta:+.4f}{share})"
+                f"    {impact.topic}{about}: {impact.candidate:.4f} vs {impact.compared:.4f} "
+                f"({impact.delta:+.4f}{share})"
             )
     return replace(outcome, message="\n".join(lines))
 

@@ -243,7 +243,10 @@ class MeasureGates(pytest.Collector):
 
 
 def keyword(name: str) -> str:
-    """``name`` spelt with what a ``-k`` expression accepts: ``AP(rel=2)`` becomes ``AP_rel_2``, ``nDCG@10`` ``nDCG_10``."""
+    """``name`` spelt with what a ``-k`` expression accepts.
+
+    ``AP(rel=2)`` becomes ``AP_rel_2``, ``nDCG@10`` ``nDCG_10``.
+    """
     return re.sub(r"[^\w.+-]+", "_", name).strip("_")
 
 

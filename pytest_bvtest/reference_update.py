@@ -92,7 +92,10 @@ def update_reference(
             atomic_write_bytes(kept, old)
         kept_line = f"bvtest: previous reference kept as {kept}"
     else:
-        kept_line = f"bvtest: previous reference not kept (no cache folder): restore it from version control (git checkout -- {stored.path.name})"
+        kept_line = (
+            "bvtest: previous reference not kept (no cache folder): "
+            f"restore it from version control (git checkout -- {stored.path.name})"
+        )
     data = new_text.encode("utf-8")
     atomic_write_bytes(stored.path, gzip.compress(data, mtime=0) if stored.path.name.endswith(".gz") else data)
     lines += [

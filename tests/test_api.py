@@ -514,7 +514,8 @@ def test_intra_topic_per_topic_values_and_the_noise_aware_mve_gate_over_variatio
     spec = spec.replace("analysis:", "analysis:\n      bootstrap: {resamples: 200, seed: 3}")
     evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", spec)), use_cache=False)
     measure = evaluation.measure()
-    # MATH.md section 5 golden: O_1 = 0.5 * 0.46 - 2 * 0.25 * 0.0244 = 0.2178, O_2 = 0.5 * 0.75 - 2 * 0.25 * 0.0025 = 0.37375
+    # MATH.md section 5 golden: O_1 = 0.5 * 0.46 - 2 * 0.25 * 0.0244 = 0.2178,
+    # O_2 = 0.5 * 0.75 - 2 * 0.25 * 0.0025 = 0.37375
     candidate = measure.matrix.systems.index("candidate")
     np.testing.assert_allclose(measure.mve.topic_values[candidate], [0.2178, 0.37375], atol=1e-12)
     # the interval: a naive loop resampling topics (each with all its variations) with the bootstrap's own draws

@@ -274,7 +274,8 @@ def test_a_table_of_one_named_measure_is_never_served_as_another(tmp_path: Path,
     (tmp_path / "a.run").write_text("1 Q0 d1 1 2.0 a\n2 Q0 d3 1 1.0 a\n")
     (tmp_path / "b.tsv").write_text(table)
     (tmp_path / "bvtest.yaml").write_text(
-        f"qrels: qrels.txt\nmeasures: [{spec_measure}]\nbaselines: {{a: a.run}}\ncandidate: {{scores: b.tsv, system: b}}\n"
+        f"qrels: qrels.txt\nmeasures: [{spec_measure}]\nbaselines: {{a: a.run}}\ncandidate: "
+        f"{{scores: b.tsv, system: b}}\n"
     )
     with pytest.raises(
         InputError, match=rf"b.tsv: the table holds the measure (map|AP); none of them is {spec_measure}"
@@ -408,7 +409,8 @@ def test_a_yaml_alias_bomb_is_refused_fast_with_bounded_memory(tmp_path: Path) -
             "5: gates[0].statistic: unknown statistic ['mean']",
         ),
         (
-            "measures: [AP]\nbaselines: {a: a.run}\ncandidate: a.run\ngates:\n  - {statistic: mean, min: 0, reference: [a]}\n",
+            "measures: [AP]\nbaselines: {a: a.run}\ncandidate: a.run\ngates:\n  - {statistic: mean, min: 0, "
+            "reference: [a]}\n",
             "5: gates[0].reference: ['a'] is not a baseline",
         ),
         ("measures: [AP(rel=0)]\n", "1: measures[0]: measure 'AP(rel=0)': rel must be an integer grade from 1"),
@@ -452,7 +454,8 @@ def test_spec_mistakes_are_one_line_naming_the_line(tmp_path: Path, text: str, e
         ("measures: [AP]\nqrels: [qrels.txt]\n", "qrels", 2),
         ("measures: [AP]\nbaselines: {a: {run: a.run, tag: [x]}}\n", "baselines.a.tag", 2),
         (
-            "measures: [AP]\nbaselines: {a: a.run}\ncandidate: a.run\ngates:\n  - {statistic: mean, min: 0, confidence: high}\n",
+            "measures: [AP]\nbaselines: {a: a.run}\ncandidate: a.run\ngates:\n  - {statistic: mean, min: 0, "
+            "confidence: high}\n",
             "gates[0].confidence",
             5,
         ),

@@ -236,7 +236,8 @@ def test_calibrate_says_how_often_the_gates_fail_an_equal_change_together_and_ke
 def test_calibrate_without_a_candidate_is_an_input_error(tmp_path: Path) -> None:
     spec = tmp_path / "analysis.yaml"
     spec.write_text(
-        f"qrels: {EXAMPLE / 'eval' / 'qrels.txt'}\nmeasures: [AP]\nbaselines: {{p: {EXAMPLE / 'runs' / 'production.run'}}}\n"
+        f"qrels: {EXAMPLE / 'eval' / 'qrels.txt'}\nmeasures: [AP]\nbaselines: "
+        f"{{p: {EXAMPLE / 'runs' / 'production.run'}}}\n"
     )
     result = run_cli("calibrate", str(spec))
     assert result.returncode == 2 and "calibrate needs a candidate and gates" in result.stderr

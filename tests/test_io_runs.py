@@ -1,4 +1,7 @@
-"""read_run and read_run_columns: TREC run files, their errors, the bulk path against the line-by-line path, real runs."""
+"""read_run and read_run_columns.
+
+TREC run files, their errors, the bulk path against the line-by-line path, real runs.
+"""
 
 from __future__ import annotations
 

@@ -32,7 +32,11 @@ def test_help_and_the_plugin_import_no_part_of_the_pipeline(tmp_path: Path) -> N
 def test_a_gate_with_every_run_cached_loads_neither_scipy_stats_nor_pytrec_eval(tmp_path: Path) -> None:
     project = tmp_path / "project"
     shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__"))
-    evaluate = "from pytest_bvtest.api import evaluate_spec\nfrom pytest_bvtest.spec import load_spec\nevaluate_spec(load_spec('bvtest.yaml'))"
+    evaluate = (
+        "from pytest_bvtest.api import evaluate_spec\n"
+        "from pytest_bvtest.spec import load_spec\n"
+        "evaluate_spec(load_spec('bvtest.yaml'))"
+    )
     cold = imported_after(evaluate, project)
     assert list((project / ".bvtest_cache").rglob("*.json"))  # the first evaluation filled the cache
     # the example's measures (nDCG@10, AP) come from the columnar path: even a cold gate needs no pytrec_eval

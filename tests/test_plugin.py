@@ -102,7 +102,8 @@ def test_failing_gate_says_what_regressed_by_how_much_and_where(project: pytest.
     # URisk at alpha 5 = (0.5 + 0.5 + 2/3 - 6 * 0.8 - 6 * 0.75) / 6 = -1.27222
     result.stdout.fnmatch_lines(
         [
-            "*AP URisk FAILED: candidate -1.27222 against production; bound min -0.05 requires >= -0.05; past the limit by 1.22222; "
+            "*AP URisk FAILED: candidate -1.27222 against production; bound min -0.05 requires >= -0.05; past the "
+            "limit by 1.22222; "
             "false-alarm rate 90.6% (all 64 swaps with production)",
             "  The risk-weighted change against production (losses count extra) is lower than allowed "
             "(URisk -1.27, limit -0.05 at a 90.6% false-alarm rate).",

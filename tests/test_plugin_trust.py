@@ -226,7 +226,8 @@ def test_a_candidate_identical_to_production_is_ok_star_everywhere(project: pyte
     result.assert_outcomes(passed=6, warnings=6)
     result.stdout.fnmatch_lines(
         [
-            "*GateGuardWarning: bvtest.yaml::AP::mean: identical: candidate's per-topic AP scores are identical to production's*",
+            "*GateGuardWarning: bvtest.yaml::AP::mean: identical: candidate's per-topic AP scores are identical to "
+            "production's*",
             "WARNING: identical: candidate's per-topic AP scores are identical to production's on all 6 topics*",
             "[[]OK[*][]] bvtest.yaml::AP::mean: AP Mean passed with a warning*",
             "bvtest: 6 gates, 0 failed, 6 with a warning (OK[*])",

@@ -121,10 +121,13 @@ def sample_document() -> dict[str, Any]:
             reference_value=0.015804,
             worst_topics=(("302", 0.20, 0.70, 0.0286), ("301", 0.60, 0.62, 0.0009)),
             spec_line=12,
-            sentence="Quality varies more from query to query or sits further below the best achievable than in production "
+            sentence="Quality varies more from query to query or sits further below the best achievable than in "
+            "production "
             "(Bias²+Var 0.0371 vs 0.0158, limit 0.0174).",
-            message="nDCG@10 Bias²+Var FAILED: candidate 0.037136 vs production 0.015804; bound max_increase 10% requires <= 0.0173844; "
-            "past the limit by 0.0197516\n  topics that lost most against production:\n    302: 0.2000 vs 0.7000 (-0.5000)",
+            message="nDCG@10 Bias²+Var FAILED: candidate 0.037136 vs production 0.015804; bound max_increase 10% "
+            "requires <= 0.0173844; "
+            "past the limit by 0.0197516\n  topics that lost most against production:\n    302: 0.2000 vs 0.7000 "
+            "(-0.5000)",
         ),
         gate(
             "bvtest.yaml::nDCG@10::mean",
@@ -144,7 +147,8 @@ def sample_document() -> dict[str, Any]:
             warning=warning,
             interval={"low": -0.41, "high": 0.02, "confidence": 0.95, "seed": 0},
             spec_line=14,
-            message="nDCG@10 URisk passed within noise: candidate -0.162 vs production 0; bound max_decrease 0.05 requires >= -0.05; "
+            message="nDCG@10 URisk passed within noise: candidate -0.162 vs production 0; bound max_decrease 0.05 "
+            "requires >= -0.05; "
             "past the limit by 0.112\n  95% bootstrap interval of candidate - reference: [-0.41, 0.02] (seed 0)\n"
             f"  warning: {warning}",
         ),
@@ -473,8 +477,8 @@ def test_terminal_notes_missing_and_ignored_topics() -> None:
     document["evaluations"][0]["systems"][0]["ignored_topics"] = [str(topic) for topic in range(900, 908)]
     lines = texts(terminal.summary_lines(document))
     assert (
-        "note: production ranked 8 topics outside the evaluated topics (unjudged, or no relevant document; ignored): 900, 901, 902, 903, 904, ... (+3 more)"
-        in lines
+        "note: production ranked 8 topics outside the evaluated topics (unjudged, or no relevant document; "
+        "ignored): 900, 901, 902, 903, 904, ... (+3 more)" in lines
     )
 
 
@@ -589,8 +593,8 @@ def test_markdown_summary() -> None:
     # comparisons (none in the sample) would be folded; the two system tables are
     assert text.count("<details>") == 2 and text.count("</details>") == 2
     assert (
-        "| **candidate** | candidate | 0.4780 | 0.0100 | 0.0271 | 0.0371 | -0.1620 | 0.4733 | 0.4237 | 1 OK, 1 OK*, 1 FAIL |"
-        in lines
+        "| **candidate** | candidate | 0.4780 | 0.0100 | 0.0271 | 0.0371 | -0.1620 | 0.4733 | 0.4237 | 1 OK, 1 OK*, "
+        "1 FAIL |" in lines
     )
     assert "- bm25 has no ranking for 2 of 5 topics (scored 0): 304, 305" in lines
     assert_tables_well_formed(text)
@@ -891,7 +895,8 @@ def test_markdown_what_to_do_footer_and_folded_comparisons() -> None:
         "**nDCG@10**",
         "",
         "```text",
-        "candidate vs baselines on the mean (paired over topics; Holm over 1; randomization: 10,000 sign flips, seed 0):",
+        "candidate vs baselines on the mean (paired over topics; Holm over 1; randomization: 10,000 sign flips, "
+        "seed 0):",
         "  production  -0.0620  W/T/L 2/0/3  t-test p 0.4100 (Holm 0.4100)  randomization p 0.4400 (Holm 0.4400)",
     ]
     footer = lines[lines.index("### What to do") :]

@@ -157,32 +157,38 @@ def test_analysis_only_spec_is_valid(project: Path) -> None:
         ("measures: [AP]\nanalysis:\n  risk_alpha: -1\n", 3, "must be at least 0"),
         ("measures: [AP]\nanalysis:\n  risk_alpha: five\n", 3, "expected a number"),
         (
-            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: bias2_plus_vra, max: 1}\n",
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - "
+            "{statistic: bias2_plus_vra, max: 1}\n",
             6,
             "did you mean 'bias2_plus_var'",
         ),
         (
-            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var}\n",
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - "
+            "{statistic: var}\n",
             6,
             "exactly one bound",
         ),
         (
-            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: mean, max_increase: 1%}\n",
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - "
+            "{statistic: mean, max_increase: 1%}\n",
             6,
             "use `max_decrease`",
         ),
         (
-            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var, max: 5%}\n",
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - "
+            "{statistic: var, max: 5%}\n",
             6,
             "percentage is relative",
         ),
         (
-            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var, max_increase: lots}\n",
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - "
+            "{statistic: var, max_increase: lots}\n",
             6,
             "expected a number or a percentage",
         ),
         (
-            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - {statistic: var, max: 1, confidence: 95}\n",
+            "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandidate: runs/new.run\ngates:\n  - "
+            "{statistic: var, max: 1, confidence: 95}\n",
             6,
             "between 0 and 1",
         ),
@@ -225,7 +231,8 @@ def test_each_mistake_names_file_line_and_key(project: Path, text: str, line: in
     ("text", "line", "fragment"),
     [
         (
-            "measures: [AP]\nbaselines: {p: {scores: table.csv, system: sysA}}\ncandidate: runs/new.run\nqrels: qrels.txt\n"
+            "measures: [AP]\nbaselines: {p: {scores: table.csv, system: sysA}}\ncandidate: runs/new.run\nqrels: "
+            "qrels.txt\n"
             "analysis:\n  simulation: {samples: 5}\n",
             6,
             "the per-topic simulation needs run files: per-topic tables",
@@ -330,7 +337,8 @@ def test_table_format_is_stated_for_a_whole_table_of_baselines(project: Path) ->
     assert spec.candidate.format == "wide-topics"
     error = load_error(project, "measures: [AP]\ntable_format: sideways\nbaselines: urbano.csv\n")
     assert str(error).endswith(
-        "bvtest.yaml:2: table_format: unknown table format 'sideways'; use one of auto, trec_eval, long, wide, wide-topics, parquet"
+        "bvtest.yaml:2: table_format: unknown table format 'sideways'; use one of auto, trec_eval, long, wide, "
+        "wide-topics, parquet"
     )
 
 

@@ -18,7 +18,10 @@ EXACT = 1e-12
 
 
 def naive_tau_ap(truth, estimate):
-    """Yilmaz et al. SIGIR 2008 read literally: walk down the estimated list, count the correctly ordered items above."""
+    """Yilmaz et al. SIGIR 2008 read literally.
+
+    Walk down the estimated list, count the correctly ordered items above.
+    """
     order = sorted(range(len(estimate)), key=lambda k: -estimate[k])  # Python's sort is stable
     total = 0.0
     for i in range(1, len(order)):

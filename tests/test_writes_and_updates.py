@@ -132,8 +132,8 @@ def test_the_previous_reference_is_kept_in_the_cache_folder_or_left_to_version_c
     without_cache = make_project(tmp_path / "nocache", SPEC + "cache: false\n")
     lines = update_reference(evaluate_spec(load_spec(without_cache), use_cache=False))
     assert (
-        "previous reference not kept (no cache folder): restore it from version control (git checkout -- production.run)"
-        in lines[1]
+        "previous reference not kept (no cache folder): restore it from version control (git checkout -- "
+        "production.run)" in lines[1]
     )
 
 

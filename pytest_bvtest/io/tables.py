@@ -257,7 +257,8 @@ def _read_trec_eval(
         values = by_measure.setdefault(measure, {})
         if topic in values:
             raise InputError(
-                f"measure {excerpt(measure)} of topic {excerpt(topic)} appears twice (first on line {first_lines[measure, topic]})",
+                f"measure {excerpt(measure)} of topic {excerpt(topic)} appears twice (first on line "
+                f"{first_lines[measure, topic]})",
                 path=path,
                 line=number,
                 hint="keep one value per measure and topic",
@@ -453,7 +454,8 @@ def _read_wide(
             )
         if row_name in first_lines:
             raise InputError(
-                f"{'topic' if rows_are_topics else 'system'} {excerpt(row_name)} has a second row (first on line {first_lines[row_name]})",
+                f"{'topic' if rows_are_topics else 'system'} {excerpt(row_name)} has a second row (first on line "
+                f"{first_lines[row_name]})",
                 path=path,
                 line=number,
                 hint="keep one row per " + ("topic" if rows_are_topics else "system"),

@@ -21,7 +21,10 @@ from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_docume
 
 
 def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[str, Any]:
-    """What one item sends to the controller: its measure's evaluation (all measures for an analysis item) and its gate."""
+    """What one item sends to the controller.
+
+    Its measure's evaluation (all measures for an analysis item) and its gate.
+    """
     measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
     return {
         "documents": [

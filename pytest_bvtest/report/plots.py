@@ -195,7 +195,8 @@ def _scatter_figure(figure_class: Any, evaluation: Mapping[str, Any]) -> Any:
     tradeoff = evaluation["tradeoff"]
     axes.set_title(
         f"{evaluation['measure']}: Bias² vs Var, {len(systems)} systems{_omitted_note(omitted)}\n"
-        f"tradeoff: Pearson r = {format_number(tradeoff['pearson'], 3)}, Spearman ρ = {format_number(tradeoff['spearman'], 3)}",
+        f"tradeoff: Pearson r = {format_number(tradeoff['pearson'], 3)}, Spearman ρ = "
+        f"{format_number(tradeoff['spearman'], 3)}",
         fontsize=10,
     )
     # Room for the names of the outermost points; from 0, where the best (lowest) values are.

@@ -70,7 +70,10 @@ def system_rows(evaluation: Mapping[str, Any]) -> list[tuple[str, ...]]:
 
 
 def evaluation_title(evaluation: Mapping[str, Any]) -> str:
-    """``spec · measure · n topics · target c``, plus normalisation, grouping and a query-variation MVE form when set."""
+    """``spec · measure · n topics · target c``.
+
+    Plus normalisation, grouping and a query-variation MVE form when set.
+    """
     settings = evaluation.get("settings") or {}
     parts = [
         display_path(evaluation["spec"]),
@@ -123,7 +126,8 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
         ignored = system.get("ignored_topics") or []
         if missing:
             notes.append(
-                f"{system['name']} has no ranking for {len(missing)} of {total} topics (scored 0): {_topic_list(missing)}"
+                f"{system['name']} has no ranking for {len(missing)} of {total} topics (scored 0): "
+                f"{_topic_list(missing)}"
             )
         missing_queries = system.get("missing_queries") or []
         if missing_queries:
@@ -134,7 +138,8 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
         if ignored:
             topics = "topic" if len(ignored) == 1 else "topics"
             notes.append(
-                f"{system['name']} ranked {len(ignored)} {topics} outside the evaluated topics (unjudged, or no relevant document; ignored): {_topic_list(ignored)}"
+                f"{system['name']} ranked {len(ignored)} {topics} outside the evaluated topics (unjudged, or no "
+                f"relevant document; ignored): {_topic_list(ignored)}"
             )
     notes += [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "note"]
     return notes
@@ -207,7 +212,8 @@ def comparison_lines(evaluation: Mapping[str, Any]) -> list[str]:
             f"  {comparison['baseline']:<{width}}  {comparison['difference']:+.4f}  "
             f"W/T/L {comparison['wins']}/{comparison['ties']}/{comparison['losses']}  "
             f"t-test p {format_number(comparison['p_t'])} (Holm {format_number(comparison['p_t_holm'])})  "
-            f"randomization p {format_number(comparison['p_randomization'])} (Holm {format_number(comparison['p_randomization_holm'])})"
+            f"randomization p {format_number(comparison['p_randomization'])} (Holm "
+            f"{format_number(comparison['p_randomization_holm'])})"
         )
     if len(comparisons) > len(shown):
         lines.append(f"  ... and {len(comparisons) - len(shown)} more baselines in the JSON report")

@@ -1,9 +1,10 @@
 """GAWM and HITS: system effectiveness weighted by how well topics discern systems.
 
 Lee, Kazai, Vinay, Milić-Frayling, Mendes Rodrigues & Ignjatović, "Measuring system performance and
-topic discernment using generalized adaptive-weight mean", CIKM 2009 (GAWM), and Mizzaro & Robertson, "HITS hits TREC: exploring IR evaluation results with network
-analysis", SIGIR 2007 (HITS), docs/mathematics.md §6. ``P`` is a systems x topics matrix ``(..., m, n)``;
-leading axes (resamples) broadcast through.
+topic discernment using generalized adaptive-weight mean", CIKM 2009 (GAWM), and Mizzaro & Robertson,
+"HITS hits TREC: exploring IR evaluation results with network analysis", SIGIR 2007 (HITS),
+docs/mathematics.md §6. ``P`` is a systems x topics matrix ``(..., m, n)``; leading axes (resamples)
+broadcast through.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def gawm(scores: npt.ArrayLike, q: float = 1.0, tolerance: float = 1e-12, max_it
     Our reading of the iteration order: the state is ``E_t``. One iteration computes both weight
     vectors from the current ``E_t`` (Eq. 7 and 8), then both means from those weights. The weights
     reported are the ones that produced the reported means, so the first two equations hold
-    exactly for the result (for ``E_t`` up to the rounding of the log-space normalisation). When every ``d_i`` is 0 (identical systems) ``d_i / sum_k d_k`` is taken
+    exactly for the result (for ``E_t`` up to the rounding of the log-space normalisation). When every
+    ``d_i`` is 0 (identical systems) ``d_i / sum_k d_k`` is taken
     as 0, i.e. uniform system weights. A topic on which every system scores the same has
     ``W_t = 0`` exactly (it discerns nothing) and ``E_t`` equal to that score. Stacked matrices are
     iterated independently: each stops at its own convergence, exactly as if evaluated alone.

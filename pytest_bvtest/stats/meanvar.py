@@ -417,7 +417,8 @@ def _variation_probabilities(popularity: npt.ArrayLike | None, present: npt.NDAr
     zero = np.flatnonzero(largest <= 0)
     if zero.size:
         raise StatisticError(
-            f"popularity sums to 0 for topic position(s) {zero.tolist()}; give at least one variation a positive popularity"
+            f"popularity sums to 0 for topic position(s) {zero.tolist()}; give at least one variation a positive "
+            "popularity"
         )
     scaled = p / largest[:, None]  # by the largest first, so huge popularities cannot overflow their sum
     return scaled / scaled.sum(axis=1)[:, None]

@@ -6,7 +6,8 @@ every list the code and the reports use (:data:`SYSTEM_STATISTICS`, :data:`PROMI
 :data:`TABLE_COLUMNS`, :data:`PLOT_SERIES`, :func:`docs_table`) is derived from it, so adding a
 statistic is one entry (docs/architecture.md). The gate layer never calls a family module directly:
 an evaluation computes values through :func:`statistic_values`, a gate or the bootstrap through
-:meth:`Statistic.compute` on the systems x topics matrix with one :class:`AnalysisSettings`. The bias-variance family (``bias2`` ... ``gap_mse``) applies the settings'
+:meth:`Statistic.compute` on the systems x topics matrix with one :class:`AnalysisSettings`. The
+bias-variance family (``bias2`` ... ``gap_mse``) applies the settings'
 normalisation and grouping through :mod:`pytest_bvtest.stats.biasvar`; ``mean``, the risk family,
 ``mve`` and ``gawm`` see the raw scores (docs/mathematics.md §3-6). Directions follow docs/mathematics.md §7.
 

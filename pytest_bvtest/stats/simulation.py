@@ -56,7 +56,8 @@ class RetrievedList:
         relevant = np.array(self.relevant, dtype=bool)
         if scores.ndim != 1 or relevant.shape != scores.shape:
             raise StatisticError(
-                f"a retrieved list needs one score and one relevance flag per document, got shapes {scores.shape} and {relevant.shape}"
+                f"a retrieved list needs one score and one relevance flag per document, got shapes {scores.shape} "
+                f"and {relevant.shape}"
             )
         if not np.isfinite(scores).all():
             raise StatisticError("retrieval scores contain NaN or infinite values")
