@@ -13,7 +13,8 @@ to do about each one.
   another year or track than the runs), fewer a note.
 - ``stale_reference``: the candidate beats the reference on the mean by a large, clear margin
   (randomization p below :data:`STALE_REFERENCE_P` and a gain of at least :data:`STALE_REFERENCE_GAIN`
-  of the reference's mean). Gates against the reference are then lenient; it may be stale.
+  of the reference's mean). Gates against the reference are then lenient; it may be stale. Each system
+  a gate is measured against (the spec's reference, a gate's own ``reference:``) is judged.
 - ``reference_missing``: the reference has no ranking for topics on which the candidate scores above
   0 (scored 0 by the missing-topic rule): the candidate's wins there are free, so gates against the
   reference are lenient (a truncated reference run, or one made for fewer topics).
@@ -135,21 +136,30 @@ def stale_reference(
     measure: str,
     permutations: int,
     settings: GuardSettings = GuardSettings(),
+    spec_reference: bool = True,
 ) -> Guard | None:
     """The candidate beats the reference by a gain large (``settings.stale_reference_gain`` of its mean) and
-    clear (randomization p below ``settings.stale_reference_p``): gates against the reference are lenient."""
+    clear (randomization p below ``settings.stale_reference_p``): gates against the reference are lenient.
+
+    ``spec_reference`` says whether ``reference`` is the spec's reference, which ``--bvtest-update``
+    replaces, or only a gate's own ``reference:``, which the spec's author points elsewhere.
+    """
     gain = candidate_mean - reference_mean
     clear = p_value < settings.stale_reference_p
     if not (clear and gain > 0 and gain >= settings.stale_reference_gain * abs(reference_mean)):
         return None
     relative = f", {gain / reference_mean:+.0%}" if reference_mean else ""
+    advice = (
+        "once this change is accepted, make it the reference: pytest --bvtest-update"
+        if spec_reference
+        else f"compare the gates that name `reference: {reference}` with a recent baseline"
+    )
     return Guard(
         "stale_reference",
         True,
         f"the candidate's mean {measure} {candidate_mean:.4f} is far above the reference {reference}'s "
         f"{reference_mean:.4f} ({gain:+.4f}{relative}; randomization p {p_value:.4f} < {settings.stale_reference_p:g}, "
-        f"{permutations:,} sign flips): the reference may be stale, which makes gates against it lenient; once this "
-        "change is accepted, make it the reference: pytest --bvtest-update",
+        f"{permutations:,} sign flips): the reference may be stale, which makes gates against it lenient; {advice}",
         systems=(reference,),
         reference=reference,
     )
@@ -223,40 +233,42 @@ def measure_guards(
     """The guards that fire on one measure's evaluation, most urgent first.
 
     ``gate_references`` are the systems the measure's gates are measured against (a gate may name its
-    own ``reference``): each is checked for topics it has no ranking for, like the spec's reference.
+    own ``reference``): each is checked like the spec's reference, for being stale and for topics it has
+    no ranking for, and its guards concern the gates measured against it.
     """
     scores = matrix.scores
     found = []
     if candidate is not None:
         index = matrix.index(candidate)
         found.append(identical_to_baseline(scores, matrix.systems, index, matrix.measure))
-        against = next((comparison for comparison in comparisons if comparison.baseline == reference), None)
-        if against is not None:
-            mean = float(scores[index].mean())
-            found.append(
-                stale_reference(
-                    mean,
-                    mean - against.difference,
-                    against.baseline,
-                    against.p_randomization,
-                    matrix.measure,
-                    against.permutations,
-                    thresholds,
-                )
-            )
-        for compared in dict.fromkeys((*((reference,) if reference is not None else ()), *gate_references)):
-            if compared != candidate:
+        # every system a gate is measured against: the spec's reference and the gates' own `reference:`
+        compared_with = [
+            name
+            for name in dict.fromkeys((*((reference,) if reference is not None else ()), *gate_references))
+            if name != candidate
+        ]
+        mean = float(scores[index].mean())
+        for compared in compared_with:
+            against = next((comparison for comparison in comparisons if comparison.baseline == compared), None)
+            if against is not None:
                 found.append(
-                    reference_missing_topics(
-                        scores,
-                        matrix.imputed,
-                        matrix.topics,
-                        index,
-                        matrix.index(compared),
-                        matrix.systems,
+                    stale_reference(
+                        mean,
+                        mean - against.difference,
+                        against.baseline,
+                        against.p_randomization,
                         matrix.measure,
+                        against.permutations,
+                        thresholds,
+                        spec_reference=compared == reference,
                     )
                 )
+        for compared in compared_with:
+            found.append(
+                reference_missing_topics(
+                    scores, matrix.imputed, matrix.topics, index, matrix.index(compared), matrix.systems, matrix.measure
+                )
+            )
     found.append(unanswered_topics(scores, matrix.topics, matrix.measure, thresholds.unanswered_share))
     bounded_by_one = settings.normalize != "none" or bool(np.all(scores <= 1))
     found.append(

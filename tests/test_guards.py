@@ -285,3 +285,35 @@ def test_a_gate_with_its_own_reference_is_checked_for_that_references_missing_to
     against_cut, against_production = evaluation.gates
     assert against_cut.outcome == "OK*" and against_cut.guards[0].startswith("the reference cut has no ranking")
     assert not any(guard.startswith("the reference") for guard in against_production.guards)
+
+
+def test_real_dl_hard_a_gate_with_its_own_stale_reference_is_ok_star_and_only_that_gate(tmp_path: Path) -> None:
+    """DL-HARD documents: BM25+ELECTRA beats plain BM25 by +0.1134 nDCG@10 (+42%, randomization p 0.0003) and
+    BM25+PARADE by +0.0289 (p 0.35). A gate that names `reference: bm25` passed plain OK before: only the spec's
+    reference (PARADE) was checked for being stale."""
+    runs = shared_path("dl_hard", "dataset", "baselines", "doc")
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        textwrap.dedent(f"""
+        qrels: {shared_path("dl_hard", "dataset", "dl_hard-doc.qrels")}
+        measures: [nDCG@10]
+        baselines:
+          parade: {runs / "bm25+parade-electra.run.gz"}
+          bm25: {runs / "bm25.run.gz"}
+        candidate: {runs / "bm25+electra-mp.run.gz"}
+        reference: parade
+        cache: false
+        gates:
+          - {{statistic: mean, max_decrease: 0.01, reference: bm25, name: vs-bm25}}
+          - {{statistic: mean, max_decrease: 0.05, name: vs-parade}}
+    """)
+    )
+    evaluation = evaluate_spec(spec_under_test(spec), use_cache=False).measure()
+    bm25 = next(c for c in evaluation.comparisons if c.baseline == "bm25")
+    assert bm25.difference == pytest.approx(0.384965 - 0.271607, abs=1e-6) and bm25.p_randomization < 0.01
+    stale = [guard for guard in evaluation.guards if guard.kind == "stale_reference"]
+    assert [guard.reference for guard in stale] == ["bm25"]  # PARADE, +0.0289 at p 0.35, is not stale
+    assert stale[0].message.endswith("compare the gates that name `reference: bm25` with a recent baseline")
+    vs_bm25, vs_parade = evaluation.gates
+    assert vs_bm25.outcome == "OK*" and vs_bm25.guards[0].startswith("the candidate's mean nDCG@10 0.3850 is far")
+    assert vs_parade.outcome == "OK" and not vs_parade.guards
