@@ -528,8 +528,9 @@ def blame_title(label: str, impacts: Sequence[TopicImpact], against: str, statis
     statistic's topics show its per-topic terms (docs/mathematics.md §3e), not scores."""
     if impacts and impacts[0].contribution is None:
         return f"topics that lost most against {against} ({label} has no per-topic split)"
-    simulated = statistic in STATISTICS and STATISTICS[statistic].from_simulation is not None
-    return f"topics that moved {label} most the wrong way ({'per-topic terms' if simulated else 'scores'} vs {against})"
+    if statistic in STATISTICS and STATISTICS[statistic].from_simulation is not None:
+        return f"topics whose per-topic {label} grew most (per-topic terms vs {against})"
+    return f"topics that moved {label} most the wrong way (scores vs {against})"
 
 
 def _headline(outcome: GateOutcome, undefined: str | None) -> str:

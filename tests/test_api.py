@@ -856,3 +856,33 @@ def test_a_failing_simulation_gate_blames_the_topics_whose_terms_grew(tmp_path: 
     assert "per-topic terms vs production" in gate.message
     rendered = markdown.render(jsonreport.session_document(jsonreport.evaluation_documents(evaluation)))
     assert "Topics whose per-topic sim Bias²+Var grew most against production" in rendered
+
+
+def test_a_simulation_gates_reports_all_say_its_topics_are_blamed_by_their_simulation_terms(tmp_path: Path) -> None:
+    """JSON said `blame_by: score difference` for sim_* gates, whose topics are ranked by the growth of their
+    per-topic simulation terms; Markdown's table and the terminal message must say the same."""
+    from pytest_bvtest.report import jsonreport, markdown
+
+    spec = _example_spec(
+        tmp_path,
+        "{simulation: {samples: 20, seed: 7}}",
+        gates="[{statistic: sim_var, measure: AP, max_increase: -1}, {statistic: mean, measure: AP, max: 0}]",
+    )
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    sim_var, mean = evaluation.measure("AP").gates
+    document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
+    gates = {gate["statistic"]: gate for gate in document["evaluations"][0]["gates"]}
+    assert gates["sim_var"]["blame_by"] == "term difference" and gates["mean"]["blame_by"] == "score difference"
+    simulation = evaluation.simulation
+    names, terms = simulation.system_names, simulation.topic_var
+    first = gates["sim_var"]["worst_topics"][0]
+    column = simulation.topic_ids.index(first["topic"])
+    assert first["candidate"] == pytest.approx(terms[names.index("candidate"), column])  # a term, not a score
+    assert first["compared"] == pytest.approx(terms[names.index("production"), column])
+    assert "topics whose per-topic sim Var grew most (per-topic terms vs production)" in sim_var.message
+    assert "topics that moved Mean most the wrong way (scores vs production)" in mean.message
+    rendered = markdown.render(document)
+    assert "Topics whose per-topic sim Var grew most against production (the simulation's per-topic terms):" in rendered
+    assert "sim Var term Δ" in rendered
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(document, jsonreport.schema())

@@ -96,7 +96,11 @@ def gate(
         "delta": None if reference_value is None else value - reference_value,
         "spec_line": spec_line,
         "docs": definition.wording.docs,
-        "blame_by": "score difference" if definition.mean_like else "contribution",
+        "blame_by": "term difference"
+        if definition.from_simulation is not None
+        else "score difference"
+        if definition.mean_like
+        else "contribution",
         "worst_topics": [
             {"topic": t, "candidate": c, "compared": r, "delta": c - r, "contribution": share}
             for t, c, r, share in worst_topics

@@ -46,10 +46,14 @@ def _numbers(values: np.ndarray) -> list[float | str | None]:
 
 def _blame_basis(outcome: GateOutcome) -> str:
     """How ``worst_topics`` were chosen: ``contribution`` to the statistic, ``score difference``
-    (the mean, where the two agree), or ``raw loss`` (no per-topic split)."""
+    (the mean, where the two agree), ``term difference`` (a simulation statistic: the growth of each
+    topic's term of the simulation, not of its score), or ``raw loss`` (no per-topic split)."""
     if outcome.worst_topics and outcome.worst_topics[0].contribution is None:
         return "raw loss"
-    return "score difference" if STATISTICS[outcome.statistic].mean_like else "contribution"
+    statistic = STATISTICS[outcome.statistic]
+    if statistic.from_simulation is not None:
+        return "term difference"
+    return "score difference" if statistic.mean_like else "contribution"
 
 
 def _bound_document(outcome: GateOutcome) -> dict[str, Any] | None:

@@ -29,7 +29,6 @@ from pytest_bvtest.report.terminal import (
     topic_notes,
     tradeoff_text,
 )
-from pytest_bvtest.stats.registry import STATISTICS
 
 MARKER = "<!-- pytest-bvtest -->"
 
@@ -196,7 +195,7 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
         *(["query"] if with_text else []),
         gate["system"],
         against,
-        f"{label} term Δ" if _simulated(gate) else "score Δ",
+        f"{label} term Δ" if _by_term(gate) else "score Δ",
         *([f"moves {label} by"] if with_share else []),
     )
     rows = [
@@ -221,10 +220,9 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
     return header, rows
 
 
-def _simulated(gate: Mapping[str, Any]) -> bool:
+def _by_term(gate: Mapping[str, Any]) -> bool:
     """A gate on a statistic of the per-topic simulation: its blamed topics show per-topic terms, not scores."""
-    statistic = STATISTICS.get(gate["statistic"])
-    return statistic is not None and statistic.from_simulation is not None
+    return gate.get("blame_by") == "term difference"
 
 
 def blame_title(gate: Mapping[str, Any]) -> str:
@@ -234,7 +232,7 @@ def blame_title(gate: Mapping[str, Any]) -> str:
     basis = gate.get("blame_by", "contribution")
     if basis == "raw loss" or (worst and worst[0].get("contribution") is None):
         return f"Topics that lost most against {against} ({label} has no per-topic split here):"
-    if basis == "score difference" and _simulated(gate):
+    if basis == "term difference":
         return f"Topics whose per-topic {label} grew most against {against} (the simulation's per-topic terms):"
     if basis == "score difference":
         return f"Topics that lost most against {against}:"
