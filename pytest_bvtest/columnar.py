@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pytest_bvtest.io.runbytes import docno_keys
+
 if TYPE_CHECKING:
     from pytest_bvtest.io.runs import RunColumns
     from pytest_bvtest.measures import Measure
@@ -75,8 +77,8 @@ class RankedGains:
 
 
 def rank_by_trec_eval_order(
-    lengths: np.ndarray, scores: np.ndarray, gains: np.ndarray, docnos: Sequence[str]
-) -> np.ndarray:
+    lengths: np.ndarray, scores: np.ndarray, gains: np.ndarray, docnos: Sequence[str] | np.ndarray
+) -> np.ndarray | None:
     """The order that sorts concatenated topics into score descending, docno descending, topic by topic.
 
     Parameters
@@ -149,7 +151,10 @@ def ranked_gains_from_columns(
     rows = run.topic_starts()
     kept = np.concatenate([np.arange(*rows[qid]) for qid in topics])
     lengths = np.array([rows[qid][1] - rows[qid][0] for qid in topics], dtype=np.int64)
-    docnos = list(chain.from_iterable(run.docnos[slice(*rows[qid])] for qid in topics))
+    if isinstance(run.docnos, np.ndarray):
+        docnos: Sequence[str] | np.ndarray = run.docnos[kept]
+    else:
+        docnos = list(chain.from_iterable(run.docnos[slice(*rows[qid])] for qid in topics))
     return _ranked_gains(judgments, topics, lengths, run.scores[kept], docnos)
 
 
@@ -158,7 +163,7 @@ def _ranked_gains(
     topics: Sequence[str],
     lengths: np.ndarray,
     scores: np.ndarray,
-    docnos: Sequence[str],
+    docnos: Sequence[str] | np.ndarray,
 ) -> RankedGains:
     """Sort topic-grouped rows into trec_eval's order and keep the documents with a positive gain."""
     stops = np.cumsum(lengths)
@@ -177,7 +182,10 @@ def _ranked_gains(
 
 
 def _gains(
-    judgments: Mapping[str, Mapping[str, int]], topics: Sequence[str], stops: np.ndarray, docnos: Sequence[str]
+    judgments: Mapping[str, Mapping[str, int]],
+    topics: Sequence[str],
+    stops: np.ndarray,
+    docnos: Sequence[str] | np.ndarray,
 ) -> np.ndarray:
     """Each row's gain: its topic's grade of the document, 0 when unjudged or graded below 0.
 
@@ -185,13 +193,38 @@ def _gains(
     somewhere are found first at C speed; only those are looked up in their own topic's judgments.
     """
     judged_somewhere = set().union(*(judgments[qid] for qid in topics))
-    candidates = np.flatnonzero(np.fromiter(map(judged_somewhere.__contains__, docnos), dtype=bool, count=len(docnos)))
+    if isinstance(docnos, np.ndarray):
+        candidates = _rows_maybe_judged(docnos, judged_somewhere)
+        candidate_docnos = docnos[candidates].astype(str).tolist()
+    else:
+        candidates = np.flatnonzero(
+            np.fromiter(map(judged_somewhere.__contains__, docnos), dtype=bool, count=len(docnos))
+        )
+        candidate_docnos = [docnos[row] for row in candidates.tolist()]
     candidate_topics = np.searchsorted(stops, candidates, side="right").tolist()
     gains = np.zeros(len(docnos), dtype=np.int64)
     gains[candidates] = [
-        judgments[topics[topic]].get(docnos[row], 0) for row, topic in zip(candidates.tolist(), candidate_topics)
+        judgments[topics[topic]].get(docno, 0) for docno, topic in zip(candidate_docnos, candidate_topics)
     ]
     return np.maximum(gains, 0, out=gains)
+
+
+def _rows_maybe_judged(docnos: np.ndarray, judged: set[str]) -> np.ndarray:
+    """The rows of a :class:`numpy.bytes_` docno array whose docno may be in ``judged`` (a superset of those that are).
+
+    A bit table indexed by the top bits of each docno's 64-bit key holds the judged docnos' keys;
+    the few rows it lets through beyond the judged ones are dropped by the exact lookup after it.
+    """
+    width = docnos.dtype.itemsize
+    # A docno longer than the run's longest, or not ASCII, cannot be among the run's docnos.
+    comparable = [docno.encode("ascii") for docno in judged if docno.isascii() and len(docno) <= width]
+    if not comparable:
+        return np.zeros(0, dtype=np.int64)
+    bits = int(np.clip(np.ceil(np.log2(16 * len(comparable))), 16, 26))
+    shift = np.uint64(64 - bits)
+    table = np.zeros(1 << bits, dtype=bool)
+    table[docno_keys(np.array(comparable, dtype=docnos.dtype)) >> shift] = True
+    return np.flatnonzero(table[docno_keys(docnos) >> shift])
 
 
 def evaluate(ranked: RankedGains, measures: Sequence[Measure]) -> dict[Measure, dict[str, float]]:

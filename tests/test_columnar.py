@@ -11,13 +11,15 @@ rel= levels and cutoffs beyond the ranking's length.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import shared_path
 
 from pytest_bvtest import columnar
 from pytest_bvtest.io.qrels import Qrels, read_qrels
-from pytest_bvtest.io.runs import Run, read_run
+from pytest_bvtest.io.runs import Run, read_run, read_run_columns
 from pytest_bvtest.measures import _evaluate_with_pytrec_eval, evaluate_run, parse_measure
 
 TOLERANCE = 1e-12
@@ -65,7 +67,15 @@ def test_every_measure_of_the_list_takes_the_columnar_path():
         assert not columnar.computes(parse_measure(name)), name
 
 
-def assert_columnar_equals_pytrec_eval(qrels: Qrels, run: Run, label: str) -> None:
+def assert_columnar_equals_pytrec_eval(
+    qrels: Qrels, run: Run, label: str, path: Path | None = None, *, fast: bool = True
+) -> None:
+    """The columnar measures equal pytrec_eval's; with the run's ``path``, also when the file is read as columns.
+
+    ``run`` comes from the validated reader (:func:`read_run`); the columns of ``path`` from
+    :func:`read_run_columns`, whose fast path must give the same rankings and, with its docnos as
+    bytes, the same values (``fast``: the file must take the fast path; else the validated reader reads it).
+    """
     topics = [qid for qid in qrels.evaluated_topics() if run.scores.get(qid)]
     judgments = {qid: qrels.judgments[qid] for qid in topics}
     rankings = {qid: run.scores[qid] for qid in topics}
@@ -79,6 +89,14 @@ def assert_columnar_equals_pytrec_eval(qrels: Qrels, run: Run, label: str) -> No
         assert worst <= TOLERANCE, f"{label} {measure}: differs from pytrec_eval by {worst:g}"
     # evaluate_run takes the columnar path for these measures and returns the same numbers
     assert evaluate_run(qrels, run, FAST_MEASURES[:3]) == {measure: got[measure] for measure in FAST_MEASURES[:3]}
+    if path is None:
+        return
+    columns = read_run_columns(path)
+    assert isinstance(columns.docnos, np.ndarray) == fast, f"{label}: fast path taken: {not fast}"
+    assert columns.topics == tuple(run.scores), label
+    assert columns.rankings(columns.topics) == run.scores, label
+    from_columns = columnar.evaluate(columnar.ranked_gains_from_columns(judgments, columns, topics), FAST_MEASURES)
+    assert from_columns == got, label
 
 
 @pytest.mark.parametrize("task", ["doc", "passage"])
@@ -88,7 +106,7 @@ def test_every_dl_hard_run(task):
     runs = sorted((folder / "baselines" / task).glob("*.run.gz"))
     assert len(runs) >= 6
     for path in runs:
-        assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name)
+        assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name, path)
 
 
 def test_every_dl19_passage_rerun():
@@ -97,7 +115,7 @@ def test_every_dl19_passage_rerun():
     runs = sorted((folder / "runs").glob("*.gz"))
     assert len(runs) == 5
     for path in runs:
-        assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name)
+        assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name, path)
 
 
 def test_every_trec_web2012_baseline_with_spam_grades():
@@ -106,21 +124,23 @@ def test_every_trec_web2012_baseline_with_spam_grades():
     runs = sorted((folder / "runs").glob("*.txt.gz"))
     assert len(runs) == 8
     for path in runs:
-        assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name)
+        assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name, path)
 
 
 @pytest.mark.parametrize(
-    ("qrels_name", "run_name"),
+    ("qrels_name", "run_name", "fast"),
     [
-        ("qrels.test", "results.test"),
-        ("qrels.rel_level", "results.test"),
-        ("qrels-302.test", "results-302.test"),
-        ("qrels.comment.test", "results.comment.test.gz"),
+        # results.test and results-302.test separate columns by a tab and blanks: the validated reader reads them
+        ("qrels.test", "results.test", False),
+        ("qrels.rel_level", "results.test", False),
+        ("qrels-302.test", "results-302.test", False),
+        ("qrels.comment.test", "results.comment.test.gz", True),  # '#' inside docnos, 48-byte docnos
     ],
 )
-def test_trec_eval_own_test_runs(qrels_name, run_name):
+def test_trec_eval_own_test_runs(qrels_name, run_name, fast):
     folder = shared_path("trec_eval_test")
-    assert_columnar_equals_pytrec_eval(read_qrels(folder / qrels_name), read_run(folder / run_name), run_name)
+    qrels, path = read_qrels(folder / qrels_name), folder / run_name
+    assert_columnar_equals_pytrec_eval(qrels, read_run(path), run_name, path, fast=fast)
 
 
 @pytest.mark.parametrize(
@@ -138,7 +158,7 @@ def test_every_trec_covid_ohsu_run(round_folder, qrels_round):
     runs = sorted(shared_path("trec_covid_ohsu_runs", "runs", round_folder).glob("*.txt.gz"))
     assert runs
     for path in runs:
-        assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name)
+        assert_columnar_equals_pytrec_eval(qrels, read_run(path), path.name, path)
 
 
 def random_qrels_and_run(seed: int) -> tuple[Qrels, Run]:
@@ -175,9 +195,16 @@ def random_qrels_and_run(seed: int) -> tuple[Qrels, Run]:
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_seeded_random_runs_with_ties_unjudged_documents_and_missing_topics(seed):
+def test_seeded_random_runs_with_ties_unjudged_documents_and_missing_topics(seed, tmp_path):
     qrels, run = random_qrels_and_run(seed)
     assert_columnar_equals_pytrec_eval(qrels, run, f"seed {seed}")
+    # The same run as a file, with a topic the qrels do not judge (so only some topics are evaluated),
+    # through the fast path with its docnos as bytes (ties broken on bytes).
+    path = tmp_path / "random.run"
+    with open(path, "w", encoding="ascii") as handle:
+        for qid, ranking in {**run.scores, "unjudged": {"d001": 1.0}}.items():
+            handle.writelines(f"{qid} Q0 {docno} 0 {score!r} random\n" for docno, score in ranking.items())
+    assert_columnar_equals_pytrec_eval(qrels, read_run(path), f"seed {seed} from a file", path)
 
 
 def test_single_precision_ties_are_broken_by_docno_descending_as_in_trec_eval():

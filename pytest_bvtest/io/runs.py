@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_bvtest.errors import InputError, excerpt, short_list
+from pytest_bvtest.io.runbytes import read_well_formed_run
 from pytest_bvtest.io.textfiles import finite_number, inner_bom_error, nul_byte_error, numbered_lines, open_text
 
 RUN_LINE = "qid Q0 docno rank score tag"
@@ -97,13 +98,15 @@ class RunColumns:
 
     ``docnos`` and ``scores`` hold one entry per retrieved document, topic after topic:
     topic ``topics[j]`` has ``lengths[j]`` entries, in the file's order. Topics keep the order of
-    their first appearance in the file, as in :class:`Run`; the rank column is not kept.
+    their first appearance in the file, as in :class:`Run`; the rank column is not kept. ``docnos``
+    is a :class:`numpy.bytes_` array (ASCII) when the file was read by the fast path
+    (:mod:`pytest_bvtest.io.runbytes`), else a list of strings.
     """
 
     name: str
     topics: tuple[str, ...]
     lengths: np.ndarray
-    docnos: list[str]
+    docnos: list[str] | np.ndarray
     scores: np.ndarray
     path: Path | None = None
     tags: tuple[str, ...] = field(default=())
@@ -113,19 +116,25 @@ class RunColumns:
         stops = np.cumsum(self.lengths).tolist()
         return {qid: (stop - length, stop) for qid, stop, length in zip(self.topics, stops, self.lengths.tolist())}
 
+    def docno_strings(self, start: int, stop: int) -> list[str]:
+        """The docnos of rows ``start`` to ``stop`` as strings."""
+        docnos = self.docnos[start:stop]
+        return docnos if isinstance(docnos, list) else docnos.astype(str).tolist()
+
     def rankings(self, topics: Iterable[str]) -> dict[str, dict[str, float]]:
         """``qid -> docno -> score`` of the given topics (as :attr:`Run.scores`), for the measures pytrec_eval
         computes."""
         rows = self.topic_starts()
         scores = self.scores.tolist()
-        return {
-            qid: dict(zip(self.docnos[rows[qid][0] : rows[qid][1]], scores[rows[qid][0] : rows[qid][1]]))
-            for qid in topics
-        }
+        return {qid: dict(zip(self.docno_strings(*rows[qid]), scores[rows[qid][0] : rows[qid][1]])) for qid in topics}
 
 
 def read_run_columns(path: str | os.PathLike[str], *, tag: str | None = None, name: str | None = None) -> RunColumns:
     """Read a TREC run file into columns; the file's rules and errors are :func:`read_run`'s.
+
+    A regular file (one blank between columns, printable ASCII, one tag) is read by the fast path
+    of :mod:`pytest_bvtest.io.runbytes`; any other file, and any file with an error, by the
+    validated reader, which names the line of the first error. Both give the same columns.
 
     Returns
     -------
@@ -133,6 +142,10 @@ def read_run_columns(path: str | os.PathLike[str], *, tag: str | None = None, na
         The same rankings :func:`read_run` returns, as flat columns grouped by topic; it takes about
         half the memory and none of the per-topic dictionaries.
     """
+    well_formed = read_well_formed_run(path, tag)
+    if well_formed is not None:
+        topics, lengths, docnos, scores, file_tag = well_formed
+        return RunColumns(name or file_tag, topics, lengths, docnos, scores, Path(path), (file_tag,))
     reader = _ColumnReader(path, tag)
     try:
         for first_line, block in _numbered_blocks(path):

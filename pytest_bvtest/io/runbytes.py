@@ -1,0 +1,293 @@
+"""The fast path for well-formed run files: tokenized as bytes by numpy, no Python object per line.
+
+Generated runs (Anserini, Pyserini, PyTerrier, most trec_eval inputs) are regular: every line is
+``qid Q0 docno rank score tag`` with one space or tab between the columns, printable ASCII, one
+tag. For such a file the separators are found with a few vectorised passes over each block of
+bytes, the columns are gathered as fixed-width byte strings (:class:`numpy.bytes_`), and the scores are
+converted by numpy in one call, so millions of lines are read without a Python string per line.
+
+The fast path only accepts a file it can prove well formed by the rules of
+:func:`~pytest_bvtest.io.runs.read_run`. Anything else (a comment, a blank line, a run of blanks,
+a carriage return, a non-ASCII byte, a score that is not a plain finite decimal, several tags, a
+docno repeated within a topic, an unreadable file) makes :func:`read_well_formed_run` return
+``None``, and the caller reads the file with the validated reader, which either accepts it or
+raises the error naming the exact line. Both readers return the same columns (tested on every run
+of the shared data and on randomized files), so the result never depends on which one ran.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+# Blocks of about 8 MB keep each block's position arrays small (a few MB) while numpy's per-call
+# overhead stays negligible; the block ends at its last newline and the rest carries over.
+_BLOCK_BYTES = 1 << 23
+_COLUMNS = 6
+_SPACE, _TAB, _NEWLINE, _HASH = 0x20, 0x09, 0x0A, 0x23
+
+# The bytes a score may consist of: with these only, float() and the validated reader's
+# plain-decimal rule accept exactly the same strings (no ``1_0``, ``inf``, ``nan`` or hexadecimal).
+_SCORE_BYTE = np.zeros(256, dtype=bool)
+_SCORE_BYTE[list(b"0123456789.eE+-")] = True
+_SCORE_BYTE[0] = True  # the padding of shorter scores
+
+# Odd 64-bit multipliers of the docno hash and of the topic added to it (from splitmix64).
+_WORD_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+_TOPIC_MULTIPLIER = np.uint64(0x94D049BB133111EB)
+
+
+def read_well_formed_run(
+    path: str | os.PathLike[str], selected_tag: str | None
+) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, str] | None:
+    """Read a regular run file as columns, or return ``None`` if it is not provably well formed.
+
+    Parameters
+    ----------
+    path:
+        The run file (``.gz`` decompressed by name).
+    selected_tag:
+        The tag to keep; the fast path accepts a file whose every line has this tag (or, without
+        a selection, one tag throughout).
+
+    Returns
+    -------
+    tuple or None
+        ``(topics, lengths, docnos, scores, tag)``: topics in order of first appearance, their
+        line counts, the docnos (a :class:`numpy.bytes_` array) and scores grouped by topic in
+        file order, and the file's one tag; ``None`` when the validated reader must decide.
+    """
+    blocks = _Blocks()
+    try:
+        with _open_bytes(path) as handle:
+            for block in _blocks_of_lines(handle):
+                if not blocks.add(block):
+                    return None
+    except (OSError, EOFError, zlib.error):
+        return None
+    return blocks.finish(selected_tag)
+
+
+def _blocks_of_lines(handle: BinaryIO) -> Iterator[np.ndarray]:
+    """Yield the file as blocks of whole lines, each ending in a newline (a last line without one gets one).
+
+    One buffer is reused: a block is only valid until the next one is read.
+    """
+    buffer = np.empty(_BLOCK_BYTES, dtype=np.uint8)
+    filled = 0
+    while True:
+        if filled == buffer.size:  # a line longer than the buffer
+            buffer = np.concatenate((buffer, np.empty_like(buffer)))
+        read = handle.readinto(memoryview(buffer)[filled:])
+        if not read:
+            break
+        filled += read
+        end = _after_last_newline(buffer[:filled])
+        if end:
+            yield buffer[:end]
+            buffer[: filled - end] = buffer[end:filled]
+            filled -= end
+    if filled:
+        yield np.append(buffer[:filled], np.uint8(_NEWLINE))
+
+
+def _after_last_newline(data: np.ndarray) -> int:
+    """The position after the last newline of ``data``, 0 without one (lines are short: the tail is searched first)."""
+    for start in (max(data.size - (1 << 16), 0), 0):
+        newlines = np.flatnonzero(data[start:] == _NEWLINE)
+        if newlines.size:
+            return start + int(newlines[-1]) + 1
+    return 0
+
+
+def _open_bytes(path: str | os.PathLike[str]) -> BinaryIO:
+    return gzip.open(path, "rb") if Path(path).name.endswith(".gz") else open(path, "rb")
+
+
+class _Blocks:
+    """The columns of the blocks read so far; :meth:`add` refuses a block that is not well formed."""
+
+    def __init__(self) -> None:
+        self.qids: list[bytes] = []  # the topic of each stretch of lines
+        self.stretch_lengths: list[int] = []
+        self.docnos: list[np.ndarray] = []  # per block, one row of bytes per line
+        self.scores: list[np.ndarray] = []
+        self.tag: bytes | None = None
+
+    def add(self, data: np.ndarray) -> bool:
+        """Add a block of whole lines (bytes ending in a newline); False if it is not well formed."""
+        if np.count_nonzero(data > 0x7E):
+            return False
+        separators = np.flatnonzero(data <= _SPACE)
+        kinds = data[separators]
+        line_count = separators.size // _COLUMNS
+        # Exactly six non-empty columns per line: every sixth separator is a newline, the others
+        # single spaces or tabs, and no two separators are adjacent.
+        if (
+            separators.size != _COLUMNS * line_count
+            or separators[0] == 0
+            or not np.all(kinds[_COLUMNS - 1 :: _COLUMNS] == _NEWLINE)
+            or np.count_nonzero(kinds == _SPACE) + np.count_nonzero(kinds == _TAB) != (_COLUMNS - 1) * line_count
+            or np.any(np.diff(separators) == 1)
+        ):
+            return False
+        ends = separators.reshape(line_count, _COLUMNS)
+        line_starts = np.concatenate(([0], ends[:-1, -1] + 1))
+        if np.any(data[line_starts] == _HASH):
+            return False  # a comment line
+        # Zero bytes after the block as long as its longest line, so every column's window fits.
+        padded = np.concatenate((data, np.zeros(int((ends[:, -1] - line_starts).max()) + 1, dtype=np.uint8)))
+        if self._block_tag(padded, ends[:, 4] + 1, ends[:, 5]) is None:
+            return False
+        scores = _scores(_gather(padded, ends[:, 3] + 1, ends[:, 4]))
+        if scores is None:
+            return False
+        self._add_stretches(padded, line_starts, ends[:, 0])
+        self.docnos.append(_gather(padded, ends[:, 1] + 1, ends[:, 2]).view(np.uint8).reshape(line_count, -1))
+        self.scores.append(scores)
+        return True
+
+    def _block_tag(self, padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bytes | None:
+        """The one tag of every line of the block, None if a line's tag differs from it or from earlier blocks'."""
+        length = int(ends[0] - starts[0])
+        if np.any(ends - starts != length):
+            return None
+        # Equal lengths: the windows of exactly that length are the tags, no padding to clear.
+        tags = _windows(padded, length)[starts]
+        if self.tag is None:
+            self.tag = tags[0].tobytes()
+        if len(self.tag) != length or np.any(tags != self.tag):
+            return None
+        return self.tag
+
+    def _add_stretches(self, padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+        """Extend the stretches of lines of one topic by the block's qids."""
+        # A window one byte longer than the longest qid ends inside the separator after it, so lines
+        # of different topics always differ; lines of one topic may differ beyond the separator, and
+        # those false boundaries merge below.
+        windows = _windows(padded, int((ends - starts).max()) + 1)[starts]
+        boundaries = np.flatnonzero(np.concatenate(([True], windows[1:] != windows[:-1])))
+        qids = _gather(padded, starts[boundaries], ends[boundaries]).tolist()
+        lengths = np.diff(np.append(boundaries, starts.size)).tolist()
+        for qid, length in zip(qids, lengths):
+            if self.qids and self.qids[-1] == qid:
+                self.stretch_lengths[-1] += length
+            else:
+                self.qids.append(qid)
+                self.stretch_lengths.append(length)
+
+    def finish(
+        self, selected_tag: str | None
+    ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, str] | None:
+        """The gathered columns, or None for an empty file, another tag or a repeated docno."""
+        if self.tag is None:
+            return None
+        tag = self.tag.decode("ascii")
+        if selected_tag is not None and tag != selected_tag:
+            return None
+        qids = [qid.decode("ascii") for qid in self.qids]
+        topic_index = {qid: index for index, qid in enumerate(dict.fromkeys(qids))}
+        stretch_topic = np.array([topic_index[qid] for qid in qids], dtype=np.int64)
+        stretch_lengths = np.array(self.stretch_lengths, dtype=np.int64)
+        docnos, scores = _stacked(self.docnos), np.concatenate(self.scores)
+        self.docnos, self.scores = [], []
+        if np.any(np.diff(stretch_topic) < 0):
+            # A topic's lines are spread over the file: gather them, keeping their order.
+            order = np.argsort(np.repeat(stretch_topic, stretch_lengths), kind="stable")
+            docnos, scores = docnos[order], scores[order]
+        lengths = np.bincount(stretch_topic, weights=stretch_lengths, minlength=len(topic_index)).astype(np.int64)
+        if _has_repeated_docno(lengths, docnos):
+            return None
+        return tuple(topic_index), lengths, docnos, scores, tag
+
+
+def _windows(padded: np.ndarray, width: int) -> np.ndarray:
+    """The ``width`` bytes from each position of ``padded`` on, as byte strings (a view, no copy).
+
+    A well-formed block holds no zero byte, so only a window reaching into the padding is shortened.
+    """
+    return np.ndarray(shape=(padded.size - width + 1,), dtype=f"S{width}", buffer=padded, strides=(1,))
+
+
+def _gather(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The byte strings ``padded[start:end]`` as one fixed-width :class:`numpy.bytes_` array.
+
+    ``padded`` ends in at least as many zero bytes as the longest string is long, so every window fits.
+    """
+    lengths = ends - starts
+    width = max(int(lengths.max()), 1)
+    gathered = _windows(padded, width)[starts].view(np.uint8).reshape(starts.size, width)  # a copy
+    gathered *= np.arange(width) < lengths[:, None]
+    return gathered.view(f"S{width}").ravel()
+
+
+def _stacked(blocks: list[np.ndarray]) -> np.ndarray:
+    """The rows of bytes of every block as one :class:`numpy.bytes_` array, zero-padded to a multiple of 8 bytes.
+
+    The padding makes each docno whole 64-bit words, which :func:`docno_keys` reads without a copy.
+    """
+    width = 8 * -(-max(block.shape[1] for block in blocks) // 8)
+    stacked = np.zeros((sum(block.shape[0] for block in blocks), width), dtype=np.uint8)
+    row = 0
+    for block in blocks:
+        stacked[row : row + block.shape[0], : block.shape[1]] = block
+        row += block.shape[0]
+    return stacked.view(f"S{width}").ravel()
+
+
+def _scores(texts: np.ndarray) -> np.ndarray | None:
+    """The scores of a :class:`numpy.bytes_` array, None if any is not a plain finite decimal."""
+    if not np.all(_SCORE_BYTE[texts.view(np.uint8)]):
+        return None
+    try:
+        scores = texts.astype(np.float64)
+    except ValueError:
+        return None
+    return scores if np.all(np.isfinite(scores)) else None
+
+
+def docno_keys(docnos: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each docno of a :class:`numpy.bytes_` array, for fast joins and repeat checks.
+
+    Multiplicative hashing of the docno's 8-byte words: the top bits are well spread, so a table
+    indexed by them works. Different docnos can share a key (rarely), so every use verifies its
+    matches on the docnos themselves.
+    """
+    words = -(-docnos.dtype.itemsize // 8)
+    if docnos.dtype.itemsize != 8 * words:
+        docnos = docnos.astype(f"S{8 * words}")
+    packed = docnos.view("<u8").reshape(docnos.size, words)
+    keys = packed[:, 0] * _WORD_MULTIPLIER
+    for word in range(1, words):
+        keys ^= keys >> np.uint64(29)
+        keys ^= packed[:, word]
+        keys *= _WORD_MULTIPLIER
+    return keys
+
+
+def _has_repeated_docno(lengths: np.ndarray, docnos: np.ndarray) -> bool:
+    """Whether a docno appears twice within one topic (rows grouped by topic, ``lengths`` per topic).
+
+    Rows whose (topic, docno key) pairs collide are checked exactly, so a hash collision never counts.
+    """
+    keys = docno_keys(docnos)
+    keys += np.repeat(np.arange(lengths.size, dtype=np.uint64), lengths) * _TOPIC_MULTIPLIER
+    sorted_keys = np.sort(keys)
+    colliding = np.unique(sorted_keys[1:][sorted_keys[1:] == sorted_keys[:-1]])
+    if colliding.size == 0:
+        return False
+    rows = np.flatnonzero(np.isin(keys, colliding))
+    stops = np.cumsum(lengths)
+    topics = np.searchsorted(stops, rows, side="right")
+    seen: set[tuple[int, bytes]] = set()
+    for topic, docno in zip(topics.tolist(), docnos[rows].tolist()):
+        if (topic, docno) in seen:
+            return True
+        seen.add((topic, docno))
+    return False
