@@ -397,7 +397,9 @@ def plain_sentence(outcome: GateOutcome, undefined: str | None = None) -> str:
     than = f" than in {outcome.reference}" if outcome.reference_value is not None else " than allowed"
     worse = wording.worse.replace("the reference", reference) + than
     if outcome.passed and outcome.guards and not outcome.warning:
-        return f"Holds on paper, but do not trust it: {outcome.guards[0]} ({numbers})."
+        # the warnings themselves follow the sentence (terminal) or head the report (Markdown): point to them
+        why = "a warning says why" if len(outcome.guards) == 1 else f"{len(outcome.guards)} warnings say why"
+        return f"Holds on paper, but do not trust it: {why} ({numbers})."
     if outcome.passed and not outcome.warning:
         return f"Holds: {wording.protects.replace('the reference', reference)} ({numbers})."
     if outcome.passed:
