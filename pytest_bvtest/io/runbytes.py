@@ -311,7 +311,7 @@ def _has_repeated_docno(lengths: np.ndarray, docnos: np.ndarray) -> bool:
     Rows whose (topic, docno key) pairs collide are checked exactly, so a hash collision never counts.
     """
     keys = docno_keys(docnos)
-    keys += np.repeat(np.arange(lengths.size, dtype=np.uint64), lengths) * _TOPIC_MULTIPLIER
+    keys += np.repeat(np.arange(lengths.size, dtype=np.uint64) * _TOPIC_MULTIPLIER, lengths)
     sorted_keys = np.sort(keys)
     colliding = np.unique(sorted_keys[1:][sorted_keys[1:] == sorted_keys[:-1]])
     if colliding.size == 0:
