@@ -886,3 +886,48 @@ def test_a_simulation_gates_reports_all_say_its_topics_are_blamed_by_their_simul
     assert "sim Var term Δ" in rendered
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(document, jsonreport.schema())
+
+
+@pytest.mark.parametrize(
+    "analysis, neutralised, note",
+    [
+        ("{normalize: target-ratio}", 7, "7 of 50 topics have the same score for every system: normalised to 1"),
+        ("{normalize: group-target-ratio}", 7, "7 of 50 topics have the same score for every system: normalised to 1"),
+        (
+            "{normalize: group-target-ratio, grouping: {by: difficulty, size: 5}}",
+            5,
+            "5 of 50 topics lie in groups on which every system has the same score: each such group's ratio is 1",
+        ),
+    ],
+)
+def test_real_web_2012_group_target_ratio_reports_the_topics_it_neutralises(
+    tmp_path: Path, analysis: str, neutralised: int, note: str
+) -> None:
+    """Indri's Web 2012 baselines all score 0 on 7 of 50 topics. The group ratio sets them to 1 without grouping,
+    and with difficulty groups of 5 the first group (5 of the 7, hardest first) to 1; it reported 0 for both."""
+    from pytest_bvtest.report import jsonreport, terminal
+
+    folder = shared_path("trec_web2012_risk_baselines")
+    spec = write(
+        tmp_path,
+        "bvtest.yaml",
+        f"""
+        qrels: {folder / "qrels.web.151-200.txt"}
+        measures: [nDCG@20]
+        baselines:
+          rm: {folder / "runs" / "rm.results-cata-filtered.txt.gz"}
+          ql-unfiltered: {folder / "runs" / "ql.results-cata.txt.gz"}
+          rm-catb: {folder / "runs" / "rm.results-catb-filtered.txt.gz"}
+        candidate: {{run: {folder / "runs" / "ql.results-cata-filtered.txt.gz"}, name: ql}}
+        cache: false
+        analysis: {analysis}
+        """,
+    )
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    measure = evaluation.measure()
+    zero = np.all(measure.matrix.scores == 0, axis=0)
+    assert int(zero.sum()) == 7 and int((np.ptp(measure.matrix.scores, axis=0) == 0).sum()) == 7
+    assert measure.analysis.constant_topics == neutralised
+    document = jsonreport.evaluation_documents(evaluation)[0]
+    assert document["target"]["constant_topics"] == neutralised
+    assert any(line.startswith(note) for line in terminal.topic_notes(document))

@@ -20,6 +20,7 @@ from pytest_bvtest.stats.biasvar import (
     DifficultyGrouping,
     GapDecomposition,
     RandomGrouping,
+    SampledGrouping,
     bias_variance,
     bias_variance_analysis,
     gap_decomposition,
@@ -630,3 +631,38 @@ def test_group_target_ratio_without_grouping_is_the_per_topic_ratio() -> None:
     per_topic = bias_variance_analysis(scores, normalize="target-ratio")
     np.testing.assert_allclose(by_groups.bias_variance.error, per_topic.bias_variance.error, rtol=1e-12)
     np.testing.assert_allclose(by_groups.gap.mse, per_topic.gap.mse, rtol=1e-12)
+
+
+def _naive_neutralised_topics(constant: np.ndarray, groupings: list[list[list[int]]]) -> int:
+    """Per grouping, the distinct topics of groups made only of constant topics; averaged and rounded."""
+    counts = [len({topic for group in grouping if all(constant[group]) for topic in group}) for grouping in groupings]
+    return round(sum(counts) / len(counts))
+
+
+def test_group_target_ratio_counts_the_topics_of_the_groups_it_sets_to_one() -> None:
+    """MATH.md 3c: topics set to 1 are reported. The group ratio sets a group to 1 when every system scores the same
+    on each of its topics; those topics were counted as 0 before."""
+    rng = np.random.default_rng(11)
+    scores = rng.random((3, 12))
+    scores[:, [1, 4, 6, 9, 10]] = 0.0  # five topics every system misses: target 0, ratio set to 1
+    scores[:, 7] = 0.5  # a sixth on which every system scores 0.5
+    constant = scores.max(axis=0) == scores.min(axis=0)
+    assert bias_variance_analysis(scores, normalize="target-ratio").constant_topics == 6
+    assert bias_variance_analysis(scores, normalize="group-target-ratio").constant_topics == 6  # groups of one
+    # difficulty groups of 4: the five zeros sort first, so only the first group (4 topics) is all constant
+    by_difficulty = bias_variance_analysis(scores, normalize="group-target-ratio", grouping=DifficultyGrouping(4))
+    order = np.argsort(scores.max(axis=0), kind="stable")
+    assert by_difficulty.constant_topics == _naive_neutralised_topics(
+        constant, [[list(order[0:4]), list(order[4:8]), list(order[8:12])]]
+    )
+    assert by_difficulty.constant_topics == 4
+    random = bias_variance_analysis(scores, normalize="group-target-ratio", grouping=RandomGrouping(2, 400, seed=3))
+    permutations = np.random.default_rng(3).permuted(np.tile(np.arange(12), (400, 1)), axis=1)
+    partitions = [[list(p[k : k + 2]) for k in range(0, 12, 2)] for p in permutations]
+    assert random.constant_topics == _naive_neutralised_topics(constant, partitions) >= 1
+    sampled = bias_variance_analysis(
+        scores, normalize="group-target-ratio", grouping=SampledGrouping(size=2, groups=30, repeats=200, seed=5)
+    )
+    chosen = np.argsort(np.random.default_rng(5).random((200, 30, 12)), axis=-1)[..., :2]
+    groupings = [[list(group) for group in repetition] for repetition in chosen]
+    assert sampled.constant_topics == _naive_neutralised_topics(constant, groupings) >= 1

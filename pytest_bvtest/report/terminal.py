@@ -119,7 +119,14 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
     notes = []
     total = len(evaluation["topics"])
     constant = evaluation["target"].get("constant_topics") or 0
-    if constant:
+    settings = evaluation.get("settings") or {}
+    if constant and settings.get("normalize") == "group-target-ratio" and settings.get("grouping"):
+        notes.append(
+            f"{constant} of {total} topics lie in groups on which every system has the same score: "
+            "each such group's ratio is 1 for all"
+            + (" (averaged over the groupings)" if settings["grouping"].get("by") != "difficulty" else "")
+        )
+    elif constant:
         notes.append(f"{constant} of {total} topics have the same score for every system: normalised to 1 for all")
     for system in evaluation["systems"]:
         missing = system.get("missing_topics") or []

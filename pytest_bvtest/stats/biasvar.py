@@ -129,7 +129,8 @@ class BiasVarianceAnalysis:
     """Everything :func:`bias_variance_analysis` reports for one systems x topics matrix.
 
     ``target_scores`` is the virtual target per topic after normalisation; ``constant_topics`` counts
-    the topics the normalisation set to 1 for every system (0 without normalisation).
+    the topics the normalisation set to 1 for every system (0 without normalisation; with
+    ``group-target-ratio``, the topics of groups set to 1, :func:`group_ratio_constant_topics`).
     """
 
     c: float
@@ -388,6 +389,49 @@ def group_target_ratio(grouped: ArrayLike, grouped_target: ArrayLike) -> tuple[n
         )
     ratio = np.divide(x, target, out=np.ones_like(x), where=target != 0)
     return ratio, np.ones(target.shape[:-2] + target.shape[-1:])
+
+
+def group_ratio_constant_topics(scores: ArrayLike, grouping: Grouping | None, difficulty: ArrayLike) -> int:
+    """How many topics the group target-ratio neutralises: those in a group made only of topics on which
+    every system scores the same, so every system's ratio there is 1 (set to 1 when the target's mean is 0).
+
+    docs/mathematics.md §3c: the per-topic PIN ("a topic where every system has the same score gets 1;
+    report how many") read per group. Without grouping it is the per-topic count of
+    :func:`normalize_target_ratio`; a constant topic that shares a group with other topics is not
+    neutralised. Random and sampled groupings count, per repetition, the distinct topics of such
+    groups, averaged over the repetitions and rounded to a whole topic. ``difficulty`` is what
+    difficulty groups are sorted by (:func:`topic_difficulty`).
+    """
+    x = checked_scores(scores, min_ndim=2)
+    constant = x.max(axis=-2) == x.min(axis=-2)
+    if grouping is None or not constant.any():
+        return int(np.count_nonzero(constant))
+    n = x.shape[-1]
+    if isinstance(grouping, SampledGrouping):
+        # groups may share topics: one indicator row per constant topic finds the distinct ones covered
+        which = np.flatnonzero(constant)
+        rows = np.vstack([constant, np.arange(n) == which[:, None]]).astype(float)
+        blocks = _sampled_group_mean_blocks(rows, grouping.size, grouping.groups, grouping.repeats, grouping.seed)
+        covered = 0.0
+        for means in blocks:  # (r, 1 + z, groups)
+            neutral = means[..., 0, :] == 1.0
+            covered += float(((means[..., 1:, :] > 0) & neutral[..., None, :]).any(axis=-1).sum())
+        return round(covered / grouping.repeats)
+    row = constant[None, :].astype(float)
+    if isinstance(grouping, DifficultyGrouping):
+        sizes = _partition_sizes(n, grouping.size)
+        order = np.argsort(np.asarray(difficulty), kind="stable")
+        means = np.add.reduceat(row[:, order], np.concatenate(([0], np.cumsum(sizes)[:-1])), axis=-1) / sizes
+        return int(sizes[means[0] == 1.0].sum())
+    if isinstance(grouping, RandomGrouping):
+        size, repeats, seed = _checked_grouping(grouping.size, grouping.repeats, grouping.seed)
+        sizes = _partition_sizes(n, size)
+        total = sum(
+            float(((block[..., 0, :] == 1.0) @ sizes).sum())
+            for block in _random_partition_mean_blocks(row, size, repeats, seed)
+        )
+        return round(total / repeats)
+    raise StatisticError(f"unknown grouping {grouping!r}")
 
 
 def _partition_sizes(n: int, size: int) -> np.ndarray:
@@ -883,10 +927,15 @@ def bias_variance_analysis(
         bias_var, gap = with_sample_variance(bias_var, gap, variance_samples(x.shape[-1], grouping))
     elif variance != "population":
         raise StatisticError(f"unknown variance convention {variance!r}; use one of {', '.join(VARIANCES)}")
+    constant_topics = (
+        group_ratio_constant_topics(x, grouping, topic_difficulty(x, grouping, target_system))
+        if group_ratio
+        else int(normalized.constant_topics)
+    )
     return BiasVarianceAnalysis(
         c=c,
         target_scores=target_scores,
-        constant_topics=int(normalized.constant_topics),
+        constant_topics=constant_topics,
         bias_variance=bias_var,
         gap=gap,
         tradeoff=tradeoff(bias_var.bias2, bias_var.var),
