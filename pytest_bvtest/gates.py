@@ -551,8 +551,10 @@ def _headline(outcome: GateOutcome, undefined: str | None) -> str:
     if undefined is not None:
         return f"{outcome.measure} {outcome.label} {verdict}: undefined: {undefined}; a gate never passes on NaN"
     relation = "<=" if outcome.upper else ">="
-    # 0.0 - excess: never "-0"
-    margin = f"past the limit by {outcome.excess:.6g}" if outcome.excess > 0 else f"headroom {0.0 - outcome.excess:.6g}"
+    # up to _TOLERANCE past the limit is rounding, and the gate passes: its headroom is 0, not "past the limit by
+    # 5.55e-17" (a pass within noise is past it for real); max(0.0, -excess): never "-0"
+    past = outcome.excess > _TOLERANCE or (outcome.excess > 0 and not outcome.passed)
+    margin = f"past the limit by {outcome.excess:.6g}" if past else f"headroom {max(0.0, -outcome.excess):.6g}"
     rule = f"bound {outcome.rule}" if outcome.bound is not None else outcome.rule
     calibration = f"; {outcome.null.describe()}" if outcome.null is not None else ""
     return (
