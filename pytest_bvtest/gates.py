@@ -397,7 +397,9 @@ def plain_sentence(outcome: GateOutcome, undefined: str | None = None) -> str:
     than = f" than in {outcome.reference}" if outcome.reference_value is not None else " than allowed"
     worse = wording.worse.replace("the reference", reference) + than
     if outcome.passed and outcome.guards and not outcome.warning:
-        return f"Holds on paper, but do not trust it: {outcome.guards[0]} ({numbers})."
+        # the warnings themselves follow the sentence (terminal) or head the report (Markdown): point to them
+        why = "a warning says why" if len(outcome.guards) == 1 else f"{len(outcome.guards)} warnings say why"
+        return f"Holds on paper, but do not trust it: {why} ({numbers})."
     if outcome.passed and not outcome.warning:
         return f"Holds: {wording.protects.replace('the reference', reference)} ({numbers})."
     if outcome.passed:
@@ -549,8 +551,10 @@ def _headline(outcome: GateOutcome, undefined: str | None) -> str:
     if undefined is not None:
         return f"{outcome.measure} {outcome.label} {verdict}: undefined: {undefined}; a gate never passes on NaN"
     relation = "<=" if outcome.upper else ">="
-    # 0.0 - excess: never "-0"
-    margin = f"past the limit by {outcome.excess:.6g}" if outcome.excess > 0 else f"headroom {0.0 - outcome.excess:.6g}"
+    # up to _TOLERANCE past the limit is rounding, and the gate passes: its headroom is 0, not "past the limit by
+    # 5.55e-17" (a pass within noise is past it for real); max(0.0, -excess): never "-0"
+    past = outcome.excess > _TOLERANCE or (outcome.excess > 0 and not outcome.passed)
+    margin = f"past the limit by {outcome.excess:.6g}" if past else f"headroom {max(0.0, -outcome.excess):.6g}"
     rule = f"bound {outcome.rule}" if outcome.bound is not None else outcome.rule
     calibration = f"; {outcome.null.describe()}" if outcome.null is not None else ""
     return (

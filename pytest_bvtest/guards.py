@@ -8,6 +8,8 @@ to do about each one.
 
 - ``identical``: the candidate's per-topic scores equal a baseline's on every topic (a CI step that
   did not write the new run tests the reference against itself).
+- ``candidate_missing``: the candidate has no ranking for topics other systems rank (a truncated run,
+  or one made for other topics): scored 0 there, it may still pass, and its pass says nothing about them.
 - ``unanswered_topics``: topics on which every system scores 0. They tell no system apart and pull
   every mean toward 0; more than :data:`UNANSWERED_SHARE` of the topics is a warning (qrels of
   another year or track than the runs), fewer a note.
@@ -100,6 +102,33 @@ def identical_to_baseline(scores: np.ndarray, systems: Sequence[str], candidate:
         f"{scores.shape[1]} topics; is this the run you meant to test? (a CI step that did not write the new run "
         "tests the old one against itself)",
         systems=same,
+    )
+
+
+def candidate_missing_topics(
+    imputed: np.ndarray, topics: Sequence[str], candidate: int, systems: Sequence[str], measure: str
+) -> Guard | None:
+    """Topics the candidate has no ranking for (``imputed``: scored 0) while another system has one.
+
+    A truncated candidate run, or one made for other topics, is scored 0 there: that lowers its mean, but
+    scores piled up at 0 can shrink Var and the gap terms, and a gate that passes says nothing about the
+    topics the run lacks. Topics no system ranks are left to :func:`unanswered_topics`.
+    """
+    lacking = imputed[candidate] & ~np.all(np.delete(imputed, candidate, axis=0), axis=0)
+    if not lacking.any():
+        return None
+    named = tuple(topic for topic, lacks in zip(topics, lacking) if lacks)
+    name = systems[candidate]
+    who = "the candidate" if name == "candidate" else f"the candidate {name}"
+    return Guard(
+        "candidate_missing",
+        True,
+        f"{who} has no ranking for {len(named)} of {len(topics)} topics that other systems rank "
+        f"({measure} 0 by the missing-topic rule): {short_list(named)}; is the run truncated, or made for other "
+        "topics? A gate that passes says nothing about those topics (and scores of 0 can shrink Var); give the "
+        "candidate a ranking for every topic, or restrict the qrels to the topics it answers",
+        systems=(name,),
+        topics=named,
     )
 
 
@@ -241,6 +270,7 @@ def measure_guards(
     if candidate is not None:
         index = matrix.index(candidate)
         found.append(identical_to_baseline(scores, matrix.systems, index, matrix.measure))
+        found.append(candidate_missing_topics(matrix.imputed, matrix.topics, index, matrix.systems, matrix.measure))
         # every system a gate is measured against: the spec's reference and the gates' own `reference:`
         compared_with = [
             name

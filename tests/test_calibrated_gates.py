@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
 import textwrap
@@ -14,7 +15,7 @@ import yaml
 from conftest import shared_path
 from test_plugin import PRODUCTION, QRELS, RISKY, run_text
 
-from pytest_bvtest.api import evaluate_spec
+from pytest_bvtest.api import evaluate_spec, spec_under_test
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.report.jsonreport import gate_document
 from pytest_bvtest.report.markdown import false_alarm_text
@@ -349,3 +350,28 @@ def test_the_dl_hard_examples_calibrated_family_passes_rm3_against_bm25(tmp_path
     ((members, rate),) = families
     assert members == 12 and 0.045 < rate <= 0.05
     assert joint_rate(list(evaluation.gates)) == pytest.approx(rate)
+
+
+def test_real_pass_on_a_limit_that_sits_on_the_candidate_says_headroom_0_not_past_the_limit(tmp_path: Path) -> None:
+    """DL-HARD: BM25+ELECTRA cut by two topics against itself. Only 4 swaps differ, the calibrated limit sits on the
+    candidate's mean, and rounding put it 5.55e-17 past: the passing gate said "past the limit by 5.55112e-17"."""
+    runs = shared_path("dl_hard", "dataset", "baselines", "doc")
+    with gzip.open(runs / "bm25+electra-mp.run.gz", "rt") as full:
+        cut = [line for line in full if line.split()[0] not in ("1056204", "1049519")]
+    (tmp_path / "cut.run").write_text("".join(cut))
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        textwrap.dedent(f"""
+        qrels: {shared_path("dl_hard", "dataset", "dl_hard-doc.qrels")}
+        measures: [nDCG@10]
+        baselines: {{production: {runs / "bm25+electra-mp.run.gz"}}}
+        candidate: cut.run
+        cache: false
+        gates: [{{statistic: mean, max_decrease: 0.01, false_alarm: 0.05}}]
+    """)
+    )
+    gate = evaluate_spec(spec_under_test(spec), use_cache=False).measure().gates[0]
+    assert gate.passed and gate.outcome == "OK*" and 0 < gate.excess <= 1e-12
+    assert gate.value == pytest.approx(0.373404, abs=1e-6) and gate.limit == pytest.approx(gate.value, abs=1e-12)
+    assert "; headroom 0; false-alarm rate 0%" in gate.message.split("\n")[0]
+    assert "past the limit" not in gate.message

@@ -227,7 +227,10 @@ def test_a_null_too_coarse_for_its_rate_makes_a_pass_ok_star_and_names_the_small
         "limit sits on it and this gate cannot fail; add topics, or raise false_alarm to at least "
         "6.25%",
     )
-    assert coarse.sentence.startswith("Holds on paper, but do not trust it: the null of no change is too coarse")
+    # the sentence points to the warning instead of repeating it; the warning line follows it in the message
+    assert coarse.sentence == (
+        "Holds on paper, but do not trust it: a warning says why (Var 0.095, limit 0.095 at a 0% false-alarm rate)."
+    )
     assert f"  warning: {coarse.guards[0]}" in coarse.message
     # at the rate it names, the same candidate fails: it is the worst of the 16 equal changes
     assert not calibrated(0.08 + 0.015, None, false_alarm=0.0625, null=null_of(SIXTEEN, False)).passed

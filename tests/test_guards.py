@@ -317,3 +317,37 @@ def test_real_dl_hard_a_gate_with_its_own_stale_reference_is_ok_star_and_only_th
     vs_bm25, vs_parade = evaluation.gates
     assert vs_bm25.outcome == "OK*" and vs_bm25.guards[0].startswith("the candidate's mean nDCG@10 0.3850 is far")
     assert vs_parade.outcome == "OK" and not vs_parade.guards
+
+
+def test_real_candidate_made_for_other_topics_no_longer_passes_the_var_gate_green(tmp_path: Path) -> None:
+    """A DL19 passage run (DRMM) as the candidate of the DL-HARD document gates: it ranks 13 of the 50 DL-HARD
+    topics and scores 0 on all of them, so its Var is 0 and the Var gate passed plain OK (the other gates fail)."""
+    runs = shared_path("dl_hard", "dataset", "baselines", "doc")
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        textwrap.dedent(f"""
+        qrels: {shared_path("dl_hard", "dataset", "dl_hard-doc.qrels")}
+        measures: [nDCG@10]
+        baselines:
+          production: {runs / "bm25+electra-mp.run.gz"}
+          bm25: {runs / "bm25.run.gz"}
+        reference: production
+        cache: false
+        gates:
+          - {{statistic: var, max_increase: 5%, false_alarm: 0.05}}
+          - {{statistic: mean, max_decrease: 0.01}}
+    """)
+    )
+    drmm = shared_path(DL, "runs", "drmm.res.gz")
+    evaluation = evaluate_spec(spec_under_test(spec, drmm), use_cache=False).measure()
+    candidate = evaluation.matrix.row("candidate")
+    assert not candidate.any() and len(evaluation.system("candidate").missing_topics) == 37
+    missing = next(guard for guard in evaluation.guards if guard.kind == "candidate_missing")
+    assert missing.warning and missing.topics == evaluation.system("candidate").missing_topics
+    assert missing.message.startswith("the candidate has no ranking for 37 of 50 topics that other systems rank")
+    var, mean = evaluation.gates
+    assert var.value == 0.0 and var.outcome == "OK*" and var.guards[0] == missing.message
+    assert mean.outcome == "FAIL" and f"  warning: {missing.message}" in mean.message
+    # a complete candidate run draws no such warning
+    complete = evaluate_spec(spec_under_test(spec, runs / "bm25+parade-electra.run.gz"), use_cache=False).measure()
+    assert "candidate_missing" not in kinds(complete.guards)

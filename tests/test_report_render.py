@@ -974,3 +974,52 @@ def test_progress_line_appears_only_after_the_delay() -> None:
     lines = slow.getvalue().splitlines()
     assert lines[0].startswith("bvtest: bvtest.yaml: evaluating runs: 0/3 runs evaluated, 0 cache hits")
     assert re.fullmatch(r"bvtest: bvtest.yaml: 3 runs evaluated, 2 cache hits, done in \d+\.\d s", lines[-1])
+
+
+def test_markdown_escapes_every_sentence_and_the_ok_star_sentence_points_to_the_warning(tmp_path: Path) -> None:
+    """The example project's production run tested against itself (every gate OK*, identical guard), with a
+    hurt-topics gate, whose label `<Init` GitHub would read as an HTML tag in a bullet, and a risky candidate's
+    failing gate. Every `<` outside code spans is escaped by one helper, and the OK* sentence no longer repeats the
+    guard's warning (which the Markdown shows once, under the headline)."""
+    from pytest_bvtest.api import evaluate_spec, spec_under_test
+    from pytest_bvtest.report import jsonreport
+
+    example = Path(__file__).resolve().parent.parent / "example_project"
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        f"qrels: {example / 'eval' / 'qrels.txt'}\n"
+        f"topics: {example / 'eval' / 'topics.tsv'}\n"
+        "measures: [nDCG@10]\n"
+        f"baselines: {{production: {example / 'runs' / 'production.run'}}}\n"
+        f"candidate: {example / 'runs' / 'production.run'}\n"
+        "cache: false\n"
+        "gates:\n"
+        "  - {statistic: hurt_topics, max: 5}\n"
+        "  - {statistic: mean, max_decrease: 0.01}\n"
+    )
+    evaluation = evaluate_spec(spec_under_test(spec), use_cache=False)
+    hurt, mean = evaluation.measure().gates
+    assert hurt.outcome == mean.outcome == "OK*" and hurt.guards[0].startswith("identical: candidate's per-topic")
+    assert (
+        hurt.sentence
+        == "Holds on paper, but do not trust it: a warning says why (<Init 0, limit 5 at a 0% false-alarm rate)."
+    )
+    assert hurt.guards[0] not in hurt.sentence and f"  warning: {hurt.guards[0]}" in hurt.message
+    rendered = markdown.render(jsonreport.session_document(jsonreport.evaluation_documents(evaluation)))
+    assert (
+        "- ⚠️ Holds on paper, but do not trust it: a warning says why (&lt;Init 0, limit 5 at a 0% false-alarm rate). "
+        in rendered
+    )
+    assert rendered.count(hurt.guards[0].split(";")[0]) == 1  # the warning once, under the headline
+    without_code = re.sub(r"`[^`\n]*`", "", rendered)
+    tags = {"details", "/details", "summary", "/summary", "sub", "/sub", "!--"}
+    assert {tag for tag in re.findall(r"<(!--|/?[A-Za-z]+)", without_code)} <= tags
+
+    risky = spec_under_test(spec, example / "runs" / "candidate-risky.run")
+    failing = evaluate_spec(risky, use_cache=False)
+    document = jsonreport.session_document(jsonreport.evaluation_documents(failing))
+    assert document["evaluations"][0]["gates"][0]["outcome"] == "FAIL"  # 14 topics hurt: past max 5
+    rendered = markdown.render(document)
+    assert "&lt;Init" in rendered and "Topics that moved &lt;Init most the wrong way" in rendered
+    without_code = re.sub(r"`[^`\n]*`", "", rendered)
+    assert {tag for tag in re.findall(r"<(!--|/?[A-Za-z]+)", without_code)} <= tags

@@ -39,9 +39,21 @@ OUTCOME_ICONS = {"OK": "✅", "OK*": "⚠️", "FAIL": "❌"}
 MAX_COMMENT_CHARACTERS = 60_000
 
 
-def cell(text: str) -> str:
-    """``text`` made safe for a table cell: one line, ``|`` escaped."""
+def prose(text: str) -> str:
+    """``text`` made safe as Markdown prose: ``&``, ``<`` and ``>`` escaped, so that GitHub shows them instead of
+    reading HTML (``<Init`` or ``p < 0.01`` would otherwise vanish). Every text outside a code span goes
+    through it; a code span shows its text as it is."""
+    return html.escape(str(text), quote=False)
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line with ``|`` escaped, as a table cell needs (inside a code span too)."""
     return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def cell(text: str) -> str:
+    """``text`` made safe for a table cell: one line, ``|`` escaped, and :func:`prose`."""
+    return prose(_one_line(text))
 
 
 def code(text: str) -> str:
@@ -84,7 +96,7 @@ def limit_text(gate: Mapping[str, Any]) -> str:
     """``≤ 0.0812468 (max_increase 5%)``: the effective limit, its side and the rule that set it."""
     rule = gate.get("rule") or (gate.get("bound") or {}).get("text", "")
     limit = gate["limit"] if "limit" in gate else gate["bound"]["limit"]
-    return f"{'≤' if is_upper(gate) else '≥'} {_number(limit)} ({cell(rule)})"
+    return f"{'≤' if is_upper(gate) else '≥'} {_number(limit)} ({rule})"
 
 
 def interval_text(gate: Mapping[str, Any]) -> str:
@@ -114,13 +126,13 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
         )
     return (
         f"{OUTCOME_ICONS[gate['outcome']]} {gate['outcome']}",
-        code(cell(gate["id"])),
+        code(_one_line(gate["id"])),
         f"{_number(gate['value'])} ({cell(gate['system'])})",
         reference,
-        delta_text(gate),
-        limit_text(gate),
-        "-" if gate.get("calibration") is None else false_alarm_text(gate["calibration"]),
-        interval_text(gate),
+        cell(delta_text(gate)),
+        cell(limit_text(gate)),
+        "-" if gate.get("calibration") is None else cell(false_alarm_text(gate["calibration"])),
+        cell(interval_text(gate)),
     )
 
 
@@ -141,7 +153,7 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
     if not gates:
         return ["No gates: analysis only."] if evaluations else []
-    lines = [f"- {OUTCOME_ICONS[gate['outcome']]} {_sentence(gate)} {code(short_id(gate))}" for gate in gates]
+    lines = [f"- {OUTCOME_ICONS[gate['outcome']]} {prose(_sentence(gate))} {code(short_id(gate))}" for gate in gates]
     lines.append("")
     header = (
         "outcome",
@@ -154,10 +166,13 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         "bootstrap interval",
     )
     lines += _table(header, [_gate_row(gate) for gate in gates], {2, 3, 4, 6})
-    for gate in gates:
-        if gate["warning"]:  # within noise; guards' warnings are listed once, under the headline
-            lines.append("")
-            lines.append(f"⚠️ {code(gate['id'])}: {gate['warning']}")
+    for evaluation in evaluations:
+        listed = set(guard_warnings(evaluation))  # the measure's guards are listed once, under the headline
+        for gate in evaluation["gates"]:
+            # within noise, and a gate's own reason not to trust it (a calibrated limit that cannot fail)
+            own = [gate["warning"]] if gate["warning"] else []
+            own += [message for message in gate.get("guards") or [] if message not in listed]
+            lines += [line for message in own for line in ("", f"⚠️ {code(gate['id'])}: {prose(message)}")]
     return lines
 
 
@@ -170,7 +185,7 @@ def _team_test_section(tests: list[Mapping[str, Any]]) -> list[str]:
     rows = [
         (
             f"{TEST_ICONS.get(test['outcome'], '')} {test['outcome']}",
-            code(cell(test["id"])),
+            code(_one_line(test["id"])),
             cell(test.get("message") or ""),
         )
         for test in tests
@@ -240,7 +255,7 @@ def blame_title(gate: Mapping[str, Any]) -> str:
 
 
 def _failure_section(gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[str]:
-    lines = ["", f"### ❌ {code(gate['id'])}", "", _sentence(gate), "", headline(gate)]
+    lines = ["", f"### ❌ {code(gate['id'])}", "", prose(_sentence(gate)), "", prose(headline(gate))]
     header, rows = blame_rows(gate)
     if not rows:
         return lines
@@ -251,7 +266,7 @@ def _failure_section(gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[s
     numeric = set(range(len(header) - (4 if len(header) > 5 and header[-1].startswith("moves") else 3), len(header)))
     return (
         lines
-        + ["", blame_title(gate), ""]
+        + ["", prose(blame_title(gate)), ""]
         + _table(header, [tuple(cell(text) for text in row) for row in rows], numeric)
     )
 
@@ -263,7 +278,7 @@ def _comparison_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         return []
     lines = ["", "<details><summary>Comparisons on the mean: wins/ties/losses and paired tests</summary>", ""]
     for evaluation, text in blocks:
-        lines += [f"**{html.escape(evaluation['measure'])}**", "", "```text", *text, "```", ""]
+        lines += [f"**{prose(evaluation['measure'])}**", "", "```text", *text, "```", ""]
     return lines + ["</details>"]
 
 
@@ -280,7 +295,7 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
         (f"**{cell(row[0])}**" if system["role"] == "candidate" else cell(row[0]), *(cell(text) for text in row[1:]))
         for system, row in zip(shown["systems"], system_rows(shown))
     ]
-    lines = ["", f"<details><summary>{html.escape(evaluation_title(evaluation))}</summary>", ""]
+    lines = ["", f"<details><summary>{prose(evaluation_title(evaluation))}</summary>", ""]
     lines += _table(TABLE_HEADER, rows, set(range(2, len(TABLE_HEADER) - 1)))
     omitted = len(evaluation["systems"]) - len(rows)
     if omitted:
@@ -289,11 +304,11 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
             f"{omitted} baseline systems and their notes are not shown to keep this comment under GitHub's size limit; "
             "the JSON report has them.",
         ]
-    lines += ["", tradeoff_text(evaluation)]
-    lines += [line for text in analysis_lines(evaluation) for line in ("", html.escape(text, quote=False))]
+    lines += ["", prose(tradeoff_text(evaluation))]
+    lines += [line for text in analysis_lines(evaluation) for line in ("", prose(text))]
     notes = topic_notes(shown)
     if notes:
-        lines += [""] + [f"- {note}" for note in notes]
+        lines += [""] + [f"- {prose(note)}" for note in notes]
     lines += ["", "</details>"]
     return lines
 
@@ -305,7 +320,7 @@ def _simulation_section(simulation: Mapping[str, Any]) -> list[str]:
         f"per-topic simulation ({simulation['measure']}, {simulation['samples']} samples, seed {simulation['seed']}): "
         f"Bias² and Var averaged over {len(simulation['topics'])} topics; tradeoff per topic"
     )
-    lines = ["", f"<details><summary>{html.escape(title, quote=False)}</summary>", ""]
+    lines = ["", f"<details><summary>{prose(title)}</summary>", ""]
     lines += _table(
         ("system", "Bias²", "Var"),
         [(cell(system["name"]), _number(system["bias2"]), _number(system["var"])) for system in simulation["systems"]],
@@ -330,7 +345,7 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
     for evaluation, warning in warnings:
         where = f"{display_path(evaluation['spec'])} · {evaluation['measure']}"
-        lines += [f"> ⚠️ **Warning** ({html.escape(where, quote=False)}): {html.escape(warning, quote=False)}", ""]
+        lines += [f"> ⚠️ **Warning** ({prose(where)}): {prose(warning)}", ""]
     lines += _gate_section(evaluations)
     shown: dict[tuple, str] = {}
     lines += _team_test_section(list(document.get("tests") or []))
@@ -352,7 +367,7 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     footer = (
         f"{tool.get('name', 'pytest-bvtest')} {tool.get('version', '')}, report schema {document['schema_version']}"
     )
-    lines += ["", f"<sub>{html.escape(footer)}</sub>", ""]
+    lines += ["", f"<sub>{prose(footer)}</sub>", ""]
     return "\n".join(lines)
 
 
@@ -368,7 +383,9 @@ def _spec_location(evaluation: Mapping[str, Any], gate: Mapping[str, Any]) -> st
 def docs_link(label: str, target: str) -> str:
     """A link to a section of pytest-bvtest's documentation, or its path when no documentation URL is known."""
     base = documentation_url()
-    return f"[{label}]({base}{target})" if base else f"{label} ({code('docs/' + target)} in pytest-bvtest)"
+    return (
+        f"[{prose(label)}]({base}{target})" if base else f"{prose(label)} ({code('docs/' + target)} in pytest-bvtest)"
+    )
 
 
 def documentation_url() -> str | None:
