@@ -926,15 +926,22 @@ def test_markdown_what_to_do_footer_and_folded_comparisons() -> None:
 def test_terminal_quiet_and_compact_summaries() -> None:
     document = sample_document()
     quiet = terminal.summary_lines(document, verbosity=-1)
+    # the OK* gate says why at every verbosity (its own warning: within noise)
+    within_noise = (
+        f"WARNING: {WARN_ID}: point estimate past the bound by 0.112, but the 95% interval [-0.41, 0.02] reaches "
+        "the safe side: within noise (OK*)"
+    )
     assert texts(quiet) == [
+        within_noise,
         f"[FAIL] {FAIL_ID}: Bias²+Var 0.037136 vs 0.015804 production, limit <= 0.0173844 (false alarm 46.9%)",
         "[OK] bvtest.yaml::nDCG@10::mean: Mean 0.478, limit >= 0.4",
         f"[OK*] {WARN_ID}: URisk -0.162 vs 0 production, limit >= -0.05 (false alarm 6.2%)",
         "[OK] bvtest.yaml::AP::bias2: Bias² 0.01, limit <= 0.05",
         "bvtest: 4 gates, 1 failed, 1 with a warning (OK*)",
     ]
-    assert quiet[0][1] == {"red": True, "bold": True}
+    assert quiet[1][1] == {"red": True, "bold": True}
     compact = texts(terminal.summary_lines(document, verbosity=0))
+    assert within_noise in compact
     assert compact[0].split() == ["outcome", "gate", "value", "reference", "delta", "limit"]
     assert compact[1].split() == [
         "FAIL",
@@ -957,7 +964,7 @@ def test_terminal_quiet_and_compact_summaries() -> None:
         "",
         "bvtest: 4 gates, 1 failed, 1 with a warning (OK*)",
     ]
-    assert len(compact) == 8
+    assert len(compact) == 9
 
 
 def test_progress_line_appears_only_after_the_delay() -> None:
@@ -1023,3 +1030,38 @@ def test_markdown_escapes_every_sentence_and_the_ok_star_sentence_points_to_the_
     assert "&lt;Init" in rendered and "Topics that moved &lt;Init most the wrong way" in rendered
     without_code = re.sub(r"`[^`\n]*`", "", rendered)
     assert {tag for tag in re.findall(r"<(!--|/?[A-Za-z]+)", without_code)} <= tags
+
+
+def test_real_ok_star_from_a_gates_own_warning_says_why_at_every_verbosity(tmp_path: Path) -> None:
+    """DL-HARD: BM25+ELECTRA cut by two topics against itself. Its calibrated limit cannot fail (only 4 swaps
+    differ), which is the gate's own warning, not a measure guard: the terminal summary showed `OK*` without
+    any reason (`bvtest check` has no pytest warnings summary to fall back on)."""
+    import gzip
+
+    from pytest_bvtest.api import evaluate_spec, spec_under_test
+    from pytest_bvtest.report import jsonreport
+
+    runs = shared_path("dl_hard", "dataset", "baselines", "doc")
+    with gzip.open(runs / "bm25+electra-mp.run.gz", "rt") as full:
+        cut = [line for line in full if line.split()[0] not in ("1056204", "1049519")]
+    (tmp_path / "cut.run").write_text("".join(cut))
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        f"qrels: {shared_path('dl_hard', 'dataset', 'dl_hard-doc.qrels')}\n"
+        "measures: [nDCG@10]\n"
+        f"baselines: {{production: {runs / 'bm25+electra-mp.run.gz'}}}\n"
+        "candidate: cut.run\n"
+        "cache: false\n"
+        "gates: [{statistic: var, max_increase: 5%, false_alarm: 0.05}]\n"
+    )
+    evaluation = evaluate_spec(spec_under_test(spec), use_cache=False)
+    gate = evaluation.measure().gates[0]
+    own = [message for message in gate.guards if message.startswith("the null of no change is too coarse")]
+    assert gate.outcome == "OK*" and len(own) == 1
+    document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
+    for verbosity in (-1, 0):
+        text = [line for line, _ in terminal.summary_lines(document, verbosity)]
+        assert f"WARNING: bvtest.yaml::nDCG@10::var: {own[0]}" in text
+    verbose = [line for line, _ in terminal.summary_lines(document, 1)]
+    assert f"  warning: {own[0]}" in verbose
+    assert markdown.render(document).count(own[0].split(":")[0]) == 1

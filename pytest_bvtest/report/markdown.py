@@ -22,6 +22,7 @@ from pytest_bvtest.report.terminal import (
     display_path,
     evaluation_title,
     format_number,
+    gate_warnings,
     guard_warnings,
     headline,
     summary_counts,
@@ -166,13 +167,10 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         "bootstrap interval",
     )
     lines += _table(header, [_gate_row(gate) for gate in gates], {2, 3, 4, 6})
-    for evaluation in evaluations:
-        listed = set(guard_warnings(evaluation))  # the measure's guards are listed once, under the headline
+    for evaluation in evaluations:  # the measure's guards are listed once, under the headline
         for gate in evaluation["gates"]:
-            # within noise, and a gate's own reason not to trust it (a calibrated limit that cannot fail)
-            own = [gate["warning"]] if gate["warning"] else []
-            own += [message for message in gate.get("guards") or [] if message not in listed]
-            lines += [line for message in own for line in ("", f"⚠️ {code(gate['id'])}: {prose(message)}")]
+            for message in gate_warnings(evaluation, gate):
+                lines += ["", f"⚠️ {code(gate['id'])}: {prose(message)}"]
     return lines
 
 

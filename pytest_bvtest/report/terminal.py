@@ -28,6 +28,7 @@ OUTCOME_MARKUP: dict[str, Markup] = {
     "OK*": {"yellow": True},
     "FAIL": {"red": True, "bold": True},
 }
+_WARNING_MARKUP: Markup = {"yellow": True, "bold": True}
 
 # Topic lists in notes are cut after this many ids: the JSON report has them all.
 _LISTED_TOPICS = 5
@@ -155,6 +156,14 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
 def guard_warnings(evaluation: Mapping[str, Any]) -> list[str]:
     """The guards that warn not to trust this measure's green gates (they are ``OK*``)."""
     return [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "warning"]
+
+
+def gate_warnings(evaluation: Mapping[str, Any], gate: Mapping[str, Any]) -> list[str]:
+    """A gate's own reasons for ``OK*`` that its measure's guards (:func:`guard_warnings`) do not already give:
+    passed within noise, or a calibrated limit that cannot fail."""
+    listed = set(guard_warnings(evaluation))
+    own = [gate["warning"]] if gate.get("warning") else []
+    return own + [message for message in gate.get("guards") or [] if message not in listed]
 
 
 def headline(gate: Mapping[str, Any]) -> str:
@@ -317,11 +326,21 @@ def _gate_id(gate: Mapping[str, Any]) -> str:
 
 
 def _guard_lines(document: Mapping[str, Any]) -> list[Line]:
-    """The guards' warnings of every evaluation: shown at every verbosity."""
+    """The guards' warnings of every evaluation, then each gate's own (:func:`gate_warnings`): every ``OK*``
+    says why, at every verbosity."""
+    evaluations = document["evaluations"]
     return [
-        (f"WARNING: {warning}", {"yellow": True, "bold": True})
-        for evaluation in document["evaluations"]
-        for warning in guard_warnings(evaluation)
+        *(
+            (f"WARNING: {warning}", _WARNING_MARKUP)
+            for evaluation in evaluations
+            for warning in guard_warnings(evaluation)
+        ),
+        *(
+            (f"WARNING: {gate['id']}: {warning}", _WARNING_MARKUP)
+            for evaluation in evaluations
+            for gate in evaluation["gates"]
+            for warning in gate_warnings(evaluation, gate)
+        ),
     ]
 
 
@@ -428,6 +447,7 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
         lines.extend((f"WARNING: {warning}", {"yellow": True, "bold": True}) for warning in guard_warnings(evaluation))
         for gate in evaluation["gates"]:
             lines.append((f"[{gate['outcome']}] {gate['id']}: {headline(gate)}", OUTCOME_MARKUP[gate["outcome"]]))
+            lines.extend((f"  warning: {warning}", _WARNING_MARKUP) for warning in gate_warnings(evaluation, gate))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
     tests = document.get("tests") or []
     lines += team_test_lines(document)
