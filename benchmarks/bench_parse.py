@@ -1,4 +1,4 @@
-"""Reading an MS MARCO-dev-sized run: pytest-bvtest's ``read_run`` against ``pytrec_eval.parse_run``.
+"""Reading an MS MARCO-dev-sized run: pytest-bvtest's readers against ``pytrec_eval.parse_run``.
 
 A seeded synthetic run of 7,000 queries x 1,000 passages (7M lines, ~280 MB, spacing as Anserini
 writes it) and qrels shaped like MS MARCO dev are written to a scratch folder (``common.write_data``).
@@ -10,11 +10,13 @@ imports and the peak.
 Cases:
 
 - ``pytrec_eval.parse_run``: ``parse_run(open(path))``, no validation beyond its duplicate assert.
-- ``read_run``: our reader (full validation, line numbers on errors).
+- ``read_run``: our validated reader into per-topic dictionaries (line numbers on errors).
+- ``read_run_columns``: the reader the plugin uses: the file is well formed, so the fast path of
+  ``pytest_bvtest.io.runbytes`` reads it into columns (bytes, no Python string per line).
 - ``... + evaluate``: the same, then one ``pytrec_eval.RelevanceEvaluator`` pass over
   ``map``, ``recip_rank``, ``ndcg_cut.10``, ``recall.1000`` (the cold evaluation of a run).
-- ``bvtest evaluate_run``: ``read_qrels`` + ``read_run`` + ``pytest_bvtest.measures.evaluate_run``
-  for AP, RR, nDCG@10, R@1000, the project's own cold path.
+- ``read_run_columns + evaluate_run``: ``read_qrels`` + ``read_run_columns`` +
+  ``pytest_bvtest.measures.evaluate_run`` for AP, RR, nDCG@10, R@1000, the project's own cold path.
 
 Run it as a module from the repository root (as a file it cannot import ``benchmarks.common``)::
 
@@ -39,9 +41,10 @@ BVTEST_MEASURES = ("AP", "RR", "nDCG@10", "R@1000")
 CASES = (
     "pytrec_eval.parse_run",
     "read_run",
+    "read_run_columns",
     "pytrec_eval.parse_run + evaluate",
     "read_run + evaluate",
-    "bvtest evaluate_run",
+    "read_run_columns + evaluate_run",
 )
 
 
@@ -54,7 +57,7 @@ def child(case: str, run_path: str, qrels_path: str) -> None:
     import pytrec_eval
 
     from pytest_bvtest.io.qrels import read_qrels
-    from pytest_bvtest.io.runs import read_run
+    from pytest_bvtest.io.runs import read_run, read_run_columns
     from pytest_bvtest.measures import evaluate_run, parse_measure
 
     with open_plain_or_gzip(qrels_path) as handle:
@@ -65,8 +68,10 @@ def child(case: str, run_path: str, qrels_path: str) -> None:
     if case.startswith("pytrec_eval.parse_run"):
         with open_plain_or_gzip(run_path) as handle:
             scores = pytrec_eval.parse_run(handle)
-    elif case == "bvtest evaluate_run":
-        evaluate_run(read_qrels(qrels_path), read_run(run_path), measures)
+    elif case == "read_run_columns":
+        read_run_columns(run_path)
+    elif case == "read_run_columns + evaluate_run":
+        evaluate_run(read_qrels(qrels_path), read_run_columns(run_path), measures)
     else:
         scores = read_run(run_path).scores
     if case.endswith("+ evaluate"):

@@ -273,3 +273,27 @@ def test_docno_keys_depend_on_the_docno_only():
     wide = np.array([b"D1", b"D22", b"clueweb12-0000tw-00-00000"], dtype="S32")
     assert runbytes.docno_keys(narrow).tolist() == runbytes.docno_keys(wide).tolist()
     assert len(set(runbytes.docno_keys(narrow).tolist())) == 3
+
+
+def test_short_decimals_of_every_shape_are_read_exactly(tmp_path):
+    # Every digit count around the 14-digit limit, every place of the point, signs, leading zeros;
+    # the scores start right after a short line start, so some windows would reach before the block.
+    rng = np.random.default_rng(20261126)
+    texts = []
+    for _ in range(20000):
+        digit_count = int(rng.integers(1, 18))
+        digits = "".join(map(str, rng.integers(0, 10, digit_count)))
+        point = int(rng.integers(0, digit_count + 2))
+        text = digits if point > digit_count else f"{digits[:point]}.{digits[point:]}"
+        texts.append(str(rng.choice(["", "", "-", "+"])) + text)
+    lines = [f"{row % 7} Q0 d{row} 1 {text} s" for row, text in enumerate(texts)]
+    path = write_bytes(tmp_path / "shapes.run", ("\n".join(lines) + "\n").encode())
+    columns = validated_columns(path)
+    fast = read_run_columns(path)
+    assert_same_columns(fast, columns)
+    # most of them took the integer path, the rest numpy's conversion
+    data = np.frombuffer(path.read_bytes(), dtype=np.uint8)
+    separators = np.flatnonzero(data <= 0x20).reshape(-1, 6)
+    padded = np.concatenate((data, np.zeros(64, dtype=np.uint8)))
+    _, converted = runbytes._short_decimals(padded, separators[:, 3] + 1, separators[:, 4])
+    assert 0.6 < converted.mean() < 0.95

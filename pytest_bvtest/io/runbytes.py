@@ -20,9 +20,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -33,11 +31,18 @@ import numpy as np
 # overhead stays negligible; the block ends at its last newline and the rest carries over.
 _BLOCK_BYTES = 1 << 23
 _COLUMNS = 6
-# Two threads parse while the file is read: on a 7M-line run about 1.6 times as fast as one
-# (benchmarks/bench_evaluate.py); more would mostly wait for the one converting scores, which
-# holds the interpreter lock.
-_THREADS = 2
 _SPACE, _TAB, _NEWLINE, _HASH = 0x20, 0x09, 0x0A, 0x23
+
+# Scores of at most 14 digits that fit a 16-byte window are read by integer arithmetic
+# (_short_decimals): with the point as a digit they stay below 10**15 < 2**53.
+_WINDOW = 16
+_SHORT_DIGITS = 14
+_KEEP_LAST = np.array(
+    [np.concatenate((np.zeros(dropped, np.uint8), np.full(_WINDOW - dropped, 1, np.uint8))) for dropped in range(17)]
+).view("<u8")  # row d: a byte 1 at each of the last 16 - d bytes of a 16-byte window
+_BYTE_ONES = np.uint64(0x0101010101010101)
+_INTEGER_POWERS_OF_TEN = 10 ** np.arange(_WINDOW, dtype=np.int64)
+_POWERS_OF_TEN = 10.0 ** np.arange(_WINDOW)
 
 # The bytes a score may consist of: with these only, float() and the validated reader's
 # plain-decimal rule accept exactly the same strings (no ``1_0``, ``inf``, ``nan`` or hexadecimal).
@@ -54,9 +59,6 @@ def read_well_formed_run(
     path: str | os.PathLike[str], selected_tag: str | None
 ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, str] | None:
     """Read a regular run file as columns, or return ``None`` if it is not provably well formed.
-
-    Blocks are parsed by two threads (numpy releases the interpreter lock in its loops) while the
-    next one is read, and joined in file order, so the result does not depend on the threads.
 
     Parameters
     ----------
@@ -75,24 +77,13 @@ def read_well_formed_run(
     """
     columns = _Columns()
     try:
-        with _open_bytes(path) as handle, ThreadPoolExecutor(_THREADS) as pool:
-            parsing: deque[Future[_Block | None]] = deque()
+        with _open_bytes(path) as handle:
             for block in _blocks_of_lines(handle):
-                parsing.append(pool.submit(_parse_block, block))
-                # At most one block waits beyond those being parsed, which bounds the memory.
-                if len(parsing) > _THREADS and not columns.add(parsing.popleft().result()):
-                    return _cancelled(parsing)
-            while parsing:
-                if not columns.add(parsing.popleft().result()):
-                    return _cancelled(parsing)
+                if not columns.add(_parse_block(block)):
+                    return None
     except (OSError, EOFError, zlib.error):
         return None
     return columns.finish(selected_tag)
-
-
-def _cancelled(parsing: deque[Future[_Block | None]]) -> None:
-    for future in parsing:
-        future.cancel()
 
 
 def _blocks_of_lines(handle: BinaryIO) -> Iterator[np.ndarray]:
@@ -163,7 +154,7 @@ def _parse_block(data: np.ndarray) -> _Block | None:
     tag = _block_tag(padded, ends[:, 4] + 1, ends[:, 5])
     if tag is None:
         return None
-    scores = _scores(_gather(padded, ends[:, 3] + 1, ends[:, 4]))
+    scores = _scores(padded, ends[:, 3] + 1, ends[:, 4])
     if scores is None:
         return None
     qids, stretch_lengths = _stretches(padded, line_starts, ends[:, 0])
@@ -275,15 +266,89 @@ def _stacked(blocks: list[np.ndarray]) -> np.ndarray:
     return stacked.view(f"S{width}").ravel()
 
 
-def _scores(texts: np.ndarray) -> np.ndarray | None:
-    """The scores of a :class:`numpy.bytes_` array, None if any is not a plain finite decimal."""
+def _scores(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    """The scores ``padded[start:end]``, None unless every one is a plain finite decimal.
+
+    Plain decimals of at most 14 digits (``12.345678``, ``-0.5``, ``7``: a run's usual scores) are
+    converted exactly without Python floats (:func:`_short_decimals`); the others go through numpy's
+    conversion, which reads text as ``float()`` does, after a check that they hold only the
+    characters of a plain decimal.
+    """
+    scores, converted = _short_decimals(padded, starts, ends)
+    if converted.all():
+        return scores
+    others = np.flatnonzero(~converted)
+    texts = _gather(padded, starts[others], ends[others])
     if not np.all(_SCORE_BYTE[texts.view(np.uint8)]):
         return None
     try:
-        scores = texts.astype(np.float64)
+        scores[others] = texts.astype(np.float64)
     except ValueError:
         return None
-    return scores if np.all(np.isfinite(scores)) else None
+    return scores if np.all(np.isfinite(scores[others])) else None
+
+
+def _short_decimals(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The values of the texts ``padded[start:end]`` that are plain decimals of at most 14 digits, and which those are.
+
+    Each text is read right-aligned in a 16-byte window, as two 64-bit words: the bytes before the
+    text (and its sign) are masked, every non-digit byte becomes 0, and the words' eight digits each
+    become integers by three multiply-and-mask steps (the SWAR method of Lemire's fast parsers).
+    With the point read as a digit 0 that gives an integer below 10**15; taking the point's digit
+    out leaves the significand ``m`` and the point's place the number of decimals ``f``. Both
+    ``m`` (below 2**53) and ``10**f`` are exact doubles, and IEEE division rounds correctly, so
+    ``m / 10**f`` is the double nearest the decimal: what ``float()`` returns for the text.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The values (meaningless where not converted) and a mask of the texts converted.
+    """
+    lengths = ends - starts
+    signs = padded[starts]
+    signed = (signs == ord("+")) | (signs == ord("-"))
+    fits = (lengths <= _WINDOW) & (ends >= _WINDOW)
+    right_aligned = _windows(padded, _WINDOW)[np.where(fits, ends - _WINDOW, 0)]
+    right_aligned = right_aligned.view(np.uint8).reshape(starts.size, _WINDOW)  # a copy
+    text_bytes = _KEEP_LAST[np.clip(_WINDOW - lengths + signed, 0, _WINDOW)]
+    digits = right_aligned - np.uint8(ord("0"))
+    digit_flags = (digits < 10).view("<u8") & text_bytes  # a byte 1 at each digit of the text
+    point_flags = (right_aligned == ord(".")).view("<u8") & text_bytes
+    digit_words = digits.view("<u8")
+    digit_words &= digit_flags * np.uint64(0xFF)
+    digit_count, point_count = _byte_sum(digit_flags), _byte_sum(point_flags)
+    converted = fits & (digit_count + point_count == lengths - signed) & (point_count <= 1)
+    converted &= (digit_count >= 1) & (digit_count <= _SHORT_DIGITS)
+    with_point = _eight_digits(digit_words[:, 0]) * np.uint64(10**8) + _eight_digits(digit_words[:, 1])
+    with_point = with_point.view(np.int64)
+    decimals = np.where(point_count == 1, _WINDOW - 1 - _flag_position(point_flags), 0)
+    scale = _INTEGER_POWERS_OF_TEN[decimals]
+    significand = np.where(point_count == 1, with_point % scale + with_point // (10 * scale) * scale, with_point)
+    scores = significand / _POWERS_OF_TEN[decimals]
+    np.negative(scores, out=scores, where=signs == ord("-"))
+    return scores, converted
+
+
+def _byte_sum(words: np.ndarray) -> np.ndarray:
+    """The sum of the bytes of each row of two 64-bit words (bytes 0 or 1): a multiplication adds them up."""
+    return (words[:, 0] * _BYTE_ONES >> np.uint64(56)) + (words[:, 1] * _BYTE_ONES >> np.uint64(56))
+
+
+def _eight_digits(words: np.ndarray) -> np.ndarray:
+    """The integers whose eight decimal digits (0 to 9, the first in the lowest byte) are the bytes of ``words``."""
+    words = words * np.uint64(10) + (words >> np.uint64(8))
+    words &= np.uint64(0x00FF00FF00FF00FF)
+    words = words * np.uint64(100) + (words >> np.uint64(16))
+    words &= np.uint64(0x0000FFFF0000FFFF)
+    words = words * np.uint64(10000) + (words >> np.uint64(32))
+    return words & np.uint64(0xFFFFFFFF)
+
+
+def _flag_position(flags: np.ndarray) -> np.ndarray:
+    """The byte index (0 to 15) of the one byte 1 in each row of two words (0 where there is none)."""
+    # frexp of 2**(8k) is 0.5 * 2**(8k + 1), exactly
+    low, high = (np.frexp(flags[:, word].astype(np.float64))[1] for word in (0, 1))
+    return np.where(high > 0, 8 + (high - 1) // 8, np.maximum(low - 1, 0) // 8)
 
 
 def docno_keys(docnos: np.ndarray) -> np.ndarray:
