@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from pytest_bvtest import CANDIDATE_NAME
-from pytest_bvtest.errors import InputError, excerpt
+from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.guards import GuardSettings
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
@@ -494,6 +494,16 @@ class _SpecReader:
             named = baselines.get(value)
             if isinstance(named, ScoreTableFile) and not (self.path.parent / value).exists():
                 return baselines.pop(value)
+            table_systems = [name for name, source in baselines.items() if isinstance(source, ScoreTableFile)]
+            if table_systems and not (self.path.parent / value).exists():
+                # meant as a table's system name (a typo), not a run file: "file not found" would mislead
+                close = difflib.get_close_matches(value, table_systems, n=1)
+                raise self.error(
+                    key,
+                    f"{excerpt(value)} is neither a file nor a system of the baselines' tables "
+                    f"({short_list(table_systems)})",
+                    f"did you mean `{close[0]}`?" if close else "name one of those systems, or a run file",
+                )
             return RunFile(self.path_value(value, key), name=CANDIDATE_NAME)
         entry = self.check_keys(value, key, ("run", "tag", "scores", "system", "format", "name"), "candidate")
         name = str(entry.get("name", CANDIDATE_NAME))

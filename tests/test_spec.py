@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import shared_path
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.matrix import RunFile, ScoreTableFile
@@ -425,3 +426,24 @@ def test_grouping_by_mean_difficulty_sampled_groups_and_zrisk_against_target(tmp
         spec.write_text(base + wrong + "\n")
         with pytest.raises(InputError, match=message):
             load_spec(spec)
+
+
+def test_a_mistyped_table_system_as_the_candidate_says_so_not_file_not_found(tmp_path: Path) -> None:
+    """Benham's Robust04 table (45 named runs): `candidate: Champoin` was reported as a missing run file."""
+    table = shared_path("benham_bayesian_risk", "rb04_data.csv")
+    text = f"""
+        measures: [AP]
+        baselines: {table}
+        table_format: long
+        candidate: CANDIDATE
+        reference: Chal. 1
+        gates: [{{statistic: mean, max_decrease: 0.01}}]
+    """
+    error = load_error(tmp_path, text.replace("CANDIDATE", "Champoin"))
+    assert error.line == 4 and "file not found" not in str(error)
+    assert str(error).startswith(
+        f"{tmp_path / 'bvtest.yaml'}:4: candidate: 'Champoin' is neither a file nor a system of the baselines' tables "
+        "(Chal. 1, Chal. 2, Chal. 3, Chal. 4, Champion,"
+    )
+    assert str(error).endswith("did you mean `Champion`?")
+    assert load_spec(write_spec(tmp_path, text.replace("CANDIDATE", "Champion"))).candidate_name == "Champion"
