@@ -931,3 +931,39 @@ def test_real_web_2012_group_target_ratio_reports_the_topics_it_neutralises(
     document = jsonreport.evaluation_documents(evaluation)[0]
     assert document["target"]["constant_topics"] == neutralised
     assert any(line.startswith(note) for line in terminal.topic_notes(document))
+
+
+def test_real_web_2012_a_much_worse_steadier_candidate_passes_bias2_plus_var_and_the_sentence_says_why(
+    tmp_path: Path,
+) -> None:
+    """Web 2012: Indri's unfiltered QL run (spam-ridden, nDCG@20 0.063) against the official filtered RM baseline
+    (0.157). Its Bias² grows, but it scores near 0 everywhere, so its Var falls further and Bias²+Var passes. The
+    passing sentence said "quality that is both close to the best achievable and consistent", which it is not: a
+    pass only bounds the sum."""
+    folder = shared_path("trec_web2012_risk_baselines")
+    spec = write(
+        tmp_path,
+        "bvtest.yaml",
+        f"""
+        qrels: {folder / "qrels.web.151-200.txt"}
+        measures: [nDCG@20]
+        baselines:
+          production: {folder / "runs" / "rm.results-cata-filtered.txt.gz"}
+        candidate: {folder / "runs" / "ql.results-cata.txt.gz"}
+        cache: false
+        analysis: {{guards: {{unanswered_share: 0.2}}}}
+        gates: [{{statistic: bias2_plus_var, max_increase: 5%}}]
+        """,
+    )
+    measure = evaluate_spec(load_spec(spec), use_cache=False).measure()
+    candidate, production = measure.system("candidate").values, measure.system("production").values
+    assert candidate["mean"] == pytest.approx(0.0631, abs=5e-5) and production["mean"] == pytest.approx(
+        0.1567, abs=5e-5
+    )
+    assert candidate["bias2"] > production["bias2"] and candidate["var"] < production["var"]
+    gate = measure.gates[0]
+    assert gate.outcome == "OK" and gate.value == pytest.approx(candidate["bias2"] + candidate["var"], abs=1e-12)
+    assert gate.sentence.startswith(
+        "Holds: closeness to the best achievable and consistency from query to query taken together, so a gain in "
+        "one can hide a loss in the other (Bias²+Var "
+    )

@@ -699,7 +699,9 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         plot_color="#2ca02c",
         summary="`mean((x - c)²) = Bias² + Var`.",
         wording=Wording(
-            "quality that is both close to the best achievable and consistent from query to query",
+            # a sum: a pass does not mean both hold (a much worse but steadier system passes), so say so
+            "closeness to the best achievable and consistency from query to query taken together, so a gain in "
+            "one can hide a loss in the other",
             "Quality varies more from query to query or sits further below the best achievable",
             _BIAS_VARIANCE_DOCS,
         ),
