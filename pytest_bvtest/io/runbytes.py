@@ -3,8 +3,9 @@
 Generated runs (Anserini, Pyserini, PyTerrier, most trec_eval inputs) are regular: every line is
 ``qid Q0 docno rank score tag`` with one space or tab between the columns, printable ASCII, one
 tag. For such a file the separators are found with a few vectorised passes over each block of
-bytes, the columns are gathered as fixed-width byte strings (:class:`numpy.bytes_`), and the scores are
-converted by numpy in one call, so millions of lines are read without a Python string per line.
+bytes, the columns are gathered as fixed-width byte strings (:class:`numpy.bytes_`), and the scores
+are converted by integer arithmetic on 64-bit words (exactly as ``float()`` reads them), so millions
+of lines are read without a Python object per line.
 
 The fast path only accepts a file it can prove well formed by the rules of
 :func:`~pytest_bvtest.io.runs.read_run`. Anything else (a comment, a blank line, a run of blanks,
@@ -97,7 +98,8 @@ def _blocks_of_lines(handle: BinaryIO) -> Iterator[np.ndarray]:
         if not read:
             break
         end = _after_last_newline(buffer[:filled])
-        carried = buffer[end:filled].copy()  # the whole buffer, with a line longer than a block
+        # after the last newline; everything while a line longer than a block is still being read
+        carried = buffer[end:filled].copy()
         if end:
             yield buffer[:end]
     if carried.size:
