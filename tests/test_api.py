@@ -1053,3 +1053,36 @@ def test_example_risky_candidates_negative_urisk_is_not_called_no_net_loss(tmp_p
     assert urisk.sentence.startswith(
         "Holds: a risk-weighted change against production (losses counting extra) within the limit (URisk -0.0"
     )
+
+
+def test_example_past_release_losing_more_queries_than_it_wins_is_not_said_to_win_more(tmp_path: Path) -> None:
+    """The example's past release against production: robustness index -0.321 (more queries lost than won) passed
+    `min: -0.5` with "Holds: more queries won than lost"; ZRisk -15.8 passed `min: -100` with "no query much worse
+    than the other systems lead one to expect"."""
+    example = Path(__file__).resolve().parent.parent / "example_project"
+    spec = write(
+        tmp_path,
+        "bvtest.yaml",
+        f"""
+        qrels: {example / "eval" / "qrels.txt"}
+        measures: [nDCG@10]
+        baselines:
+          production: {example / "runs" / "production.run"}
+          bm25-alt: {example / "runs" / "bm25-alt.run"}
+        candidate: {example / "runs" / "past-release.run"}
+        cache: false
+        gates: [{{statistic: robustness_index, min: -0.5}}, {{statistic: zrisk, min: -100}}]
+        """,
+    )
+    measure = evaluate_spec(load_spec(spec), use_cache=False).measure()
+    robustness, zrisk = measure.gates
+    production, candidate = measure.matrix.row("production"), measure.matrix.row("candidate")
+    won, lost = int((candidate > production).sum()), int((candidate < production).sum())
+    assert lost > won and robustness.value == pytest.approx((won - lost) / len(production), abs=1e-12)
+    assert robustness.outcome == zrisk.outcome == "OK" and zrisk.value == pytest.approx(-15.7717, abs=5e-5)
+    assert robustness.sentence.startswith(
+        "Holds: the share of queries won minus the share lost against production within the limit (RI -0.321,"
+    )
+    assert zrisk.sentence.startswith(
+        "Holds: shortfalls against what the other systems lead one to expect within the limit (ZRisk -15.8,"
+    )

@@ -803,7 +803,8 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         summary="Sakai's robustness index: (topics won - topics lost) / topics, against the reference. "
         "Needs a reference.",
         wording=Wording(
-            "more queries won than lost against the reference",
+            # a pass below 0 has more queries lost than won: the sentence states the share, not a win
+            "the share of queries won minus the share lost against the reference within the limit",
             "The share of queries won minus the share lost against the reference is lower",
             _RISK_DOCS,
         ),
@@ -848,7 +849,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         promised=True,
         summary="Risk against all other systems at once (needs non-negative scores).",
         wording=Wording(
-            "no query much worse than the other systems lead one to expect",
+            "shortfalls against what the other systems lead one to expect within the limit",
             "More queries fall short of what the other systems lead one to expect",
             _RISK_DOCS,
         ),
