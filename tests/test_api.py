@@ -1003,3 +1003,48 @@ def test_a_candidate_identical_to_production_passes_plain_simulation_bounds(tmp_
     )
     for gate in evaluation.measure().gates:
         assert gate.value == gate.reference_value and gate.passed, gate
+
+
+def test_real_web_2012_passing_sentences_of_combined_statistics_claim_no_more_than_the_statistic(
+    tmp_path: Path,
+) -> None:
+    """GeoRisk, Bias(ρ)²+Var(ρ) and sim Bias²+Var combine two terms, so a pass bounds their combination only;
+    Var(ρ) passing does not mean no query that others solve is failed. The passing sentences said more."""
+    folder = shared_path("trec_web2012_risk_baselines")
+    spec = write(
+        tmp_path,
+        "bvtest.yaml",
+        f"""
+        qrels: {folder / "qrels.web.151-200.txt"}
+        measures: [AP]
+        baselines:
+          production: {folder / "runs" / "rm.results-cata-filtered.txt.gz"}
+          rm-catb: {folder / "runs" / "rm.results-catb-filtered.txt.gz"}
+        candidate: {folder / "runs" / "ql.results-cata-filtered.txt.gz"}
+        cache: false
+        analysis: {{guards: {{unanswered_share: 0.2}}, simulation: {{samples: 10, measures: [AP]}}}}
+        gates:
+          - {{statistic: georisk, min: 0}}
+          - {{statistic: gap_mse, max: 1}}
+          - {{statistic: gap_var, max: 1}}
+          - {{statistic: sim_bias2_plus_var, max: 1}}
+        """,
+    )
+    georisk, gap_mse, gap_var, simulated = evaluate_spec(load_spec(spec), use_cache=False).measure().gates
+    assert all(gate.outcome == "OK" for gate in (georisk, gap_mse, gap_var, simulated))
+    assert georisk.sentence.startswith(
+        "Holds: high quality and few surprising shortfalls against the other systems combined, so one can make up "
+        "for the other (GeoRisk "
+    )
+    assert gap_mse.sentence.startswith(
+        "Holds: a small and even gap to the best system taken together, so a gain in one can hide a loss in the "
+        "other (Bias(ρ)²+Var(ρ) "
+    )
+    assert gap_var.sentence.startswith(
+        "Holds: an even gap to the best system across queries, which queries that others solve and we fail make "
+        "uneven (Var(ρ) "
+    )
+    assert simulated.sentence.startswith(
+        "Holds: per-query closeness to the best and stability when the collection changes taken together, so a "
+        "gain in one can hide a loss in the other (sim Bias²+Var "
+    )

@@ -733,7 +733,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         per_system=False,
         summary="Variance of that gap.",
         wording=Wording(
-            "an even gap to the best system across queries (no queries that others solve and we fail)",
+            "an even gap to the best system across queries, which queries that others solve and we fail make uneven",
             "The gap to the best system varies more from query to query",
             _GAP_DOCS,
         ),
@@ -750,7 +750,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         per_system=False,
         summary="`mean(ρ²)`.",
         wording=Wording(
-            "a small and even gap to the best system on every query",
+            "a small and even gap to the best system taken together, so a gain in one can hide a loss in the other",
             "The gap to the best system is wider or less even across queries",
             _GAP_DOCS,
         ),
@@ -865,7 +865,8 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         column="GeoRisk",
         summary="Combines the mean and ZRisk (needs non-negative scores).",
         wording=Wording(
-            "quality that is both high and free of surprising shortfalls against the other systems",
+            "high quality and few surprising shortfalls against the other systems combined, so one can make up for the "
+            "other",
             "Quality adjusted for shortfalls against the other systems is lower",
             _RISK_DOCS,
         ),
@@ -952,7 +953,8 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         from_simulation=lambda result: result.topic_bias2 + result.topic_var,
         summary="Sum of the two: the per-topic squared error over simulated collections. Needs `analysis.simulation`.",
         wording=Wording(
-            "per-query quality that is close to the best and stable when the collection changes",
+            "per-query closeness to the best and stability when the collection changes taken together, so a gain in "
+            "one can hide a loss in the other",
             "Per-query quality on the simulated collections is further below the best or less stable",
             _SIMULATION_DOCS,
         ),
