@@ -1048,3 +1048,44 @@ def test_real_web_2012_passing_sentences_of_combined_statistics_claim_no_more_th
         "Holds: per-query closeness to the best and stability when the collection changes taken together, so a "
         "gain in one can hide a loss in the other (sim Bias²+Var "
     )
+
+
+def test_example_risky_candidates_trisk_of_minus_2_46_is_not_called_no_significant_loss() -> None:
+    """The README's risky RM3 candidate: TRisk -2.46 at alpha 5 passes the calibrated limit -4.38, but below -2 is
+    the rule of thumb's significant loss; the passing sentence said "no significant loss on single queries"."""
+    from pytest_bvtest.api import spec_under_test
+
+    example = Path(__file__).resolve().parent.parent / "example_project"
+    spec = spec_under_test(example / "bvtest.yaml", example / "runs" / "candidate-risky.run")
+    trisk = next(
+        gate for gate in evaluate_spec(spec, use_cache=False).measure("nDCG@10").gates if gate.statistic == "trisk"
+    )
+    assert trisk.outcome == "OK" and trisk.value == pytest.approx(-2.45917, abs=5e-6) and trisk.value < -2
+    assert trisk.limit == pytest.approx(-4.38143, abs=5e-6)
+    assert trisk.sentence == (
+        "Holds: losses on single queries against production no more significant than allowed "
+        "(TRisk -2.46, limit -4.38 at a 5% false-alarm rate)."
+    )
+
+
+def test_example_risky_candidates_negative_urisk_is_not_called_no_net_loss(tmp_path: Path) -> None:
+    """URisk -0.0163 at alpha 1 (a net risk-weighted loss) passing `min: -0.05` was called "no net loss"."""
+    example = Path(__file__).resolve().parent.parent / "example_project"
+    spec = write(
+        tmp_path,
+        "bvtest.yaml",
+        f"""
+        qrels: {example / "eval" / "qrels.txt"}
+        measures: [nDCG@10]
+        baselines: {{production: {example / "runs" / "production.run"}}}
+        candidate: {example / "runs" / "candidate-risky.run"}
+        cache: false
+        analysis: {{risk_alpha: 1}}
+        gates: [{{statistic: urisk, min: -0.05}}]
+        """,
+    )
+    urisk = evaluate_spec(load_spec(spec), use_cache=False).measure().gates[0]
+    assert urisk.outcome == "OK" and urisk.value == pytest.approx(-0.0162574, abs=5e-7)
+    assert urisk.sentence.startswith(
+        "Holds: a risk-weighted change against production (losses counting extra) within the limit (URisk -0.0"
+    )

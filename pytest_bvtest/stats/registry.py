@@ -767,7 +767,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         column="URisk",
         summary="Mean difference to the reference, losses weighted `1 + alpha`. Needs a reference.",
         wording=Wording(
-            "no net loss on single queries against the reference, losses counting extra",
+            "a risk-weighted change against the reference (losses counting extra) within the limit",
             "The risk-weighted change against the reference (losses count extra) is lower",
             _RISK_DOCS,
         ),
@@ -786,7 +786,8 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         promised=True,
         summary="URisk divided by its standard error; below -2 = significant harm. Needs a reference.",
         wording=Wording(
-            "no significant loss on single queries against the reference",
+            # TRisk below -2 reads as a significant loss (at alpha 0): a pass past -2 must not say "no significant loss"
+            "losses on single queries against the reference no more significant than allowed",
             "Losses on single queries against the reference are more significant",
             _RISK_DOCS,
         ),
