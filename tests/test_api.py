@@ -969,6 +969,42 @@ def test_real_web_2012_a_much_worse_steadier_candidate_passes_bias2_plus_var_and
     )
 
 
+def test_a_candidate_identical_to_production_passes_plain_simulation_bounds(tmp_path: Path) -> None:
+    """DL-HARD: the production run copied under another name gets the same simulated values, so a plain
+    bound on a simulation statistic does not fire on Monte-Carlo noise (seeded by name it differed by +5.8%)."""
+    doc = shared_path("dl_hard", "dataset") / "baselines" / "doc"
+    copy = tmp_path / "candidate.run.gz"
+    copy.write_bytes((doc / "bm25+electra-mp.run.gz").read_bytes())
+    spec_path = write(
+        tmp_path,
+        "bvtest.yaml",
+        f"""
+        qrels: {doc.parent.parent}/dl_hard-doc.qrels
+        measures: [AP]
+        baselines:
+          production: {doc}/bm25+electra-mp.run.gz
+          bm25: {doc}/bm25.run.gz
+        candidate: {{run: {copy}, name: candidate}}
+        reference: production
+        analysis: {{simulation: {{samples: 100, seed: 1}}}}
+        gates:
+          - {{statistic: sim_var, max_increase: 0.05}}
+          - {{statistic: sim_bias2_plus_var, max_increase: 0}}
+    """,
+    )
+    evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
+    simulation = evaluation.simulation
+    names = simulation.system_names
+    np.testing.assert_array_equal(
+        simulation.sample_scores[names.index("candidate")], simulation.sample_scores[names.index("production")]
+    )
+    assert not np.array_equal(
+        simulation.sample_scores[names.index("bm25")], simulation.sample_scores[names.index("production")]
+    )
+    for gate in evaluation.measure().gates:
+        assert gate.value == gate.reference_value and gate.passed, gate
+
+
 def test_real_web_2012_passing_sentences_of_combined_statistics_claim_no_more_than_the_statistic(
     tmp_path: Path,
 ) -> None:

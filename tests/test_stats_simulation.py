@@ -57,7 +57,7 @@ def test_sampled_ap_matches_textbook_ap_of_the_drawn_ranking():
         "only-relevant": RetrievedList([3.0, 2.0, 2.0, 1.0], [True] * 4, 6),
     }
     for name, retrieved in cases.items():
-        draws = _draw_samples(retrieved, 25, _pair_generator(7, "sys", name))
+        draws = _draw_samples(retrieved, 25, _pair_generator(7, retrieved, name))
         unretrieved = retrieved.relevant_in_qrels - int(retrieved.relevant.sum())
         computed = _average_precision(draws, draws.drawn_relevant + unretrieved)
         for b in range(25):
@@ -69,14 +69,14 @@ def test_sampled_ap_matches_textbook_ap_of_the_drawn_ranking():
                 relevant_scores + other_scores, [True] * r_b + [False] * len(other_scores), r_b + unretrieved
             )
             assert computed[b] == pytest.approx(expected, abs=1e-12), (name, b)
-        # The public function uses exactly these draws for (seed 7, "sys", topic name).
+        # The public function uses exactly these draws for (seed 7, this list, topic name).
         result = simulate_topic_bias_variance([[retrieved]], ["sys"], [name], samples=25, seed=7)
         np.testing.assert_array_equal(result.sample_scores[0, 0], computed)
 
 
 def test_draws_are_poisson_capped_and_come_from_the_right_pools():
     retrieved = RetrievedList([5.0, 4.0, 3.0, 2.0, 1.0], [True, True, True, False, False], 3)
-    draws = _draw_samples(retrieved, 5000, _pair_generator(0, "a", "t"))
+    draws = _draw_samples(retrieved, 5000, _pair_generator(0, retrieved, "t"))
     assert draws.drawn_relevant.max() == 5  # Poisson(3) exceeds L = 5 often enough: capped, never more
     expected_mean = sum(k * poisson.pmf(k, 3) for k in range(5)) + 5 * poisson.sf(4, 3)
     assert draws.drawn_relevant.mean() == pytest.approx(expected_mean, abs=0.05)
@@ -104,6 +104,29 @@ def test_adding_or_reordering_systems_leaves_each_systems_samples_unchanged():
         [lists[2], lists[0], lists[1]], ["bert", "bm25", "rm3"], topics, samples=40, seed=1
     )
     np.testing.assert_array_equal(three.sample_scores[1:], two.sample_scores)
+
+
+def test_the_same_list_under_another_name_draws_the_same_samples():
+    # A candidate identical to production must get the same estimates: the draws follow the list, not the name.
+    lists = _collection(np.random.default_rng(RNG_SEED), systems=2)
+    topics = ["t1", "t2", "t3"]
+    copy = [
+        RetrievedList(item.scores[::-1].copy(), item.relevant[::-1].copy(), item.relevant_in_qrels) for item in lists[0]
+    ]
+    result = simulate_topic_bias_variance(
+        [lists[0], lists[1], copy], ["prod", "bm25", "cand"], topics, samples=50, seed=3
+    )
+    np.testing.assert_array_equal(result.sample_scores[2], result.sample_scores[0])
+    np.testing.assert_array_equal(result.topic_var[2], result.topic_var[0])
+    assert not np.array_equal(result.sample_scores[1], result.sample_scores[0])
+    # one changed topic: only that topic's samples change
+    changed = list(copy)
+    changed[1] = RetrievedList(
+        np.append(copy[1].scores, -1.0), np.append(copy[1].relevant, False), copy[1].relevant_in_qrels
+    )
+    result = simulate_topic_bias_variance([lists[0], changed], ["prod", "cand"], topics, samples=50, seed=3)
+    np.testing.assert_array_equal(result.sample_scores[1][[0, 2]], result.sample_scores[0][[0, 2]])
+    assert not np.array_equal(result.sample_scores[1][1], result.sample_scores[0][1])
 
 
 def test_no_relevant_retrieved_scores_zero_in_every_sample():
@@ -290,7 +313,7 @@ def test_each_simulated_measure_equals_pytrec_eval_on_the_drawn_ranking(measure,
         result = simulate_topic_bias_variance(
             [[retrieved]], ["sys"], [name], samples=20, seed=7, measure=measure, cutoff=cutoff
         )
-        draws = _draw_samples(retrieved, 20, _pair_generator(7, "sys", name))  # the same stream as the simulation
+        draws = _draw_samples(retrieved, 20, _pair_generator(7, retrieved, name))  # the same stream as the simulation
         unretrieved = retrieved.relevant_in_qrels - int(retrieved.relevant.sum())
         for b in range(20):
             r_b = int(draws.drawn_relevant[b])

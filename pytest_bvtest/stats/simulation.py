@@ -5,8 +5,9 @@ spread comes from simulated collections instead: each sample redraws the system'
 from its own relevant and non-relevant retrieval scores, with a Poisson number of relevant
 documents, and scores the redrawn ranking with a binary-relevance measure (AP, P@k, R@k, RR,
 nDCG with binary gains, R-precision; :data:`SIMULATED_MEASURES`). The virtual target of a sample is the best AP
-any system reached on it. Randomness is seeded per (seed, system name, topic id) with a stable hash,
-so a system's samples never depend on which other systems are evaluated.
+any system reached on it. Randomness is seeded per (seed, retrieved list, topic id) with a stable
+hash, so a system's samples never depend on which other systems are evaluated, and two systems that
+retrieved the same list on a topic (a candidate identical to production) draw the same samples.
 """
 
 from __future__ import annotations
@@ -143,10 +144,12 @@ def simulate_topic_bias_variance(
     Our decisions where docs/mathematics.md §3e is silent: when the list has no non-relevant document and
     ``r_b < L``, the ``L - r_b`` missing documents are non-relevant and ranked below every drawn
     score (equivalently the sample is shortened to its ``r_b`` relevant draws; AP is the same).
-    When ``r_b + R - r = 0`` (no relevant document anywhere in the sample) AP is 0. Seeding: sample
-    draws for (system, topic) come from ``numpy.random.default_rng(SeedSequence([seed,
-    blake2b64(system name), blake2b64(topic id)]))``, stable across machines and processes (not
-    Python's salted ``hash``); within a numpy version the samples are reproducible bit for bit.
+    When ``r_b + R - r = 0`` (no relevant document anywhere in the sample) AP is 0. Seeding
+    (docs/mathematics.md §3e; MATH.md seeds by system name instead): sample draws for (system, topic)
+    come from ``numpy.random.default_rng(SeedSequence([seed, blake2b64(retrieved list),
+    blake2b64(topic id)]))``, the list hashed as its sorted relevant and non-relevant scores and
+    ``R``; stable across machines and processes (not Python's salted ``hash``); within a numpy
+    version the samples are reproducible bit for bit.
 
     Parameters
     ----------
@@ -154,7 +157,7 @@ def simulate_topic_bias_variance(
         ``lists[i][j]`` is system ``i``'s :class:`RetrievedList` on topic ``j``; every system has an
         entry for every topic (an empty list for a topic it did not answer) and the same ``R`` per topic.
     system_names, topic_ids:
-        Distinct names of the ``m`` systems and ``n`` topics; they seed the draws.
+        Distinct names of the ``m`` systems and ``n`` topics; the topic ids seed the draws.
     samples:
         ``B``, the number of simulated collections (IPM 2022 uses 100).
     seed:
@@ -180,9 +183,9 @@ def simulate_topic_bias_variance(
     _check_lists(lists, names, topics)
     score = _checked_measure(measure, cutoff)
     sample_scores = np.empty((len(names), len(topics), samples))
-    for i, name in enumerate(names):
+    for i, system_lists in enumerate(lists):
         for j, topic in enumerate(topics):
-            sample_scores[i, j] = score(lists[i][j], samples, _pair_generator(seed, name, topic))
+            sample_scores[i, j] = score(system_lists[j], samples, _pair_generator(seed, system_lists[j], topic))
     target_scores = virtual_target(np.swapaxes(sample_scores, 0, 1))
     c = np.broadcast_to(target_constant(target_scores, target), (len(topics),)).copy()
     per_topic = bias_variance(sample_scores, c)
@@ -310,9 +313,21 @@ def _stable_hash(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
 
 
-def _pair_generator(seed: int, system_name: str, topic_id: str) -> np.random.Generator:
-    """The random stream of one (system, topic): independent of every other system and topic."""
-    return np.random.default_rng(np.random.SeedSequence([seed, _stable_hash(system_name), _stable_hash(topic_id)]))
+def _pair_generator(seed: int, retrieved: RetrievedList, topic_id: str) -> np.random.Generator:
+    """The random stream of one retrieved list on one topic, seeded by the list's content and the topic.
+
+    The draws depend only on the list's relevant and non-relevant scores as sorted sets and on ``R``
+    (:func:`_draw_samples`), so those are what is hashed: two systems that retrieved the same list (a
+    candidate identical to production on that topic) draw the same samples, whatever their names,
+    and different lists draw independent ones. No system's samples depend on which others are evaluated.
+    """
+    relevant = np.sort(retrieved.scores[retrieved.relevant]) + 0.0  # + 0.0 makes -0.0 hash as 0.0
+    others = np.sort(retrieved.scores[~retrieved.relevant]) + 0.0
+    content = hashlib.blake2b(digest_size=8)
+    for part in (np.int64([relevant.size, others.size, retrieved.relevant_in_qrels]), relevant, others):
+        content.update(part.tobytes())
+    list_hash = int.from_bytes(content.digest(), "little")
+    return np.random.default_rng(np.random.SeedSequence([seed, list_hash, _stable_hash(topic_id)]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -392,11 +407,11 @@ def _distinct(names: Sequence[str], what: str) -> tuple[str, ...]:
     if not names:
         raise StatisticError(f"no {what} given")
     if not all(isinstance(name, str) for name in names):
-        raise StatisticError(f"{what} must be strings (they seed the simulation)")
+        raise StatisticError(f"{what} must be strings")
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
         raise StatisticError(
-            f"duplicate {what}: {', '.join(duplicates)}; each must be unique because it seeds its own samples"
+            f"duplicate {what}: {', '.join(duplicates)}; each must be unique because it names its own row of results"
         )
     return names
 
