@@ -664,3 +664,33 @@ def test_the_ini_setting_writes_beside_the_ini_file_and_stays_inside_the_project
         ["*could not write the reports: ini setting bvtest_html = *outside.html* is outside the project*"]
     )
     assert not (pytester.path.parent / "outside.html").exists()
+
+
+def test_real_ok_star_from_a_gates_own_warning_is_explained_on_the_html_page(tmp_path: Path) -> None:
+    """DL-HARD: BM25+ELECTRA cut by two topics against itself. The gate's limit cannot fail (only 4 swaps differ);
+    its sentence points to the warning, which the page showed only for passes within noise."""
+    import gzip
+    from html import escape
+
+    from pytest_bvtest.api import evaluate_spec, spec_under_test
+    from pytest_bvtest.report import jsonreport
+
+    runs = shared_path("dl_hard", "dataset", "baselines", "doc")
+    with gzip.open(runs / "bm25+electra-mp.run.gz", "rt") as full:
+        cut = [line for line in full if line.split()[0] not in ("1056204", "1049519")]
+    (tmp_path / "cut.run").write_text("".join(cut))
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        f"qrels: {shared_path('dl_hard', 'dataset', 'dl_hard-doc.qrels')}\n"
+        "measures: [nDCG@10]\n"
+        f"baselines: {{production: {runs / 'bm25+electra-mp.run.gz'}}}\n"
+        "candidate: cut.run\n"
+        "cache: false\n"
+        "gates: [{statistic: var, max_increase: 5%, false_alarm: 0.05}]\n"
+    )
+    evaluation = evaluate_spec(spec_under_test(spec), use_cache=False)
+    gate = evaluation.measure().gates[0]
+    own = next(message for message in gate.guards if message.startswith("the null of no change is too coarse"))
+    page = html.render(jsonreport.session_document(jsonreport.evaluation_documents(evaluation)))
+    assert f"<code>bvtest.yaml::nDCG@10::var</code>: {escape(own)}</p>" in page
+    assert escape(gate.sentence) in page and gate.sentence.startswith("Holds on paper, but do not trust it")
