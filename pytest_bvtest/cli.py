@@ -290,6 +290,10 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
         f"bvtest calibrate {spec.path.name}: the null of no change swaps the candidate's and the reference's "
         f"scores on random topics (seed {calibration.seed})\n\n"
     )
+    warnings = _calibration_warnings(evaluation)
+    if warnings:
+        out.write("The limits below are computed for this candidate, and these warnings say they may mean little:\n")
+        out.write("".join(f"WARNING: {warning}\n" for warning in warnings) + "\n")
     header = (
         "gate",
         "reference",
@@ -310,6 +314,23 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     out.write(f"# paste into {spec.path.name}: every gate limited where an equal-quality change fails 5% of the time\n")
     out.write(_calibrated_gates_yaml(spec, calibration))
     return EXIT_OK
+
+
+def _calibration_warnings(evaluation: Evaluation) -> list[str]:
+    """The guards' warnings, then each gate's own (a limit that cannot fail): the calibration's null swaps this
+    candidate with the reference, so a candidate identical to it (or one differing on few topics) gives a null
+    of no spread, limits on the reference's own value, and a joint false-alarm rate of 0."""
+    warnings = []
+    for measure in evaluation.measures:
+        listed = [guard.message for guard in measure.guards if guard.warning]
+        warnings += listed
+        warnings += [
+            f"{outcome.id}: {message}"
+            for outcome in measure.gates
+            for message in outcome.guards
+            if message not in listed
+        ]
+    return list(dict.fromkeys(warnings))
 
 
 def _together(evaluation: Evaluation, family: bool) -> str:

@@ -264,3 +264,25 @@ def test_the_blas_threads_are_left_alone_once_numpy_has_loaded(monkeypatch: pyte
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     cli._one_blas_thread()  # numpy is loaded in this process: setting the variable now would change nothing
     assert "OPENBLAS_NUM_THREADS" not in os.environ
+
+
+def test_calibrate_for_the_production_run_itself_warns_that_its_limits_mean_little() -> None:
+    """The example's production run as the candidate: every swap with production is the same, so each limit sits on
+    production's own value and "an equal-quality change fails ... 0.00% of the time"; it printed that without a
+    word on why."""
+    result = run_cli("calibrate", "bvtest.yaml", "--no-cache", "--swaps", "200", "--run", "runs/production.run")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    preface = lines.index(
+        "The limits below are computed for this candidate, and these warnings say they may mean little:"
+    )
+    assert lines[preface + 1].startswith(
+        "WARNING: identical: candidate's per-topic nDCG@10 scores are identical to production's on all 56 topics"
+    )
+    assert (
+        "WARNING: bvtest.yaml::nDCG@10::mean: every swap with production gives the same Mean: the two systems do "
+        "not differ where it looks (no change), so no calibrated limit can fail" in lines
+    )
+    assert preface < lines.index(next(line for line in lines if line.startswith("gate ")))
+    # the spec's own candidate differs from production: no such warning
+    assert "may mean little" not in run_cli("calibrate", "bvtest.yaml", "--no-cache", "--swaps", "200").stdout
