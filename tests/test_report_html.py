@@ -134,12 +134,12 @@ def test_gate_rows_and_headline() -> None:
         "nDCG@10::bias2_plus_var",
         "0.037136 (candidate)",
         "0.015804 (production)",
-        "+0.02133 (up is worse)",
+        "+0.02133 (worse)",
         "≤ 0.0173844 (max_increase 10%)",
         "46.90% (10,000 swaps, seed 0)",
         "-",
     ]
-    assert rows[WARN_ID][0] == "⚠ OK*" and rows[WARN_ID][4] == "-0.162 (down is worse)"
+    assert rows[WARN_ID][0] == "⚠ OK*" and rows[WARN_ID][4] == "-0.162 (worse)"
     assert rows[WARN_ID][6:] == ["6.25% (exact)", "candidate − reference: [-0.41, 0.02] 95%, seed 0"]
     # each gate's plain sentence under its row; a gate without one shows its message's first line
     assert gates["sentences"][0] == (

@@ -576,13 +576,13 @@ def test_markdown_summary() -> None:
         f"`{FAIL_ID}`",
         "0.037136 (candidate)",
         "0.015804 (production)",
-        "+0.02133 (up is worse)",
+        "+0.02133 (worse)",
         "≤ 0.0173844 (max_increase 10%)",
         "46.90% (10,000 swaps, seed 0)",
         "-",
     ]
     assert rows[f"`{WARN_ID}`"][0] == "⚠️ OK*"
-    assert rows[f"`{WARN_ID}`"][4] == "-0.162 (down is worse)"
+    assert rows[f"`{WARN_ID}`"][4] == "-0.162 (worse)"
     assert rows[f"`{WARN_ID}`"][6:] == ["6.25% (exact)", "candidate − reference: [-0.41, 0.02] 95%, seed 0"]
     assert rows["`bvtest.yaml::AP::bias2`"][4:7] == ["-", "≤ 0.05 (max 0.05)", "-"]
     assert f"### ❌ `{FAIL_ID}`" in lines
@@ -950,8 +950,7 @@ def test_terminal_quiet_and_compact_summaries() -> None:
         "0.015804",
         "production",
         "+0.02133",
-        "(↑",
-        "worse)",
+        "(worse)",
         "<=",
         "0.0173844",
         "(false",

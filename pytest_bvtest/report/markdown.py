@@ -19,6 +19,7 @@ from pytest_bvtest.report.terminal import (
     TEAM_TESTS_TITLE,
     analysis_lines,
     comparison_lines,
+    delta_text,
     display_path,
     evaluation_title,
     format_number,
@@ -75,15 +76,6 @@ def _number(value: float | str | None) -> str:
     # Six significant digits, as in the gate messages: a gate can fail by less than 0.0001. An infinite
     # value arrives as "Infinity"/"-Infinity" (the JSON report's spelling) and prints as inf/-inf.
     return "-" if value is None else f"{float(value):.6g}"
-
-
-def delta_text(gate: Mapping[str, Any]) -> str:
-    """``+0.0105 (up is worse)``: candidate minus reference and the statistic's bad direction."""
-    delta = gate.get("delta")
-    if delta is None:
-        return "-"
-    bad = "down" if gate.get("higher_is_better", True) else "up"
-    return f"{float(delta):+.4g} ({bad} is worse)"
 
 
 def is_upper(gate: Mapping[str, Any]) -> bool:

@@ -8,6 +8,7 @@ note helpers are shared with the Markdown summary.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -297,12 +298,28 @@ def analysis_lines(evaluation: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def delta_text(gate: Mapping[str, Any]) -> str:
+    """``+0.0105 (worse)``: candidate minus reference, and whether that change is for the better or the worse.
+
+    The word is the change's verdict in the statistic's own direction (a lower Var is better), so a
+    reader need not know which way each statistic points; whether the gate passes is the limit's call.
+    """
+    delta = gate.get("delta")
+    if delta is None:
+        return "-"
+    delta = float(delta)
+    if not math.isfinite(delta) or delta == 0:
+        return f"{delta:+.4g}" if delta else "0 (no change)"
+    better = (delta > 0) == gate.get("higher_is_better", True)
+    return f"{delta:+.4g} ({'better' if better else 'worse'})"
+
+
 def _short_number(value: float | str | None) -> str:
     return "-" if value is None else f"{float(value):.6g}"
 
 
 def gate_numbers(gate: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    """The cells of a gate in the compact table: value, reference, delta (with the bad direction), limit."""
+    """The cells of a gate in the compact table: value, reference, delta (better or worse), limit."""
     reference = "-"
     if gate["reference"]:
         reference = (
@@ -310,15 +327,12 @@ def gate_numbers(gate: Mapping[str, Any]) -> tuple[str, str, str, str]:
             if gate["reference_value"] is not None
             else f"against {gate['reference']}"
         )
-    delta = gate.get("delta")
-    worse = "↓" if gate.get("higher_is_better", True) else "↑"
-    delta_text = "-" if delta is None else f"{float(delta):+.4g} ({worse} worse)"
     upper = gate["upper"] if "upper" in gate else gate["bound"]["kind"] in ("max", "max_increase")
     limit = f"{'<=' if upper else '>='} {_short_number(gate['limit'] if 'limit' in gate else gate['bound']['limit'])}"
     calibration = gate.get("calibration")
     if calibration is not None and calibration.get("rate") is not None:
         limit += f" (false alarm {float(calibration['rate']):.1%})"
-    return _short_number(gate["value"]), reference, delta_text, limit
+    return _short_number(gate["value"]), reference, delta_text(gate), limit
 
 
 def _gate_id(gate: Mapping[str, Any]) -> str:
