@@ -7,7 +7,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from pytest_bvtest.errors import InputError
+from pytest_bvtest.errors import InputError, short_list
 from pytest_bvtest.evaluation import Evaluation
 from pytest_bvtest.io.textfiles import (
     ALLOW_OUTSIDE_OPTIONS,
@@ -63,6 +63,23 @@ def update_reference(
             path=spec.path,
             hint="update after the gates pass, or on purpose with --bvtest-update-force (bvtest check --update-force)",
         )
+    # a candidate run without a ranking for topics other systems rank passes as OK* at most; stored as the
+    # reference, it would make every later gate lenient on those topics (free wins, reference_missing)
+    lacking = {
+        topic
+        for measure in evaluation.measures
+        for guard in measure.guards
+        if guard.kind == "candidate_missing"
+        for topic in guard.topics
+    }
+    if lacking and not force:
+        raise InputError(
+            f"reference {spec.reference!r} not updated: the candidate has no ranking for {len(lacking)} topic(s) "
+            f"that other systems rank: {short_list(sorted(lacking))}",
+            path=spec.path,
+            hint="update with a run that ranks every topic, or on purpose with --bvtest-update-force "
+            "(bvtest check --update-force)",
+        )
     if not allow_outside:
         try:
             require_inside(
@@ -105,6 +122,11 @@ def update_reference(
     ]
     if failed:
         lines.append(f"bvtest: note: updated as forced although {len(failed)} gate(s) failed: {', '.join(failed)}")
+    if lacking:
+        lines.append(
+            f"bvtest: note: updated as forced although the candidate has no ranking for {len(lacking)} topic(s): "
+            f"{short_list(sorted(lacking))}"
+        )
     for measure in evaluation.measures:
         before = measure.system(spec.reference).values["mean"]
         after = measure.system(measure.candidate).values["mean"] if measure.candidate else None

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import shared_path
 
 from pytest_bvtest.api import evaluate_spec
 from pytest_bvtest.cache import CacheWriteWarning
@@ -381,3 +382,36 @@ def test_reports_are_byte_identical_with_four_workers_on_a_cold_shared_cache(pro
     }
     assert all(b'"timestamp"' not in report for report, _ in reports.values())
     assert reports["parallel 0"] == reports["serial"] and reports["parallel 1"] == reports["serial"]
+
+
+def test_real_update_refuses_a_candidate_run_that_lacks_topics_unless_forced(tmp_path: Path) -> None:
+    """DL-HARD: BM25+ELECTRA without two topics passes (OK*, the candidate_missing guard) against its complete run;
+    --bvtest-update stored the truncated run as the reference, making later gates lenient on those topics."""
+    full = shared_path("dl_hard", "dataset", "baselines", "doc", "bm25+electra-mp.run.gz")
+    with gzip.open(full, "rt") as run:
+        text = run.read()
+    (tmp_path / "production.run").write_text(text)
+    (tmp_path / "cut.run").write_text(
+        "".join(line for line in text.splitlines(keepends=True) if line.split()[0] not in ("1056204", "1049519"))
+    )
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        f"qrels: {shared_path('dl_hard', 'dataset', 'dl_hard-doc.qrels')}\n"
+        "measures: [nDCG@10]\n"
+        "baselines: {production: production.run}\n"
+        "candidate: cut.run\n"
+        "reference: production\n"
+        "cache: false\n"
+        "gates: [{statistic: mean, max_decrease: 0.05}]\n"
+    )
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    assert evaluation.gates[0].outcome == "OK*"
+    with pytest.raises(InputError, match=r"not updated: the candidate has no ranking for 2 topic\(s\) that other "):
+        update_reference(evaluation, allow_outside=True)
+    assert (tmp_path / "production.run").read_text() == text
+    lines = update_reference(evaluation, force=True, allow_outside=True)
+    assert any(
+        line.startswith("bvtest: note: updated as forced although the candidate has no ranking for 2 topic")
+        for line in lines
+    )
+    assert (tmp_path / "production.run").read_text() == (tmp_path / "cut.run").read_text()
