@@ -63,6 +63,10 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
         ("bvtest_limit", outcome.limit),
         ("bvtest_outcome", outcome.outcome),
     ]
+    # why an OK* is not a plain pass (or what a FAIL should not be trusted for): CI viewers show no pytest warning
+    properties += [
+        ("bvtest_warning", text) for text in ([outcome.warning] if outcome.warning else []) + list(outcome.guards)
+    ]
     if outcome.null is not None:
         properties += [
             ("bvtest_false_alarm_rate", outcome.null.rate),
