@@ -230,6 +230,14 @@ class MatrixBuilder:
         if table_key not in self._tables:
             self._tables[table_key] = read_score_table(source.path, format=source.format)
         table = self._tables[table_key]
+        if len(measures) > 1 and table.measures() == [None]:
+            raise InputError(
+                f"the table names no measure, yet the spec asks for {len(measures)} "
+                f"({', '.join(map(str, measures))}): its values would be reported as each of them",
+                path=source.path,
+                hint="give the spec the one measure the table holds, or a table with a measure column "
+                "(system,topic,measure,value) for each",
+            )
         evaluated: dict[Measure, list[_EvaluatedSystem]] = {}
         for measure in measures:
             by_system = table.for_measure(measure)

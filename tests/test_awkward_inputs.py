@@ -283,6 +283,29 @@ def test_a_table_of_one_named_measure_is_never_served_as_another(tmp_path: Path,
         evaluate_spec(load_spec(tmp_path / "bvtest.yaml"), use_cache=False)
 
 
+def test_a_table_that_names_no_measure_is_not_served_as_several(tmp_path: Path) -> None:
+    """Benham's Robust04 table holds AP and names no measure; with `measures: [AP, nDCG@10]` its AP values were
+    gated and reported as nDCG@10 too ('mean nDCG@10 0.3229', the AP mean), without a word."""
+    from tests.conftest import shared_path
+
+    table = shared_path("benham_bayesian_risk", "rb04_data.csv")
+    spec = tmp_path / "bvtest.yaml"
+    text = f"measures: [MEASURES]\nbaselines: {table}\ncandidate: Chal. 1\nreference: Champion\n"
+    text += "gates: [{statistic: mean, max_decrease: 0.01}]\n"
+    spec.write_text(text.replace("MEASURES", "AP, nDCG@10"))
+    with pytest.raises(InputError) as error:
+        evaluate_spec(load_spec(spec), use_cache=False)
+    assert str(error.value) == (
+        f"{table}: the table names no measure, yet the spec asks for 2 (AP, nDCG@10): its values would be "
+        "reported as each of them; give the spec the one measure the table holds, or a table with a measure "
+        "column (system,topic,measure,value) for each"
+    )
+    spec.write_text(text.replace("MEASURES", "AP"))
+    assert evaluate_spec(load_spec(spec), use_cache=False).statistic("mean", "Chal. 1") == pytest.approx(
+        0.32285, abs=1e-5
+    )
+
+
 # --- paths --------------------------------------------------------------------------------------------------------
 
 
