@@ -23,7 +23,7 @@ from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, RunColumns, read_run_columns
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
-from pytest_bvtest.measures import Measure, TableMeasure, evaluate_run
+from pytest_bvtest.measures import Measure, TableMeasure, check_relevance_levels, evaluate_run
 from pytest_bvtest.progress import EvaluationProgress
 from pytest_bvtest.stats.simulation import RetrievedList
 
@@ -257,6 +257,8 @@ class MatrixBuilder:
 
     def build(self, measures: Sequence[Measure], sources: Sequence[Source]) -> dict[Measure, ScoreMatrix]:
         """One matrix per measure over the same systems, in the order the sources give them."""
+        if self.qrels is not None and any(isinstance(source, RunFile | Run) for source in sources):
+            check_relevance_levels(self.qrels, measures)
         if self.jobs > 1:
             self._evaluate_run_files_in_parallel(sources, measures)
         systems: dict[Measure, list[_EvaluatedSystem]] = {measure: [] for measure in measures}
