@@ -10,14 +10,16 @@ folder and :func:`pytest_bvtest.api.evaluate_spec` judges them, as ``bvtest chec
 
 Pairs, per collection (every draw seeded with ``SEED``):
 
-- **equal (swapped)**: two real systems whose scores are swapped on random topics (each with probability
-  1/2): equal quality by construction; every red is a false alarm.
+- **equal (swapped)**: two real systems (a pair drawn at random for each of 200 draws) whose scores are
+  swapped on random topics (each with probability 1/2): equal quality by construction; every red is a
+  false alarm.
 - **equal means**: real pairs whose means do not differ (two-sided randomization p > 0.5); a red may also
   be a real change of spread.
 - **worse, p < 0.01**: real pairs where the candidate's mean is lower with randomization p < 0.01.
 - **worse, 0.01 <= p < 0.05**: the same, less clearly worse.
 
-From the repository root (needs ``../shared/data``, or ``BVTEST_SHARED_DATA``; about 15 minutes on one core)::
+From the repository root (needs ``../shared/data``, or ``BVTEST_SHARED_DATA``; about 15 minutes on one
+core; the table and its reading are in docs/benchmarks.md)::
 
     python -m benchmarks.bench_false_alarms
     python -m benchmarks.bench_false_alarms --scale 0.25    # a quarter of the pairs
@@ -121,21 +123,26 @@ def _red(folder: Path, scores: np.ndarray, family: bool) -> bool:
 
 
 def _pairs(scores: np.ndarray, rng: np.random.Generator) -> dict[str, list[tuple[int, int]]]:
-    """Every ordered pair of distinct systems, by kind, each kind in a seeded random order."""
+    """Ordered pairs of distinct systems, by kind, in a seeded random order: every real pair of its kind once,
+    and for the swapped equal pairs ``PAIRS`` draws with replacement (each draw gets its own random swap, so a
+    collection of few systems still gives as many equal-quality pairs)."""
     count = len(scores)
     first, second = np.array([(c, r) for c in range(count) for r in range(count) if c != r]).T
     tests = randomization_tests(scores[first], scores[second], seed=SEED)
     p = np.array([test.p_value for test in tests])
     loss = scores[first].mean(axis=1) < scores[second].mean(axis=1)
     kinds = {
-        "equal (swapped)": np.ones_like(loss),
         "equal means": p > 0.5,
         "worse, p < 0.01": loss & (p < 0.01),
         "worse, 0.01 <= p < 0.05": loss & (p >= 0.01) & (p < 0.05),
     }
+    swapped = rng.integers(len(first), size=PAIRS["equal (swapped)"])
     return {
-        kind: [(int(first[i]), int(second[i])) for i in rng.permutation(np.flatnonzero(chosen))]
-        for kind, chosen in kinds.items()
+        "equal (swapped)": [(int(first[i]), int(second[i])) for i in swapped],
+        **{
+            kind: [(int(first[i]), int(second[i])) for i in rng.permutation(np.flatnonzero(chosen))]
+            for kind, chosen in kinds.items()
+        },
     }
 
 

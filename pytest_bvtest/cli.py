@@ -311,7 +311,12 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     out.write(_together(evaluation))
     out.write("\nReplay: each baseline but the reference as the candidate; a release the team accepted should pass.\n")
     out.write("Limits are on the value's scale for the spec's candidate: the null depends on its per-topic scores.\n\n")
-    out.write(f"# paste into {spec.path.name}: every gate limited where an equal-quality change fails 5% of the time\n")
+    limited = (
+        "every gate calibrated so that together they fail an equal-quality change 5% of the time"
+        if calibration.family
+        else "every gate limited where an equal-quality change fails it 5% of the time"
+    )
+    out.write(f"# paste into {spec.path.name}: {limited}\n")
     out.write(_calibrated_gates_yaml(spec, calibration))
     return EXIT_OK
 
