@@ -470,3 +470,58 @@ def test_real_pass_on_a_limit_that_sits_on_the_candidate_says_headroom_0_not_pas
     assert gate.value == pytest.approx(0.373404, abs=1e-6) and gate.limit == pytest.approx(gate.value, abs=1e-12)
     assert "; headroom 0; false-alarm rate 0%" in gate.message.split("\n")[0]
     assert "past the limit" not in gate.message
+
+
+def test_the_default_family_and_the_joint_rate_equal_a_brute_force_over_every_swap(tmp_path: Path) -> None:
+    """10 topics, so the pipeline enumerates all 1,024 swaps: the family's limits (three calibrated gates at 10%)
+    and the rate of the four gates together (a plain bound included) equal loops over every swap."""
+    from test_stats_calibration import RISK_5, brute_force_family, brute_force_nulls_in_swap_order
+
+    scores = np.random.default_rng(11).beta(2.0, 3.0, size=(3, 10)).round(4)  # candidate, production, other
+    table = tmp_path / "scores.csv"
+    table.write_text(
+        "system,"
+        + ",".join(f"t{j}" for j in range(10))
+        + "\n"
+        + "".join(
+            f"{name}," + ",".join(map(str, row)) + "\n" for name, row in zip(("new", "production", "other"), scores)
+        )
+    )
+    (tmp_path / "bvtest.yaml").write_text(
+        textwrap.dedent("""
+        measures: [score]
+        table_format: wide
+        cache: false
+        baselines:
+          production: {scores: scores.csv, system: production}
+          other: {scores: scores.csv, system: other}
+        candidate: {scores: scores.csv, system: new}
+        reference: production
+        analysis: {risk_alpha: 5}
+        gates:
+          - {statistic: trisk, false_alarm: 0.1}
+          - {statistic: var, false_alarm: 0.1}
+          - {statistic: mean, false_alarm: 0.1}
+          - {statistic: bias2_plus_var, max_increase: 10%}
+        """).lstrip()
+    )
+    gates = evaluate_spec(load_spec(tmp_path / "bvtest.yaml"), use_cache=False).gates
+    names = ("trisk", "var", "mean", "bias2_plus_var")
+    nulls = brute_force_nulls_in_swap_order(scores, names, RISK_5)
+    count, rate, limits = brute_force_family(nulls[:3], names[:3], 0.1)
+    for gate, limit in zip(gates[:3], limits):
+        assert gate.null.exact and gate.null.swaps == 1024
+        assert gate.null.family.count == count and gate.null.family.rate == pytest.approx(rate)
+        assert gate.null.calibrated_limit - gate.null.offset == pytest.approx(limit, abs=1e-12)
+    assert gates[3].null.family is None  # a plain bound joins no family, but counts in the check's rate
+    failing = 0
+    for b in range(1024):
+        failing += any(
+            (nulls[g, b] < gate.limit - gate.null.offset - 1e-12)
+            if gate.higher_is_better
+            else (nulls[g, b] > gate.limit - gate.null.offset + 1e-12)
+            for g, gate in enumerate(gates)
+        )
+    for gate in gates:
+        assert gate.null.together.gates == tuple(outcome.id for outcome in gates)
+        assert gate.null.together.rate == pytest.approx(failing / 1024) and gate.null.together.swaps == 1024
