@@ -10,6 +10,9 @@ to do about each one.
   did not write the new run tests the reference against itself).
 - ``candidate_missing``: the candidate has no ranking for topics other systems rank (a truncated run,
   or one made for other topics): scored 0 there, it may still pass, and its pass says nothing about them.
+- ``candidate_zero``: the candidate scores 0 on every topic while other systems score (document ids in
+  another form than the qrels', a run of another collection): scores of 0 everywhere have Var 0 and
+  ZRisk 0, so gates on them pass, and a pass says nothing about the run.
 - ``unanswered_topics``: topics on which every system scores 0. They tell no system apart and pull
   every mean toward 0; more than :data:`UNANSWERED_SHARE` of the topics is a warning (qrels of
   another year or track than the runs), fewer a note.
@@ -129,6 +132,31 @@ def candidate_missing_topics(
         "candidate a ranking for every topic, or restrict the qrels to the topics it answers",
         systems=(name,),
         topics=named,
+    )
+
+
+def candidate_scores_zero(scores: np.ndarray, candidate: int, systems: Sequence[str], measure: str) -> Guard | None:
+    """The candidate scores 0 on every topic while another system scores above 0 on some.
+
+    A run whose document ids are not the qrels' (a prefix, another version of the collection) ranks every
+    topic and retrieves no judged document, so :func:`candidate_missing_topics` stays silent; its Var and
+    ZRisk are 0 (MATH.md §4: ``z = 0`` where ``e = 0``), which Var and ZRisk gates pass.
+    """
+    if scores[candidate].any():
+        return None
+    answered = int(np.count_nonzero(np.delete(scores, candidate, axis=0).any(axis=0)))
+    if not answered:
+        return None  # every system scores 0: unanswered_topics says so
+    name = systems[candidate]
+    who = "the candidate" if name == "candidate" else f"the candidate {name}"
+    return Guard(
+        "candidate_zero",
+        True,
+        f"{who} scores 0 {measure} on all {scores.shape[1]} topics, while other systems score above 0 on {answered} "
+        "of them: does it retrieve judged documents? (document ids in another form than the qrels', or a run of "
+        "another collection) A gate that passes says nothing about its quality: scores of 0 everywhere have Var 0 "
+        "and ZRisk 0",
+        systems=(name,),
     )
 
 
@@ -271,6 +299,7 @@ def measure_guards(
         index = matrix.index(candidate)
         found.append(identical_to_baseline(scores, matrix.systems, index, matrix.measure))
         found.append(candidate_missing_topics(matrix.imputed, matrix.topics, index, matrix.systems, matrix.measure))
+        found.append(candidate_scores_zero(scores, index, matrix.systems, matrix.measure))
         # every system a gate is measured against: the spec's reference and the gates' own `reference:`
         compared_with = [
             name

@@ -23,7 +23,7 @@ from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, RunColumns, read_run_columns
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
-from pytest_bvtest.measures import Measure, TableMeasure, evaluate_run
+from pytest_bvtest.measures import Measure, TableMeasure, check_relevance_levels, evaluate_run
 from pytest_bvtest.progress import EvaluationProgress
 from pytest_bvtest.stats.simulation import RetrievedList
 
@@ -230,6 +230,14 @@ class MatrixBuilder:
         if table_key not in self._tables:
             self._tables[table_key] = read_score_table(source.path, format=source.format)
         table = self._tables[table_key]
+        if len(measures) > 1 and table.measures() == [None]:
+            raise InputError(
+                f"the table names no measure, yet the spec asks for {len(measures)} "
+                f"({', '.join(map(str, measures))}): its values would be reported as each of them",
+                path=source.path,
+                hint="give the spec the one measure the table holds, or a table with a measure column "
+                "(system,topic,measure,value) for each",
+            )
         evaluated: dict[Measure, list[_EvaluatedSystem]] = {}
         for measure in measures:
             by_system = table.for_measure(measure)
@@ -249,6 +257,8 @@ class MatrixBuilder:
 
     def build(self, measures: Sequence[Measure], sources: Sequence[Source]) -> dict[Measure, ScoreMatrix]:
         """One matrix per measure over the same systems, in the order the sources give them."""
+        if self.qrels is not None and any(isinstance(source, RunFile | Run) for source in sources):
+            check_relevance_levels(self.qrels, measures)
         if self.jobs > 1:
             self._evaluate_run_files_in_parallel(sources, measures)
         systems: dict[Measure, list[_EvaluatedSystem]] = {measure: [] for measure in measures}

@@ -424,6 +424,27 @@ def _close_names(text: str) -> list[str]:
     return suggestions
 
 
+def check_relevance_levels(qrels: Qrels, measures: Sequence[Measure | TableMeasure]) -> None:
+    """Refuse a ``rel=N`` that no judgment reaches: no document would be relevant, every system would score 0
+    on every topic, and the gates would pass on a matrix of zeros.
+
+    Checked where runs are scored for a spec or ``bvtest evaluate`` (:class:`~pytest_bvtest.matrix.MatrixBuilder`),
+    not by :func:`evaluate_run`, which computes any level as trec_eval does (0 where nothing is relevant).
+    """
+    levels = [measure for measure in measures if isinstance(measure, Measure) and (measure.rel or 0) > 1]
+    if not levels:
+        return
+    top = max(max(docs.values()) for docs in qrels.judgments.values())
+    above = next((measure for measure in levels if measure.rel > top), None)
+    if above is not None:
+        raise InputError(
+            f"{above} counts a grade of {above.rel} or more as relevant, but no judgment reaches {above.rel} "
+            f"(the top grade is {top}): every system would score 0 on every topic",
+            path=qrels.path,
+            hint=f"use a level the qrels hold, e.g. {replace(above, rel=top)}",
+        )
+
+
 def evaluate_run(qrels: Qrels, run: Run | RunColumns, measures: Sequence[Measure]) -> dict[Measure, dict[str, float]]:
     """Per-topic values of each measure for one run.
 

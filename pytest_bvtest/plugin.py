@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
 PAYLOAD_ATTRIBUTE = "bvtest_payload"
 TEAM_TEST_ATTRIBUTE = "bvtest_team_test"
+ERROR_ATTRIBUTE = "bvtest_error"
 
 _OPTIONS: tuple[tuple[str, str, str], ...] = (
     # (name, ini type, help); the command line wins over the ini value
@@ -347,14 +348,32 @@ _ITEM_PAYLOAD = pytest.StashKey[dict]()
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     report = yield
-    if report.when == "call" and isinstance(item, _BvtestItem) and _ITEM_PAYLOAD in item.stash:
-        setattr(report, PAYLOAD_ATTRIBUTE, item.stash[_ITEM_PAYLOAD])
+    if isinstance(item, _BvtestItem):
+        if report.when == "call":
+            _carry_result(item, report)
     elif _is_team_test(item):
         from pytest_bvtest.report import outputs
 
         # computed in the worker, where the exception is at hand, and carried to the controller
         setattr(report, TEAM_TEST_ATTRIBUTE, {"message": outputs.failure_line(report)})
     return report
+
+
+def _carry_result(item: _BvtestItem, report: pytest.TestReport) -> None:
+    """Put what the controller's reports need on a bvtest item's report: pytest's verdict, not only the gate's.
+
+    A gate's payload (its verdict as a failure when the session turned its warning into an error, ``-W
+    error``), or, for an item that failed without one (the spec or its inputs could not be read), the error.
+    """
+    from pytest_bvtest.report import outputs
+
+    if _ITEM_PAYLOAD in item.stash:
+        payload = item.stash[_ITEM_PAYLOAD]
+        if report.failed:
+            payload = outputs.failed_by_warning(payload, outputs.failure_line(report) or "")
+        setattr(report, PAYLOAD_ATTRIBUTE, payload)
+    elif report.failed:
+        setattr(report, ERROR_ATTRIBUTE, outputs.error_entry(item.nodeid, str(item.path), report))
 
 
 def evaluation_options(config: pytest.Config) -> dict[str, Any]:
@@ -478,6 +497,7 @@ class SessionOutputs:
         self.config = config
         self.payloads: list[dict] = []
         self.team_tests: dict[str, dict] = {}
+        self.errors: list[dict] = []
         self.document: dict | None = None
         self.output_error: str | None = None
         self.update_lines: list[tuple[str, bool]] = []
@@ -486,6 +506,9 @@ class SessionOutputs:
         payload = getattr(report, PAYLOAD_ATTRIBUTE, None)
         if payload is not None and report.when == "call":
             self.payloads.append(payload)
+        error = getattr(report, ERROR_ATTRIBUTE, None)
+        if error is not None:
+            self.errors.append(error)
         team_test = getattr(report, TEAM_TEST_ATTRIBUTE, None)
         if team_test is not None:
             from pytest_bvtest.report import outputs
@@ -495,12 +518,14 @@ class SessionOutputs:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
-        if hasattr(config, "workerinput") or not (self.payloads or self.team_tests):
+        if hasattr(config, "workerinput") or not (self.payloads or self.team_tests or self.errors):
             return
         from pytest_bvtest.report import outputs
         from pytest_bvtest.report.history import run_context
 
-        self.document = outputs.assemble(self.payloads, self.team_tests.values(), run_context(config.rootpath))
+        self.document = outputs.assemble(
+            self.payloads, self.team_tests.values(), run_context(config.rootpath), errors=self.errors
+        )
         try:
             outputs.write_session_outputs(
                 self.document,

@@ -29,6 +29,7 @@ from pytest_bvtest.io.runs import read_run
 from pytest_bvtest.io.tables import read_score_table
 from pytest_bvtest.io.topicfiles import read_topic_texts, read_topic_weights, read_variations
 from pytest_bvtest.spec import MAX_SPEC_VALUES, load_spec
+from tests.conftest import shared_path
 
 LONG_FIELD = "x" * 1_000_000
 QUOTED_AT_MOST = 300  # characters of message beyond the path: a bad 1 MB field must not become a 1 MB line
@@ -237,6 +238,31 @@ def test_graded_measures_refuse_grades_above_their_limit_naming_the_line(
     )
 
 
+def test_a_relevance_level_no_judgment_reaches_is_refused(tmp_path: Path) -> None:
+    """DL-HARD's qrels grade 0..3; `AP(rel=4)` counted no document relevant, every system scored 0 on all 50
+    topics, and its gates passed as OK* with a guess at the cause ('is this the run you meant to test?')."""
+    qrels = shared_path("dl_hard", "dataset", "dl_hard-doc.qrels")
+    runs = shared_path("dl_hard", "dataset", "baselines", "doc")
+    spec = tmp_path / "bvtest.yaml"
+    text = textwrap.dedent(f"""
+        qrels: {qrels}
+        measures: [MEASURE]
+        baselines: {{bm25: {runs / "bm25.run.gz"}}}
+        candidate: {runs / "bm25+rm3.run.gz"}
+        reference: bm25
+        gates: [{{statistic: mean, max_decrease: 0.01}}]
+    """)
+    spec.write_text(text.replace("MEASURE", '"AP(rel=4)"'))
+    with pytest.raises(InputError) as error:
+        evaluate_spec(load_spec(spec), use_cache=False)
+    assert str(error.value) == (
+        f"{qrels}: AP(rel=4) counts a grade of 4 or more as relevant, but no judgment reaches 4 (the top grade is 3): "
+        "every system would score 0 on every topic; use a level the qrels hold, e.g. AP(rel=3)"
+    )
+    spec.write_text(text.replace("MEASURE", '"AP(rel=3)"'))
+    assert evaluate_spec(load_spec(spec), use_cache=False).statistic("mean", "bm25") > 0
+
+
 def test_binary_measures_accept_any_grade_that_fits(tmp_path: Path) -> None:
     spec = project(tmp_path, qrels="1 0 d1 1\n1 0 d2 1000000\n2 0 d3 1\n", measures="[AP]")
     evaluation = evaluate_spec(load_spec(spec), use_cache=False)
@@ -281,6 +307,27 @@ def test_a_table_of_one_named_measure_is_never_served_as_another(tmp_path: Path,
         InputError, match=rf"b.tsv: the table holds the measure (map|AP); none of them is {spec_measure}"
     ):
         evaluate_spec(load_spec(tmp_path / "bvtest.yaml"), use_cache=False)
+
+
+def test_a_table_that_names_no_measure_is_not_served_as_several(tmp_path: Path) -> None:
+    """Benham's Robust04 table holds AP and names no measure; with `measures: [AP, nDCG@10]` its AP values were
+    gated and reported as nDCG@10 too ('mean nDCG@10 0.3229', the AP mean), without a word."""
+    table = shared_path("benham_bayesian_risk", "rb04_data.csv")
+    spec = tmp_path / "bvtest.yaml"
+    text = f"measures: [MEASURES]\nbaselines: {table}\ncandidate: Chal. 1\nreference: Champion\n"
+    text += "gates: [{statistic: mean, max_decrease: 0.01}]\n"
+    spec.write_text(text.replace("MEASURES", "AP, nDCG@10"))
+    with pytest.raises(InputError) as error:
+        evaluate_spec(load_spec(spec), use_cache=False)
+    assert str(error.value) == (
+        f"{table}: the table names no measure, yet the spec asks for 2 (AP, nDCG@10): its values would be "
+        "reported as each of them; give the spec the one measure the table holds, or a table with a measure "
+        "column (system,topic,measure,value) for each"
+    )
+    spec.write_text(text.replace("MEASURES", "AP"))
+    assert evaluate_spec(load_spec(spec), use_cache=False).statistic("mean", "Chal. 1") == pytest.approx(
+        0.32285, abs=1e-5
+    )
 
 
 # --- paths --------------------------------------------------------------------------------------------------------

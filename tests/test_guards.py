@@ -16,6 +16,7 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.guards import (
     Guard,
     GuardSettings,
+    candidate_scores_zero,
     identical_to_baseline,
     reference_missing_topics,
     stale_reference,
@@ -44,6 +45,15 @@ def test_identical_names_every_baseline_with_the_candidates_scores() -> None:
     different = SCORES.copy()
     different[2, 3] += 1e-9
     assert identical_to_baseline(different, SYSTEMS, 2, "AP") is None
+
+
+def test_a_candidate_scoring_zero_everywhere_warns_unless_every_system_does() -> None:
+    zero = np.vstack([SCORES[:2], np.zeros(4)])
+    guard = candidate_scores_zero(zero, 2, SYSTEMS, "AP")
+    assert guard is not None and guard.warning and guard.systems == ("candidate",)
+    assert guard.message.startswith("the candidate scores 0 AP on all 4 topics, while other systems score above 0 on 3")
+    assert candidate_scores_zero(SCORES, 2, SYSTEMS, "AP") is None  # scores somewhere
+    assert candidate_scores_zero(np.zeros((3, 4)), 2, SYSTEMS, "AP") is None  # unanswered_topics' case
 
 
 def test_topics_every_system_misses_are_a_note_up_to_ten_percent_then_a_warning() -> None:
@@ -351,3 +361,47 @@ def test_real_candidate_made_for_other_topics_no_longer_passes_the_var_gate_gree
     # a complete candidate run draws no such warning
     complete = evaluate_spec(spec_under_test(spec, runs / "bm25+parade-electra.run.gz"), use_cache=False).measure()
     assert "candidate_missing" not in kinds(complete.guards)
+
+
+def test_real_candidate_scoring_zero_everywhere_no_longer_passes_var_and_zrisk_green(tmp_path: Path) -> None:
+    """DL-HARD's BM25+RM3 run with its document ids in another form ('msmarco_doc_' + id, as MS MARCO v2 writes
+    them) against the v1 qrels: it ranks all 50 topics, retrieves no judged document and scores 0 everywhere. Its
+    Var (0) passed the Var gate and its ZRisk (0, MATH.md §4: z = 0 where e = 0) the ZRisk gate plain OK."""
+    runs = shared_path("dl_hard", "dataset", "baselines", "doc")
+    with gzip.open(runs / "bm25+rm3.run.gz", "rt") as source:
+        lines = [line.split() for line in source if line.strip()]
+    renamed = tmp_path / "renamed.run"
+    renamed.write_text("".join(f"{q} Q0 msmarco_doc_{d} {r} {s} {t}\n" for q, _, d, r, s, t in lines))
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        textwrap.dedent(f"""
+        qrels: {shared_path("dl_hard", "dataset", "dl_hard-doc.qrels")}
+        measures: [nDCG@10]
+        baselines:
+          production: {runs / "bm25+electra-mp.run.gz"}
+          bm25: {runs / "bm25.run.gz"}
+        reference: production
+        gates:
+          - {{statistic: var, max_increase: 5%}}
+          - {{statistic: zrisk, max_decrease: 1}}
+          - {{statistic: mean, max_decrease: 0.01}}
+    """)
+    )
+    evaluation = evaluate_spec(spec_under_test(spec, renamed), use_cache=False).measure()
+    assert not evaluation.matrix.row("candidate").any() and evaluation.system("candidate").missing_topics == ()
+    assert "candidate_missing" not in kinds(evaluation.guards)
+    answered = (evaluation.matrix.row("production") > 0) | (evaluation.matrix.row("bm25") > 0)
+    assert answered.sum() == 46
+    zero = next(guard for guard in evaluation.guards if guard.kind == "candidate_zero")
+    assert zero.warning and zero.message == (
+        "the candidate scores 0 nDCG@10 on all 50 topics, while other systems score above 0 on 46 of them: does it "
+        "retrieve judged documents? (document ids in another form than the qrels', or a run of another collection) "
+        "A gate that passes says nothing about its quality: scores of 0 everywhere have Var 0 and ZRisk 0"
+    )
+    var, zrisk, mean = evaluation.gates
+    assert (var.value, var.outcome, var.guards) == (0.0, "OK*", (zero.message,))
+    assert (zrisk.value, zrisk.outcome, zrisk.guards) == (0.0, "OK*", (zero.message,))
+    assert mean.outcome == "FAIL"
+    # the run as published scores: no such warning
+    published = evaluate_spec(spec_under_test(spec, runs / "bm25+rm3.run.gz"), use_cache=False).measure()
+    assert "candidate_zero" not in kinds(published.guards)

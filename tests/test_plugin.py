@@ -205,6 +205,28 @@ def test_junit_xml_carries_the_statistic_values(project: pytest.Pytester) -> Non
     assert float(properties["bvtest_limit"]) == -0.05
 
 
+def test_junit_xml_says_why_a_gate_passed_with_a_warning(project: pytest.Pytester) -> None:
+    # an OK* gate was a bare pass in JUnit XML (outcome OK* in a property, no reason): CI test viewers
+    # showed a candidate identical to production as six green gates
+    project.runpytest("--junitxml=junit.xml", "--bvtest-run", "runs/production.run")
+    tree = ElementTree.parse(project.path / "junit.xml")
+    case = next(c for c in tree.iter("testcase") if (c.get("classname"), c.get("name")) == ("bvtest.yaml.AP", "urisk"))
+    properties = [(p.get("name"), p.get("value")) for p in case.iter("property")]
+    assert ("bvtest_outcome", "OK*") in properties
+    warnings = [value for name, value in properties if name == "bvtest_warning"]
+    assert warnings == [
+        "identical: candidate's per-topic AP scores are identical to production's on all 6 topics; is this the run "
+        "you meant to test? (a CI step that did not write the new run tests the old one against itself)"
+    ]
+    project.runpytest("--junitxml=plain.xml")  # the stable candidate: OK, no warning
+    plain = next(
+        c
+        for c in ElementTree.parse(project.path / "plain.xml").iter("testcase")
+        if (c.get("classname"), c.get("name")) == ("bvtest.yaml.AP", "urisk")
+    )
+    assert "bvtest_warning" not in {p.get("name") for p in plain.iter("property")}
+
+
 def test_spec_given_on_the_command_line_is_collected(project: pytest.Pytester) -> None:
     (project.path / "bvtest.yaml").rename(project.path / "quality.yaml")
     result = project.runpytest("--bvtest-spec", "quality.yaml")

@@ -175,7 +175,15 @@ def test_reports_list_team_tests_and_a_failing_one_turns_the_headline_red(
     assert tests["test_team.py::test_skipped"]["outcome"] == "skipped"
     assert tests["test_team.py::test_skipped"]["message"] == "Skipped: needs the GPU ranker"
     # every gate passed, yet the session did not: the headline counts the team tests
-    assert document["summary"] == {"gates": 6, "failed": 0, "warnings": 0, "tests": 3, "tests_failed": 1}
+    assert document["summary"] == {
+        "gates": 6,
+        "failed": 0,
+        "warnings": 0,
+        "tests": 3,
+        "tests_failed": 1,
+        "errors": 0,
+        "not_run": 0,
+    }
     assert document["passed"] is False
     markdown = (project.path / "pr.md").read_text()
     assert "## ❌ pytest-bvtest: 6 gates, 0 failed; 3 team tests, 1 failed" in markdown
@@ -329,3 +337,118 @@ def test_a_candidate_far_better_than_the_reference_says_how_to_update_it(pyteste
             "[[]OK[]] bvtest.yaml::AP::var*",  # Var is not measured against the reference
         ]
     )
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_spec_that_cannot_be_evaluated_turns_every_report_red(
+    project: pytest.Pytester,  # noqa: F811
+    workers: list[str],
+) -> None:
+    # beside the passing spec: one whose candidate file is missing (its `spec` item fails at collection) and
+    # one whose candidate cannot be parsed (each of its gates fails when evaluated); the reports showed
+    # '✅ 6 gates, 0 failed' and `passed: true` while pytest failed 7 items
+    spec = (project.path / "bvtest.yaml").read_text()
+    (project.path / "bvtest-missing.yaml").write_text(spec.replace("runs/stable.run", "runs/not-written.run"))
+    (project.path / "runs" / "broken.run").write_text("t1 Q0 t1-rel 1\n")
+    (project.path / "bvtest-broken.yaml").write_text(spec.replace("runs/stable.run", "runs/broken.run"))
+    result = project.runpytest_subprocess(
+        *workers, "--bvtest-json", "report.json", "--bvtest-markdown", "pr.md", "--bvtest-html", "report.html"
+    )
+    result.assert_outcomes(passed=6, failed=7)
+    document = json.loads((project.path / "report.json").read_text())
+    jsonschema.validate(document, schema())
+    assert document["passed"] is False
+    assert document["summary"] == {
+        "gates": 6,
+        "failed": 0,
+        "warnings": 0,
+        "tests": 0,
+        "tests_failed": 0,
+        "errors": 7,
+        "not_run": 0,
+    }
+    errors = {error["id"]: error for error in document["errors"]}
+    assert sorted(errors) == sorted(
+        ["bvtest-missing.yaml::spec"]
+        + [
+            f"bvtest-broken.yaml::{measure}::{gate}"
+            for measure in ("AP", "RR")
+            for gate in ("mean", "urisk", "bias2_plus_var")
+        ]
+    )
+    missing = project.path / "bvtest-missing.yaml"
+    assert errors["bvtest-missing.yaml::spec"]["message"] == (
+        f"{missing}:6: candidate: file not found: {project.path / 'runs' / 'not-written.run'}; "
+        "paths are relative to the spec's folder"
+    )
+    assert errors["bvtest-broken.yaml::AP::mean"]["message"].startswith(f"{project.path / 'runs' / 'broken.run'}:1: ")
+    assert errors["bvtest-broken.yaml::AP::mean"]["spec"] == str(project.path / "bvtest-broken.yaml")
+    headline = "6 gates, 0 failed; 2 specs could not be evaluated (7 items)"
+    markdown = (project.path / "pr.md").read_text()
+    assert f"## ❌ pytest-bvtest: {headline}" in markdown
+    assert "| `bvtest-broken.yaml` | 6 | " in markdown
+    assert (
+        f'<h1 class="verdict fail" id="verdict">✗ pytest-bvtest: {headline}</h1>'
+        in (project.path / "report.html").read_text()
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "[[]ERROR[]] bvtest-broken.yaml (6 items): *broken.run:1: *",
+            "[[]ERROR[]] bvtest-missing.yaml (1 item): *bvtest-missing.yaml:6: candidate: file not found: *",
+            f"bvtest: {headline}",
+        ]
+    )
+
+
+def test_a_gate_whose_warning_is_an_error_is_a_failed_gate_in_the_reports(project: pytest.Pytester) -> None:  # noqa: F811
+    # `-W error::...GateGuardWarning` is the documented way to make OK* fail; the reports still said
+    # '6 gates, 0 failed, 6 with a warning' with `passed: true` while pytest failed all six
+    result = project.runpytest(
+        "--bvtest-run",
+        "runs/production.run",
+        "-W",
+        "error::pytest_bvtest.plugin.GateGuardWarning",
+        "--bvtest-json",
+        "report.json",
+    )
+    result.assert_outcomes(failed=6)
+    document = json.loads((project.path / "report.json").read_text())
+    jsonschema.validate(document, schema())
+    assert document["passed"] is False
+    assert document["summary"]["failed"] == 6 and document["summary"]["warnings"] == 0
+    gate = document["evaluations"][0]["gates"][0]
+    assert (gate["id"], gate["outcome"], gate["passed"]) == ("bvtest.yaml::AP::mean", "FAIL", False)
+    assert gate["message"].startswith(
+        "AP Mean FAILED in this session: its warning is an error (pytest -W error): bvtest.yaml::AP::mean: identical: "
+    )
+    result.stdout.fnmatch_lines(["FAIL *bvtest.yaml::AP::mean*", "bvtest: 6 gates, 6 failed"])
+
+
+def test_gates_left_out_by_k_are_counted_as_not_run(graded: pytest.Pytester) -> None:
+    # `-k` ran 1 of the 6 gates; the reports said '✅ 1 gate, 0 failed' as if the spec had no other
+    # (the risky candidate fails AP's URisk gate, which -k left out)
+    result = graded.runpytest(
+        "-k",
+        "mean and not rel",
+        "--bvtest-run",
+        "runs/risky.run",
+        "--bvtest-json",
+        "report.json",
+        "--bvtest-markdown",
+        "pr.md",
+    )
+    result.assert_outcomes(passed=1, deselected=5)
+    document = json.loads((graded.path / "report.json").read_text())
+    jsonschema.validate(document, schema())
+    assert document["summary"]["gates"] == 1 and document["summary"]["not_run"] == 5
+    assert document["not_run"] == [
+        "bvtest.yaml::AP::urisk",
+        "bvtest.yaml::AP::stability",
+        "bvtest.yaml::AP(rel=2)::mean",
+        "bvtest.yaml::AP(rel=2)::urisk",
+        "bvtest.yaml::AP(rel=2)::stability",
+    ]
+    assert document["passed"] is True  # pytest's verdict on what ran; the headline says what did not
+    headline = "1 gate, 0 failed; 5 gates not run (deselected, or the session stopped early)"
+    assert f"## ⚠️ pytest-bvtest: {headline}" in (graded.path / "pr.md").read_text()
+    result.stdout.fnmatch_lines([f"bvtest: {headline}"])

@@ -24,6 +24,7 @@ from pytest_bvtest.io.textfiles import atomic_write_text
 from pytest_bvtest.report import svg
 from pytest_bvtest.report.history import GateSeries
 from pytest_bvtest.report.markdown import (
+    ERRORS_TITLE,
     blame_rows,
     blame_title,
     delta_text,
@@ -35,11 +36,13 @@ from pytest_bvtest.report.markdown import (
 )
 from pytest_bvtest.report.plots import ROLE_STYLES, SERIES, SERIES_COLORS, limit_lines, slug, topic_differences
 from pytest_bvtest.report.terminal import (
+    NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
     analysis_lines,
     comparison_lines,
     display_path,
+    error_groups,
     evaluation_title,
     format_number,
     gate_warnings,
@@ -173,7 +176,11 @@ def _inline(text: str) -> str:
 def _verdict(document: Mapping[str, Any]) -> tuple[str, str]:
     """The headline's class and icon, as the Markdown comment's: failed, warned or passed."""
     evaluations = document["evaluations"]
-    warned = document["summary"]["warnings"] or any(guard_warnings(evaluation) for evaluation in evaluations)
+    warned = (
+        document["summary"]["warnings"]
+        or document["summary"].get("not_run")
+        or any(guard_warnings(evaluation) for evaluation in evaluations)
+    )
     css = "fail" if not document["passed"] else "warn" if warned else "ok"
     return css, _ICONS[css]
 
@@ -263,6 +270,27 @@ def _team_test_section(tests: Sequence[Mapping[str, Any]]) -> list[str]:
         for test in tests
     ]
     return [f"<h2>{escape(TEAM_TESTS_TITLE)}</h2>", _table(("outcome", "test", "message"), rows)]
+
+
+def _problem_section(document: Mapping[str, Any]) -> list[str]:
+    """The specs that could not be evaluated, and the gates that did not run."""
+    lines = []
+    groups = error_groups(document)
+    if groups:
+        rows = [
+            f'<tr class="fail"><td><code>{escape(spec)}</code></td><td class="num">{count}</td>'
+            f"<td>{escape(message)}</td></tr>"
+            for spec, count, message in groups
+        ]
+        lines += [f"<h2>{escape(ERRORS_TITLE)}</h2>", _table(("spec", "items", "error"), rows)]
+    not_run = document.get("not_run") or []
+    if not_run:
+        listed = ", ".join(f"<code>{escape(gate)}</code>" for gate in not_run)
+        lines.append(
+            f'<p class="warning">⚠ {len(not_run)} gate{"" if len(not_run) == 1 else "s"} {escape(NOT_RUN_REASON)}: '
+            f"{listed}</p>"
+        )
+    return lines
 
 
 def _failure_section(gate: Mapping[str, Any]) -> list[str]:
@@ -448,6 +476,7 @@ def render(document: Mapping[str, Any], history: Sequence[GateSeries] = ()) -> s
     css, _ = _verdict(document)
     body = _header(document)
     body += _gate_section(evaluations)
+    body += _problem_section(document)
     body += _team_test_section(list(document.get("tests") or []))
     failing = [gate for evaluation in evaluations for gate in evaluation["gates"] if gate["outcome"] == "FAIL"]
     if failing:

@@ -371,16 +371,23 @@ def session_document(
     evaluations: Iterable[Mapping[str, Any]],
     tests: Iterable[Mapping[str, Any]] = (),
     context: Mapping[str, Any] | None = None,
+    *,
+    errors: Iterable[Mapping[str, Any]] = (),
+    not_run: Iterable[str] = (),
 ) -> dict[str, Any]:
     """The whole report: ``schema_version``, the tool, when and on which commit, the per-measure
     evaluations, and the team's own tests (marked ``bvtest`` or using the fixture): a failing one
     fails the session like a gate.
 
     ``context`` is :func:`pytest_bvtest.report.history.run_context`'s ``timestamp``, ``commit`` and
-    ``branch`` (all null when not given).
+    ``branch`` (all null when not given). ``errors`` are the bvtest items that could not be evaluated
+    (``id``, ``spec``, ``message``): any fails the session. ``not_run`` are the ids of the evaluated
+    specs' gates that did not run in this session (deselected, or after the session stopped early).
     """
     evaluations = list(evaluations)
     tests = [dict(test) for test in tests]
+    errors = [dict(error) for error in errors]
+    not_run = list(not_run)
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
     failed_tests = sum(not test["passed"] for test in tests)
     context = context or {}
@@ -390,16 +397,20 @@ def session_document(
         "timestamp": context.get("timestamp"),
         "commit": context.get("commit"),
         "branch": context.get("branch"),
-        "passed": all(gate["passed"] for gate in gates) and not failed_tests,
+        "passed": all(gate["passed"] for gate in gates) and not failed_tests and not errors,
         "summary": {
             "gates": len(gates),
             "failed": sum(not gate["passed"] for gate in gates),
             "warnings": sum(gate["outcome"] == "OK*" for gate in gates),
             "tests": len(tests),
             "tests_failed": failed_tests,
+            "errors": len(errors),
+            "not_run": len(not_run),
         },
         "evaluations": evaluations,
         "tests": tests,
+        "errors": errors,
+        "not_run": not_run,
     }
 
 

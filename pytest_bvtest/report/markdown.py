@@ -15,12 +15,14 @@ from importlib.metadata import PackageNotFoundError, metadata
 from typing import Any
 
 from pytest_bvtest.report.terminal import (
+    NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
     analysis_lines,
     comparison_lines,
     delta_text,
     display_path,
+    error_groups,
     evaluation_title,
     format_number,
     gate_warnings,
@@ -165,6 +167,24 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         for gate in evaluation["gates"]:
             for message in gate_warnings(evaluation, gate):
                 lines += ["", f"⚠️ {code(gate['id'])}: {prose(message)}"]
+    return lines
+
+
+#: Heads the list of specs that could not be evaluated (Markdown and HTML).
+ERRORS_TITLE = "Could not be evaluated (these items failed the session; fix the input and run again)"
+
+
+def _problem_section(document: Mapping[str, Any]) -> list[str]:
+    """The specs that could not be evaluated, and the gates that did not run."""
+    lines = []
+    groups = error_groups(document)
+    if groups:
+        rows = [(code(_one_line(spec)), str(count), cell(message)) for spec, count, message in groups]
+        lines += ["", f"**{prose(ERRORS_TITLE)}**", "", *_table(("spec", "items", "error"), rows, {1})]
+    not_run = document.get("not_run") or []
+    if not_run:
+        listed = ", ".join(code(_one_line(gate)) for gate in not_run)
+        lines += ["", f"⚠️ {len(not_run)} gate{'' if len(not_run) == 1 else 's'} {prose(NOT_RUN_REASON)}: {listed}"]
     return lines
 
 
@@ -333,13 +353,17 @@ def _simulation_section(simulation: Mapping[str, Any]) -> list[str]:
 def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     evaluations = list(document["evaluations"])
     warnings = [(evaluation, warning) for evaluation in evaluations for warning in guard_warnings(evaluation)]
-    verdict = "❌" if not document["passed"] else "⚠️" if warnings or document["summary"]["warnings"] else "✅"
+    summary = document["summary"]
+    verdict = (
+        "❌" if not document["passed"] else "⚠️" if warnings or summary["warnings"] or summary.get("not_run") else "✅"
+    )
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
     lines += [line for text in together_lines(document) for line in (prose(text), "")]
     for evaluation, warning in warnings:
         where = f"{display_path(evaluation['spec'])} · {evaluation['measure']}"
         lines += [f"> ⚠️ **Warning** ({prose(where)}): {prose(warning)}", ""]
     lines += _gate_section(evaluations)
+    lines += _problem_section(document)
     shown: dict[tuple, str] = {}
     lines += _team_test_section(list(document.get("tests") or []))
     for evaluation in evaluations:

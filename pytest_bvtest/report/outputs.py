@@ -35,6 +35,8 @@ def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[st
         ],
         "gate": None if outcome is None else gate_document(outcome),
         "position": _position(evaluation, outcome),
+        # every gate of the spec, so the controller can say which of them did not run (-k, --lf, -x)
+        "spec_gates": [gate.id for gate in evaluation.gates],
     }
 
 
@@ -60,6 +62,10 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
         ("bvtest_bound", outcome.rule),
         ("bvtest_limit", outcome.limit),
         ("bvtest_outcome", outcome.outcome),
+    ]
+    # why an OK* is not a plain pass (or what a FAIL should not be trusted for): CI viewers show no pytest warning
+    properties += [
+        ("bvtest_warning", text) for text in ([outcome.warning] if outcome.warning else []) + list(outcome.guards)
     ]
     if outcome.null is not None:
         properties += [
@@ -100,8 +106,9 @@ FAILING_TEST_OUTCOMES = ("failed", "error")
 _MESSAGE_CHARACTERS = 300
 
 
-def failure_line(report: Any) -> str | None:
-    """The first line of why a test did not pass (its exception, or its skip reason); ``None`` when it passed."""
+def failure_line(report: Any, characters: int | None = _MESSAGE_CHARACTERS) -> str | None:
+    """The first line of why a test did not pass (its exception, or its skip reason), cut after ``characters``
+    (``None``: whole); ``None`` when it passed."""
     if report.passed:
         return None
     crash = getattr(report.longrepr, "reprcrash", None)
@@ -112,7 +119,31 @@ def failure_line(report: Any) -> str | None:
     else:
         text = str(report.longrepr)
     lines = str(text).strip().splitlines()
-    return lines[0][:_MESSAGE_CHARACTERS] if lines else None
+    return lines[0][:characters] if lines else None
+
+
+def failed_by_warning(payload: Mapping[str, Any], reason: str) -> Mapping[str, Any]:
+    """The payload of a passing gate whose item failed: the session turned its warning into an error
+    (``-W error::...GateGuardWarning``), so the reports count it as failed, as pytest does. A failed
+    gate's payload is returned unchanged."""
+    gate = payload["gate"]
+    if gate is None or not gate["passed"]:
+        return payload
+    headline = f"{gate['measure']} {gate['label']} FAILED in this session: its warning is an error (pytest -W error)"
+    failed = {
+        **gate,
+        "passed": False,
+        "outcome": "FAIL",
+        "message": f"{headline}: {reason}\n{gate['message']}",
+        "sentence": f"{headline}. {gate['sentence']}",
+    }
+    return {**payload, "gate": failed}
+
+
+def error_entry(test_id: str, spec: str, report: Any) -> dict[str, Any]:
+    """A bvtest item that failed without a verdict (the spec or its inputs could not be read), for the reports;
+    its message whole (``FILE:LINE: what is wrong; what to do``), as the user needs it to fix the input."""
+    return {"id": test_id, "spec": spec, "message": failure_line(report, characters=None)}
 
 
 def record_team_test(tests: dict[str, dict[str, Any]], test_id: str, category: str, message: str | None) -> None:
@@ -137,24 +168,36 @@ def assemble(
     payloads: Iterable[Mapping[str, Any]],
     tests: Iterable[Mapping[str, Any]] = (),
     context: Mapping[str, Any] | None = None,
+    errors: Iterable[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """One session document from the items' payloads, in spec order whatever order they arrived in,
-    the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes, and the
-    session's :func:`~pytest_bvtest.report.history.run_context`.
+    the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes, the session's
+    :func:`~pytest_bvtest.report.history.run_context`, the items that could not be evaluated
+    (:func:`error_entry`), and the gates of the evaluated specs that did not run (left out by ``-k``,
+    ``--lf`` or ``--deselect``, or after ``-x`` stopped the session).
 
     pytest-xdist workers report in any order, so the payloads are sorted by spec path and by their
-    measure's and gate's positions in the spec, and the team's tests by id: the reports are
+    measure's and gate's positions in the spec, and the team's tests and errors by id: the reports are
     byte-identical for any worker count.
     """
     documents: dict[tuple[str, str], dict[str, Any]] = {}
+    spec_gates: dict[str, None] = {}
     for payload in sorted(payloads, key=lambda payload: (payload["documents"][0]["spec"], payload["position"])):
         for document in payload["documents"]:
             documents.setdefault((document["spec"], document["measure"]), {**document, "gates": []})
+        spec_gates.update(dict.fromkeys(payload["spec_gates"]))
         gate = payload["gate"]
         if gate is not None:
             spec = payload["documents"][0]["spec"]
             documents[(spec, gate["measure"])]["gates"].append(gate)
-    return session_document(documents.values(), sorted(tests, key=lambda test: test["id"]), context)
+    ran = {gate["id"] for document in documents.values() for gate in document["gates"]}
+    return session_document(
+        documents.values(),
+        sorted(tests, key=lambda test: test["id"]),
+        context,
+        errors=sorted(errors, key=lambda error: error["id"]),
+        not_run=[gate for gate in spec_gates if gate not in ran],
+    )
 
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:

@@ -226,7 +226,48 @@ def summary_counts(document: Mapping[str, Any]) -> str:
     tests = summary.get("tests") or 0
     if tests:
         text += f"; {tests} team test{'' if tests == 1 else 's'}, {summary['tests_failed']} failed"
+    errors = document.get("errors") or []
+    if errors:
+        specs = len({error["spec"] for error in errors})
+        text += (
+            f"; {specs} spec{'' if specs == 1 else 's'} could not be evaluated "
+            f"({len(errors)} item{'' if len(errors) == 1 else 's'})"
+        )
+    not_run = summary.get("not_run") or 0
+    if not_run:
+        text += f"; {not_run} gate{'' if not_run == 1 else 's'} {NOT_RUN_REASON}"
     return text
+
+
+#: Why a gate of an evaluated spec has no verdict in this session.
+NOT_RUN_REASON = "not run (deselected, or the session stopped early)"
+
+
+def error_groups(document: Mapping[str, Any]) -> list[tuple[str, int, str]]:
+    """The items that could not be evaluated, as ``(spec, items, message)``: one entry per spec and message
+    (every gate of a spec whose candidate cannot be read fails with the same message)."""
+    groups: dict[tuple[str, str], int] = {}
+    for error in document.get("errors") or []:
+        key = (display_path(error["spec"]), error["message"] or "")
+        groups[key] = groups.get(key, 0) + 1
+    return [(spec, count, message) for (spec, message), count in groups.items()]
+
+
+def problem_lines(document: Mapping[str, Any]) -> list[Line]:
+    """What kept gates from a verdict: specs that could not be evaluated, gates that did not run."""
+    lines: list[Line] = [
+        (f"[ERROR] {spec} ({count} item{'' if count == 1 else 's'}): {message}", OUTCOME_MARKUP["FAIL"])
+        for spec, count, message in error_groups(document)
+    ]
+    not_run = document.get("not_run") or []
+    if not_run:
+        lines.append(
+            (
+                f"{len(not_run)} gate{'' if len(not_run) == 1 else 's'} {NOT_RUN_REASON}: {short_list(not_run)}",
+                _WARNING_MARKUP,
+            )
+        )
+    return lines
 
 
 #: Team tests are listed under this line (terminal) or heading (Markdown).
@@ -420,6 +461,7 @@ def quiet_lines(document: Mapping[str, Any]) -> list[Line]:
                 )
             )
     lines += [(text, {}) for text in together_lines(document)]
+    lines += problem_lines(document)
     lines += team_test_lines(document)
     lines.append(_final_line(document))
     return lines
@@ -432,7 +474,8 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
         lines = [(evaluation_title(evaluation), {"bold": True}) for evaluation in document["evaluations"]]
         if document["evaluations"]:
             lines.append(("analysis only: no gates (-v shows the system tables)", {}))
-        return lines + team_test_lines(document) + ([_final_line(document)] if document.get("tests") else [])
+        lines += problem_lines(document) + team_test_lines(document)
+        return lines + ([_final_line(document)] if document.get("tests") or document.get("errors") else [])
     header = ("outcome", "gate", "value", "reference", "delta", "limit")
     rows = [
         (gate["outcome"], f"{display_path(evaluation['spec'])}::{_gate_id(gate)}", *gate_numbers(gate))
@@ -451,6 +494,7 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
     lines += [(line(row), OUTCOME_MARKUP[row[0]]) for row in rows]
     lines += [(text, {}) for text in together_lines(document)]
     lines += _guard_lines(document)
+    lines += problem_lines(document)
     lines += team_test_lines(document)
     lines.append(("(-v adds the system tables, comparisons and notes)", {}))
     lines.append(("", {}))
@@ -459,7 +503,7 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
 
 
 def _final_line(document: Mapping[str, Any]) -> Line:
-    if not document["summary"]["gates"] and not document.get("tests"):
+    if not document["summary"]["gates"] and not document.get("tests") and not document.get("errors"):
         return ("bvtest: analysis only, no gates", {})
     markup = {"red": True, "bold": True} if not document["passed"] else {"green": True}
     return (f"bvtest: {summary_counts(document)}", markup)
@@ -514,8 +558,9 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
     if together:
         lines += [("", {}), *((text, {}) for text in together)]
     tests = document.get("tests") or []
+    lines += problem_lines(document)
     lines += team_test_lines(document)
-    if document["summary"]["gates"] or tests:
+    if document["summary"]["gates"] or tests or document.get("errors"):
         lines.append(("", {}))
         lines.append(_final_line(document))
     return lines
