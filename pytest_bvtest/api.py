@@ -10,7 +10,7 @@ is what every report is written from.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,7 +30,17 @@ from pytest_bvtest.evaluation import (
     SystemStatistics,
     input_files,
 )
-from pytest_bvtest.gates import GateOutcome, calibrate_family, family_key, judge_gate, with_guards
+from pytest_bvtest.gates import (
+    GateOutcome,
+    JointFalseAlarm,
+    calibrate_family,
+    family_key,
+    joint_false_alarm_rate,
+    judge_gate,
+    swap_key,
+    with_guards,
+    with_together,
+)
 from pytest_bvtest.guards import measure_guards
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import Run
@@ -145,6 +155,7 @@ def evaluate_spec(
             for matrix, compared in zip(ordered, comparisons)
         ),
     )
+    measures = _together(measures)
     return Evaluation(
         spec, measures, simulations=tuple(simulations.values()), inputs=input_files(spec, cache), texts=texts
     )
@@ -258,21 +269,47 @@ def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray |
     return Rankings(wanted.against, ranks, agreements)
 
 
+def _gates_by(
+    measures: tuple[MeasureEvaluation, ...],
+    key_of: Callable[[GateOutcome, tuple[str, ...]], tuple[object, ...] | None],
+) -> list[list[tuple[int, int]]]:
+    """The gates of every measure, as ``(measure, gate)`` positions, grouped by ``key_of(gate, topics)``; gates
+    whose key is ``None`` belong to no group."""
+    groups: dict[tuple[object, ...], list[tuple[int, int]]] = {}
+    for m, evaluation in enumerate(measures):
+        for g, outcome in enumerate(evaluation.gates):
+            key = key_of(outcome, evaluation.topics)
+            if key is not None:
+                groups.setdefault(key, []).append((m, g))
+    return list(groups.values())
+
+
 def _family_wise(spec: Spec, measures: tuple[MeasureEvaluation, ...]) -> tuple[MeasureEvaluation, ...]:
     """The spec's calibrated gates, on every measure, judged again as families (``analysis.calibration.family``)."""
     if not spec.analysis.calibration.family:
         return measures
-    families: dict[tuple[object, ...], list[tuple[int, int]]] = {}
-    for m, evaluation in enumerate(measures):
-        for g, outcome in enumerate(evaluation.gates):
-            key = family_key(outcome, evaluation.topics)
-            if key is not None:
-                families.setdefault(key, []).append((m, g))
     gates = [list(evaluation.gates) for evaluation in measures]
-    for members in families.values():
+    for members in _gates_by(measures, family_key):
         if len(members) > 1:  # a family of one is the gate's own calibration
             for (m, g), outcome in zip(members, calibrate_family([gates[m][g] for m, g in members])):
                 gates[m][g] = with_guards(outcome, measures[m].guards)
+    return tuple(replace(evaluation, gates=tuple(judged)) for evaluation, judged in zip(measures, gates))
+
+
+def _together(measures: tuple[MeasureEvaluation, ...]) -> tuple[MeasureEvaluation, ...]:
+    """Every gate that shares its swaps with others (:func:`~pytest_bvtest.gates.swap_key`, on every measure) with
+    how often an equal change fails at least one of them at their effective limits, in either calibration mode:
+    the false-alarm rate of the check they make together (docs/mathematics.md §7)."""
+    gates = [list(evaluation.gates) for evaluation in measures]
+    for members in _gates_by(measures, swap_key):
+        if len(members) > 1:
+            outcomes = [gates[m][g] for m, g in members]
+            swaps = min(outcome.null.swaps for outcome in outcomes)  # type: ignore[union-attr]
+            together = JointFalseAlarm(
+                tuple(outcome.id for outcome in outcomes), joint_false_alarm_rate(outcomes), swaps
+            )
+            for m, g in members:
+                gates[m][g] = with_together(gates[m][g], together)
     return tuple(replace(evaluation, gates=tuple(judged)) for evaluation, judged in zip(measures, gates))
 
 

@@ -308,10 +308,15 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     widths = [max(len(str(row[column])) for row in (header, *rows)) for column in range(len(header))]
     for row in (header, *rows):
         out.write("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
-    out.write(_together(evaluation, calibration.family))
+    out.write(_together(evaluation))
     out.write("\nReplay: each baseline but the reference as the candidate; a release the team accepted should pass.\n")
     out.write("Limits are on the value's scale for the spec's candidate: the null depends on its per-topic scores.\n\n")
-    out.write(f"# paste into {spec.path.name}: every gate limited where an equal-quality change fails 5% of the time\n")
+    limited = (
+        "every gate calibrated so that together they fail an equal-quality change 5% of the time"
+        if calibration.family
+        else "every gate limited where an equal-quality change fails it 5% of the time"
+    )
+    out.write(f"# paste into {spec.path.name}: {limited}\n")
     out.write(_calibrated_gates_yaml(spec, calibration))
     return EXIT_OK
 
@@ -333,31 +338,16 @@ def _calibration_warnings(evaluation: Evaluation) -> list[str]:
     return list(dict.fromkeys(warnings))
 
 
-def _together(evaluation: Evaluation, family: bool) -> str:
+def _together(evaluation: Evaluation) -> str:
     """How often an equal change fails at least one gate, per set of gates that share their swaps."""
-    from pytest_bvtest.gates import joint_false_alarm_rate, swap_key
+    from pytest_bvtest.report.jsonreport import gate_document
+    from pytest_bvtest.report.terminal import together_lines
 
-    groups: dict[tuple[object, ...], list[GateOutcome]] = {}
-    for measure in evaluation.measures:
-        for outcome in measure.gates:
-            key = swap_key(outcome, measure.topics)
-            if key is not None:
-                groups.setdefault(key, []).append(outcome)
-    lines = []
-    for (_, reference, _, _), outcomes in groups.items():
-        if len(outcomes) > 1:
-            swaps = min(outcome.null.swaps for outcome in outcomes)  # type: ignore[union-attr]
-            hint = (
-                ""
-                if family
-                else ("; `analysis: {calibration: {family: true}}` holds the calibrated ones to their rate together")
-            )
-            rate = joint_false_alarm_rate(outcomes)
-            lines.append(
-                f"Together: an equal-quality change fails at least one of these {len(outcomes)} gates "
-                f"{rate:.2%} of the time ({swaps:,} swaps with {reference}{hint}).\n"
-            )
-    return "\n" + "".join(lines) if lines else ""
+    document = {
+        "evaluations": [{"gates": [gate_document(gate) for gate in measure.gates]} for measure in evaluation.measures]
+    }
+    lines = together_lines(document)
+    return "\n" + "".join(f"{line}\n" for line in lines) if lines else ""
 
 
 def _calibration_row(outcome: GateOutcome, replays: dict[str, Evaluation]) -> tuple[str, ...]:
@@ -375,7 +365,7 @@ def _calibration_row(outcome: GateOutcome, replays: dict[str, Evaluation]) -> tu
 
 def _calibrated_gates_yaml(spec: Spec, calibration: CalibrationSpec) -> str:
     """The spec's gates with ``false_alarm: 0.05`` (confidence dropped: the calibration accounts for noise)."""
-    family = ", family: true" if calibration.family else ""
+    family = "" if calibration.family else ", family: false"
     lines = [
         "analysis:",
         f"  calibration: {{swaps: {calibration.swaps or 10000}, seed: {calibration.seed}{family}}}",

@@ -58,6 +58,21 @@ class TopicImpact:
 
 
 @dataclass(frozen=True)
+class JointFalseAlarm:
+    """How often an equal-quality change fails at least one of the gates that share a gate's swaps.
+
+    ``gates`` are the ids of every gate whose null swaps the same topics with the same reference under
+    the same seed (:func:`swap_key`), this one included; ``rate`` is the share of the ``swaps`` they share
+    on which at least one of them fails at its effective limit (:func:`joint_false_alarm_rate`,
+    docs/mathematics.md §7): the false-alarm rate of the CI check these gates make together.
+    """
+
+    gates: tuple[str, ...]
+    rate: float
+    swaps: int
+
+
+@dataclass(frozen=True)
 class NullSummary:
     """How a gate's null of "no change" was drawn and what it says of the gate's limit.
 
@@ -67,7 +82,8 @@ class NullSummary:
     ``distribution`` plus ``offset`` is the null on the value's scale. ``family`` is set when the
     calibrated limit was chosen with the spec's other calibrated gates, so that together they fail an
     equal change at most ``requested`` of the time (``analysis.calibration.family``); ``None`` when the
-    gate was calibrated on its own.
+    gate was calibrated on its own. ``together`` is set when other gates share the gate's swaps: how often
+    an equal change fails at least one of them (in both modes).
     """
 
     requested: float | None
@@ -80,14 +96,16 @@ class NullSummary:
     distribution: SwapNull = field(repr=False, compare=False)
     offset: float = 0.0
     family: FamilyLevel | None = field(default=None, repr=False)
+    together: JointFalseAlarm | None = None
 
     def limit_at(self, false_alarm: float) -> float:
         """The limit, on the value's scale, that ``false_alarm: false_alarm`` would give this gate."""
         return self.distribution.limit(false_alarm) + self.offset
 
     def describe(self) -> str:
-        """``false-alarm rate 4.9% (10,000 swaps with production, seed 0)``; a family-wise limit adds the
-        family's rate: ``false-alarm rate 1.6%; 4.9% for the 5 calibrated gates together (...)``."""
+        """``false-alarm rate 4.9% (10,000 swaps with production, seed 0)``; when other gates share the swaps,
+        how often they fail together: ``false-alarm rate 1.33% (family-wise limit); 4.99% for the 5 gates
+        together (...)``."""
         drawn = (
             f"all {self.swaps:,} swaps with {self.reference}"
             if self.exact
@@ -95,10 +113,11 @@ class NullSummary:
         )
         together = (
             ""
-            if self.family is None
-            else (f"; {_percent(self.family.rate)} for the {len(self.family.limits)} calibrated gates together")
+            if self.together is None
+            else f"; {_percent(self.together.rate)} for the {len(self.together.gates)} gates together"
         )
-        return f"false-alarm rate {_percent(self.rate)}{together} ({drawn})"
+        family = "" if self.family is None else " (family-wise limit)"
+        return f"false-alarm rate {_percent(self.rate)}{family}{together} ({drawn})"
 
 
 def _percent(rate: float) -> str:
@@ -456,8 +475,12 @@ def swap_key(outcome: GateOutcome, topics: tuple[str, ...]) -> tuple[object, ...
 
 
 def family_key(outcome: GateOutcome, topics: tuple[str, ...]) -> tuple[object, ...] | None:
-    """What a calibrated gate shares with the rest of its family (:func:`swap_key`), or ``None``."""
-    return swap_key(outcome, topics) if outcome.null is not None and outcome.null.requested is not None else None
+    """What a calibrated gate shares with the rest of its family, or ``None``: its swaps (:func:`swap_key`) and
+    its ``false_alarm``, as gates that ask for different rates form one family per rate (docs/mathematics.md §7)."""
+    key = swap_key(outcome, topics)
+    if key is None or outcome.null is None or outcome.null.requested is None:
+        return None
+    return (*key, outcome.null.requested)
 
 
 def joint_false_alarm_rate(outcomes: Sequence[GateOutcome]) -> float:
@@ -475,6 +498,16 @@ def joint_false_alarm_rate(outcomes: Sequence[GateOutcome]) -> float:
         slack = _TOLERANCE * max(1.0, abs(limit)) if math.isfinite(limit) else 0.0
         failing |= values > limit + slack if outcome.upper else values < limit - slack
     return float(failing.mean())
+
+
+def with_together(outcome: GateOutcome, together: JointFalseAlarm) -> GateOutcome:
+    """``outcome`` with how often an equal change fails at least one of the gates that share its swaps; its
+    headline says it after the gate's own false-alarm rate."""
+    summary = outcome.null
+    assert summary is not None, "only a gate with a null of no change shares its swaps"
+    joined = replace(summary, together=together)
+    message = outcome.message.replace(summary.describe(), joined.describe(), 1)
+    return replace(outcome, null=joined, message=message)
 
 
 def calibrate_family(outcomes: Sequence[GateOutcome]) -> tuple[GateOutcome, ...]:

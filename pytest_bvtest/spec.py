@@ -164,13 +164,14 @@ class CalibrationSpec:
     ``swaps`` ``None`` takes the defaults: the statistic's for a ``false_alarm`` gate (10,000; GAWM
     1,000), ``plain_bound_swaps`` for the false-alarm rate a plain bound reports (not a spec key:
     ``bvtest calibrate`` sets it to ``None``, the statistic's default, for precise limits).
-    ``family`` holds every ``false_alarm`` gate of the spec to their one rate together (Westfall-Young
-    min-p, :func:`~pytest_bvtest.stats.calibration.family_level`); off, each gate keeps its rate alone.
+    ``family`` (the default) holds the ``false_alarm`` gates that share their swaps and their rate to that rate
+    together (Westfall-Young min-p, :func:`~pytest_bvtest.stats.calibration.family_level`): the CI check is one red
+    or green, so its false-alarm rate is the one a spec asks for; off, each gate keeps its rate alone.
     """
 
     swaps: int | None = None
     seed: int = 0
-    family: bool = False
+    family: bool = True
     plain_bound_swaps: int | None = RATE_SWAPS
 
 
@@ -394,8 +395,6 @@ class _SpecReader:
                 )
         gates = self.gates(top.get("gates"), measures, reference, baselines)
         self.simulated_gates(gates, measures, analysis)
-        if analysis.calibration.family:
-            self.one_family_rate(gates)
         cache = top.get("cache")
         if cache is False:
             cache_path = None
@@ -606,7 +605,7 @@ class _SpecReader:
                 section["calibration"], key("calibration"), ("swaps", "seed", "family"), "calibration"
             )
             swaps = calibration.get("swaps")
-            family = calibration.get("family", False)
+            family = calibration.get("family", True)
             if not isinstance(family, bool):
                 raise self.error(key("calibration", "family"), f"expected true or false, got {_kind(family)}")
             settings["calibration"] = CalibrationSpec(
@@ -845,19 +844,6 @@ class _SpecReader:
             )
         _disambiguate_names(gates)
         return tuple(gates)
-
-    def one_family_rate(self, gates: tuple[GateSpec, ...]) -> None:
-        """Family-wise calibration holds the ``false_alarm`` gates to one rate together: they must name one."""
-        calibrated = [(index, gate) for index, gate in enumerate(gates) if gate.false_alarm is not None]
-        for index, gate in calibrated[1:]:
-            first = calibrated[0][1]
-            if gate.false_alarm != first.false_alarm:
-                raise self.error(
-                    ("gates", index, "false_alarm"),
-                    f"false_alarm {gate.false_alarm:g} differs from {first.false_alarm:g} (line {first.line}): the "
-                    "calibrated gates of a spec share one false-alarm rate, which they keep together",
-                    "use one value, or set `analysis: {calibration: {family: false}}` to calibrate each gate alone",
-                )
 
     def false_alarm(self, gate: Mapping[str, Any], key: tuple[Any, ...]) -> float | None:
         """The gate's false-alarm rate ``P`` (docs/mathematics.md §7): its limit is the null's P-quantile."""

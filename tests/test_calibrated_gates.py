@@ -19,6 +19,7 @@ from pytest_bvtest.api import evaluate_spec, spec_under_test
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.report.jsonreport import gate_document
 from pytest_bvtest.report.markdown import false_alarm_text
+from pytest_bvtest.report.terminal import together_lines
 from pytest_bvtest.spec import load_spec
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -93,8 +94,24 @@ def test_a_calibrated_gate_takes_the_brute_force_quantile_and_every_report_shows
             "*bound min -0.05 requires >= -0.05*false-alarm rate*",
         ]
     )
-    assert "| false alarm |" in (calibrated_project.path / "report.md").read_text()
-    assert f"{fixed['calibration']['rate']:.2%} (exact)" in (calibrated_project.path / "report.md").read_text()
+    # the two gates share the 64 swaps: an equal change fails at least one where the null is below either limit
+    joint = np.mean(null < max(limit, -0.05) - 1e-12)
+    for gate in (calibrated, fixed):
+        assert gate["calibration"]["together"] == {
+            "gates": 2,
+            "ids": ["bvtest.yaml::AP::urisk", "bvtest.yaml::AP::fixed"],
+            "rate": pytest.approx(joint),
+            "swaps": 64,
+        }
+        assert gate["calibration"]["family"] is None  # one calibrated gate: a family of one is its own limit
+    together = (
+        f"Together: an equal-quality change fails at least one of these 2 gates (bvtest.yaml, against production) "
+        f"{joint:.2%} of the time (64 swaps)."
+    )
+    result.stdout.fnmatch_lines([together])
+    markdown = (calibrated_project.path / "report.md").read_text()
+    assert "| false alarm |" in markdown and f"\n\n{together}\n\n" in markdown
+    assert f"{fixed['calibration']['rate']:.2%} (exact; {joint:.2%} for 2 gates together)" in markdown
     properties = {
         f"AP::{case.get('name')}": {p.get("name"): p.get("value") for p in case.iter("property")}
         for case in ElementTree.parse(calibrated_project.path / "junit.xml").iter("testcase")
@@ -102,6 +119,8 @@ def test_a_calibrated_gate_takes_the_brute_force_quantile_and_every_report_shows
     assert float(properties["AP::urisk"]["bvtest_false_alarm"]) == 0.1
     assert float(properties["AP::urisk"]["bvtest_false_alarm_rate"]) == pytest.approx(calibrated["calibration"]["rate"])
     assert properties["AP::fixed"]["bvtest_null_swaps"] == "64" and "bvtest_false_alarm" not in properties["AP::fixed"]
+    assert properties["AP::fixed"]["bvtest_together_gates"] == "2"
+    assert float(properties["AP::fixed"]["bvtest_together_rate"]) == pytest.approx(joint)
 
 
 def test_a_gate_needing_a_reference_without_one_is_a_spec_error_at_its_line(pytester: pytest.Pytester) -> None:
@@ -130,12 +149,17 @@ def test_the_recommended_gates_are_calibrated() -> None:
     assert all("false_alarm" in gate for gate in RECOMMENDED)
 
 
-def verdicts(spec: Path, gates: list[dict], candidate: Path | None = None) -> dict[str, tuple[str, float]]:
+def verdicts(
+    spec: Path, gates: list[dict], candidate: Path | None = None, family: bool | None = None
+) -> dict[str, tuple[str, float]]:
+    """Each gate's outcome and value; ``family`` sets ``analysis.calibration.family`` (``None``: the default)."""
     document = yaml.safe_load(spec.read_text())
     document["gates"] = gates
     document["cache"] = False
     if candidate is not None:
         document["candidate"] = str(candidate)
+    if family is not None:
+        document.setdefault("analysis", {})["calibration"] = {"family": family}
     written = spec.with_name(f"gated-{spec.name}")
     written.write_text(yaml.safe_dump(document))
     evaluation = evaluate_spec(load_spec(written), use_cache=False)
@@ -152,16 +176,27 @@ def example_spec(tmp_path: Path) -> Path:
     return spec
 
 
-def test_the_examples_risky_candidate_fails_before_and_after_calibration_and_the_stable_one_passes(
+def test_the_examples_risky_candidate_fails_var_alone_but_passes_the_five_gates_together_and_the_stable_one_passes(
     tmp_path: Path,
 ) -> None:
     spec = example_spec(tmp_path)
     risky = EXAMPLE / "runs" / "candidate-risky.run"
-    before, after = verdicts(spec, BEFORE, risky), verdicts(spec, RECOMMENDED, risky)
+    before = verdicts(spec, BEFORE, risky)
     assert before["nDCG@10::trisk"] == ("FAIL", pytest.approx(-2.45917, abs=5e-6))
-    assert after["nDCG@10::var"][0] == "FAIL"  # its spread grows past 95% of equal-quality changes
-    assert after["nDCG@10::trisk"][0] == "OK"  # its wins outweigh its losses as an equal change's would
-    assert {outcome for outcome, _ in verdicts(spec, RECOMMENDED).values()} == {"OK"}
+    per_gate = verdicts(spec, RECOMMENDED, risky, family=False)
+    assert per_gate["nDCG@10::var"][0] == "FAIL"  # its spread grows past 95% of equal changes for Var alone
+    assert per_gate["nDCG@10::trisk"][0] == "OK"  # its wins outweigh its losses as an equal change's would
+    # the default holds the five gates to 5% together: Var's growth (0.0706 -> 0.0840) is within what they see
+    document = yaml.safe_load(spec.read_text())
+    document["candidate"] = str(risky)
+    spec.write_text(yaml.safe_dump(document))
+    var = evaluate_spec(load_spec(spec), use_cache=False).gate("nDCG@10", "var")
+    assert var.passed and var.value == pytest.approx(0.0840177, abs=5e-8)
+    assert var.limit - var.value == pytest.approx(0.00012567, abs=5e-9)
+    assert var.null.together.rate == pytest.approx(0.0499) and var.null.family.level == pytest.approx(0.0155)
+    assert {
+        outcome for outcome, _ in verdicts(spec, RECOMMENDED, EXAMPLE / "runs" / "candidate-pass.run").values()
+    } == {"OK"}
 
 
 def real_spec(tmp_path: Path, qrels: Path, baselines: dict[str, Path], candidate: Path) -> Path:
@@ -241,35 +276,41 @@ def test_a_plain_bound_reports_its_rate_from_fewer_swaps_than_a_calibrated_limit
 
 
 def joint_rate(outcomes: list) -> float:
-    """Share of the shared swaps on which at least one gate's null lies strictly past its calibrated limit."""
+    """Share of the shared swaps on which at least one gate's null lies strictly past its effective limit."""
     shared = min(outcome.null.swaps for outcome in outcomes)
     failing = np.zeros(shared, dtype=bool)
     for outcome in outcomes:
         values = outcome.null.distribution.by_swap[:shared] + outcome.null.offset
-        limit = outcome.null.calibrated_limit
+        limit = outcome.limit
         failing |= values < limit - 1e-12 if outcome.higher_is_better else values > limit + 1e-12
     return float(failing.mean())
 
 
-def test_family_wise_limits_hold_the_examples_recommended_gates_to_five_percent_together(tmp_path: Path) -> None:
+def test_family_wise_limits_are_the_default_and_hold_the_examples_recommended_gates_to_five_percent_together(
+    tmp_path: Path,
+) -> None:
     spec = example_spec(tmp_path)
     document = yaml.safe_load(spec.read_text())
     document.update(candidate=str(EXAMPLE / "runs" / "candidate-risky.run"), cache=False)
-    spec.write_text(yaml.safe_dump(document))
-    alone = [gate for measure in evaluate_spec(load_spec(spec), use_cache=False).measures for gate in measure.gates]
-    document["analysis"]["calibration"] = {"family": True}
+    assert "calibration" not in document["analysis"]
     spec.write_text(yaml.safe_dump(document))
     together = [gate for measure in evaluate_spec(load_spec(spec), use_cache=False).measures for gate in measure.gates]
+    document["analysis"]["calibration"] = {"family": False}
+    spec.write_text(yaml.safe_dump(document))
+    alone = [gate for measure in evaluate_spec(load_spec(spec), use_cache=False).measures for gate in measure.gates]
     assert len(together) == 5 and all(gate.null.family is not None for gate in together)
+    assert all(gate.null.family is None for gate in alone)
     family = together[0].null.family
     assert len(family.limits) == 5 and family.swaps == 10_000
-    # the five gates, calibrated one by one, fail an equal change far more often than 5% together
-    assert joint_rate(alone) > 0.1
+    # the five gates, calibrated one by one, fail an equal change far more often than 5% together, and say so
+    assert joint_rate(alone) == pytest.approx(0.1464)
+    assert all(gate.null.together.rate == pytest.approx(joint_rate(alone)) for gate in alone)
+    assert "false-alarm rate 5%; 14.6% for the 5 gates together (10,000 swaps" in alone[1].message
     assert joint_rate(together) == pytest.approx(family.rate) and family.rate <= 0.05
     assert family.rate > 0.045  # and not much less: the min-p level uses the family's dependence
     for gate in together:  # every limit is the gate's own null at the family's per-gate count
         assert gate.null.calibrated_limit == gate.null.distribution.limit_past(family.count) + gate.null.offset
-        assert "for the 5 calibrated gates together" in gate.message
+        assert "false-alarm rate 1.55% (family-wise limit); 4.99% for the 5 gates together" in gate.message
         document = gate_document(gate)["calibration"]
         assert document["family"] == {
             "false_alarm": 0.05,
@@ -278,7 +319,11 @@ def test_family_wise_limits_hold_the_examples_recommended_gates_to_five_percent_
             "rate": family.rate,
             "swaps": 10_000,
         }
-        assert false_alarm_text(document).endswith(f"seed 0; {family.rate:.2%} for 5 gates together)")
+        # the effective limits: the bounds beside false_alarm are more lenient here, so no more than the family
+        assert document["together"]["gates"] == 5 and document["together"]["rate"] <= family.rate
+        assert false_alarm_text(document).endswith(
+            f"seed 0; family-wise limit; {document['together']['rate']:.2%} for 5 gates together)"
+        )
     # Var's 19% growth on the risky candidate is past 95% of equal changes for Var alone, not for the five
     verdict = {
         gate.id.split("::", 1)[1]: (alone_gate.outcome, gate.outcome) for alone_gate, gate in zip(alone, together)
@@ -286,15 +331,65 @@ def test_family_wise_limits_hold_the_examples_recommended_gates_to_five_percent_
     assert verdict["nDCG@10::var"] == ("FAIL", "OK")
 
 
-def test_family_wise_calibration_needs_one_false_alarm_rate_and_a_boolean(tmp_path: Path) -> None:
+def naive_min_p_count(nulls: list, false_alarm: float) -> int:
+    """The largest per-gate count k (up to floor(P N)) whose limits, each null's k-th most extreme value on its bad
+    side, fail at most floor(P N) of the shared swaps: every k tried, no tail counts."""
+    swaps = len(nulls[0].by_swap)
+    allowed = int(np.floor(false_alarm * swaps + 1e-9))
+    best = None
+    for k in range(allowed + 1):
+        failing = np.zeros(swaps, dtype=bool)
+        for null in nulls:
+            limit = null.limit_past(k)
+            slack = 1e-12 * max(1.0, abs(limit))
+            failing |= null.by_swap < limit - slack if null.higher_is_better else null.by_swap > limit + slack
+        if failing.sum() <= allowed:
+            best = k
+    assert best is not None
+    return best
+
+
+def test_gates_asking_for_different_rates_form_one_family_per_rate_and_report_their_joint_rate(tmp_path: Path) -> None:
     spec = example_spec(tmp_path)
     document = yaml.safe_load(spec.read_text())
-    document["analysis"]["calibration"] = {"family": True}
-    document["gates"] = [{"statistic": "trisk", "false_alarm": 0.05}, {"statistic": "mean", "false_alarm": 0.1}]
+    document["candidate"] = str(EXAMPLE / "runs" / "candidate-risky.run")
+    document["analysis"]["calibration"] = {"swaps": 2000}
+    document["gates"] = [
+        {"statistic": "trisk", "measure": "nDCG@10", "false_alarm": 0.05},
+        {"statistic": "var", "measure": "nDCG@10", "false_alarm": 0.05},
+        {"statistic": "bias2_plus_var", "measure": "nDCG@10", "false_alarm": 0.1},
+        {"statistic": "mean", "false_alarm": 0.1},  # on both measures
+    ]
     spec.write_text(yaml.safe_dump(document))
-    with pytest.raises(InputError, match=r"gates\[1\]\.false_alarm: false_alarm 0.1 differs from 0.05") as raised:
-        load_spec(spec)
-    assert raised.value.line is not None and "family: false" in raised.value.hint
+    gates = evaluate_spec(load_spec(spec), use_cache=False).gates  # mixed rates are no error by default
+    families = {gate.id.split("::", 1)[1]: gate.null.family for gate in gates}
+    assert {name: (family.false_alarm, len(family.limits)) for name, family in families.items()} == {
+        "nDCG@10::trisk": (0.05, 2),
+        "nDCG@10::var": (0.05, 2),
+        "nDCG@10::bias2_plus_var": (0.1, 3),
+        "nDCG@10::mean": (0.1, 3),
+        "AP::mean": (0.1, 3),
+    }
+    for rate, members in ((0.05, gates[:2]), (0.1, gates[2:])):
+        family = members[0].null.family
+        assert family.count == naive_min_p_count([gate.null.distribution for gate in members], rate)
+        assert family.rate <= rate and joint_rate(list(members)) == pytest.approx(family.rate)
+    # the check as a whole: the five gates share the swaps, and fail an equal change more often than either family
+    joint = joint_rate(list(gates))
+    assert all(gate.null.together.rate == pytest.approx(joint) and len(gate.null.together.gates) == 5 for gate in gates)
+    assert max(families["nDCG@10::trisk"].rate, families["AP::mean"].rate) <= joint <= 0.15
+    lines = together_lines({"evaluations": [{"gates": [gate_document(gate) for gate in gates]}]})
+    assert lines == [
+        f"Together: an equal-quality change fails at least one of these 5 gates (bvtest.yaml, against production) "
+        f"{joint:.2%} of the time (2,000 swaps); family-wise limits, one family per false_alarm rate: the false_alarm "
+        f"10% gates each held to {families['AP::mean'].level:.2%}; the false_alarm 5% gates each held to "
+        f"{families['nDCG@10::trisk'].level:.2%}."
+    ]
+
+
+def test_family_must_be_a_boolean(tmp_path: Path) -> None:
+    spec = example_spec(tmp_path)
+    document = yaml.safe_load(spec.read_text())
     document["analysis"]["calibration"] = {"family": "yes"}
     spec.write_text(yaml.safe_dump(document))
     with pytest.raises(InputError, match="calibration.family: expected true or false"):
@@ -375,6 +470,61 @@ def test_real_pass_on_a_limit_that_sits_on_the_candidate_says_headroom_0_not_pas
     assert gate.value == pytest.approx(0.373404, abs=1e-6) and gate.limit == pytest.approx(gate.value, abs=1e-12)
     assert "; headroom 0; false-alarm rate 0%" in gate.message.split("\n")[0]
     assert "past the limit" not in gate.message
+
+
+def test_the_default_family_and_the_joint_rate_equal_a_brute_force_over_every_swap(tmp_path: Path) -> None:
+    """10 topics, so the pipeline enumerates all 1,024 swaps: the family's limits (three calibrated gates at 10%)
+    and the rate of the four gates together (a plain bound included) equal loops over every swap."""
+    from test_stats_calibration import RISK_5, brute_force_family, brute_force_nulls_in_swap_order
+
+    scores = np.random.default_rng(11).beta(2.0, 3.0, size=(3, 10)).round(4)  # candidate, production, other
+    table = tmp_path / "scores.csv"
+    table.write_text(
+        "system,"
+        + ",".join(f"t{j}" for j in range(10))
+        + "\n"
+        + "".join(
+            f"{name}," + ",".join(map(str, row)) + "\n" for name, row in zip(("new", "production", "other"), scores)
+        )
+    )
+    (tmp_path / "bvtest.yaml").write_text(
+        textwrap.dedent("""
+        measures: [score]
+        table_format: wide
+        cache: false
+        baselines:
+          production: {scores: scores.csv, system: production}
+          other: {scores: scores.csv, system: other}
+        candidate: {scores: scores.csv, system: new}
+        reference: production
+        analysis: {risk_alpha: 5}
+        gates:
+          - {statistic: trisk, false_alarm: 0.1}
+          - {statistic: var, false_alarm: 0.1}
+          - {statistic: mean, false_alarm: 0.1}
+          - {statistic: bias2_plus_var, max_increase: 10%}
+        """).lstrip()
+    )
+    gates = evaluate_spec(load_spec(tmp_path / "bvtest.yaml"), use_cache=False).gates
+    names = ("trisk", "var", "mean", "bias2_plus_var")
+    nulls = brute_force_nulls_in_swap_order(scores, names, RISK_5)
+    count, rate, limits = brute_force_family(nulls[:3], names[:3], 0.1)
+    for gate, limit in zip(gates[:3], limits):
+        assert gate.null.exact and gate.null.swaps == 1024
+        assert gate.null.family.count == count and gate.null.family.rate == pytest.approx(rate)
+        assert gate.null.calibrated_limit - gate.null.offset == pytest.approx(limit, abs=1e-12)
+    assert gates[3].null.family is None  # a plain bound joins no family, but counts in the check's rate
+    failing = 0
+    for b in range(1024):
+        failing += any(
+            (nulls[g, b] < gate.limit - gate.null.offset - 1e-12)
+            if gate.higher_is_better
+            else (nulls[g, b] > gate.limit - gate.null.offset + 1e-12)
+            for g, gate in enumerate(gates)
+        )
+    for gate in gates:
+        assert gate.null.together.gates == tuple(outcome.id for outcome in gates)
+        assert gate.null.together.rate == pytest.approx(failing / 1024) and gate.null.together.swaps == 1024
 
 
 def test_real_gates_without_a_relative_bound_name_the_system_their_null_swaps_with(tmp_path: Path) -> None:

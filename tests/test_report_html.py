@@ -305,17 +305,23 @@ def test_plugin_and_cli_write_the_same_report_from_a_real_evaluation(tmp_path: P
     ]
     with open(tmp_path / "out.txt", "w", encoding="utf-8") as out:
         code = main(arguments, out=out)
-    assert code == 1
+    assert code == 0  # RM3's Var growth is within what the five gates together see (family-wise limits)
     page = Page(report.read_text(encoding="utf-8"))
-    assert page.headline == "✗ pytest-bvtest: 5 gates, 1 failed, 1 with a warning (OK*)"
+    assert page.headline == "⚠ pytest-bvtest: 5 gates, 0 failed, 1 with a warning (OK*)"
     outcomes = {row[1]: row[0] for row in page.tables["gates"][0]["rows"]}
     assert outcomes == {
         "nDCG@10::trisk": "✓ OK",
-        "nDCG@10::var": "✗ FAIL",
+        "nDCG@10::var": "✓ OK",
         "nDCG@10::bias2_plus_var": "✓ OK",
         "nDCG@10::mean": "✓ OK",
         "AP::mean": "⚠ OK*",
     }
+    # under the headline: how often the five gates together fail an equal-quality change
+    assert (
+        '<p class="together">Together: an equal-quality change fails at least one of these 5 gates (bvtest.yaml, '
+        "against production) 4.99% of the time (10,000 swaps); family-wise limits: each gate alone is held to 1.55% "
+        "so that together they fail at most 5%.</p>"
+    ) in report.read_text(encoding="utf-8")
     # the difference plot against pytrec_eval's per-topic nDCG@10, sorted
     qrels = read_qrels_dict(EXAMPLE / "eval" / "qrels.txt")
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
@@ -352,7 +358,7 @@ def test_plugin_and_cli_write_the_same_report_from_a_real_evaluation(tmp_path: P
         "-p",
         "no:cacheprovider",
     )
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert result.ret == pytest.ExitCode.OK
     plugin_page = Page((pytester.path / "report" / "out.html").read_text(encoding="utf-8"))
     assert plugin_page.tables["gates"] == page.tables["gates"]
     assert plugin_page.bars == page.bars
@@ -561,7 +567,7 @@ def test_history_command_prints_each_gate_and_writes_one_chart_per_gate(
 
 def test_the_plugins_html_report_draws_the_history(pytester: pytest.Pytester) -> None:
     copy_example(pytester.path)
-    for run in ("candidate-pass", "candidate-risky"):
+    for run in ("candidate-pass", "past-release"):
         pytester.runpytest_subprocess(
             "bvtest.yaml",
             "--bvtest-run",
@@ -575,10 +581,10 @@ def test_the_plugins_html_report_draws_the_history(pytester: pytest.Pytester) ->
         )
     text = (pytester.path / "report.html").read_text(encoding="utf-8")
     section = text.split('<section class="history">')[1]
-    # this session's record is drawn too: two records per gate, the second failing on Var
+    # this session's record is drawn too: two records per gate, the second (last quarter's release) failing on the mean
     assert section.count(": 2 records</figcaption>") == 5
-    var = section.split("bvtest.yaml::nDCG@10::var over time")[-1].split("</svg>")[0]
-    assert [outcome for outcome in ("(OK)", "(FAIL)") if outcome in var] == ["(OK)", "(FAIL)"]
+    mean = section.split("bvtest.yaml::nDCG@10::mean over time")[-1].split("</svg>")[0]
+    assert [outcome for outcome in ("(OK)", "(FAIL)") if outcome in mean] == ["(OK)", "(FAIL)"]
 
 
 # --- links to the documentation ----------------------------------------------------------------------

@@ -50,6 +50,7 @@ from pytest_bvtest.report.terminal import (
     headline,
     summary_counts,
     system_rows,
+    together_lines,
     topic_notes,
     tradeoff_text,
 )
@@ -194,6 +195,7 @@ def _header(document: Mapping[str, Any]) -> list[str]:
     lines = [
         f'<h1 class="verdict {css}" id="verdict">{icon} pytest-bvtest: {escape(summary_counts(document))}</h1>',
         f'<p class="meta">{escape(" · ".join(meta))}</p>',
+        *(f'<p class="together">{escape(text)}</p>' for text in together_lines(document)),
     ]
     for evaluation in document["evaluations"]:
         for warning in guard_warnings(evaluation):

@@ -93,6 +93,14 @@ def _calibration_document(outcome: GateOutcome) -> dict[str, Any] | None:
             "rate": null.family.rate,
             "swaps": null.family.swaps,
         },
+        "together": None
+        if null.together is None
+        else {
+            "gates": len(null.together.gates),
+            "ids": list(null.together.gates),
+            "rate": null.together.rate,
+            "swaps": null.together.swaps,
+        },
     }
 
 

@@ -30,6 +30,7 @@ from pytest_bvtest.report.terminal import (
     headline,
     summary_counts,
     system_rows,
+    together_lines,
     topic_notes,
     tradeoff_text,
 )
@@ -135,9 +136,10 @@ def false_alarm_text(calibration: Mapping[str, Any]) -> str:
     """The false-alarm rate of the gate's limit and how its null was drawn (docs/mathematics.md §7)."""
     rate = "undefined" if calibration["rate"] is None else f"{calibration['rate']:.2%}"
     drawn = "exact" if calibration["exact"] else f"{calibration['swaps']:,} swaps, seed {calibration['seed']}"
-    family = calibration.get("family")
-    together = "" if family is None else f"; {family['rate']:.2%} for {family['gates']} gates together"
-    return f"{rate} ({drawn}{together})"
+    family = "" if calibration.get("family") is None else "; family-wise limit"
+    joint = calibration.get("together")
+    together = "" if joint is None else f"; {joint['rate']:.2%} for {joint['gates']} gates together"
+    return f"{rate} ({drawn}{family}{together})"
 
 
 def _sentence(gate: Mapping[str, Any]) -> str:
@@ -356,6 +358,7 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
         "❌" if not document["passed"] else "⚠️" if warnings or summary["warnings"] or summary.get("not_run") else "✅"
     )
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
+    lines += [line for text in together_lines(document) for line in (prose(text), "")]
     for evaluation, warning in warnings:
         where = f"{display_path(evaluation['spec'])} · {evaluation['measure']}"
         lines += [f"> ⚠️ **Warning** ({prose(where)}): {prose(warning)}", ""]

@@ -84,6 +84,11 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
                 ("bvtest_family_gates", len(outcome.null.family.limits)),
                 ("bvtest_family_rate", outcome.null.family.rate),
             ]
+        if outcome.null.together is not None:
+            properties += [
+                ("bvtest_together_gates", len(outcome.null.together.gates)),
+                ("bvtest_together_rate", outcome.null.together.rate),
+            ]
     if outcome.reference is not None:
         properties += [("bvtest_reference", outcome.reference), ("bvtest_reference_value", outcome.reference_value)]
     if outcome.interval is not None:

@@ -167,6 +167,51 @@ def gate_warnings(evaluation: Mapping[str, Any], gate: Mapping[str, Any]) -> lis
     return own + [message for message in gate.get("guards") or [] if message not in listed]
 
 
+def together_lines(document: Mapping[str, Any]) -> list[str]:
+    """How often an equal-quality change fails at least one gate, once per set of gates that share their swaps
+    (each gate's ``calibration.together``, docs/mathematics.md §7): the false-alarm rate of the check those gates
+    make together, which each gate's own rate does not tell."""
+    groups: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+    for evaluation in document["evaluations"]:
+        for gate in evaluation["gates"]:
+            together = (gate.get("calibration") or {}).get("together")
+            if together:
+                groups.setdefault(tuple(together["ids"]), []).append(gate)
+    return [_together_line(gates) for gates in groups.values()]
+
+
+def _together_line(gates: Sequence[Mapping[str, Any]]) -> str:
+    calibrations = [gate["calibration"] for gate in gates]
+    together = calibrations[0]["together"]
+    spec = gates[0]["id"].split("::", 1)[0]
+    line = (
+        f"Together: an equal-quality change fails at least one of these {together['gates']} gates ({spec}, against "
+        f"{calibrations[0]['reference']}) {together['rate']:.2%} of the time ({together['swaps']:,} swaps)"
+    )
+    families = {
+        (family["false_alarm"], family["level"]) for family in (c.get("family") for c in calibrations) if family
+    }
+    if len(families) == 1:
+        ((rate, level),) = families
+        return (
+            f"{line}; family-wise limits: each gate alone is held to {level:.2%} so that together they fail at most "
+            f"{rate * 100:.3g}%."
+        )
+    if families:
+        held = "; ".join(
+            f"the false_alarm {rate * 100:.3g}% gates each held to {level:.2%}"
+            for rate, level in sorted(families, reverse=True)
+        )
+        return f"{line}; family-wise limits, one family per false_alarm rate: {held}."
+    asked = [c["false_alarm"] for c in calibrations if c["false_alarm"] is not None]
+    if len(asked) > len(set(asked)):  # calibrated gates that would form a family: per-gate limits were asked for
+        return (
+            f"{line}; each gate's false-alarm rate is its own alone: `analysis: {{calibration: {{family: true}}}}` "
+            f"(the default) holds the calibrated ones to their rate together."
+        )
+    return line + "."
+
+
 def headline(gate: Mapping[str, Any]) -> str:
     """The first line of a gate's message."""
     return gate["message"].split("\n", 1)[0]
@@ -415,6 +460,7 @@ def quiet_lines(document: Mapping[str, Any]) -> list[Line]:
                     OUTCOME_MARKUP[gate["outcome"]],
                 )
             )
+    lines += [(text, {}) for text in together_lines(document)]
     lines += problem_lines(document)
     lines += team_test_lines(document)
     lines.append(_final_line(document))
@@ -446,6 +492,7 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
 
     lines: list[Line] = [(line(header), {"bold": True})]
     lines += [(line(row), OUTCOME_MARKUP[row[0]]) for row in rows]
+    lines += [(text, {}) for text in together_lines(document)]
     lines += _guard_lines(document)
     lines += problem_lines(document)
     lines += team_test_lines(document)
@@ -507,6 +554,9 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
             lines.append((f"[{gate['outcome']}] {gate['id']}: {headline(gate)}", OUTCOME_MARKUP[gate["outcome"]]))
             lines.extend((f"  warning: {warning}", _WARNING_MARKUP) for warning in gate_warnings(evaluation, gate))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
+    together = together_lines(document)
+    if together:
+        lines += [("", {}), *((text, {}) for text in together)]
     tests = document.get("tests") or []
     lines += problem_lines(document)
     lines += team_test_lines(document)
