@@ -337,6 +337,20 @@ def replay_baselines(
 CandidateRun = str | os.PathLike[str] | RunFile | ScoreTableFile | Run | Mapping[str, Mapping[str, float]]
 
 
+def require_candidate_for_gates(spec: Spec) -> None:
+    """Refuse to gate a spec that has gates but no candidate: its gates would be left out and the check
+    would pass as analysis only (a spec that leaves the candidate to CI's ``--bvtest-run``, run without it)."""
+    if spec.gates and spec.candidate is None:
+        count = len(spec.gates)
+        raise InputError(
+            f"gates: the spec has {count} gate{'' if count == 1 else 's'} but no candidate to judge",
+            path=spec.path,
+            line=spec.line_of("gates"),
+            hint="name the run under test: `candidate:` in the spec, or --bvtest-run (ini bvtest_run), "
+            "or bvtest check --run",
+        )
+
+
 def spec_under_test(
     spec: Spec | str | os.PathLike[str], run: CandidateRun | None = None, *, name: str = CANDIDATE_NAME
 ) -> Spec:

@@ -181,13 +181,14 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 
 
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
-    from pytest_bvtest.api import evaluate_spec, spec_under_test
+    from pytest_bvtest.api import evaluate_spec, require_candidate_for_gates, spec_under_test
     from pytest_bvtest.reference_update import update_reference
     from pytest_bvtest.report import outputs
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
+    require_candidate_for_gates(spec)
     evaluation = evaluate_spec(
         spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project, jobs=arguments.jobs
     )

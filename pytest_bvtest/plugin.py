@@ -189,8 +189,11 @@ class SpecFile(pytest.File):
         return self._spec
 
     def collect(self):
+        from pytest_bvtest.api import require_candidate_for_gates
+
         try:
             spec = self.load()
+            require_candidate_for_gates(spec)
         except BvtestError as error:
             yield InvalidSpecItem.from_parent(self, name="spec", error=error)
             return

@@ -287,3 +287,18 @@ def test_calibrate_for_the_production_run_itself_warns_that_its_limits_mean_litt
     assert preface < lines.index(next(line for line in lines if line.startswith("gate ")))
     # the spec's own candidate differs from production: no such warning
     assert "may mean little" not in run_cli("calibrate", "bvtest.yaml", "--no-cache", "--swaps", "200").stdout
+
+
+def test_check_without_a_candidate_for_the_gates_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`bvtest check` of the example spec without its candidate line exited 0 with no gate judged."""
+    spec = tmp_path / "bvtest.yaml"
+    text = (
+        (EXAMPLE / "bvtest.yaml").read_text().replace("eval/", f"{EXAMPLE}/eval/").replace("runs/", f"{EXAMPLE}/runs/")
+    )
+    spec.write_text("".join(line for line in text.splitlines(keepends=True) if not line.startswith("candidate:")))
+    assert main(["check", str(spec), "--no-cache"]) == 2
+    assert capsys.readouterr().err.startswith(f"bvtest: error: {spec}:14: gates: the spec has 4 gates but no candidate")
+    assert main(["check", str(spec), "--no-cache", "--run", str(EXAMPLE / "runs" / "candidate-pass.run")]) == 0
+    assert main(["report", str(spec), "--no-cache"]) == 0  # the analysis needs no candidate

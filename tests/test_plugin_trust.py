@@ -452,3 +452,21 @@ def test_gates_left_out_by_k_are_counted_as_not_run(graded: pytest.Pytester) -> 
     headline = "1 gate, 0 failed; 5 gates not run (deselected, or the session stopped early)"
     assert f"## ⚠️ pytest-bvtest: {headline}" in (graded.path / "pr.md").read_text()
     result.stdout.fnmatch_lines([f"bvtest: {headline}"])
+
+
+def test_gates_without_a_candidate_fail_instead_of_passing_as_analysis_only(project: pytest.Pytester) -> None:  # noqa: F811
+    # a spec that leaves the candidate to CI (`pytest --bvtest-run "$RUN"`), run without the option: its six
+    # gates were dropped and the session passed as 'bvtest: analysis only, no gates', ✅ in the Markdown
+    spec = project.path / "bvtest.yaml"
+    spec.write_text(spec.read_text().replace("candidate: runs/stable.run\n", ""))
+    result = project.runpytest("--bvtest-json", "report.json")
+    result.assert_outcomes(failed=1)
+    message = (
+        f"{spec}:7: gates: the spec has 3 gates but no candidate to judge; name the run under test: `candidate:` "
+        "in the spec, or --bvtest-run (ini bvtest_run), or bvtest check --run"
+    )
+    result.stdout.fnmatch_lines([message, "FAILED bvtest.yaml::spec*"])
+    document = json.loads((project.path / "report.json").read_text())
+    assert document["passed"] is False and document["errors"][0]["message"] == message
+    # the run given on the command line makes it whole again
+    project.runpytest("--bvtest-run", "runs/stable.run").assert_outcomes(passed=6)
