@@ -263,6 +263,7 @@ def judge(
     worst_against: str = "",
     null: SwapNull | None = None,
     null_offset: float = 0.0,
+    null_reference: str | None = None,
     false_alarm: float | None = None,
     compared_value: float | None = None,
     spec_line: int | None = None,
@@ -271,7 +272,9 @@ def judge(
 ) -> GateOutcome:
     """Decide a gate and write its message.
 
-    ``null`` (with ``reference`` its swap partner) is the gate's null of no change; its values plus
+    ``null`` (with ``null_reference`` its swap partner, by default ``reference``; a gate whose limit reads
+    no reference value, an absolute bound or a calibrated ZRisk, has no ``reference`` but still a
+    partner) is the gate's null of no change; its values plus
     ``null_offset`` (the reference's value when the null is of a difference) are on the value's
     scale. ``higher_is_better`` (needed without a bound) says which side is bad. ``false_alarm`` turns
     its quantile into the gate's limit (needs ``null``); with a
@@ -307,7 +310,7 @@ def judge(
             null.swaps,
             null.exact,
             null.seed,
-            str(reference),
+            str(null_reference if null_reference is not None else reference),
             null,
             null_offset,
             family,
@@ -449,6 +452,7 @@ def with_family(outcome: GateOutcome, null: SwapNull, family: FamilyLevel) -> Ga
         worst_against=outcome.worst_against,
         null=null,
         null_offset=summary.offset,
+        null_reference=summary.reference,
         false_alarm=summary.requested,
         compared_value=outcome.compared_value,
         spec_line=outcome.spec_line,
@@ -709,6 +713,7 @@ def judge_gate(
         higher_is_better=statistic.higher_is_better,
         null=null,
         null_offset=null_offset,
+        null_reference=None if reference is None else matrix.systems[reference],
         false_alarm=gate.false_alarm,
         interval=interval,
         confidence=gate.confidence,

@@ -557,3 +557,33 @@ def test_the_together_line_names_each_family_a_gate_alone_at_its_rate_and_leaves
             f"false_alarm 5% gates each held to {family.level:.2%}."
         )
     assert f"{gates[0].null.together.rate:.2%} of the time (2,000 swaps)" in line
+
+
+def test_real_gates_without_a_relative_bound_name_the_system_their_null_swaps_with(tmp_path: Path) -> None:
+    """DL-HARD, RM3 against BM25: a calibrated ZRisk gate and an absolute Var bound draw their null from swaps with
+    the spec's reference, yet said '10,000 swaps with None' (JSON calibration.reference "None")."""
+    runs = shared_path("dl_hard", "dataset", "baselines", "doc")
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        textwrap.dedent(f"""
+        qrels: {shared_path("dl_hard", "dataset", "dl_hard-doc.qrels")}
+        measures: [nDCG@10]
+        baselines:
+          bm25: {runs / "bm25.run.gz"}
+          electra: {runs / "bm25+electra-mp.run.gz"}
+        candidate: {runs / "bm25+rm3.run.gz"}
+        reference: bm25
+        cache: false
+        analysis: {{calibration: {{swaps: 1000}}}}
+        gates:
+          - {{statistic: zrisk, false_alarm: 0.05}}
+          - {{statistic: var, max: 0.09}}
+          - {{statistic: mean, min: 0.2, reference: electra}}
+    """)
+    )
+    zrisk, var, mean = evaluate_spec(spec_under_test(spec), use_cache=False).measure().gates
+    for gate, partner in ((zrisk, "bm25"), (var, "bm25"), (mean, "electra")):
+        assert gate.reference is None  # no value of the reference enters the limit
+        assert gate.null is not None and gate.null.reference == partner
+        assert f"(1,000 swaps with {partner}, seed 0)" in gate.message.split("\n")[0]
+        assert gate_document(gate)["calibration"]["reference"] == partner
