@@ -527,6 +527,38 @@ def test_the_default_family_and_the_joint_rate_equal_a_brute_force_over_every_sw
         assert gate.null.together.rate == pytest.approx(failing / 1024) and gate.null.together.swaps == 1024
 
 
+@pytest.mark.parametrize("lone_rate", [None, 0.2])
+def test_the_together_line_names_each_family_a_gate_alone_at_its_rate_and_leaves_plain_bounds_out(
+    tmp_path: Path, lone_rate: float | None
+) -> None:
+    spec = example_spec(tmp_path)
+    document = yaml.safe_load(spec.read_text())
+    document["analysis"]["calibration"] = {"swaps": 2000}
+    document["gates"] = [
+        {"statistic": "trisk", "measure": "nDCG@10", "false_alarm": 0.05},
+        {"statistic": "var", "measure": "nDCG@10", "false_alarm": 0.05},
+        {"statistic": "mean", "measure": "nDCG@10", "max_decrease": 0.01},  # a plain bound: in the check, no family
+        *([{"statistic": "bias2_plus_var", "measure": "nDCG@10", "false_alarm": lone_rate}] if lone_rate else []),
+    ]
+    spec.write_text(yaml.safe_dump(document))
+    gates = evaluate_spec(load_spec(spec), use_cache=False).gates
+    family = gates[0].null.family
+    assert gates[2].null.family is None and len(family.limits) == 2
+    (line,) = together_lines({"evaluations": [{"gates": [gate_document(gate) for gate in gates]}]})
+    if lone_rate is None:
+        assert line.endswith(
+            f"family-wise limits: each calibrated gate alone is held to {family.level:.2%} so that together they "
+            "fail at most 5%."
+        )
+    else:
+        assert gates[3].null.family is None and gates[3].null.rate <= 0.2
+        assert line.endswith(
+            "family-wise limits, one family per false_alarm rate: the false_alarm 20% gate at 20% alone; the "
+            f"false_alarm 5% gates each held to {family.level:.2%}."
+        )
+    assert f"{gates[0].null.together.rate:.2%} of the time (2,000 swaps)" in line
+
+
 def test_real_gates_without_a_relative_bound_name_the_system_their_null_swaps_with(tmp_path: Path) -> None:
     """DL-HARD, RM3 against BM25: a calibrated ZRisk gate and an absolute Var bound draw their null from swaps with
     the spec's reference, yet said '10,000 swaps with None' (JSON calibration.reference "None")."""

@@ -188,22 +188,22 @@ def _together_line(gates: Sequence[Mapping[str, Any]]) -> str:
         f"Together: an equal-quality change fails at least one of these {together['gates']} gates ({spec}, against "
         f"{calibrations[0]['reference']}) {together['rate']:.2%} of the time ({together['swaps']:,} swaps)"
     )
-    families = {
-        (family["false_alarm"], family["level"]) for family in (c.get("family") for c in calibrations) if family
-    }
-    if len(families) == 1:
+    calibrated = [c for c in calibrations if c["false_alarm"] is not None]
+    families = {(c["family"]["false_alarm"], c["family"]["level"]) for c in calibrated if c.get("family")}
+    alone = {c["false_alarm"] for c in calibrated if not c.get("family")}  # a rate no other gate asked for
+    if len(families) == 1 and not alone:
         ((rate, level),) = families
+        subject = "each gate" if len(calibrated) == len(calibrations) else "each calibrated gate"
         return (
-            f"{line}; family-wise limits: each gate alone is held to {level:.2%} so that together they fail at most "
-            f"{rate * 100:.3g}%."
+            f"{line}; family-wise limits: {subject} alone is held to {level:.2%} so that together they fail at "
+            f"most {rate * 100:.3g}%."
         )
     if families:
-        held = "; ".join(
-            f"the false_alarm {rate * 100:.3g}% gates each held to {level:.2%}"
-            for rate, level in sorted(families, reverse=True)
-        )
-        return f"{line}; family-wise limits, one family per false_alarm rate: {held}."
-    asked = [c["false_alarm"] for c in calibrations if c["false_alarm"] is not None]
+        held = [(rate, f"the false_alarm {rate * 100:.3g}% gates each held to {level:.2%}") for rate, level in families]
+        held += [(rate, f"the false_alarm {rate * 100:.3g}% gate at {rate * 100:.3g}% alone") for rate in alone]
+        listed = "; ".join(text for _, text in sorted(held, reverse=True))
+        return f"{line}; family-wise limits, one family per false_alarm rate: {listed}."
+    asked = [c["false_alarm"] for c in calibrated]
     if len(asked) > len(set(asked)):  # calibrated gates that would form a family: per-gate limits were asked for
         return (
             f"{line}; each gate's false-alarm rate is its own alone: `analysis: {{calibration: {{family: true}}}}` "
