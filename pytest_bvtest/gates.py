@@ -646,7 +646,12 @@ def _blamed_topics(
 
 def gate_id(spec: Spec, measure: str, gate: GateSpec) -> str:
     """``SPECFILE::MEASURE::GATE``, the gate's id in every report and its pytest node id."""
-    return f"{spec.path.name}::{measure}::{gate.name}"
+    return gate_id_parts(spec.path.name, measure, gate)
+
+
+def gate_id_parts(spec_file: str, measure: str, gate: GateSpec) -> str:
+    """:func:`gate_id` from the spec file's name (a pytest item knows its file, not its loaded spec)."""
+    return f"{spec_file}::{measure}::{gate.name}"
 
 
 def judge_gate(

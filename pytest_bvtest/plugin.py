@@ -39,6 +39,7 @@ SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
 PAYLOAD_ATTRIBUTE = "bvtest_payload"
 TEAM_TEST_ATTRIBUTE = "bvtest_team_test"
 ERROR_ATTRIBUTE = "bvtest_error"
+DESELECTED_OUTPUT = "bvtest_deselected"
 
 _OPTIONS: tuple[tuple[str, str, str], ...] = (
     # (name, ini type, help); the command line wins over the ini value
@@ -501,6 +502,7 @@ class SessionOutputs:
         self.payloads: list[dict] = []
         self.team_tests: dict[str, dict] = {}
         self.errors: list[dict] = []
+        self.deselected: list[str] = []  # gate ids, for specs none of whose gates ran (-k, -m, --deselect)
         self.document: dict | None = None
         self.output_error: str | None = None
         self.update_lines: list[tuple[str, bool]] = []
@@ -519,15 +521,34 @@ class SessionOutputs:
             category = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
             outputs.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
 
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        from pytest_bvtest.gates import gate_id_parts
+
+        self.deselected += [
+            gate_id_parts(item.path.name, item.measure, item.gate) for item in items if isinstance(item, GateItem)
+        ]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """pytest-xdist: a worker's deselected gates (workers collect and select; the controller does not)."""
+        self.deselected += getattr(node, "workeroutput", {}).get(DESELECTED_OUTPUT, [])
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
-        if hasattr(config, "workerinput") or not (self.payloads or self.team_tests or self.errors):
+        if hasattr(config, "workerinput"):
+            config.workeroutput[DESELECTED_OUTPUT] = self.deselected
+            return
+        if not (self.payloads or self.team_tests or self.errors or self.deselected):
             return
         from pytest_bvtest.report import outputs
         from pytest_bvtest.report.history import run_context
 
         self.document = outputs.assemble(
-            self.payloads, self.team_tests.values(), run_context(config.rootpath), errors=self.errors
+            self.payloads,
+            self.team_tests.values(),
+            run_context(config.rootpath),
+            errors=self.errors,
+            deselected=self.deselected,
         )
         try:
             outputs.write_session_outputs(

@@ -470,3 +470,28 @@ def test_gates_without_a_candidate_fail_instead_of_passing_as_analysis_only(proj
     assert document["passed"] is False and document["errors"][0]["message"] == message
     # the run given on the command line makes it whole again
     project.runpytest("--bvtest-run", "runs/stable.run").assert_outcomes(passed=6)
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_spec_whose_gates_were_all_deselected_is_named_in_the_reports(
+    project: pytest.Pytester,  # noqa: F811
+    workers: list[str],
+) -> None:
+    # `-k` kept only the team's test: the reports said '✅ 0 gates, 0 failed; 1 team test, 0 failed' as if the
+    # spec had no gates (with no team test, no report was written and a previous one stayed in place)
+    project.makepyfile(test_team="def test_team(bvtest):\n    assert bvtest.evaluate().passed\n")
+    result = project.runpytest_subprocess(*workers, "-k", "test_team", "--bvtest-json", "report.json")
+    assert result.ret == pytest.ExitCode.OK and result.parseoutcomes()["passed"] == 1  # xdist counts no deselected
+    document = json.loads((project.path / "report.json").read_text())
+    jsonschema.validate(document, schema())
+    assert document["not_run"] == [
+        f"bvtest.yaml::{measure}::{gate}" for measure in ("AP", "RR") for gate in ("mean", "urisk", "bias2_plus_var")
+    ]
+    headline = "0 gates, 0 failed; 1 team test, 0 failed; 6 gates not run (deselected, or the session stopped early)"
+    result.stdout.fnmatch_lines([f"bvtest: {headline}"])
+    # nothing but deselected gates: the report still says so
+    alone = project.runpytest_subprocess(
+        *workers, "-m", "not bvtest", "--deselect", "test_team.py::test_team", "--bvtest-markdown", "pr.md"
+    )
+    assert alone.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert "## ⚠️ pytest-bvtest: 0 gates, 0 failed; 6 gates not run" in (project.path / "pr.md").read_text()

@@ -475,7 +475,8 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
         if document["evaluations"]:
             lines.append(("analysis only: no gates (-v shows the system tables)", {}))
         lines += problem_lines(document) + team_test_lines(document)
-        return lines + ([_final_line(document)] if document.get("tests") or document.get("errors") else [])
+        shown = document.get("tests") or document.get("errors") or document.get("not_run")
+        return lines + ([_final_line(document)] if shown else [])
     header = ("outcome", "gate", "value", "reference", "delta", "limit")
     rows = [
         (gate["outcome"], f"{display_path(evaluation['spec'])}::{_gate_id(gate)}", *gate_numbers(gate))
@@ -503,7 +504,7 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
 
 
 def _final_line(document: Mapping[str, Any]) -> Line:
-    if not document["summary"]["gates"] and not document.get("tests") and not document.get("errors"):
+    if not (document["summary"]["gates"] or document.get("tests") or document.get("errors") or document.get("not_run")):
         return ("bvtest: analysis only, no gates", {})
     markup = {"red": True, "bold": True} if not document["passed"] else {"green": True}
     return (f"bvtest: {summary_counts(document)}", markup)
@@ -560,7 +561,7 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
     tests = document.get("tests") or []
     lines += problem_lines(document)
     lines += team_test_lines(document)
-    if document["summary"]["gates"] or tests or document.get("errors"):
+    if document["summary"]["gates"] or tests or document.get("errors") or document.get("not_run"):
         lines.append(("", {}))
         lines.append(_final_line(document))
     return lines
