@@ -80,6 +80,18 @@ def update_reference(
             hint="update with a run that ranks every topic, or on purpose with --bvtest-update-force "
             "(bvtest check --update-force)",
         )
+    # a candidate scoring 0 everywhere (document ids the qrels do not know) as the reference: every later
+    # candidate would beat it on every topic, and each gate against it would pass
+    zero = [
+        measure.measure for measure in evaluation.measures if any(g.kind == "candidate_zero" for g in measure.guards)
+    ]
+    if zero and not force:
+        raise InputError(
+            f"reference {spec.reference!r} not updated: the candidate scores 0 on every topic ({', '.join(zero)})",
+            path=spec.path,
+            hint="check that its document ids are the qrels' form; update on purpose with --bvtest-update-force "
+            "(bvtest check --update-force)",
+        )
     if not allow_outside:
         try:
             require_inside(
@@ -126,6 +138,10 @@ def update_reference(
         lines.append(
             f"bvtest: note: updated as forced although the candidate has no ranking for {len(lacking)} topic(s): "
             f"{short_list(sorted(lacking))}"
+        )
+    if zero:
+        lines.append(
+            f"bvtest: note: updated as forced although the candidate scores 0 on every topic ({', '.join(zero)})"
         )
     for measure in evaluation.measures:
         before = measure.system(spec.reference).values["mean"]

@@ -203,6 +203,8 @@ def test_junit_xml_carries_the_statistic_values(project: pytest.Pytester) -> Non
     assert properties["bvtest_outcome"] == "OK"
     assert properties["bvtest_reference"] == "production"
     assert float(properties["bvtest_limit"]) == -0.05
+    # URisk is measured against production and has no reference value: no property, not the text 'None'
+    assert "bvtest_reference_value" not in properties and "None" not in properties.values()
 
 
 def test_junit_xml_says_why_a_gate_passed_with_a_warning(project: pytest.Pytester) -> None:

@@ -415,3 +415,34 @@ def test_real_update_refuses_a_candidate_run_that_lacks_topics_unless_forced(tmp
         for line in lines
     )
     assert (tmp_path / "production.run").read_text() == (tmp_path / "cut.run").read_text()
+
+
+def test_real_update_refuses_a_candidate_run_that_scores_zero_everywhere_unless_forced(tmp_path: Path) -> None:
+    """DL-HARD's BM25+RM3 run with 'msmarco_doc_'-prefixed ids passes a Var gate (OK*, the candidate_zero guard);
+    stored as the reference, every later candidate would beat it on every topic."""
+    runs = shared_path("dl_hard", "dataset", "baselines", "doc")
+    with gzip.open(runs / "bm25.run.gz", "rt") as run:
+        production = run.read()
+    (tmp_path / "production.run").write_text(production)
+    with gzip.open(runs / "bm25+rm3.run.gz", "rt") as run:
+        fields = [line.split() for line in run if line.strip()]
+    (tmp_path / "renamed.run").write_text(
+        "".join(f"{q} Q0 msmarco_doc_{d} {r} {x} {t}\n" for q, _, d, r, x, t in fields)
+    )
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        f"qrels: {shared_path('dl_hard', 'dataset', 'dl_hard-doc.qrels')}\n"
+        "measures: [nDCG@10]\n"
+        "baselines: {production: production.run}\n"
+        "candidate: renamed.run\n"
+        "reference: production\n"
+        "cache: false\n"
+        "gates: [{statistic: var, max_increase: 5%}]\n"
+    )
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    assert evaluation.gates[0].outcome == "OK*" and evaluation.gates[0].value == 0.0
+    with pytest.raises(InputError, match=r"not updated: the candidate scores 0 on every topic \(nDCG@10\)"):
+        update_reference(evaluation, allow_outside=True)
+    assert (tmp_path / "production.run").read_text() == production
+    lines = update_reference(evaluation, force=True, allow_outside=True)
+    assert "bvtest: note: updated as forced although the candidate scores 0 on every topic (nDCG@10)" in lines

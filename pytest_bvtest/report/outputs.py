@@ -53,7 +53,7 @@ def _position(evaluation: Evaluation, outcome: GateOutcome | None) -> list[int]:
 
 
 def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
-    """The gate's numbers as JUnit ``<property>`` entries."""
+    """The gate's numbers as JUnit ``<property>`` entries; those that do not apply are left out."""
     properties: list[tuple[str, Any]] = [
         ("bvtest_statistic", outcome.statistic),
         ("bvtest_measure", outcome.measure),
@@ -98,7 +98,8 @@ def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
             ("bvtest_confidence", outcome.confidence),
             ("bvtest_seed", outcome.seed),
         ]
-    return properties
+    # a value that does not apply (the reference value of URisk, TRisk) is left out, not written as 'None'
+    return [(key, value) for key, value in properties if value is not None]
 
 
 #: pytest's outcome categories that make a team test count as failed.
