@@ -228,7 +228,7 @@ def test_calibrate_says_how_often_the_gates_fail_an_equal_change_together_and_ke
         together[family] = float(re.search(r" ([\d.]+)% of the time", line).group(1)) / 100
         trisk = re.split(r"\s{2,}", next(row for row in output.splitlines() if row.startswith("nDCG@10::trisk ")))
         assert (float(trisk[4].rstrip("%")) < 5.0) == family  # the family's per-gate level is below 5%
-        assert ("family: true}}` (the default) holds" in line) != family
+        assert ("family: true}} (the default) holds" in line) != family
         assert ("each gate alone is held to" in line) == family
         assert yaml.safe_load(output.split("time\n", 1)[1])["analysis"]["calibration"].get("family", True) == family
     assert together[False] > 0.1 and together[True] <= 0.05

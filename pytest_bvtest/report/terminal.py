@@ -206,7 +206,7 @@ def _together_line(gates: Sequence[Mapping[str, Any]]) -> str:
     asked = [c["false_alarm"] for c in calibrated]
     if len(asked) > len(set(asked)):  # calibrated gates that would form a family: per-gate limits were asked for
         return (
-            f"{line}; each gate's false-alarm rate is its own alone: `analysis: {{calibration: {{family: true}}}}` "
+            f"{line}; each gate's false-alarm rate is its own alone: analysis: {{calibration: {{family: true}}}} "
             f"(the default) holds the calibrated ones to their rate together."
         )
     return line + "."
