@@ -288,6 +288,11 @@ class Spec:
 
     def with_candidate_run(self, path: str | os.PathLike[str]) -> Spec:
         """The same spec with its candidate replaced by a run file (``--bvtest-run``)."""
+        if not str(path).strip():
+            raise InputError(
+                'the candidate run\'s path is empty (an unset variable in `--bvtest-run "$RUN"`?)',
+                hint="give the run file to test with --bvtest-run / --run",
+            )
         try:
             require_regular_file(path)
         except InputError as error:

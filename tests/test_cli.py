@@ -302,3 +302,12 @@ def test_check_without_a_candidate_for_the_gates_is_an_input_error(
     assert capsys.readouterr().err.startswith(f"bvtest: error: {spec}:14: gates: the spec has 4 gates but no candidate")
     assert main(["check", str(spec), "--no-cache", "--run", str(EXAMPLE / "runs" / "candidate-pass.run")]) == 0
     assert main(["report", str(spec), "--no-cache"]) == 0  # the analysis needs no candidate
+
+
+def test_an_empty_run_path_says_it_is_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`bvtest check SPEC --run "$RUN"` with RUN unset said 'candidate run not found', naming no file."""
+    assert main(["check", str(EXAMPLE / "bvtest.yaml"), "--no-cache", "--run", ""]) == 2
+    assert capsys.readouterr().err == (
+        'bvtest: error: the candidate run\'s path is empty (an unset variable in `--bvtest-run "$RUN"`?); '
+        "give the run file to test with --bvtest-run / --run\n"
+    )
