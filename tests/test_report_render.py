@@ -676,6 +676,18 @@ def test_annotation_encoding_of_special_characters(tmp_path: Path, monkeypatch: 
     assert github.escape_property("x:y,z%\n") == "x%3Ay%2Cz%25%0A"
 
 
+def test_a_spec_that_could_not_be_evaluated_is_an_error_annotation_on_the_spec() -> None:
+    document = analysis_only_document()
+    document["errors"] = [
+        {"id": f"bvtest-b.yaml::AP::{gate}", "spec": "bvtest-b.yaml", "message": "runs/b.run:1: found 4 columns"}
+        for gate in ("mean", "var")
+    ]
+    assert github.annotations(document) == [
+        "::error file=bvtest-b.yaml,title=bvtest could not evaluate bvtest-b.yaml (2 items)"
+        "::runs/b.run:1: found 4 columns"
+    ]
+
+
 def test_no_annotations_when_every_gate_passes_cleanly() -> None:
     assert github.annotations(analysis_only_document()) == []
 

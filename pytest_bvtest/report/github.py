@@ -1,4 +1,5 @@
-"""GitHub Actions workflow commands: an error annotation per failed gate, a warning per ``OK*`` gate.
+"""GitHub Actions workflow commands: an error annotation per failed gate and per spec that could not be
+evaluated, a warning per ``OK*`` gate.
 
 A workflow command is one line, ``::error file=SPEC,line=N,title=TITLE::MESSAGE`` (``line`` is the
 gate's line in the spec, so the annotation sits on it in the pull request's diff); GitHub decodes ``%25``,
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_bvtest.report.terminal import display_path
+from pytest_bvtest.report.terminal import display_path, error_groups
 
 #: The workflow command for each gate outcome that deserves an annotation.
 COMMANDS = {"FAIL": "error", "OK*": "warning"}
@@ -28,7 +29,8 @@ def escape_property(text: str) -> str:
 
 
 def annotations(document: Mapping[str, Any]) -> list[str]:
-    """One workflow command per failed or ``OK*`` gate, in document order."""
+    """One workflow command per failed or ``OK*`` gate, in document order, then one per spec (and error) that
+    could not be evaluated, on the spec file."""
     commands = []
     for evaluation in document["evaluations"]:
         spec = display_path(evaluation["spec"])
@@ -42,4 +44,7 @@ def annotations(document: Mapping[str, Any]) -> list[str]:
             commands.append(
                 f"::{command} file={escape_property(spec)}{line},title={escape_property(title)}::{escape_data(message)}"
             )
+    for spec, count, message in error_groups(document):
+        title = f"bvtest could not evaluate {spec} ({count} item{'' if count == 1 else 's'})"
+        commands.append(f"::error file={escape_property(spec)},title={escape_property(title)}::{escape_data(message)}")
     return commands
