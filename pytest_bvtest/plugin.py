@@ -539,6 +539,7 @@ class SessionOutputs:
             config.workeroutput[DESELECTED_OUTPUT] = self.deselected
             return
         if not (self.payloads or self.team_tests or self.errors or self.deselected):
+            self.write_empty_reports(session)
             return
         from pytest_bvtest.report import outputs
         from pytest_bvtest.report.history import run_context
@@ -566,17 +567,35 @@ class SessionOutputs:
         if option(config, "update"):
             self.update_references(session)
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.document is None:
+    def write_empty_reports(self, session: pytest.Session) -> None:
+        """Report files asked for are written even when no gate ran, so that a report left by an earlier
+        session (a CI workspace that is reused, a local run) is never read as this session's verdict."""
+        config = self.config
+        files = {name: option(config, name) for name in ("json", "markdown", "html")}
+        if not any(files.values()):
             return
         from pytest_bvtest.report import outputs
+        from pytest_bvtest.report.history import run_context
 
-        outputs.write_session_outputs(
-            self.document,
-            terminal_writer=terminalreporter,
-            github_actions=os.environ.get("GITHUB_ACTIONS") == "true",
-            verbosity=self.config.option.verbose,
-        )
+        document = outputs.assemble([], [], run_context(config.rootpath), errors=[], deselected=[])
+        try:
+            outputs.write_session_outputs(
+                document, json_path=files["json"], markdown_path=files["markdown"], html_path=files["html"]
+            )
+        except BvtestError as error:
+            self.output_error = str(error)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.document is not None:
+            from pytest_bvtest.report import outputs
+
+            outputs.write_session_outputs(
+                self.document,
+                terminal_writer=terminalreporter,
+                github_actions=os.environ.get("GITHUB_ACTIONS") == "true",
+                verbosity=self.config.option.verbose,
+            )
         if self.output_error:
             terminalreporter.write_line(
                 f"bvtest: could not write the reports: {self.output_error}", red=True, bold=True

@@ -483,10 +483,22 @@ class _SpecReader:
                 ("baselines",), f"expected name: run-file pairs or a per-topic table path, got {_kind(value)}"
             )
         baselines = {}
+        runs_named: dict[tuple[Path, str | None], str] = {}
         for name, entry in value.items():
             if name == CANDIDATE_NAME:
                 raise self.error(("baselines", name), f"{CANDIDATE_NAME!r} is reserved for the run under test")
-            baselines[str(name)] = self.table_or_run(entry, ("baselines", name), str(name))
+            source = self.table_or_run(entry, ("baselines", name), str(name))
+            if isinstance(source, RunFile):
+                # one system under two names would count twice in ZRisk, GeoRisk, GAWM and the Holm correction
+                first = runs_named.setdefault((source.path.resolve(), source.tag), str(name))
+                if first != str(name):
+                    raise self.error(
+                        ("baselines", name),
+                        f"{name!r} names the same run as {first!r} ({source.path.name}): one system listed twice "
+                        "counts twice in ZRisk, GeoRisk, GAWM and the Holm correction",
+                        "list each run once",
+                    )
+            baselines[str(name)] = source
         return baselines
 
     def candidate(self, value: Any, baselines: dict[str, Source]) -> Source | None:

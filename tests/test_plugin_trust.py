@@ -495,3 +495,26 @@ def test_a_spec_whose_gates_were_all_deselected_is_named_in_the_reports(
     )
     assert alone.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     assert "## ⚠️ pytest-bvtest: 0 gates, 0 failed; 6 gates not run" in (project.path / "pr.md").read_text()
+
+
+def test_reports_asked_for_are_written_when_no_gate_ran(project: pytest.Pytester) -> None:  # noqa: F811
+    # a session that collected no spec left the previous session's reports in place: a reused CI workspace
+    # would have posted an old green comment for a pull request whose spec was not collected at all
+    reports = ("--bvtest-json", "report.json", "--bvtest-markdown", "pr.md", "--bvtest-html", "report.html")
+    first = project.runpytest_subprocess(*reports)
+    assert first.ret == pytest.ExitCode.OK and "## ✅ pytest-bvtest" in (project.path / "pr.md").read_text()
+    project.makepyfile(test_other="def test_other():\n    pass\n")
+    again = project.runpytest_subprocess("test_other.py", *reports)
+    assert again.ret == pytest.ExitCode.OK
+    nothing = "no gates ran (no bvtest spec or team test was collected in this session)"
+    assert (project.path / "pr.md").read_text().splitlines()[1] == f"## ⚠️ pytest-bvtest: {nothing}"
+    document = json.loads((project.path / "report.json").read_text())
+    jsonschema.validate(document, schema())
+    assert document["evaluations"] == [] and document["summary"]["gates"] == 0
+    page = (project.path / "report.html").read_text()
+    assert 'class="verdict warn"' in page and nothing in page
+    # without report options nothing is written and nothing is printed
+    (project.path / "pr.md").unlink()
+    quiet = project.runpytest_subprocess("test_other.py")
+    assert quiet.ret == pytest.ExitCode.OK and not (project.path / "pr.md").exists()
+    assert "bvtest:" not in quiet.stdout.str().replace("bvtest: 0.1.0", "")

@@ -197,6 +197,11 @@ def test_analysis_only_spec_is_valid(project: Path) -> None:
         ("measures: [AP\nqrels: x\n", 2, "invalid YAML"),
         ("measures: [AP]\nbaselines: {p: runs/prod.run}\n", 2, "need relevance judgments"),
         ("", None, "the spec is empty"),
+        (
+            "qrels: qrels.txt\nmeasures: [AP]\nbaselines:\n  prod: runs/prod.run\n  bm25: runs/./prod.run\n",
+            5,
+            "'bm25' names the same run as 'prod' (prod.run)",
+        ),
     ],
     ids=[
         "typo-top-key",
@@ -219,6 +224,7 @@ def test_analysis_only_spec_is_valid(project: Path) -> None:
         "yaml-syntax",
         "runs-without-qrels",
         "empty",
+        "one-run-under-two-names",
     ],
 )
 def test_each_mistake_names_file_line_and_key(project: Path, text: str, line: int | None, fragment: str) -> None:

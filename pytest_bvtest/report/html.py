@@ -48,6 +48,7 @@ from pytest_bvtest.report.terminal import (
     gate_warnings,
     guard_warnings,
     headline,
+    judged_nothing,
     summary_counts,
     system_rows,
     together_lines,
@@ -180,6 +181,7 @@ def _verdict(document: Mapping[str, Any]) -> tuple[str, str]:
         document["summary"]["warnings"]
         or document["summary"].get("not_run")
         or any(guard_warnings(evaluation) for evaluation in evaluations)
+        or judged_nothing(document)
     )
     css = "fail" if not document["passed"] else "warn" if warned else "ok"
     return css, _ICONS[css]

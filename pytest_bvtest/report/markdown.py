@@ -28,6 +28,7 @@ from pytest_bvtest.report.terminal import (
     gate_warnings,
     guard_warnings,
     headline,
+    judged_nothing,
     summary_counts,
     system_rows,
     together_lines,
@@ -354,9 +355,8 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     evaluations = list(document["evaluations"])
     warnings = [(evaluation, warning) for evaluation in evaluations for warning in guard_warnings(evaluation)]
     summary = document["summary"]
-    verdict = (
-        "❌" if not document["passed"] else "⚠️" if warnings or summary["warnings"] or summary.get("not_run") else "✅"
-    )
+    warned = warnings or summary["warnings"] or summary.get("not_run") or judged_nothing(document)
+    verdict = "❌" if not document["passed"] else "⚠️" if warned else "✅"
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
     lines += [line for text in together_lines(document) for line in (prose(text), "")]
     for evaluation, warning in warnings:

@@ -217,8 +217,16 @@ def headline(gate: Mapping[str, Any]) -> str:
     return gate["message"].split("\n", 1)[0]
 
 
+def judged_nothing(document: Mapping[str, Any]) -> bool:
+    """No spec evaluated, no team test, no spec error in the session: a report of it must not read as a pass."""
+    summary = document["summary"]
+    return not (document["evaluations"] or summary.get("tests") or document.get("errors") or summary.get("not_run"))
+
+
 def summary_counts(document: Mapping[str, Any]) -> str:
     """``4 gates, 0 failed; 3 team tests, 1 failed``: the gates and the team's own tests."""
+    if judged_nothing(document):
+        return "no gates ran (no bvtest spec or team test was collected in this session)"
     summary = document["summary"]
     text = f"{summary['gates']} gate{'' if summary['gates'] == 1 else 's'}, {summary['failed']} failed"
     if summary["warnings"]:
