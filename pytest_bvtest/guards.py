@@ -122,7 +122,7 @@ def candidate_missing_topics(
         return None
     named = tuple(topic for topic, lacks in zip(topics, lacking) if lacks)
     name = systems[candidate]
-    who = "the candidate" if name == "candidate" else f"the candidate {name}"
+    who = _candidate_called(name)
     return Guard(
         "candidate_missing",
         True,
@@ -133,6 +133,11 @@ def candidate_missing_topics(
         systems=(name,),
         topics=named,
     )
+
+
+def _candidate_called(name: str) -> str:
+    """How a guard's message names the candidate: by its system name where it is not the run under test."""
+    return "the candidate" if name == "candidate" else f"the candidate {name}"
 
 
 def candidate_scores_zero(scores: np.ndarray, candidate: int, systems: Sequence[str], measure: str) -> Guard | None:
@@ -148,7 +153,7 @@ def candidate_scores_zero(scores: np.ndarray, candidate: int, systems: Sequence[
     if not answered:
         return None  # every system scores 0: unanswered_topics says so
     name = systems[candidate]
-    who = "the candidate" if name == "candidate" else f"the candidate {name}"
+    who = _candidate_called(name)
     return Guard(
         "candidate_zero",
         True,
