@@ -256,7 +256,7 @@ def test_a_relevance_level_no_judgment_reaches_is_refused(tmp_path: Path) -> Non
     with pytest.raises(InputError) as error:
         evaluate_spec(load_spec(spec), use_cache=False)
     assert str(error.value) == (
-        f"{qrels}: AP(rel=4) counts a grade of 4 or more as relevant, but no judgment reaches 4 (the top grade is 3): "
+        f"{qrels.resolve()}: AP(rel=4) counts a grade of 4 or more as relevant, but no judgment reaches 4 (the top grade is 3): "
         "every system would score 0 on every topic; use a level the qrels hold, e.g. AP(rel=3)"
     )
     spec.write_text(text.replace("MEASURE", '"AP(rel=3)"'))
@@ -320,7 +320,7 @@ def test_a_table_that_names_no_measure_is_not_served_as_several(tmp_path: Path) 
     with pytest.raises(InputError) as error:
         evaluate_spec(load_spec(spec), use_cache=False)
     assert str(error.value) == (
-        f"{table}: the table names no measure, yet the spec asks for 2 (AP, nDCG@10): its values would be "
+        f"{table.resolve()}: the table names no measure, yet the spec asks for 2 (AP, nDCG@10): its values would be "
         "reported as each of them; give the spec the one measure the table holds, or a table with a measure "
         "column (system,topic,measure,value) for each"
     )
