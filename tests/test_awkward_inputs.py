@@ -256,8 +256,8 @@ def test_a_relevance_level_no_judgment_reaches_is_refused(tmp_path: Path) -> Non
     with pytest.raises(InputError) as error:
         evaluate_spec(load_spec(spec), use_cache=False)
     assert str(error.value) == (
-        f"{qrels.resolve()}: AP(rel=4) counts a grade of 4 or more as relevant, but no judgment reaches 4 (the top grade is 3): "
-        "every system would score 0 on every topic; use a level the qrels hold, e.g. AP(rel=3)"
+        f"{qrels.resolve()}: AP(rel=4) counts a grade of 4 or more as relevant, but no judgment reaches 4 "
+        "(the top grade is 3): every system would score 0 on every topic; use a level the qrels hold, e.g. AP(rel=3)"
     )
     spec.write_text(text.replace("MEASURE", '"AP(rel=3)"'))
     assert evaluate_spec(load_spec(spec), use_cache=False).statistic("mean", "bm25") > 0
