@@ -8,6 +8,7 @@ the same document directly from an :class:`~pytest_bvtest.evaluation.Evaluation`
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,14 @@ from pytest_bvtest.evaluation import Evaluation
 from pytest_bvtest.gates import GateOutcome
 from pytest_bvtest.io.textfiles import append_text, atomic_write_text
 from pytest_bvtest.report import github, markdown, terminal
-from pytest_bvtest.report.history import append_history, gate_series, history_records, read_history, run_context
+from pytest_bvtest.report.history import (
+    HistoryWarning,
+    append_history,
+    gate_series,
+    history_records,
+    read_history,
+    run_context,
+)
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
 
 
@@ -217,6 +225,14 @@ def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
     return session_document(documents, context=run_context(evaluation.spec.folder))
 
 
+def _read_history_warning_of_skipped(path: str) -> tuple[dict[str, Any], ...]:
+    """The history file's records; each line skipped is a :class:`HistoryWarning` (pytest's warnings summary)."""
+    history = read_history(path)
+    for message in history.skipped:
+        warnings.warn(f"bvtest: {message}", HistoryWarning, stacklevel=2)
+    return history.records
+
+
 def write_session_outputs(
     document: Mapping[str, Any],
     *,
@@ -258,7 +274,7 @@ def write_session_outputs(
     if html_path:
         from pytest_bvtest.report import html
 
-        series = gate_series(read_history(history_path).records) if history_path else ()
+        series = gate_series(_read_history_warning_of_skipped(history_path)) if history_path else ()
         atomic_write_text(html_path, html.render(document, series))
         written.append(str(html_path))
     if plots_dir:
