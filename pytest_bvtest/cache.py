@@ -4,9 +4,9 @@ An entry is keyed by (run file digest, qrels file digest, measure, tag selection
 so editing either file, upgrading the package or asking for another measure misses the cache. Entries
 are small JSON files written atomically (temporary file + rename): pytest-xdist workers that evaluate
 the same run at once both succeed, and a reader never sees half an entry. A corrupt, truncated or
-implausible entry (no scores, a score that is NaN or infinite) is treated as a miss and rewritten; the cache never makes an evaluation fail: a folder that cannot
-be written (full disk, read-only checkout) gives one :class:`CacheWriteWarning` naming it, and the
-evaluation goes on without storing.
+implausible entry (no scores, a score that is NaN or infinite) is treated as a miss and rewritten; the
+cache never makes an evaluation fail: a folder that cannot be written (full disk, read-only checkout)
+gives one :class:`CacheWriteWarning` naming it, and the evaluation goes on without storing.
 
 Finding a run's entries needs its digest, and hashing a 250 MB run on every lookup costs about a
 second. :meth:`ScoreCache.file_digest` therefore keeps, beside the entries, one small stat record per

@@ -112,6 +112,7 @@ def test_pytest_with_a_fifo_for_history_fails_instead_of_hanging(pytester: pytes
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines(
         [
-            "*history.jsonl: the history file is a named pipe (FIFO), not a file; name a regular file for --bvtest-history"
+            "*history.jsonl: the history file is a named pipe (FIFO), not a file; "
+            "name a regular file for --bvtest-history"
         ]
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_bvtest.errors import InputError, excerpt
@@ -29,7 +29,7 @@ class Qrels:
 
     judgments: dict[str, dict[str, int]]
     path: Path | None = None
-    sha256: str | None = None
+    sha256: str | None = field(default=None, compare=False)
 
     def evaluated_topics(self) -> list[str]:
         """The topic universe of docs/mathematics.md §1: topics with at least one positive grade, in file order."""
