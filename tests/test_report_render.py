@@ -688,6 +688,24 @@ def test_a_spec_that_could_not_be_evaluated_is_an_error_annotation_on_the_spec()
     ]
 
 
+def test_annotations_name_the_spec_from_the_repository_root_when_pytest_runs_in_a_subfolder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "search-quality"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    document = sample_document()
+    document["evaluations"][0]["spec"] = str(project / "bvtest.yaml")
+    document["errors"] = [{"id": "bvtest-b.yaml::AP::mean", "spec": str(project / "bvtest-b.yaml"), "message": "x"}]
+    files = [command.split(",", 1)[0] for command in github.annotations(document, workspace=str(tmp_path))]
+    assert files == ["::error file=search-quality/bvtest.yaml", "::warning file=search-quality/bvtest.yaml"] + [
+        "::error file=search-quality/bvtest-b.yaml"
+    ]
+    # outside a workspace (or outside this one) the path stays as the user sees it
+    assert github.annotations(document)[0].startswith("::error file=bvtest.yaml,")
+    assert github.annotations(document, workspace=str(tmp_path / "other"))[0].startswith("::error file=bvtest.yaml,")
+
+
 def test_no_annotations_when_every_gate_passes_cleanly() -> None:
     assert github.annotations(analysis_only_document()) == []
 

@@ -8,6 +8,7 @@ the same document directly from an :class:`~pytest_bvtest.judging.evaluation.Eva
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -253,7 +254,7 @@ def write_session_outputs(
     if github_step_summary:
         append_text(github_step_summary, summary)
     if github_actions and terminal_writer is not None:
-        for line in github.annotations(document):
+        for line in github.annotations(document, os.environ.get("GITHUB_WORKSPACE")):
             terminal_writer.write_line(line)
     if html_path:
         from pytest_bvtest.report import html
