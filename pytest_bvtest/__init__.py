@@ -7,7 +7,8 @@ Data flows one way: files (:mod:`pytest_bvtest.io`) → per-topic score matrix
 over :mod:`pytest_bvtest.api`.
 """
 
-__version__ = "0.1.0"
+# the one place the version is written: the build reads it (pyproject.toml, tool.setuptools.dynamic)
+__version__ = "0.2.0.dev0"
 
 #: The name of the system under test where the spec or the caller gives none.
 CANDIDATE_NAME = "candidate"
