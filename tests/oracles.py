@@ -23,3 +23,14 @@ def difficulty_groups(target: np.ndarray, size: int) -> list[np.ndarray]:
 def group_means(scores: np.ndarray, groups: Sequence[np.ndarray]) -> np.ndarray:
     """Each row's mean over each group of topics, shape ``(..., number of groups)``."""
     return np.stack([np.asarray(scores)[..., group].mean(axis=-1) for group in groups], axis=-1)
+
+
+def trec_eval_measure(label: str, relevance_level: int = 1):
+    """The measure behind a trec_eval output label made with ``trec_eval -l relevance_level`` (``map`` from
+    ``-l 2`` is ``AP(rel=2)``): the label parsed, with the level as ``rel`` of a binary measure."""
+    from dataclasses import replace
+
+    from pytest_bvtest.spec.measures import parse_measure
+
+    measure = parse_measure(label)
+    return measure if measure.rel is None else replace(measure, rel=relevance_level)
