@@ -266,6 +266,7 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     from dataclasses import replace
 
     from pytest_bvtest.judging.pipeline import evaluate_spec, replay_baselines, spec_under_test
+    from pytest_bvtest.spec.reader import MAX_SWAPS
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if spec.candidate is None or not spec.gates:
@@ -274,8 +275,11 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
             path=spec.path,
             hint="add `candidate:` (or pass --run) and at least one gate",
         )
-    if arguments.swaps is not None and arguments.swaps < 100:
-        raise InputError(f"--swaps must be at least 100, got {arguments.swaps}")
+    if arguments.swaps is not None and not 100 <= arguments.swaps <= MAX_SWAPS:
+        raise InputError(
+            f"--swaps must lie between 100 and {MAX_SWAPS:,}, got {arguments.swaps:,}",
+            hint="more swaps cost time in proportion and change a limit less than its Monte-Carlo error",
+        )
     if arguments.seed is not None and arguments.seed < 0:
         raise InputError(f"--seed must be a whole number >= 0, got {arguments.seed}")
     calibration = spec.analysis.calibration
