@@ -184,12 +184,23 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     from pytest_bvtest.judging.pipeline import evaluate_spec, require_candidate_for_gates, spec_under_test
     from pytest_bvtest.report import outputs
+    from pytest_bvtest.report.paths import check_output_paths
     from pytest_bvtest.report.reference_update import update_reference
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
     require_candidate_for_gates(spec)
+    check_output_paths(
+        {
+            "--json": arguments.json,
+            "--markdown": arguments.markdown,
+            "--html": arguments.html,
+            "--plots": arguments.plots,
+        },
+        [spec],
+        folder_options=("--plots",),
+    )
     evaluation = evaluate_spec(
         spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project, jobs=arguments.jobs
     )
