@@ -21,7 +21,7 @@ Four layouts, each with a format name:
 ``parquet``
     An Apache Parquet file in the ``long`` layout: columns named as a long table's header
     (``system``, ``topic``, ``value``, optionally ``measure``), ids as strings or integers, values as
-    numbers. Read with pyarrow (``pip install 'pytest-bvtest[parquet]'``), row by row with the long
+    numbers. Read with pyarrow (``pip install pyarrow``, the ``parquet`` extra), row by row with the long
     CSV's checks, so both give the same scores and the same errors, rows counted from 1.
 
 ``format="auto"`` picks the layout only when the file's shape leaves no doubt (the rules are in
@@ -403,7 +403,7 @@ def _read_parquet(path: str | os.PathLike[str], measure: str | None) -> dict[Tab
         raise InputError(
             "reading a Parquet table needs pyarrow, which is not installed",
             path=path,
-            hint="pip install 'pytest-bvtest[parquet]', or write the table as CSV",
+            hint="pip install pyarrow (the parquet extra of pytest-bvtest), or write the table as CSV",
         ) from None
     require_regular_file(path)
     try:
