@@ -188,6 +188,23 @@ def _validated_columns(
     return reader.finish_columns(name)
 
 
+def same_rankings(first: RunColumns, second: RunColumns) -> bool:
+    """Whether two runs rank the same documents in the same order on every topic, whatever their tags, file
+    names, score spelling (``0.04534298770152816`` or ``...156``) or line order: every measure then scores them
+    alike. The order is the one evaluation uses (docs/mathematics.md §1): score descending, ties by docno
+    descending."""
+    if set(first.topics) != set(second.topics) or not np.array_equal(np.sort(first.lengths), np.sort(second.lengths)):
+        return False
+    first_rows, second_rows = first.topic_starts(), second.topic_starts()
+    return all(_ranked(first, *first_rows[qid]) == _ranked(second, *second_rows[qid]) for qid in first.topics)
+
+
+def _ranked(run: RunColumns, start: int, stop: int) -> list[str]:
+    """The docnos of rows ``start`` to ``stop`` in ranking order (score descending, ties by docno descending)."""
+    pairs = sorted(zip(run.scores[start:stop].tolist(), run.docno_strings(start, stop)), reverse=True)
+    return [docno for _, docno in pairs]
+
+
 class _RunReader:
     """Accumulates one run file's topics block by block (see the module docstring)."""
 

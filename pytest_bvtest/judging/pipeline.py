@@ -49,7 +49,7 @@ from pytest_bvtest.judging.guards import measure_guards
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import VariationMVE, mean_variance_details, topic_weights, variation_matrices
 from pytest_bvtest.scoring.cache import ScoreCache
-from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
+from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix, run_files_ranking_alike
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.model import AnalysisSettings, RunFile, ScoreTableFile, Spec
 from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
@@ -115,6 +115,7 @@ def evaluate_spec(
         builder = MatrixBuilder(qrels, cache, jobs=jobs)
         builder.progress = progress
         matrices = builder.build(list(spec.measures), spec.sources())
+        _refuse_one_system_twice(spec, list(matrices.values()))
         weights = topic_weights(spec, next(iter(matrices.values())).topics)
     if progress is not None:
         progress.stage = "computing statistics and gates"
@@ -142,6 +143,24 @@ def evaluate_spec(
     measures = _together(measures)
     return Evaluation(
         spec, measures, simulations=tuple(simulations.values()), inputs=input_files(spec, cache), texts=texts
+    )
+
+
+def _refuse_one_system_twice(spec: Spec, matrices: list[ScoreMatrix]) -> None:
+    """Two baselines whose run files rank alike are one system listed twice (the spec reader refuses one file
+    under two names; this, two files with the same rankings): an error at the second one's line."""
+    twins = run_files_ranking_alike(spec.baselines, matrices)
+    if twins is None:
+        return
+    first, second = twins
+    paths = [spec.baselines[name].path.name for name in twins]  # type: ignore[union-attr]
+    raise InputError(
+        f"baselines.{second}: {second!r} ({paths[1]}) ranks the same documents in the same order on every topic as "
+        f"{first!r} ({paths[0]}): one system listed twice counts twice in ZRisk, GeoRisk, GAWM and the Holm "
+        "correction",
+        path=spec.path,
+        line=spec.line_of("baselines", second),
+        hint="list each system once",
     )
 
 

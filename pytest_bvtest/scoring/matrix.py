@@ -20,7 +20,7 @@ import numpy as np
 
 from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.qrels import Qrels, read_qrels
-from pytest_bvtest.io.runs import Run, RunColumns, read_run_columns
+from pytest_bvtest.io.runs import Run, RunColumns, read_run_columns, same_rankings
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
 from pytest_bvtest.scoring.cache import CachedScores, ScoreCache
 from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run
@@ -279,6 +279,25 @@ class MatrixBuilder:
             )
         ignored = {system.name: system.ignored_topics for system in systems if system.ignored_topics}
         return ScoreMatrix(str(measure), tuple(names), topics, scores, imputed, ignored)
+
+
+def run_files_ranking_alike(named: Mapping[str, Source], matrices: Sequence[ScoreMatrix]) -> tuple[str, str] | None:
+    """The first two names of ``named`` (in its order) whose run files rank the same documents in the same order
+    on every topic (:func:`~pytest_bvtest.io.runs.same_rankings`), ``None`` when no two do.
+
+    Only runs whose scores agree on every topic of every matrix are read again to compare their rankings, so a
+    spec without such twins reads nothing. Two copies of one system under two names (TREC-COVID's
+    ``orig_fusion_OHSU`` and ``total_fusion_OHSU``) would count twice in ZRisk, GeoRisk, GAWM and the Holm
+    correction.
+    """
+    runs = [(name, source) for name, source in named.items() if isinstance(source, RunFile)]
+    for (first, first_source), (second, second_source) in itertools.combinations(runs, 2):
+        if all(np.array_equal(matrix.row(first), matrix.row(second)) for matrix in matrices) and same_rankings(
+            read_run_columns(first_source.path, tag=first_source.tag),
+            read_run_columns(second_source.path, tag=second_source.tag),
+        ):
+            return first, second
+    return None
 
 
 def _check_table_topics(system: _EvaluatedSystem, topics: Sequence[str]) -> None:
