@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -84,9 +86,35 @@ def _per_topic_from_run(
     return {measure: CachedScores(run.name, values[measure], ignored) for measure in measures}
 
 
-def _per_topic_from_run_file(source: RunFile, qrels: Qrels, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
-    """Read and evaluate one run file (in a worker process when evaluating in parallel)."""
-    return _per_topic_from_run(read_run_columns(source.path, tag=source.tag), qrels, measures)
+def _per_topic_from_run_file(
+    source: RunFile, qrels: Qrels, measures: Sequence[Measure], digest: bool
+) -> tuple[dict[Measure, CachedScores], str | None]:
+    """Read and evaluate one run file (in a worker process when evaluating in parallel); with ``digest``, also the
+    SHA-256 of the bytes read, the key its scores are cached under (a file replaced since it was looked up in
+    the cache is cached as what was read)."""
+    run = read_run_columns(source.path, tag=source.tag, digest=digest)
+    return _per_topic_from_run(run, qrels, measures), run.sha256
+
+
+#: How often a worker process looks whether its parent is still there.
+_PARENT_POLL_SECONDS = 0.5
+
+
+def _exit_with_parent() -> None:
+    """Run in each worker process as it starts: the worker exits when its parent does.
+
+    A parent killed with SIGKILL (a CI job cancelled, ``kill -9``) cannot shut its pool down, and its idle
+    workers would wait on the pool's queue for good, each holding its memory: a thread watches for the
+    parent to change (the worker reparented to init or a subreaper) and ends the process.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="bvtest-exit-with-parent", daemon=True).start()
 
 
 @dataclass(frozen=True)
@@ -109,11 +137,13 @@ class MatrixBuilder:
     def __init__(
         self, qrels: Qrels | None, cache: ScoreCache | None = None, *, qrels_digest: str | None = None, jobs: int = 1
     ) -> None:
-        """``qrels_digest`` identifies in-memory qrels for the cache (file qrels are hashed from their file)."""
+        """``qrels_digest`` identifies in-memory qrels for the cache; qrels read from a file are identified by the
+        digest of the bytes read (hashing the path afterwards would file their scores under a file that may have
+        been replaced meanwhile)."""
         self.qrels = qrels
         self.cache = cache or ScoreCache(None)
         if qrels_digest is None and qrels is not None and qrels.path is not None:
-            qrels_digest = self.cache.file_digest(qrels.path)
+            qrels_digest = qrels.sha256 or self.cache.file_digest(qrels.path)
         self._qrels_digest = qrels_digest
         self._tables: dict[tuple[Path, str], ScoreTable] = {}
         self.jobs = jobs
@@ -131,32 +161,37 @@ class MatrixBuilder:
             raise InputError(f"{what} needs relevance judgments", hint="name a qrels file (spec key `qrels`)")
         return self.qrels
 
-    def _cached_run_file_scores(
-        self, source: RunFile, measures: Sequence[Measure]
-    ) -> tuple[dict[Measure, str], dict[Measure, CachedScores]]:
-        """The cache keys of a run file's measures and the entries found under them."""
-        keys: dict[Measure, str] = {}
+    @property
+    def _caching(self) -> bool:
+        return self.cache.enabled and self._qrels_digest is not None
+
+    def _cached_run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
+        """The cache entries of a run file's measures, found under the file's digest."""
         found: dict[Measure, CachedScores] = {}
-        if self.cache.enabled and self._qrels_digest is not None:
+        if self._caching:
             run_digest = self.cache.file_digest(source.path)
             for measure in measures:
-                keys[measure] = ScoreCache.key(run_digest, self._qrels_digest, str(measure), source.tag)
-                entry = self.cache.get(keys[measure])
+                entry = self.cache.get(ScoreCache.key(run_digest, self._qrels_digest, str(measure), source.tag))
                 if entry is not None:
                     found[measure] = entry
-        return keys, found
+        return found
+
+    def _store(self, source: RunFile, fresh: Mapping[Measure, CachedScores], read_digest: str | None) -> None:
+        """Cache a run file's fresh scores under the digest of the bytes they were computed from."""
+        if read_digest is None:
+            return
+        for measure, entry in fresh.items():
+            self.cache.put(ScoreCache.key(read_digest, self._qrels_digest, str(measure), source.tag), entry)
 
     def _run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
         if source in self._evaluated_run_files:
             return self._evaluated_run_files.pop(source)
         qrels = self._require_qrels(f"run file {source.path}")
-        keys, found = self._cached_run_file_scores(source, measures)
+        found = self._cached_run_file_scores(source, measures)
         missing = [measure for measure in measures if measure not in found]
         if missing:
-            fresh = _per_topic_from_run_file(source, qrels, missing)
-            for measure, entry in fresh.items():
-                if measure in keys:
-                    self.cache.put(keys[measure], entry)
+            fresh, read_digest = _per_topic_from_run_file(source, qrels, missing, self._caching)
+            self._store(source, fresh, read_digest)
             found.update(fresh)
         return found
 
@@ -164,22 +199,21 @@ class MatrixBuilder:
         """Evaluate the run files that miss the cache in ``jobs`` processes; keep their scores for :meth:`build`."""
         pending = []
         for source in dict.fromkeys(source for source in sources if isinstance(source, RunFile)):
-            keys, found = self._cached_run_file_scores(source, measures)
+            found = self._cached_run_file_scores(source, measures)
             missing = [measure for measure in measures if measure not in found]
             if missing:
-                pending.append((source, keys, found, missing))
+                pending.append((source, found, missing))
         if len(pending) < 2:
             return
         qrels = self._require_qrels(f"run file {pending[0][0].path}")
-        with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending))) as pool:
+        with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending)), initializer=_exit_with_parent) as pool:
             futures = [
-                pool.submit(_per_topic_from_run_file, source, qrels, missing) for source, _, _, missing in pending
+                pool.submit(_per_topic_from_run_file, source, qrels, missing, self._caching)
+                for source, _, missing in pending
             ]
-            for (source, keys, found, _), future in zip(pending, futures):
-                fresh = future.result()
-                for measure, entry in fresh.items():
-                    if measure in keys:
-                        self.cache.put(keys[measure], entry)
+            for (source, found, _), future in zip(pending, futures):
+                fresh, read_digest = future.result()
+                self._store(source, fresh, read_digest)
                 self._evaluated_run_files[source] = {**found, **fresh}
 
     def _evaluate(self, source: Source, measures: Sequence[Measure]) -> dict[Measure, list[_EvaluatedSystem]]:
