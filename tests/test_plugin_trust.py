@@ -4,6 +4,7 @@ reports, guards warn where a green verdict would mislead, and test ids select ga
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 
 import jsonschema
@@ -519,3 +520,36 @@ def test_reports_asked_for_are_written_when_no_gate_ran(project: pytest.Pytester
     quiet = project.runpytest_subprocess("test_other.py")
     assert quiet.ret == pytest.ExitCode.OK and not (project.path / "pr.md").exists()
     assert "bvtest:" not in quiet.stdout.str().replace(f"bvtest: {__version__}", "")
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_x_stopping_before_a_second_spec_names_its_gates_as_not_run(
+    project: pytest.Pytester,  # noqa: F811
+    workers: list[str],
+) -> None:
+    # `-x` across two specs: the first failure stopped the session before the second spec, whose gates the
+    # reports left out (not evaluated, no result, not deselected): '1 failed' read as the whole verdict
+    shutil.copy(project.path / "bvtest.yaml", project.path / "bvtest-second.yaml")
+    result = project.runpytest_subprocess(
+        *workers,
+        "-x",
+        "bvtest.yaml",
+        "bvtest-second.yaml",
+        "--bvtest-run",
+        "runs/risky.run",
+        "--bvtest-json",
+        "report.json",
+    )
+    assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)  # xdist stops by interrupting
+    document = json.loads((project.path / "report.json").read_text())
+    jsonschema.validate(document, schema())
+    ran = {gate["id"] for evaluation in document["evaluations"] for gate in evaluation["gates"]}
+    every_gate = [
+        f"{spec}::{measure}::{gate}"
+        for spec in ("bvtest.yaml", "bvtest-second.yaml")
+        for measure in ("AP", "RR")
+        for gate in ("mean", "urisk", "bias2_plus_var")
+    ]
+    assert document["not_run"] == [gate for gate in every_gate if gate not in ran]
+    assert {gate.split("::")[0] for gate in document["not_run"]} >= {"bvtest-second.yaml"}
+    assert document["summary"]["not_run"] == 12 - len(ran)

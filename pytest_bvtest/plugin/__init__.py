@@ -39,7 +39,7 @@ SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
 PAYLOAD_ATTRIBUTE = "bvtest_payload"
 TEAM_TEST_ATTRIBUTE = "bvtest_team_test"
 ERROR_ATTRIBUTE = "bvtest_error"
-DESELECTED_OUTPUT = "bvtest_deselected"
+GATES_OUTPUT = "bvtest_gates"
 
 _OPTIONS: tuple[tuple[str, str, str], ...] = (
     # (name, ini type, help); the command line wins over the ini value
@@ -523,6 +523,13 @@ def bvtest(request: pytest.FixtureRequest) -> BvtestAPI:
     return BvtestAPI(**options, run=option(config, "run"), specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
 
 
+def _gate_ids(items: Sequence[pytest.Item]) -> list[str]:
+    """The gate ids (``SPECFILE::MEASURE::GATE``) of the gate items among ``items``."""
+    from pytest_bvtest.judging.gates import gate_id_parts
+
+    return [gate_id_parts(item.path.name, item.measure, item.gate) for item in items if isinstance(item, GateItem)]
+
+
 class SessionOutputs:
     """Collects gate payloads from the reports (xdist workers included) and writes the session's outputs.
 
@@ -535,7 +542,9 @@ class SessionOutputs:
         self.payloads: list[dict] = []
         self.team_tests: dict[str, dict] = {}
         self.errors: list[dict] = []
-        self.deselected: list[str] = []  # gate ids, for specs none of whose gates ran (-k, -m, --deselect)
+        # the ids of every gate pytest collected or deselected (-k, -m, --deselect): those without a result did not
+        # run, including the gates of specs none of whose gates ran (-x stopping the session before them)
+        self.gate_ids: list[str] = []
         self.document: dict | None = None
         self.output_error: str | None = None
         self.refused: str | None = None  # a report path that is an input: the session writes nothing
@@ -557,20 +566,19 @@ class SessionOutputs:
             outputs.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
-        from pytest_bvtest.judging.gates import gate_id_parts
-
-        self.deselected += [
-            gate_id_parts(item.path.name, item.measure, item.gate) for item in items if isinstance(item, GateItem)
-        ]
+        self.gate_ids += _gate_ids(items)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        """pytest-xdist: a worker's deselected gates (workers collect and select; the controller does not)."""
-        self.deselected += getattr(node, "workeroutput", {}).get(DESELECTED_OUTPUT, [])
+        """pytest-xdist: a worker's collected and deselected gates (workers collect and select; the controller
+        does not)."""
+        self.gate_ids += getattr(node, "workeroutput", {}).get(GATES_OUTPUT, [])
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Refuse report paths that are inputs of a collected spec before any test runs (the specs named on the
-        command line were checked when pytest started). Under pytest-xdist the controller decides, below."""
+        command line were checked when pytest started; under pytest-xdist the controller decides, below).
+        Remember the gates selected to run: the reports name those that did not."""
+        self.gate_ids += _gate_ids(session.items)
         if not hasattr(self.config, "workerinput"):
             self.refuse_outputs_that_are_inputs(self.config.stash[_COLLECTED_SPECS])
 
@@ -592,7 +600,7 @@ class SessionOutputs:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
         if hasattr(config, "workerinput"):
-            config.workeroutput[DESELECTED_OUTPUT] = self.deselected
+            config.workeroutput[GATES_OUTPUT] = self.gate_ids
             return
         if self.refused is not None:
             return  # nothing is written where an input would be destroyed
@@ -610,7 +618,7 @@ class SessionOutputs:
             self.output_error = str(error)
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
-        if not (self.payloads or self.team_tests or self.errors or self.deselected):
+        if not (self.payloads or self.team_tests or self.errors or self.gate_ids):
             self.write_empty_reports(session)
             return
         from pytest_bvtest.report import outputs
@@ -621,7 +629,7 @@ class SessionOutputs:
             self.team_tests.values(),
             run_context(config.rootpath),
             errors=self.errors,
-            deselected=self.deselected,
+            gates=self.gate_ids,
         )
         try:
             outputs.write_session_outputs(
@@ -649,7 +657,7 @@ class SessionOutputs:
         from pytest_bvtest.report import outputs
         from pytest_bvtest.report.history import run_context
 
-        document = outputs.assemble([], [], run_context(config.rootpath), errors=[], deselected=[])
+        document = outputs.assemble([], [], run_context(config.rootpath), errors=[])
         try:
             outputs.write_session_outputs(
                 document, json_path=files["json"], markdown_path=files["markdown"], html_path=files["html"]
