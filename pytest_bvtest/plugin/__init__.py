@@ -13,6 +13,7 @@ import fnmatch
 import importlib.util
 import os
 import re
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,6 +53,20 @@ _OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("plots", "string", "write Bias²/Var plots to this folder (needs matplotlib)"),
     ("cache-dir", "string", "folder of the per-topic score cache (default: .bvtest_cache beside the spec)"),
 )
+
+
+#: The names pytest may register this module under: its entry point's (the installed plugin) and its module's
+#: (``pytest_plugins = ["pytest_bvtest.plugin"]`` in a conftest, ``-p pytest_bvtest.plugin``).
+PLUGIN_NAMES = ("bvtest", __name__)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Called as the module is registered: the plugin's other name is blocked, so that registering it again
+    under that name is skipped instead of raising pluggy's ValueError (loaded once, whatever the name)."""
+    registered = pluginmanager.get_name(sys.modules[__name__])
+    for name in PLUGIN_NAMES:
+        if name != registered and not pluginmanager.is_blocked(name):
+            pluginmanager.set_blocked(name)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
