@@ -6,6 +6,7 @@ import gzip
 import itertools
 import json
 import textwrap
+import warnings
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -587,3 +588,60 @@ def test_real_gates_without_a_relative_bound_name_the_system_their_null_swaps_wi
         assert gate.null is not None and gate.null.reference == partner
         assert f"(1,000 swaps with {partner}, seed 0)" in gate.message.split("\n")[0]
         assert gate_document(gate)["calibration"]["reference"] == partner
+
+
+# --- a check that fails most equal-quality changes is a warning at the spec (issue 22) ------------------------------
+
+TIGHT_PLAIN_BOUNDS = """gates:
+  - {statistic: mean, max_decrease: 0.002}
+  - {statistic: var, max_increase: 1%}
+  - {statistic: bias2_plus_var, max_increase: 1%}
+  - {statistic: trisk, min: -1}
+  - {statistic: urisk, min: -0.01}
+  - {statistic: bias2, max_increase: 1%}
+"""
+
+
+def tight_example(folder: Path) -> Path:
+    """The example project, its gates replaced by six plain bounds tighter than noise (on both measures)."""
+    import shutil
+
+    example = Path(__file__).resolve().parents[1] / "example_project"
+    shutil.copytree(example, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".bvtest_cache", "reports"))
+    spec = folder / "bvtest.yaml"
+    text = spec.read_text()
+    spec.write_text(text[: text.index("gates:")] + TIGHT_PLAIN_BOUNDS)
+    return spec
+
+
+def test_plain_bounds_that_together_fail_most_equal_changes_are_a_warning_at_the_spec(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """26 plain bounds of one spec together failed 99.7% of equal-quality changes, said only by a line of the report."""
+    from pytest_bvtest.cli import main
+    from pytest_bvtest.spec.reader import SpecWarning
+
+    spec = tight_example(pytester.path)
+    gates_line = spec.read_text().splitlines().index("gates:") + 1
+    with pytest.warns(SpecWarning) as caught:
+        evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    rates = {gate.null.together.rate for measure in evaluation.measures for gate in measure.gates}
+    (rate,) = rates  # the 12 gates (6 per measure) share the swaps with production: one check
+    assert rate > 0.99
+    (warning,) = [entry for entry in caught if "equal-quality changes" in str(entry.message)]
+    assert (warning.filename, warning.lineno) == (str(spec), gates_line)
+    message = (
+        f"bvtest.yaml: the 12 gates against production together fail {rate:.1%} of equal-quality changes (1,000 "
+        "swaps with production): most pull requests that change nothing would fail this check; calibrate the gates "
+        "(`false_alarm: 0.05` holds them to 5% together), or loosen or drop bounds (`bvtest calibrate bvtest.yaml` "
+        "prints each gate's rate)"
+    )
+    assert str(warning.message) == message
+    assert main(["check", str(spec), "--no-cache"]) == 1
+    assert f"bvtest: warning: {message}\n" in capsys.readouterr().err
+    result = pytester.runpytest_subprocess("bvtest.yaml", "-p", "no:cacheprovider", "--bvtest-no-cache")
+    result.stdout.fnmatch_lines([f"*/bvtest.yaml:{gates_line}: SpecWarning: {message}"])
+    # the example's own calibrated gates together fail 4.99%: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SpecWarning)
+        evaluate_spec(load_spec(Path(__file__).resolve().parents[1] / "example_project" / "bvtest.yaml"))
