@@ -6,7 +6,6 @@ import gzip
 import itertools
 import json
 import textwrap
-import warnings
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -619,29 +618,28 @@ def test_plain_bounds_that_together_fail_most_equal_changes_are_a_warning_at_the
 ) -> None:
     """26 plain bounds of one spec together failed 99.7% of equal-quality changes, said only by a line of the report."""
     from pytest_bvtest.cli import main
-    from pytest_bvtest.spec.reader import SpecWarning
+    from pytest_bvtest.judging.pipeline import checks_failing_most_equal_changes
 
     spec = tight_example(pytester.path)
     gates_line = spec.read_text().splitlines().index("gates:") + 1
-    with pytest.warns(SpecWarning) as caught:
-        evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
     rates = {gate.null.together.rate for measure in evaluation.measures for gate in measure.gates}
     (rate,) = rates  # the 12 gates (6 per measure) share the swaps with production: one check
     assert rate > 0.99
-    (warning,) = [entry for entry in caught if "equal-quality changes" in str(entry.message)]
-    assert (warning.filename, warning.lineno) == (str(spec), gates_line)
+    (check,) = checks_failing_most_equal_changes(evaluation)
     message = (
         f"bvtest.yaml: the 12 gates against production together fail {rate:.1%} of equal-quality changes (1,000 "
         "swaps with production): most pull requests that change nothing would fail this check; calibrate the gates "
         "(`false_alarm: 0.05` holds them to 5% together), or loosen or drop bounds (`bvtest calibrate bvtest.yaml` "
         "prints each gate's rate)"
     )
-    assert str(warning.message) == message
+    assert (check.gate_id, check.message, check.line) == ("bvtest.yaml::nDCG@10::mean", message, gates_line)
     assert main(["check", str(spec), "--no-cache"]) == 1
     assert f"bvtest: warning: {message}\n" in capsys.readouterr().err
-    result = pytester.runpytest_subprocess("bvtest.yaml", "-p", "no:cacheprovider", "--bvtest-no-cache")
-    result.stdout.fnmatch_lines([f"*/bvtest.yaml:{gates_line}: SpecWarning: {message}"])
+    for workers in ([], ["-n", "2"]):  # shown once, by the group's first gate, however many processes evaluate
+        result = pytester.runpytest_subprocess("bvtest.yaml", "-p", "no:cacheprovider", "--bvtest-no-cache", *workers)
+        result.stdout.fnmatch_lines([f"*/bvtest.yaml:{gates_line}: SpecWarning: {message}"])
+        assert result.stdout.str().count("SpecWarning") == 1
     # the example's own calibrated gates together fail 4.99%: no warning
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", SpecWarning)
-        evaluate_spec(load_spec(Path(__file__).resolve().parents[1] / "example_project" / "bvtest.yaml"))
+    example = evaluate_spec(load_spec(Path(__file__).resolve().parents[1] / "example_project" / "bvtest.yaml"))
+    assert checks_failing_most_equal_changes(example) == []

@@ -273,7 +273,8 @@ def test_topics_no_system_ranks_are_listed_and_past_ten_percent_warn(project: py
         qrels.read_text().rstrip("\n") + "\nt7 0 t7-rel 1\n"
     )  # judged, ranked by no run: 1 of 7 topics = 14%
     result = project.runpytest("--bvtest-json", "report.json")
-    result.assert_outcomes(passed=6, warnings=6)
+    # a guard warning per gate, and one SpecWarning: the 6 gates together fail most equal-quality changes
+    result.assert_outcomes(passed=6, warnings=7)
     result.stdout.fnmatch_lines(
         ["WARNING: 1 of 7 topics (14%) is missed by every system (AP 0 for all): t7; more than 10%*"]
     )
@@ -329,7 +330,8 @@ def test_a_candidate_far_better_than_the_reference_says_how_to_update_it(pyteste
     """).lstrip()
     )
     result = pytester.runpytest("-v")
-    result.assert_outcomes(passed=2, warnings=1)
+    # the stale-reference guard, and a SpecWarning: `min: -0.05` on URisk fails 99.7% of equal changes here
+    result.assert_outcomes(passed=2, warnings=2)
     # 12 wins of 12: 2 of the 4,096 sign patterns are as extreme, so the randomization p is about 0.0005
     result.stdout.fnmatch_lines(
         [

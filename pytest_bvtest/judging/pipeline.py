@@ -10,9 +10,8 @@ is what every report is written from.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +52,7 @@ from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix, run_files_ranking_alike
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.model import AnalysisSettings, RunFile, ScoreTableFile, Spec
-from pytest_bvtest.spec.reader import SpecWarning, load_spec, with_candidate, with_candidate_run
+from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
 from pytest_bvtest.stats.gawm import GAWMResult, hits
 from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
 from pytest_bvtest.stats.registry import (
@@ -142,7 +141,6 @@ def evaluate_spec(
         ),
     )
     measures = _together(measures)
-    _warn_when_the_check_fails_most_equal_changes(spec, measures)
     return Evaluation(
         spec, measures, simulations=tuple(simulations.values()), inputs=input_files(spec, cache), texts=texts
     )
@@ -322,35 +320,45 @@ def _together(measures: tuple[MeasureEvaluation, ...]) -> tuple[MeasureEvaluatio
 MOST_EQUAL_CHANGES = 0.5
 
 
-def _warn_when_the_check_fails_most_equal_changes(spec: Spec, measures: tuple[MeasureEvaluation, ...]) -> None:
-    """A :class:`~pytest_bvtest.spec.reader.SpecWarning` at the spec's ``gates:`` line for each set of gates that
-    share their swaps and together fail most equal-quality changes (a gate alone: at its line), as 26 plain
-    bounds together failed 99.7% of them with only a line in the report to say so."""
-    warned: set[tuple[str, ...]] = set()
-    for evaluation in measures:
-        for outcome in evaluation.gates:
-            null = outcome.null
-            if null is None:
-                continue
-            ids, rate, swaps = (
-                (null.together.gates, null.together.rate, null.together.swaps)
-                if null.together is not None
-                else ((outcome.id,), null.rate, null.swaps)
-            )
-            if rate <= MOST_EQUAL_CHANGES or ids in warned:
-                continue
-            warned.add(ids)
-            what = f"the {len(ids)} gates against {null.reference} together fail" if len(ids) > 1 else "fails"
-            subject = "" if len(ids) > 1 else f"gate {outcome.id} "
-            warnings.warn_explicit(
-                f"{spec.path.name}: {subject}{what} {rate:.1%} of equal-quality changes ({swaps:,} swaps with "
-                f"{null.reference}): most pull requests that change nothing would fail this check; calibrate the "
-                f"gates (`false_alarm: 0.05` holds them to 5% together), or loosen or drop bounds (`bvtest calibrate "
-                f"{spec.path.name}` prints each gate's rate)",
-                SpecWarning,
-                str(spec.path),
-                (spec.line_of("gates") if len(ids) > 1 or outcome.gate is None else outcome.gate.line) or 1,
-            )
+@dataclass(frozen=True)
+class CheckWarning:
+    """A warning about the spec's gates as a check: ``message``, at ``line`` of the spec, carried by the gate
+    ``gate_id`` (the first of those it concerns, so that each session shows it once, under pytest-xdist too)."""
+
+    gate_id: str
+    message: str
+    line: int
+
+
+def checks_failing_most_equal_changes(evaluation: Evaluation) -> list[CheckWarning]:
+    """One :class:`CheckWarning` per set of gates that share their swaps and together fail most equal-quality
+    changes, at the spec's ``gates:`` line (a gate alone: at its line): 26 plain bounds together failed 99.7% of
+    them, said only by a line of the report. Shown as a :class:`~pytest_bvtest.spec.reader.SpecWarning`."""
+    spec = evaluation.spec
+    found: dict[tuple[str, ...], CheckWarning] = {}
+    for outcome in evaluation.gates:
+        null = outcome.null
+        if null is None:
+            continue
+        ids, rate, swaps = (
+            (null.together.gates, null.together.rate, null.together.swaps)
+            if null.together is not None
+            else ((outcome.id,), null.rate, null.swaps)
+        )
+        if rate <= MOST_EQUAL_CHANGES or ids in found:
+            continue
+        what = f"the {len(ids)} gates against {null.reference} together fail" if len(ids) > 1 else "fails"
+        subject = "" if len(ids) > 1 else f"gate {outcome.id} "
+        line = spec.line_of("gates") if len(ids) > 1 or outcome.gate is None else outcome.gate.line
+        found[ids] = CheckWarning(
+            ids[0],
+            f"{spec.path.name}: {subject}{what} {rate:.1%} of equal-quality changes ({swaps:,} swaps with "
+            f"{null.reference}): most pull requests that change nothing would fail this check; calibrate the gates "
+            f"(`false_alarm: 0.05` holds them to 5% together), or loosen or drop bounds (`bvtest calibrate "
+            f"{spec.path.name}` prints each gate's rate)",
+            line or 1,
+        )
+    return list(found.values())
 
 
 def replay_baselines(

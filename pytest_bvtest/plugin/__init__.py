@@ -433,6 +433,12 @@ class GateItem(_BvtestItem):
             )
         for guard in outcome.guards:
             warnings.warn_explicit(f"{self.nodeid}: {guard}", GateGuardWarning, str(self.path), self.gate.line)
+        from pytest_bvtest.judging.pipeline import checks_failing_most_equal_changes
+        from pytest_bvtest.spec.reader import SpecWarning
+
+        for check in checks_failing_most_equal_changes(evaluation):
+            if check.gate_id == outcome.id:  # one gate carries it: shown once a session, under xdist too
+                warnings.warn_explicit(check.message, SpecWarning, str(self.path), check.line)
         if not outcome.passed:
             raise GateFailure(outcome.message, outcome.sentence)
 

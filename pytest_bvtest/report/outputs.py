@@ -203,7 +203,10 @@ def assemble(
         if gate is not None:
             spec = payload["documents"][0]["spec"]
             documents[(spec, gate["measure"])]["gates"].append(gate)
+    # a gate whose spec could not be evaluated ran and failed with the spec's error (listed under errors)
     ran = {gate["id"] for document in documents.values() for gate in document["gates"]}
+    errors = list(errors)
+    ran |= {error["id"] for error in errors}
     return session_document(
         documents.values(),
         sorted(tests, key=lambda test: test["id"]),
