@@ -7,7 +7,8 @@ thin shells drive it: the pytest plugin (:mod:`pytest_bvtest.plugin`), the comma
 (:mod:`pytest_bvtest.cli`) and the Python API (:mod:`pytest_bvtest.api`).
 """
 
-__version__ = "0.1.0"
+# the one place the version is written: the build reads it (pyproject.toml, tool.setuptools.dynamic)
+__version__ = "0.2.0.dev0"
 
 #: The name of the system under test where the spec or the caller gives none.
 CANDIDATE_NAME = "candidate"

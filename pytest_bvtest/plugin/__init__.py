@@ -142,14 +142,47 @@ def pytest_configure(config: pytest.Config) -> None:
     _jobs(config)  # a bad --bvtest-jobs is a usage error before collection, not a failure of every gate
     if plots and importlib.util.find_spec("matplotlib") is None:
         raise pytest.UsageError(
-            "--bvtest-plots needs matplotlib, which is not installed: pip install 'pytest-bvtest[plots]'"
+            "--bvtest-plots needs matplotlib, which is not installed: "
+            "pip install matplotlib (the plots extra of pytest-bvtest)"
         )
     specs = [str(Path(path).resolve()) for path in option(config, "spec") or ()]
     config.stash[_SPECS] = specs
     config.stash[_COLLECTED_SPECS] = []
     if specs and not hasattr(config, "workerinput"):
         config.args.extend(spec for spec in specs if spec not in config.args)
+    named = [*specs, *(arg for arg in config.args if any(fnmatch.fnmatch(Path(arg).name, p) for p in SPEC_PATTERNS))]
+    try:
+        check_outputs(config, named)
+    except BvtestError as error:
+        raise pytest.UsageError(f"bvtest: {error}") from None
     config.pluginmanager.register(SessionOutputs(config), "bvtest-session-outputs")
+
+
+#: The options that write files or folders when the session ends.
+_OUTPUT_OPTIONS = ("json", "markdown", "html", "history", "plots")
+
+
+def check_outputs(config: pytest.Config, spec_paths: Sequence[str | os.PathLike[str]]) -> None:
+    """Refuse report paths that are ``-``, a folder, each other, or an input of the session: the candidate of
+    ``--bvtest-run``, the score cache, and the files of the specs at ``spec_paths`` that can be read (one that
+    cannot is its own item's error). Nothing is imported or read when no report is asked for."""
+    paths = {f"--bvtest-{name}": option(config, name) for name in _OUTPUT_OPTIONS}
+    if not any(paths.values()):
+        return
+    from pytest_bvtest.report.paths import check_output_paths
+
+    specs = []
+    for path in dict.fromkeys(map(str, spec_paths)):
+        with contextlib.suppress(BvtestError):
+            specs.append(spec_with_session_run(config, path))
+    run, cache = option(config, "run"), option(config, "cache-dir")
+    check_output_paths(
+        paths,
+        specs,
+        inputs=[("candidate of --bvtest-run", run)] if run else [],
+        cache_folders=[cache] if cache else [],
+        folder_options=("--bvtest-plots",),
+    )
 
 
 _SPECS = pytest.StashKey[list]()
@@ -157,7 +190,12 @@ _COLLECTED_SPECS = pytest.StashKey[list]()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return f"bvtest: {__version__}" + (f", specs {', '.join(config.stash[_SPECS])}" if config.stash[_SPECS] else "")
+    named = config.stash[_SPECS]
+    header = f"bvtest: {__version__}" + (f", specs {', '.join(named)}" if named else "")
+    run = option(config, "run")
+    if run:
+        header += f", run {run} for " + ("these specs" if named else "the one spec collected")
+    return header
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -169,11 +207,54 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def spec_with_session_run(config: pytest.Config, path: str | os.PathLike[str]) -> Spec:
-    """The spec at ``path`` with the session's ``--bvtest-run`` as its candidate: what its gates judge
-    and what ``--bvtest-update`` stores (the fixture's :class:`BvtestAPI` carries the same run)."""
+    """The spec at ``path`` with the session's ``--bvtest-run`` as its candidate when the run is for it
+    (:func:`session_run_for`): what its gates judge and what ``--bvtest-update`` stores (the fixture's
+    :class:`BvtestAPI` follows the same rule)."""
     from pytest_bvtest.judging.pipeline import spec_under_test
 
-    return spec_under_test(path, option(config, "run"))
+    return spec_under_test(path, session_run_for(config, path))
+
+
+def session_run_for(config: pytest.Config, path: str | os.PathLike[str]) -> str | None:
+    """The session's ``--bvtest-run`` (ini ``bvtest_run``) when it is the candidate of the spec at ``path``,
+    else ``None`` (the spec's own candidate).
+
+    A run is scored against one spec's qrels: it is the candidate of the specs named by ``--bvtest-spec`` when
+    any are named, else of the one spec pytest collects; :func:`refused_run` refuses it for several."""
+    run = option(config, "run")
+    named = config.stash[_SPECS]
+    if run is None or (named and str(Path(path).resolve()) not in named):
+        return None
+    return run
+
+
+def refused_run(config: pytest.Config) -> InputError | None:
+    """Why the session's run judges no spec: pytest collected several and none is named (a scratch spec in
+    the tree would judge the pull request's run against its own qrels without a word); else ``None``."""
+    run = option(config, "run")
+    collected = list(dict.fromkeys(config.stash[_COLLECTED_SPECS]))
+    if run is None or config.stash[_SPECS] or len(collected) < 2:
+        return None
+    from pytest_bvtest.errors import short_list
+    from pytest_bvtest.report.terminal import display_path
+
+    specs = [display_path(spec) for spec in collected]
+    return InputError(
+        f"--bvtest-run {run}: pytest collected {len(specs)} specs, each with its own qrels ({short_list(specs)}); "
+        "say which the run is for",
+        hint=f"--bvtest-spec {specs[0]} (or collect that spec alone: pytest {specs[0]} --bvtest-run {run})",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every spec pytest collected is known only now: a run that names no spec among several fails each of
+    their items with the reason (in each xdist worker alike, so the reports agree)."""
+    refusal = refused_run(config)
+    if refusal is None:
+        return
+    for item in items:
+        if isinstance(item, _BvtestItem):
+            item.spec_file.refuse(refusal)
 
 
 class SpecFile(pytest.File):
@@ -211,6 +292,10 @@ class SpecFile(pytest.File):
         for measure, gates in by_measure.items():
             if gates:
                 yield MeasureGates.from_parent(self, name=measure, gates=gates)
+
+    def refuse(self, error: BvtestError) -> None:
+        """Fail every item of this spec with ``error`` instead of evaluating it."""
+        self._evaluation = error
 
     def evaluation(self) -> Evaluation:
         """The spec's evaluation, computed once per process; an input error is re-raised for every item."""
@@ -427,6 +512,10 @@ class BvtestAPI:
     run: str | os.PathLike[str] | None = None
     specs: Sequence[str | os.PathLike[str]] = ()
     jobs: int = 1
+    #: the specs ``run`` is the candidate of (``--bvtest-spec``); empty: whichever spec is evaluated
+    run_specs: Sequence[str | os.PathLike[str]] = ()
+    #: why ``run`` is the candidate of no spec (several collected, none named): :meth:`evaluate` raises it
+    run_refused: InputError | None = None
 
     def load_spec(self, path: str | os.PathLike[str]) -> Spec:
         from pytest_bvtest.spec.reader import load_spec
@@ -443,19 +532,30 @@ class BvtestAPI:
         """Evaluate ``spec`` (the session's only spec when omitted) with ``run`` as its candidate.
 
         ``run`` is a run file, a :class:`Run`, or a dict ``{qid: {docno: score}}`` (named ``name``);
-        when omitted, the session's ``--bvtest-run`` if given, else the spec's own candidate.
+        when omitted, the session's ``--bvtest-run`` when it is for this spec (as for the gates), else the
+        spec's own candidate.
         """
         from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
 
         if spec is None:
             spec = self.session_spec()
         return evaluate_spec(
-            spec_under_test(spec, run if run is not None else self.run, name=name),
+            spec_under_test(spec, run if run is not None else self.session_run(spec), name=name),
             cache_dir=self.cache_dir,
             use_cache=self.use_cache,
             allow_outside=self.allow_outside,
             jobs=self.jobs,
         )
+
+    def session_run(self, spec: Spec | str | os.PathLike[str]) -> str | os.PathLike[str] | None:
+        """The session's run when it is the candidate of ``spec``; the reason when it is refused."""
+        if self.run is None:
+            return None
+        if self.run_refused is not None:
+            raise self.run_refused
+        path = spec if isinstance(spec, str | os.PathLike) else spec.path
+        named = {str(Path(named).resolve()) for named in self.run_specs}
+        return self.run if not named or str(Path(path).resolve()) in named else None
 
     def session_spec(self) -> Path:
         """The session's spec, when there is exactly one."""
@@ -486,7 +586,13 @@ def bvtest(request: pytest.FixtureRequest) -> BvtestAPI:
         options = evaluation_options(config)
     except BvtestError as error:  # an ini cache path outside the project: one line, as for the gates
         pytest.fail(f"bvtest: {error}", pytrace=False)
-    return BvtestAPI(**options, run=option(config, "run"), specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
+    return BvtestAPI(
+        **options,
+        run=option(config, "run"),
+        specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS],
+        run_specs=config.stash[_SPECS],
+        run_refused=refused_run(config),
+    )
 
 
 class SessionOutputs:
@@ -504,6 +610,8 @@ class SessionOutputs:
         self.deselected: list[str] = []  # gate ids, for specs none of whose gates ran (-k, -m, --deselect)
         self.document: dict | None = None
         self.output_error: str | None = None
+        self.refused: str | None = None  # a report path that is an input: the session writes nothing
+        self.worker_specs: dict[str, None] = {}  # the spec files pytest-xdist workers collected
         self.update_lines: list[tuple[str, bool]] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -532,10 +640,47 @@ class SessionOutputs:
         """pytest-xdist: a worker's deselected gates (workers collect and select; the controller does not)."""
         self.deselected += getattr(node, "workeroutput", {}).get(DESELECTED_OUTPUT, [])
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Refuse report paths that are inputs of a collected spec before any test runs (the specs named on the
+        command line were checked when pytest started). Under pytest-xdist the controller decides, below."""
+        if not hasattr(self.config, "workerinput"):
+            self.refuse_outputs_that_are_inputs(self.config.stash[_COLLECTED_SPECS])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
+        """pytest-xdist's controller, which collects nothing itself: the specs a worker collected, checked before
+        their tests are scheduled, and remembered for the check before anything is written."""
+        files = {str(self.config.rootpath / nodeid.split("::")[0]) for nodeid in ids if "::" in nodeid}
+        self.worker_specs.update(dict.fromkeys(sorted(path for path in files if path.endswith((".yaml", ".yml")))))
+        self.refuse_outputs_that_are_inputs(list(self.worker_specs))
+
+    def refuse_outputs_that_are_inputs(self, spec_paths: Sequence[str]) -> None:
+        try:
+            check_outputs(self.config, spec_paths)
+        except BvtestError as error:
+            self.refused = str(error)
+            raise pytest.UsageError(f"bvtest: {error}") from None
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
         if hasattr(config, "workerinput"):
             config.workeroutput[DESELECTED_OUTPUT] = self.deselected
+            return
+        if self.refused is not None:
+            return  # nothing is written where an input would be destroyed
+        try:  # again, now that every spec of the session is known (xdist workers collected them)
+            check_outputs(
+                config,
+                [
+                    *config.stash[_COLLECTED_SPECS],
+                    *self.worker_specs,
+                    *(document["spec"] for payload in self.payloads for document in payload["documents"]),
+                    *(error["spec"] for error in self.errors),
+                ],
+            )
+        except BvtestError as error:
+            self.output_error = str(error)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
         if not (self.payloads or self.team_tests or self.errors or self.deselected):
             self.write_empty_reports(session)
