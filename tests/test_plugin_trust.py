@@ -532,15 +532,10 @@ def test_x_stopping_before_a_second_spec_names_its_gates_as_not_run(
     # `-x` across two specs: the first failure stopped the session before the second spec, whose gates the
     # reports left out (not evaluated, no result, not deselected): '1 failed' read as the whole verdict
     shutil.copy(project.path / "bvtest.yaml", project.path / "bvtest-second.yaml")
+    first = project.path / "bvtest.yaml"
+    first.write_text(first.read_text().replace("candidate: runs/stable.run", "candidate: runs/risky.run"))
     result = project.runpytest_subprocess(
-        *workers,
-        "-x",
-        "bvtest.yaml",
-        "bvtest-second.yaml",
-        "--bvtest-run",
-        "runs/risky.run",
-        "--bvtest-json",
-        "report.json",
+        *workers, "-x", "bvtest.yaml", "bvtest-second.yaml", "--bvtest-json", "report.json"
     )
     assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)  # xdist stops by interrupting
     document = json.loads((project.path / "report.json").read_text())
