@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -19,8 +17,6 @@ from pytest_bvtest.spec import load_spec
 
 pyarrow = pytest.importorskip("pyarrow")
 parquet = pytest.importorskip("pyarrow.parquet")
-
-RECIPE = Path(__file__).resolve().parents[1] / "docs" / "recipes" / "spark_per_topic_table.py"
 
 
 def write_parquet(path: Path, columns: dict[str, list], types: dict[str, object] | None = None) -> Path:
@@ -189,14 +185,3 @@ def test_without_pyarrow_a_parquet_table_says_what_to_install(tmp_path: Path, mo
         f"{path}: reading a Parquet table needs pyarrow, which is not installed; "
         "pip install 'pytest-bvtest[parquet]', or write the table as CSV"
     )
-
-
-@pytest.mark.skipif(importlib.util.find_spec("pyspark") is None, reason="the recipe needs PySpark (and Java)")
-def test_the_spark_recipe_writes_a_table_that_reads_back(tmp_path: Path) -> None:
-    qrels = tmp_path / "qrels.txt"
-    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n")
-    run = tmp_path / "run.txt"
-    run.write_text("q1 Q0 d2 1 9 sys\nq1 Q0 d1 2 8 sys\nq2 Q0 d9 1 9 sys\n")
-    table = tmp_path / "per_topic.parquet"
-    subprocess.run([sys.executable, str(RECIPE), str(qrels), str(run), str(table)], check=True)
-    assert read_score_table(table).scores == {("sys", "RR@10"): {"q1": 0.5, "q2": 0.0}}
