@@ -21,8 +21,9 @@ import tracemalloc
 
 import numpy as np
 
+from pytest_bvtest.spec.model import AnalysisSettings
 from pytest_bvtest.stats.calibration import swap_null
-from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from pytest_bvtest.stats.registry import STATISTICS
 
 SEED = 20261123
 SIZES = ((130, 50), (100, 2000), (1000, 10000))

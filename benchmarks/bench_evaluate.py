@@ -112,9 +112,10 @@ def child(case: str, run_path: str, qrels_path: str, cache_folder: str) -> None:
         means = {name: float(statistics.fmean(results[metric])) for name, metric in RANX_METRICS.items()}
         hits = None
     else:
-        from pytest_bvtest.cache import ScoreCache
-        from pytest_bvtest.matrix import MatrixBuilder, RunFile
-        from pytest_bvtest.measures import parse_measure
+        from pytest_bvtest.scoring.cache import ScoreCache
+        from pytest_bvtest.scoring.matrix import MatrixBuilder
+        from pytest_bvtest.spec.measures import parse_measure
+        from pytest_bvtest.spec.model import RunFile
 
         rss_after_imports = peak_rss_mb()
         started, cpu_started = time.perf_counter(), time.process_time()

@@ -5,7 +5,7 @@ The README's four gates (``trisk``; ``var`` and ``bias2_plus_var`` with ``max_in
 from five collections in ``../shared/data``, each pair with two other real systems of the collection as
 the remaining baselines, once with per-gate limits (``family: false``) and once with family-wise limits
 (``family: true``), through the public pipeline: a per-topic table and a spec are written to a scratch
-folder and :func:`pytest_bvtest.api.evaluate_spec` judges them, as ``bvtest check`` would. A pair is
+folder and :func:`pytest_bvtest.judging.pipeline.evaluate_spec` judges them, as ``bvtest check`` would. A pair is
 "red" when at least one gate FAILs (the CI check's one red or green).
 
 Pairs, per collection (every draw seeded with ``SEED``):
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_bvtest.api import evaluate_spec
 from pytest_bvtest.io.tables import read_score_table
-from pytest_bvtest.spec import load_spec
+from pytest_bvtest.judging.pipeline import evaluate_spec
+from pytest_bvtest.spec.reader import load_spec
 from pytest_bvtest.stats.inference import randomization_tests
 
 SEED = 20261125

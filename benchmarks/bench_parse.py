@@ -16,7 +16,7 @@ Cases:
 - ``... + evaluate``: the same, then one ``pytrec_eval.RelevanceEvaluator`` pass over
   ``map``, ``recip_rank``, ``ndcg_cut.10``, ``recall.1000`` (the cold evaluation of a run).
 - ``read_run_columns + evaluate_run``: ``read_qrels`` + ``read_run_columns`` +
-  ``pytest_bvtest.measures.evaluate_run`` for AP, RR, nDCG@10, R@1000, the project's own cold path.
+  ``pytest_bvtest.scoring.measures.evaluate_run`` for AP, RR, nDCG@10, R@1000, the project's own cold path.
 
 Run it as a module from the repository root (as a file it cannot import ``benchmarks.common``)::
 
@@ -58,7 +58,8 @@ def child(case: str, run_path: str, qrels_path: str) -> None:
 
     from pytest_bvtest.io.qrels import read_qrels
     from pytest_bvtest.io.runs import read_run, read_run_columns
-    from pytest_bvtest.measures import evaluate_run, parse_measure
+    from pytest_bvtest.scoring.measures import evaluate_run
+    from pytest_bvtest.spec.measures import parse_measure
 
     with open_plain_or_gzip(qrels_path) as handle:
         judgments = pytrec_eval.parse_qrel(handle)

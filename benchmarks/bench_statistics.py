@@ -22,9 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pytest_bvtest.spec.model import AnalysisSettings
 from pytest_bvtest.stats.biasvar import random_group_bias_variance
 from pytest_bvtest.stats.inference import paired_bootstrap, paired_t_test, randomization_test, randomization_tests
-from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import RetrievedList, simulate_topic_bias_variance
 
 SEED = 20240611

@@ -1,7 +1,7 @@
 """Per-topic scores of runs too large for one machine, computed in Spark: the table a gate reads (docs/scale.md).
 
 ``pip install 'pytest-bvtest[spark]'`` (PySpark and pyarrow; Spark needs a Java runtime). The columnar
-measures of :mod:`pytest_bvtest.columnar` with trec_eval's conventions (docs/mathematics.md §1), and
+measures of :mod:`pytest_bvtest.scoring.columnar` with trec_eval's conventions (docs/mathematics.md §1), and
 Judged@k (MATH.md §8), for every system and topic of runs held in a Spark DataFrame or read from TREC
 files or Parquet:
 
@@ -60,8 +60,8 @@ def _measure(text: str) -> tuple[str, str, int | None, int | None]:
     judged = _JUDGED.fullmatch(text.strip())
     if judged:
         return f"Judged@{int(judged.group(1))}", "Judged", int(judged.group(1)), None
-    from pytest_bvtest.columnar import computes
-    from pytest_bvtest.measures import parse_measure
+    from pytest_bvtest.scoring.columnar import computes
+    from pytest_bvtest.spec.measures import parse_measure
 
     measure = parse_measure(text)
     if not computes(measure):

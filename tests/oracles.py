@@ -47,3 +47,14 @@ def swapped_null_loop(
         computed = compute(x)
         values.append(computed[candidate] if own_value else computed[candidate] - computed[reference])
     return np.array(values)
+
+
+def trec_eval_measure(label: str, relevance_level: int = 1):
+    """The measure behind a trec_eval output label made with ``trec_eval -l relevance_level`` (``map`` from
+    ``-l 2`` is ``AP(rel=2)``): the label parsed, with the level as ``rel`` of a binary measure."""
+    from dataclasses import replace
+
+    from pytest_bvtest.spec.measures import parse_measure
+
+    measure = parse_measure(label)
+    return measure if measure.rel is None else replace(measure, rel=relevance_level)

@@ -11,13 +11,13 @@ import pytest
 from conftest import shared_path
 from scipy import stats as scipy_stats
 
-from pytest_bvtest.api import evaluate_spec
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run
-from pytest_bvtest.matrix import retrieved_lists
+from pytest_bvtest.judging.pipeline import evaluate_spec
 from pytest_bvtest.plugin import BvtestAPI
-from pytest_bvtest.spec import load_spec
+from pytest_bvtest.scoring.matrix import retrieved_lists
+from pytest_bvtest.spec.reader import load_spec, with_candidate_run
 from pytest_bvtest.stats.simulation import simulate_topic_bias_variance
 
 
@@ -269,7 +269,7 @@ def test_dl_hard_bm25_reference_rm3_candidate_end_to_end(tmp_path: Path) -> None
 
 def test_every_measures_randomization_p_values_equal_one_test_per_pair() -> None:
     """The comparisons of all measures share one pass of sign flips; each p-value is that pair's own test."""
-    from pytest_bvtest.comparisons import RANDOMIZATION_PERMUTATIONS
+    from pytest_bvtest.judging.comparisons import RANDOMIZATION_PERMUTATIONS
     from pytest_bvtest.stats.inference import randomization_test
 
     example = Path(__file__).resolve().parents[1] / "example_project"
@@ -642,7 +642,7 @@ def test_a_measure_the_project_cannot_compute_is_named_freely_when_every_system_
     example = Path(__file__).resolve().parents[1] / "example_project"
     with pytest.raises(InputError, match="cannot compute|unknown|not supported|RBP"):
         evaluate_spec(
-            load_spec(spec_path).with_candidate_run(example / "runs" / "candidate-risky.run"), use_cache=False
+            with_candidate_run(load_spec(spec_path), example / "runs" / "candidate-risky.run"), use_cache=False
         )
 
 
@@ -755,7 +755,8 @@ def test_an_unknown_target_system_names_the_systems_at_its_line(tmp_path: Path) 
 
 
 def test_group_target_ratio_through_the_spec_equals_the_statistic(tmp_path: Path) -> None:
-    from pytest_bvtest.stats.biasvar import DifficultyGrouping, bias_variance_analysis
+    from pytest_bvtest.spec.model import DifficultyGrouping
+    from pytest_bvtest.stats.biasvar import bias_variance_analysis
 
     spec = _example_spec(
         tmp_path,
@@ -1053,7 +1054,7 @@ def test_real_web_2012_passing_sentences_of_combined_statistics_claim_no_more_th
 def test_example_risky_candidates_trisk_of_minus_2_46_is_not_called_no_significant_loss() -> None:
     """The README's risky RM3 candidate: TRisk -2.46 at alpha 5 passes the family-wise limit -4.71, but below -2 is
     the rule of thumb's significant loss; the passing sentence said "no significant loss on single queries"."""
-    from pytest_bvtest.api import spec_under_test
+    from pytest_bvtest.judging.pipeline import spec_under_test
 
     example = Path(__file__).resolve().parent.parent / "example_project"
     spec = spec_under_test(example / "bvtest.yaml", example / "runs" / "candidate-risky.run")

@@ -21,14 +21,14 @@ from typing import Any
 
 import pytest
 
-from pytest_bvtest.api import evaluate_spec
 from pytest_bvtest.cli import main
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run
 from pytest_bvtest.io.tables import read_score_table
 from pytest_bvtest.io.topicfiles import read_topic_texts, read_topic_weights, read_variations
-from pytest_bvtest.spec import MAX_SPEC_VALUES, load_spec
+from pytest_bvtest.judging.pipeline import evaluate_spec
+from pytest_bvtest.spec.reader import MAX_SPEC_VALUES, load_spec
 from tests.conftest import shared_path
 
 LONG_FIELD = "x" * 1_000_000

@@ -18,13 +18,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import pytest_bvtest.cache
-import pytest_bvtest.matrix
-from pytest_bvtest.cache import DEFAULT_CACHE_DIR, CachedScores, CacheWriteWarning, ScoreCache
+import pytest_bvtest.scoring.cache
+import pytest_bvtest.scoring.matrix
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import read_run
-from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix
-from pytest_bvtest.measures import evaluate_run, parse_measure
+from pytest_bvtest.scoring.cache import DEFAULT_CACHE_DIR, CachedScores, CacheWriteWarning, ScoreCache
+from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
+from pytest_bvtest.scoring.measures import evaluate_run
+from pytest_bvtest.spec.measures import parse_measure
+from pytest_bvtest.spec.model import RunFile
 from tests.conftest import shared_path
 from tests.test_matrix import QRELS, RUN, write
 
@@ -36,13 +38,13 @@ CONCURRENT_SEED = 20240611
 def parsed(monkeypatch) -> list[Path]:
     """The run files the matrix module parses, in call order."""
     calls: list[Path] = []
-    real_read_run_columns = pytest_bvtest.matrix.read_run_columns
+    real_read_run_columns = pytest_bvtest.scoring.matrix.read_run_columns
 
     def counting_read_run_columns(path, **options):
         calls.append(Path(path))
         return real_read_run_columns(path, **options)
 
-    monkeypatch.setattr(pytest_bvtest.matrix, "read_run_columns", counting_read_run_columns)
+    monkeypatch.setattr(pytest_bvtest.scoring.matrix, "read_run_columns", counting_read_run_columns)
     return calls
 
 
@@ -120,13 +122,13 @@ def test_an_edited_run_file_is_evaluated_again(tmp_path, files, parsed):
 def test_only_the_measures_not_cached_are_evaluated(tmp_path, files, monkeypatch):
     qrels, run_file = files
     evaluated: list[list[str]] = []
-    real_evaluate_run = pytest_bvtest.matrix.evaluate_run
+    real_evaluate_run = pytest_bvtest.scoring.matrix.evaluate_run
 
     def recording_evaluate_run(qrels_, run_, measures):
         evaluated.append([str(measure) for measure in measures])
         return real_evaluate_run(qrels_, run_, measures)
 
-    monkeypatch.setattr(pytest_bvtest.matrix, "evaluate_run", recording_evaluate_run)
+    monkeypatch.setattr(pytest_bvtest.scoring.matrix, "evaluate_run", recording_evaluate_run)
     build(qrels, RunFile(run_file), tmp_path / "cache", (AP,))
     both, cache = build(qrels, RunFile(run_file), tmp_path / "cache", (AP, NDCG10))
     assert evaluated == [["AP"], ["nDCG@10"]]
@@ -248,7 +250,7 @@ def test_the_key_changes_with_every_part():
 
 def test_the_key_changes_with_the_package_version(monkeypatch):
     key = ScoreCache.key("run", "qrels", "AP", None)
-    monkeypatch.setattr(pytest_bvtest.cache, "__version__", "0.0.0+other")
+    monkeypatch.setattr(pytest_bvtest.scoring.cache, "__version__", "0.0.0+other")
     assert ScoreCache.key("run", "qrels", "AP", None) != key
 
 
@@ -259,7 +261,7 @@ def test_a_disabled_cache_never_writes(tmp_path, files, parsed, monkeypatch):
     def no_writes(*_):
         raise AssertionError("a disabled cache wrote an entry")
 
-    monkeypatch.setattr(pytest_bvtest.cache, "atomic_write_text", no_writes)
+    monkeypatch.setattr(pytest_bvtest.scoring.cache, "atomic_write_text", no_writes)
     before = entries(tmp_path)
     for cache in (ScoreCache(None), None):
         for _ in range(2):
@@ -360,18 +362,18 @@ def test_processes_writing_the_same_entries_at_once_all_succeed(tmp_path, proces
 def hashed(monkeypatch) -> list[Path]:
     """The files the cache reads to hash them, in call order."""
     calls: list[Path] = []
-    real_file_digest = pytest_bvtest.cache.file_digest
+    real_file_digest = pytest_bvtest.scoring.cache.file_digest
 
     def counting_file_digest(path):
         calls.append(Path(path))
         return real_file_digest(path)
 
-    monkeypatch.setattr(pytest_bvtest.cache, "file_digest", counting_file_digest)
+    monkeypatch.setattr(pytest_bvtest.scoring.cache, "file_digest", counting_file_digest)
     return calls
 
 
 def test_an_unchanged_aged_file_is_not_read_again(tmp_path, hashed, monkeypatch):
-    monkeypatch.setattr(pytest_bvtest.cache, "RACY_WINDOW_NS", 0)  # the file counts as aged at once
+    monkeypatch.setattr(pytest_bvtest.scoring.cache, "RACY_WINDOW_NS", 0)  # the file counts as aged at once
     path = write(tmp_path / "sys.run", RUN)
     time.sleep(0.05)  # past the kernel's timestamp tick
     first = ScoreCache(tmp_path / "cache").file_digest(path)
@@ -385,7 +387,7 @@ def test_an_unchanged_aged_file_is_not_read_again(tmp_path, hashed, monkeypatch)
 
 def test_an_edit_keeping_size_and_modification_time_is_seen(tmp_path, hashed, monkeypatch):
     """os.utime can restore the modification time, never the status-change time: the record is stale."""
-    monkeypatch.setattr(pytest_bvtest.cache, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(pytest_bvtest.scoring.cache, "RACY_WINDOW_NS", 0)
     path = write(tmp_path / "sys.run", RUN)
     time.sleep(0.05)
     before = path.stat()

@@ -15,12 +15,12 @@ import yaml
 from conftest import shared_path
 from test_plugin import PRODUCTION, QRELS, RISKY, run_text
 
-from pytest_bvtest.api import evaluate_spec, spec_under_test
 from pytest_bvtest.errors import InputError
+from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
 from pytest_bvtest.report.jsonreport import gate_document
 from pytest_bvtest.report.markdown import false_alarm_text
 from pytest_bvtest.report.terminal import together_lines
-from pytest_bvtest.spec import load_spec
+from pytest_bvtest.spec.reader import load_spec
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 EXAMPLE = REPOSITORY / "example_project"

@@ -1,4 +1,4 @@
-"""The columnar path (pytest_bvtest.columnar) equals pytrec_eval on every measure it computes.
+"""The columnar path (pytest_bvtest.scoring.columnar) equals pytrec_eval on every measure it computes.
 
 The reference is pytrec_eval itself, called as measures.py called it for these measures before the
 columnar path existed (one fresh evaluator per relevance level). Compared: every run of the shared
@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 from conftest import shared_path
 
-from pytest_bvtest import columnar
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run, read_run_columns
-from pytest_bvtest.measures import _evaluate_with_pytrec_eval, evaluate_run, parse_measure
+from pytest_bvtest.scoring import columnar
+from pytest_bvtest.scoring.measures import _evaluate_with_pytrec_eval, evaluate_run
+from pytest_bvtest.spec.measures import parse_measure
 
 TOLERANCE = 1e-12
 FAST_MEASURES = [

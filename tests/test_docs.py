@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_bvtest import spec as spec_module
 from pytest_bvtest.io.tables import LONG_COLUMNS, TABLE_FORMATS
-from pytest_bvtest.measures import parse_measure
+from pytest_bvtest.spec import reader as spec_module
+from pytest_bvtest.spec.measures import parse_measure
 from pytest_bvtest.stats.biasvar import NORMALIZATIONS
 from pytest_bvtest.stats.registry import STATISTICS, docs_table
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_bvtest.gates import TopicImpact, judge, limit_and_excess, with_guards
-from pytest_bvtest.guards import Guard
-from pytest_bvtest.spec import Bound
+from pytest_bvtest.judging.gates import TopicImpact, judge, limit_and_excess, with_guards
+from pytest_bvtest.judging.guards import Guard
+from pytest_bvtest.spec.model import Bound
 
 
 def verdict(bound: Bound, value: float, reference_value: float | None = None, interval=None):

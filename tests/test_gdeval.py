@@ -13,16 +13,17 @@ import numpy as np
 import pytest
 
 from pytest_bvtest.errors import InputError, StatisticError
-from pytest_bvtest.gdeval import (
+from pytest_bvtest.io.qrels import Qrels, read_qrels
+from pytest_bvtest.io.runs import Run, read_run
+from pytest_bvtest.scoring.gdeval import (
     expected_reciprocal_rank,
     exponential_ndcg,
     ideal_grade_matrix,
     ranked_docnos,
     ranked_grade_matrix,
 )
-from pytest_bvtest.io.qrels import Qrels, read_qrels
-from pytest_bvtest.io.runs import Run, read_run
-from pytest_bvtest.measures import evaluate_run, parse_measure
+from pytest_bvtest.scoring.measures import evaluate_run
+from pytest_bvtest.spec.measures import parse_measure
 from tests.conftest import shared_path
 
 GDEVAL_PL = Path(ir_measures.__file__).parent / "bin" / "gdeval.pl"

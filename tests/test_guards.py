@@ -1,4 +1,4 @@
-"""Guards (pytest_bvtest.guards): when they fire, what they say, which gates they make OK*; on
+"""Guards (pytest_bvtest.judging.guards): when they fire, what they say, which gates they make OK*; on
 hand-checked matrices and on real TREC DL runs."""
 
 from __future__ import annotations
@@ -11,11 +11,9 @@ import numpy as np
 import pytest
 from conftest import shared_path
 
-from pytest_bvtest.api import evaluate_spec, spec_under_test
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.guards import (
+from pytest_bvtest.judging.guards import (
     Guard,
-    GuardSettings,
     candidate_scores_zero,
     identical_to_baseline,
     reference_missing_topics,
@@ -23,6 +21,8 @@ from pytest_bvtest.guards import (
     target_constant_out_of_range,
     unanswered_topics,
 )
+from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
+from pytest_bvtest.spec.model import GuardSettings
 
 SCORES = np.array(
     [

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
-from pytest_bvtest.api import evaluate_spec
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.tables import read_score_table
-from pytest_bvtest.spec import load_spec
+from pytest_bvtest.judging.pipeline import evaluate_spec
+from pytest_bvtest.spec.reader import load_spec
 
 pyarrow = pytest.importorskip("pyarrow")
 parquet = pytest.importorskip("pyarrow.parquet")

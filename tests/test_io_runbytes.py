@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 
 import pytest_bvtest.io.runbytes as runbytes
 import pytest_bvtest.io.runs as runs_module
-from pytest_bvtest import columnar
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import RunColumns, read_run, read_run_columns
-from pytest_bvtest.measures import _evaluate_with_pytrec_eval, evaluate_run, parse_measure
+from pytest_bvtest.scoring import columnar
+from pytest_bvtest.scoring.measures import _evaluate_with_pytrec_eval, evaluate_run
+from pytest_bvtest.spec.measures import parse_measure
 
 
 def write_bytes(path: Path, data: bytes) -> Path:

@@ -13,7 +13,7 @@ from scipy.optimize import linear_sum_assignment
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
-from pytest_bvtest.measures import parse_measure
+from pytest_bvtest.spec.measures import parse_measure
 
 TREC_EVAL_Q = """\
 num_ret               \tq1\t1000

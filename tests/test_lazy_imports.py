@@ -33,8 +33,8 @@ def test_a_gate_with_every_run_cached_loads_neither_scipy_stats_nor_pytrec_eval(
     project = tmp_path / "project"
     shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__"))
     evaluate = (
-        "from pytest_bvtest.api import evaluate_spec\n"
-        "from pytest_bvtest.spec import load_spec\n"
+        "from pytest_bvtest.judging.pipeline import evaluate_spec\n"
+        "from pytest_bvtest.spec.reader import load_spec\n"
         "evaluate_spec(load_spec('bvtest.yaml'))"
     )
     cold = imported_after(evaluate, project)

@@ -18,8 +18,9 @@ from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.tables import read_score_table
 from pytest_bvtest.io.textfiles import numbered_lines
-from pytest_bvtest.matrix import MatrixBuilder, RunFile, ScoreMatrix, ScoreTableFile
-from pytest_bvtest.measures import parse_measure
+from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
+from pytest_bvtest.spec.measures import parse_measure
+from pytest_bvtest.spec.model import RunFile, ScoreTableFile
 from tests.conftest import shared_path
 from tests.test_trec_eval_agreement import PRINTED_PRECISION, _supported_measures, _trec_eval_table
 

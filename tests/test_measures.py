@@ -7,10 +7,12 @@ import dataclasses
 import pytest
 
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.gdeval import ranked_docnos
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run
-from pytest_bvtest.measures import Measure, evaluate_run, parse_measure
+from pytest_bvtest.scoring.gdeval import ranked_docnos
+from pytest_bvtest.scoring.measures import evaluate_run
+from pytest_bvtest.spec.measures import Measure, parse_measure
+from tests.oracles import trec_eval_measure
 
 # MATH.md section 1's golden example (see tests/test_gdeval.py for its ERR and gdeval nDCG).
 GOLDEN_QRELS = Qrels({"1": {"d1": 3, "d2": 1, "d3": 0, "d4": -2, "d5": 2}, "3": {"f1": 4, "f2": 1}})
@@ -98,7 +100,7 @@ def test_which_engine_computes_a_measure():
     ],
 )
 def test_trec_eval_labels_map_back_to_measures(label, relevance_level, canonical):
-    measure = Measure.from_trec_eval_name(label, relevance_level)
+    measure = trec_eval_measure(label, relevance_level)
     assert str(measure) == canonical
     assert measure.trec_eval_name == label
 
@@ -108,7 +110,7 @@ def test_trec_eval_labels_map_back_to_measures(label, relevance_level, canonical
 )
 def test_trec_eval_labels_without_a_supported_measure_are_rejected(label):
     with pytest.raises(InputError, match="not supported|unknown measure"):
-        Measure.from_trec_eval_name(label)
+        trec_eval_measure(label)
 
 
 def test_unknown_measure_suggests_close_names():

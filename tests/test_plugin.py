@@ -443,7 +443,7 @@ def test_history_appends_one_line_per_session_and_skips_a_corrupt_line(project: 
 def test_jobs_evaluate_run_files_in_processes_with_the_serial_reports_and_a_shared_cache(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_bvtest import matrix
+    from pytest_bvtest.scoring import matrix
 
     pools: list[int] = []
     process_pool = matrix.ProcessPoolExecutor

@@ -9,6 +9,7 @@ import textwrap
 import jsonschema
 import pytest
 
+from pytest_bvtest import __version__
 from pytest_bvtest.report.jsonreport import schema
 from tests.test_plugin import project  # noqa: F401  (the pytester project: qrels, five runs, bvtest.yaml)
 
@@ -517,4 +518,4 @@ def test_reports_asked_for_are_written_when_no_gate_ran(project: pytest.Pytester
     (project.path / "pr.md").unlink()
     quiet = project.runpytest_subprocess("test_other.py")
     assert quiet.ret == pytest.ExitCode.OK and not (project.path / "pr.md").exists()
-    assert "bvtest:" not in quiet.stdout.str().replace("bvtest: 0.1.0", "")
+    assert "bvtest:" not in quiet.stdout.str().replace(f"bvtest: {__version__}", "")

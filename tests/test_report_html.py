@@ -678,7 +678,7 @@ def test_real_ok_star_from_a_gates_own_warning_is_explained_on_the_html_page(tmp
     import gzip
     from html import escape
 
-    from pytest_bvtest.api import evaluate_spec, spec_under_test
+    from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
     from pytest_bvtest.report import jsonreport
 
     runs = shared_path("dl_hard", "dataset", "baselines", "doc")

@@ -688,6 +688,24 @@ def test_a_spec_that_could_not_be_evaluated_is_an_error_annotation_on_the_spec()
     ]
 
 
+def test_annotations_name_the_spec_from_the_repository_root_when_pytest_runs_in_a_subfolder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "search-quality"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    document = sample_document()
+    document["evaluations"][0]["spec"] = str(project / "bvtest.yaml")
+    document["errors"] = [{"id": "bvtest-b.yaml::AP::mean", "spec": str(project / "bvtest-b.yaml"), "message": "x"}]
+    files = [command.split(",", 1)[0] for command in github.annotations(document, workspace=str(tmp_path))]
+    assert files == ["::error file=search-quality/bvtest.yaml", "::warning file=search-quality/bvtest.yaml"] + [
+        "::error file=search-quality/bvtest-b.yaml"
+    ]
+    # outside a workspace (or outside this one) the path stays as the user sees it
+    assert github.annotations(document)[0].startswith("::error file=bvtest.yaml,")
+    assert github.annotations(document, workspace=str(tmp_path / "other"))[0].startswith("::error file=bvtest.yaml,")
+
+
 def test_no_annotations_when_every_gate_passes_cleanly() -> None:
     assert github.annotations(analysis_only_document()) == []
 
@@ -823,10 +841,10 @@ def test_reports_of_a_real_evaluation_of_the_example_project(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, validator: Any
 ) -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    from pytest_bvtest.api import evaluate_spec
+    from pytest_bvtest.judging.pipeline import evaluate_spec
     from pytest_bvtest.report import outputs
     from pytest_bvtest.report.jsonreport import dumps
-    from pytest_bvtest.spec import load_spec
+    from pytest_bvtest.spec.reader import load_spec
 
     runs = {
         name: EXAMPLE / "runs" / f"{name}.run" for name in ("production", "bm25-alt", "past-release", "candidate-risky")
@@ -979,7 +997,7 @@ def test_terminal_quiet_and_compact_summaries() -> None:
 
 
 def test_progress_line_appears_only_after_the_delay() -> None:
-    from pytest_bvtest.progress import EvaluationProgress, ProgressLine
+    from pytest_bvtest.scoring.progress import EvaluationProgress, ProgressLine
 
     quick, slow = io.StringIO(), io.StringIO()
     with ProgressLine("bvtest.yaml", EvaluationProgress(runs_total=3), quick, delay=5.0):
@@ -999,7 +1017,7 @@ def test_markdown_escapes_every_sentence_and_the_ok_star_sentence_points_to_the_
     hurt-topics gate, whose label `<Init` GitHub would read as an HTML tag in a bullet, and a risky candidate's
     failing gate. Every `<` outside code spans is escaped by one helper, and the OK* sentence no longer repeats the
     guard's warning (which the Markdown shows once, under the headline)."""
-    from pytest_bvtest.api import evaluate_spec, spec_under_test
+    from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
     from pytest_bvtest.report import jsonreport
 
     example = Path(__file__).resolve().parent.parent / "example_project"
@@ -1049,7 +1067,7 @@ def test_real_ok_star_from_a_gates_own_warning_says_why_at_every_verbosity(tmp_p
     any reason (`bvtest check` has no pytest warnings summary to fall back on)."""
     import gzip
 
-    from pytest_bvtest.api import evaluate_spec, spec_under_test
+    from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
     from pytest_bvtest.report import jsonreport
 
     runs = shared_path("dl_hard", "dataset", "baselines", "doc")

@@ -25,7 +25,8 @@ from pytest_bvtest.errors import InputError  # noqa: E402
 from pytest_bvtest.io.qrels import read_qrels  # noqa: E402
 from pytest_bvtest.io.runs import read_run_columns  # noqa: E402
 from pytest_bvtest.io.tables import read_score_table  # noqa: E402
-from pytest_bvtest.measures import evaluate_run, parse_measure  # noqa: E402
+from pytest_bvtest.scoring.measures import evaluate_run  # noqa: E402
+from pytest_bvtest.spec.measures import parse_measure  # noqa: E402
 
 MEASURES = ["AP", "AP(rel=2)", "nDCG", "nDCG@10", "P@10", "R@100", "RR", "RR@10", "RR(rel=2)@10"]
 RUNS = ("colbert-on-bm25-trec-dl-queries.gz", "drmm.res.gz", "run-msmarco-passage-bm25-monot5-0.8-0.5.txt.gz")

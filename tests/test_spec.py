@@ -9,9 +9,8 @@ import pytest
 from conftest import shared_path
 
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.matrix import RunFile, ScoreTableFile
-from pytest_bvtest.spec import Bound, load_spec
-from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping, SampledGrouping
+from pytest_bvtest.spec.model import Bound, DifficultyGrouping, RandomGrouping, RunFile, SampledGrouping, ScoreTableFile
+from pytest_bvtest.spec.reader import load_spec, with_candidate_run
 
 RUN = "1 Q0 d1 1 2.0 tag\n1 Q0 d2 2 1.0 tag\n"
 QRELS = "1 0 d1 1\n1 0 d2 0\n"
@@ -292,7 +291,7 @@ def test_a_candidate_override_is_checked_against_the_spec_again(project: Path) -
         write_spec(project, "measures: [AP]\nbaselines: table.csv\nanalysis:\n  mve:\n    variations: variations.tsv\n")
     )
     with pytest.raises(InputError) as caught:
-        spec.with_candidate_run(project / "runs" / "new.run")
+        with_candidate_run(spec, project / "runs" / "new.run")
     assert str(caught.value).startswith(f"{project.resolve() / 'bvtest.yaml'}:5: query variations from run files")
 
 
@@ -303,10 +302,10 @@ def test_unknown_measure_suggests_a_close_name(project: Path) -> None:
 
 def test_with_candidate_run_replaces_the_candidate(project: Path) -> None:
     spec = load_spec(write_spec(project, FULL))
-    swapped = spec.with_candidate_run(project / "runs" / "bm25.run")
+    swapped = with_candidate_run(spec, project / "runs" / "bm25.run")
     assert swapped.candidate.path == (project / "runs" / "bm25.run").resolve()
     with pytest.raises(InputError, match="candidate run not found"):
-        spec.with_candidate_run(project / "runs" / "absent.run")
+        with_candidate_run(spec, project / "runs" / "absent.run")
 
 
 def test_gates_that_would_share_a_test_id_on_some_measure_get_distinct_names(project: Path) -> None:

@@ -13,14 +13,12 @@ from hypothesis.extra.numpy import arrays
 from oracles import difficulty_groups, group_means
 
 from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.spec.model import DifficultyGrouping, RandomGrouping, SampledGrouping
 from pytest_bvtest.stats import biasvar
 from pytest_bvtest.stats.biasvar import (
     NORMALIZATIONS,
     BiasVariance,
-    DifficultyGrouping,
     GapDecomposition,
-    RandomGrouping,
-    SampledGrouping,
     bias_variance,
     bias_variance_analysis,
     gap_decomposition,
@@ -493,7 +491,7 @@ def test_average_ranks_equal_scipy_rankdata(values) -> None:
 
 def test_sampled_groups_match_a_naive_loop_over_the_same_draws():
     # IPM 2022 Sec. 3.3: 50 groups of 10 topics, each drawn without replacement from the whole set, repeated.
-    from pytest_bvtest.stats.biasvar import SampledGrouping
+    from pytest_bvtest.spec.model import SampledGrouping
 
     x = np.random.default_rng(7).random((5, 40))
     result = bias_variance_analysis(x, grouping=SampledGrouping(size=10, groups=50, repeats=20, seed=3))

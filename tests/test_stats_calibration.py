@@ -11,9 +11,10 @@ from oracles import swapped_null_loop
 from test_stats_registry import SETTINGS, web14
 
 from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.spec.model import AnalysisSettings
 from pytest_bvtest.stats import calibration
 from pytest_bvtest.stats.calibration import null_of_own_value, swap_null
-from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from pytest_bvtest.stats.registry import STATISTICS
 
 SMALL = np.array(
     [

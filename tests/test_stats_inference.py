@@ -11,10 +11,16 @@ from scipy import stats as scipy_stats
 from test_stats_registry import direct_values, web14
 
 from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.spec.model import (
+    AnalysisSettings,
+    DifficultyGrouping,
+    MeanVarianceSpec,
+    RandomGrouping,
+    SampledGrouping,
+)
 from pytest_bvtest.stats import inference
-from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping, SampledGrouping
 from pytest_bvtest.stats.inference import TestResult, holm, paired_bootstrap, paired_t_test, randomization_test
-from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from pytest_bvtest.stats.registry import STATISTICS
 
 # --- paired t-test -------------------------------------------------------------------------------
 
@@ -226,13 +232,13 @@ def test_holm_rejects_invalid_p_values(bad: list) -> None:
 
 BOOTSTRAP_SETTINGS = {
     "default": AnalysisSettings(),
-    "named target system": AnalysisSettings(target_system=6, normalize="max-min"),
+    "named target system": AnalysisSettings(target_row=6, normalize="max-min"),
     "group target-ratio, random groups": AnalysisSettings(
         normalize="group-target-ratio", grouping=RandomGrouping(4, repeats=6, seed=2)
     ),
     "max-min, c=1": AnalysisSettings(normalize="max-min", target=1.0, risk_alpha=1.0),
     "target-ratio, weighted": AnalysisSettings(
-        normalize="target-ratio", topic_weights=np.linspace(0.2, 3.0, 15), mve_alpha=1.0
+        normalize="target-ratio", topic_weights=np.linspace(0.2, 3.0, 15), mve=MeanVarianceSpec(alpha=1.0)
     ),
     "difficulty groups": AnalysisSettings(grouping=DifficultyGrouping(4), risk_alpha=0.0, gawm_q=2.0),
     "random groups": AnalysisSettings(normalize="max-min", grouping=RandomGrouping(4, repeats=3, seed=2)),

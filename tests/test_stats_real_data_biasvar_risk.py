@@ -17,10 +17,9 @@ from oracles import difficulty_groups, group_means
 from scipy.optimize import linear_sum_assignment
 
 from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.spec.model import DifficultyGrouping, RandomGrouping
 from pytest_bvtest.stats.biasvar import (
     NORMALIZATIONS,
-    DifficultyGrouping,
-    RandomGrouping,
     bias_variance,
     bias_variance_analysis,
     gap_decomposition,

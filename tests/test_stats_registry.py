@@ -13,16 +13,17 @@ from conftest import shared_path
 from scipy import stats as scipy_stats
 
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.biasvar import DifficultyGrouping, RandomGrouping, SampledGrouping, bias_variance_analysis
+from pytest_bvtest.spec.model import (
+    AnalysisSettings,
+    DifficultyGrouping,
+    MeanVarianceSpec,
+    RandomGrouping,
+    SampledGrouping,
+)
+from pytest_bvtest.stats.biasvar import bias_variance_analysis
 from pytest_bvtest.stats.gawm import gawm
 from pytest_bvtest.stats.meanvar import mve_inter_topic
-from pytest_bvtest.stats.registry import (
-    GAP_TERMS,
-    PROMISED_KEYS,
-    STATISTICS,
-    AnalysisSettings,
-    statistic_values,
-)
+from pytest_bvtest.stats.registry import GAP_TERMS, PROMISED_KEYS, STATISTICS, statistic_values
 from pytest_bvtest.stats.risk import trisk, urisk, zrisk_georisk
 
 GOLDEN = 1e-6
@@ -30,7 +31,7 @@ EXACT = 1e-12
 
 SETTINGS = {
     "default": AnalysisSettings(),
-    "max-min": AnalysisSettings(normalize="max-min", risk_alpha=1.0, mve_alpha=-0.5),
+    "max-min": AnalysisSettings(normalize="max-min", risk_alpha=1.0, mve=MeanVarianceSpec(alpha=-0.5)),
     "target-ratio c=1": AnalysisSettings(normalize="target-ratio", target=1.0, risk_alpha=0.0),
     "difficulty groups": AnalysisSettings(grouping=DifficultyGrouping(4), gawm_q=2.0),
     "random groups, max-min": AnalysisSettings(normalize="max-min", grouping=RandomGrouping(3, repeats=7, seed=5)),
@@ -39,7 +40,7 @@ SETTINGS = {
     ),
     "sampled groups": AnalysisSettings(grouping=SampledGrouping(3, groups=5, repeats=4, seed=1)),
     "named target system, max-min, sample variance": AnalysisSettings(
-        target_system=1, normalize="max-min", variance="sample"
+        target_row=1, normalize="max-min", variance="sample"
     ),
     "group target-ratio, difficulty groups": AnalysisSettings(
         normalize="group-target-ratio", grouping=DifficultyGrouping(3)
@@ -59,7 +60,7 @@ def direct_values(name: str, scores: np.ndarray, reference: int | None, settings
             normalize=settings.normalize,
             grouping=settings.grouping,
             variance=settings.variance,
-            target_system=settings.target_system,
+            target_system=settings.target_row,
         )
         if name.startswith("gap_"):
             return getattr(analysis.gap, name.removeprefix("gap_"))
@@ -95,7 +96,7 @@ def direct_values(name: str, scores: np.ndarray, reference: int | None, settings
     if name == "mve":
         return np.array(
             [
-                mve_inter_topic(row, settings.mve_alpha, settings.topic_weights, variance=settings.variance).value
+                mve_inter_topic(row, settings.mve.alpha, settings.topic_weights, variance=settings.variance).value
                 for row in scores
             ]
         )
@@ -235,7 +236,7 @@ def test_zrisk_georisk_golden_through_the_registry() -> None:
 
 def test_mve_is_mean_minus_alpha_population_variance_with_uniform_weights() -> None:
     scores = np.array([[0.6, 0.4, 0.2], [0.8, 0.7, 0.75]])
-    values = STATISTICS["mve"].compute(scores, None, AnalysisSettings(mve_alpha=2.0))
+    values = STATISTICS["mve"].compute(scores, None, AnalysisSettings(mve=MeanVarianceSpec(alpha=2.0)))
     np.testing.assert_allclose(values, scores.mean(axis=1) - 2.0 * scores.var(axis=1), rtol=EXACT)
 
 
@@ -296,7 +297,7 @@ def test_only_the_comparisons_with_a_reference_need_one() -> None:
 def test_settings_defaults_and_equality() -> None:
     settings = AnalysisSettings()
     assert (settings.target, settings.normalize, settings.grouping) == ("mean", "none", None)
-    assert (settings.risk_alpha, settings.mve_alpha, settings.gawm_q) == (5.0, 2.0, 1.0)
+    assert (settings.risk_alpha, settings.mve.alpha, settings.gawm_q) == (5.0, 2.0, 1.0)
     assert settings.topic_weights is None
     assert AnalysisSettings(topic_weights=np.ones(3)) == AnalysisSettings(topic_weights=np.ones(3))
 

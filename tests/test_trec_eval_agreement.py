@@ -16,8 +16,10 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.textfiles import numbered_lines
-from pytest_bvtest.measures import Measure, evaluate_run, parse_measure
+from pytest_bvtest.scoring.measures import evaluate_run
+from pytest_bvtest.spec.measures import Measure, parse_measure
 from tests.conftest import SHARED_DATA, shared_path
+from tests.oracles import trec_eval_measure
 
 PRINTED_PRECISION = 0.5e-4 + 1e-12
 
@@ -44,7 +46,7 @@ def _supported_measures(table: dict[str, dict[str, str]], relevance_level: int) 
     measures: dict[str, Measure] = {}
     for label in table:
         try:
-            measures[label] = Measure.from_trec_eval_name(label, relevance_level)
+            measures[label] = trec_eval_measure(label, relevance_level)
         except InputError:
             assert UNSUPPORTED_LABEL.fullmatch(label), f"{label} is not supported"
     return measures
@@ -194,9 +196,9 @@ DL_HARD_RUNS = [
 
 def test_dl_hard_columns_are_the_measures_we_name():
     """``trec_eval -l 2``: binary measures count grade >= 2 as relevant, nDCG stays graded."""
-    assert Measure.from_trec_eval_name("map", relevance_level=2) == parse_measure("AP(rel=2)")
-    assert Measure.from_trec_eval_name("recip_rank", relevance_level=2) == parse_measure("RR(rel=2)")
-    assert Measure.from_trec_eval_name("ndcg_cut_10", relevance_level=2) == parse_measure("nDCG@10")
+    assert trec_eval_measure("map", relevance_level=2) == parse_measure("AP(rel=2)")
+    assert trec_eval_measure("recip_rank", relevance_level=2) == parse_measure("RR(rel=2)")
+    assert trec_eval_measure("ndcg_cut_10", relevance_level=2) == parse_measure("nDCG@10")
 
 
 @pytest.mark.parametrize(

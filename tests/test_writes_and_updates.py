@@ -26,15 +26,15 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
-from pytest_bvtest.api import evaluate_spec
-from pytest_bvtest.cache import CacheWriteWarning
 from pytest_bvtest.cli import main
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io import textfiles
 from pytest_bvtest.io.runs import read_run
 from pytest_bvtest.io.textfiles import atomic_write_bytes
-from pytest_bvtest.reference_update import update_reference
-from pytest_bvtest.spec import load_spec
+from pytest_bvtest.judging.pipeline import evaluate_spec
+from pytest_bvtest.report.reference_update import update_reference
+from pytest_bvtest.scoring.cache import CacheWriteWarning
+from pytest_bvtest.spec.reader import load_spec
 from tests.test_plugin import BM25, PRODUCTION, QRELS, RISKY, SPEC, STABLE, project, run_text  # noqa: F401
 
 RUNS = {"production": PRODUCTION, "bm25": BM25, "stable": STABLE, "risky": RISKY}

@@ -9,7 +9,7 @@ from search.collection import load_corpus, load_topics
 from search.configs import CONFIGS
 from search.run import Searcher
 
-from pytest_bvtest.spec import load_spec
+from pytest_bvtest.api import load_spec
 
 PROJECT = Path(__file__).resolve().parents[1]
 SPEC = PROJECT / "bvtest.yaml"

@@ -94,7 +94,7 @@ def read_run(path: str | os.PathLike[str], *, tag: str | None = None, name: str 
 
 @dataclass(frozen=True)
 class RunColumns:
-    """One system's rankings as columns, for evaluating every topic at once (:mod:`pytest_bvtest.columnar`).
+    """One system's rankings as columns, for evaluating every topic at once (:mod:`pytest_bvtest.scoring.columnar`).
 
     ``docnos`` and ``scores`` hold one entry per retrieved document, topic after topic:
     topic ``topics[j]`` has ``lengths[j]`` entries, in the file's order. Topics keep the order of

@@ -88,7 +88,7 @@ class ScoreTable:
         ----------
         measure:
             A measure name as the table writes it, ``None``, or a
-            :class:`~pytest_bvtest.measures.Measure`, which matches a table measure written as its
+            :class:`~pytest_bvtest.scoring.measures.Measure`, which matches a table measure written as its
             canonical name (``str(measure)``, e.g. ``nDCG@10``) or as its trec_eval label
             (``measure.trec_eval_name``, e.g. ``ndcg_cut_10``).
 

@@ -10,6 +10,7 @@ raw ``:`` or ``,`` would end the value.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pytest_bvtest.report.terminal import display_path, error_groups
@@ -28,12 +29,15 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotations(document: Mapping[str, Any]) -> list[str]:
+def annotations(document: Mapping[str, Any], workspace: str | None = None) -> list[str]:
     """One workflow command per failed or ``OK*`` gate, in document order, then one per spec (and error) that
-    could not be evaluated, on the spec file."""
+    could not be evaluated, on the spec file.
+
+    ``workspace`` is the repository's root (``GITHUB_WORKSPACE``): GitHub places an annotation by its path from
+    there, which differs from the path shown to the user when pytest runs in a subfolder."""
     commands = []
     for evaluation in document["evaluations"]:
-        spec = display_path(evaluation["spec"])
+        spec = annotation_path(display_path(evaluation["spec"]), workspace)
         for gate in evaluation["gates"]:
             command = COMMANDS.get(gate["outcome"])
             if command is None:
@@ -46,5 +50,17 @@ def annotations(document: Mapping[str, Any]) -> list[str]:
             )
     for spec, count, message in error_groups(document):
         title = f"bvtest could not evaluate {spec} ({count} item{'' if count == 1 else 's'})"
-        commands.append(f"::error file={escape_property(spec)},title={escape_property(title)}::{escape_data(message)}")
+        where = escape_property(annotation_path(spec, workspace))
+        commands.append(f"::error file={where},title={escape_property(title)}::{escape_data(message)}")
     return commands
+
+
+def annotation_path(path: str, workspace: str | None) -> str:
+    """``path`` (as displayed: relative to the working directory, or absolute) relative to ``workspace`` when it
+    lies inside it; else unchanged."""
+    if not workspace:
+        return path
+    try:
+        return Path(path).resolve().relative_to(Path(workspace).resolve()).as_posix()
+    except (ValueError, OSError):
+        return path

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from pytest_bvtest import __version__
-from pytest_bvtest.evaluation import Evaluation, InputFile, MeasureEvaluation
-from pytest_bvtest.gates import GateOutcome, limit_and_excess
+from pytest_bvtest.judging.evaluation import Evaluation, InputFile, MeasureEvaluation
+from pytest_bvtest.judging.gates import GateOutcome, limit_and_excess
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SimulationResult
 
@@ -288,14 +288,12 @@ def measure_document(
             if grouping is None
             else {"by": type(grouping).__name__.removesuffix("Grouping").lower(), **vars(grouping)},
             "risk_alpha": settings.risk_alpha,
-            "mve_alpha": settings.mve_alpha,
+            "mve_alpha": settings.mve.alpha,
             "mve_method": evaluation.mve_method,
             "gawm_q": settings.gawm_q,
             "zrisk_against": settings.zrisk_against,
             "variance": settings.variance,
-            "target_system": None
-            if settings.target_system is None
-            else evaluation.matrix.systems[settings.target_system],
+            "target_system": None if settings.target_row is None else evaluation.matrix.systems[settings.target_row],
         },
         "candidate": evaluation.candidate,
         "reference": evaluation.reference,

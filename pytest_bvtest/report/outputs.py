@@ -3,18 +3,19 @@
 Under pytest-xdist, items run in workers while the summary is written by the controller, so every
 item puts a JSON-ready payload on its test report; the controller assembles the payloads into one
 session document (:mod:`pytest_bvtest.report.jsonreport`) and renders it. The command line builds
-the same document directly from an :class:`~pytest_bvtest.evaluation.Evaluation`.
+the same document directly from an :class:`~pytest_bvtest.judging.evaluation.Evaluation`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_bvtest.evaluation import Evaluation
-from pytest_bvtest.gates import GateOutcome
 from pytest_bvtest.io.textfiles import append_text, atomic_write_text
+from pytest_bvtest.judging.evaluation import Evaluation
+from pytest_bvtest.judging.gates import GateOutcome
 from pytest_bvtest.report import github, markdown, terminal
 from pytest_bvtest.report.history import append_history, gate_series, history_records, read_history, run_context
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
@@ -253,7 +254,7 @@ def write_session_outputs(
     if github_step_summary:
         append_text(github_step_summary, summary)
     if github_actions and terminal_writer is not None:
-        for line in github.annotations(document):
+        for line in github.annotations(document, os.environ.get("GITHUB_WORKSPACE")):
             terminal_writer.write_line(line)
     if html_path:
         from pytest_bvtest.report import html

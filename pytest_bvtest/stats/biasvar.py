@@ -20,8 +20,9 @@ from typing import Literal, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from pytest_bvtest.checks import checked_scores, whole_number
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.checks import checked_scores, whole_number
+from pytest_bvtest.spec.model import DifficultyGrouping, Grouping, RandomGrouping, SampledGrouping
 
 NORMALIZATIONS = ("none", "max-min", "target-ratio", "group-target-ratio")
 """Accepted values of ``bias_variance_analysis(normalize=...)``; ``group-target-ratio`` is CIKM 2014 Eq. 6
@@ -71,57 +72,6 @@ class Tradeoff:
 
     pearson: float | None
     spearman: float | None
-
-
-@dataclass(frozen=True)
-class DifficultyGrouping:
-    """Group topics by difficulty into groups of about ``size`` topics.
-
-    ``difficulty`` is ``"target"`` (raw ``x_T`` ascending, docs/mathematics.md §3b) or ``"mean"`` (the raw mean over
-    systems ascending; CIKM 2014 Sec. 3.2.2 mentions both).
-    """
-
-    size: int
-    difficulty: str = "target"
-
-    def __post_init__(self) -> None:
-        whole_number(self.size, "group size")
-        if self.difficulty not in ("target", "mean"):
-            raise StatisticError(f"difficulty is measured by 'target' or 'mean', got {self.difficulty!r}")
-
-
-@dataclass(frozen=True)
-class RandomGrouping:
-    """Group topics at random into groups of about ``size`` topics, ``repeats`` times, seeded."""
-
-    size: int
-    repeats: int = 1000
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        whole_number(self.size, "group size")
-        whole_number(self.repeats, "number of random groupings")
-        whole_number(self.seed, "seed", minimum=0)
-
-
-@dataclass(frozen=True)
-class SampledGrouping:
-    """IPM 2022's sampled groups: ``groups`` groups of ``size`` topics, each drawn without replacement
-    from the whole topic set (groups may share topics), ``repeats`` times, seeded."""
-
-    size: int = 10
-    groups: int = 50
-    repeats: int = 1000
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        whole_number(self.size, "group size")
-        whole_number(self.groups, "number of sampled groups")
-        whole_number(self.repeats, "number of sampled groupings")
-        whole_number(self.seed, "seed", minimum=0)
-
-
-Grouping = DifficultyGrouping | RandomGrouping | SampledGrouping
 
 
 @dataclass(frozen=True)

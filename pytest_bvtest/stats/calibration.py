@@ -32,24 +32,14 @@ from functools import lru_cache
 
 import numpy as np
 
+from pytest_bvtest.checks import checked_seed, open_interval, whole_number
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.checks import checked_seed, open_interval, whole_number
+from pytest_bvtest.spec.model import DEFAULT_SWAPS, DEFAULT_SWAPS_FULL_MATRIX, AnalysisSettings
 from pytest_bvtest.stats.inference import paired_problem, topic_assignments
-from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings, Statistic
+from pytest_bvtest.stats.registry import STATISTICS, Statistic
 
 #: Up to this many topics every swap is enumerated (65,536 at most): the null is exact.
 EXACT_TOPICS = 16
-
-#: Monte-Carlo swaps drawn by default (the limit's quantile has a standard error of
-#: ``sqrt(P (1 - P) / swaps)`` in probability: 0.0022 at P = 0.05).
-DEFAULT_SWAPS = 10_000
-
-#: Default swaps for a statistic that needs the whole matrix (GAWM: an iterated fixed point per swap).
-DEFAULT_SWAPS_FULL_MATRIX = 1_000
-
-#: Swaps behind the false-alarm rate a plain bound (no ``false_alarm``) reports: a rate, not a limit,
-#: so a standard error of 0.007 at 5% is enough, at a tenth of the cost (``analysis.calibration``).
-RATE_SWAPS = 1_000
 
 # Cells evaluated at once (swaps x topics from sums, swaps x rows x topics in stacks): bounds memory, stays in cache.
 _BLOCK_CELLS = 1 << 20

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from pytest_bvtest.checks import checked_scores, finite_number, positive_number, whole_number
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.checks import checked_scores, finite_number, positive_number, whole_number
 
 FloatArray = npt.NDArray[np.float64]
 

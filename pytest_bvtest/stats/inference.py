@@ -15,10 +15,11 @@ import numpy as np
 # scipy.special's Student t function, not scipy.stats.t (whose sf is this function): scipy.stats takes ~1 s to import.
 from scipy.special import stdtr
 
+from pytest_bvtest.checks import checked_scores, checked_seed, open_interval, whole_number
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.checks import checked_scores, checked_seed, open_interval, whole_number
+from pytest_bvtest.spec.model import AnalysisSettings
 from pytest_bvtest.stats.gawm import gawm_resampled
-from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings, Statistic
+from pytest_bvtest.stats.registry import STATISTICS, Statistic
 
 # Relative tolerance under which two permuted statistics count as tied with the observed one:
 # sign-flipped sums that are equal in exact arithmetic may differ in the last bits.

@@ -23,20 +23,20 @@ as one matrix product.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy.special import ndtr
 
+from pytest_bvtest.checks import checked_scores
 from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.spec.model import AnalysisSettings, DifficultyGrouping
 from pytest_bvtest.stats import sums as topic_sums
 from pytest_bvtest.stats.biasvar import (
     BiasVariance,
-    DifficultyGrouping,
     GapDecomposition,
-    Grouping,
     apply_normalization,
     bias_variance,
     bias_variance_analysis,
@@ -48,7 +48,6 @@ from pytest_bvtest.stats.biasvar import (
     variance_samples,
     with_sample_variance,
 )
-from pytest_bvtest.stats.checks import checked_scores
 from pytest_bvtest.stats.gawm import gawm
 from pytest_bvtest.stats.meanvar import mve_inter_topic
 from pytest_bvtest.stats.risk import (
@@ -64,57 +63,6 @@ from pytest_bvtest.stats.risk import (
 )
 from pytest_bvtest.stats.simulation import SimulationResult
 from pytest_bvtest.stats.sums import SumForm
-
-
-@dataclass(frozen=True)
-class AnalysisSettings:
-    """How one evaluation computes its statistics (the spec's ``analysis`` section).
-
-    Attributes
-    ----------
-    target:
-        The bias target constant ``c``: ``"mean"`` (docs/mathematics.md §3 PIN, the mean of the virtual
-        target) or a number (1 = the metric maximum).
-    normalize:
-        ``"none"``, ``"max-min"`` or ``"target-ratio"`` (docs/mathematics.md §3c), bias-variance family only.
-    grouping:
-        ``None`` (topics are the samples), :class:`~pytest_bvtest.stats.biasvar.DifficultyGrouping` or
-        :class:`~pytest_bvtest.stats.biasvar.RandomGrouping` (docs/mathematics.md §3b), bias-variance
-        family only.
-    risk_alpha:
-        Extra weight of a loss in URisk, TRisk, ZRisk and GeoRisk (docs/mathematics.md §4). It
-        fixes no default; 5 is one of the values the TREC Web track 2013-14 reported (0, 1, 5, 10):
-        a loss counts six times a gain of the same size.
-    mve_alpha:
-        Risk preference of the mean-variance value ``mu - alpha * sigma2`` (docs/mathematics.md §5).
-        §5 fixes no default; 2 is the value of its golden example and of the spec's default.
-    topic_weights:
-        Topic importance for ``mve``, aligned with the matrix's topics (normalised to sum 1 by
-        :mod:`~pytest_bvtest.stats.meanvar`); ``None`` is uniform. Left out of ``==`` (an array).
-    gawm_q:
-        Conformity exponent ``q`` of GAWM (docs/mathematics.md §6).
-    zrisk_against:
-        ``"systems"`` (every other system, SIGIR 2016) or ``"target"`` (the virtual target alone,
-        IPM 2022 Table 8) as the baselines of ZRisk and GeoRisk.
-    variance:
-        ``"population"`` (docs/mathematics.md's default) or ``"sample"`` (n - 1, IPM 2022 Table 8, Zuccon et al.'s
-        pilot) for Var, Bias²+Var, the gap terms and MVE's variance.
-    target_system:
-        Row of the system whose per-topic scores are the target ``x_T`` of the bias-variance family
-        (SIGIR 2013 Sec. 2.5); ``None`` for the virtual target (the per-topic max, docs/mathematics.md §2).
-    """
-
-    target: Literal["mean"] | float = "mean"
-    normalize: str = "none"
-    grouping: Grouping | None = None
-    risk_alpha: float = 5.0
-    mve_alpha: float = 2.0
-    topic_weights: np.ndarray | None = field(default=None, compare=False)
-    gawm_q: float = 1.0
-    zrisk_against: str = "systems"
-    variance: str = "population"
-    target_system: int | None = None
-
 
 Compute = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray]
 TopicTerms = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray | None]
@@ -331,7 +279,7 @@ def _rows_and_extremes(scores: np.ndarray, rows: Sequence[int], settings: Analys
     grouping read the other systems only through these two aggregates. A named target system is read
     by its row index: ``None``, the whole matrix is needed.
     """
-    if settings.target_system is not None:
+    if settings.target_row is not None:
         return None
     if isinstance(settings.grouping, DifficultyGrouping) and settings.grouping.difficulty == "mean":
         # difficulty by the mean over systems reads every system: keep them all, the asked rows first
@@ -370,8 +318,8 @@ def _normalized_with_target(x: np.ndarray, settings: AnalysisSettings) -> tuple[
     The building blocks broadcast over leading axes, so a stack of resampled matrices is
     evaluated at once; ``c`` gains a trailing axis to broadcast over systems.
     """
-    normalized = apply_normalization(x, _topic_normalization(settings), settings.target_system).scores
-    target_scores = per_topic_target(normalized, settings.target_system)
+    normalized = apply_normalization(x, _topic_normalization(settings), settings.target_row).scores
+    target_scores = per_topic_target(normalized, settings.target_row)
     group_ratio = settings.normalize == "group-target-ratio" and settings.grouping is not None
     # the group ratio makes the target 1 on every group: the default c, its mean, is 1
     c = target_constant(np.ones(target_scores.shape) if group_ratio else target_scores, settings.target)
@@ -392,7 +340,7 @@ def _grouped(x: np.ndarray, settings: AnalysisSettings) -> tuple[BiasVariance, G
     return grouped_bias_variance(
         normalized,
         target_scores,
-        topic_difficulty(x, settings.grouping, settings.target_system),
+        topic_difficulty(x, settings.grouping, settings.target_row),
         c,
         settings.grouping,
         settings.normalize == "group-target-ratio",
@@ -579,7 +527,7 @@ def _shared(total: float, parts: np.ndarray) -> np.ndarray:
 def _mve(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
     return np.asarray(
         mve_inter_topic(
-            _score_matrix(scores), settings.mve_alpha, settings.topic_weights, variance=settings.variance
+            _score_matrix(scores), settings.mve.alpha, settings.topic_weights, variance=settings.variance
         ).value
     )
 
@@ -587,7 +535,7 @@ def _mve(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) 
 def _mve_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
     """``O_t = w_t (x_t - alpha (x_t - mu)^2)``: the value ``mu - alpha sigma2`` summed topic by topic."""
     return mve_inter_topic(
-        _score_matrix(scores), settings.mve_alpha, settings.topic_weights, variance=settings.variance
+        _score_matrix(scores), settings.mve.alpha, settings.topic_weights, variance=settings.variance
     ).topic_value
 
 
@@ -614,7 +562,7 @@ BIAS_VARIANCE = Shared(
         normalize=settings.normalize,
         grouping=settings.grouping,
         variance=settings.variance,
-        target_system=settings.target_system,
+        target_system=settings.target_row,
     ),
 )
 """The bias-variance analysis (docs/mathematics.md §2-3d): grouping is its costly part, so it runs once."""

@@ -19,8 +19,8 @@ from numpy.typing import ArrayLike
 # scipy.special's Student t function, not scipy.stats.t (whose sf is this function): scipy.stats takes ~1 s to import.
 from scipy.special import ndtr, stdtr
 
+from pytest_bvtest.checks import checked_scores, finite_number
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.checks import checked_scores, finite_number
 
 # A delta that is constant up to rounding (e.g. run = baseline + 0.1) leaves a sample standard
 # deviation of a few ulps of the largest |delta|, which would otherwise turn into |TRisk| ~ 1e15.

@@ -20,9 +20,9 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from pytest_bvtest.checks import whole_number
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.stats.biasvar import Tradeoff, bias_variance, target_constant, tradeoff, virtual_target
-from pytest_bvtest.stats.checks import whole_number
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]

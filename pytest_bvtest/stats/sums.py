@@ -43,12 +43,12 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 from scipy.special import ndtr
 
+from pytest_bvtest.checks import checked_scores, finite_number
 from pytest_bvtest.stats.biasvar import apply_normalization, per_topic_target
-from pytest_bvtest.stats.checks import checked_scores, finite_number
 from pytest_bvtest.stats.meanvar import normalised_weights
 
 if TYPE_CHECKING:
-    from pytest_bvtest.stats.registry import AnalysisSettings
+    from pytest_bvtest.spec.model import AnalysisSettings
 
 Evaluator = Callable[[np.ndarray], np.ndarray]
 """``evaluate(draws)``: ``(B, n)`` float draws (0/1 swaps or counts) -> ``(B, len(rows))`` values, NaN undecided."""
@@ -217,8 +217,8 @@ def _normalized_rows(
         return None
     # without grouping the group target-ratio is the per-topic ratio (groups of one topic)
     method = "target-ratio" if settings.normalize == "group-target-ratio" else settings.normalize
-    normalized = apply_normalization(matrix, method, settings.target_system).scores
-    return normalized[list(rows)], per_topic_target(normalized, settings.target_system)
+    normalized = apply_normalization(matrix, method, settings.target_row).scores
+    return normalized[list(rows)], per_topic_target(normalized, settings.target_row)
 
 
 def _bias_variance_terms(
@@ -428,7 +428,7 @@ def _mve_finish(sums: np.ndarray, centre: np.ndarray, topics: int, settings: Ana
     if settings.variance == "sample":
         effective = 1.0 - square_weight / weight**2
         variance = variance / np.where(effective > 1e-12, effective, np.nan)
-    return centre[0] + mean - settings.mve_alpha * variance
+    return centre[0] + mean - settings.mve.alpha * variance
 
 
 MVE = LinearSums(_mve_terms, _mve_finish)

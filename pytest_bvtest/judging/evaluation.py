@@ -1,6 +1,6 @@
 """What an evaluation produces: the result types every report is written from.
 
-:func:`~pytest_bvtest.api.evaluate_spec` builds an :class:`Evaluation`: one :class:`MeasureEvaluation`
+:func:`~pytest_bvtest.judging.pipeline.evaluate_spec` builds an :class:`Evaluation`: one :class:`MeasureEvaluation`
 per measure (matrix, target, every system's statistics, gate outcomes, guards) and the files it read.
 """
 
@@ -11,18 +11,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pytest_bvtest.cache import ScoreCache
-from pytest_bvtest.comparisons import Comparison
+from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.gates import GateOutcome
-from pytest_bvtest.guards import Guard
-from pytest_bvtest.matrix import RunFile, ScoreMatrix, ScoreTableFile
-from pytest_bvtest.measures import parse_measure
-from pytest_bvtest.spec import CANDIDATE_NAME, GateSpec, Spec
+from pytest_bvtest.judging.comparisons import Comparison
+from pytest_bvtest.judging.gates import GateOutcome
+from pytest_bvtest.judging.guards import Guard
+from pytest_bvtest.scoring.cache import ScoreCache
+from pytest_bvtest.scoring.matrix import ScoreMatrix
+from pytest_bvtest.spec.measures import parse_measure
+from pytest_bvtest.spec.model import AnalysisSettings, GateSpec, RunFile, ScoreTableFile, Spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff
 from pytest_bvtest.stats.gawm import GAWMResult, HITSResult
 from pytest_bvtest.stats.rankings import RankAgreement
-from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SimulationResult
 
 ROLE_CANDIDATE = "candidate"

@@ -21,7 +21,7 @@ conventions are trec_eval's own, read from its source:
 - **P@k**: relevant documents in the top k over k, also when fewer than k were retrieved.
 - **R@k** (``recall_k``): relevant documents in the top k over the number of relevant documents.
 - **RR**: 1 / rank of the first relevant document, 0 without one; **RR@k** is 0 when that rank
-  exceeds k (trec_eval has no cut-off RR; see :mod:`pytest_bvtest.measures`).
+  exceeds k (trec_eval has no cut-off RR; see :mod:`pytest_bvtest.scoring.measures`).
 - **nDCG** and **nDCG@k** (``ndcg``, ``ndcg_cut_k``): linear gain (the grade; trec_eval's gain table
   holds only the levels 0 and up, so a negative grade gains 0), discount log2(rank + 1); the ideal
   ranking is every positive judgment of the topic sorted by grade, cut at k like the ranking; 0
@@ -43,7 +43,7 @@ from pytest_bvtest.io.runbytes import docno_keys
 
 if TYPE_CHECKING:
     from pytest_bvtest.io.runs import RunColumns
-    from pytest_bvtest.measures import Measure
+    from pytest_bvtest.spec.measures import Measure
 
 
 def computes(measure: Measure) -> bool:

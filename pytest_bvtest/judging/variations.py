@@ -15,15 +15,21 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_bvtest.cache import ScoreCache
 from pytest_bvtest.errors import InputError, StatisticError, short_list
-from pytest_bvtest.evaluation import MVE_GENERAL, MVE_INTER_TOPIC, MVE_INTRA_TOPIC, AlphaSweep, MeanVarianceDetails
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.topicfiles import Variation, read_topic_weights, read_variations
-from pytest_bvtest.matrix import MatrixBuilder, ScoreMatrix
-from pytest_bvtest.measures import Measure
-from pytest_bvtest.progress import EvaluationProgress
-from pytest_bvtest.spec import Spec
+from pytest_bvtest.judging.evaluation import (
+    MVE_GENERAL,
+    MVE_INTER_TOPIC,
+    MVE_INTRA_TOPIC,
+    AlphaSweep,
+    MeanVarianceDetails,
+)
+from pytest_bvtest.scoring.cache import ScoreCache
+from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
+from pytest_bvtest.scoring.progress import EvaluationProgress
+from pytest_bvtest.spec.measures import Measure
+from pytest_bvtest.spec.model import AnalysisSettings, Spec
 from pytest_bvtest.stats.inference import BootstrapInterval, topic_bootstrap
 from pytest_bvtest.stats.meanvar import (
     IntraTopicMeanVariance,
@@ -37,7 +43,6 @@ from pytest_bvtest.stats.meanvar import (
     variation_mve,
 )
 from pytest_bvtest.stats.rankings import system_ranks
-from pytest_bvtest.stats.registry import AnalysisSettings
 
 
 @dataclass(frozen=True)
@@ -273,7 +278,7 @@ def mean_variance_details(
     if variations is not None:
         result, form = variations.results[matrix.measure], variations.method
     else:
-        result = mve_inter_topic(matrix.scores, settings.mve_alpha, settings.topic_weights, variance=settings.variance)
+        result = mve_inter_topic(matrix.scores, settings.mve.alpha, settings.topic_weights, variance=settings.variance)
         form = MVE_INTER_TOPIC
     mu, sigma2 = np.asarray(result.mu, dtype=float), np.asarray(result.sigma2, dtype=float)
     sweep = None

@@ -12,7 +12,7 @@ gdeval.pl line by line:
 - a ranking shorter than k is not padded with anything that counts (gains stop where it stops);
 - ERR's stopping probability is R(g) = (2^g - 1) / 2^4: 4 is gdeval's top grade, and a grade above
   it is an input error for ERR (docs/mathematics.md §1 PIN). Exponential-gain nDCG accepts grades up to
-  :data:`~pytest_bvtest.measures.NDCG_TOP_GRADE` (its gain 2^g - 1 overflows near 1024; gdeval.pl
+  :data:`~pytest_bvtest.scoring.measures.NDCG_TOP_GRADE` (its gain 2^g - 1 overflows near 1024; gdeval.pl
   itself refuses grades above 4 for both measures).
 
 The measures themselves are pure functions on a grade matrix (topics on rows, ranks on columns),

@@ -18,36 +18,16 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_bvtest.cache import CachedScores, ScoreCache
 from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import Run, RunColumns, read_run_columns
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
-from pytest_bvtest.measures import Measure, TableMeasure, check_relevance_levels, evaluate_run
-from pytest_bvtest.progress import EvaluationProgress
+from pytest_bvtest.scoring.cache import CachedScores, ScoreCache
+from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run
+from pytest_bvtest.scoring.progress import EvaluationProgress
+from pytest_bvtest.spec.measures import Measure, TableMeasure
+from pytest_bvtest.spec.model import RunFile, ScoreTableFile, Source
 from pytest_bvtest.stats.simulation import RetrievedList
-
-
-@dataclass(frozen=True)
-class RunFile:
-    """A system given as a TREC run file; ``name`` overrides the run's tag, ``tag`` selects one."""
-
-    path: Path
-    name: str | None = None
-    tag: str | None = None
-
-
-@dataclass(frozen=True)
-class ScoreTableFile:
-    """Systems given as a per-topic score table; ``systems`` selects some of them (all by default)."""
-
-    path: Path
-    format: str = "auto"
-    systems: tuple[str, ...] | None = None
-    rename: Mapping[str, str] = field(default_factory=dict)
-
-
-Source = RunFile | ScoreTableFile | Run
 
 
 @dataclass(frozen=True)

@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pytest_bvtest.errors import InputError, StatisticError
-from pytest_bvtest.guards import Guard
-from pytest_bvtest.matrix import ScoreMatrix
-from pytest_bvtest.spec import Bound, GateSpec, Spec
+from pytest_bvtest.judging.guards import Guard
+from pytest_bvtest.scoring.matrix import ScoreMatrix
+from pytest_bvtest.spec.model import AnalysisSettings, Bound, GateSpec, Spec
 from pytest_bvtest.stats.calibration import FamilyLevel, SwapNull, family_level, null_of_own_value, swap_null
 from pytest_bvtest.stats.inference import paired_bootstrap
-from pytest_bvtest.stats.registry import STATISTICS, AnalysisSettings
+from pytest_bvtest.stats.registry import STATISTICS
 
 if TYPE_CHECKING:
-    from pytest_bvtest.variations import VariationMVE
+    from pytest_bvtest.judging.variations import VariationMVE
 
 # A value this close to its limit counts as on it: floating-point noise must not flip a gate.
 _TOLERANCE = 1e-12

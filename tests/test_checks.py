@@ -1,4 +1,4 @@
-"""The argument checks the statistics share (pytest_bvtest.stats.checks): what passes, and the message
+"""The argument checks the statistics share (pytest_bvtest.checks): what passes, and the message
 of what does not."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
+from pytest_bvtest.checks import checked_seed, finite_number, open_interval, positive_number, whole_number
 from pytest_bvtest.errors import StatisticError
-from pytest_bvtest.stats.checks import checked_seed, finite_number, open_interval, positive_number, whole_number
 
 
 def test_accepted_values_come_back_in_the_type_the_statistics_compute_with() -> None:

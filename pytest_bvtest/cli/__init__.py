@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from pytest_bvtest import __version__
-from pytest_bvtest.cache import DEFAULT_CACHE_DIR
 from pytest_bvtest.errors import BvtestError, InputError, short_list
+from pytest_bvtest.scoring.cache import DEFAULT_CACHE_DIR
 
 if TYPE_CHECKING:
-    from pytest_bvtest.evaluation import Evaluation
-    from pytest_bvtest.gates import GateOutcome
-    from pytest_bvtest.spec import CalibrationSpec, Spec
+    from pytest_bvtest.judging.evaluation import Evaluation
+    from pytest_bvtest.judging.gates import GateOutcome
+    from pytest_bvtest.spec.model import CalibrationSpec, Spec
 
 # The pipeline is imported by the command that runs it, so `bvtest --help` and usage errors answer at once.
 
@@ -143,9 +143,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
-    from pytest_bvtest.cache import ScoreCache
-    from pytest_bvtest.matrix import MatrixBuilder, RunFile
-    from pytest_bvtest.measures import parse_measure
+    from pytest_bvtest.scoring.cache import ScoreCache
+    from pytest_bvtest.scoring.matrix import MatrixBuilder
+    from pytest_bvtest.spec.measures import parse_measure
+    from pytest_bvtest.spec.model import RunFile
 
     measures = [parse_measure(text) for text in arguments.measures]
     builder = MatrixBuilder.from_qrels_file(arguments.qrels, ScoreCache(arguments.cache_dir), jobs=arguments.jobs)
@@ -181,9 +182,9 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 
 
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
-    from pytest_bvtest.api import evaluate_spec, require_candidate_for_gates, spec_under_test
-    from pytest_bvtest.reference_update import update_reference
+    from pytest_bvtest.judging.pipeline import evaluate_spec, require_candidate_for_gates, spec_under_test
     from pytest_bvtest.report import outputs
+    from pytest_bvtest.report.reference_update import update_reference
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
@@ -264,7 +265,7 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     """For every gate: its limit's false-alarm rate, the limits at 5% and 1%, and a replay of every baseline."""
     from dataclasses import replace
 
-    from pytest_bvtest.api import evaluate_spec, replay_baselines, spec_under_test
+    from pytest_bvtest.judging.pipeline import evaluate_spec, replay_baselines, spec_under_test
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if spec.candidate is None or not spec.gates:
@@ -459,7 +460,3 @@ def _discard_stdout(out: TextIO) -> None:
         os.dup2(devnull, sys.stdout.fileno())
     finally:
         os.close(devnull)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

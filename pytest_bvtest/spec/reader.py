@@ -1,4 +1,5 @@
-"""The ``bvtest.yaml`` spec: what to evaluate, how, and which gates must hold.
+"""Reading the ``bvtest.yaml`` spec into its model (:mod:`pytest_bvtest.spec.model`): what to evaluate, how,
+and which gates must hold.
 
 The spec is read with its line numbers kept, so every mistake is reported as
 ``SPEC:LINE: key: what is wrong; what to do``. Relative paths resolve against the spec's folder.
@@ -12,7 +13,7 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +21,36 @@ import yaml
 
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError, excerpt, short_list
-from pytest_bvtest.guards import GuardSettings
-from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
-from pytest_bvtest.matrix import RunFile, ScoreTableFile, Source
-from pytest_bvtest.measures import Measure, TableMeasure, parse_measure
-from pytest_bvtest.stats.biasvar import NORMALIZATIONS, DifficultyGrouping, Grouping, RandomGrouping, SampledGrouping
-from pytest_bvtest.stats.calibration import RATE_SWAPS
+from pytest_bvtest.spec.measures import Measure, TableMeasure, parse_measure
+from pytest_bvtest.spec.model import (
+    BOUND_KEYS,
+    DEFAULT_RESAMPLES,
+    UPPER_BOUNDS,
+    AlphaSweepSpec,
+    AnalysisSettings,
+    BootstrapSpec,
+    Bound,
+    CalibrationSpec,
+    DifficultyGrouping,
+    GateSpec,
+    Grouping,
+    GuardSettings,
+    MeanVarianceSpec,
+    RandomGrouping,
+    RankingSpec,
+    RunFile,
+    SampledGrouping,
+    ScoreTableFile,
+    SimulationSpec,
+    Source,
+    Spec,
+)
+from pytest_bvtest.stats.biasvar import NORMALIZATIONS
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SIMULATED_MEASURES
 
-BOUND_KEYS = ("max", "min", "max_increase", "max_decrease")
 _PERCENT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
 
 #: Limits that keep a hostile or mistaken spec (a billion-laughs alias bomb, a system file) cheap to refuse.
@@ -75,230 +94,6 @@ _ANALYSIS_KEYS = (
     "guards",
 )
 _GATE_KEYS = ("statistic", *BOUND_KEYS, "false_alarm", "confidence", "measure", "reference", "name")
-# Bounds that cap a value from above / below; a calibrated limit lies on the statistic's bad side.
-_UPPER_BOUNDS = ("max", "max_increase")
-
-
-@dataclass(frozen=True)
-class Bound:
-    """A gate's bound: ``kind`` is one of :data:`BOUND_KEYS`; ``relative`` when written as ``N%``."""
-
-    kind: str
-    amount: float
-    relative: bool
-
-    def __str__(self) -> str:
-        amount = f"{self.amount * 100:g}%" if self.relative else f"{self.amount:g}"
-        return f"{self.kind} {amount}"
-
-
-@dataclass(frozen=True)
-class GateSpec:
-    """One gate: a statistic, a bound and/or a false-alarm rate, optionally noise-awareness, a measure, a reference.
-
-    ``bound`` is ``None`` for a gate limited by ``false_alarm`` alone (a calibrated limit, docs/mathematics.md
-    §7); with both, the gate fails only when both limits are crossed.
-    """
-
-    statistic: str
-    bound: Bound | None
-    name: str
-    line: int
-    confidence: float | None = None
-    measure: Measure | None = None
-    reference: str | None = None
-    false_alarm: float | None = None
-
-    @property
-    def kind(self) -> str:
-        """The bound's kind, or ``false_alarm`` for a calibrated limit alone (distinguishes same-named gates)."""
-        return self.bound.kind if self.bound is not None else "false_alarm"
-
-
-@dataclass(frozen=True)
-class AlphaSweepSpec:
-    """MVE's value and rank of every system over ``steps`` alphas from ``low`` to ``high`` (Zuccon et al. Figs. 2-4)."""
-
-    low: float = -5.0
-    high: float = 5.0
-    steps: int = 21
-
-
-@dataclass(frozen=True)
-class MeanVarianceSpec:
-    alpha: float = 2.0
-    weights: Path | None = None
-    variations: Path | None = None
-    form: str = "auto"
-    sweep: AlphaSweepSpec | None = None
-
-
-@dataclass(frozen=True)
-class RankingSpec:
-    """Rank systems by each of ``statistics`` and compare with the ranking by ``against`` (Kendall, tau_AP)."""
-
-    against: str = "mean"
-    statistics: tuple[str, ...] = ("mve", "gawm", "bias2_plus_var")
-
-
-@dataclass(frozen=True)
-class SimulationSpec:
-    """The per-topic simulation (docs/mathematics.md §3e): ``samples`` collections drawn with ``seed``,
-    scored by each of ``measures``."""
-
-    samples: int = 100
-    seed: int = 0
-    measures: tuple[Measure, ...] = (Measure("AP"),)
-
-
-@dataclass(frozen=True)
-class BootstrapSpec:
-    resamples: int = 1000
-    seed: int = 0
-
-
-@dataclass(frozen=True)
-class CalibrationSpec:
-    """The swap null of calibrated limits (docs/mathematics.md §7): ``swaps`` Monte-Carlo swaps drawn with ``seed``.
-
-    ``swaps`` ``None`` takes the defaults: the statistic's for a ``false_alarm`` gate (10,000; GAWM
-    1,000), ``plain_bound_swaps`` for the false-alarm rate a plain bound reports (not a spec key:
-    ``bvtest calibrate`` sets it to ``None``, the statistic's default, for precise limits).
-    ``family`` (the default) holds the ``false_alarm`` gates that share their swaps and their rate to that rate
-    together (Westfall-Young min-p, :func:`~pytest_bvtest.stats.calibration.family_level`): the CI check is one red
-    or green, so its false-alarm rate is the one a spec asks for; off, each gate keeps its rate alone.
-    """
-
-    swaps: int | None = None
-    seed: int = 0
-    family: bool = True
-    plain_bound_swaps: int | None = RATE_SWAPS
-
-
-@dataclass(frozen=True)
-class AnalysisSpec:
-    target: str | float = "mean"
-    target_system: str | None = None
-    normalize: str = "none"
-    grouping: Grouping | None = None
-    risk_alpha: float = 5.0
-    mve: MeanVarianceSpec = field(default_factory=MeanVarianceSpec)
-    gawm_q: float = 1.0
-    simulation: SimulationSpec | None = None
-    bootstrap: BootstrapSpec = field(default_factory=BootstrapSpec)
-    calibration: CalibrationSpec = field(default_factory=CalibrationSpec)
-    top_topics: int = 5
-    rankings: RankingSpec | None = None
-    hits: bool = False
-    zrisk_against: str = "systems"
-    variance: str = "population"
-    guards: GuardSettings = field(default_factory=GuardSettings)
-
-
-@dataclass(frozen=True)
-class Spec:
-    """A validated spec. ``baselines`` maps names to sources; ``candidate`` is ``None`` for analysis only."""
-
-    path: Path
-    measures: tuple[Measure | TableMeasure, ...]
-    baselines: Mapping[str, Source]
-    qrels: Path | None = None
-    candidate: Source | None = None
-    reference: str | None = None
-    analysis: AnalysisSpec = field(default_factory=AnalysisSpec)
-    gates: tuple[GateSpec, ...] = ()
-    cache: Path | None = None
-    topics: Path | None = None
-    lines: Mapping[tuple[Any, ...], int] = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def folder(self) -> Path:
-        return self.path.parent
-
-    def line_of(self, *key: Any) -> int | None:
-        return self.lines.get(tuple(key))
-
-    @property
-    def candidate_name(self) -> str | None:
-        """The candidate's name in the matrices and reports; ``None`` without a candidate."""
-        if self.candidate is None:
-            return None
-        if isinstance(self.candidate, RunFile | Run):
-            return self.candidate.name or CANDIDATE_NAME
-        return self.candidate.rename.get(self.candidate.systems[0], self.candidate.systems[0])  # type: ignore[index]
-
-    def sources(self) -> list[Source]:
-        """Every system to evaluate: the baselines in spec order, then the candidate."""
-        return [*self.baselines.values(), *([self.candidate] if self.candidate is not None else [])]
-
-    def without_gates(self) -> Spec:
-        """The same spec as an analysis-only report."""
-        return replace(self, gates=())
-
-    def with_candidate(self, candidate: Source) -> Spec:
-        """The same spec with another system under test (checked again: the candidate's kind matters)."""
-        spec = replace(self, candidate=candidate)
-        spec.check_combinations()
-        return spec
-
-    def check_combinations(self) -> None:
-        """The checks that read several sections of the spec at once, raised at the line of the section
-        that cannot work with the others, so a broken spec fails before anything is evaluated."""
-        tables = [isinstance(source, ScoreTableFile) for source in self.sources()]
-        mve = self.analysis.mve
-        if mve.variations is not None and self.qrels is None and not all(tables):
-            raise InputError(
-                "query variations from run files need relevance judgments",
-                path=self.path,
-                line=self.line_of("analysis", "mve", "variations"),
-                hint="add `qrels:`, or give every system as a per-query score table",
-            )
-        if self.analysis.simulation is not None:
-            simulation = self.line_of("analysis", "simulation")
-            if self.qrels is None or mve.variations is not None:
-                raise InputError(
-                    "the per-topic simulation needs run files and qrels, without query variations",
-                    path=self.path,
-                    line=simulation,
-                )
-            if any(tables):
-                raise InputError(
-                    "the per-topic simulation needs run files: per-topic tables have no rankings",
-                    path=self.path,
-                    line=simulation,
-                )
-        rankings = self.analysis.rankings
-        if rankings is not None and not any(tables) and len(self.sources()) < 2:
-            # a table may hold several systems: those are counted once it is read
-            raise InputError(
-                "rankings need at least 2 systems",
-                path=self.path,
-                line=self.line_of("analysis", "rankings"),
-                hint="add baselines, or remove `rankings`",
-            )
-        if rankings is not None and self.reference is None:
-            for name in (rankings.against, *rankings.statistics):
-                if STATISTICS[name].needs_reference:
-                    raise InputError(
-                        f"systems cannot be ranked by {name}: it needs a reference system",
-                        path=self.path,
-                        line=self.line_of("analysis", "rankings"),
-                        hint="add a baseline (the first is the reference) or rank by another statistic",
-                    )
-
-    def with_candidate_run(self, path: str | os.PathLike[str]) -> Spec:
-        """The same spec with its candidate replaced by a run file (``--bvtest-run``)."""
-        if not str(path).strip():
-            raise InputError(
-                'the candidate run\'s path is empty (an unset variable in `--bvtest-run "$RUN"`?)',
-                hint="give the run file to test with --bvtest-run / --run",
-            )
-        try:
-            require_regular_file(path)
-        except InputError as error:
-            problem = "not found" if error.message == "file not found" else error.message
-            raise InputError(f"candidate run {problem}", path=path, hint="check --bvtest-run / --run") from None
-        return self.with_candidate(RunFile(Path(os.path.realpath(path)), name=CANDIDATE_NAME))
 
 
 class _SpecReader:
@@ -418,7 +213,7 @@ class _SpecReader:
         spec = Spec(
             self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics, self.lines
         )
-        spec.check_combinations()
+        check_combinations(spec)
         return spec
 
     def measures(self, value: Any, free_labels: bool = False) -> tuple[Measure | TableMeasure, ...]:
@@ -537,9 +332,9 @@ class _SpecReader:
             raise self.error(("reference",), f"{value!r} is not a baseline", hint)
         return value
 
-    def analysis(self, value: Any) -> AnalysisSpec:
+    def analysis(self, value: Any) -> AnalysisSettings:
         if value is None:
-            return AnalysisSpec()
+            return AnalysisSettings()
         section = self.check_keys(value, ("analysis",), _ANALYSIS_KEYS, "analysis")
         key = lambda *parts: ("analysis", *parts)  # noqa: E731
         settings: dict[str, Any] = {}
@@ -609,7 +404,7 @@ class _SpecReader:
             bootstrap = self.check_keys(section["bootstrap"], key("bootstrap"), ("resamples", "seed"), "bootstrap")
             settings["bootstrap"] = BootstrapSpec(
                 resamples=self.number(
-                    bootstrap.get("resamples", 1000),
+                    bootstrap.get("resamples", DEFAULT_RESAMPLES),
                     key("bootstrap", "resamples"),
                     minimum=10,
                     maximum=MAX_REPETITIONS,
@@ -668,7 +463,7 @@ class _SpecReader:
             if not isinstance(section["hits"], bool):
                 raise self.error(key("hits"), f"expected true or false, got {_kind(section['hits'])}")
             settings["hits"] = section["hits"]
-        return AnalysisSpec(**settings)
+        return AnalysisSettings(**settings)
 
     def simulated_measures(self, value: Any, key: tuple[Any, ...]) -> tuple[Measure, ...]:
         """The measures the per-topic simulation scores: binary-relevance ones it can compute on a ranked list."""
@@ -692,7 +487,7 @@ class _SpecReader:
         return tuple(dict.fromkeys(measures))
 
     def simulated_gates(
-        self, gates: tuple[GateSpec, ...], measures: tuple[Measure | TableMeasure, ...], analysis: AnalysisSpec
+        self, gates: tuple[GateSpec, ...], measures: tuple[Measure | TableMeasure, ...], analysis: AnalysisSettings
     ) -> None:
         """A gate on a simulation statistic needs the simulation of every measure it runs on."""
         for index, gate in enumerate(gates):
@@ -889,7 +684,7 @@ class _SpecReader:
         kind = kinds[0]
         raw = gate[kind]
         higher_is_better = STATISTICS[statistic].higher_is_better
-        if calibrated and (kind in _UPPER_BOUNDS) == higher_is_better:
+        if calibrated and (kind in UPPER_BOUNDS) == higher_is_better:
             side = "a low" if higher_is_better else "a high"
             raise self.error(
                 (*key, kind),
@@ -1084,3 +879,71 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
     spec_path = Path(os.path.realpath(path))
     document, lines = _compose(spec_path)
     return _SpecReader(spec_path, lines).read(document)
+
+
+def check_combinations(spec: Spec) -> None:
+    """The checks that read several sections of ``spec`` at once, raised at the line of the section that
+    cannot work with the others, so a broken spec fails before anything is evaluated."""
+    tables = [isinstance(source, ScoreTableFile) for source in spec.sources()]
+    mve = spec.analysis.mve
+    if mve.variations is not None and spec.qrels is None and not all(tables):
+        raise InputError(
+            "query variations from run files need relevance judgments",
+            path=spec.path,
+            line=spec.line_of("analysis", "mve", "variations"),
+            hint="add `qrels:`, or give every system as a per-query score table",
+        )
+    if spec.analysis.simulation is not None:
+        simulation = spec.line_of("analysis", "simulation")
+        if spec.qrels is None or mve.variations is not None:
+            raise InputError(
+                "the per-topic simulation needs run files and qrels, without query variations",
+                path=spec.path,
+                line=simulation,
+            )
+        if any(tables):
+            raise InputError(
+                "the per-topic simulation needs run files: per-topic tables have no rankings",
+                path=spec.path,
+                line=simulation,
+            )
+    rankings = spec.analysis.rankings
+    if rankings is not None and not any(tables) and len(spec.sources()) < 2:
+        # a table may hold several systems: those are counted once it is read
+        raise InputError(
+            "rankings need at least 2 systems",
+            path=spec.path,
+            line=spec.line_of("analysis", "rankings"),
+            hint="add baselines, or remove `rankings`",
+        )
+    if rankings is not None and spec.reference is None:
+        for name in (rankings.against, *rankings.statistics):
+            if STATISTICS[name].needs_reference:
+                raise InputError(
+                    f"systems cannot be ranked by {name}: it needs a reference system",
+                    path=spec.path,
+                    line=spec.line_of("analysis", "rankings"),
+                    hint="add a baseline (the first is the reference) or rank by another statistic",
+                )
+
+
+def with_candidate(spec: Spec, candidate: Source) -> Spec:
+    """``spec`` with another system under test, checked again (the candidate's kind matters)."""
+    replaced = replace(spec, candidate=candidate)
+    check_combinations(replaced)
+    return replaced
+
+
+def with_candidate_run(spec: Spec, path: str | os.PathLike[str]) -> Spec:
+    """``spec`` with its candidate replaced by a run file (``--bvtest-run``)."""
+    if not str(path).strip():
+        raise InputError(
+            'the candidate run\'s path is empty (an unset variable in `--bvtest-run "$RUN"`?)',
+            hint="give the run file to test with --bvtest-run / --run",
+        )
+    try:
+        require_regular_file(path)
+    except InputError as error:
+        problem = "not found" if error.message == "file not found" else error.message
+        raise InputError(f"candidate run {problem}", path=path, hint="check --bvtest-run / --run") from None
+    return with_candidate(spec, RunFile(Path(os.path.realpath(path)), name=CANDIDATE_NAME))

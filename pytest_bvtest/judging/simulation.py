@@ -9,8 +9,9 @@ import numpy as np
 
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run, read_run
-from pytest_bvtest.matrix import ScoreMatrix, retrieved_lists
-from pytest_bvtest.spec import Spec, simulated_form
+from pytest_bvtest.scoring.matrix import ScoreMatrix, retrieved_lists
+from pytest_bvtest.spec.model import Spec
+from pytest_bvtest.spec.reader import simulated_form
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SimulationResult, simulate_topic_bias_variance
 
@@ -21,7 +22,7 @@ def simulate_spec(
     """Per-topic bias-variance over simulated collections (docs/mathematics.md §3e) for every system, by measure."""
     settings = spec.analysis.simulation
     assert settings is not None
-    # every source is a run (Spec.check_combinations refuses tables with a simulation)
+    # every source is a run (reader.check_combinations refuses tables with a simulation)
     runs = [
         source if isinstance(source, Run) else read_run(source.path, tag=source.tag)  # type: ignore[union-attr]
         for source in spec.sources()

@@ -1,53 +1,28 @@
-"""Effectiveness measures: names in ir_measures' syntax, per-topic values from pytrec_eval and gdeval.
+"""Measure names: ir_measures' syntax (and trec_eval's labels) parsed into :class:`Measure`.
 
 Users name measures as in ir_measures (``AP``, ``nDCG@10``, ``P(rel=2)@10``, ``RR(rel=2)``,
 ``nDCG(dcg='exp-log2')@20``, ``ERR@20``) or as trec_eval does (``map``, ``ndcg_cut_10``, ``P_10``,
 ``recip_rank``, ``recall_1000``); both parse to one :class:`Measure` whose ``str`` is the canonical
-ir_measures form. The syntax is ir_measures' own parser; this module decides what is supported.
-
-Who computes what (docs/mathematics.md §1):
-
-- AP, nDCG, nDCG@k, P@k, R@k, RR and RR@k (any ``rel=``, not judged-only) come from
-  :mod:`pytest_bvtest.columnar`: trec_eval's definitions on numpy arrays, every topic in one pass,
-  equal to pytrec_eval (tests/test_columnar.py checks every run of the shared data).
-- The other trec_eval measures come from pytrec_eval, a fresh evaluator per call and one evaluator per
-  (relevance level, judged-only) pair, so ``AP`` and ``AP(rel=2)`` in one call cost two passes and
-  ``AP``, ``P@10`` and ``nDCG@10`` one. ``rel=N`` is trec_eval's ``-l N`` (grade >= N is relevant
-  for binary measures); nDCG is graded and ignores it, as trec_eval does. ``judged_only=True`` is
-  trec_eval's ``-J`` (it also drops documents graded below 0). ``nDCG`` is trec_eval's linear-gain
-  ``ndcg``/``ndcg_cut``.
-- ``RR@k`` is trec_eval's ``recip_rank`` set to 0 when the first relevant document is below rank k
-  (trec_eval has no cut-off reciprocal rank; recip_rank is exactly 1/rank, so this is exact).
-- ``ERR@k`` and ``nDCG(dcg='exp-log2')@k`` come from :mod:`pytest_bvtest.gdeval` (gdeval.pl).
-- Not supported, with a message saying why: interpolated precision (``IPrec``, ``11pt_avg``;
-  pytrec_eval's bundled trec_eval rounds recall points differently from trec_eval 10.0 and
-  disagrees with trec_eval's own expected outputs), custom ``gains=``, ``SetF`` with ``beta`` other
-  than 1, aggregate-only values (``NumQ``, ``gm_map``) and every measure pytrec_eval lacks.
+ir_measures form. The syntax is ir_measures' own parser; this module decides what is supported, and
+:mod:`pytest_bvtest.scoring.measures` computes it. A value type of the spec: it imports nothing of the
+pipeline.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
 import ir_measures
 
-from pytest_bvtest import columnar, gdeval
 from pytest_bvtest.errors import InputError, excerpt
-from pytest_bvtest.io.qrels import Qrels, check_top_grade
-from pytest_bvtest.io.runs import Run, RunColumns
 
 _EXPONENTIAL_DCG = "exp-log2"
 _C_INT_MAX = 2**31 - 1
 _LONGEST_MEASURE_NAME = 100
-
-#: The largest grade nDCG (either gain) accepts: trec_eval's nDCG allocates and walks an array per
-#: grade level (grade 3e9 took 23 GB), and gdeval's gain 2^g - 1 overflows a float near g = 1024.
-NDCG_TOP_GRADE = 512
 
 
 @dataclass(frozen=True)
@@ -100,7 +75,7 @@ _SUPPORTED_SUMMARY = (
 class Measure:
     """One effectiveness measure, as ir_measures names it.
 
-    Build it with :func:`parse_measure` (or :meth:`from_trec_eval_name`); ``str(measure)`` is the
+    Build it with :func:`parse_measure`; ``str(measure)`` is the
     canonical ir_measures form (``parse_measure("ndcg_cut_10")`` prints as ``nDCG@10``), and equal
     measures compare and hash equal however they were written (``AP(rel=1)`` is ``AP``).
 
@@ -160,6 +135,12 @@ class Measure:
         return self.name == "ERR" or self.exponential_gain
 
     @property
+    def trec_eval_family(self) -> str | None:
+        """trec_eval's label of the measure's family without a cut-off (``map``, ``recip_rank``); ``None``
+        where it has none (``P``, ``R``, which trec_eval only computes at a cut-off)."""
+        return _FAMILIES[self.name].label
+
+    @property
     def trec_eval_name(self) -> str | None:
         """The label of this measure in trec_eval's output (``map``, ``ndcg_cut_10``, ``recip_rank``).
 
@@ -177,28 +158,6 @@ class Measure:
         if self.cutoff is None:
             return family.label
         return None if family.cut_label is None else f"{family.cut_label}_{self.cutoff}"
-
-    @classmethod
-    def from_trec_eval_name(cls, label: str, relevance_level: int = 1) -> Measure:
-        """The measure behind a trec_eval output label, e.g. ``ndcg_cut_10`` -> ``nDCG@10``.
-
-        Parameters
-        ----------
-        label:
-            A measure name as trec_eval prints it in its first column.
-        relevance_level:
-            The ``-l`` the table was made with; it becomes ``rel`` of binary measures
-            (``map`` from ``trec_eval -l 2`` is ``AP(rel=2)``).
-
-        Raises
-        ------
-        InputError
-            For a label that names no supported measure (``gm_map``, ``relstring``, ...).
-        """
-        measure = _from_trec_eval(label.strip(), label, None, None)
-        if measure is None:
-            raise _unknown(label, None, None, None)
-        return measure if measure.rel is None else replace(measure, rel=relevance_level)
 
 
 @dataclass(frozen=True)
@@ -422,148 +381,3 @@ def _close_names(text: str) -> list[str]:
             if shown not in suggestions:
                 suggestions.append(shown)
     return suggestions
-
-
-def check_relevance_levels(qrels: Qrels, measures: Sequence[Measure | TableMeasure]) -> None:
-    """Refuse a ``rel=N`` that no judgment reaches: no document would be relevant, every system would score 0
-    on every topic, and the gates would pass on a matrix of zeros.
-
-    Checked where runs are scored for a spec or ``bvtest evaluate`` (:class:`~pytest_bvtest.matrix.MatrixBuilder`),
-    not by :func:`evaluate_run`, which computes any level as trec_eval does (0 where nothing is relevant).
-    """
-    levels = [measure for measure in measures if isinstance(measure, Measure) and (measure.rel or 0) > 1]
-    if not levels:
-        return
-    top = max(max(docs.values()) for docs in qrels.judgments.values())
-    above = next((measure for measure in levels if measure.rel > top), None)
-    if above is not None:
-        raise InputError(
-            f"{above} counts a grade of {above.rel} or more as relevant, but no judgment reaches {above.rel} "
-            f"(the top grade is {top}): every system would score 0 on every topic",
-            path=qrels.path,
-            hint=f"use a level the qrels hold, e.g. {replace(above, rel=top)}",
-        )
-
-
-def evaluate_run(qrels: Qrels, run: Run | RunColumns, measures: Sequence[Measure]) -> dict[Measure, dict[str, float]]:
-    """Per-topic values of each measure for one run.
-
-    Parameters
-    ----------
-    qrels:
-        The judgments; its topic universe is :meth:`Qrels.evaluated_topics` (docs/mathematics.md §1 PIN:
-        topics with at least one positive grade).
-    run:
-        The rankings (a :class:`Run` or, read by :func:`~pytest_bvtest.io.runs.read_run_columns`, its
-        columns); order is score descending, ties by docno descending (docs/mathematics.md §1).
-    measures:
-        What to compute.
-
-    Returns
-    -------
-    dict[Measure, dict[str, float]]
-        ``values[measure][qid]`` for every topic of the universe that the run ranks at least one
-        document for, in the qrels' topic order. Topics the run misses are absent (the score matrix
-        zero-fills them); topics outside the universe are ignored.
-
-    Raises
-    ------
-    InputError
-        For ERR when a grade exceeds 4 (docs/mathematics.md §1 PIN), for nDCG when a grade exceeds
-        :data:`NDCG_TOP_GRADE`, naming the judgment's file and line.
-    """
-    if any(measure.name == "ERR" for measure in measures):
-        gdeval.check_err_grades(qrels)
-    if any(measure.name == "nDCG" for measure in measures):
-        check_top_grade(
-            qrels,
-            NDCG_TOP_GRADE,
-            "the largest grade nDCG accepts",
-            hint=f"trec_eval's nDCG takes time and memory per grade level and the gain 2^g overflows: "
-            f"map the grades onto 0..{NDCG_TOP_GRADE} (binary measures such as AP accept any grade)",
-        )
-    if isinstance(run, RunColumns):
-        ranked_topics = set(run.topics)  # every topic of the columns has a document
-        topics = [qid for qid in qrels.evaluated_topics() if qid in ranked_topics]
-    else:
-        topics = [qid for qid in qrels.evaluated_topics() if run.scores.get(qid)]
-    if not topics:
-        return {measure: {} for measure in measures}
-    judgments = {qid: qrels.judgments[qid] for qid in topics}
-    values: dict[Measure, dict[str, float]] = {}
-    columnar_measures = [measure for measure in measures if columnar.computes(measure)]
-    trec_eval_measures = [measure for measure in measures if not measure.uses_gdeval and not columnar.computes(measure)]
-    gdeval_measures = [measure for measure in measures if measure.uses_gdeval]
-    if columnar_measures:
-        if isinstance(run, RunColumns):
-            ranked = columnar.ranked_gains_from_columns(judgments, run, topics)
-        else:
-            ranked = columnar.ranked_gains_from_rankings(judgments, {qid: run.scores[qid] for qid in topics}, topics)
-        values.update(columnar.evaluate(ranked, columnar_measures))
-    if len(columnar_measures) == len(measures):
-        return values
-    rankings = run.rankings(topics) if isinstance(run, RunColumns) else {qid: run.scores[qid] for qid in topics}
-    if trec_eval_measures:
-        values.update(_evaluate_with_pytrec_eval(judgments, rankings, trec_eval_measures))
-    if gdeval_measures:
-        values.update(_evaluate_with_gdeval(judgments, rankings, topics, gdeval_measures))
-    return {measure: values[measure] for measure in measures}
-
-
-def _evaluate_with_pytrec_eval(
-    judgments: dict[str, dict[str, int]], rankings: dict[str, dict[str, float]], measures: Sequence[Measure]
-) -> dict[Measure, dict[str, float]]:
-    """trec_eval's measures, one fresh pytrec_eval evaluator per (relevance level, judged-only) pair."""
-    import pytrec_eval
-
-    groups: dict[tuple[int, bool], list[Measure]] = {}
-    for measure in sorted(measures, key=lambda measure: measure.rel is None):
-        # Measures without a relevance threshold join any evaluator with the same judged-only flag.
-        key = (
-            (measure.rel, measure.judged_only)
-            if measure.rel is not None
-            else next((key for key in groups if key[1] == measure.judged_only), (1, measure.judged_only))
-        )
-        groups.setdefault(key, []).append(measure)
-    values: dict[Measure, dict[str, float]] = {}
-    for (relevance_level, judged_only), group in groups.items():
-        labels = {measure: measure.trec_eval_name or _FAMILIES[measure.name].label for measure in group}
-        # A fresh evaluator per call: reused ones dropped cut-off measures in old pytrec_eval versions.
-        evaluator = pytrec_eval.RelevanceEvaluator(
-            judgments, set(labels.values()), relevance_level=relevance_level, judged_docs_only_flag=judged_only
-        )
-        results = evaluator.evaluate(rankings)
-        for measure, label in labels.items():
-            per_topic = {qid: results[qid][label] for qid in rankings}
-            if measure.name == "RR" and measure.cutoff is not None:
-                per_topic = {qid: _reciprocal_rank_at(value, measure.cutoff) for qid, value in per_topic.items()}
-            values[measure] = per_topic
-    return values
-
-
-def _reciprocal_rank_at(reciprocal_rank: float, cutoff: int) -> float:
-    """RR@k from trec_eval's recip_rank, which is exactly 1/rank of the first relevant document (0 if none)."""
-    if reciprocal_rank <= 0:
-        return 0.0
-    return reciprocal_rank if round(1 / reciprocal_rank) <= cutoff else 0.0
-
-
-def _evaluate_with_gdeval(
-    judgments: dict[str, dict[str, int]],
-    rankings: dict[str, dict[str, float]],
-    topics: list[str],
-    measures: Sequence[Measure],
-) -> dict[Measure, dict[str, float]]:
-    """ERR@k and exponential-gain nDCG@k for every topic and cutoff from one grade matrix."""
-    depth = None if any(measure.cutoff is None for measure in measures) else max(measure.cutoff for measure in measures)
-    grades = gdeval.ranked_grade_matrix(judgments, rankings, topics, depth)
-    ideal = gdeval.ideal_grade_matrix(judgments, topics, depth)
-    values: dict[Measure, dict[str, float]] = {}
-    for measure in measures:
-        ranks = slice(None, measure.cutoff)
-        if measure.name == "ERR":
-            scores = gdeval.expected_reciprocal_rank(grades[:, ranks])
-        else:
-            scores = gdeval.exponential_ndcg(grades[:, ranks], ideal[:, ranks])
-        values[measure] = dict(zip(topics, scores.tolist()))
-    return values

@@ -37,33 +37,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pytest_bvtest.errors import short_list
+from pytest_bvtest.spec.model import UNANSWERED_SHARE, GuardSettings
 from pytest_bvtest.stats.registry import STATISTICS
 
 if TYPE_CHECKING:
-    from pytest_bvtest.comparisons import Comparison
-    from pytest_bvtest.matrix import ScoreMatrix
+    from pytest_bvtest.judging.comparisons import Comparison
+    from pytest_bvtest.scoring.matrix import ScoreMatrix
+    from pytest_bvtest.spec.model import AnalysisSettings
     from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis
-    from pytest_bvtest.stats.registry import AnalysisSettings
 
-#: More than this share of the topics missed by every system is a warning, not a note.
-UNANSWERED_SHARE = 0.10
-#: The stale-reference guard needs the candidate's mean gain over the reference to be this clear...
-STALE_REFERENCE_P = 0.01
-#: ...and at least this large, as a share of the reference's mean.
-STALE_REFERENCE_GAIN = 0.10
 #: Gated statistics measured against the target constant ``c`` (the catalogue's ``reads_target_constant``).
 TARGET_CONSTANT_STATISTICS = tuple(name for name, statistic in STATISTICS.items() if statistic.reads_target_constant)
 
 _TOLERANCE = 1e-12
-
-
-@dataclass(frozen=True)
-class GuardSettings:
-    """The guards' thresholds (the spec's ``analysis.guards``); the defaults are the constants above."""
-
-    unanswered_share: float = UNANSWERED_SHARE
-    stale_reference_p: float = STALE_REFERENCE_P
-    stale_reference_gain: float = STALE_REFERENCE_GAIN
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The pytest plugin: ``bvtest*.yaml`` specs become one test item per (measure, gate).
 
-A thin shell over :mod:`pytest_bvtest.api`. Items evaluate their spec lazily (once per process, so
+A thin shell over :mod:`pytest_bvtest.judging.pipeline`. Items evaluate their spec lazily (once per process, so
 pytest-xdist workers each evaluate it at most once, helped by the score cache) and carry their
 outcome back to the controller on the test report, where the session summary, JSON, Markdown and
 plots are assembled (``pytest_terminal_summary`` runs only there).
@@ -24,13 +24,13 @@ import pytest
 from pytest_bvtest import CANDIDATE_NAME, __version__
 from pytest_bvtest.errors import BvtestError, InputError
 from pytest_bvtest.io.textfiles import require_inside
-from pytest_bvtest.progress import EvaluationProgress, ProgressLine
+from pytest_bvtest.scoring.progress import EvaluationProgress, ProgressLine
 
 if TYPE_CHECKING:
-    from pytest_bvtest.api import CandidateRun
-    from pytest_bvtest.evaluation import Evaluation
-    from pytest_bvtest.gates import GateOutcome
-    from pytest_bvtest.spec import GateSpec, Spec
+    from pytest_bvtest.judging.evaluation import Evaluation
+    from pytest_bvtest.judging.gates import GateOutcome
+    from pytest_bvtest.judging.pipeline import CandidateRun
+    from pytest_bvtest.spec.model import GateSpec, Spec
 
 # The pipeline (numpy, scipy, pytrec_eval, ...) is imported where a spec is loaded or evaluated, not
 # when pytest loads the plugin: a test run without bvtest specs pays nothing for it.
@@ -172,7 +172,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 def spec_with_session_run(config: pytest.Config, path: str | os.PathLike[str]) -> Spec:
     """The spec at ``path`` with the session's ``--bvtest-run`` as its candidate: what its gates judge
     and what ``--bvtest-update`` stores (the fixture's :class:`BvtestAPI` carries the same run)."""
-    from pytest_bvtest.api import spec_under_test
+    from pytest_bvtest.judging.pipeline import spec_under_test
 
     return spec_under_test(path, option(config, "run"))
 
@@ -190,7 +190,7 @@ class SpecFile(pytest.File):
         return self._spec
 
     def collect(self):
-        from pytest_bvtest.api import require_candidate_for_gates
+        from pytest_bvtest.judging.pipeline import require_candidate_for_gates
 
         try:
             spec = self.load()
@@ -216,7 +216,7 @@ class SpecFile(pytest.File):
     def evaluation(self) -> Evaluation:
         """The spec's evaluation, computed once per process; an input error is re-raised for every item."""
         if self._evaluation is None:
-            from pytest_bvtest.api import evaluate_spec
+            from pytest_bvtest.judging.pipeline import evaluate_spec
 
             progress = EvaluationProgress()
             capture = self.config.pluginmanager.getplugin("capturemanager")
@@ -381,7 +381,7 @@ def _carry_result(item: _BvtestItem, report: pytest.TestReport) -> None:
 
 
 def evaluation_options(config: pytest.Config) -> dict[str, Any]:
-    """The keyword arguments of :func:`~pytest_bvtest.api.evaluate_spec` that the options set."""
+    """The keyword arguments of :func:`~pytest_bvtest.judging.pipeline.evaluate_spec` that the options set."""
     return {
         "cache_dir": option(config, "cache-dir"),
         "use_cache": not option(config, "no-cache"),
@@ -430,7 +430,7 @@ class BvtestAPI:
     jobs: int = 1
 
     def load_spec(self, path: str | os.PathLike[str]) -> Spec:
-        from pytest_bvtest.spec import load_spec
+        from pytest_bvtest.spec.reader import load_spec
 
         return load_spec(path)
 
@@ -446,7 +446,7 @@ class BvtestAPI:
         ``run`` is a run file, a :class:`Run`, or a dict ``{qid: {docno: score}}`` (named ``name``);
         when omitted, the session's ``--bvtest-run`` if given, else the spec's own candidate.
         """
-        from pytest_bvtest.api import evaluate_spec, spec_under_test
+        from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
 
         if spec is None:
             spec = self.session_spec()
@@ -522,7 +522,7 @@ class SessionOutputs:
             outputs.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
-        from pytest_bvtest.gates import gate_id_parts
+        from pytest_bvtest.judging.gates import gate_id_parts
 
         self.deselected += [
             gate_id_parts(item.path.name, item.measure, item.gate) for item in items if isinstance(item, GateItem)
@@ -609,8 +609,8 @@ class SessionOutputs:
         Refused when a test of the session failed, unless ``--bvtest-update-force``; an update that
         is refused or cannot be written makes the session fail (exit code 4 where it would pass).
         """
-        from pytest_bvtest.api import evaluate_spec
-        from pytest_bvtest.reference_update import update_reference
+        from pytest_bvtest.judging.pipeline import evaluate_spec
+        from pytest_bvtest.report.reference_update import update_reference
 
         config = self.config
         force = config.getoption("bvtest_update_force")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pytest_bvtest.matrix import ScoreMatrix
+from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.stats.inference import TestResult, holm, paired_t_test, randomization_tests
 
 

@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 from pytest_bvtest.errors import InputError, short_list
-from pytest_bvtest.evaluation import Evaluation
 from pytest_bvtest.io.textfiles import (
     ALLOW_OUTSIDE_OPTIONS,
     atomic_write_bytes,
@@ -16,7 +15,8 @@ from pytest_bvtest.io.textfiles import (
     project_root,
     require_inside,
 )
-from pytest_bvtest.matrix import RunFile
+from pytest_bvtest.judging.evaluation import Evaluation
+from pytest_bvtest.spec.model import RunFile
 
 
 def update_reference(

@@ -1,0 +1,355 @@
+"""The pipeline under the pytest plugin, the command line and the ``bvtest`` fixture.
+
+``evaluate_spec(spec)`` runs it: files → one score matrix per measure (:mod:`~pytest_bvtest.scoring.matrix`,
+or :mod:`~pytest_bvtest.judging.variations` over query variations) → statistics of every system under one
+virtual target (:mod:`~pytest_bvtest.stats.registry`) → gate outcomes (:mod:`~pytest_bvtest.judging.gates`)
+and guards (:mod:`~pytest_bvtest.judging.guards`). The result, an :class:`~pytest_bvtest.judging.evaluation.Evaluation`,
+is what every report is written from.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from pytest_bvtest import CANDIDATE_NAME
+from pytest_bvtest.errors import InputError, StatisticError
+from pytest_bvtest.io.qrels import read_qrels
+from pytest_bvtest.io.runs import Run
+from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
+from pytest_bvtest.io.topicfiles import read_topic_texts
+from pytest_bvtest.judging.comparisons import Comparison, compare_with_baselines
+from pytest_bvtest.judging.evaluation import (
+    MVE_INTER_TOPIC,
+    ROLE_BASELINE,
+    ROLE_CANDIDATE,
+    ROLE_REFERENCE,
+    Evaluation,
+    MeasureEvaluation,
+    Rankings,
+    SystemStatistics,
+    input_files,
+)
+from pytest_bvtest.judging.gates import (
+    GateOutcome,
+    JointFalseAlarm,
+    calibrate_family,
+    family_key,
+    joint_false_alarm_rate,
+    judge_gate,
+    swap_key,
+    with_guards,
+    with_together,
+)
+from pytest_bvtest.judging.guards import measure_guards
+from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
+from pytest_bvtest.judging.variations import VariationMVE, mean_variance_details, topic_weights, variation_matrices
+from pytest_bvtest.scoring.cache import ScoreCache
+from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
+from pytest_bvtest.scoring.progress import EvaluationProgress
+from pytest_bvtest.spec.model import AnalysisSettings, RunFile, ScoreTableFile, Spec
+from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
+from pytest_bvtest.stats.gawm import GAWMResult, hits
+from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
+from pytest_bvtest.stats.registry import (
+    BIAS_VARIANCE,
+    GAP_TERMS,
+    GAWM_FIXED_POINT,
+    STATISTICS,
+    SYSTEM_STATISTICS,
+    p_value_key,
+    statistic_values,
+)
+from pytest_bvtest.stats.simulation import SimulationResult
+
+
+def _spec_cache_folder(
+    spec: Spec, cache_dir: str | os.PathLike[str] | None, use_cache: bool, allow_outside: bool
+) -> Path | None:
+    """The cache folder: the caller's ``cache_dir`` (from the command line), else the spec's ``cache``,
+    which must lie inside the project unless ``allow_outside``."""
+    if not use_cache:
+        return None
+    if cache_dir:
+        return Path(cache_dir)
+    if spec.cache is not None and not allow_outside:
+        try:
+            require_inside(
+                spec.cache, project_root(spec.folder), "the cache folder", allow_option=ALLOW_OUTSIDE_OPTIONS
+            )
+        except InputError as error:
+            raise InputError(
+                f"cache: {error.message}", path=spec.path, line=spec.line_of("cache"), hint=error.hint
+            ) from None
+    return spec.cache
+
+
+def evaluate_spec(
+    spec: Spec,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    use_cache: bool = True,
+    allow_outside: bool = False,
+    jobs: int = 1,
+    progress: EvaluationProgress | None = None,
+) -> Evaluation:
+    """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes.
+
+    ``progress``, when given, is kept up to date for a :class:`~pytest_bvtest.scoring.progress.ProgressLine`.
+
+    ``allow_outside`` lets the spec's ``cache:`` folder lie outside the project (see
+    :func:`~pytest_bvtest.io.textfiles.project_root`); ``jobs > 1`` evaluates the run files that miss
+    the cache in that many processes at once.
+    """
+    cache = ScoreCache(_spec_cache_folder(spec, cache_dir, use_cache, allow_outside))
+    qrels = read_qrels(spec.qrels) if spec.qrels is not None else None
+    variations = None
+    if spec.analysis.mve.variations is not None:
+        matrices, variations = variation_matrices(spec, qrels, cache, jobs, progress)
+        weights = variations.weights
+    else:
+        builder = MatrixBuilder(qrels, cache, jobs=jobs)
+        builder.progress = progress
+        matrices = builder.build(list(spec.measures), spec.sources())
+        weights = topic_weights(spec, next(iter(matrices.values())).topics)
+    if progress is not None:
+        progress.stage = "computing statistics and gates"
+    settings = replace(spec.analysis, topic_weights=weights)
+    texts = read_topic_texts(spec.topics) if spec.topics is not None else {}
+    candidate_name = spec.candidate_name
+    ordered = [matrices[measure] for measure in spec.measures]
+    simulations: dict[str, SimulationResult] = {}
+    if spec.analysis.simulation is not None:
+        assert qrels is not None  # reader.check_combinations
+        # before the gates: a gate on a simulation statistic reads its measure's simulation
+        simulations = simulate_spec(spec, qrels, ordered[0].topics, ordered[0].systems)
+    comparisons = (
+        [()] * len(ordered)
+        if candidate_name is None
+        else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed)
+    )
+    measures = _family_wise(
+        spec,
+        tuple(
+            _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations)
+            for matrix, compared in zip(ordered, comparisons)
+        ),
+    )
+    measures = _together(measures)
+    return Evaluation(
+        spec, measures, simulations=tuple(simulations.values()), inputs=input_files(spec, cache), texts=texts
+    )
+
+
+def _evaluate_measure(
+    spec: Spec,
+    matrix: ScoreMatrix,
+    settings: AnalysisSettings,
+    variations: VariationMVE | None,
+    texts: Mapping[str, str],
+    comparisons: tuple[Comparison, ...],
+    simulations: Mapping[str, SimulationResult],
+) -> MeasureEvaluation:
+    if spec.analysis.target_system is not None:  # SIGIR 2013 Sec. 2.5: a named system's scores are the target
+        settings = replace(settings, target_row=matrix.index(spec.analysis.target_system))
+    candidate_name = spec.candidate_name
+    reference = matrix.index(spec.reference) if spec.reference is not None else None
+    memo: dict[str, object] = {}  # the computations several statistics share: each runs once
+    try:
+        analysis = BIAS_VARIANCE.of(matrix.scores, reference, settings, memo)
+    except StatisticError as error:
+        raise InputError(f"{matrix.measure}: {error}", path=spec.path) from None
+    rankings = spec.analysis.rankings
+    wanted = [
+        *SYSTEM_STATISTICS,
+        *(gate.statistic for gate in spec.gates),
+        *((rankings.against, *rankings.statistics) if rankings is not None else ()),
+    ]
+    # MVE over query variations is the variation form, computed with the variations
+    # a simulation statistic reads its measure's simulation, not the scores: a gate on it computes it
+    values = statistic_values(
+        [name for name in wanted if (variations is None or name != "mve") and STATISTICS[name].from_simulation is None],
+        matrix.scores,
+        reference,
+        settings,
+        memo,
+    )
+    if variations is not None:
+        values["mve"] = np.asarray(variations.results[matrix.measure].value)
+    fixed_point: GAWMResult | None = memo.get(GAWM_FIXED_POINT.name) if values["gawm"] is not None else None
+    trisk_p = values.get(p_value_key("trisk"))
+    systems = []
+    for i, name in enumerate(matrix.systems):
+        role = ROLE_CANDIDATE if name == candidate_name else ROLE_REFERENCE if name == spec.reference else ROLE_BASELINE
+        systems.append(
+            SystemStatistics(
+                name=name,
+                role=role,
+                values={key: (None if values[key] is None else float(values[key][i])) for key in SYSTEM_STATISTICS},
+                trisk_p=None if trisk_p is None else float(trisk_p[i]),
+                gap={key: float(getattr(analysis.gap, key)[i]) for key in GAP_TERMS},
+                missing_topics=matrix.missing_topics(name),
+                ignored_topics=tuple(matrix.ignored_topics.get(name, ())),
+                missing_queries=() if variations is None else variations.missing_queries.get(name, ()),
+            )
+        )
+    gates: list[GateOutcome] = []
+    if candidate_name is not None:
+        candidate = matrix.index(candidate_name)
+        for gate in spec.gates:
+            if gate.measure is None or str(gate.measure) == matrix.measure:
+                gated = simulation_matrix(matrix, simulations, gate.statistic)
+                gates.append(judge_gate(spec, gate, gated, settings, candidate, values, variations, texts))
+    method = MVE_INTER_TOPIC if variations is None else variations.method
+    gate_references = tuple(outcome.reference for outcome in gates if outcome.reference is not None)
+    guards = measure_guards(
+        matrix, analysis, settings, candidate_name, spec.reference, comparisons, spec.analysis.guards, gate_references
+    )
+    gates = [with_guards(outcome, guards) for outcome in gates]
+    mve = mean_variance_details(spec, matrix, settings, variations, candidate_name)
+    return MeasureEvaluation(
+        matrix.measure,
+        matrix,
+        settings,
+        analysis,
+        tuple(systems),
+        tuple(gates),
+        candidate_name,
+        spec.reference,
+        method,
+        comparisons,
+        mve=mve,
+        gawm=fixed_point,
+        hits=hits(matrix.scores) if spec.analysis.hits else None,
+        rankings=None if rankings is None else _rankings(spec, matrix, values),
+        guards=guards,
+    )
+
+
+def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray | None]) -> Rankings:
+    """Systems ranked by every statistic the spec lists, and Kendall's tau and tau_AP against ``against``."""
+    wanted = spec.analysis.rankings
+    assert wanted is not None
+    line = spec.line_of("analysis", "rankings")
+    if len(matrix.systems) < 2:
+        raise InputError("rankings need at least 2 systems", path=spec.path, line=line)
+    oriented = {}
+    for name in (wanted.against, *wanted.statistics):
+        computed = values.get(name)
+        if computed is None or np.isnan(computed).any():
+            # a statistic that needs a reference has one here (reader.check_combinations)
+            raise InputError(
+                f"{matrix.measure}: systems cannot be ranked by {name}: it is undefined for these scores",
+                path=spec.path,
+                line=line,
+            )
+        oriented[name] = computed if STATISTICS[name].higher_is_better else -computed
+    ranks = {name: system_ranks(value, higher_is_better=True) for name, value in oriented.items()}
+    agreements = {name: rank_agreement(oriented[wanted.against], oriented[name]) for name in wanted.statistics}
+    return Rankings(wanted.against, ranks, agreements)
+
+
+def _gates_by(
+    measures: tuple[MeasureEvaluation, ...],
+    key_of: Callable[[GateOutcome, tuple[str, ...]], tuple[object, ...] | None],
+) -> list[list[tuple[int, int]]]:
+    """The gates of every measure, as ``(measure, gate)`` positions, grouped by ``key_of(gate, topics)``; gates
+    whose key is ``None`` belong to no group."""
+    groups: dict[tuple[object, ...], list[tuple[int, int]]] = {}
+    for m, evaluation in enumerate(measures):
+        for g, outcome in enumerate(evaluation.gates):
+            key = key_of(outcome, evaluation.topics)
+            if key is not None:
+                groups.setdefault(key, []).append((m, g))
+    return list(groups.values())
+
+
+def _family_wise(spec: Spec, measures: tuple[MeasureEvaluation, ...]) -> tuple[MeasureEvaluation, ...]:
+    """The spec's calibrated gates, on every measure, judged again as families (``analysis.calibration.family``)."""
+    if not spec.analysis.calibration.family:
+        return measures
+    gates = [list(evaluation.gates) for evaluation in measures]
+    for members in _gates_by(measures, family_key):
+        if len(members) > 1:  # a family of one is the gate's own calibration
+            for (m, g), outcome in zip(members, calibrate_family([gates[m][g] for m, g in members])):
+                gates[m][g] = with_guards(outcome, measures[m].guards)
+    return tuple(replace(evaluation, gates=tuple(judged)) for evaluation, judged in zip(measures, gates))
+
+
+def _together(measures: tuple[MeasureEvaluation, ...]) -> tuple[MeasureEvaluation, ...]:
+    """Every gate that shares its swaps with others (:func:`~pytest_bvtest.judging.gates.swap_key`, every measure) with
+    how often an equal change fails at least one of them at their effective limits, in either calibration mode:
+    the false-alarm rate of the check they make together (docs/mathematics.md §7)."""
+    gates = [list(evaluation.gates) for evaluation in measures]
+    for members in _gates_by(measures, swap_key):
+        if len(members) > 1:
+            outcomes = [gates[m][g] for m, g in members]
+            swaps = min(outcome.null.swaps for outcome in outcomes)  # type: ignore[union-attr]
+            together = JointFalseAlarm(
+                tuple(outcome.id for outcome in outcomes), joint_false_alarm_rate(outcomes), swaps
+            )
+            for m, g in members:
+                gates[m][g] = with_together(gates[m][g], together)
+    return tuple(replace(evaluation, gates=tuple(judged)) for evaluation, judged in zip(measures, gates))
+
+
+def replay_baselines(
+    spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True
+) -> dict[str, Evaluation]:
+    """Evaluate the spec's gates with each baseline but the reference as the candidate (``bvtest calibrate``).
+
+    A release the team accepted should pass its gates; one that fails shows a gate that would have
+    raised a false alarm. The replayed baseline leaves the baselines (it is now the system under
+    test), so the other systems and the reference are as in the spec.
+    """
+    replays = {}
+    for name, source in spec.baselines.items():
+        if name == spec.reference:
+            continue
+        others = {other: kept for other, kept in spec.baselines.items() if other != name}
+        gates = tuple(gate for gate in spec.gates if gate.reference != name)
+        replayed = replace(spec, baselines=others, candidate=source, gates=gates)
+        replays[name] = evaluate_spec(replayed, cache_dir=cache_dir, use_cache=use_cache)
+    return replays
+
+
+#: What can stand in for a spec's candidate: a run file, a source, or an in-memory ``{qid: {docno: score}}``.
+CandidateRun = str | os.PathLike[str] | RunFile | ScoreTableFile | Run | Mapping[str, Mapping[str, float]]
+
+
+def require_candidate_for_gates(spec: Spec) -> None:
+    """Refuse to gate a spec that has gates but no candidate: its gates would be left out and the check
+    would pass as analysis only (a spec that leaves the candidate to CI's ``--bvtest-run``, run without it)."""
+    if spec.gates and spec.candidate is None:
+        count = len(spec.gates)
+        raise InputError(
+            f"gates: the spec has {count} gate{'' if count == 1 else 's'} but no candidate to judge",
+            path=spec.path,
+            line=spec.line_of("gates"),
+            hint="name the run under test: `candidate:` in the spec, or --bvtest-run (ini bvtest_run), "
+            "or bvtest check --run",
+        )
+
+
+def spec_under_test(
+    spec: Spec | str | os.PathLike[str], run: CandidateRun | None = None, *, name: str = CANDIDATE_NAME
+) -> Spec:
+    """``spec`` (a :class:`Spec` or its path) with its candidate replaced by ``run`` when one is given.
+
+    The one place a candidate override is applied (``--bvtest-run`` for the gates, the ``bvtest``
+    fixture and ``--bvtest-update``; ``bvtest check --run``; the fixture's ``run`` argument), so every
+    check of a session judges the same candidate. A dict run is named ``name``.
+    """
+    if not isinstance(spec, Spec):
+        spec = load_spec(spec)
+    if run is None:
+        return spec
+    if isinstance(run, Mapping):
+        run = Run(name=name, scores={str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()})
+    if isinstance(run, Run | RunFile | ScoreTableFile):
+        return with_candidate(spec, run)
+    return with_candidate_run(spec, run)
