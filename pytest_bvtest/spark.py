@@ -1,6 +1,6 @@
 """Per-topic scores of runs too large for one machine, computed in Spark: the table a gate reads (docs/scale.md).
 
-``pip install 'pytest-bvtest[spark]'`` (PySpark and pyarrow; Spark needs a Java runtime). The columnar
+``pip install pyspark pyarrow`` (the ``spark`` extra; Spark needs a Java runtime). The columnar
 measures of :mod:`pytest_bvtest.scoring.columnar` with trec_eval's conventions (docs/mathematics.md §1), and
 Judged@k (MATH.md §8), for every system and topic of runs held in a Spark DataFrame or read from TREC
 files or Parquet:
@@ -239,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        print("bvtest spark: pyspark is not installed; pip install 'pytest-bvtest[spark]'", file=sys.stderr)
+        print("bvtest spark: pyspark is not installed; pip install pyspark pyarrow", file=sys.stderr)
         return 2
     try:
         for measure in arguments.measures:

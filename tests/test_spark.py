@@ -1,6 +1,6 @@
 """The Spark evaluator (pytest_bvtest.spark) against the local one and ir_measures, on the shared DL19 runs.
 
-Skipped where PySpark or a Java runtime is missing (``pip install 'pytest-bvtest[spark]'``; not in the test
+Skipped where PySpark or a Java runtime is missing (``pip install pyspark pyarrow``, the spark extra; not in the test
 extra: a Spark session takes seconds to start).
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
-pytest.importorskip("pyspark", reason="the Spark evaluator needs PySpark: pip install 'pytest-bvtest[spark]'")
+pytest.importorskip("pyspark", reason="the Spark evaluator needs PySpark: pip install pyspark pyarrow")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("the Spark evaluator needs a Java runtime", allow_module_level=True)
 
