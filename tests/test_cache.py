@@ -149,6 +149,10 @@ CORRUPTIONS = {
     "a list": lambda data: b"[]",
     "null": lambda data: b"null",
     "text scores": lambda data: data.replace(b"1.0", b'"high"'),
+    # before: a NaN stopped the run naming no file; an entry without scores scored the system 0 everywhere
+    "a NaN score": lambda data: data.replace(b"1.0", b"NaN"),
+    "an infinite score": lambda data: data.replace(b"1.0", b"-Infinity"),
+    "no scores": lambda data: json.dumps({**json.loads(data), "per_topic": {}}).encode(),
     "missing key": lambda data: json.dumps(
         {k: v for k, v in json.loads(data).items() if k != "ignored_topics"}
     ).encode(),
@@ -426,3 +430,29 @@ def test_the_digest_without_a_cache_folder_is_the_file_digest(tmp_path, hashed):
     path = write(tmp_path / "sys.run", RUN)
     assert ScoreCache(None).file_digest(path) == hashlib.sha256(RUN.encode()).hexdigest()
     assert hashed == [path] and not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("damage", [b"NaN", b"Infinity", b"{}"], ids=["NaN", "infinite", "empty"])
+def test_bvtest_check_reads_past_implausible_entries_to_the_same_verdict(tmp_path, damage, capsys):
+    """The example project's gate, its cache entries damaged between two `bvtest check` runs."""
+    from pytest_bvtest.cli import main
+
+    project = tmp_path / "project"
+    example = Path(__file__).resolve().parents[1] / "example_project"
+    shutil.copytree(example, project, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__"))
+    assert main(["check", str(project / "bvtest.yaml"), "--json", str(tmp_path / "first.json")]) == 0
+    stored = entries(project / DEFAULT_CACHE_DIR)
+    assert len(stored) == 8  # 3 baselines and the candidate, 2 measures each
+    for entry in stored:
+        payload = json.loads(entry.read_text())
+        if damage == b"{}":
+            payload["per_topic"] = {}
+        else:
+            payload["per_topic"][next(iter(payload["per_topic"]))] = float(damage)
+        entry.write_text(json.dumps(payload))
+    assert main(["check", str(project / "bvtest.yaml"), "--json", str(tmp_path / "second.json")]) == 0
+    first, second = (json.loads((tmp_path / name).read_text()) for name in ("first.json", "second.json"))
+    assert [evaluation["gates"] for evaluation in first["evaluations"]] == [
+        evaluation["gates"] for evaluation in second["evaluations"]
+    ]
+    assert "warning" not in capsys.readouterr().err

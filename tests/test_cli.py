@@ -20,7 +20,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytest_bvtest.cli", *args], capture_output=True, text=True, cwd=EXAMPLE
+        [sys.executable, "-m", "pytest_bvtest.cli", *args], capture_output=True, text=True, cwd=EXAMPLE, timeout=120
     )
 
 
@@ -310,4 +310,33 @@ def test_an_empty_run_path_says_it_is_empty(tmp_path: Path, capsys: pytest.Captu
     assert capsys.readouterr().err == (
         'bvtest: error: the candidate run\'s path is empty (an unset variable in `--bvtest-run "$RUN"`?); '
         "give the run file to test with --bvtest-run / --run\n"
+    )
+
+
+def test_evaluate_reads_a_run_through_a_pipe_once_and_refuses_a_device_at_once() -> None:
+    """`bvtest evaluate ... <(zcat run.gz)`: a pipe's run with an error was reported as 'a named pipe, not a file'
+    (the validated reader opened it a second time); /dev/zero hung in the bytes-level fast path."""
+    command = [sys.executable, "-m", "pytest_bvtest.cli", "evaluate", "--mean", "-m", "AP", "--qrels", "eval/qrels.txt"]
+    quoted = " ".join(command)
+    piped = subprocess.run(
+        ["bash", "-c", f"{quoted} <(gzip -c runs/production.run) <(sed '5s/ Q0 / /' runs/candidate-pass.run)"],
+        capture_output=True,
+        text=True,
+        cwd=EXAMPLE,
+        timeout=60,
+    )
+    assert piped.returncode == 2
+    assert re.fullmatch(
+        r"bvtest: error: /dev/fd/\d+:5: found 5 columns, expected 6 \(qid Q0 docno rank score tag\); separate the "
+        r"columns by blanks; comment lines must start with '#'\n",
+        piped.stderr,
+    )
+    fine = subprocess.run(
+        ["bash", "-c", f"{quoted} <(gzip -c runs/production.run)"], capture_output=True, text=True, cwd=EXAMPLE
+    )
+    assert fine.stdout.splitlines()[1].startswith("production\tAP\t0.4865")
+    device = run_cli("evaluate", "-m", "AP", "--qrels", "eval/qrels.txt", "/dev/zero")
+    assert (device.returncode, device.stderr) == (
+        2,
+        "bvtest: error: /dev/zero: is a device, not a file; name a regular file\n",
     )

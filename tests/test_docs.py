@@ -166,3 +166,25 @@ def test_every_statistic_has_wording_whose_docs_section_exists() -> None:
         assert statistic.wording is not None, statistic.name
         page, _, section = statistic.wording.docs.partition("#")
         assert section in anchors(read(page)), f"{statistic.name}: docs/{statistic.wording.docs} does not exist"
+
+
+def test_no_install_line_pretends_the_package_is_on_an_index() -> None:
+    """pytest-bvtest is not on a package index: a bare `pip install pytest-bvtest` (with or without an extra or a
+    version) would fail for the reader; the docs install from a checkout, a git URL or a wheel."""
+    bare = re.compile(
+        r"pip install[^\n`]*?(?<![\w/@.-])['\"]?pytest-bvtest(\[[\w,]+\])?(==[\w.]+)?['\"]?(?![\w/.@-])(?!\s*@)"
+    )
+    texts = {path.name: path.read_text(encoding="utf-8") for path in [*MARKDOWN_FILES, REPOSITORY / "CHANGELOG.md"]}
+    workflows = (REPOSITORY / "example_project" / ".github" / "workflows").glob("*.yml")
+    texts |= {path.name: path.read_text(encoding="utf-8") for path in workflows}
+    # the sentences that say it finds nothing are not install lines
+    found = {
+        name: [match.group(0) for match in bare.finditer(text) if "finds nothing" not in text[match.end() :][:20]]
+        for name, text in texts.items()
+    }
+    assert {name: lines for name, lines in found.items() if lines} == {}
+    # the check can fail, and passes the forms that work
+    assert bare.search("run: pip install -r requirements.txt pytest-bvtest\n")
+    assert bare.search("pip install 'pytest-bvtest[plots]'") and bare.search("pip install pytest-bvtest==0.1.0")
+    assert not bare.search('pip install "pytest-bvtest @ git+https://github.com/OWNER/pytest-bvtest@main"')
+    assert not bare.search('pip install "/path/to/pytest-bvtest[plots]"')

@@ -183,5 +183,5 @@ def test_without_pyarrow_a_parquet_table_says_what_to_install(tmp_path: Path, mo
         read_score_table(path)
     assert str(error.value) == (
         f"{path}: reading a Parquet table needs pyarrow, which is not installed; "
-        "pip install 'pytest-bvtest[parquet]', or write the table as CSV"
+        "pip install pyarrow (the parquet extra of pytest-bvtest), or write the table as CSV"
     )

@@ -33,7 +33,7 @@ def write_bytes(path: Path, data: bytes) -> Path:
 def validated_columns(path: Path, tag: str | None = None) -> RunColumns:
     """read_run_columns with the fast path switched off."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(runs_module, "read_well_formed_run", lambda path, tag: None)
+        patch.setattr(runs_module, "read_well_formed_run", lambda path, tag, hasher=None: None)
         return read_run_columns(path, tag=tag)
 
 

@@ -235,6 +235,97 @@ def test_system_argument_only_for_trec_eval(tmp_path):
         read_score_table(write(tmp_path / "w.csv", "AP,1\ns,0.1\n"), system="s")
 
 
+# --- summary rows, two names of one measure, commas in TSV names --------------------------------
+
+
+def test_pandas_margins_are_summaries_not_a_topic(tmp_path):
+    # pd.pivot_table(frame, index="system", columns="topic", values="value", margins=True).to_csv(...)
+    wide = write(tmp_path / "margins.csv", "system,1,2,All\na,0.5,0.25,0.375\nb,0.25,0.75,0.5\nAll,0.375,0.5,0.4375\n")
+    with pytest.raises(InputError) as error:
+        read_score_table(wide)
+    assert str(error.value) == (
+        f"{wide}:1: header cell 4 'All' is a summary of the other topics, not a topic (trec_eval writes `all` "
+        "rows, pandas' margins=True an `All` row and column); leave the summaries out of the table "
+        "(margins=False; drop trec_eval's `all` rows)"
+    )
+    # the transpose (index="topic"): the `All` row is the summary
+    transposed = write(
+        tmp_path / "margins-t.csv", "topic,a,b,All\n1,0.5,0.25,0.375\n2,0.25,0.75,0.5\nAll,0.375,0.5,0.4375\n"
+    )
+    with pytest.raises(InputError, match=r"margins-t.csv:4: the topic 'All' is a summary of the other topics"):
+        read_score_table(transposed)
+
+
+def test_trec_eval_all_rows_in_a_long_table_are_refused_at_their_line(tmp_path):
+    """A real trec_eval -q output turned into a long CSV with its `all` row (trec_eval's own layout skips it)."""
+    with gzip.open(shared_path("dl_hard", "dataset", "baselines", "doc", "bm25.run.eval.gz"), "rt") as handle:
+        rows = [line.split() for line in handle if line.split()[0] == "ndcg_cut_10"]
+    topics = [topic for _, topic, _ in rows]
+    assert (len(topics), topics.count("all")) == (51, 1)
+    path = write(
+        tmp_path / "bm25.csv",
+        "system,topic,measure,value\n" + "".join(f"bm25,{topic},{label},{value}\n" for label, topic, value in rows),
+    )
+    with pytest.raises(InputError) as error:
+        read_score_table(path)
+    assert str(error.value).startswith(
+        f"{path}:{topics.index('all') + 2}: the topic 'all' is a summary of the other topics, not a topic"
+    )
+    without = write(
+        tmp_path / "bm25-topics.csv", "".join(line for line in path.read_text().splitlines(True) if ",all," not in line)
+    )
+    ndcg = read_score_table(without).for_measure(parse_measure("nDCG@10"))["bm25"]
+    assert (len(ndcg), round(statistics.mean(ndcg.values()), 4)) == (50, 0.2716)
+
+
+def test_two_names_of_one_measure_are_one_measure_and_must_agree(tmp_path):
+    # bm25 written by trec_eval (ndcg_cut_10), rm3 by ir_measures (nDCG@10), bm25 partly under both
+    text = (
+        "system,topic,measure,value\n"
+        "bm25,1,ndcg_cut_10,0.5\nbm25,2,ndcg_cut_10,0.25\n"
+        "rm3,1,nDCG@10,0.75\nrm3,2,nDCG@10,0.125\n"
+        "bm25,1,nDCG@10,0.5\n"
+    )
+    table = read_score_table(write(tmp_path / "mixed.csv", text))
+    # before: ndcg_cut_10 won, and rm3 (only under nDCG@10) was missing from the gate's systems
+    assert table.for_measure(parse_measure("nDCG@10")) == {
+        "bm25": {"1": 0.5, "2": 0.25},
+        "rm3": {"1": 0.75, "2": 0.125},
+    }
+    conflicting = write(tmp_path / "conflict.csv", text.replace("bm25,1,nDCG@10,0.5", "bm25,1,nDCG@10,0.6"))
+    with pytest.raises(InputError) as error:
+        read_score_table(conflicting).for_measure(parse_measure("nDCG@10"))
+    assert str(error.value) == (
+        f"{conflicting}: system 'bm25', topic '1': ndcg_cut_10 is 0.5 and nDCG@10 is 0.6, two names of one measure "
+        "with different values; keep one name of each measure in the table, or values that agree"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "format"),
+    [
+        ("wide-topics.tsv", "topic\tbm25,rm3\tql\n1\t0.5\t0.4\n2\t0.3\t0.2\n", "wide-topics"),
+        ("long.tsv.gz", "system\ttopic\tvalue\nbm25,rm3\t1\t0.5\nbm25,rm3\t2\t0.3\nql\t1\t0.4\nql\t2\t0.2\n", "long"),
+        ("wide.txt", "system\t1\t2\nbm25,rm3\t0.5\t0.3\nql\t0.4\t0.2\n", "wide"),
+    ],
+)
+def test_a_comma_in_a_tsv_system_name_is_text(tmp_path, name, text, format):
+    path = tmp_path / name
+    if name.endswith(".gz"):
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        write(path, text)
+    table = read_score_table(path)
+    assert table.format == format
+    assert table.for_measure(None) == {"bm25,rm3": {"1": 0.5, "2": 0.3}, "ql": {"1": 0.4, "2": 0.2}}
+
+
+def test_a_csv_keeps_its_commas_whatever_its_header_holds(tmp_path):
+    # a tab inside a quoted CSV cell is text, as a comma inside a TSV cell is
+    table = read_score_table(write(tmp_path / "w.csv", '"topic","bm25\tv2",ql\n1,0.5,0.4\n'))
+    assert table.for_measure(None) == {"bm25\tv2": {"1": 0.5}, "ql": {"1": 0.4}}
+
+
 # --- real tables -------------------------------------------------------------------------------
 
 

@@ -757,7 +757,7 @@ def test_plots_without_matplotlib_raise_an_input_error(tmp_path: Path, monkeypat
     from pytest_bvtest.report import plots
 
     monkeypatch.setitem(sys.modules, "matplotlib.backends.backend_agg", None)
-    with pytest.raises(InputError, match=r"pip install pytest-bvtest\[plots\]"):
+    with pytest.raises(InputError, match=r"pip install matplotlib \(the plots extra of pytest-bvtest\)"):
         plots.write_plots(sample_document(), tmp_path)
     assert not any(tmp_path.iterdir())
 

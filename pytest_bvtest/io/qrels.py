@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_bvtest.errors import InputError, excerpt
@@ -21,11 +22,14 @@ GRADE_RANGE = (-(2**31), 2**31 - 1)
 class Qrels:
     """Graded judgments, ``judgments[qid][docno] = grade`` (grades may be negative, e.g. spam -2).
 
-    Topics keep the order of their first appearance in the file.
+    Topics keep the order of their first appearance in the file. ``sha256`` is the digest of the bytes
+    they were read from (``None`` for judgments made in memory): what cached scores are keyed by, so
+    a file replaced after it was read never files its old scores under the new file's digest.
     """
 
     judgments: dict[str, dict[str, int]]
     path: Path | None = None
+    sha256: str | None = field(default=None, compare=False)
 
     def evaluated_topics(self) -> list[str]:
         """The topic universe of docs/mathematics.md §1: topics with at least one positive grade, in file order."""
@@ -58,7 +62,8 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     """
     judgments: dict[str, dict[str, int]] = {}
     first_lines: dict[tuple[str, str], int] = {}
-    for number, fields in data_fields(path):
+    hasher = hashlib.sha256()
+    for number, fields in data_fields(path, hasher=hasher):
         if len(fields) != 4:
             raise InputError(
                 f"found {len(fields)} columns, expected 4 ({QRELS_LINE})",
@@ -110,7 +115,7 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
             path=path,
             hint="a relevant document has a grade above 0; check the grade column (the 4th) and the file",
         )
-    return Qrels(judgments=judgments, path=Path(path))
+    return Qrels(judgments=judgments, path=Path(path), sha256=hasher.hexdigest())
 
 
 def check_top_grade(qrels: Qrels, top: int, why: str, hint: str) -> None:

@@ -18,15 +18,16 @@ of the shared data and on randomized files), so the result never depends on whic
 
 from __future__ import annotations
 
-import gzip
 import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
+
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.io.textfiles import Hasher, open_bytes
 
 # Blocks of about 8 MB keep each block's position arrays small (a few MB) while numpy's per-call
 # overhead stays negligible; the block ends at its last newline and the rest carries over.
@@ -57,7 +58,7 @@ _TOPIC_MULTIPLIER = np.uint64(0x94D049BB133111EB)
 
 
 def read_well_formed_run(
-    path: str | os.PathLike[str], selected_tag: str | None
+    path: str | os.PathLike[str], selected_tag: str | None, *, hasher: Hasher | None = None
 ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, str] | None:
     """Read a regular run file as columns, or return ``None`` if it is not provably well formed.
 
@@ -68,6 +69,9 @@ def read_well_formed_run(
     selected_tag:
         The tag to keep; the fast path accepts a file whose every line has this tag (or, without
         a selection, one tag throughout).
+    hasher:
+        Fed every byte of the file as stored, when given (its digest is meaningful only when the
+        columns are returned: a file declined part-way was not read to its end).
 
     Returns
     -------
@@ -78,11 +82,11 @@ def read_well_formed_run(
     """
     columns = _Columns()
     try:
-        with _open_bytes(path) as handle:
+        with open_bytes(path, hasher=hasher) as handle:
             for block in _blocks_of_lines(handle):
                 if not columns.add(_parse_block(block)):
                     return None
-    except (OSError, EOFError, zlib.error):
+    except (InputError, OSError, EOFError, zlib.error):
         return None
     return columns.finish(selected_tag)
 
@@ -107,7 +111,7 @@ def read_well_formed_chunks(
     done: set[bytes] = set()
     pending = 0
     try:
-        with _open_bytes(path) as handle:
+        with open_bytes(path) as handle:
             for block in _blocks_of_lines(handle):
                 parsed = _parse_block(block)
                 if not columns.add(parsed):
@@ -118,7 +122,7 @@ def read_well_formed_chunks(
                     chunk, columns = columns.split_last_topic()
                     pending = columns.stretch_lengths[0]
                     yield _finished_chunk(chunk, selected_tag, done)
-    except (OSError, EOFError, zlib.error):
+    except (InputError, OSError, EOFError, zlib.error):
         raise NotInChunks from None
     yield _finished_chunk(columns, selected_tag, done)
 
@@ -163,10 +167,6 @@ def _after_last_newline(data: np.ndarray) -> int:
         if newlines.size:
             return start + int(newlines[-1]) + 1
     return 0
-
-
-def _open_bytes(path: str | os.PathLike[str]) -> BinaryIO:
-    return gzip.open(path, "rb") if Path(path).name.endswith(".gz") else open(path, "rb")
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,13 @@ Both paths apply the same rules, so the result never depends on which one ran.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import zlib
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import compress, groupby
 from operator import methodcaller
 from pathlib import Path
@@ -24,7 +26,15 @@ import numpy as np
 
 from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.runbytes import read_well_formed_chunks, read_well_formed_run
-from pytest_bvtest.io.textfiles import finite_number, inner_bom_error, nul_byte_error, numbered_lines, open_text
+from pytest_bvtest.io.textfiles import (
+    Hasher,
+    finite_number,
+    inner_bom_error,
+    nul_byte_error,
+    numbered_lines,
+    open_text,
+    read_once,
+)
 
 RUN_LINE = "qid Q0 docno rank score tag"
 
@@ -85,11 +95,12 @@ def read_run(path: str | os.PathLike[str], *, tag: str | None = None, name: str 
         number, a docno repeated within a topic (with the line it first appeared on), several tags
         without ``tag=``, an unknown ``tag``, a file without run lines.
     """
-    reader = _RunReader(path, tag)
-    for first_line, block in _numbered_blocks(path):
-        if not reader.read_block_in_bulk(block):
-            reader.read_block_line_by_line(block, first_line)
-    return reader.finish(name)
+    with read_once(path) as readable:
+        reader = _RunReader(readable, tag)
+        for first_line, block in _numbered_blocks(readable):
+            if not reader.read_block_in_bulk(block):
+                reader.read_block_line_by_line(block, first_line)
+        return replace(reader.finish(name), path=Path(path))
 
 
 @dataclass(frozen=True)
@@ -100,7 +111,8 @@ class RunColumns:
     topic ``topics[j]`` has ``lengths[j]`` entries, in the file's order. Topics keep the order of
     their first appearance in the file, as in :class:`Run`; the rank column is not kept. ``docnos``
     is a :class:`numpy.bytes_` array (ASCII) when the file was read by the fast path
-    (:mod:`pytest_bvtest.io.runbytes`), else a list of strings.
+    (:mod:`pytest_bvtest.io.runbytes`), else a list of strings. ``sha256`` is the digest of the bytes
+    the columns were read from, when asked for.
     """
 
     name: str
@@ -110,6 +122,7 @@ class RunColumns:
     scores: np.ndarray
     path: Path | None = None
     tags: tuple[str, ...] = field(default=())
+    sha256: str | None = None
 
     def topic_starts(self) -> dict[str, tuple[int, int]]:
         """``qid -> (first row, row after the last)`` of each topic."""
@@ -129,12 +142,16 @@ class RunColumns:
         return {qid: dict(zip(self.docno_strings(*rows[qid]), scores[rows[qid][0] : rows[qid][1]])) for qid in topics}
 
 
-def read_run_columns(path: str | os.PathLike[str], *, tag: str | None = None, name: str | None = None) -> RunColumns:
+def read_run_columns(
+    path: str | os.PathLike[str], *, tag: str | None = None, name: str | None = None, digest: bool = False
+) -> RunColumns:
     """Read a TREC run file into columns; the file's rules and errors are :func:`read_run`'s.
 
     A regular file (one blank between columns, printable ASCII, one tag) is read by the fast path
     of :mod:`pytest_bvtest.io.runbytes`; any other file, and any file with an error, by the
-    validated reader, which names the line of the first error. Both give the same columns.
+    validated reader, which names the line of the first error. Both give the same columns. A pipe
+    is read once (:func:`~pytest_bvtest.io.textfiles.read_once`). With ``digest``, the columns carry
+    the SHA-256 of the bytes they were read from (what a cache entry of their scores is keyed by).
 
     Returns
     -------
@@ -142,13 +159,25 @@ def read_run_columns(path: str | os.PathLike[str], *, tag: str | None = None, na
         The same rankings :func:`read_run` returns, as flat columns grouped by topic; it takes about
         half the memory and none of the per-topic dictionaries.
     """
-    well_formed = read_well_formed_run(path, tag)
-    if well_formed is not None:
-        topics, lengths, docnos, scores, file_tag = well_formed
-        return RunColumns(name or file_tag, topics, lengths, docnos, scores, Path(path), (file_tag,))
+    with read_once(path) as readable:
+        hasher = hashlib.sha256() if digest else None
+        well_formed = read_well_formed_run(readable, tag, hasher=hasher)
+        if well_formed is not None:
+            topics, lengths, docnos, scores, file_tag = well_formed
+            columns = RunColumns(name or file_tag, topics, lengths, docnos, scores, tags=(file_tag,))
+        else:
+            hasher = hashlib.sha256() if digest else None
+            columns = _validated_columns(readable, tag, name, hasher)
+    return replace(columns, path=Path(path), sha256=None if hasher is None else hasher.hexdigest())
+
+
+def _validated_columns(
+    path: str | os.PathLike[str], tag: str | None, name: str | None, hasher: Hasher | None
+) -> RunColumns:
+    """:func:`read_run_columns` by the validated reader."""
     reader = _ColumnReader(path, tag)
     try:
-        for first_line, block in _numbered_blocks(path):
+        for first_line, block in _numbered_blocks(path, hasher):
             if not reader.read_block_in_bulk(block):
                 reader.read_block_line_by_line(block, first_line)
     except InputError:
@@ -176,7 +205,7 @@ def read_run_column_chunks(
     :func:`read_run_columns`, which also names the line of any error.
     """
     for topics, lengths, docnos, scores, file_tag in read_well_formed_chunks(path, tag, lines):
-        yield RunColumns(name or file_tag, topics, lengths, docnos, scores, Path(path), (file_tag,))
+        yield RunColumns(name or file_tag, topics, lengths, docnos, scores, path=Path(path), tags=(file_tag,))
 
 
 class _RunReader:
@@ -436,8 +465,9 @@ def _listing(names: tuple[str, ...]) -> str:
     return short_list([excerpt(name) for name in names])
 
 
-def _numbered_blocks(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
-    """Yield ``(number of its first line, block)``: whole lines, each block ending in a newline.
+def _numbered_blocks(path: str | os.PathLike[str], hasher: Hasher | None = None) -> Iterator[tuple[int, str]]:
+    """Yield ``(number of its first line, block)``: whole lines, each block ending in a newline; ``hasher`` is fed
+    the file's bytes (:func:`~pytest_bvtest.io.textfiles.open_bytes`).
 
     Line endings are universal (``\\r\\n`` and a lone ``\\r`` read as ``\\n``), as in
     :func:`~pytest_bvtest.io.textfiles.numbered_lines`, so line numbers agree with it.
@@ -445,7 +475,7 @@ def _numbered_blocks(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
     first_line = 1
     partial: list[str] = []
     try:
-        with open_text(path) as handle:
+        with open_text(path, hasher=hasher) as handle:
             while text := handle.read(_BLOCK_CHARS):
                 end = text.rfind("\n") + 1
                 if end == 0:
@@ -455,7 +485,7 @@ def _numbered_blocks(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
                 partial = [text[end:]]
                 yield first_line, block
                 first_line += block.count("\n")
-    except (UnicodeDecodeError, OSError, EOFError):
+    except (UnicodeDecodeError, OSError, EOFError, zlib.error):
         # numbered_lines turns the same failure into an InputError naming file and line.
         for _ in numbered_lines(path):
             pass

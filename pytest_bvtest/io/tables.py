@@ -21,7 +21,7 @@ Four layouts, each with a format name:
 ``parquet``
     An Apache Parquet file in the ``long`` layout: columns named as a long table's header
     (``system``, ``topic``, ``value``, optionally ``measure``), ids as strings or integers, values as
-    numbers. Read with pyarrow (``pip install 'pytest-bvtest[parquet]'``), row by row with the long
+    numbers. Read with pyarrow (``pip install pyarrow``, the ``parquet`` extra), row by row with the long
     CSV's checks, so both give the same scores and the same errors, rows counted from 1.
 
 ``format="auto"`` picks the layout only when the file's shape leaves no doubt (the rules are in
@@ -50,11 +50,16 @@ LONG_COLUMNS: dict[str, tuple[str, ...]] = {
 TOPIC_LABELS = LONG_COLUMNS["topic"]
 SYSTEM_LABELS = LONG_COLUMNS["system"]
 
+#: Topic ids that name a summary of the other topics, not a topic (compared in lower case).
+SUMMARY_TOPICS = ("all",)
+
 # trec_eval measures whose per-topic "value" is a string of relevance marks, not a number.
 _TEXT_MEASURE_PREFIX = "relstring"
 
 # The first bytes of every Parquet file (and its last four).
 _PARQUET_MAGIC = b"PAR1"
+
+_DELIMITERS = {".tsv": "\t", ".csv": ","}
 
 _FORMAT_HINT = f"state the layout with format= one of {', '.join(TABLE_FORMATS)}"
 
@@ -94,7 +99,9 @@ class ScoreTable:
 
         A table that does not name its measure answers any request with its values. A table that
         names its measures answers only a request for one of them, and raises :class:`InputError`
-        listing them otherwise: a table of ``map`` rows is never served as ``nDCG@10``.
+        listing them otherwise: a table of ``map`` rows is never served as ``nDCG@10``. A table that
+        holds both names of the requested measure answers with each system's values under either;
+        a topic whose values under the two names differ is an :class:`InputError`.
         """
         measures = self.measures()
         if measures == [None]:
@@ -112,8 +119,31 @@ class ScoreTable:
                     path=self.path,
                     hint="name one of the table's measures, or give the table with that measure's values",
                 )
+            if len(matching) > 1:
+                return self._spellings_joined(matching)
             chosen = matching[0]
         return {system: values for (system, table_measure), values in self.scores.items() if table_measure == chosen}
+
+    def _spellings_joined(self, spellings: list[str]) -> dict[str, dict[str, float]]:
+        """Each system's values under any of ``spellings``, names of one measure (``ndcg_cut_10`` and ``nDCG@10``);
+        a topic whose value differs between two of them is an :class:`InputError`, never one of them silently."""
+        joined: dict[str, dict[str, float]] = {}
+        spelled: dict[tuple[str, str], str] = {}
+        for (system, table_measure), values in self.scores.items():
+            if table_measure not in spellings:
+                continue
+            topics = joined.setdefault(system, {})
+            for topic, value in values.items():
+                earlier = topics.setdefault(topic, value)
+                if earlier != value:
+                    raise InputError(
+                        f"system {excerpt(system)}, topic {excerpt(topic)}: {spelled[system, topic]} is {earlier!r} "
+                        f"and {table_measure} is {value!r}, two names of one measure with different values",
+                        path=self.path,
+                        hint="keep one name of each measure in the table, or values that agree",
+                    )
+                spelled.setdefault((system, topic), str(table_measure))
+        return joined
 
 
 def read_score_table(
@@ -199,7 +229,7 @@ def _detect_format(path: str | os.PathLike[str], lines: list[tuple[int, str]]) -
     """
     if all(len(line.split()) == 3 for _, line in lines) and any(line.split()[1] == "all" for _, line in lines):
         return "trec_eval"
-    delimiter = _delimiter(lines[0][1])
+    delimiter = _delimiter(path, lines[0][1])
     if delimiter is not None:
         header = _cells(lines[0][1], delimiter, path, lines[0][0])
         labels = [cell.lower() for cell in header]
@@ -279,7 +309,7 @@ def _read_long(
     path: str | os.PathLike[str], lines: list[tuple[int, str]], measure: str | None
 ) -> dict[TableKey, dict[str, float]]:
     header_line, header_text = lines[0]
-    delimiter = _delimiter(header_text)
+    delimiter = _delimiter(path, header_text)
     if delimiter is None:
         raise InputError(
             "the header is not comma- or tab-separated",
@@ -333,6 +363,7 @@ def _long_cells(
         topic = row[positions["topic"]]
         row_measure = row[positions["measure"]] if "measure" in positions else measure
         _require_names(path, number, system=system, topic=topic)
+        _refuse_summary_topic(path, number, topic)
         key = (system, row_measure, topic)
         if key in first_rows:
             raise InputError(
@@ -372,7 +403,7 @@ def _read_parquet(path: str | os.PathLike[str], measure: str | None) -> dict[Tab
         raise InputError(
             "reading a Parquet table needs pyarrow, which is not installed",
             path=path,
-            hint="pip install 'pytest-bvtest[parquet]', or write the table as CSV",
+            hint="pip install pyarrow (the parquet extra of pytest-bvtest), or write the table as CSV",
         ) from None
     require_regular_file(path)
     try:
@@ -419,7 +450,7 @@ def _read_wide(
     path: str | os.PathLike[str], lines: list[tuple[int, str]], measure: str | None, *, rows_are_topics: bool
 ) -> dict[TableKey, dict[str, float]]:
     header_line, header_text = lines[0]
-    delimiter = _delimiter(header_text) or ","
+    delimiter = _delimiter(path, header_text) or ","
     header = _cells(header_text, delimiter, path, header_line)
     has_row_labels = not rows_are_topics or header[0].lower() in TOPIC_LABELS or header[0] == ""
     column_names = header[1:] if has_row_labels else header
@@ -438,6 +469,8 @@ def _read_wide(
                 hint=f"give every {kind} column its own name",
             )
         seen_columns[name] = position
+        if not rows_are_topics:
+            _refuse_summary_topic(path, header_line, name, f"header cell {position}")
     if not column_names:
         raise InputError("the header names no columns", path=path, line=header_line, hint=_FORMAT_HINT)
     matrix: dict[str, dict[str, float]] = {}
@@ -461,6 +494,8 @@ def _read_wide(
                 hint="keep one row per " + ("topic" if rows_are_topics else "system"),
             )
         first_lines[row_name] = number
+        if rows_are_topics:
+            _refuse_summary_topic(path, number, row_name)
         matrix[row_name] = {name: _cell(text, path, number) for name, text in zip(column_names, values)}
     if rows_are_topics:
         return (
@@ -511,11 +546,17 @@ def _cells(line: str, delimiter: str, path: str | os.PathLike[str], number: int)
         ) from None
 
 
-def _delimiter(header: str) -> str | None:
-    if "," in header:
-        return ","
+def _delimiter(path: str | os.PathLike[str], header: str) -> str | None:
+    """The cell separator the header uses: the one its name promises (a tab for ``.tsv``, a comma for ``.csv``,
+    ``.gz`` or not), else a tab before a comma (a comma inside a TSV cell, as in a system named ``bm25,rm3``,
+    is text)."""
+    promised = _DELIMITERS.get(Path(Path(path).name.removesuffix(".gz")).suffix.lower())
+    if promised is not None and promised in header:
+        return promised
     if "\t" in header:
         return "\t"
+    if "," in header:
+        return ","
     return None
 
 
@@ -523,6 +564,19 @@ def _require_names(path: str | os.PathLike[str], number: int, **names: str) -> N
     for role, name in names.items():
         if not name:
             raise InputError(f"the {role} cell is empty", path=path, line=number, hint=f"name the {role} on every row")
+
+
+def _refuse_summary_topic(path: str | os.PathLike[str], number: int, topic: str, where: str = "the topic") -> None:
+    """A topic ``all`` is a summary of the other topics (trec_eval's ``all`` rows, the ``All`` row and column of
+    pandas' ``margins=True``): read as a topic it would enter every statistic as one more topic."""
+    if topic.lower() in SUMMARY_TOPICS:
+        raise InputError(
+            f"{where} {excerpt(topic)} is a summary of the other topics, not a topic (trec_eval writes `all` rows, "
+            "pandas' margins=True an `All` row and column)",
+            path=path,
+            line=number,
+            hint="leave the summaries out of the table (margins=False; drop trec_eval's `all` rows)",
+        )
 
 
 def _is_number(text: str) -> bool:

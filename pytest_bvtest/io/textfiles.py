@@ -13,23 +13,34 @@ import errno
 import fcntl
 import gzip
 import hashlib
+import io
 import math
 import os
 import re
 import stat
 import tempfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, BinaryIO, Protocol
 
 from pytest_bvtest.errors import InputError, excerpt
 
 _HASH_CHUNK = 1 << 20
 _BOM = "\ufeff"
+_GZIP_MAGIC = b"\x1f\x8b"
 # Decimal numbers as trec_eval writes them, ASCII digits only: Python's float() also takes `1_0` and
 # full-width digits, which trec_eval's atof reads as something else (1, 0).
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 _NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+
+
+class Hasher(Protocol):
+    """What :mod:`hashlib` objects offer: ``update`` with bytes read, ``hexdigest`` at the end."""
+
+    def update(self, data: Any, /) -> None: ...
+
+    def hexdigest(self) -> str: ...
 
 
 def _file_kind(mode: int) -> str:
@@ -68,18 +79,54 @@ def require_regular_file(path: str | os.PathLike[str]) -> int:
     return status.st_size
 
 
-def open_text(path: str | os.PathLike[str], *, errors: str = "strict") -> IO[str]:
-    """Open ``path`` for reading as UTF-8 text (a leading byte-order mark dropped), decompressing it
-    when the name ends in ``.gz``.
+class _HashingReader(io.RawIOBase):
+    """A file's bytes as they are read, each also fed to ``hasher``: its digest is that of exactly what was read,
+    even when the file is replaced on disk meanwhile (hashing the path afterwards would hash the new file)."""
 
-    A missing, unreadable or non-regular file raises :class:`InputError` naming it.
+    def __init__(self, raw: BinaryIO, hasher: Hasher) -> None:
+        super().__init__()
+        self._raw = raw
+        self._hasher = hasher
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        count = self._raw.readinto(buffer)  # type: ignore[attr-defined]
+        if count:
+            self._hasher.update(memoryview(buffer)[:count])
+        return count
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _GzipReader(gzip.GzipFile):
+    """A gzip stream that closes the file it decompresses (``GzipFile(fileobj=...)`` leaves it open)."""
+
+    def __init__(self, source: BinaryIO) -> None:
+        super().__init__(fileobj=source, mode="rb")
+        self._source = source
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._source.close()
+
+
+def open_bytes(path: str | os.PathLike[str], *, hasher: Hasher | None = None) -> BinaryIO:
+    """Open ``path`` for reading bytes, decompressed when the name ends in ``.gz``.
+
+    ``hasher`` (a :mod:`hashlib` object), when given, is fed every byte read from the file as stored
+    (compressed or not), so after reading to the end its digest equals :func:`file_digest` of what was
+    read. A missing, unreadable or non-regular file raises :class:`InputError` naming it.
     """
     path = Path(path)
     require_regular_file(path)
     try:
-        if path.name.endswith(".gz"):
-            return gzip.open(path, "rt", encoding="utf-8-sig", errors=errors, newline=None)
-        return open(path, encoding="utf-8-sig", errors=errors, newline=None)
+        raw: BinaryIO = open(path, "rb", buffering=0)  # noqa: SIM115 - returned open, closed by the caller
     except FileNotFoundError:
         raise InputError(
             "file not found", path=path, hint="check the path (relative paths resolve against the spec's folder)"
@@ -88,17 +135,94 @@ def open_text(path: str | os.PathLike[str], *, errors: str = "strict") -> IO[str
         raise InputError("is a folder, not a file", path=path) from None
     except PermissionError:
         raise InputError("permission denied", path=path) from None
+    if hasher is not None:
+        raw = _HashingReader(raw, hasher)  # type: ignore[assignment]
+    if path.name.endswith(".gz"):
+        return _GzipReader(raw)
+    return io.BufferedReader(raw)  # type: ignore[arg-type]
 
 
-def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)`` for every line of ``path`` (1-based, newline stripped).
+def open_text(path: str | os.PathLike[str], *, errors: str = "strict", hasher: Hasher | None = None) -> IO[str]:
+    """Open ``path`` for reading as UTF-8 text (a leading byte-order mark dropped, any line ending read as
+    ``\\n``), decompressing it when the name ends in ``.gz``; ``hasher`` as in :func:`open_bytes`.
 
-    Bytes that are not UTF-8 (a binary file) and a corrupt ``.gz`` become :class:`InputError` at the
-    line they are on: undecodable bytes are kept as surrogates while reading so the line is known.
+    A missing, unreadable or non-regular file raises :class:`InputError` naming it.
+    """
+    return io.TextIOWrapper(open_bytes(path, hasher=hasher), encoding="utf-8-sig", errors=errors, newline=None)
+
+
+@contextlib.contextmanager
+def read_once(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """The path to read ``path`` from, as often as a reader needs to (a second pass names an error's line).
+
+    A regular file is its own path. A pipe (``<(zcat run.gz)``, a named FIFO) can be read only once: what
+    it holds is copied to a temporary file, removed afterwards, whose name keeps the pipe's and ends in
+    ``.gz`` when the bytes are gzip's (``<(cat run.gz)`` is decompressed too), and an :class:`InputError`
+    naming the copy names ``path`` instead. A FIFO nobody writes to gives nothing and is refused, never
+    waited for. Anything else (a folder, a device such as ``/dev/zero``) is refused as by
+    :func:`require_regular_file`.
+    """
+    try:
+        is_pipe = stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        is_pipe = False
+    if not is_pipe:
+        require_regular_file(path)
+        yield Path(path)
+        return
+    with tempfile.TemporaryDirectory(prefix="bvtest-pipe-") as folder:
+        copy = Path(folder) / (Path(path).name or "pipe")
+        if _copy_pipe(path, copy) == 0:
+            raise InputError(
+                "the pipe gave nothing to read (no process writes to it, or the command feeding it failed)",
+                path=path,
+                hint="check the command that writes to it, or name a file",
+            )
+        if not copy.name.endswith(".gz"):
+            with open(copy, "rb") as handle:
+                if handle.read(len(_GZIP_MAGIC)) == _GZIP_MAGIC:
+                    copy = copy.rename(copy.with_name(f"{copy.name}.gz"))
+        try:
+            yield copy
+        except InputError as error:
+            if error.path != str(copy):
+                raise
+            raise InputError(error.message, path=path, line=error.line, hint=error.hint) from None
+
+
+def _copy_pipe(path: str | os.PathLike[str], copy: Path) -> int:
+    """Copy what the pipe ``path`` holds to ``copy``; the byte count. Opened without waiting for a writer, so a
+    FIFO nobody writes to reads as empty instead of blocking."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fcntl.fcntl(descriptor, fcntl.F_SETFL, fcntl.fcntl(descriptor, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except OSError as error:
+        raise InputError(f"cannot read the pipe ({error.strerror or error})", path=path) from None
+    copied = 0
+    with os.fdopen(descriptor, "rb", buffering=0) as source:
+        try:
+            with open(copy, "wb") as target:
+                while chunk := source.read(_HASH_CHUNK):
+                    target.write(chunk)
+                    copied += len(chunk)
+        except OSError as error:
+            raise InputError(
+                f"cannot copy what the pipe holds to a temporary file ({error.strerror or error})", path=path
+            ) from None
+    return copied
+
+
+def numbered_lines(path: str | os.PathLike[str], *, hasher: Hasher | None = None) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)`` for every line of ``path`` (1-based, newline stripped); ``hasher`` as in
+    :func:`open_bytes`.
+
+    Bytes that are not UTF-8 (a binary file) are an :class:`InputError` at the line they are on:
+    undecodable bytes are kept as surrogates while reading so the line is known. A damaged ``.gz`` is an
+    :class:`InputError` naming the file.
     """
     line_number = 0
     try:
-        with open_text(path, errors="surrogateescape") as handle:
+        with open_text(path, errors="surrogateescape", hasher=hasher) as handle:
             for line_number, line in enumerate(handle, start=1):
                 if not line.isascii():
                     try:
@@ -115,8 +239,24 @@ def numbered_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
                 if "\x00" in line:
                     raise nul_byte_error(path, line_number)
                 yield line_number, line.rstrip("\r\n")
-    except (OSError, EOFError) as error:
-        raise InputError(f"cannot read file ({error})", path=path, line=line_number + 1) from None
+    except (OSError, EOFError, zlib.error) as error:
+        raise _read_error(path, line_number + 1, error) from None
+
+
+def _read_error(path: str | os.PathLike[str], line: int, error: Exception) -> InputError:
+    """A failure while reading: a damaged ``.gz`` (a flipped byte, a cut-off download) says so, at no line (the
+    decompressor reads ahead of the lines)."""
+    if isinstance(error, gzip.BadGzipFile) and str(error).startswith("Not a gzipped file"):
+        return InputError(
+            "not gzip-compressed, although its name ends in .gz", path=path, hint="compress it, or drop the .gz"
+        )
+    if str(path).endswith(".gz") and isinstance(error, zlib.error | EOFError | gzip.BadGzipFile):
+        return InputError(
+            f"the .gz file is damaged ({error})",
+            path=path,
+            hint="compress the file again, or download it again (`gzip -t FILE` tests a .gz file)",
+        )
+    return InputError(f"cannot read file ({error})", path=path, line=line)
 
 
 def nul_byte_error(path: str | os.PathLike[str], line: int) -> InputError:
@@ -139,13 +279,14 @@ def inner_bom_error(path: str | os.PathLike[str], line: int) -> InputError:
     )
 
 
-def data_fields(path: str | os.PathLike[str]) -> Iterator[tuple[int, list[str]]]:
-    """``(line_number, fields)`` of every line that is neither blank nor a whole-line ``#`` comment.
+def data_fields(path: str | os.PathLike[str], *, hasher: Hasher | None = None) -> Iterator[tuple[int, list[str]]]:
+    """``(line_number, fields)`` of every line that is neither blank nor a whole-line ``#`` comment; ``hasher``
+    as in :func:`open_bytes`.
 
     Only a line whose first field starts with ``#`` is a comment: a ``#`` inside an id (MS MARCO
     document ids have them) is data.
     """
-    for number, line in numbered_lines(path):
+    for number, line in numbered_lines(path, hasher=hasher):
         fields = line.split()
         if fields and not fields[0].startswith("#"):
             yield number, fields

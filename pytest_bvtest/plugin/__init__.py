@@ -143,7 +143,8 @@ def pytest_configure(config: pytest.Config) -> None:
     _jobs(config)  # a bad --bvtest-jobs is a usage error before collection, not a failure of every gate
     if plots and importlib.util.find_spec("matplotlib") is None:
         raise pytest.UsageError(
-            "--bvtest-plots needs matplotlib, which is not installed: pip install 'pytest-bvtest[plots]'"
+            "--bvtest-plots needs matplotlib, which is not installed: "
+            "pip install matplotlib (the plots extra of pytest-bvtest)"
         )
     specs = [str(Path(path).resolve()) for path in option(config, "spec") or ()]
     config.stash[_SPECS] = specs

@@ -4,7 +4,8 @@ A dashboard or ``bvtest history PATH --plot DIR`` reads it back to draw each gat
 time against its limit. The record's keys are documented in ``docs/json-schema.md`` (section
 "History file"). Appends are single ``write`` calls on a file opened for appending, under an
 exclusive lock where the platform has one, so concurrent sessions never interleave records; under
-pytest-xdist only the controller writes. A line that is not a record is reported and skipped.
+pytest-xdist only the controller writes; each write starts on a line of its own. A line that is not a
+record (torn by a full disk, edited by hand) is reported with its line number and skipped.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_bvtest.errors import InputError
+from pytest_bvtest.errors import InputError, excerpt
+from pytest_bvtest.io.textfiles import require_regular_file
 from pytest_bvtest.stats.registry import PROMISED_KEYS
 
 HISTORY_VERSION = 1
@@ -104,7 +106,13 @@ def history_records(document: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def append_history(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> None:
-    """Append ``records`` to the history file, one JSON line each, in one locked write."""
+    """Append ``records`` to the history file, one JSON line each, in one locked write.
+
+    The write starts on a line of its own: a last line left without its newline (a disk that filled
+    up, a machine that lost power mid-write) stays one bad line, skipped when read, instead of taking
+    the new record with it. A path that exists and is not a regular file (a folder, a FIFO, a device)
+    is refused before anything is written.
+    """
     text = "".join(json.dumps(record, allow_nan=False, ensure_ascii=False) + "\n" for record in records)
     if not text:
         return
@@ -113,16 +121,46 @@ def append_history(path: str | os.PathLike[str], records: Iterable[Mapping[str, 
         raise InputError(
             "the history file's folder does not exist", path=path, hint="create the folder or fix --bvtest-history"
         )
-    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    _require_regular_history(path, missing_ok=True)
+    try:
+        # O_NONBLOCK: a FIFO created since the check above fails at once instead of waiting for a reader
+        descriptor = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    except OSError as error:
+        raise InputError(f"cannot write the history file ({error.strerror or error})", path=path) from None
     try:
         if fcntl is not None:
             fcntl.flock(descriptor, fcntl.LOCK_EX)
+        size = os.fstat(descriptor).st_size
+        if size and os.pread(descriptor, 1, size - 1) != b"\n":
+            text = "\n" + text
         data = text.encode("utf-8")
         written = 0
         while written < len(data):
             written += os.write(descriptor, data[written:])
+    except OSError as error:
+        raise InputError(f"cannot write the history file ({error.strerror or error})", path=path) from None
     finally:
         os.close(descriptor)  # closing releases the lock
+
+
+def _require_regular_history(path: Path, *, missing_ok: bool) -> None:
+    """Refuse a history path that is a folder, a FIFO (nobody reading it would hang the session) or a device."""
+    try:
+        require_regular_file(path)
+    except InputError as error:
+        if missing_ok and not os.path.lexists(path):
+            return
+        if error.message == "file not found":
+            raise InputError(
+                "history file not found", path=path, hint="run pytest with --bvtest-history PATH first"
+            ) from None
+        raise InputError(
+            f"the history file {error.message}", path=path, hint="name a regular file for --bvtest-history"
+        ) from None
+
+
+class HistoryWarning(UserWarning):
+    """A line of the history file that is not a record was skipped (reading it goes on)."""
 
 
 @dataclass(frozen=True)
@@ -134,14 +172,16 @@ class History:
 
 
 def read_history(path: str | os.PathLike[str]) -> History:
-    """Every record of the history file; a corrupt line is reported in ``skipped``, never fatal."""
+    """Every record of the history file; a line that is not a record is reported in ``skipped``, never fatal.
+
+    A record is a JSON object with a ``spec`` and a list of ``gates``, each with a text ``id`` and a
+    ``value`` and ``limit`` that are numbers or null: a record written by hand or by another tool
+    with a value such as ``"n/a"`` would otherwise stop every reader of the file.
+    """
     path = Path(path)
+    _require_regular_history(path, missing_ok=False)
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        raise InputError(
-            "history file not found", path=path, hint="run pytest with --bvtest-history PATH first"
-        ) from None
     except OSError as error:
         raise InputError(f"cannot read the history file ({error.strerror or error})", path=path) from None
     records, skipped = [], []
@@ -153,11 +193,26 @@ def read_history(path: str | os.PathLike[str]) -> History:
         except json.JSONDecodeError as error:
             skipped.append(f"{path}:{number}: not a JSON record ({error.msg}); skipped")
             continue
-        if not isinstance(record, dict) or not isinstance(record.get("gates"), list) or "spec" not in record:
-            skipped.append(f"{path}:{number}: not a bvtest history record (no spec or gates); skipped")
+        problem = _record_problem(record)
+        if problem is not None:
+            skipped.append(f"{path}:{number}: not a bvtest history record ({problem}); skipped")
             continue
         records.append(record)
     return History(tuple(records), tuple(skipped))
+
+
+def _record_problem(record: Any) -> str | None:
+    """What makes ``record`` unreadable as a history record, or ``None``."""
+    if not isinstance(record, dict) or not isinstance(record.get("gates"), list) or "spec" not in record:
+        return "no spec or gates"
+    for position, gate in enumerate(record["gates"], start=1):
+        if not isinstance(gate, dict) or not isinstance(gate.get("id"), str):
+            return f"gate {position} has no id"
+        for key in ("value", "limit"):
+            value = gate.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+                return f"gate {gate['id']}: {key} {excerpt(value)} is not a number"
+    return None
 
 
 @dataclass(frozen=True)
@@ -174,13 +229,12 @@ class GateSeries:
 
 
 def gate_series(records: Iterable[Mapping[str, Any]]) -> list[GateSeries]:
-    """Each gate id's values and limits across the records, in order of first appearance."""
+    """Each gate id's values and limits across the records (as :func:`read_history` returns them), in order of first
+    appearance."""
     points: dict[str, list[tuple[str, float | None, float | None, str, str | None]]] = {}
     labels: dict[str, str] = {}
     for record in records:
         for gate in record["gates"]:
-            if not isinstance(gate, Mapping) or "id" not in gate:
-                continue
             labels.setdefault(gate["id"], f"{gate.get('measure', '')} {gate.get('statistic', '')}".strip())
             points.setdefault(gate["id"], []).append(
                 (

@@ -9,6 +9,7 @@ the same document directly from an :class:`~pytest_bvtest.judging.evaluation.Eva
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,14 @@ from pytest_bvtest.io.textfiles import append_text, atomic_write_text
 from pytest_bvtest.judging.evaluation import Evaluation
 from pytest_bvtest.judging.gates import GateOutcome
 from pytest_bvtest.report import github, markdown, terminal
-from pytest_bvtest.report.history import append_history, gate_series, history_records, read_history, run_context
+from pytest_bvtest.report.history import (
+    HistoryWarning,
+    append_history,
+    gate_series,
+    history_records,
+    read_history,
+    run_context,
+)
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
 
 
@@ -218,6 +226,14 @@ def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
     return session_document(documents, context=run_context(evaluation.spec.folder))
 
 
+def _read_history_warning_of_skipped(path: str) -> tuple[dict[str, Any], ...]:
+    """The history file's records; each line skipped is a :class:`HistoryWarning` (pytest's warnings summary)."""
+    history = read_history(path)
+    for message in history.skipped:
+        warnings.warn(f"bvtest: {message}", HistoryWarning, stacklevel=2)
+    return history.records
+
+
 def write_session_outputs(
     document: Mapping[str, Any],
     *,
@@ -259,7 +275,7 @@ def write_session_outputs(
     if html_path:
         from pytest_bvtest.report import html
 
-        series = gate_series(read_history(history_path).records) if history_path else ()
+        series = gate_series(_read_history_warning_of_skipped(history_path)) if history_path else ()
         atomic_write_text(html_path, html.render(document, series))
         written.append(str(html_path))
     if plots_dir:

@@ -309,7 +309,8 @@ def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
         from matplotlib.figure import Figure
     except ImportError:
         raise InputError(
-            "plots need matplotlib, which is not installed", hint="pip install pytest-bvtest[plots]"
+            "plots need matplotlib, which is not installed",
+            hint="pip install matplotlib (the plots extra of pytest-bvtest)",
         ) from None
     folder = Path(folder)
     evaluations: Sequence[Mapping[str, Any]] = document["evaluations"]

@@ -3,10 +3,10 @@
 An entry is keyed by (run file digest, qrels file digest, measure, tag selection, package version),
 so editing either file, upgrading the package or asking for another measure misses the cache. Entries
 are small JSON files written atomically (temporary file + rename): pytest-xdist workers that evaluate
-the same run at once both succeed, and a reader never sees half an entry. A corrupt or truncated entry
-is treated as a miss and rewritten; the cache never makes an evaluation fail: a folder that cannot
-be written (full disk, read-only checkout) gives one :class:`CacheWriteWarning` naming it, and the
-evaluation goes on without storing.
+the same run at once both succeed, and a reader never sees half an entry. A corrupt, truncated or
+implausible entry (no scores, a score that is NaN or infinite) is treated as a miss and rewritten; the
+cache never makes an evaluation fail: a folder that cannot be written (full disk, read-only checkout)
+gives one :class:`CacheWriteWarning` naming it, and the evaluation goes on without storing.
 
 Finding a run's entries needs its digest, and hashing a 250 MB run on every lookup costs about a
 second. :meth:`ScoreCache.file_digest` therefore keeps, beside the entries, one small stat record per
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
 import warnings
@@ -158,13 +159,22 @@ def _aged(stat: list[int], hashed_at_ns: int) -> bool:
 
 
 def _entry_from_payload(payload: Any) -> CachedScores:
+    """The entry a payload holds; a ``ValueError`` for one no evaluation could have written.
+
+    An evaluated run always scores at least one topic (a run sharing none with the qrels is an error),
+    and every score is a finite number: an entry without scores (it would score the system 0 on every
+    topic, and the warnings would blame the qrels) or with NaN or infinity (JSON reads both) is a miss.
+    """
     per_topic = payload["per_topic"]
     # JSON object keys are strings; the values must be numbers (checked and converted at C speed: a
     # gate reads 22 entries of 7,000 topics each).
-    if not isinstance(per_topic, dict) or not set(map(type, per_topic.values())) <= {float, int}:
+    if not isinstance(per_topic, dict) or not per_topic or not set(map(type, per_topic.values())) <= {float, int}:
         raise ValueError("malformed cache entry")
+    values = list(map(float, per_topic.values()))
+    if not all(map(math.isfinite, values)):
+        raise ValueError("a cache entry with a score that is not a finite number")
     return CachedScores(
         run_name=str(payload["run_name"]),
-        per_topic=dict(zip(per_topic, map(float, per_topic.values()))),
+        per_topic=dict(zip(per_topic, values)),
         ignored_topics=tuple(str(topic) for topic in payload["ignored_topics"]),
     )
