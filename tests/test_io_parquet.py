@@ -7,10 +7,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import shared_path
 
 from pytest_bvtest.errors import InputError
+from pytest_bvtest.io import tables
 from pytest_bvtest.io.tables import read_score_table
 from pytest_bvtest.judging.pipeline import evaluate_spec
 from pytest_bvtest.spec.reader import load_spec
@@ -116,6 +118,21 @@ BAD_TABLES = [
 ]
 
 
+BAD_TABLES += [
+    ({"system": ["a", "a"], "topic": ["1", "All"], "value": [0.5, 0.25]}, 2, "the topic 'All' is a summary"),
+    (
+        {
+            "system": ["7", "7", "7"],
+            "topic": ["1", "1", "1"],
+            "measure": ["P@10", "AP", "P@10"],
+            "value": [1.0, 0.0, 0.0],
+        },
+        3,
+        "system '7', topic '1', measure 'P@10' appears twice (first on {unit} {first})",
+    ),
+]
+
+
 @pytest.mark.parametrize(("columns", "row", "message"), BAD_TABLES)
 def test_a_bad_cell_names_the_file_and_row_as_its_csv_twin_names_the_line(
     tmp_path: Path, columns: dict, row: int, message: str
@@ -185,3 +202,38 @@ def test_without_pyarrow_a_parquet_table_says_what_to_install(tmp_path: Path, mo
         f"{path}: reading a Parquet table needs pyarrow, which is not installed; "
         "pip install pyarrow (the parquet extra of pytest-bvtest), or write the table as CSV"
     )
+
+
+def test_a_clean_table_is_checked_and_read_by_whole_columns_with_the_rows_values(tmp_path: Path, monkeypatch) -> None:
+    # integer ids, a dictionary-encoded measure, rows of two systems interleaved: the columns' path gives what
+    # the row-by-row reader (the CSV twin's) gives, in the same order, without reading a row at a time
+    rng = np.random.default_rng(5)
+    columns = {
+        "run": np.repeat(["bm25", "t5"], 6).tolist()[::-1],
+        "qid": [3, 1, 2, 3, 1, 2] * 2,
+        "metric": (["AP"] * 3 + ["P@10"] * 3) * 2,
+        "score": rng.random(12).tolist(),
+    }
+    types = {"qid": pyarrow.int64(), "metric": pyarrow.dictionary(pyarrow.int32(), pyarrow.string())}
+    path = write_parquet(tmp_path / "clean.parquet", columns, types)
+    twin = read_score_table(csv_twin(tmp_path / "clean.csv", columns)).scores
+    monkeypatch.setattr(tables, "_long_cells", lambda *arguments: pytest.fail("read row by row"))
+    scores = read_score_table(path).scores
+    assert scores == twin and list(scores) == list(twin) == [
+        ("t5", "AP"),
+        ("t5", "P@10"),
+        ("bm25", "AP"),
+        ("bm25", "P@10"),
+    ]
+    assert [list(values) for values in scores.values()] == [["3", "1", "2"]] * 4
+
+
+def test_a_table_is_parsed_once_until_its_content_changes(tmp_path: Path, monkeypatch) -> None:
+    path = write_parquet(tmp_path / "once.parquet", {"system": ["a"], "topic": ["1"], "value": [0.5]})
+    parsed = []
+    real = tables._read_score_table
+    monkeypatch.setattr(tables, "_read_score_table", lambda *a, **k: parsed.append(a) or real(*a, **k))
+    assert read_score_table(path).scores == read_score_table(path).scores == {("a", None): {"1": 0.5}}
+    assert len(parsed) == 1
+    write_parquet(path, {"system": ["a"], "topic": ["1"], "value": [0.25]})  # same size, perhaps the same mtime
+    assert read_score_table(path).scores == {("a", None): {"1": 0.25}} and len(parsed) == 2

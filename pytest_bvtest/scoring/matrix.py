@@ -12,9 +12,9 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,7 +28,9 @@ from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.measures import Measure, TableMeasure
 from pytest_bvtest.spec.model import RunFile, ScoreTableFile, Source
-from pytest_bvtest.stats.simulation import RetrievedList
+
+if TYPE_CHECKING:
+    from pytest_bvtest.stats.simulation import RetrievedList
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,8 @@ class MatrixBuilder:
         if len(pending) < 2:
             return
         qrels = self._require_qrels(f"run file {pending[0][0].path}")
+        from concurrent.futures import ProcessPoolExecutor  # multiprocessing costs 10 ms of every start otherwise
+
         with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending))) as pool:
             futures = [
                 pool.submit(_per_topic_from_run_file, source, qrels, missing) for source, _, _, missing in pending
@@ -344,6 +348,8 @@ def retrieved_lists(run: Run, qrels: Qrels, topics: Sequence[str]) -> list[Retri
     which of them are relevant (grade > 0; unjudged counts as non-relevant), and the topic's number of
     relevant documents in the qrels. A topic the run did not rank is an empty list.
     """
+    from pytest_bvtest.stats.simulation import RetrievedList  # the simulation's own import: evaluating needs none
+
     lists = []
     for topic in topics:
         judged = qrels.judgments.get(topic, {})
