@@ -340,3 +340,15 @@ def test_evaluate_reads_a_run_through_a_pipe_once_and_refuses_a_device_at_once()
         2,
         "bvtest: error: /dev/zero: is a device, not a file; name a regular file\n",
     )
+
+
+@pytest.mark.parametrize("swaps", ["1000000000", "99"])
+def test_calibrate_caps_its_swaps_like_the_specs_repetition_counts(
+    swaps: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`bvtest calibrate --swaps 1000000000` ran for ever."""
+    assert main(["calibrate", str(EXAMPLE / "bvtest.yaml"), "--no-cache", "--swaps", swaps]) == 2
+    assert capsys.readouterr().err == (
+        f"bvtest: error: --swaps must lie between 100 and 1,000,000, got {int(swaps):,}; more swaps cost time in "
+        "proportion and change a limit less than its Monte-Carlo error\n"
+    )

@@ -666,9 +666,8 @@ def test_the_ini_setting_writes_beside_the_ini_file_and_stays_inside_the_project
     assert Page((pytester.path / "reports" / "page.html").read_text(encoding="utf-8")).headline.startswith("✓")
     ini.write_text("[pytest]\nbvtest_html = ../outside.html\n", encoding="utf-8")
     refused = pytester.runpytest_subprocess("bvtest.yaml", "--bvtest-no-cache", "-p", "no:cacheprovider")
-    refused.stdout.fnmatch_lines(
-        ["*could not write the reports: ini setting bvtest_html = *outside.html* is outside the project*"]
-    )
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR  # when pytest starts, before any gate runs
+    refused.stderr.fnmatch_lines(["ERROR: bvtest: ini setting bvtest_html = *outside.html* is outside the project*"])
     assert not (pytester.path.parent / "outside.html").exists()
 
 

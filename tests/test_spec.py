@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from conftest import shared_path
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.spec.model import Bound, DifficultyGrouping, RandomGrouping, RunFile, SampledGrouping, ScoreTableFile
-from pytest_bvtest.spec.reader import load_spec, with_candidate_run
+from pytest_bvtest.spec.reader import SpecWarning, load_spec, with_candidate_run
 
 RUN = "1 Q0 d1 1 2.0 tag\n1 Q0 d2 2 1.0 tag\n"
 QRELS = "1 0 d1 1\n1 0 d2 0\n"
@@ -452,3 +453,147 @@ def test_a_mistyped_table_system_as_the_candidate_says_so_not_file_not_found(tmp
     )
     assert str(error).endswith("did you mean `Champion`?")
     assert load_spec(write_spec(tmp_path, text.replace("CANDIDATE", "Champion"))).candidate_name == "Champion"
+
+
+# --- issue 22: numbers YAML 1.1 reads as text, huge percentages, deep nesting, labels, duplicate systems ---------
+
+GATED = "qrels: qrels.txt\nmeasures: [AP]\nbaselines: {prod: runs/prod.run}\ncandidate: runs/new.run\n"
+
+
+def test_exponent_numbers_are_numbers_as_yaml_1_2_reads_them(project: Path) -> None:
+    """`max_decrease: 1e-3` and `false_alarm: 5e-2` were refused: "expected a number, got str '5e-2'"."""
+    spec = load_spec(
+        write_spec(
+            project,
+            GATED
+            + "analysis:\n  calibration: {swaps: 2e4}\n  mve: {alpha: 1.5e1}\n"
+            + "gates:\n  - {statistic: mean, max_decrease: 1e-3, false_alarm: 5e-2}\n"
+            + "  - {statistic: var, max: .5E-1}\n",
+        )
+    )
+    assert (spec.gates[0].bound, spec.gates[0].false_alarm) == (Bound("max_decrease", 0.001, relative=False), 0.05)
+    assert spec.gates[1].bound == Bound("max", 0.05, relative=False)
+    assert (spec.analysis.calibration.swaps, spec.analysis.mve.alpha) == (20000, 15.0)
+    # quoted, a value stays the text it is; a run tag or a name is never turned into a number
+    error = load_error(project, GATED + "gates:\n  - {statistic: mean, max_decrease: '1e-3'}\n")
+    assert "max_decrease: expected a number or a percentage such as 5%, got '1e-3'" in str(error)
+    tagged = load_spec(write_spec(project, GATED.replace("prod: runs/prod.run", "1e3: {run: runs/prod.run}")))
+    assert list(tagged.baselines) == ["1e3"]
+
+
+@pytest.mark.parametrize(
+    ("bound", "fragment"),
+    [
+        ("max_decrease: '1e400%'", "max_decrease: '1e400%' is too large a percentage; write a percentage below 1e15%"),
+        ("max_decrease: 1e400", "max_decrease: expected a finite number, got float inf"),
+    ],
+)
+def test_a_bound_too_large_for_a_float_is_an_error_at_its_line(project: Path, bound: str, fragment: str) -> None:
+    """`max_decrease: '1e400%'` became infinity, and the JSON report a traceback (JSON has no infinity)."""
+    error = load_error(project, GATED + f"gates:\n  - {{statistic: mean, {bound}}}\n")
+    assert str(error).startswith(f"{project.resolve() / 'bvtest.yaml'}:6: gates[0].{fragment}")
+
+
+def test_lists_nested_thousands_deep_are_refused_at_their_line(project: Path) -> None:
+    """A YAML list nested 5,000 deep raised RecursionError in the YAML composer."""
+    error = load_error(project, "qrels: qrels.txt\nmeasures: " + "[" * 5000 + "AP" + "]" * 5000 + "\n")
+    assert str(error) == (
+        f"{project.resolve() / 'bvtest.yaml'}:2: lists and mappings nest more than 32 deep; a spec nests a few "
+        "levels; is this the right file?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "name", "label"),
+    [
+        ("bias2+var", "bias2_plus_var", "Bias²+Var"),
+        ("Bias²+Var", "bias2_plus_var", "Bias²+Var"),
+        ("Var(ρ)", "gap_var", "Var(ρ)"),
+    ],
+)
+def test_a_statistic_written_as_its_report_label_suggests_its_name(
+    project: Path, written: str, name: str, label: str
+) -> None:
+    """`bias2+var`, the report's own label, suggested `bias2`."""
+    error = load_error(project, GATED + f"gates:\n  - {{statistic: '{written}', max: 1}}\n")
+    assert str(error).endswith(f"unknown statistic {written!r}; did you mean {name!r}? (the reports label it {label})")
+
+
+def test_one_table_system_under_two_baseline_names_is_an_error_at_its_line(project: Path) -> None:
+    """Like one run file under two names: the system counted twice in ZRisk, GeoRisk, GAWM and Holm."""
+    error = load_error(
+        project,
+        "measures: [AP]\nbaselines:\n  a: {scores: table.csv, system: sysA}\n  b: {scores: table.csv, system: sysB}\n"
+        "  c: {scores: ./table.csv, system: sysA}\n",
+    )
+    assert str(error) == (
+        f"{project.resolve() / 'bvtest.yaml'}:5: baselines.c: 'c' names the same table system 'sysA' as 'a' "
+        "(table.csv): one system listed twice counts twice in ZRisk, GeoRisk, GAWM and the Holm correction; "
+        "list each system once"
+    )
+
+
+def test_swaps_are_capped_like_the_other_repetition_counts(project: Path) -> None:
+    """`calibration: {swaps: 1000000000}` ran for ever."""
+    error = load_error(project, GATED + "analysis:\n  calibration: {swaps: 1000000000}\n")
+    assert str(error).startswith(
+        f"{project.resolve() / 'bvtest.yaml'}:6: analysis.calibration.swaps: must be at most 1,000,000, "
+        "got 1,000,000,000; more repetitions cost time"
+    )
+    assert (
+        load_spec(write_spec(project, GATED + "analysis:\n  calibration: {swaps: 1e6}\n")).analysis.calibration.swaps
+        == 1_000_000
+    )
+
+
+def test_an_mve_gate_over_variations_at_the_default_alpha_is_a_warning_at_its_line(project: Path) -> None:
+    (project / "variations.tsv").write_text("1 1\n")
+    text = GATED + "analysis:\n  mve: {variations: variations.tsv}\ngates:\n  - {statistic: mve, max_decrease: 0.01}\n"
+    with pytest.warns(SpecWarning) as caught:
+        load_spec(write_spec(project, text))
+    (warning,) = caught
+    assert (warning.filename, warning.lineno) == (str(project.resolve() / "bvtest.yaml"), 8)
+    assert str(warning.message).startswith(
+        "bvtest.yaml: an mve gate over query variations at the default alpha 2 judges the mean"
+    )
+    stated = text.replace("{variations:", "{alpha: 500, variations:")
+    without_gate = text.replace("gates:\n  - {statistic: mve, max_decrease: 0.01}\n", "")
+    for quiet in (stated, without_gate):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            load_spec(write_spec(project, quiet))
+
+
+@pytest.mark.parametrize(
+    ("gate", "expected"),
+    [
+        ("{statistic: mean, max_decrease: 1e-3}", None),
+        (
+            "{statistic: mean, max_decrease: '1e400%'}",
+            "bvtest.yaml:6: gates[0].max_decrease: '1e400%' is too large a percentage; write a percentage below 1e15%",
+        ),
+        ("{statistic: bias2+var, max: 1}", "did you mean 'bias2_plus_var'? (the reports label it Bias²+Var)"),
+    ],
+    ids=["exponent", "huge-percentage", "label"],
+)
+def test_the_same_spec_through_bvtest_check_and_pytest(
+    project: Path, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], gate: str, expected: str | None
+) -> None:
+    from pytest_bvtest.cli import main
+
+    path = write_spec(project, GATED + f"gates:\n  - {gate}\n")
+    code = main(["check", str(path), "--no-cache"])
+    error = capsys.readouterr().err
+    for name in ("qrels.txt", "table.csv"):
+        (pytester.path / name).write_text((project / name).read_text())
+    (pytester.path / "runs").mkdir()
+    for run in (project / "runs").iterdir():
+        (pytester.path / "runs" / run.name).write_text(run.read_text())
+    write_spec(pytester.path, path.read_text())
+    result = pytester.runpytest("-p", "no:cacheprovider", "bvtest.yaml")
+    if expected is None:
+        assert (code, result.ret) == (0, 0)
+        return
+    assert code == 2 and error.startswith("bvtest: error: ") and expected in error
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"*{expected.replace('[', '[[]')}*"])  # [ opens a class in fnmatch

@@ -226,8 +226,9 @@ def test_a_symlinked_report_path_keeps_its_link(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda path: path.mkdir(), "cannot write this file: it is a folder"),
-        (lambda path: None, "cannot write this file (No space left on device); free some space"),
+        # refused before the evaluation (issue 22), as a path ending in `/` is
+        (lambda path: path.mkdir(), "--json {report}: is a folder; a report is a file"),
+        (lambda path: None, "{report}: cannot write this file (No space left on device); free some space"),
     ],
 )
 def test_a_report_that_cannot_be_written_names_the_users_path(
@@ -238,16 +239,16 @@ def test_a_report_that_cannot_be_written_names_the_users_path(
     make(report)
     fail_writes_with(monkeypatch, errno.ENOSPC, where="out.json")
     assert main(["check", str(spec), "--no-cache", "--json", str(report)]) == 2
-    assert capsys.readouterr().err.startswith(f"bvtest: error: {report}: {message}")
+    assert capsys.readouterr().err.startswith(f"bvtest: error: {message.format(report=report)}")
 
 
 def test_ini_report_paths_outside_the_project_are_refused(project: pytest.Pytester) -> None:  # noqa: F811
     project.makeini("[pytest]\nbvtest_json = ../elsewhere.json\n")
     result = project.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR and not (project.path.parent / "elsewhere.json").exists()
-    result.stdout.fnmatch_lines(
-        ["*could not write the reports: ini setting bvtest_json = *elsewhere.json* is outside the project*"]
-    )
+    # refused when pytest starts, with the other report paths' checks, before any gate runs
+    result.stderr.fnmatch_lines(["ERROR: bvtest: ini setting bvtest_json = *elsewhere.json* is outside the project*"])
+    assert "passed" not in result.stdout.str()
     allowed = project.runpytest("--bvtest-allow-outside-project")
     assert allowed.ret == 0 and (project.path.parent / "elsewhere.json").exists()
     project.makeini("[pytest]\nbvtest_cache_dir = ../elsewhere-cache\n")

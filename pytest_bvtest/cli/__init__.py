@@ -184,12 +184,23 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     from pytest_bvtest.judging.pipeline import evaluate_spec, require_candidate_for_gates, spec_under_test
     from pytest_bvtest.report import outputs
+    from pytest_bvtest.report.paths import check_output_paths
     from pytest_bvtest.report.reference_update import update_reference
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
         spec = spec.without_gates()
     require_candidate_for_gates(spec)
+    check_output_paths(
+        {
+            "--json": arguments.json,
+            "--markdown": arguments.markdown,
+            "--html": arguments.html,
+            "--plots": arguments.plots,
+        },
+        [spec],
+        folder_options=("--plots",),
+    )
     evaluation = evaluate_spec(
         spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project, jobs=arguments.jobs
     )
@@ -266,6 +277,7 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     from dataclasses import replace
 
     from pytest_bvtest.judging.pipeline import evaluate_spec, replay_baselines, spec_under_test
+    from pytest_bvtest.spec.reader import MAX_SWAPS
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if spec.candidate is None or not spec.gates:
@@ -274,8 +286,11 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
             path=spec.path,
             hint="add `candidate:` (or pass --run) and at least one gate",
         )
-    if arguments.swaps is not None and arguments.swaps < 100:
-        raise InputError(f"--swaps must be at least 100, got {arguments.swaps}")
+    if arguments.swaps is not None and not 100 <= arguments.swaps <= MAX_SWAPS:
+        raise InputError(
+            f"--swaps must lie between 100 and {MAX_SWAPS:,}, got {arguments.swaps:,}",
+            hint="more swaps cost time in proportion and change a limit less than its Monte-Carlo error",
+        )
     if arguments.seed is not None and arguments.seed < 0:
         raise InputError(f"--seed must be a whole number >= 0, got {arguments.seed}")
     calibration = spec.analysis.calibration

@@ -19,7 +19,7 @@ from pytest_bvtest.judging.guards import Guard
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.measures import parse_measure
-from pytest_bvtest.spec.model import AnalysisSettings, GateSpec, RunFile, ScoreTableFile, Spec
+from pytest_bvtest.spec.model import AnalysisSettings, GateSpec, Spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff
 from pytest_bvtest.stats.gawm import GAWMResult, HITSResult
 from pytest_bvtest.stats.rankings import RankAgreement
@@ -147,21 +147,9 @@ class InputFile:
 def input_files(spec: Spec, cache: ScoreCache) -> tuple[InputFile, ...]:
     """Every file ``spec`` reads, with its content hash (the JSON report and the history record them);
     ``cache`` hashes each file at most once while it is unchanged."""
-    files = [
-        ("spec", None, spec.path),
-        ("qrels", None, spec.qrels),
-        ("topics", None, spec.topics),
-        ("weights", None, spec.analysis.mve.weights),
-        ("variations", None, spec.analysis.mve.variations),
-    ]
-    named = [
-        *(("baseline", name, source) for name, source in spec.baselines.items()),
-        *([("candidate", spec.candidate_name, spec.candidate)] if spec.candidate is not None else []),
-    ]
-    files += [(role, name, source.path) for role, name, source in named if isinstance(source, RunFile | ScoreTableFile)]
     seen: dict[tuple[str, str], InputFile] = {}
-    for role, name, path in files:
-        if path is not None and (role, str(path)) not in seen:
+    for role, name, path in spec.files():
+        if (role, str(path)) not in seen:
             seen[(role, str(path))] = InputFile(role, name, str(path), cache.file_digest(path))
     return tuple(seen.values())
 

@@ -151,7 +151,39 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_COLLECTED_SPECS] = []
     if specs and not hasattr(config, "workerinput"):
         config.args.extend(spec for spec in specs if spec not in config.args)
+    named = [*specs, *(arg for arg in config.args if any(fnmatch.fnmatch(Path(arg).name, p) for p in SPEC_PATTERNS))]
+    try:
+        check_outputs(config, named)
+    except BvtestError as error:
+        raise pytest.UsageError(f"bvtest: {error}") from None
     config.pluginmanager.register(SessionOutputs(config), "bvtest-session-outputs")
+
+
+#: The options that write files or folders when the session ends.
+_OUTPUT_OPTIONS = ("json", "markdown", "html", "history", "plots")
+
+
+def check_outputs(config: pytest.Config, spec_paths: Sequence[str | os.PathLike[str]]) -> None:
+    """Refuse report paths that are ``-``, a folder, each other, or an input of the session: the candidate of
+    ``--bvtest-run``, the score cache, and the files of the specs at ``spec_paths`` that can be read (one that
+    cannot is its own item's error). Nothing is imported or read when no report is asked for."""
+    paths = {f"--bvtest-{name}": option(config, name) for name in _OUTPUT_OPTIONS}
+    if not any(paths.values()):
+        return
+    from pytest_bvtest.report.paths import check_output_paths
+
+    specs = []
+    for path in dict.fromkeys(map(str, spec_paths)):
+        with contextlib.suppress(BvtestError):
+            specs.append(spec_with_session_run(config, path))
+    run, cache = option(config, "run"), option(config, "cache-dir")
+    check_output_paths(
+        paths,
+        specs,
+        inputs=[("candidate of --bvtest-run", run)] if run else [],
+        cache_folders=[cache] if cache else [],
+        folder_options=("--bvtest-plots",),
+    )
 
 
 _SPECS = pytest.StashKey[list]()
@@ -506,6 +538,8 @@ class SessionOutputs:
         self.deselected: list[str] = []  # gate ids, for specs none of whose gates ran (-k, -m, --deselect)
         self.document: dict | None = None
         self.output_error: str | None = None
+        self.refused: str | None = None  # a report path that is an input: the session writes nothing
+        self.worker_specs: dict[str, None] = {}  # the spec files pytest-xdist workers collected
         self.update_lines: list[tuple[str, bool]] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -534,10 +568,47 @@ class SessionOutputs:
         """pytest-xdist: a worker's deselected gates (workers collect and select; the controller does not)."""
         self.deselected += getattr(node, "workeroutput", {}).get(DESELECTED_OUTPUT, [])
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Refuse report paths that are inputs of a collected spec before any test runs (the specs named on the
+        command line were checked when pytest started). Under pytest-xdist the controller decides, below."""
+        if not hasattr(self.config, "workerinput"):
+            self.refuse_outputs_that_are_inputs(self.config.stash[_COLLECTED_SPECS])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
+        """pytest-xdist's controller, which collects nothing itself: the specs a worker collected, checked before
+        their tests are scheduled, and remembered for the check before anything is written."""
+        files = {str(self.config.rootpath / nodeid.split("::")[0]) for nodeid in ids if "::" in nodeid}
+        self.worker_specs.update(dict.fromkeys(sorted(path for path in files if path.endswith((".yaml", ".yml")))))
+        self.refuse_outputs_that_are_inputs(list(self.worker_specs))
+
+    def refuse_outputs_that_are_inputs(self, spec_paths: Sequence[str]) -> None:
+        try:
+            check_outputs(self.config, spec_paths)
+        except BvtestError as error:
+            self.refused = str(error)
+            raise pytest.UsageError(f"bvtest: {error}") from None
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
         if hasattr(config, "workerinput"):
             config.workeroutput[DESELECTED_OUTPUT] = self.deselected
+            return
+        if self.refused is not None:
+            return  # nothing is written where an input would be destroyed
+        try:  # again, now that every spec of the session is known (xdist workers collected them)
+            check_outputs(
+                config,
+                [
+                    *config.stash[_COLLECTED_SPECS],
+                    *self.worker_specs,
+                    *(document["spec"] for payload in self.payloads for document in payload["documents"]),
+                    *(error["spec"] for error in self.errors),
+                ],
+            )
+        except BvtestError as error:
+            self.output_error = str(error)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
         if not (self.payloads or self.team_tests or self.errors or self.deselected):
             self.write_empty_reports(session)

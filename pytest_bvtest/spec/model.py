@@ -328,6 +328,25 @@ class Spec:
         """Every system to evaluate: the baselines in spec order, then the candidate."""
         return [*self.baselines.values(), *([self.candidate] if self.candidate is not None else [])]
 
+    def files(self) -> list[tuple[str, str | None, Path]]:
+        """``(role, system name or None, path)`` of every file the spec reads: itself, the qrels, the topic texts,
+        weights and variations, then each run file and table (a table once per system it gives)."""
+        files = [
+            ("spec", None, self.path),
+            ("qrels", None, self.qrels),
+            ("topics", None, self.topics),
+            ("weights", None, self.analysis.mve.weights),
+            ("variations", None, self.analysis.mve.variations),
+        ]
+        named = [
+            *(("baseline", name, source) for name, source in self.baselines.items()),
+            *([("candidate", self.candidate_name, self.candidate)] if self.candidate is not None else []),
+        ]
+        files += [
+            (role, name, source.path) for role, name, source in named if isinstance(source, RunFile | ScoreTableFile)
+        ]
+        return [(role, name, path) for role, name, path in files if path is not None]
+
     def without_gates(self) -> Spec:
         """The same spec as an analysis-only report."""
         return replace(self, gates=())
