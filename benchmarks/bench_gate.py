@@ -33,6 +33,7 @@ steadier on a shared machine). Run it from the repository root::
     python -m benchmarks.bench_gate --queries 700 --trec-eval /tmp/trec_eval/trec_eval   # a tenth, for development
     python -m benchmarks.bench_gate --trec-eval /tmp/trec_eval/trec_eval                  # 6,980 x 1,000
     python -m benchmarks.bench_gate --scaling --trec-eval /tmp/trec_eval/trec_eval
+    python -m benchmarks.bench_gate --compare ../old-checkout                             # an older version's check too
 
 trec_eval is not packaged for Debian or PyPI: build it from https://github.com/usnistgov/trec_eval with
 ``make CFLAGS='-O2 -I. -DVERSIONID=\\"10.0\\"'`` and give the binary's path.
@@ -240,6 +241,10 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
         timed(check)
     timed([*evaluate, "--cache-dir", str(folder / "cache-evaluate"), str(candidate)])
     peers, skipped = peer_commands(python, qrels, candidate, measures, arguments.trec_eval, arguments.ranx_python)
+    compared = Path(arguments.compare).resolve() if arguments.compare else None
+    if compared is not None:
+        for _ in range(2):  # the other checkout's own cache entries
+            timed(check, compared)
     cases = [
         "pytrec_eval alone",
         *(name for name in peers if name != "pytrec_eval alone"),
@@ -249,6 +254,7 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
         "check candidate new",
         "pytest cached",
         "pytest candidate new",
+        *(["check all cached (compared)", "check candidate new (compared)"] if compared is not None else []),
     ]
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in cases}
     loads = []
@@ -273,10 +279,17 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
         commands["check candidate new"] = ([*check, "--run", str(new_candidate)], REPOSITORY_ROOT)
         commands["pytest cached"] = (run_pytest, folder)
         commands["pytest candidate new"] = ([*run_pytest, f"--bvtest-run={newer_candidate}"], folder)
+        if compared is not None:  # the same commands run from the other checkout: its package is imported
+            commands["check all cached (compared)"] = (check, compared)
+            newest_candidate = folder / f"newest-candidate-{repeat}.run"
+            write_system_run(newest_candidate, qrels, arguments.docs, SEED + 400 + repeat, 0.8)
+            commands["check candidate new (compared)"] = ([*check, "--run", str(newest_candidate)], compared)
         for name in cases:
             command, cwd = commands[name]
             results[name].append(timed(command, cwd))
     print(f"load average (1 min) at each repeat's start: {', '.join(f'{load:.1f}' for load in loads)}")
+    if compared is not None:
+        print(f"(compared): the check run from {compared}")
     print_table(results, "pytrec_eval alone", skipped)
 
 
@@ -376,6 +389,9 @@ def main() -> None:
         "--ranx-python", default=None, help="a Python with ranx installed (default: this one, if it has ranx)"
     )
     parser.add_argument("--scaling", action="store_true", help="the scaling table instead of the gate table")
+    parser.add_argument(
+        "--compare", default=None, help="another checkout of pytest-bvtest whose bvtest check is timed on the same data"
+    )
     parser.add_argument(
         "--topics",
         type=lambda text: [int(t) for t in text.split(",")],
