@@ -136,6 +136,30 @@ def test_suggestions_cover_case_slips_and_trec_eval_names(text, suggestion):
     assert suggestion in str(raised.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("nDCG@10(judged_only=True)", "nDCG(judged_only=True)@10"),
+        ("P@10(rel=2)", "P(rel=2)@10"),
+        ("RR @ 10 (rel=2)", "RR(rel=2)@10"),
+    ],
+)
+def test_parameters_after_the_cutoff_are_refused_with_the_name_to_write(text, written):
+    with pytest.raises(InputError) as raised:
+        parse_measure(text, path="bvtest.yaml", line=3)
+    assert str(raised.value) == (
+        f"bvtest.yaml:3: measure '{text}' puts its parameters after the cutoff; ir_measures writes them before it; "
+        f"write {written}"
+    )
+    assert str(parse_measure(written)) == written  # the name to write is a measure
+
+
+def test_parameters_after_the_cutoff_that_are_wrong_anyway_get_the_error_of_the_name_to_write():
+    with pytest.raises(InputError) as raised:
+        parse_measure("ERR@20(judged_only=True)")
+    assert str(raised.value).startswith("measure 'ERR(judged_only=True)@20': unsupported params found: ['judged_only']")
+
+
 def test_a_name_without_any_close_match_lists_what_is_supported():
     with pytest.raises(InputError) as raised:
         parse_measure("zzz")

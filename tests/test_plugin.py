@@ -235,6 +235,72 @@ def test_spec_given_on_the_command_line_is_collected(project: pytest.Pytester) -
     result.assert_outcomes(passed=6)
 
 
+TEAM_TEST_OF_THE_SESSION_RUN = """
+import pytest
+
+@pytest.mark.bvtest
+def test_the_session_run(bvtest):
+    assert bvtest.evaluate("bvtest.yaml").statistic("mean", measure="AP") > 0
+"""
+
+
+def scratch_spec(project: pytest.Pytester) -> None:
+    """A second spec in the tree, as a scratch experiment would leave one: other qrels, its own candidate."""
+    scratch = project.mkdir("scratch")
+    (scratch / "qrels.txt").write_text("".join(f"{t} 0 {t}-d1 1\n" for t in TOPICS))
+    (scratch / "bvtest-try.yaml").write_text(
+        "qrels: qrels.txt\nmeasures: [AP]\nbaselines: {production: ../runs/production.run}\n"
+        "candidate: ../runs/bm25.run\nreference: production\ngates:\n  - {statistic: mean, max_decrease: 0.5}\n"
+    )
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_run_among_several_specs_names_its_spec_or_judges_none(project: pytest.Pytester, workers) -> None:
+    """--bvtest-run is scored against one spec's qrels: with several specs collected and none named, every
+    gate, and the fixture's evaluate of the session's run, fail with the reason instead of judging it twice."""
+    scratch_spec(project)
+    project.makepyfile(test_team=TEAM_TEST_OF_THE_SESSION_RUN)
+    result = project.runpytest_subprocess(
+        "--bvtest-run", "runs/risky.run", "--bvtest-json", "report.json", "-p", "no:cacheprovider", *workers
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=8)  # 6 gates of bvtest.yaml, 1 of the scratch spec, the team test
+    refusal = (
+        "--bvtest-run runs/risky.run: pytest collected 2 specs, each with its own qrels "
+        "(bvtest.yaml, scratch/bvtest-try.yaml); say which the run is for"
+    )
+    hint = "--bvtest-spec bvtest.yaml (or collect that spec alone: pytest bvtest.yaml --bvtest-run runs/risky.run)"
+    result.stdout.fnmatch_lines(["*bvtest: *, run runs/risky.run for the one spec collected*"])
+    document = json.loads((project.path / "report.json").read_text())
+    assert document["evaluations"] == [] and document["passed"] is False
+    assert {error["message"] for error in document["errors"]} == {f"{refusal}; {hint}"}
+    assert len(document["errors"]) == 7
+    assert [test["message"] for test in document["tests"]] == [f"pytest_bvtest.errors.InputError: {refusal}; {hint}"]
+
+
+def test_a_run_judges_the_specs_it_names_and_the_others_their_own_candidates(project: pytest.Pytester) -> None:
+    scratch_spec(project)
+    project.makepyfile(test_team=TEAM_TEST_OF_THE_SESSION_RUN)
+    result = project.runpytest(
+        "--bvtest-run", "runs/risky.run", "--bvtest-spec", "bvtest.yaml", "--bvtest-json", "report.json"
+    )
+    result.stdout.fnmatch_lines([f"*, specs {project.path / 'bvtest.yaml'}, run runs/risky.run for these specs"])
+    document = json.loads((project.path / "report.json").read_text())
+    candidates = {
+        Path(evaluation["spec"]).relative_to(project.path).as_posix(): next(
+            Path(entry["path"]).name for entry in evaluation["inputs"] if entry["role"] == "candidate"
+        )
+        for evaluation in document["evaluations"]
+    }
+    assert candidates == {"bvtest.yaml": "risky.run", "scratch/bvtest-try.yaml": "bm25.run"}
+    assert [test["outcome"] for test in document["tests"]] == ["passed"]
+    # one spec collected: the run is its candidate without naming it
+    (project.path / "scratch" / "bvtest-try.yaml").unlink()
+    single = project.runpytest("--bvtest-run", "runs/risky.run")
+    single.stdout.fnmatch_lines(["*run runs/risky.run for the one spec collected*"])
+    assert single.ret == pytest.ExitCode.TESTS_FAILED  # the risky run is judged: it fails urisk and bias2_plus_var
+
+
 def test_analysis_only_spec_reports_without_gate_items(project: pytest.Pytester) -> None:
     (project.path / "bvtest.yaml").write_text(
         "qrels: qrels.txt\nmeasures: [AP]\nbaselines: {production: runs/production.run, bm25: runs/bm25.run}\n"

@@ -362,6 +362,25 @@ _GATED = "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandi
         ),
         (_GATED + "  - {statistic: var, false_alarm: 0}\n", 6, "must lie strictly between 0 and 0.5"),
         (_GATED + "  - {statistic: var, false_alarm: five}\n", 6, "gates[0].false_alarm: expected a number"),
+        # a rate written as a percentage: the number to write (a percentage in a bound means relative to the reference)
+        (
+            _GATED + "  - {statistic: var, false_alarm: 5%}\n",
+            6,
+            "gates[0].false_alarm: got the percentage '5%'; write 0.05, a number between 0 and 0.5; "
+            "a percentage such as 5% is for max_increase / max_decrease, where it is relative to the reference",
+        ),
+        (
+            _GATED + "  - {statistic: var, false_alarm: 5}\n",
+            6,
+            "gates[0].false_alarm: must lie strictly between 0 and 0.5 (e.g. 0.05), got 5; for 5% write 0.05",
+        ),
+        (_GATED + "  - {statistic: var, false_alarm: 2.5 %}\n", 6, "got the percentage '2.5 %'; write 0.025,"),
+        (
+            _GATED + "  - {statistic: var, max: 1, confidence: 95%}\n",
+            6,
+            "gates[0].confidence: got the percentage '95%'; write 0.95, a number between 0 and 1",
+        ),
+        (_GATED + "  - {statistic: var, max: 1, confidence: 95}\n", 6, "got 95; for 95% write 0.95"),
         (
             _GATED + "  - {statistic: mean, false_alarm: 0.05, confidence: 0.95}\n",
             6,
@@ -386,6 +405,11 @@ _GATED = "measures: [AP]\nqrels: qrels.txt\nbaselines: {p: runs/prod.run}\ncandi
         "rate-half",
         "rate-zero",
         "rate-word",
+        "rate-percentage",
+        "rate-percent-number",
+        "rate-percentage-spaced",
+        "confidence-percentage",
+        "confidence-percent-number",
         "with-confidence",
         "max-on-higher-better",
         "min-on-lower-better",

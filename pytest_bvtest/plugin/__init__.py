@@ -191,7 +191,12 @@ _COLLECTED_SPECS = pytest.StashKey[list]()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return f"bvtest: {__version__}" + (f", specs {', '.join(config.stash[_SPECS])}" if config.stash[_SPECS] else "")
+    named = config.stash[_SPECS]
+    header = f"bvtest: {__version__}" + (f", specs {', '.join(named)}" if named else "")
+    run = option(config, "run")
+    if run:
+        header += f", run {run} for " + ("these specs" if named else "the one spec collected")
+    return header
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -203,11 +208,54 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def spec_with_session_run(config: pytest.Config, path: str | os.PathLike[str]) -> Spec:
-    """The spec at ``path`` with the session's ``--bvtest-run`` as its candidate: what its gates judge
-    and what ``--bvtest-update`` stores (the fixture's :class:`BvtestAPI` carries the same run)."""
+    """The spec at ``path`` with the session's ``--bvtest-run`` as its candidate when the run is for it
+    (:func:`session_run_for`): what its gates judge and what ``--bvtest-update`` stores (the fixture's
+    :class:`BvtestAPI` follows the same rule)."""
     from pytest_bvtest.judging.pipeline import spec_under_test
 
-    return spec_under_test(path, option(config, "run"))
+    return spec_under_test(path, session_run_for(config, path))
+
+
+def session_run_for(config: pytest.Config, path: str | os.PathLike[str]) -> str | None:
+    """The session's ``--bvtest-run`` (ini ``bvtest_run``) when it is the candidate of the spec at ``path``,
+    else ``None`` (the spec's own candidate).
+
+    A run is scored against one spec's qrels: it is the candidate of the specs named by ``--bvtest-spec`` when
+    any are named, else of the one spec pytest collects; :func:`refused_run` refuses it for several."""
+    run = option(config, "run")
+    named = config.stash[_SPECS]
+    if run is None or (named and str(Path(path).resolve()) not in named):
+        return None
+    return run
+
+
+def refused_run(config: pytest.Config) -> InputError | None:
+    """Why the session's run judges no spec: pytest collected several and none is named (a scratch spec in
+    the tree would judge the pull request's run against its own qrels without a word); else ``None``."""
+    run = option(config, "run")
+    collected = list(dict.fromkeys(config.stash[_COLLECTED_SPECS]))
+    if run is None or config.stash[_SPECS] or len(collected) < 2:
+        return None
+    from pytest_bvtest.errors import short_list
+    from pytest_bvtest.report.terminal import display_path
+
+    specs = [display_path(spec) for spec in collected]
+    return InputError(
+        f"--bvtest-run {run}: pytest collected {len(specs)} specs, each with its own qrels ({short_list(specs)}); "
+        "say which the run is for",
+        hint=f"--bvtest-spec {specs[0]} (or collect that spec alone: pytest {specs[0]} --bvtest-run {run})",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every spec pytest collected is known only now: a run that names no spec among several fails each of
+    their items with the reason (in each xdist worker alike, so the reports agree)."""
+    refusal = refused_run(config)
+    if refusal is None:
+        return
+    for item in items:
+        if isinstance(item, _BvtestItem):
+            item.spec_file.refuse(refusal)
 
 
 class SpecFile(pytest.File):
@@ -245,6 +293,10 @@ class SpecFile(pytest.File):
         for measure, gates in by_measure.items():
             if gates:
                 yield MeasureGates.from_parent(self, name=measure, gates=gates)
+
+    def refuse(self, error: BvtestError) -> None:
+        """Fail every item of this spec with ``error`` instead of evaluating it."""
+        self._evaluation = error
 
     def evaluation(self) -> Evaluation:
         """The spec's evaluation, computed once per process; an input error is re-raised for every item."""
@@ -461,6 +513,10 @@ class BvtestAPI:
     run: str | os.PathLike[str] | None = None
     specs: Sequence[str | os.PathLike[str]] = ()
     jobs: int = 1
+    #: the specs ``run`` is the candidate of (``--bvtest-spec``); empty: whichever spec is evaluated
+    run_specs: Sequence[str | os.PathLike[str]] = ()
+    #: why ``run`` is the candidate of no spec (several collected, none named): :meth:`evaluate` raises it
+    run_refused: InputError | None = None
 
     def load_spec(self, path: str | os.PathLike[str]) -> Spec:
         from pytest_bvtest.spec.reader import load_spec
@@ -477,19 +533,30 @@ class BvtestAPI:
         """Evaluate ``spec`` (the session's only spec when omitted) with ``run`` as its candidate.
 
         ``run`` is a run file, a :class:`Run`, or a dict ``{qid: {docno: score}}`` (named ``name``);
-        when omitted, the session's ``--bvtest-run`` if given, else the spec's own candidate.
+        when omitted, the session's ``--bvtest-run`` when it is for this spec (as for the gates), else the
+        spec's own candidate.
         """
         from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
 
         if spec is None:
             spec = self.session_spec()
         return evaluate_spec(
-            spec_under_test(spec, run if run is not None else self.run, name=name),
+            spec_under_test(spec, run if run is not None else self.session_run(spec), name=name),
             cache_dir=self.cache_dir,
             use_cache=self.use_cache,
             allow_outside=self.allow_outside,
             jobs=self.jobs,
         )
+
+    def session_run(self, spec: Spec | str | os.PathLike[str]) -> str | os.PathLike[str] | None:
+        """The session's run when it is the candidate of ``spec``; the reason when it is refused."""
+        if self.run is None:
+            return None
+        if self.run_refused is not None:
+            raise self.run_refused
+        path = spec if isinstance(spec, str | os.PathLike) else spec.path
+        named = {str(Path(named).resolve()) for named in self.run_specs}
+        return self.run if not named or str(Path(path).resolve()) in named else None
 
     def session_spec(self) -> Path:
         """The session's spec, when there is exactly one."""
@@ -520,7 +587,13 @@ def bvtest(request: pytest.FixtureRequest) -> BvtestAPI:
         options = evaluation_options(config)
     except BvtestError as error:  # an ini cache path outside the project: one line, as for the gates
         pytest.fail(f"bvtest: {error}", pytrace=False)
-    return BvtestAPI(**options, run=option(config, "run"), specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS])
+    return BvtestAPI(
+        **options,
+        run=option(config, "run"),
+        specs=config.stash[_SPECS] or config.stash[_COLLECTED_SPECS],
+        run_specs=config.stash[_SPECS],
+        run_refused=refused_run(config),
+    )
 
 
 class SessionOutputs:

@@ -23,6 +23,8 @@ from pytest_bvtest.errors import InputError, excerpt
 _EXPONENTIAL_DCG = "exp-log2"
 _C_INT_MAX = 2**31 - 1
 _LONGEST_MEASURE_NAME = 100
+#: ``nDCG@10(judged_only=True)``: parameters after the cutoff, where ir_measures wants ``nDCG(judged_only=True)@10``.
+_CUTOFF_BEFORE_PARAMETERS = re.compile(r"^(?P<family>[A-Za-z_]\w*)\s*@\s*(?P<cutoff>\d+)\s*(?P<parameters>\(.*\))$")
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,18 @@ def parse_measure(text: str, *, path: str | PathLike[str] | None = None, line: i
     if len(name) > _LONGEST_MEASURE_NAME:
         raise InputError(
             f"measure {excerpt(name)} is not a measure name (too long)", path=path, line=line, hint=_SUPPORTED_SUMMARY
+        )
+    misplaced = _CUTOFF_BEFORE_PARAMETERS.match(name)
+    if misplaced is not None:
+        written = f"{misplaced['family']}{misplaced['parameters']}@{misplaced['cutoff']}"
+        # the reordered name may be wrong in its own way (an unknown family, a parameter the family does not take):
+        # its own error then says what, for the name to write
+        parse_measure(written, path=path, line=line)
+        raise InputError(
+            f"measure '{text}' puts its parameters after the cutoff; ir_measures writes them before it",
+            path=path,
+            line=line,
+            hint=f"write {written}",
         )
     measure, syntax_problem = _parse(name, text, path, line)
     if measure is None:

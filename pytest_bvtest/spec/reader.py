@@ -639,9 +639,7 @@ class _SpecReader:
             bound = self.bound(gate, key, statistic, calibrated=false_alarm is not None)
             confidence = None
             if gate.get("confidence") is not None:
-                confidence = self.number(gate["confidence"], (*key, "confidence"))
-                if not 0 < confidence < 1:
-                    raise self.error((*key, "confidence"), f"must be between 0 and 1 (e.g. 0.95), got {confidence}")
+                confidence = self.share(gate["confidence"], (*key, "confidence"), upper=1, example=0.95)
                 if false_alarm is not None:
                     raise self.error(
                         (*key, "confidence"),
@@ -700,14 +698,37 @@ class _SpecReader:
         """The gate's false-alarm rate ``P`` (docs/mathematics.md §7): its limit is the null's P-quantile."""
         if gate.get("false_alarm") is None:
             return None
-        rate = self.number(gate["false_alarm"], (*key, "false_alarm"))
-        if not 0 < rate < 0.5:
+        return self.share(
+            gate["false_alarm"],
+            (*key, "false_alarm"),
+            upper=0.5,
+            example=0.05,
+            meaning="it is the share of equal-quality changes the gate may fail",
+        )
+
+    def share(
+        self, value: Any, key: tuple[Any, ...], *, upper: float, example: float, meaning: str | None = None
+    ) -> float:
+        """A share strictly between 0 and ``upper`` (``false_alarm``, ``confidence``), written as a number.
+
+        A percentage is refused with the number to write: in a bound, ``5%`` means relative to the reference,
+        and one spelling should not mean two things."""
+        percentage = _PERCENT.match(value) if isinstance(value, str) else None
+        if percentage is not None:
             raise self.error(
-                (*key, "false_alarm"),
-                f"must lie strictly between 0 and 0.5 (e.g. 0.05), got {rate:g}",
-                "it is the share of equal-quality changes the gate may fail",
+                key,
+                f"got the percentage {value.strip()!r}; write {float(percentage.group(1)) / 100:g}, "
+                f"a number between 0 and {upper:g}",
+                "a percentage such as 5% is for max_increase / max_decrease, where it is relative to the reference",
             )
-        return rate
+        share = self.number(value, key)
+        if not 0 < share < upper:
+            # a share written as a percentage without its % sign: say which number was meant
+            meant = f"; for {share:g}% write {share / 100:g}" if 1 <= share < 100 * upper else ""
+            raise self.error(
+                key, f"must lie strictly between 0 and {upper:g} (e.g. {example:g}), got {share:g}{meant}", meaning
+            )
+        return share
 
     def bound(self, gate: Mapping[str, Any], key: tuple[Any, ...], statistic: str, *, calibrated: bool) -> Bound | None:
         kinds = [kind for kind in BOUND_KEYS if kind in gate]
