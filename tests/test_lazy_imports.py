@@ -53,7 +53,7 @@ def test_a_gate_with_every_run_cached_loads_neither_scipy_stats_nor_pytrec_eval(
 
 
 def test_evaluate_imports_only_what_evaluating_needs(tmp_path: Path) -> None:
-    """`bvtest evaluate` of AP and nDCG@10 reads and scores runs: no statistics, no spec reader, no process pool."""
+    """`bvtest evaluate` of AP and nDCG@10 reads and scores runs: no statistics, no spec reader, no numpy.ma."""
     code = (
         "import contextlib, io\nfrom pytest_bvtest import cli\n"
         "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
@@ -66,5 +66,5 @@ def test_evaluate_imports_only_what_evaluating_needs(tmp_path: Path) -> None:
     )
     modules = set(json.loads(finished.stdout.strip().splitlines()[-1]))
     assert "pytest_bvtest.scoring.matrix" in modules  # it did evaluate
-    unneeded = {"scipy", "yaml", "pytrec_eval", "multiprocessing", "numpy.ma", "pytest_bvtest.spec.reader"}
+    unneeded = {"scipy", "yaml", "pytrec_eval", "numpy.ma", "pytest_bvtest.spec.reader"}
     assert not modules.intersection(unneeded) and not any(name.startswith("pytest_bvtest.stats") for name in modules)

@@ -509,16 +509,16 @@ def test_history_appends_one_line_per_session_and_skips_a_corrupt_line(project: 
 def test_jobs_evaluate_run_files_in_processes_with_the_serial_reports_and_a_shared_cache(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import concurrent.futures
+    from pytest_bvtest.scoring import matrix
 
     pools: list[int] = []
-    process_pool = concurrent.futures.ProcessPoolExecutor  # imported by the matrix builder where it needs a pool
+    process_pool = matrix.ProcessPoolExecutor
 
     def counted_pool(*args: object, max_workers: int, **kwargs: object) -> object:
         pools.append(max_workers)
         return process_pool(*args, max_workers=max_workers, **kwargs)
 
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", counted_pool)
+    monkeypatch.setattr(matrix, "ProcessPoolExecutor", counted_pool)
     common = ("--bvtest-run", "runs/risky.run", "-p", "no:cacheprovider")
     serial = project.runpytest(
         *common, "--bvtest-jobs", "1", "--bvtest-cache-dir", "serial", "--bvtest-json", "serial.json"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -214,8 +215,6 @@ class MatrixBuilder:
         if len(pending) < 2:
             return
         qrels = self._require_qrels(f"run file {pending[0][0].path}")
-        from concurrent.futures import ProcessPoolExecutor  # multiprocessing costs 10 ms of every start otherwise
-
         with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending))) as pool:
             futures = [
                 pool.submit(_per_topic_from_run_file, source, qrels, missing) for source, _, _, missing in pending
