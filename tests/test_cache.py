@@ -39,12 +39,18 @@ def parsed(monkeypatch) -> list[Path]:
     """The run files the matrix module parses, in call order."""
     calls: list[Path] = []
     real_read_run_columns = pytest_bvtest.scoring.matrix.read_run_columns
+    real_read_run_column_chunks = pytest_bvtest.scoring.matrix.read_run_column_chunks
 
     def counting_read_run_columns(path, **options):
         calls.append(Path(path))
         return real_read_run_columns(path, **options)
 
+    def counting_read_run_column_chunks(path, **options):  # a regular run grouped by topic, read in chunks
+        yield from real_read_run_column_chunks(path, **options)
+        calls.append(Path(path))  # read through (one that is not is read again whole, and counted there)
+
     monkeypatch.setattr(pytest_bvtest.scoring.matrix, "read_run_columns", counting_read_run_columns)
+    monkeypatch.setattr(pytest_bvtest.scoring.matrix, "read_run_column_chunks", counting_read_run_column_chunks)
     return calls
 
 
@@ -471,14 +477,14 @@ def test_a_run_replaced_between_its_lookup_and_its_reading_is_cached_as_what_was
     qrels_path, run_file = files
     original = run_file.read_text()
     swapped = original.replace("a2 1 3.0", "a2 1 2.0").replace("a1 2 2.0", "a1 2 3.0")  # a1 first in topic A
-    real_read_run_columns = pytest_bvtest.scoring.matrix.read_run_columns
+    real_read_run_column_chunks = pytest_bvtest.scoring.matrix.read_run_column_chunks
 
-    def replaced_before_reading(path, **options):
+    def replaced_before_reading(path, **options):  # a regular run grouped by topic, read in chunks
         run_file.write_text(swapped)  # the run changes after its digest was looked up
-        return real_read_run_columns(path, **options)
+        yield from real_read_run_column_chunks(path, **options)
 
     with monkeypatch.context() as patch:
-        patch.setattr(pytest_bvtest.scoring.matrix, "read_run_columns", replaced_before_reading)
+        patch.setattr(pytest_bvtest.scoring.matrix, "read_run_column_chunks", replaced_before_reading)
         first, _ = build(qrels_path, RunFile(run_file), tmp_path / "cache")
     assert first[AP].scores.tolist() == [[1.0, 1.0, 0.0]]  # the swapped run's scores
     run_file.write_text(original)
