@@ -343,7 +343,8 @@ class _SpecReader:
             if first == name:
                 raise self.error(
                     where,
-                    f"{what} {run.path.name} is listed twice among {name!r}'s runs: it would count twice in their mean",
+                    f"{what} {run.path.name} is listed twice among the runs of {name!r}: "
+                    "it would count twice in their mean",
                     "list each run once",
                 )
             raise self.error(
