@@ -244,7 +244,7 @@ def _history(arguments: argparse.Namespace, out: TextIO) -> int:
             path=arguments.path,
             hint="run pytest with --bvtest-history PATH on a spec with gates first",
         )
-    header = ("gate", "records", "latest", "limit", "outcomes, oldest first (| the qrels changed)")
+    header = ("gate", "records", "latest", "limit", "outcomes, oldest first")
     rows = [
         (
             entry.id,
@@ -265,7 +265,7 @@ def _history(arguments: argparse.Namespace, out: TextIO) -> int:
     for index, commit in changes:
         at = f" (commit {commit[:12]})" if commit else ""
         out.write(
-            f"the qrels changed at record {index + 1}{at}: the values before and after were judged with other "
+            f"| the qrels changed at record {index + 1}{at}: the values before and after were judged with other "
             "qrels and are not comparable\n"
         )
     if arguments.plot:
