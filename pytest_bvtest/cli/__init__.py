@@ -262,13 +262,23 @@ def _history(arguments: argparse.Namespace, out: TextIO) -> int:
             str(len(entry.times)),
             _history_number(entry.values[-1]),
             _history_number(entry.limits[-1]),
-            " ".join(entry.outcomes),
+            " ".join(
+                f"| {outcome}" if index in entry.judgment_changes else outcome
+                for index, outcome in enumerate(entry.outcomes)
+            ),
         )
         for entry in series
     ]
     widths = [max(len(row[column]) for row in (header, *rows)) for column in range(len(header) - 1)]
     for row in (header, *rows):
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] + "\n")
+    changes = sorted({(index, entry.commits[index]) for entry in series for index in entry.judgment_changes})
+    for index, commit in changes:
+        at = f" (commit {commit[:12]})" if commit else ""
+        out.write(
+            f"| the qrels changed at record {index + 1}{at}: the values before and after were judged with other "
+            "qrels and are not comparable\n"
+        )
     if arguments.plot:
         from pytest_bvtest.report.html import write_history_charts
 

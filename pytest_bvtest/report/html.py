@@ -451,8 +451,15 @@ def _history_section(series: Sequence[GateSeries]) -> list[str]:
         return []
     lines = ['<section class="history"><h2 id="history">History</h2>']
     for entry in series:
+        changes = len(entry.judgment_changes)
+        judged = (
+            ""
+            if not changes
+            else f"; the qrels changed {changes} time{'' if changes == 1 else 's'} (dotted line): values on either "
+            "side are not comparable"
+        )
         lines.append(
-            f"<figure>{history_chart(entry)}<figcaption>{escape(entry.id)}: {len(entry.times)} records"
+            f"<figure>{history_chart(entry)}<figcaption>{escape(entry.id)}: {len(entry.times)} records{judged}"
             f"</figcaption></figure>"
         )
     return lines + ["</section>"]
@@ -477,6 +484,7 @@ def history_chart(series: GateSeries) -> str:
         series.outcomes,
         title=f"{series.id} over time",
         y_label=series.label,
+        breaks=series.judgment_changes,
     )
 
 

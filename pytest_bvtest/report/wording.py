@@ -701,8 +701,9 @@ def guard_message(guard: Mapping[str, Any]) -> str:
         return (
             f"{_candidate_called(facts['candidate'])} scores 0 {measure} on all {facts['total']} topics, while other "
             f"systems score above 0 on {facts['answered']} of them: does it retrieve judged documents? (document ids "
-            "in another form than the qrels', or a run of another collection) A gate that passes says nothing about "
-            "its quality: scores of 0 everywhere have Var 0 and ZRisk 0"
+            "in another form than the qrels', a run of another collection, or qrels of another round or collection "
+            "than the run: a round-4 run against round-3 qrels retrieves none of the documents judged then) A gate "
+            "that passes says nothing about its quality: scores of 0 everywhere have Var 0 and ZRisk 0"
         )
     if kind == "unanswered_topics":
         threshold, total = facts["threshold"], facts["total"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -89,7 +89,11 @@ def _per_topic_from_run(
 
 
 def _require_shared_topic(name: str, path: Path | None, run_topics: Sequence[str], qrels: Qrels) -> None:
-    if not set(qrels.evaluated_topics()).intersection(run_topics):
+    """Refuse a run whose topic ids are the qrels' written another way, or that shares no topic with the qrels."""
+    universe = set(qrels.evaluated_topics())
+    ignored = [topic for topic in run_topics if topic not in universe]
+    _refuse_topics_in_another_form(ignored, qrels.judgments, run_topics, path if path is not None else name, "run")
+    if not universe.intersection(run_topics):
         raise InputError(
             f"run {excerpt(name)} shares no topic with the qrels",
             path=path if path is not None else name,
@@ -359,10 +363,40 @@ def _runs_of(source: Source) -> tuple[SingleSource, ...]:
     return source.runs if isinstance(source, RepeatedRuns) else (source,)
 
 
+def _topic_form(topic: str) -> str:
+    """A topic id without what trec_eval treats as different but a person does not: surrounding blanks, case
+    and leading zeros (CACM's qrels write ``01`` where a run writes ``1``)."""
+    return topic.strip().lower().lstrip("0") or "0"
+
+
+def _refuse_topics_in_another_form(
+    named: Sequence[str], judged: Iterable[str], ranked: Iterable[str], where: object, what: str
+) -> None:
+    """Refuse ``named`` topics (of a run or table, absent from the qrels) that are judged topics written another
+    way, which the system does not also name as the qrels write them: trec_eval would ignore them and score the
+    judged topic 0, so every system would miss it and the gate would pass on the rest."""
+    forms = {_topic_form(topic): topic for topic in judged}
+    present = set(ranked)
+    pairs = [
+        (topic, forms[_topic_form(topic)])
+        for topic in named
+        if _topic_form(topic) in forms and forms[_topic_form(topic)] not in present
+    ]
+    if pairs:
+        shown = short_list([f"{excerpt(own)} is {excerpt(judged_as)}" for own, judged_as in pairs])
+        raise InputError(
+            f"{len(pairs)} topic id{'' if len(pairs) == 1 else 's'} of the {what} match the qrels' only after "
+            f"removing leading zeros, case or blanks ({what} id is qrels id): {shown}",
+            path=where,
+            hint=f"write the {what}'s topic ids exactly as the qrels write them; trec_eval compares them as text",
+        )
+
+
 def _check_table_topics(system: _EvaluatedSystem, topics: Sequence[str]) -> None:
     expected = set(topics)
     missing = [topic for topic in topics if topic not in system.per_topic]
     extra = [topic for topic in system.per_topic if topic not in expected]
+    _refuse_topics_in_another_form(extra, missing, system.per_topic, system.origin, "table")
     if missing or extra:
         parts = []
         if missing:
