@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pytest_bvtest.spec.model import AnalysisSettings
-from pytest_bvtest.stats.biasvar import random_group_bias_variance
-from pytest_bvtest.stats.inference import paired_bootstrap, paired_t_test, randomization_test, randomization_tests
+from pytest_bvtest.spec.model import AnalysisSettings, RandomGrouping
+from pytest_bvtest.stats.biasvar import grouped_bias_variance
+from pytest_bvtest.stats.inference import paired_bootstrap, paired_t_test, randomization_tests
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import RetrievedList, simulate_topic_bias_variance
 
@@ -102,7 +102,11 @@ def bench_matrix(shape: tuple[int, int], rng: np.random.Generator, skip_slow: bo
         rows.append(measure(f"{name}: every system", shape, lambda s=statistic: s.compute(x, reference, settings)))
     rows.append(measure("paired t-test", shape, lambda: paired_t_test(x[candidate], x[reference])))
     rows.append(
-        measure("randomization test, 10,000 sign flips", shape, lambda: randomization_test(x[candidate], x[reference]))
+        measure(
+            "randomization test, 10,000 sign flips",
+            shape,
+            lambda: randomization_tests(x[candidate], x[reference][np.newaxis]),
+        )
     )
     pairs = min(20, shape[0] - 1)  # a gate's comparisons: 10 baselines x 2 measures share one pass
     rows.append(
@@ -113,6 +117,7 @@ def bench_matrix(shape: tuple[int, int], rng: np.random.Generator, skip_slow: bo
         )
     )
 
+    target = x.max(axis=0)
     if large and skip_slow:
         print(f"  {'random grouping: skipped (--skip-slow)':<44} {'1000 x 10000':>13}")
     else:
@@ -120,8 +125,8 @@ def bench_matrix(shape: tuple[int, int], rng: np.random.Generator, skip_slow: bo
             measure(
                 f"random grouping, size 5, {REPEATS} repetitions",
                 shape,
-                lambda: random_group_bias_variance(x, 0.5, 5, REPEATS, 0),
-                "biasvar.random_group_bias_variance",
+                lambda: grouped_bias_variance(x, target, target, 0.5, RandomGrouping(5, REPEATS, 0)),
+                "biasvar.grouped_bias_variance",
             )
         )
 

@@ -4,8 +4,8 @@ What a team's own code, a notebook or a script imports: read a spec, evaluate it
 candidate), and read any statistic or gate outcome of the :class:`Evaluation`.
 """
 
+from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import Evaluation, MeasureEvaluation, SystemStatistics
-from pytest_bvtest.judging.gates import GateOutcome
 from pytest_bvtest.judging.pipeline import CandidateRun, evaluate_spec, replay_baselines, spec_under_test
 from pytest_bvtest.spec.model import Spec
 from pytest_bvtest.spec.reader import load_spec
@@ -13,7 +13,7 @@ from pytest_bvtest.spec.reader import load_spec
 __all__ = [
     "CandidateRun",
     "Evaluation",
-    "GateOutcome",
+    "Verdict",
     "MeasureEvaluation",
     "Spec",
     "SystemStatistics",

@@ -40,3 +40,41 @@ def _outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     """
     for variable in ("CI", "BUILD_NUMBER", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
         monkeypatch.delenv(variable, raising=False)
+
+
+def words(verdict):
+    """A gate's verdict as the reports show it: its document, words included (``message``, ``sentence``,
+    ``guards``, ``warning``, ``headline``), from :mod:`pytest_bvtest.report.wording`."""
+    from pytest_bvtest.report.jsonreport import gate_document
+
+    return gate_document(verdict)
+
+
+def said(guard) -> str:
+    """What the reports say of a guard (:func:`pytest_bvtest.report.wording.guard_message`)."""
+    from pytest_bvtest.report.jsonreport import guard_document
+
+    return guard_document(guard)["message"]
+
+
+def randomization_test(candidate, reference, permutations: int = 10000, seed: int = 0):
+    """One pair's randomization test: :func:`pytest_bvtest.stats.inference.randomization_tests` of one pair."""
+    import numpy as np
+
+    from pytest_bvtest.stats.inference import randomization_tests
+
+    (result,) = randomization_tests(candidate, np.asarray(reference)[np.newaxis], permutations, seed)
+    return result
+
+
+def random_group_bias_variance(scores, c, size: int, repeats: int, seed: int):
+    """Bias-variance over random topic groups (docs/mathematics.md §3b), as an evaluation computes it:
+    :func:`pytest_bvtest.stats.biasvar.grouped_bias_variance` with a random grouping."""
+    import numpy as np
+
+    from pytest_bvtest.spec.model import RandomGrouping
+    from pytest_bvtest.stats.biasvar import grouped_bias_variance
+
+    scores = np.asarray(scores, dtype=float)
+    target = scores.max(axis=-2)
+    return grouped_bias_variance(scores, target, target, c, RandomGrouping(size, repeats, seed))[0]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import shared_path
+from conftest import randomization_test, shared_path, words
 from scipy import stats as scipy_stats
 
 from pytest_bvtest.errors import InputError
@@ -147,7 +147,7 @@ def test_a_missing_variation_scores_0_inside_its_topic_and_only_a_topic_without_
 ) -> None:
     # Regression (issue 10): one missing variation listed the topic as "scored 0" although its score was the
     # mean of the others, breaking the JSON promise "0 wherever missing_topics lists it".
-    from pytest_bvtest.report import jsonreport, terminal
+    from pytest_bvtest.report import outputs, terminal
 
     write(variations_project, "runs/candidate.run", precision_run("cand", {"q1a": 6, "q1c": 2}))
     evaluation = evaluate_spec(load_spec(write(variations_project, "bvtest.yaml", VARIATIONS_SPEC)), use_cache=False)
@@ -156,7 +156,7 @@ def test_a_missing_variation_scores_0_inside_its_topic_and_only_a_topic_without_
     assert candidate.missing_queries == ("q1b", "q2a", "q2b")
     # topic 1: popularity [0.5, 0.3, 0.2] over [0.6, 0 (missing), 0.2] = 0.34; topic 2: no variation ranked, 0
     assert evaluation.measure().matrix.row("candidate") == pytest.approx([0.34, 0.0], abs=1e-12)
-    document = jsonreport.evaluation_documents(evaluation)[0]
+    document = outputs.evaluation_document(evaluation)["evaluations"][0]
     for system in document["systems"]:
         for topic in system["missing_topics"]:
             assert system["per_topic"][document["topics"].index(topic)] == 0
@@ -270,7 +270,6 @@ def test_dl_hard_bm25_reference_rm3_candidate_end_to_end(tmp_path: Path) -> None
 def test_every_measures_randomization_p_values_equal_one_test_per_pair() -> None:
     """The comparisons of all measures share one pass of sign flips; each p-value is that pair's own test."""
     from pytest_bvtest.judging.comparisons import RANDOMIZATION_PERMUTATIONS
-    from pytest_bvtest.stats.inference import randomization_test
 
     example = Path(__file__).resolve().parents[1] / "example_project"
     evaluation = BvtestAPI(use_cache=False).evaluate(example / "bvtest.yaml", example / "runs" / "candidate-risky.run")
@@ -354,20 +353,20 @@ def test_failing_gates_blame_topics_by_their_contribution_to_the_gated_statistic
     assert var_gate.worst_topics[0].delta == pytest.approx(0.4)  # a gain that raises the variance
     assert var_gate.delta == pytest.approx(0.065, abs=1e-12)
     # the null of no change: all 2^4 swaps of the candidate's and production's scores
-    assert var_gate.sentence == (
+    assert words(var_gate)["sentence"] == (
         "Quality varies more from query to query than in production "
-        f"(Var 0.065 vs 0, limit 0.001 at a {var_gate.false_alarm_rate:.0%} false-alarm rate)."
+        f"(Var 0.065 vs 0, limit 0.001 at a {var_gate.limits.rate:.0%} false-alarm rate)."
     )
     # the mean's terms are the raw differences over n: only the losing topics, worst first
     assert [impact.topic for impact in mean_gate.worst_topics] == ["4", "3"]
     assert [impact.contribution for impact in mean_gate.worst_topics] == pytest.approx([-0.075, -0.025], abs=1e-12)
-    assert mean_gate.passed and mean_gate.sentence.startswith("Holds: the average quality over all queries")
+    assert mean_gate.passed and words(mean_gate)["sentence"].startswith("Holds: the average quality over all queries")
 
 
 def test_a_candidate_worse_on_every_topic_fails_a_trisk_gate_and_reports_minus_infinity(tmp_path: Path) -> None:
     # Regression (issue 10): TRisk with no spread was 0, so 0.05 worse on every topic passed `trisk min: -2`.
     jsonschema = pytest.importorskip("jsonschema")
-    from pytest_bvtest.report import jsonreport, markdown, terminal
+    from pytest_bvtest.report import jsonreport, markdown, outputs, wording
 
     production = np.array([0.5, 0.3, 0.6, 0.4, 0.7])
     rows = "\n".join(f"{t},{p},{p - 0.05}" for t, p in zip(range(1, 6), production))
@@ -392,13 +391,13 @@ def test_a_candidate_worse_on_every_topic_fails_a_trisk_gate_and_reports_minus_i
     assert evaluation.statistic("trisk", "production") == 0.0
     assert [gate.passed for gate in evaluation.gates] == [False, False]
     assert evaluation.gates[1].interval == (-np.inf, -np.inf)
-    document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
+    document = outputs.evaluation_document(evaluation)
     text = jsonreport.dumps(document)  # allow_nan=False: no bare Infinity reaches the file
     jsonschema.validate(json.loads(text), jsonreport.schema())
     new = next(system for system in document["evaluations"][0]["systems"] if system["name"] == "new")
     assert new["trisk"] == "-Infinity" and float(new["trisk"]) == -np.inf
     assert document["evaluations"][0]["gates"][0]["value"] == "-Infinity"
-    assert terminal.format_number(new["trisk"]) == "-inf"
+    assert wording.format_number(new["trisk"]) == "-inf"
     assert "-inf (new)" in markdown.render(document)
 
 
@@ -455,9 +454,9 @@ def test_rankings_by_statistics_agree_with_scipy_and_the_naive_tau_ap(tmp_path: 
         oriented = values if name != "bias2_plus_var" else -values  # lower Bias²+Var is better
         assert agreement.kendall_tau == pytest.approx(scipy_stats.kendalltau(means, oriented).statistic, abs=1e-12)
         assert agreement.tau_ap == pytest.approx(naive_tau_ap(means, oriented), abs=1e-12)
-    from pytest_bvtest.report import jsonreport
+    from pytest_bvtest.report import outputs
 
-    document = jsonreport.evaluation_documents(evaluation)[0]
+    document = outputs.evaluation_document(evaluation)["evaluations"][0]
     assert document["rankings"]["agreements"][0]["statistic"] == "mve"
     assert document["rankings"]["ranks"]["gawm"] == measure.rankings.ranks["gawm"].tolist()
 
@@ -490,7 +489,7 @@ def test_mve_sweep_values_ranks_and_flip_alpha_recomputed_independently(tmp_path
 
 
 def test_gawm_and_hits_diagnostics_reach_the_fixture_and_the_json(tmp_path: Path) -> None:
-    from pytest_bvtest.report import jsonreport
+    from pytest_bvtest.report import jsonreport, outputs
     from pytest_bvtest.stats.gawm import gawm, hits
 
     evaluation = evaluate_spec(load_spec(four_system_tables(tmp_path)), use_cache=False)
@@ -499,7 +498,7 @@ def test_gawm_and_hits_diagnostics_reach_the_fixture_and_the_json(tmp_path: Path
     np.testing.assert_array_equal(measure.gawm.topic_weights, direct.topic_weights)
     assert (measure.gawm.iterations, measure.gawm.converged) == (direct.iterations, direct.converged)
     np.testing.assert_array_equal(measure.hits.system_authority, hits(measure.matrix.scores).system_authority)
-    document = jsonreport.evaluation_documents(evaluation)[0]
+    document = outputs.evaluation_document(evaluation)["evaluations"][0]
     assert document["gawm"]["topic_weights"] == direct.topic_weights.tolist()
     assert document["gawm"]["iterations"] == direct.iterations and document["gawm"]["converged"] is True
     assert document["hits"]["topic_authority"] == hits(measure.matrix.scores).topic_authority.tolist()
@@ -543,11 +542,11 @@ def test_intra_topic_per_topic_values_and_the_noise_aware_mve_gate_over_variatio
 
 
 def test_terminal_and_markdown_name_the_discerning_topics_rankings_and_the_mve_flip(tmp_path: Path) -> None:
-    from pytest_bvtest.report import jsonreport, markdown, terminal
+    from pytest_bvtest.report import markdown, outputs, terminal
 
     evaluation = evaluate_spec(load_spec(four_system_tables(tmp_path)), use_cache=False)
     measure = evaluation.measure()
-    document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
+    document = outputs.evaluation_document(evaluation)
     lines = terminal.analysis_lines(document["evaluations"][0])
     order = np.argsort(-measure.gawm.topic_weights, kind="stable")
     most = ", ".join(measure.topics[j] for j in order[:3])
@@ -565,10 +564,10 @@ def test_terminal_and_markdown_name_the_discerning_topics_rankings_and_the_mve_f
 
 def test_the_mve_sweep_is_plotted(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from pytest_bvtest.report import jsonreport, plots
+    from pytest_bvtest.report import outputs, plots
 
     evaluation = evaluate_spec(load_spec(four_system_tables(tmp_path)), use_cache=False)
-    document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
+    document = outputs.evaluation_document(evaluation)
     written = plots.write_plots(document, tmp_path / "plots")
     assert [path.name for path in written] == [
         "bvtest-AP-bias-variance.png",
@@ -647,7 +646,7 @@ def test_a_measure_the_project_cannot_compute_is_named_freely_when_every_system_
 
 
 def test_zrisk_against_the_target_through_the_spec(tmp_path: Path) -> None:
-    from pytest_bvtest.report import jsonreport, terminal
+    from pytest_bvtest.report import outputs, terminal
     from pytest_bvtest.stats.risk import zrisk_georisk_against_target
 
     spec_path = four_system_tables(tmp_path, "  zrisk_against: target\n          risk_alpha: 0")
@@ -657,24 +656,24 @@ def test_zrisk_against_the_target_through_the_spec(tmp_path: Path) -> None:
     assert [evaluation.statistic("zrisk", name) for name in evaluation.measure().matrix.systems] == pytest.approx(
         expected.zrisk.tolist(), abs=1e-12
     )
-    document = jsonreport.evaluation_documents(evaluation)[0]
+    document = outputs.evaluation_document(evaluation)["evaluations"][0]
     assert document["settings"]["zrisk_against"] == "target"
     assert "ZRisk/GeoRisk against the target" in terminal.evaluation_title(document)
 
 
 def test_sample_variance_is_named_in_the_reports(tmp_path: Path) -> None:
-    from pytest_bvtest.report import jsonreport, terminal
+    from pytest_bvtest.report import outputs, terminal
 
     evaluation = evaluate_spec(load_spec(four_system_tables(tmp_path, "  variance: sample")), use_cache=False)
     new = evaluation.measure().matrix.row("new")
     assert evaluation.statistic("var", "new") == pytest.approx(new.var(ddof=1), abs=1e-12)
-    document = jsonreport.evaluation_documents(evaluation)[0]
+    document = outputs.evaluation_document(evaluation)["evaluations"][0]
     assert document["settings"]["variance"] == "sample"
     assert "sample variances (n - 1)" in terminal.evaluation_title(document)
 
 
 def test_the_simulation_tradeoff_table_per_topic_is_in_the_markdown(tmp_path: Path) -> None:
-    from pytest_bvtest.report import jsonreport, markdown
+    from pytest_bvtest.report import markdown, outputs
 
     example = Path(__file__).resolve().parents[1] / "example_project"
     spec_path = write(
@@ -690,7 +689,7 @@ def test_the_simulation_tradeoff_table_per_topic_is_in_the_markdown(tmp_path: Pa
     )
     evaluation = evaluate_spec(load_spec(spec_path), use_cache=False)
     simulation = evaluation.simulation
-    rendered = markdown.render(jsonreport.session_document(jsonreport.evaluation_documents(evaluation)))
+    rendered = markdown.render(outputs.evaluation_document(evaluation))
     assert rendered.count("per-topic simulation (AP, 20 samples, seed 7)") == 1  # once for the spec's two measures
     first = simulation.topic_tradeoff[0]
     expected = (
@@ -723,7 +722,7 @@ def _example_spec(tmp_path: Path, analysis: str, gates: str = "", measures: str 
 
 
 def test_a_named_target_system_is_that_systems_scores_in_every_report(tmp_path: Path) -> None:
-    from pytest_bvtest.report import jsonreport, markdown, terminal
+    from pytest_bvtest.report import jsonreport, markdown, outputs, terminal
     from pytest_bvtest.stats.biasvar import bias_variance_analysis
 
     evaluation = evaluate_spec(load_spec(_example_spec(tmp_path, "{target_system: bm25}")), use_cache=False)
@@ -738,7 +737,7 @@ def test_a_named_target_system_is_that_systems_scores_in_every_report(tmp_path: 
     assert candidate.gap["bias"] == pytest.approx(
         np.mean(scores[systems.index("bm25")] - scores[systems.index("candidate")]), abs=1e-15
     )
-    documents = jsonreport.evaluation_documents(evaluation)
+    documents = outputs.evaluation_document(evaluation)["evaluations"]
     assert documents[0]["settings"]["target_system"] == "bm25"
     assert "target system bm25" in terminal.evaluation_title(documents[0])
     assert "target system bm25" in markdown.render(jsonreport.session_document(documents))
@@ -838,7 +837,7 @@ def test_sample_variance_reaches_mve_in_every_form(tmp_path: Path, variations_pr
 
 
 def test_a_failing_simulation_gate_blames_the_topics_whose_terms_grew(tmp_path: Path) -> None:
-    from pytest_bvtest.report import jsonreport, markdown
+    from pytest_bvtest.report import markdown, outputs
 
     spec = _example_spec(
         tmp_path,
@@ -854,15 +853,15 @@ def test_a_failing_simulation_gate_blames_the_topics_whose_terms_grew(tmp_path: 
     worst = simulation.topic_ids[int(np.argmax(growth))]
     assert not gate.passed and gate.worst_topics[0].topic == worst
     assert gate.worst_topics[0].candidate == pytest.approx(terms[names.index("candidate"), int(np.argmax(growth))])
-    assert "per-topic terms vs production" in gate.message
-    rendered = markdown.render(jsonreport.session_document(jsonreport.evaluation_documents(evaluation)))
+    assert "per-topic terms vs production" in words(gate)["message"]
+    rendered = markdown.render(outputs.evaluation_document(evaluation))
     assert "Topics whose per-topic sim Bias²+Var grew most against production" in rendered
 
 
 def test_a_simulation_gates_reports_all_say_its_topics_are_blamed_by_their_simulation_terms(tmp_path: Path) -> None:
     """JSON said `blame_by: score difference` for sim_* gates, whose topics are ranked by the growth of their
     per-topic simulation terms; Markdown's table and the terminal message must say the same."""
-    from pytest_bvtest.report import jsonreport, markdown
+    from pytest_bvtest.report import jsonreport, markdown, outputs
 
     spec = _example_spec(
         tmp_path,
@@ -871,7 +870,7 @@ def test_a_simulation_gates_reports_all_say_its_topics_are_blamed_by_their_simul
     )
     evaluation = evaluate_spec(load_spec(spec), use_cache=False)
     sim_var, mean = evaluation.measure("AP").gates
-    document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
+    document = outputs.evaluation_document(evaluation)
     gates = {gate["statistic"]: gate for gate in document["evaluations"][0]["gates"]}
     assert gates["sim_var"]["blame_by"] == "term difference" and gates["mean"]["blame_by"] == "score difference"
     simulation = evaluation.simulation
@@ -880,8 +879,8 @@ def test_a_simulation_gates_reports_all_say_its_topics_are_blamed_by_their_simul
     column = simulation.topic_ids.index(first["topic"])
     assert first["candidate"] == pytest.approx(terms[names.index("candidate"), column])  # a term, not a score
     assert first["compared"] == pytest.approx(terms[names.index("production"), column])
-    assert "topics whose per-topic sim Var grew most (per-topic terms vs production)" in sim_var.message
-    assert "topics that moved Mean most the wrong way (scores vs production)" in mean.message
+    assert "topics whose per-topic sim Var grew most (per-topic terms vs production)" in words(sim_var)["message"]
+    assert "topics that moved Mean most the wrong way (scores vs production)" in words(mean)["message"]
     rendered = markdown.render(document)
     assert "Topics whose per-topic sim Var grew most against production (the simulation's per-topic terms):" in rendered
     assert "sim Var term Δ" in rendered
@@ -906,7 +905,7 @@ def test_real_web_2012_group_target_ratio_reports_the_topics_it_neutralises(
 ) -> None:
     """Indri's Web 2012 baselines all score 0 on 7 of 50 topics. The group ratio sets them to 1 without grouping,
     and with difficulty groups of 5 the first group (5 of the 7, hardest first) to 1; it reported 0 for both."""
-    from pytest_bvtest.report import jsonreport, terminal
+    from pytest_bvtest.report import outputs, terminal
 
     folder = shared_path("trec_web2012_risk_baselines")
     spec = write(
@@ -929,7 +928,7 @@ def test_real_web_2012_group_target_ratio_reports_the_topics_it_neutralises(
     zero = np.all(measure.matrix.scores == 0, axis=0)
     assert int(zero.sum()) == 7 and int((np.ptp(measure.matrix.scores, axis=0) == 0).sum()) == 7
     assert measure.analysis.constant_topics == neutralised
-    document = jsonreport.evaluation_documents(evaluation)[0]
+    document = outputs.evaluation_document(evaluation)["evaluations"][0]
     assert document["target"]["constant_topics"] == neutralised
     assert any(line.startswith(note) for line in terminal.topic_notes(document))
 
@@ -964,7 +963,7 @@ def test_real_web_2012_a_much_worse_steadier_candidate_passes_bias2_plus_var_and
     assert candidate["bias2"] > production["bias2"] and candidate["var"] < production["var"]
     gate = measure.gates[0]
     assert gate.outcome == "OK" and gate.value == pytest.approx(candidate["bias2"] + candidate["var"], abs=1e-12)
-    assert gate.sentence.startswith(
+    assert words(gate)["sentence"].startswith(
         "Holds: closeness to the best achievable and consistency from query to query taken together, so a gain in "
         "one can hide a loss in the other (Bias²+Var "
     )
@@ -1033,19 +1032,19 @@ def test_real_web_2012_passing_sentences_of_combined_statistics_claim_no_more_th
     )
     georisk, gap_mse, gap_var, simulated = evaluate_spec(load_spec(spec), use_cache=False).measure().gates
     assert all(gate.outcome == "OK" for gate in (georisk, gap_mse, gap_var, simulated))
-    assert georisk.sentence.startswith(
+    assert words(georisk)["sentence"].startswith(
         "Holds: high quality and few surprising shortfalls against the other systems combined, so one can make up "
         "for the other (GeoRisk "
     )
-    assert gap_mse.sentence.startswith(
+    assert words(gap_mse)["sentence"].startswith(
         "Holds: a small and even gap to the best system taken together, so a gain in one can hide a loss in the "
         "other (Bias(ρ)²+Var(ρ) "
     )
-    assert gap_var.sentence.startswith(
+    assert words(gap_var)["sentence"].startswith(
         "Holds: an even gap to the best system across queries, which queries that others solve and we fail make "
         "uneven (Var(ρ) "
     )
-    assert simulated.sentence.startswith(
+    assert words(simulated)["sentence"].startswith(
         "Holds: per-query closeness to the best and stability when the collection changes taken together, so a "
         "gain in one can hide a loss in the other (sim Bias²+Var "
     )
@@ -1063,7 +1062,7 @@ def test_example_risky_candidates_trisk_of_minus_2_46_is_not_called_no_significa
     )
     assert trisk.outcome == "OK" and trisk.value == pytest.approx(-2.45917, abs=5e-6) and trisk.value < -2
     assert trisk.limit == pytest.approx(-4.71065, abs=5e-6)
-    assert trisk.sentence == (
+    assert words(trisk)["sentence"] == (
         "Holds: losses on single queries against production no more significant than allowed "
         "(TRisk -2.46, limit -4.71 at a 1.55% false-alarm rate)."
     )
@@ -1087,7 +1086,7 @@ def test_example_risky_candidates_negative_urisk_is_not_called_no_net_loss(tmp_p
     )
     urisk = evaluate_spec(load_spec(spec), use_cache=False).measure().gates[0]
     assert urisk.outcome == "OK" and urisk.value == pytest.approx(-0.0162574, abs=5e-7)
-    assert urisk.sentence.startswith(
+    assert words(urisk)["sentence"].startswith(
         "Holds: a risk-weighted change against production (losses counting extra) within the limit (URisk -0.0"
     )
 
@@ -1117,9 +1116,9 @@ def test_example_past_release_losing_more_queries_than_it_wins_is_not_said_to_wi
     won, lost = int((candidate > production).sum()), int((candidate < production).sum())
     assert lost > won and robustness.value == pytest.approx((won - lost) / len(production), abs=1e-12)
     assert robustness.outcome == zrisk.outcome == "OK" and zrisk.value == pytest.approx(-15.7717, abs=5e-5)
-    assert robustness.sentence.startswith(
+    assert words(robustness)["sentence"].startswith(
         "Holds: the share of queries won minus the share lost against production within the limit (RI -0.321,"
     )
-    assert zrisk.sentence.startswith(
+    assert words(zrisk)["sentence"].startswith(
         "Holds: shortfalls against what the other systems lead one to expect within the limit (ZRisk -15.8,"
     )

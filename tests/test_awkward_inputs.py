@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import signal
 import textwrap
-import time
-import tracemalloc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -373,12 +371,10 @@ PIPE_GAVE_NOTHING = "the pipe gave nothing to read (no process writes to it, or 
 @pytest.mark.parametrize("name", list(READERS))
 def test_paths_that_are_not_regular_files_are_refused_before_reading(tmp_path: Path, name: str, kind: str) -> None:
     path = special_path(tmp_path, kind)
-    started = time.monotonic()
     with pytest.raises(InputError) as error:
         READERS[name].read(path)
     expected = PIPE_GAVE_NOTHING if kind == "fifo" and name.startswith("run") else KINDS[kind]
-    assert str(error.value).startswith(f"{path}: {expected}")
-    assert time.monotonic() - started < 2
+    assert str(error.value).startswith(f"{path}: {expected}")  # how fast: benchmarks/bench_refusals.py
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -429,17 +425,12 @@ def spec_error(tmp_path: Path, text: str) -> str:
     return message.removeprefix(f"{path}:")
 
 
-def test_a_yaml_alias_bomb_is_refused_fast_with_bounded_memory(tmp_path: Path) -> None:
+def test_a_yaml_alias_bomb_is_refused_without_expanding_it(tmp_path: Path) -> None:
+    """9^9 = 387 million values if expanded; how fast and in how much memory: benchmarks/bench_refusals.py."""
     levels = ["a: &a [x, x, x, x, x, x, x, x, x]"]
     levels += [f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]" for i in range(8)]
-    tracemalloc.start()
-    started = time.monotonic()
     message = spec_error(tmp_path, "\n".join(levels) + "\n")
-    elapsed = time.monotonic() - started
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
     assert f"the spec expands to more than {MAX_SPEC_VALUES:,} values" in message
-    assert elapsed < 10 and peak < 100 * 2**20  # 9^9 = 387 million values if expanded
 
 
 @pytest.mark.parametrize(

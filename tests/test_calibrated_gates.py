@@ -12,7 +12,7 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 import yaml
-from conftest import shared_path
+from conftest import shared_path, words
 from test_plugin import PRODUCTION, QRELS, RISKY, run_text
 
 from pytest_bvtest.errors import InputError
@@ -193,7 +193,7 @@ def test_the_examples_risky_candidate_fails_var_alone_but_passes_the_five_gates_
     var = evaluate_spec(load_spec(spec), use_cache=False).gate("nDCG@10", "var")
     assert var.passed and var.value == pytest.approx(0.0840177, abs=5e-8)
     assert var.limit - var.value == pytest.approx(0.00012567, abs=5e-9)
-    assert var.null.together.rate == pytest.approx(0.0499) and var.null.family.level == pytest.approx(0.0155)
+    assert var.limits.together.rate == pytest.approx(0.0499) and var.limits.family.level == pytest.approx(0.0155)
     assert {
         outcome for outcome, _ in verdicts(spec, RECOMMENDED, EXAMPLE / "runs" / "candidate-pass.run").values()
     } == {"OK"}
@@ -268,8 +268,8 @@ def test_a_plain_bound_reports_its_rate_from_fewer_swaps_than_a_calibrated_limit
     document["gates"] = [BEFORE[0], RECOMMENDED[0]]
     spec.write_text(yaml.safe_dump(document))
     plain, calibrated = evaluate_spec(load_spec(spec), use_cache=False).measure("nDCG@10").gates
-    assert (plain.null.swaps, calibrated.null.swaps) == (1_000, 10_000)
-    assert plain.null.rate > 0.5  # TRisk >= -2 at alpha 5 fails most equal-quality changes of this candidate
+    assert (plain.limits.null.swaps, calibrated.limits.null.swaps) == (1_000, 10_000)
+    assert plain.limits.rate > 0.5  # TRisk >= -2 at alpha 5 fails most equal-quality changes of this candidate
 
 
 # --- family-wise limits (analysis.calibration.family) ------------------------------------------------
@@ -277,7 +277,7 @@ def test_a_plain_bound_reports_its_rate_from_fewer_swaps_than_a_calibrated_limit
 
 def joint_rate(outcomes: list) -> float:
     """Share of the shared swaps on which at least one gate's null lies strictly past its effective limit."""
-    shared = min(outcome.null.swaps for outcome in outcomes)
+    shared = min(outcome.limits.null.swaps for outcome in outcomes)
     failing = np.zeros(shared, dtype=bool)
     for outcome in outcomes:
         values = outcome.null.distribution.by_swap[:shared] + outcome.null.offset
@@ -298,19 +298,19 @@ def test_family_wise_limits_are_the_default_and_hold_the_examples_recommended_ga
     document["analysis"]["calibration"] = {"family": False}
     spec.write_text(yaml.safe_dump(document))
     alone = [gate for measure in evaluate_spec(load_spec(spec), use_cache=False).measures for gate in measure.gates]
-    assert len(together) == 5 and all(gate.null.family is not None for gate in together)
-    assert all(gate.null.family is None for gate in alone)
-    family = together[0].null.family
+    assert len(together) == 5 and all(gate.limits.family is not None for gate in together)
+    assert all(gate.limits.family is None for gate in alone)
+    family = together[0].limits.family
     assert len(family.limits) == 5 and family.swaps == 10_000
     # the five gates, calibrated one by one, fail an equal change far more often than 5% together, and say so
     assert joint_rate(alone) == pytest.approx(0.1464)
-    assert all(gate.null.together.rate == pytest.approx(joint_rate(alone)) for gate in alone)
-    assert "false-alarm rate 5%; 14.6% for the 5 gates together (10,000 swaps" in alone[1].message
+    assert all(gate.limits.together.rate == pytest.approx(joint_rate(alone)) for gate in alone)
+    assert "false-alarm rate 5%; 14.6% for the 5 gates together (10,000 swaps" in words(alone[1])["message"]
     assert joint_rate(together) == pytest.approx(family.rate) and family.rate <= 0.05
     assert family.rate > 0.045  # and not much less: the min-p level uses the family's dependence
     for gate in together:  # every limit is the gate's own null at the family's per-gate count
-        assert gate.null.calibrated_limit == gate.null.distribution.limit_past(family.count) + gate.null.offset
-        assert "false-alarm rate 1.55% (family-wise limit); 4.99% for the 5 gates together" in gate.message
+        assert gate.limits.calibrated == gate.null.distribution.limit_past(family.count) + gate.null.offset
+        assert "false-alarm rate 1.55% (family-wise limit); 4.99% for the 5 gates together" in words(gate)["message"]
         document = gate_document(gate)["calibration"]
         assert document["family"] == {
             "false_alarm": 0.05,
@@ -362,7 +362,7 @@ def test_gates_asking_for_different_rates_form_one_family_per_rate_and_report_th
     ]
     spec.write_text(yaml.safe_dump(document))
     gates = evaluate_spec(load_spec(spec), use_cache=False).gates  # mixed rates are no error by default
-    families = {gate.id.split("::", 1)[1]: gate.null.family for gate in gates}
+    families = {gate.id.split("::", 1)[1]: gate.limits.family for gate in gates}
     assert {name: (family.false_alarm, len(family.limits)) for name, family in families.items()} == {
         "nDCG@10::trisk": (0.05, 2),
         "nDCG@10::var": (0.05, 2),
@@ -371,12 +371,14 @@ def test_gates_asking_for_different_rates_form_one_family_per_rate_and_report_th
         "AP::mean": (0.1, 3),
     }
     for rate, members in ((0.05, gates[:2]), (0.1, gates[2:])):
-        family = members[0].null.family
+        family = members[0].limits.family
         assert family.count == naive_min_p_count([gate.null.distribution for gate in members], rate)
         assert family.rate <= rate and joint_rate(list(members)) == pytest.approx(family.rate)
     # the check as a whole: the five gates share the swaps, and fail an equal change more often than either family
     joint = joint_rate(list(gates))
-    assert all(gate.null.together.rate == pytest.approx(joint) and len(gate.null.together.gates) == 5 for gate in gates)
+    assert all(
+        gate.limits.together.rate == pytest.approx(joint) and len(gate.limits.together.gates) == 5 for gate in gates
+    )
     assert max(families["nDCG@10::trisk"].rate, families["AP::mean"].rate) <= joint <= 0.15
     lines = together_lines({"evaluations": [{"gates": [gate_document(gate) for gate in gates]}]})
     assert lines == [
@@ -424,8 +426,8 @@ def test_four_topics_cannot_calibrate_a_five_percent_gate_so_a_run_worse_on_all_
     assert (matrix.scores[matrix.index("candidate")] < matrix.scores[matrix.index("production")]).all()
     gates = evaluation.gates
     assert [gate.outcome for gate in gates] == ["OK*", "OK*"]
-    assert all(gate.null.exact and gate.null.swaps == 16 and gate.null.rate == 0 for gate in gates)
-    assert all("raise false_alarm to at least 6.25%" in gate.guards[0] for gate in gates)
+    assert all(gate.limits.null.exact and gate.limits.null.swaps == 16 and gate.limits.rate == 0 for gate in gates)
+    assert all("raise false_alarm to at least 6.25%" in words(gate)["guards"][0] for gate in gates)
     document["gates"] = [{"statistic": "mean", "false_alarm": 0.0625}]
     spec.write_text(yaml.safe_dump(document))
     assert [gate.outcome for gate in evaluate_spec(load_spec(spec), use_cache=False).gates] == ["FAIL"]
@@ -440,7 +442,7 @@ def test_the_dl_hard_examples_calibrated_family_passes_rm3_against_bm25(tmp_path
     assert document["analysis"]["calibration"] == {"family": True}
     evaluation = evaluate_spec(load_spec(EXAMPLE / "trec" / "bvtest-dl-hard.yaml"), use_cache=False)
     assert len(evaluation.gates) == 12 and {gate.outcome for gate in evaluation.gates} == {"OK"}
-    families = {(len(gate.null.family.limits), gate.null.family.rate) for gate in evaluation.gates}
+    families = {(len(gate.limits.family.limits), gate.limits.family.rate) for gate in evaluation.gates}
     assert len(families) == 1
     ((members, rate),) = families
     assert members == 12 and 0.045 < rate <= 0.05
@@ -469,8 +471,8 @@ def test_real_pass_on_a_limit_that_sits_on_the_candidate_says_headroom_0_not_pas
     gate = evaluate_spec(spec_under_test(spec), use_cache=False).measure().gates[0]
     assert gate.passed and gate.outcome == "OK*" and 0 <= gate.excess <= 1e-12
     assert gate.value == pytest.approx(0.373404, abs=1e-6) and gate.limit == pytest.approx(gate.value, abs=1e-12)
-    assert "; headroom 0; false-alarm rate 0%" in gate.message.split("\n")[0]
-    assert "past the limit" not in gate.message
+    assert "; headroom 0; false-alarm rate 0%" in words(gate)["message"].split("\n")[0]
+    assert "past the limit" not in words(gate)["message"]
 
 
 def test_the_default_family_and_the_joint_rate_equal_a_brute_force_over_every_swap(tmp_path: Path) -> None:
@@ -511,10 +513,10 @@ def test_the_default_family_and_the_joint_rate_equal_a_brute_force_over_every_sw
     nulls = brute_force_nulls_in_swap_order(scores, names, RISK_5)
     count, rate, limits = brute_force_family(nulls[:3], names[:3], 0.1)
     for gate, limit in zip(gates[:3], limits):
-        assert gate.null.exact and gate.null.swaps == 1024
-        assert gate.null.family.count == count and gate.null.family.rate == pytest.approx(rate)
-        assert gate.null.calibrated_limit - gate.null.offset == pytest.approx(limit, abs=1e-12)
-    assert gates[3].null.family is None  # a plain bound joins no family, but counts in the check's rate
+        assert gate.limits.null.exact and gate.limits.null.swaps == 1024
+        assert gate.limits.family.count == count and gate.limits.family.rate == pytest.approx(rate)
+        assert gate.limits.calibrated - gate.null.offset == pytest.approx(limit, abs=1e-12)
+    assert gates[3].limits.family is None  # a plain bound joins no family, but counts in the check's rate
     failing = 0
     for b in range(1024):
         failing += any(
@@ -524,8 +526,8 @@ def test_the_default_family_and_the_joint_rate_equal_a_brute_force_over_every_sw
             for g, gate in enumerate(gates)
         )
     for gate in gates:
-        assert gate.null.together.gates == tuple(outcome.id for outcome in gates)
-        assert gate.null.together.rate == pytest.approx(failing / 1024) and gate.null.together.swaps == 1024
+        assert gate.limits.together.gates == tuple(outcome.id for outcome in gates)
+        assert gate.limits.together.rate == pytest.approx(failing / 1024) and gate.limits.together.swaps == 1024
 
 
 @pytest.mark.parametrize("lone_rate", [None, 0.2])
@@ -543,8 +545,8 @@ def test_the_together_line_names_each_family_a_gate_alone_at_its_rate_and_leaves
     ]
     spec.write_text(yaml.safe_dump(document))
     gates = evaluate_spec(load_spec(spec), use_cache=False).gates
-    family = gates[0].null.family
-    assert gates[2].null.family is None and len(family.limits) == 2
+    family = gates[0].limits.family
+    assert gates[2].limits.family is None and len(family.limits) == 2
     (line,) = together_lines({"evaluations": [{"gates": [gate_document(gate) for gate in gates]}]})
     if lone_rate is None:
         assert line.endswith(
@@ -552,12 +554,12 @@ def test_the_together_line_names_each_family_a_gate_alone_at_its_rate_and_leaves
             "fail at most 5%."
         )
     else:
-        assert gates[3].null.family is None and gates[3].null.rate <= 0.2
+        assert gates[3].limits.family is None and gates[3].limits.rate <= 0.2
         assert line.endswith(
             "family-wise limits, one family per false_alarm rate: the false_alarm 20% gate at 20% alone; the "
             f"false_alarm 5% gates each held to {family.level:.2%}."
         )
-    assert f"{gates[0].null.together.rate:.2%} of the time (2,000 swaps)" in line
+    assert f"{gates[0].limits.together.rate:.2%} of the time (2,000 swaps)" in line
 
 
 def test_real_gates_without_a_relative_bound_name_the_system_their_null_swaps_with(tmp_path: Path) -> None:
@@ -585,6 +587,6 @@ def test_real_gates_without_a_relative_bound_name_the_system_their_null_swaps_wi
     zrisk, var, mean = evaluate_spec(spec_under_test(spec), use_cache=False).measure().gates
     for gate, partner in ((zrisk, "bm25"), (var, "bm25"), (mean, "electra")):
         assert gate.reference is None  # no value of the reference enters the limit
-        assert gate.null is not None and gate.null.reference == partner
-        assert f"(1,000 swaps with {partner}, seed 0)" in gate.message.split("\n")[0]
+        assert gate.null is not None and gate.null.partner == partner
+        assert f"(1,000 swaps with {partner}, seed 0)" in words(gate)["message"].split("\n")[0]
         assert gate_document(gate)["calibration"]["reference"] == partner

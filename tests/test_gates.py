@@ -1,30 +1,107 @@
-"""Gate verdicts (MATH.md section 7): limits, directions, relative bounds and noise-awareness."""
+"""Gate verdicts (docs/mathematics.md §7): limits, directions, relative bounds and noise-awareness.
+
+Each gate is built from its inputs, its limit is set and it is decided once (:mod:`pytest_bvtest.judging`);
+its words come from :mod:`pytest_bvtest.report.wording` through the gate's document.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 import pytest
 
-from pytest_bvtest.judging.gates import TopicImpact, judge, limit_and_excess, with_guards
+from pytest_bvtest.judging.decision import Verdict, decide
+from pytest_bvtest.judging.gate_inputs import GateInputs, GateNull, TopicImpact
 from pytest_bvtest.judging.guards import Guard
-from pytest_bvtest.spec.model import Bound
+from pytest_bvtest.judging.limits import gate_limit, limit_and_excess
+from pytest_bvtest.report.jsonreport import gate_document
+from pytest_bvtest.spec.model import Bound, GateSpec
+from pytest_bvtest.stats.calibration import SwapNull
+from pytest_bvtest.stats.inference import BootstrapInterval
 
 
-def verdict(bound: Bound, value: float, reference_value: float | None = None, interval=None):
-    return judge(
-        gate_id="bvtest.yaml::AP::g",
-        statistic="var",
-        label="Var",
+@dataclass(frozen=True)
+class Judged:
+    """A decided gate and its document, read the way the reports read them."""
+
+    verdict: Verdict
+    document: dict[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.verdict, name)
+
+    @property
+    def message(self) -> str:
+        return self.document["message"]
+
+    @property
+    def sentence(self) -> str:
+        return self.document["sentence"]
+
+    @property
+    def warning(self) -> str | None:
+        return self.document["warning"]
+
+    @property
+    def guards(self) -> tuple[str, ...]:
+        return tuple(self.document["guards"])
+
+    @property
+    def rule(self) -> str:
+        return self.document["rule"]
+
+    @property
+    def rate(self) -> float | None:
+        return self.verdict.limits.rate
+
+
+def judged(
+    statistic: str,
+    value: float,
+    *,
+    bound: Bound | None = None,
+    false_alarm: float | None = None,
+    reference: str | None = None,
+    reference_value: float | None = None,
+    interval: tuple[float, float] | None = None,
+    null: SwapNull | None = None,
+    null_offset: float = 0.0,
+    guards: tuple[Guard, ...] = (),
+    worst_topics: tuple[TopicImpact, ...] = (),
+) -> Judged:
+    """One gate judged the way the pipeline judges it: inputs, limit, one decision, its document."""
+    gate = GateSpec(statistic, bound, statistic, 1, confidence=0.95 if interval else None, false_alarm=false_alarm)
+    inputs = GateInputs(
+        gate=gate,
+        id=f"bvtest.yaml::AP::{statistic}",
         measure="AP",
         system="candidate",
-        reference="production" if reference_value is not None else None,
+        reference=reference,
         value=value,
         reference_value=reference_value,
-        bound=bound,
-        interval=interval,
-        confidence=0.95 if interval else None,
-        seed=0 if interval else None,
-        worst_topics=[TopicImpact("401", 0.1, 0.6), TopicImpact("402", 0.2, 0.3)],
+        compared_value=None,
+        interval=None
+        if interval is None
+        else BootstrapInterval(statistic, 0.0, interval[0], interval[1], 0.95, 1000, 0, 0.0, 0.0, np.zeros(0)),
+        null=None if null is None else GateNull(null, null_offset, "production", ("1",)),
+        worst_topics=worst_topics,
         worst_against="production",
+    )
+    verdict = decide(inputs, gate_limit(inputs), guards)
+    return Judged(verdict, gate_document(verdict))
+
+
+def verdict(bound: Bound, value: float, reference_value: float | None = None, interval=None) -> Judged:
+    return judged(
+        "var",
+        value,
+        bound=bound,
+        reference="production" if reference_value is not None else None,
+        reference_value=reference_value,
+        interval=interval,
+        worst_topics=(TopicImpact("401", 0.1, 0.6), TopicImpact("402", 0.2, 0.3)),
     )
 
 
@@ -79,18 +156,15 @@ def test_absolute_noise_aware_gate_uses_the_interval_of_the_value() -> None:
     assert verdict(bound, -0.02, interval=(-0.03, -0.011)).outcome == "FAIL"
 
 
-# --- calibrated limits and NaN (MATH.md section 7) -----------------------------------------------
+# --- calibrated limits and NaN (docs/mathematics.md §7) ---------------------------------------------
 
 import math  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from pytest_bvtest.stats.calibration import SwapNull  # noqa: E402
 
 
 def null_of(values: list[float], higher_is_better: bool, statistic: str = "var") -> SwapNull:
     """A null of 20 known values (what swap_null returns, without the swaps)."""
-    return SwapNull(statistic, higher_is_better, False, np.sort(np.array(values, dtype=float)), exact=False, seed=4)
+    ordered = np.sort(np.array(values, dtype=float))
+    return SwapNull(statistic, higher_is_better, False, ordered, exact=False, seed=4, by_swap=ordered)
 
 
 TWENTY = [i / 1000 for i in range(20)]  # 0.000 ... 0.019: the 5% limit of "lower is better" is the 19th value
@@ -102,30 +176,25 @@ def calibrated(
     false_alarm: float | None = 0.05,
     reference_value: float = 0.08,
     null: SwapNull | None = None,
-):
-    return judge(
-        gate_id="bvtest.yaml::AP::var",
-        statistic="var",
-        label="Var",
-        measure="AP",
-        system="candidate",
-        reference="production",
-        value=value,
-        reference_value=reference_value if bound else None,
+) -> Judged:
+    return judged(
+        "var",
+        value,
         bound=bound,
-        higher_is_better=False,
+        false_alarm=false_alarm,
+        reference="production",
+        reference_value=reference_value if bound else None,
         null=null or null_of(TWENTY, False),
         null_offset=reference_value,
-        false_alarm=false_alarm,
     )
 
 
 def test_false_alarm_alone_takes_the_nulls_quantile_on_the_bad_side_as_its_limit() -> None:
     # 20 values, P = 0.05: k = 1, the limit is the second largest (0.018); one value (0.019) lies past it
     passing, failing = calibrated(0.08 + 0.018, None), calibrated(0.08 + 0.0185, None)
-    assert passing.limit == pytest.approx(0.098) and passing.passed and passing.bound is None
+    assert passing.limit == pytest.approx(0.098) and passing.passed and passing.gate.bound is None
     assert not failing.passed and failing.excess == pytest.approx(0.0005)
-    assert passing.null.rate == pytest.approx(0.05) and passing.null.calibrated_limit == pytest.approx(0.098)
+    assert passing.rate == pytest.approx(0.05) and passing.limits.calibrated == pytest.approx(0.098)
     assert passing.rule == "false_alarm 5%"
     assert (
         "false_alarm 5% requires <= 0.098; headroom 0; false-alarm rate 5% (20 swaps with production, seed 4)"
@@ -141,49 +210,23 @@ def test_a_bound_and_false_alarm_fail_only_when_both_are_crossed() -> None:
     assert calibrated(0.09, tight_bound).passed and calibrated(0.09, tight_bound).limit == pytest.approx(0.098)
     outcome = calibrated(0.099, tight_bound)
     assert not outcome.passed and outcome.rule == "max_increase 5% + false_alarm 5%"
-    assert outcome.null.rate == pytest.approx(0.05)
+    assert outcome.rate == pytest.approx(0.05)
 
 
 def test_a_plain_bound_reports_the_false_alarm_rate_of_its_limit() -> None:
     outcome = calibrated(0.09, Bound("max_increase", 0.005, False), false_alarm=None)  # limit 0.085: offset 0.005
     assert outcome.passed is False and outcome.limit == pytest.approx(0.085)
     # null values past 0.005 on the bad side: 0.006 ... 0.019, 14 of 20
-    assert outcome.null.rate == pytest.approx(0.7) and outcome.null.requested is None
+    assert outcome.rate == pytest.approx(0.7) and outcome.gate.false_alarm is None
     assert "false-alarm rate 70% (20 swaps with production, seed 4)" in outcome.message
 
 
 def test_higher_is_better_puts_the_calibrated_limit_below() -> None:
     null = SwapNull("trisk", True, True, np.sort(np.array([-3.0 + i / 10 for i in range(20)])), exact=True, seed=0)
-    outcome = judge(
-        gate_id="s::AP::trisk",
-        statistic="trisk",
-        label="TRisk",
-        measure="AP",
-        system="candidate",
-        reference="production",
-        value=-2.85,
-        reference_value=None,
-        bound=None,
-        higher_is_better=True,
-        null=null,
-        false_alarm=0.05,
-    )
+    outcome = judged("trisk", -2.85, reference="production", null=null, false_alarm=0.05)
     assert outcome.limit == pytest.approx(-2.9) and outcome.passed and not outcome.upper
     assert "requires >= -2.9" in outcome.message and "all 20 swaps with production" in outcome.message
-    assert not judge(
-        gate_id="s::AP::trisk",
-        statistic="trisk",
-        label="TRisk",
-        measure="AP",
-        system="candidate",
-        reference="production",
-        value=-2.95,
-        reference_value=None,
-        bound=None,
-        higher_is_better=True,
-        null=null,
-        false_alarm=0.05,
-    ).passed
+    assert not judged("trisk", -2.95, reference="production", null=null, false_alarm=0.05).passed
 
 
 @pytest.mark.parametrize("bound", [Bound("max", 0.5, False), Bound("min", -1.0, False)])
@@ -219,7 +262,7 @@ SIXTEEN = [i / 1000 for i in range(16)]  # 4 topics: all 16 swaps, no two alike
 def test_a_null_too_coarse_for_its_rate_makes_a_pass_ok_star_and_names_the_smallest_rate_that_works() -> None:
     # 16 swaps at P = 5%: k = floor(0.8) = 0, the limit is the worst swap, which the candidate sits on
     coarse = calibrated(0.08 + 0.015, None, null=null_of(SIXTEEN, False))
-    assert coarse.passed and coarse.outcome == "OK*" and coarse.null.rate == 0.0
+    assert coarse.passed and coarse.outcome == "OK*" and coarse.rate == 0.0
     assert coarse.excess == 0.0 and coarse.limit == pytest.approx(0.095)
     assert coarse.guards == (
         "the null of no change is too coarse for false_alarm 5%: its most extreme Var already "
@@ -241,20 +284,7 @@ def test_a_null_too_coarse_for_its_rate_makes_a_pass_ok_star_and_names_the_small
 def test_a_null_of_one_value_says_the_two_systems_do_not_differ() -> None:
     """A candidate identical to the reference: every swap gives the same value, the limit is that value."""
     same = null_of([0.0] * 20, True, "trisk")
-    outcome = judge(
-        gate_id="s::AP::trisk",
-        statistic="trisk",
-        label="TRisk",
-        measure="AP",
-        system="candidate",
-        reference="production",
-        value=0.0,
-        reference_value=None,
-        bound=None,
-        higher_is_better=True,
-        null=same,
-        false_alarm=0.05,
-    )
+    outcome = judged("trisk", 0.0, reference="production", null=same, false_alarm=0.05)
     assert outcome.passed and outcome.outcome == "OK*" and outcome.excess == 0.0
     assert outcome.guards == (
         "every swap with production gives the same TRisk: the two systems do not differ where "
@@ -264,15 +294,24 @@ def test_a_null_of_one_value_says_the_two_systems_do_not_differ() -> None:
 
 def test_a_coarse_null_joins_the_measures_guards_after_them() -> None:
     coarse = calibrated(0.08 + 0.015, None, null=null_of(SIXTEEN, False))
-    guard = Guard("identical", True, "candidate's per-topic AP scores are identical to production's")
-    guarded = with_guards(coarse, [guard])
-    assert guarded.guards == (guard.message, coarse.guards[0]) and guarded.outcome == "OK*"
+    guard = Guard("identical", True, {"candidate": "candidate", "measure": "AP", "same": ("production",), "topics": 4})
+    guarded = judged(
+        "var",
+        0.08 + 0.015,
+        false_alarm=0.05,
+        reference="production",
+        null=null_of(SIXTEEN, False),
+        null_offset=0.08,
+        guards=(guard,),
+    )
+    said = "identical: candidate's per-topic AP scores are identical to production's on all 4 topics"
+    assert guarded.guards[0].startswith(said) and guarded.guards[1:] == coarse.guards and guarded.outcome == "OK*"
 
 
 def test_a_value_past_its_calibrated_limit_by_rounding_only_passes_with_headroom_0() -> None:
     """DL-HARD's cut run once put its mean 5.55e-17 past a limit that sat on it (a stacked null's rounding); the
     passing gate said "past the limit by 5.55112e-17". Within 1e-12 a value is on its limit."""
-    limit = calibrated(0.0, None).limit
+    limit = calibrated(0.08 + 0.018, None).limit
     outcome = calibrated(float(np.nextafter(limit, 1.0)), None)
     assert outcome.passed and 0 < outcome.excess <= 1e-12
-    assert "headroom 0;" in outcome.message.split("\n")[0] and "past the limit" not in outcome.message
+    assert "headroom 0;" in outcome.message and "past the limit" not in outcome.message

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import shared_path
+from conftest import said, shared_path, words
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.judging.guards import (
@@ -37,7 +37,7 @@ SYSTEMS = ("production", "bm25", "candidate")
 def test_identical_names_every_baseline_with_the_candidates_scores() -> None:
     guard = identical_to_baseline(SCORES, SYSTEMS, 2, "AP")
     assert guard is not None and guard.warning and guard.systems == ("production",)
-    assert guard.message.startswith(
+    assert said(guard).startswith(
         "identical: candidate's per-topic AP scores are identical to production's on all 4 topics"
     )
     assert guard.concerns("trisk", "production") and guard.concerns("bias2", None)  # every gate of the measure
@@ -51,7 +51,7 @@ def test_a_candidate_scoring_zero_everywhere_warns_unless_every_system_does() ->
     zero = np.vstack([SCORES[:2], np.zeros(4)])
     guard = candidate_scores_zero(zero, 2, SYSTEMS, "AP")
     assert guard is not None and guard.warning and guard.systems == ("candidate",)
-    assert guard.message.startswith("the candidate scores 0 AP on all 4 topics, while other systems score above 0 on 3")
+    assert said(guard).startswith("the candidate scores 0 AP on all 4 topics, while other systems score above 0 on 3")
     assert candidate_scores_zero(SCORES, 2, SYSTEMS, "AP") is None  # scores somewhere
     assert candidate_scores_zero(np.zeros((3, 4)), 2, SYSTEMS, "AP") is None  # unanswered_topics' case
 
@@ -60,7 +60,7 @@ def test_topics_every_system_misses_are_a_note_up_to_ten_percent_then_a_warning(
     topics = [f"t{j}" for j in range(4)]
     guard = unanswered_topics(SCORES, topics, "AP")  # t1: 0 for all, 1 of 4 = 25%
     assert guard is not None and guard.warning and guard.topics == ("t1",)
-    assert guard.message.startswith("1 of 4 topics (25%) is missed by every system (AP 0 for all): t1;")
+    assert said(guard).startswith("1 of 4 topics (25%) is missed by every system (AP 0 for all): t1;")
     # 1 of 10 topics is exactly 10%: a note, which makes no gate OK*
     ten = np.hstack([SCORES, np.full((3, 6), 0.5)])
     note = unanswered_topics(ten, [f"t{j}" for j in range(10)], "AP")
@@ -73,9 +73,9 @@ def test_stale_reference_needs_a_clear_and_large_gain() -> None:
     assert guard is not None and guard.warning and guard.reference == "production"
     assert (
         "0.6000 is far above the reference production's 0.5000 (+0.1000, +20%; randomization p 0.0010 < 0.01"
-        in guard.message
+        in said(guard)
     )
-    assert "pytest --bvtest-update" in guard.message
+    assert "pytest --bvtest-update" in said(guard)
     # it concerns the gates measured against that reference only
     assert (
         guard.concerns("trisk", "production")
@@ -92,8 +92,8 @@ def test_target_constant_outside_mean_target_and_one() -> None:
     assert target_constant_out_of_range(0.8, target, True, "AP") is None
     assert target_constant_out_of_range(1.0, target, True, "AP") is None
     low = target_constant_out_of_range(0.5, target, True, "AP")
-    assert low is not None and "c = 0.5000 is outside [mean target 0.8000, 1]" in low.message
-    assert "Bias² rewards worse systems" in low.message and "IPM 2022 Lemma 1" in low.message
+    assert low is not None and "c = 0.5000 is outside [mean target 0.8000, 1]" in said(low)
+    assert "Bias² rewards worse systems" in said(low) and "IPM 2022 Lemma 1" in said(low)
     # it concerns the statistics measured against c
     assert (
         low.concerns("bias2_plus_var", "production")
@@ -101,7 +101,7 @@ def test_target_constant_outside_mean_target_and_one() -> None:
         and not low.concerns("mean", "production")
     )
     high = target_constant_out_of_range(1.5, target, True, "AP")
-    assert high is not None and "above 1" in high.message
+    assert high is not None and "above 1" in said(high)
     # a measure that is not bounded by 1 (NumRet counts documents) has no upper end to check
     assert target_constant_out_of_range(1.5, target, False, "NumRet") is None
 
@@ -148,7 +148,7 @@ def test_real_dl19_runs_against_dl19_and_20_qrels(tmp_path: Path) -> None:
     assert kinds(evaluation.guards) == ["stale_reference", "unanswered_topics"]
     unanswered = evaluation.guards[1]
     assert unanswered.warning and len(unanswered.topics) == 54 and len(evaluation.topics) == 97
-    assert unanswered.message.startswith("54 of 97 topics (56%) are missed by every system (nDCG@10 0 for all)")
+    assert said(unanswered).startswith("54 of 97 topics (56%) are missed by every system (nDCG@10 0 for all)")
     missed = set(unanswered.topics)
     with gzip.open(shared_path(DL, "runs", "drmm.res.gz"), "rt") as run:
         ranked = {line.split()[0] for line in run}
@@ -158,7 +158,7 @@ def test_real_dl19_runs_against_dl19_and_20_qrels(tmp_path: Path) -> None:
     # both gates are OK*: TRisk against the stale reference and by the unanswered topics; Bias² by the latter only
     trisk, bias2 = evaluation.gates
     assert trisk.outcome == bias2.outcome == "OK*"
-    assert len(trisk.guards) == 2 and len(bias2.guards) == 1
+    assert len(tuple(words(trisk)["guards"])) == 2 and len(tuple(words(bias2)["guards"])) == 1
 
 
 def test_real_run_tested_against_itself_is_identical(tmp_path: Path) -> None:
@@ -168,7 +168,9 @@ def test_real_run_tested_against_itself_is_identical(tmp_path: Path) -> None:
     evaluation = evaluate_spec(spec, use_cache=False).measure()
     assert kinds(evaluation.guards) == ["identical", "unanswered_topics"]
     assert evaluation.guards[0].systems == ("monobert",)
-    assert all(gate.outcome == "OK*" and gate.guards[0].startswith("identical:") for gate in evaluation.gates)
+    assert all(
+        gate.outcome == "OK*" and tuple(words(gate)["guards"])[0].startswith("identical:") for gate in evaluation.gates
+    )
 
 
 @pytest.mark.parametrize("target, fires", [("mean", False), ("1", False), ("0.2", True)])
@@ -178,7 +180,9 @@ def test_real_target_constant(tmp_path: Path, target: str, fires: bool) -> None:
     evaluation = evaluate_spec(spec_under_test(spec), use_cache=False).measure()
     assert ("target_constant" in kinds(evaluation.guards)) == fires
     trisk, bias2 = evaluation.gates
-    assert ("IPM 2022 Lemma 1" in " ".join(bias2.guards)) == fires and not any("Lemma" in g for g in trisk.guards)
+    assert ("IPM 2022 Lemma 1" in " ".join(tuple(words(bias2)["guards"]))) == fires and not any(
+        "Lemma" in g for g in tuple(words(trisk)["guards"])
+    )
 
 
 def test_thresholds_come_from_the_spec() -> None:
@@ -187,7 +191,7 @@ def test_thresholds_come_from_the_spec() -> None:
     lenient = GuardSettings(stale_reference_p=0.05, stale_reference_gain=0.05)
     assert stale_reference(0.54, 0.50, "production", 0.02, "nDCG@10", 10_000) is None
     guard = stale_reference(0.54, 0.50, "production", 0.02, "nDCG@10", 10_000, lenient)
-    assert guard is not None and "randomization p 0.0200 < 0.05," in guard.message
+    assert guard is not None and "randomization p 0.0200 < 0.05," in said(guard)
 
 
 def test_a_reference_without_a_ranking_where_the_candidate_scores_is_a_free_win() -> None:
@@ -197,7 +201,7 @@ def test_a_reference_without_a_ranking_where_the_candidate_scores_is_a_free_win(
     scores[0, 2] = 0.0
     guard = reference_missing_topics(scores, imputed, ["t0", "t1", "t2", "t3"], 2, 0, SYSTEMS, "AP")
     assert guard is not None and guard.warning and guard.topics == ("t2",) and guard.reference == "production"
-    assert guard.message.startswith(
+    assert said(guard).startswith(
         "the reference production has no ranking for 1 of 4 topics where candidate scores "
         "above 0 (AP 0 by the missing-topic rule): t2;"
     )
@@ -235,7 +239,9 @@ def test_real_trec_covid_reference_cut_to_35_topics_no_longer_passes_a_worse_can
     assert kinds(evaluation.guards) == ["reference_missing", "unanswered_topics"]
     assert evaluation.guards[0].topics == tuple(str(topic) for topic in range(36, 46))
     trisk, mean, absolute = evaluation.gates
-    assert trisk.outcome == mean.outcome == "OK*" and trisk.guards[0].startswith("the reference production has no")
+    assert trisk.outcome == mean.outcome == "OK*" and tuple(words(trisk)["guards"])[0].startswith(
+        "the reference production has no"
+    )
     assert absolute.outcome == "OK"  # an absolute bound is not measured against the reference
 
 
@@ -293,8 +299,10 @@ def test_a_gate_with_its_own_reference_is_checked_for_that_references_missing_to
     missing = [guard for guard in evaluation.guards if guard.kind == "reference_missing"]
     assert [guard.reference for guard in missing] == ["cut"]
     against_cut, against_production = evaluation.gates
-    assert against_cut.outcome == "OK*" and against_cut.guards[0].startswith("the reference cut has no ranking")
-    assert not any(guard.startswith("the reference") for guard in against_production.guards)
+    assert against_cut.outcome == "OK*" and tuple(words(against_cut)["guards"])[0].startswith(
+        "the reference cut has no ranking"
+    )
+    assert not any(guard.startswith("the reference") for guard in tuple(words(against_production)["guards"]))
 
 
 def test_real_dl_hard_a_gate_with_its_own_stale_reference_is_ok_star_and_only_that_gate(tmp_path: Path) -> None:
@@ -323,10 +331,12 @@ def test_real_dl_hard_a_gate_with_its_own_stale_reference_is_ok_star_and_only_th
     assert bm25.difference == pytest.approx(0.384965 - 0.271607, abs=1e-6) and bm25.p_randomization < 0.01
     stale = [guard for guard in evaluation.guards if guard.kind == "stale_reference"]
     assert [guard.reference for guard in stale] == ["bm25"]  # PARADE, +0.0289 at p 0.35, is not stale
-    assert stale[0].message.endswith("compare the gates that name `reference: bm25` with a recent baseline")
+    assert said(stale[0]).endswith("compare the gates that name `reference: bm25` with a recent baseline")
     vs_bm25, vs_parade = evaluation.gates
-    assert vs_bm25.outcome == "OK*" and vs_bm25.guards[0].startswith("the candidate's mean nDCG@10 0.3850 is far")
-    assert vs_parade.outcome == "OK" and not vs_parade.guards
+    assert vs_bm25.outcome == "OK*" and tuple(words(vs_bm25)["guards"])[0].startswith(
+        "the candidate's mean nDCG@10 0.3850 is far"
+    )
+    assert vs_parade.outcome == "OK" and not tuple(words(vs_parade)["guards"])
 
 
 def test_real_candidate_made_for_other_topics_no_longer_passes_the_var_gate_green(tmp_path: Path) -> None:
@@ -354,10 +364,10 @@ def test_real_candidate_made_for_other_topics_no_longer_passes_the_var_gate_gree
     assert not candidate.any() and len(evaluation.system("candidate").missing_topics) == 37
     missing = next(guard for guard in evaluation.guards if guard.kind == "candidate_missing")
     assert missing.warning and missing.topics == evaluation.system("candidate").missing_topics
-    assert missing.message.startswith("the candidate has no ranking for 37 of 50 topics that other systems rank")
+    assert said(missing).startswith("the candidate has no ranking for 37 of 50 topics that other systems rank")
     var, mean = evaluation.gates
-    assert var.value == 0.0 and var.outcome == "OK*" and var.guards[0] == missing.message
-    assert mean.outcome == "FAIL" and f"  warning: {missing.message}" in mean.message
+    assert var.value == 0.0 and var.outcome == "OK*" and tuple(words(var)["guards"])[0] == said(missing)
+    assert mean.outcome == "FAIL" and f"  warning: {said(missing)}" in words(mean)["message"]
     # a complete candidate run draws no such warning
     complete = evaluate_spec(spec_under_test(spec, runs / "bm25+parade-electra.run.gz"), use_cache=False).measure()
     assert "candidate_missing" not in kinds(complete.guards)
@@ -393,14 +403,14 @@ def test_real_candidate_scoring_zero_everywhere_no_longer_passes_var_and_zrisk_g
     answered = (evaluation.matrix.row("production") > 0) | (evaluation.matrix.row("bm25") > 0)
     assert answered.sum() == 46
     zero = next(guard for guard in evaluation.guards if guard.kind == "candidate_zero")
-    assert zero.warning and zero.message == (
+    assert zero.warning and said(zero) == (
         "the candidate scores 0 nDCG@10 on all 50 topics, while other systems score above 0 on 46 of them: does it "
         "retrieve judged documents? (document ids in another form than the qrels', or a run of another collection) "
         "A gate that passes says nothing about its quality: scores of 0 everywhere have Var 0 and ZRisk 0"
     )
     var, zrisk, mean = evaluation.gates
-    assert (var.value, var.outcome, var.guards) == (0.0, "OK*", (zero.message,))
-    assert (zrisk.value, zrisk.outcome, zrisk.guards) == (0.0, "OK*", (zero.message,))
+    assert (var.value, var.outcome, tuple(words(var)["guards"])) == (0.0, "OK*", (said(zero),))
+    assert (zrisk.value, zrisk.outcome, tuple(words(zrisk)["guards"])) == (0.0, "OK*", (said(zero),))
     assert mean.outcome == "FAIL"
     # the run as published scores: no such warning
     published = evaluate_spec(spec_under_test(spec, runs / "bm25+rm3.run.gz"), use_cache=False).measure()

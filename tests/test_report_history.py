@@ -11,7 +11,6 @@ import io
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -94,13 +93,11 @@ def test_a_history_path_that_is_not_a_file_is_refused_at_once(
     else:
         os.mkfifo(path)
         what = "is a named pipe (FIFO), not a file"
-    started = time.monotonic()
     with pytest.raises(InputError) as error:
         append_history(path, [record(1, 0.5)])
     assert str(error.value) == f"{path}: the history file {what}; name a regular file for --bvtest-history"
     assert main(["history", str(path)], out=io.StringIO()) == 2
-    assert capsys.readouterr().err == f"bvtest: error: {error.value}\n"
-    assert time.monotonic() - started < 2
+    assert capsys.readouterr().err == f"bvtest: error: {error.value}\n"  # at once: never opened
 
 
 def test_pytest_with_a_fifo_for_history_fails_instead_of_hanging(pytester: pytest.Pytester) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import shared_path
+from conftest import shared_path, words
 from test_report_render import (
     EXAMPLE,
     FAIL_ID,
@@ -678,7 +678,7 @@ def test_real_ok_star_from_a_gates_own_warning_is_explained_on_the_html_page(tmp
     from html import escape
 
     from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
-    from pytest_bvtest.report import jsonreport
+    from pytest_bvtest.report import outputs
 
     runs = shared_path("dl_hard", "dataset", "baselines", "doc")
     with gzip.open(runs / "bm25+electra-mp.run.gz", "rt") as full:
@@ -695,7 +695,11 @@ def test_real_ok_star_from_a_gates_own_warning_is_explained_on_the_html_page(tmp
     )
     evaluation = evaluate_spec(spec_under_test(spec), use_cache=False)
     gate = evaluation.measure().gates[0]
-    own = next(message for message in gate.guards if message.startswith("the null of no change is too coarse"))
-    page = html.render(jsonreport.session_document(jsonreport.evaluation_documents(evaluation)))
+    own = next(
+        message for message in words(gate)["guards"] if message.startswith("the null of no change is too coarse")
+    )
+    page = html.render(outputs.evaluation_document(evaluation))
     assert f"<code>bvtest.yaml::nDCG@10::var</code>: {escape(own)}</p>" in page
-    assert escape(gate.sentence) in page and gate.sentence.startswith("Holds on paper, but do not trust it")
+    assert escape(words(gate)["sentence"]) in page and words(gate)["sentence"].startswith(
+        "Holds on paper, but do not trust it"
+    )

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import shared_path
+from conftest import shared_path, words
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.report import github, markdown, terminal
@@ -88,6 +88,7 @@ def gate(
         "passed": passed,
         "outcome": "FAIL" if not passed else ("OK*" if warning else "OK"),
         "warning": warning,
+        "headline": message.split("\n", 1)[0],
         "message": message,
         "sentence": sentence,
         "label": definition.label,
@@ -1018,7 +1019,7 @@ def test_markdown_escapes_every_sentence_and_the_ok_star_sentence_points_to_the_
     failing gate. Every `<` outside code spans is escaped by one helper, and the OK* sentence no longer repeats the
     guard's warning (which the Markdown shows once, under the headline)."""
     from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
-    from pytest_bvtest.report import jsonreport
+    from pytest_bvtest.report import outputs
 
     example = Path(__file__).resolve().parent.parent / "example_project"
     spec = tmp_path / "bvtest.yaml"
@@ -1035,25 +1036,26 @@ def test_markdown_escapes_every_sentence_and_the_ok_star_sentence_points_to_the_
     )
     evaluation = evaluate_spec(spec_under_test(spec), use_cache=False)
     hurt, mean = evaluation.measure().gates
-    assert hurt.outcome == mean.outcome == "OK*" and hurt.guards[0].startswith("identical: candidate's per-topic")
+    said = words(hurt)
+    assert hurt.outcome == mean.outcome == "OK*" and said["guards"][0].startswith("identical: candidate's per-topic")
     assert (
-        hurt.sentence
+        said["sentence"]
         == "Holds on paper, but do not trust it: a warning says why (<Init 0, limit 5 at a 0% false-alarm rate)."
     )
-    assert hurt.guards[0] not in hurt.sentence and f"  warning: {hurt.guards[0]}" in hurt.message
-    rendered = markdown.render(jsonreport.session_document(jsonreport.evaluation_documents(evaluation)))
+    assert said["guards"][0] not in said["sentence"] and f"  warning: {said['guards'][0]}" in said["message"]
+    rendered = markdown.render(outputs.evaluation_document(evaluation))
     assert (
         "- ⚠️ Holds on paper, but do not trust it: a warning says why (&lt;Init 0, limit 5 at a 0% false-alarm rate). "
         in rendered
     )
-    assert rendered.count(hurt.guards[0].split(";")[0]) == 1  # the warning once, under the headline
+    assert rendered.count(said["guards"][0].split(";")[0]) == 1  # the warning once, under the headline
     without_code = re.sub(r"`[^`\n]*`", "", rendered)
     tags = {"details", "/details", "summary", "/summary", "sub", "/sub", "!--"}
     assert {tag for tag in re.findall(r"<(!--|/?[A-Za-z]+)", without_code)} <= tags
 
     risky = spec_under_test(spec, example / "runs" / "candidate-risky.run")
     failing = evaluate_spec(risky, use_cache=False)
-    document = jsonreport.session_document(jsonreport.evaluation_documents(failing))
+    document = outputs.evaluation_document(failing)
     assert document["evaluations"][0]["gates"][0]["outcome"] == "FAIL"  # 14 topics hurt: past max 5
     rendered = markdown.render(document)
     assert "&lt;Init" in rendered and "Topics that moved &lt;Init most the wrong way" in rendered
@@ -1068,7 +1070,7 @@ def test_real_ok_star_from_a_gates_own_warning_says_why_at_every_verbosity(tmp_p
     import gzip
 
     from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
-    from pytest_bvtest.report import jsonreport
+    from pytest_bvtest.report import outputs
 
     runs = shared_path("dl_hard", "dataset", "baselines", "doc")
     with gzip.open(runs / "bm25+electra-mp.run.gz", "rt") as full:
@@ -1085,9 +1087,9 @@ def test_real_ok_star_from_a_gates_own_warning_says_why_at_every_verbosity(tmp_p
     )
     evaluation = evaluate_spec(spec_under_test(spec), use_cache=False)
     gate = evaluation.measure().gates[0]
-    own = [message for message in gate.guards if message.startswith("the null of no change is too coarse")]
+    own = [message for message in words(gate)["guards"] if message.startswith("the null of no change is too coarse")]
     assert gate.outcome == "OK*" and len(own) == 1
-    document = jsonreport.session_document(jsonreport.evaluation_documents(evaluation))
+    document = outputs.evaluation_document(evaluation)
     for verbosity in (-1, 0):
         text = [line for line, _ in terminal.summary_lines(document, verbosity)]
         assert f"WARNING: bvtest.yaml::nDCG@10::var: {own[0]}" in text

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import scipy.stats
+from conftest import random_group_bias_variance
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -24,7 +25,6 @@ from pytest_bvtest.stats.biasvar import (
     gap_decomposition,
     normalize_max_min,
     normalize_target_ratio,
-    random_group_bias_variance,
     target_constant,
     tradeoff,
     virtual_target,

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from conftest import randomization_test
 from scipy import stats as scipy_stats
 from test_stats_registry import direct_values, web14
 
@@ -19,7 +20,7 @@ from pytest_bvtest.spec.model import (
     SampledGrouping,
 )
 from pytest_bvtest.stats import inference
-from pytest_bvtest.stats.inference import TestResult, holm, paired_bootstrap, paired_t_test, randomization_test
+from pytest_bvtest.stats.inference import TestResult, holm, paired_bootstrap, paired_t_test
 from pytest_bvtest.stats.registry import STATISTICS
 
 # --- paired t-test -------------------------------------------------------------------------------

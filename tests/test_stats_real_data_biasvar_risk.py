@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SHARED_DATA, shared_path
+from conftest import SHARED_DATA, random_group_bias_variance, shared_path
 from oracles import difficulty_groups, group_means
 from scipy.optimize import linear_sum_assignment
 
@@ -25,7 +25,6 @@ from pytest_bvtest.stats.biasvar import (
     gap_decomposition,
     normalize_max_min,
     normalize_target_ratio,
-    random_group_bias_variance,
     target_constant,
     tradeoff,
     virtual_target,

@@ -12,15 +12,15 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pytest_bvtest import __version__
 from pytest_bvtest.errors import BvtestError, InputError, short_list
 from pytest_bvtest.scoring.cache import DEFAULT_CACHE_DIR
 
 if TYPE_CHECKING:
+    from pytest_bvtest.judging.decision import Verdict
     from pytest_bvtest.judging.evaluation import Evaluation
-    from pytest_bvtest.judging.gates import GateOutcome
     from pytest_bvtest.spec.model import CalibrationSpec, Spec
 
 # The pipeline is imported by the command that runs it, so `bvtest --help` and usage errors answer at once.
@@ -136,7 +136,9 @@ def _parser() -> argparse.ArgumentParser:
     calibrate = commands.add_parser("calibrate", help="false-alarm rates and calibrated limits of the spec's gates")
     calibrate.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
     calibrate.add_argument("--run", default=None, help="run file to calibrate for instead of the spec's candidate")
-    calibrate.add_argument("--swaps", type=int, default=None, help="Monte-Carlo swaps (default: the spec's, 10,000)")
+    calibrate.add_argument(
+        "--swaps", type=int, default=None, help="Monte-Carlo swaps (default: the spec's calibration.swaps)"
+    )
     calibrate.add_argument("--seed", type=int, default=None, help="seed of the swaps (default: the spec's, 0)")
     calibrate.add_argument("--no-cache", action="store_true", help="do not use the per-topic score cache")
     return parser
@@ -307,7 +309,26 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
         f"bvtest calibrate {spec.path.name}: the null of no change swaps the candidate's and the reference's "
         f"scores on random topics (seed {calibration.seed})\n\n"
     )
-    warnings = _calibration_warnings(evaluation)
+    from pytest_bvtest.report.outputs import evaluation_document
+    from pytest_bvtest.report.wording import gate_warnings, guard_warnings, together_lines
+
+    measures = evaluation_document(evaluation)["evaluations"]
+    # the guards' warnings, then each gate's own (a limit that cannot fail): the null swaps this candidate with
+    # the reference, so a candidate identical to it (or one differing on few topics) gives a null of no spread,
+    # limits on the reference's own value, and a joint false-alarm rate of 0
+    warnings = list(
+        dict.fromkeys(
+            [
+                *(warning for measure in measures for warning in guard_warnings(measure)),
+                *(
+                    f"{gate['id']}: {warning}"
+                    for measure in measures
+                    for gate in measure["gates"]
+                    for warning in gate_warnings(measure, gate)
+                ),
+            ]
+        )
+    )
     if warnings:
         out.write("The limits below are computed for this candidate, and these warnings say they may mean little:\n")
         out.write("".join(f"WARNING: {warning}\n" for warning in warnings) + "\n")
@@ -321,11 +342,13 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
         *(f"limit {rate:.0%}" for rate in CALIBRATION_RATES),
         *(f"replay {name}" for name in replays),
     )
-    rows = [_calibration_row(outcome, replays) for outcome in evaluation.gates]
+    documents = [gate for measure in measures for gate in measure["gates"]]
+    rows = [_calibration_row(verdict, gate, replays) for verdict, gate in zip(evaluation.gates, documents)]
     widths = [max(len(str(row[column])) for row in (header, *rows)) for column in range(len(header))]
     for row in (header, *rows):
         out.write("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
-    out.write(_together(evaluation))
+    together = together_lines({"evaluations": measures})
+    out.write("\n" + "".join(f"{line}\n" for line in together) if together else "")
     out.write("\nReplay: each baseline but the reference as the candidate; a release the team accepted should pass.\n")
     out.write("Limits are on the value's scale for the spec's candidate: the null depends on its per-topic scores.\n\n")
     limited = (
@@ -338,54 +361,43 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _calibration_warnings(evaluation: Evaluation) -> list[str]:
-    """The guards' warnings, then each gate's own (a limit that cannot fail): the calibration's null swaps this
-    candidate with the reference, so a candidate identical to it (or one differing on few topics) gives a null
-    of no spread, limits on the reference's own value, and a joint false-alarm rate of 0."""
-    warnings = []
-    for measure in evaluation.measures:
-        listed = [guard.message for guard in measure.guards if guard.warning]
-        warnings += listed
-        warnings += [
-            f"{outcome.id}: {message}"
-            for outcome in measure.gates
-            for message in outcome.guards
-            if message not in listed
-        ]
-    return list(dict.fromkeys(warnings))
-
-
-def _together(evaluation: Evaluation) -> str:
-    """How often an equal change fails at least one gate, per set of gates that share their swaps."""
-    from pytest_bvtest.report.jsonreport import gate_document
-    from pytest_bvtest.report.terminal import together_lines
-
-    document = {
-        "evaluations": [{"gates": [gate_document(gate) for gate in measure.gates]} for measure in evaluation.measures]
-    }
-    lines = together_lines(document)
-    return "\n" + "".join(f"{line}\n" for line in lines) if lines else ""
-
-
-def _calibration_row(outcome: GateOutcome, replays: dict[str, Evaluation]) -> tuple[str, ...]:
-    null = outcome.null
+def _calibration_row(verdict: Verdict, gate: dict[str, Any], replays: dict[str, Evaluation]) -> tuple[str, ...]:
+    """One gate's row: its limit and that limit's false-alarm rate, its limits at each of
+    :data:`CALIBRATION_RATES`, and its outcome with each baseline replayed as the candidate."""
     replayed = []
     for evaluation in replays.values():
-        matches = [gate for gate in evaluation.gates if gate.gate == outcome.gate and gate.measure == outcome.measure]
+        matches = [
+            other for other in evaluation.gates if other.gate == verdict.gate and other.measure == verdict.measure
+        ]
         replayed.append(matches[0].outcome if matches else "-")
-    limits = ["-" if null is None else f"{null.limit_at(rate):.6g}" for rate in CALIBRATION_RATES]
-    rate = "-" if null is None else f"{null.rate:.2%}"
-    swaps = "-" if null is None else (f"all {null.swaps:,}" if null.exact else f"{null.swaps:,}")
-    gate = f"{outcome.measure}::{outcome.gate.name if outcome.gate else outcome.label}"
-    return (gate, outcome.reference or "-", outcome.rule, f"{outcome.limit:.6g}", rate, swaps, *limits, *replayed)
+    null, limits = verdict.null, verdict.limits
+    limit_at = ["-" if null is None else f"{null.limit_at(rate):.6g}" for rate in CALIBRATION_RATES]
+    rate = "-" if limits.rate is None else f"{limits.rate:.2%}"
+    swaps = (
+        "-"
+        if limits.null is None
+        else (f"all {limits.null.swaps:,}" if limits.null.exact else f"{limits.null.swaps:,}")
+    )
+    return (
+        f"{verdict.measure}::{verdict.gate.name}",
+        verdict.reference or "-",
+        gate["rule"],
+        f"{verdict.limit:.6g}",
+        rate,
+        swaps,
+        *limit_at,
+        *replayed,
+    )
 
 
 def _calibrated_gates_yaml(spec: Spec, calibration: CalibrationSpec) -> str:
     """The spec's gates with ``false_alarm: 0.05`` (confidence dropped: the calibration accounts for noise)."""
+    from pytest_bvtest.spec.model import DEFAULT_SWAPS
+
     family = "" if calibration.family else ", family: false"
     lines = [
         "analysis:",
-        f"  calibration: {{swaps: {calibration.swaps or 10000}, seed: {calibration.seed}{family}}}",
+        f"  calibration: {{swaps: {calibration.swaps or DEFAULT_SWAPS}, seed: {calibration.seed}{family}}}",
         "gates:",
     ]
     for gate in spec.gates:

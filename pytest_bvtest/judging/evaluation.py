@@ -14,8 +14,9 @@ import numpy as np
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.judging.comparisons import Comparison
-from pytest_bvtest.judging.gates import GateOutcome
+from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.guards import Guard
+from pytest_bvtest.judging.variations import MVE_INTER_TOPIC, MeanVarianceDetails
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.measures import parse_measure
@@ -23,7 +24,7 @@ from pytest_bvtest.spec.model import AnalysisSettings, GateSpec, Spec
 from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff
 from pytest_bvtest.stats.gawm import GAWMResult, HITSResult
 from pytest_bvtest.stats.rankings import RankAgreement
-from pytest_bvtest.stats.registry import STATISTICS
+from pytest_bvtest.stats.registry import STATISTICS, SYSTEM_KEYS
 from pytest_bvtest.stats.simulation import SimulationResult
 
 ROLE_CANDIDATE = "candidate"
@@ -31,13 +32,6 @@ ROLE_CANDIDATE = "candidate"
 ROLE_REFERENCE = "reference"
 
 ROLE_BASELINE = "baseline"
-
-#: The MVE forms (Zuccon et al. CIKM 2016, docs/mathematics.md §5), as every report names them.
-MVE_INTER_TOPIC = "inter-topic"
-
-MVE_INTRA_TOPIC = "intra-topic (covariance 0)"
-
-MVE_GENERAL = "general (aligned by user)"
 
 
 @dataclass(frozen=True)
@@ -47,38 +41,10 @@ class SystemStatistics:
     name: str
     role: str
     values: Mapping[str, float | None]
-    trisk_p: float | None
     gap: Mapping[str, float]
     missing_topics: tuple[str, ...]
     ignored_topics: tuple[str, ...]
     missing_queries: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class AlphaSweep:
-    """MVE of every system over a range of alpha (Zuccon et al. CIKM 2016 Figs. 2-4).
-
-    ``values`` and ``ranks`` are ``(alphas, systems)``; ``flips`` maps every other system to the alpha
-    at which its MVE ranking against the candidate flips (``None``: never, equal variances).
-    """
-
-    alphas: np.ndarray
-    values: np.ndarray
-    ranks: np.ndarray
-    flips: Mapping[str, float | None]
-
-
-@dataclass(frozen=True)
-class MeanVarianceDetails:
-    """MVE of every system under one measure: the form used, ``mu``, ``sigma2`` and value per system,
-    the per-topic ``O_t`` (``topic_values``, systems x topics, summing to the value) and the sweep."""
-
-    form: str
-    alpha: float
-    mu: np.ndarray
-    sigma2: np.ndarray
-    topic_values: np.ndarray
-    sweep: AlphaSweep | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +65,7 @@ class MeasureEvaluation:
     settings: AnalysisSettings
     analysis: BiasVarianceAnalysis
     systems: tuple[SystemStatistics, ...]
-    gates: tuple[GateOutcome, ...]
+    gates: tuple[Verdict, ...]
     candidate: str | None
     reference: str | None
     mve_method: str = MVE_INTER_TOPIC
@@ -191,14 +157,14 @@ class Evaluation:
         )
 
     @property
-    def gates(self) -> tuple[GateOutcome, ...]:
+    def gates(self) -> tuple[Verdict, ...]:
         return tuple(outcome for evaluation in self.measures for outcome in evaluation.gates)
 
     @property
     def passed(self) -> bool:
         return all(outcome.passed for outcome in self.gates)
 
-    def gate(self, measure: str, gate: GateSpec | str) -> GateOutcome:
+    def gate(self, measure: str, gate: GateSpec | str) -> Verdict:
         """The outcome of ``gate`` (the spec's gate, or its name) on ``measure``."""
         for outcome in self.measure(measure).gates:
             if outcome.gate is not None and (outcome.gate == gate or outcome.gate.name == gate):
@@ -207,11 +173,9 @@ class Evaluation:
 
     def statistic(self, name: str, system: str = CANDIDATE_NAME, measure: str | None = None) -> float | None:
         """One statistic of one system, e.g. ``evaluation.statistic("bias2_plus_var", "production", "AP")``."""
-        if name not in STATISTICS and name != "trisk_p":
+        if name not in STATISTICS and name not in SYSTEM_KEYS:
             raise InputError(f"unknown statistic {name!r}", hint=f"statistics: {', '.join(STATISTICS)}")
         stats = self.measure(measure).system(system)
-        if name == "trisk_p":
-            return stats.trisk_p
         if name.startswith("gap_"):
             return stats.gap[name.removeprefix("gap_")]
         return stats.values[name]

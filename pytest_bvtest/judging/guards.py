@@ -30,13 +30,12 @@ to do about each one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_bvtest.errors import short_list
 from pytest_bvtest.spec.model import UNANSWERED_SHARE, GuardSettings
 from pytest_bvtest.stats.registry import STATISTICS
 
@@ -58,11 +57,12 @@ class Guard:
 
     ``warning`` guards make the gates they concern ``OK*``; ``statistics`` limits them to gates on
     those statistics and ``reference`` to gates measured against that system (``None``: no limit).
+    ``facts`` are the numbers and names :func:`pytest_bvtest.report.wording.guard_message` says them with.
     """
 
     kind: str
     warning: bool
-    message: str
+    facts: Mapping[str, Any]
     systems: tuple[str, ...] = ()
     topics: tuple[str, ...] = ()
     statistics: tuple[str, ...] | None = None
@@ -87,9 +87,7 @@ def identical_to_baseline(scores: np.ndarray, systems: Sequence[str], candidate:
     return Guard(
         "identical",
         True,
-        f"identical: {systems[candidate]}'s per-topic {measure} scores are identical to {' and '.join(same)}'s on all "
-        f"{scores.shape[1]} topics; is this the run you meant to test? (a CI step that did not write the new run "
-        "tests the old one against itself)",
+        {"candidate": systems[candidate], "measure": measure, "same": same, "topics": scores.shape[1]},
         systems=same,
     )
 
@@ -108,22 +106,13 @@ def candidate_missing_topics(
         return None
     named = tuple(topic for topic, lacks in zip(topics, lacking) if lacks)
     name = systems[candidate]
-    who = _candidate_called(name)
     return Guard(
         "candidate_missing",
         True,
-        f"{who} has no ranking for {len(named)} of {len(topics)} topics that other systems rank "
-        f"({measure} 0 by the missing-topic rule): {short_list(named)}; is the run truncated, or made for other "
-        "topics? A gate that passes says nothing about those topics (and scores of 0 can shrink Var); give the "
-        "candidate a ranking for every topic, or restrict the qrels to the topics it answers",
+        {"candidate": name, "measure": measure, "total": len(topics)},
         systems=(name,),
         topics=named,
     )
-
-
-def _candidate_called(name: str) -> str:
-    """How a guard's message names the candidate: by its system name where it is not the run under test."""
-    return "the candidate" if name == "candidate" else f"the candidate {name}"
 
 
 def candidate_scores_zero(scores: np.ndarray, candidate: int, systems: Sequence[str], measure: str) -> Guard | None:
@@ -139,14 +128,10 @@ def candidate_scores_zero(scores: np.ndarray, candidate: int, systems: Sequence[
     if not answered:
         return None  # every system scores 0: unanswered_topics says so
     name = systems[candidate]
-    who = _candidate_called(name)
     return Guard(
         "candidate_zero",
         True,
-        f"{who} scores 0 {measure} on all {scores.shape[1]} topics, while other systems score above 0 on {answered} "
-        "of them: does it retrieve judged documents? (document ids in another form than the qrels', or a run of "
-        "another collection) A gate that passes says nothing about its quality: scores of 0 everywhere have Var 0 "
-        "and ZRisk 0",
+        {"candidate": name, "measure": measure, "total": scores.shape[1], "answered": answered},
         systems=(name,),
     )
 
@@ -158,20 +143,10 @@ def unanswered_topics(
     missed = tuple(topic for topic, column in zip(topics, np.all(scores == 0, axis=0)) if column)
     if not missed:
         return None
-    share = len(missed) / len(topics)
-    warning = share > threshold
-    advice = (
-        f"more than {threshold:.0%} of the topics: are the qrels for the topics the runs were made for? Restrict "
-        "the qrels to them (or raise analysis.guards.unanswered_share when the systems truly miss them)"
-        if warning
-        else "such topics tell no system apart and lower every mean"
-    )
     return Guard(
         "unanswered_topics",
-        warning,
-        f"{len(missed)} of {len(topics)} topics ({share:.0%}) {'is' if len(missed) == 1 else 'are'} missed by every "
-        f"system ({measure} 0 for all): "
-        f"{short_list(missed)}; {advice}",
+        len(missed) / len(topics) > threshold,
+        {"measure": measure, "total": len(topics), "threshold": threshold},
         topics=missed,
     )
 
@@ -196,18 +171,19 @@ def stale_reference(
     clear = p_value < settings.stale_reference_p
     if not (clear and gain > 0 and gain >= settings.stale_reference_gain * abs(reference_mean)):
         return None
-    relative = f", {gain / reference_mean:+.0%}" if reference_mean else ""
-    advice = (
-        "once this change is accepted, make it the reference: pytest --bvtest-update"
-        if spec_reference
-        else f"compare the gates that name `reference: {reference}` with a recent baseline"
-    )
     return Guard(
         "stale_reference",
         True,
-        f"the candidate's mean {measure} {candidate_mean:.4f} is far above the reference {reference}'s "
-        f"{reference_mean:.4f} ({gain:+.4f}{relative}; randomization p {p_value:.4f} < {settings.stale_reference_p:g}, "
-        f"{permutations:,} sign flips): the reference may be stale, which makes gates against it lenient; {advice}",
+        {
+            "measure": measure,
+            "candidate_mean": candidate_mean,
+            "reference_mean": reference_mean,
+            "reference": reference,
+            "p_value": p_value,
+            "p_threshold": settings.stale_reference_p,
+            "permutations": permutations,
+            "spec_reference": spec_reference,
+        },
         systems=(reference,),
         reference=reference,
     )
@@ -235,10 +211,7 @@ def reference_missing_topics(
     return Guard(
         "reference_missing",
         True,
-        f"the reference {name} has no ranking for {len(named)} of {len(topics)} topics where {systems[candidate]} "
-        f"scores above 0 ({measure} 0 by the missing-topic rule): {short_list(named)}; the candidate's wins there are "
-        f"free, so gates against {name} are lenient; give {name} a ranking for every topic, or restrict the qrels to "
-        "the topics it answered",
+        {"reference": name, "candidate": systems[candidate], "measure": measure, "total": len(topics)},
         systems=(name,),
         topics=named,
         reference=name,
@@ -251,19 +224,15 @@ def target_constant_out_of_range(
     """``c`` below the virtual target's mean, or above 1 for a measure bounded by 1 (IPM 2022 Lemma 1)."""
     target_mean = float(np.mean(target_scores))
     if c < target_mean - _TOLERANCE:
-        why = (
-            "below it, a system whose mean exceeds c gets a larger Bias² the better it gets, so Bias² rewards "
-            "worse systems"
-        )
+        side = "below_target"
     elif bounded_by_one and c > 1 + _TOLERANCE:
-        why = "above 1, the measure's maximum: Bias² then measures the distance to a score no system can reach"
+        side = "above_one"
     else:
         return None
     return Guard(
         "target_constant",
         True,
-        f"{measure} target constant c = {c:.4f} is outside [mean target {target_mean:.4f}, 1]; {why} "
-        "(IPM 2022 Lemma 1); use `target: mean` or a number in that range",
+        {"measure": measure, "c": c, "target_mean": target_mean, "side": side},
         statistics=TARGET_CONSTANT_STATISTICS,
     )
 

@@ -10,7 +10,7 @@ is what every report is written from.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,8 +23,8 @@ from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
 from pytest_bvtest.io.topicfiles import read_topic_texts
 from pytest_bvtest.judging.comparisons import Comparison, compare_with_baselines
+from pytest_bvtest.judging.decision import Verdict, decide
 from pytest_bvtest.judging.evaluation import (
-    MVE_INTER_TOPIC,
     ROLE_BASELINE,
     ROLE_CANDIDATE,
     ROLE_REFERENCE,
@@ -34,20 +34,17 @@ from pytest_bvtest.judging.evaluation import (
     SystemStatistics,
     input_files,
 )
-from pytest_bvtest.judging.gates import (
-    GateOutcome,
-    JointFalseAlarm,
-    calibrate_family,
-    family_key,
-    joint_false_alarm_rate,
-    judge_gate,
-    swap_key,
-    with_guards,
-    with_together,
-)
-from pytest_bvtest.judging.guards import measure_guards
+from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs
+from pytest_bvtest.judging.guards import Guard, measure_guards
+from pytest_bvtest.judging.limits import family_levels, gate_limit, joint_false_alarms
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
-from pytest_bvtest.judging.variations import VariationMVE, mean_variance_details, topic_weights, variation_matrices
+from pytest_bvtest.judging.variations import (
+    MVE_INTER_TOPIC,
+    VariationMVE,
+    mean_variance_details,
+    topic_weights,
+    variation_matrices,
+)
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
 from pytest_bvtest.scoring.progress import EvaluationProgress
@@ -60,8 +57,8 @@ from pytest_bvtest.stats.registry import (
     GAP_TERMS,
     GAWM_FIXED_POINT,
     STATISTICS,
+    SYSTEM_KEYS,
     SYSTEM_STATISTICS,
-    p_value_key,
     statistic_values,
 )
 from pytest_bvtest.stats.simulation import SimulationResult
@@ -132,14 +129,16 @@ def evaluate_spec(
         if candidate_name is None
         else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed)
     )
-    measures = _family_wise(
-        spec,
-        tuple(
-            _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations)
-            for matrix, compared in zip(ordered, comparisons)
-        ),
+    evaluated = [
+        _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations)
+        for matrix, compared in zip(ordered, comparisons)
+    ]
+    verdicts = judge_gates(
+        [gates for _, gates in evaluated],
+        [measure.guards for measure, _ in evaluated],
+        spec.analysis.calibration.family,
     )
-    measures = _together(measures)
+    measures = tuple(replace(measure, gates=judged) for (measure, _), judged in zip(evaluated, verdicts))
     return Evaluation(
         spec, measures, simulations=tuple(simulations.values()), inputs=input_files(spec, cache), texts=texts
     )
@@ -153,7 +152,8 @@ def _evaluate_measure(
     texts: Mapping[str, str],
     comparisons: tuple[Comparison, ...],
     simulations: Mapping[str, SimulationResult],
-) -> MeasureEvaluation:
+) -> tuple[MeasureEvaluation, list[GateInputs]]:
+    """One measure's statistics of every system, its guards, and the inputs of its gates (not yet decided)."""
     if spec.analysis.target_system is not None:  # SIGIR 2013 Sec. 2.5: a named system's scores are the target
         settings = replace(settings, target_row=matrix.index(spec.analysis.target_system))
     candidate_name = spec.candidate_name
@@ -169,19 +169,19 @@ def _evaluate_measure(
         *(gate.statistic for gate in spec.gates),
         *((rankings.against, *rankings.statistics) if rankings is not None else ()),
     ]
-    # MVE over query variations is the variation form, computed with the variations
-    # a simulation statistic reads its measure's simulation, not the scores: a gate on it computes it
+    # over query variations a statistic with a variation form takes it; a simulation statistic reads its
+    # measure's simulation, not the scores: a gate on it computes it
+    over_variations = [] if variations is None else [name for name in wanted if STATISTICS[name].from_variations]
     values = statistic_values(
-        [name for name in wanted if (variations is None or name != "mve") and STATISTICS[name].from_simulation is None],
+        [name for name in wanted if name not in over_variations and STATISTICS[name].from_simulation is None],
         matrix.scores,
         reference,
         settings,
         memo,
     )
-    if variations is not None:
-        values["mve"] = np.asarray(variations.results[matrix.measure].value)
+    for name in over_variations:
+        values[name] = np.asarray(STATISTICS[name].from_variations(variations.results[matrix.measure]))
     fixed_point: GAWMResult | None = memo.get(GAWM_FIXED_POINT.name) if values["gawm"] is not None else None
-    trisk_p = values.get(p_value_key("trisk"))
     systems = []
     for i, name in enumerate(matrix.systems):
         role = ROLE_CANDIDATE if name == candidate_name else ROLE_REFERENCE if name == spec.reference else ROLE_BASELINE
@@ -189,35 +189,33 @@ def _evaluate_measure(
             SystemStatistics(
                 name=name,
                 role=role,
-                values={key: (None if values[key] is None else float(values[key][i])) for key in SYSTEM_STATISTICS},
-                trisk_p=None if trisk_p is None else float(trisk_p[i]),
+                values={key: (None if values.get(key) is None else float(values[key][i])) for key in SYSTEM_KEYS},
                 gap={key: float(getattr(analysis.gap, key)[i]) for key in GAP_TERMS},
                 missing_topics=matrix.missing_topics(name),
                 ignored_topics=tuple(matrix.ignored_topics.get(name, ())),
                 missing_queries=() if variations is None else variations.missing_queries.get(name, ()),
             )
         )
-    gates: list[GateOutcome] = []
+    gates: list[GateInputs] = []
     if candidate_name is not None:
         candidate = matrix.index(candidate_name)
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gated = simulation_matrix(matrix, simulations, gate.statistic)
-                gates.append(judge_gate(spec, gate, gated, settings, candidate, values, variations, texts))
+                gates.append(gate_inputs(spec, gate, gated, settings, candidate, values, variations, texts))
     method = MVE_INTER_TOPIC if variations is None else variations.method
-    gate_references = tuple(outcome.reference for outcome in gates if outcome.reference is not None)
+    gate_references = tuple(inputs.reference for inputs in gates if inputs.reference is not None)
     guards = measure_guards(
         matrix, analysis, settings, candidate_name, spec.reference, comparisons, spec.analysis.guards, gate_references
     )
-    gates = [with_guards(outcome, guards) for outcome in gates]
     mve = mean_variance_details(spec, matrix, settings, variations, candidate_name)
-    return MeasureEvaluation(
+    evaluated = MeasureEvaluation(
         matrix.measure,
         matrix,
         settings,
         analysis,
         tuple(systems),
-        tuple(gates),
+        (),
         candidate_name,
         spec.reference,
         method,
@@ -228,6 +226,7 @@ def _evaluate_measure(
         rankings=None if rankings is None else _rankings(spec, matrix, values),
         guards=guards,
     )
+    return evaluated, gates
 
 
 def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray | None]) -> Rankings:
@@ -253,48 +252,27 @@ def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray |
     return Rankings(wanted.against, ranks, agreements)
 
 
-def _gates_by(
-    measures: tuple[MeasureEvaluation, ...],
-    key_of: Callable[[GateOutcome, tuple[str, ...]], tuple[object, ...] | None],
-) -> list[list[tuple[int, int]]]:
-    """The gates of every measure, as ``(measure, gate)`` positions, grouped by ``key_of(gate, topics)``; gates
-    whose key is ``None`` belong to no group."""
-    groups: dict[tuple[object, ...], list[tuple[int, int]]] = {}
-    for m, evaluation in enumerate(measures):
-        for g, outcome in enumerate(evaluation.gates):
-            key = key_of(outcome, evaluation.topics)
-            if key is not None:
-                groups.setdefault(key, []).append((m, g))
-    return list(groups.values())
+def judge_gates(
+    gates: Sequence[Sequence[GateInputs]], guards: Sequence[Sequence[Guard]], family: bool
+) -> list[tuple[Verdict, ...]]:
+    """Every gate of a spec decided once, each measure's gates with that measure's guards.
 
-
-def _family_wise(spec: Spec, measures: tuple[MeasureEvaluation, ...]) -> tuple[MeasureEvaluation, ...]:
-    """The spec's calibrated gates, on every measure, judged again as families (``analysis.calibration.family``)."""
-    if not spec.analysis.calibration.family:
-        return measures
-    gates = [list(evaluation.gates) for evaluation in measures]
-    for members in _gates_by(measures, family_key):
-        if len(members) > 1:  # a family of one is the gate's own calibration
-            for (m, g), outcome in zip(members, calibrate_family([gates[m][g] for m, g in members])):
-                gates[m][g] = with_guards(outcome, measures[m].guards)
-    return tuple(replace(evaluation, gates=tuple(judged)) for evaluation, judged in zip(measures, gates))
-
-
-def _together(measures: tuple[MeasureEvaluation, ...]) -> tuple[MeasureEvaluation, ...]:
-    """Every gate that shares its swaps with others (:func:`~pytest_bvtest.judging.gates.swap_key`, every measure) with
-    how often an equal change fails at least one of them at their effective limits, in either calibration mode:
-    the false-alarm rate of the check they make together (docs/mathematics.md §7)."""
-    gates = [list(evaluation.gates) for evaluation in measures]
-    for members in _gates_by(measures, swap_key):
-        if len(members) > 1:
-            outcomes = [gates[m][g] for m, g in members]
-            swaps = min(outcome.null.swaps for outcome in outcomes)  # type: ignore[union-attr]
-            together = JointFalseAlarm(
-                tuple(outcome.id for outcome in outcomes), joint_false_alarm_rate(outcomes), swaps
-            )
-            for m, g in members:
-                gates[m][g] = with_together(gates[m][g], together)
-    return tuple(replace(evaluation, gates=tuple(judged)) for evaluation, judged in zip(measures, gates))
+    The limits come first, all together (docs/mathematics.md §7): calibrated gates that share their swaps and
+    their rate, on any measure, form a family (when ``family``) whose per-gate level holds them together to that
+    rate; then every gate that shares its swaps with others learns how often an equal change fails at least one
+    of them. Only then is each gate decided, from its inputs, its limit and its measure's guards.
+    """
+    every = [inputs for measure in gates for inputs in measure]
+    levels = family_levels(every) if family else {}
+    limits = [gate_limit(inputs, levels.get(position)) for position, inputs in enumerate(every)]
+    for position, together in joint_false_alarms(every, limits).items():
+        limits[position] = replace(limits[position], together=together)
+    verdicts: list[tuple[Verdict, ...]] = []
+    position = 0
+    for measure, concerning in zip(gates, guards):
+        verdicts.append(tuple(decide(inputs, limits[position + i], concerning) for i, inputs in enumerate(measure)))
+        position += len(measure)
+    return verdicts
 
 
 def replay_baselines(

@@ -18,13 +18,6 @@ import numpy as np
 from pytest_bvtest.errors import InputError, StatisticError, short_list
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.topicfiles import Variation, read_topic_weights, read_variations
-from pytest_bvtest.judging.evaluation import (
-    MVE_GENERAL,
-    MVE_INTER_TOPIC,
-    MVE_INTRA_TOPIC,
-    AlphaSweep,
-    MeanVarianceDetails,
-)
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
 from pytest_bvtest.scoring.progress import EvaluationProgress
@@ -43,6 +36,40 @@ from pytest_bvtest.stats.meanvar import (
     variation_mve,
 )
 from pytest_bvtest.stats.rankings import system_ranks
+
+#: The MVE forms (Zuccon et al. CIKM 2016, docs/mathematics.md §5), as every report names them.
+MVE_INTER_TOPIC = "inter-topic"
+
+MVE_INTRA_TOPIC = "intra-topic (covariance 0)"
+
+MVE_GENERAL = "general (aligned by user)"
+
+
+@dataclass(frozen=True)
+class AlphaSweep:
+    """MVE of every system over a range of alpha (Zuccon et al. CIKM 2016 Figs. 2-4).
+
+    ``values`` and ``ranks`` are ``(alphas, systems)``; ``flips`` maps every other system to the alpha
+    at which its MVE ranking against the candidate flips (``None``: never, equal variances).
+    """
+
+    alphas: np.ndarray
+    values: np.ndarray
+    ranks: np.ndarray
+    flips: Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class MeanVarianceDetails:
+    """MVE of every system under one measure: the form used, ``mu``, ``sigma2`` and value per system,
+    the per-topic ``O_t`` (``topic_values``, systems x topics, summing to the value) and the sweep."""
+
+    form: str
+    alpha: float
+    mu: np.ndarray
+    sigma2: np.ndarray
+    topic_values: np.ndarray
+    sweep: AlphaSweep | None = None
 
 
 @dataclass(frozen=True)

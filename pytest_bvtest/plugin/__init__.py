@@ -28,7 +28,6 @@ from pytest_bvtest.scoring.progress import EvaluationProgress, ProgressLine
 
 if TYPE_CHECKING:
     from pytest_bvtest.judging.evaluation import Evaluation
-    from pytest_bvtest.judging.gates import GateOutcome
     from pytest_bvtest.judging.pipeline import CandidateRun
     from pytest_bvtest.spec.model import GateSpec, Spec
 
@@ -426,19 +425,19 @@ class GateItem(_BvtestItem):
         from pytest_bvtest.report import outputs
 
         evaluation = self.spec_file.evaluation()
-        outcome: GateOutcome = evaluation.gate(self.measure, self.gate)
-        for key, value in outputs.junit_properties(outcome):
-            self.user_properties.append((key, value))
-        self.stash[_ITEM_PAYLOAD] = outputs.item_payload(evaluation, outcome)
-        if outcome.warning:
+        payload = outputs.item_payload(evaluation, evaluation.gate(self.measure, self.gate))
+        gate = payload["gate"]
+        self.user_properties.extend(outputs.junit_properties(gate))
+        self.stash[_ITEM_PAYLOAD] = payload
+        if gate["warning"]:
             # attributed to the gate's line in the spec, so the warnings summary points there
             warnings.warn_explicit(
-                f"{self.nodeid}: {outcome.warning}", GateWithinNoiseWarning, str(self.path), self.gate.line
+                f"{self.nodeid}: {gate['warning']}", GateWithinNoiseWarning, str(self.path), self.gate.line
             )
-        for guard in outcome.guards:
+        for guard in gate["guards"]:
             warnings.warn_explicit(f"{self.nodeid}: {guard}", GateGuardWarning, str(self.path), self.gate.line)
-        if not outcome.passed:
-            raise GateFailure(outcome.message, outcome.sentence)
+        if not gate["passed"]:
+            raise GateFailure(gate["message"], gate["sentence"])
 
 
 class GateWithinNoiseWarning(UserWarning):
@@ -650,10 +649,10 @@ class SessionOutputs:
             outputs.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
-        from pytest_bvtest.judging.gates import gate_id_parts
+        from pytest_bvtest.judging.gate_inputs import gate_id
 
         self.deselected += [
-            gate_id_parts(item.path.name, item.measure, item.gate) for item in items if isinstance(item, GateItem)
+            gate_id(item.path.name, item.measure, item.gate) for item in items if isinstance(item, GateItem)
         ]
 
     @pytest.hookimpl(optionalhook=True)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_bvtest.report.terminal import display_path, error_groups
+from pytest_bvtest.report.wording import display_path, error_groups
 
 #: The workflow command for each gate outcome that deserves an annotation.
 COMMANDS = {"FAIL": "error", "OK*": "warning"}

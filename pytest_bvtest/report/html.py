@@ -35,7 +35,7 @@ from pytest_bvtest.report.markdown import (
     what_to_do,
 )
 from pytest_bvtest.report.plots import ROLE_STYLES, SERIES, SERIES_COLORS, limit_lines, slug, topic_differences
-from pytest_bvtest.report.terminal import (
+from pytest_bvtest.report.wording import (
     NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
@@ -47,7 +47,6 @@ from pytest_bvtest.report.terminal import (
     format_number,
     gate_warnings,
     guard_warnings,
-    headline,
     judged_nothing,
     summary_counts,
     system_rows,
@@ -230,7 +229,7 @@ def _gate_rows(gate: Mapping[str, Any], columns: Sequence[str], full_ids: bool) 
         "false alarm": f"<td>{escape(false_alarm_text(calibration) if calibration else '-')}</td>",
         "bootstrap interval": f"<td>{escape(interval_text(gate))}</td>",
     }
-    sentence = escape(gate.get("sentence") or headline(gate))
+    sentence = escape(gate.get("sentence") or gate["headline"])
     return (
         f'<tr class="gate {css}" data-gate="{escape(gate["id"])}">{"".join(cells[name] for name in columns)}</tr>'
         f'<tr class="sentence {css}"><td></td><td colspan="{len(columns) - 1}"><div class="said">{sentence}</div>'
@@ -299,7 +298,7 @@ def _failure_section(gate: Mapping[str, Any]) -> list[str]:
     lines = [
         f'<h3><span class="badge fail">✗ FAIL</span> <code>{escape(gate["id"])}</code></h3>',
         f"<p>{escape(gate.get('sentence') or '')}</p>",
-        f"<p><code>{escape(headline(gate))}</code></p>",
+        f"<p><code>{escape(gate['headline'])}</code></p>",
     ]
     header, rows = blame_rows(gate)
     if rows:

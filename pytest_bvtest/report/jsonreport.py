@@ -16,8 +16,11 @@ from typing import Any
 import numpy as np
 
 from pytest_bvtest import __version__
-from pytest_bvtest.judging.evaluation import Evaluation, InputFile, MeasureEvaluation
-from pytest_bvtest.judging.gates import GateOutcome, limit_and_excess
+from pytest_bvtest.judging.decision import Verdict
+from pytest_bvtest.judging.evaluation import InputFile, MeasureEvaluation
+from pytest_bvtest.judging.guards import Guard
+from pytest_bvtest.report import wording
+from pytest_bvtest.spec.model import Bound
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SimulationResult
 
@@ -44,102 +47,119 @@ def _numbers(values: np.ndarray) -> list[float | str | None]:
     return [value if math.isfinite(value) else _number(value) for value in np.asarray(values, dtype=float).tolist()]
 
 
-def _blame_basis(outcome: GateOutcome) -> str:
+def _blame_basis(verdict: Verdict) -> str:
     """How ``worst_topics`` were chosen: ``contribution`` to the statistic, ``score difference``
     (the mean, where the two agree), ``term difference`` (a simulation statistic: the growth of each
     topic's term of the simulation, not of its score), or ``raw loss`` (no per-topic split)."""
-    if outcome.worst_topics and outcome.worst_topics[0].contribution is None:
+    if verdict.worst_topics and verdict.worst_topics[0].contribution is None:
         return "raw loss"
-    statistic = STATISTICS[outcome.statistic]
+    statistic = STATISTICS[verdict.statistic]
     if statistic.from_simulation is not None:
         return "term difference"
     return "score difference" if statistic.mean_like else "contribution"
 
 
-def _bound_document(outcome: GateOutcome) -> dict[str, Any] | None:
+def _bound_document(bound: Bound | None, limit: float | None) -> dict[str, Any] | None:
     """The bound as written and its own limit; ``None`` for a gate limited by ``false_alarm`` alone."""
-    bound = outcome.bound
     if bound is None:
         return None
-    own_limit = limit_and_excess(bound, outcome.value, outcome.reference_value)[0]
     return {
         "kind": bound.kind,
         "amount": bound.amount,
         "relative": bound.relative,
-        "limit": _number(own_limit),
+        "limit": _number(limit),
         "text": str(bound),
     }
 
 
-def _calibration_document(outcome: GateOutcome) -> dict[str, Any] | None:
+def _calibration_document(verdict: Verdict) -> dict[str, Any] | None:
     """The null of no change (docs/mathematics.md §7): the false-alarm rate of the gate's limit and how it was drawn."""
-    null = outcome.null
-    if null is None:
+    gate_null, limits = verdict.null, verdict.limits
+    if gate_null is None or limits.null is None:
         return None
+    family, together = limits.family, limits.together
     return {
-        "false_alarm": null.requested,
-        "limit": _number(null.calibrated_limit),
-        "rate": _number(null.rate),
-        "swaps": null.swaps,
-        "exact": null.exact,
-        "seed": null.seed,
-        "reference": null.reference,
+        "false_alarm": verdict.gate.false_alarm,
+        "limit": _number(limits.calibrated),
+        "rate": _number(limits.rate),
+        "swaps": limits.null.swaps,
+        "exact": limits.null.exact,
+        "seed": limits.null.seed,
+        "reference": gate_null.partner,
         "family": None
-        if null.family is None
+        if family is None
         else {
-            "false_alarm": null.family.false_alarm,
-            "gates": len(null.family.limits),
-            "level": null.family.level,
-            "rate": null.family.rate,
-            "swaps": null.family.swaps,
+            "false_alarm": family.false_alarm,
+            "gates": len(family.limits),
+            "level": family.level,
+            "rate": family.rate,
+            "swaps": family.swaps,
         },
         "together": None
-        if null.together is None
+        if together is None
         else {
-            "gates": len(null.together.gates),
-            "ids": list(null.together.gates),
-            "rate": null.together.rate,
-            "swaps": null.together.swaps,
+            "gates": len(together.gates),
+            "ids": list(together.gates),
+            "rate": together.rate,
+            "swaps": together.swaps,
         },
     }
 
 
-def gate_document(outcome: GateOutcome) -> dict[str, Any]:
-    return {
-        "id": outcome.id,
-        "statistic": outcome.statistic,
-        "measure": outcome.measure,
-        "system": outcome.system,
-        "reference": outcome.reference,
-        "value": _number(outcome.value),
-        "reference_value": _number(outcome.reference_value),
-        "bound": _bound_document(outcome),
-        "limit": _number(outcome.limit),
-        "rule": outcome.rule,
-        "calibration": _calibration_document(outcome),
-        "excess": _number(outcome.excess),
+def guard_document(guard: Guard) -> dict[str, Any]:
+    """One guard: its kind, whether it warns (``OK*``) or notes, whom it names, its facts and its words."""
+    document = {
+        "kind": guard.kind,
+        "severity": "warning" if guard.warning else "note",
+        "systems": list(guard.systems),
+        "topics": list(guard.topics),
+        "facts": {key: list(value) if isinstance(value, tuple) else value for key, value in guard.facts.items()},
+    }
+    return {**document, "message": wording.guard_message(document)}
+
+
+def gate_document(verdict: Verdict) -> dict[str, Any]:
+    """One gate's verdict: its numbers, how its limit was set, its outcome and why, and its words
+    (:func:`~pytest_bvtest.report.wording.with_words`)."""
+    gate, inputs, limits = verdict.gate, verdict.inputs, verdict.limits
+    cannot_fail = verdict.cannot_fail
+    document = {
+        "id": verdict.id,
+        "statistic": verdict.statistic,
+        "measure": verdict.measure,
+        "system": verdict.system,
+        "reference": verdict.reference,
+        "value": _number(verdict.value),
+        "reference_value": _number(verdict.reference_value),
+        "bound": _bound_document(gate.bound, limits.bound),
+        "limit": _number(limits.value),
+        "rule": wording.rule_text(None if gate.bound is None else str(gate.bound), gate.false_alarm),
+        "calibration": _calibration_document(verdict),
+        "excess": _number(verdict.excess),
         "interval": None
-        if outcome.interval is None
+        if inputs.interval is None
         else {
-            "low": _number(outcome.interval[0]),
-            "high": _number(outcome.interval[1]),
-            "confidence": outcome.confidence,
-            "seed": outcome.seed,
+            "low": _number(inputs.interval.low),
+            "high": _number(inputs.interval.high),
+            "confidence": inputs.interval.confidence,
+            "seed": inputs.interval.seed,
         },
-        "passed": outcome.passed,
-        "outcome": outcome.outcome,
-        "warning": outcome.warning,
-        "guards": list(outcome.guards),
-        "message": outcome.message,
-        "sentence": outcome.sentence,
-        "higher_is_better": outcome.higher_is_better,
-        "upper": outcome.upper,
-        "label": outcome.label,
-        "compared_value": _number(outcome.compared_value),
-        "delta": _number(outcome.delta),
-        "spec_line": outcome.spec_line,
-        "docs": STATISTICS[outcome.statistic].wording.docs,
-        "blame_by": _blame_basis(outcome),
+        "passed": verdict.passed,
+        "outcome": verdict.outcome,
+        "undefined": verdict.undefined,
+        "within_noise": verdict.within_noise,
+        "cannot_fail": None
+        if cannot_fail is None
+        else {"smallest_rate": cannot_fail.smallest_rate, "swaps": cannot_fail.swaps, "exact": cannot_fail.exact},
+        "guard_facts": [guard_document(guard) for guard in verdict.guards],
+        "higher_is_better": verdict.higher_is_better,
+        "upper": verdict.upper,
+        "label": verdict.label,
+        "compared_value": _number(inputs.compared_value),
+        "delta": _number(verdict.delta),
+        "spec_line": gate.line,
+        "docs": STATISTICS[verdict.statistic].wording.docs,
+        "blame_by": _blame_basis(verdict),
         "worst_topics": [
             {
                 "topic": impact.topic,
@@ -149,10 +169,11 @@ def gate_document(outcome: GateOutcome) -> dict[str, Any]:
                 "delta": impact.delta,
                 "contribution": _number(impact.contribution),
             }
-            for impact in outcome.worst_topics
+            for impact in verdict.worst_topics
         ],
-        "worst_against": outcome.worst_against,
+        "worst_against": inputs.worst_against,
     }
+    return wording.with_words(document)
 
 
 def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
@@ -302,7 +323,6 @@ def measure_document(
                 "name": system.name,
                 "role": system.role,
                 **{key: _number(value) for key, value in system.values.items()},
-                "trisk_p": _number(system.trisk_p),
                 "gap": {key: _number(value) for key, value in system.gap.items()},
                 "per_topic": _numbers(evaluation.matrix.row(system.name)),
                 "missing_topics": list(system.missing_topics),
@@ -332,16 +352,7 @@ def measure_document(
             }
             for comparison in evaluation.comparisons
         ],
-        "guards": [
-            {
-                "kind": guard.kind,
-                "severity": "warning" if guard.warning else "note",
-                "message": guard.message,
-                "systems": list(guard.systems),
-                "topics": list(guard.topics),
-            }
-            for guard in evaluation.guards
-        ],
+        "guards": [guard_document(guard) for guard in evaluation.guards],
         "simulation": simulation_document(simulations[0]) if simulations else None,
         "simulations": [simulation_document(simulation) for simulation in simulations],
         "inputs": inputs_document(inputs),
@@ -351,18 +362,6 @@ def measure_document(
         "rankings": rankings_document(evaluation),
         "gates": [],
     }
-
-
-def evaluation_documents(evaluation: Evaluation) -> list[dict[str, Any]]:
-    """Every measure of a spec's evaluation, gates included."""
-    documents = []
-    for measure in evaluation.measures:
-        document = measure_document(
-            str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
-        )
-        document["gates"] = [gate_document(outcome) for outcome in measure.gates]
-        documents.append(document)
-    return documents
 
 
 def session_document(

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, metadata
 from typing import Any
 
-from pytest_bvtest.report.terminal import (
+from pytest_bvtest.report.wording import (
     NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
@@ -27,7 +27,6 @@ from pytest_bvtest.report.terminal import (
     format_number,
     gate_warnings,
     guard_warnings,
-    headline,
     judged_nothing,
     summary_counts,
     system_rows,
@@ -144,7 +143,7 @@ def false_alarm_text(calibration: Mapping[str, Any]) -> str:
 
 
 def _sentence(gate: Mapping[str, Any]) -> str:
-    return gate.get("sentence") or headline(gate)
+    return gate.get("sentence") or gate["headline"]
 
 
 def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
@@ -268,7 +267,7 @@ def blame_title(gate: Mapping[str, Any]) -> str:
 
 
 def _failure_section(gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[str]:
-    lines = ["", f"### ❌ {code(gate['id'])}", "", prose(_sentence(gate)), "", prose(headline(gate))]
+    lines = ["", f"### ❌ {code(gate['id'])}", "", prose(_sentence(gate)), "", prose(gate["headline"])]
     header, rows = blame_rows(gate)
     if not rows:
         return lines

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bvtest.io.textfiles import append_text, atomic_write_text
+from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import Evaluation
-from pytest_bvtest.judging.gates import GateOutcome
-from pytest_bvtest.report import github, markdown, terminal
+from pytest_bvtest.report import github, markdown, terminal, wording
 from pytest_bvtest.report.history import (
     HistoryWarning,
     append_history,
@@ -29,7 +29,7 @@ from pytest_bvtest.report.history import (
 from pytest_bvtest.report.jsonreport import dumps, gate_document, measure_document, session_document
 
 
-def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[str, Any]:
+def item_payload(evaluation: Evaluation, outcome: Verdict | None) -> dict[str, Any]:
     """What one item sends to the controller.
 
     Its measure's evaluation (all measures for an analysis item) and its gate.
@@ -49,7 +49,7 @@ def item_payload(evaluation: Evaluation, outcome: GateOutcome | None) -> dict[st
     }
 
 
-def _position(evaluation: Evaluation, outcome: GateOutcome | None) -> list[int]:
+def _position(evaluation: Evaluation, outcome: Verdict | None) -> list[int]:
     """Where an item's results stand in the spec: (measure, gate) positions; an analysis item first."""
     if outcome is None:
         return [-1, -1]
@@ -61,51 +61,48 @@ def _position(evaluation: Evaluation, outcome: GateOutcome | None) -> list[int]:
     )
 
 
-def junit_properties(outcome: GateOutcome) -> list[tuple[str, Any]]:
-    """The gate's numbers as JUnit ``<property>`` entries; those that do not apply are left out."""
+def junit_properties(gate: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """A gate's numbers (its document, :func:`~pytest_bvtest.report.jsonreport.gate_document`) as JUnit
+    ``<property>`` entries; those that do not apply are left out."""
     properties: list[tuple[str, Any]] = [
-        ("bvtest_statistic", outcome.statistic),
-        ("bvtest_measure", outcome.measure),
-        ("bvtest_system", outcome.system),
-        ("bvtest_value", outcome.value),
-        ("bvtest_bound", outcome.rule),
-        ("bvtest_limit", outcome.limit),
-        ("bvtest_outcome", outcome.outcome),
+        ("bvtest_statistic", gate["statistic"]),
+        ("bvtest_measure", gate["measure"]),
+        ("bvtest_system", gate["system"]),
+        ("bvtest_value", gate["value"]),
+        ("bvtest_bound", gate["rule"]),
+        ("bvtest_limit", gate["limit"]),
+        ("bvtest_outcome", gate["outcome"]),
     ]
     # why an OK* is not a plain pass (or what a FAIL should not be trusted for): CI viewers show no pytest warning
-    properties += [
-        ("bvtest_warning", text) for text in ([outcome.warning] if outcome.warning else []) + list(outcome.guards)
-    ]
-    if outcome.null is not None:
+    properties += [("bvtest_warning", text) for text in ([gate["warning"]] if gate["warning"] else []) + gate["guards"]]
+    calibration = gate["calibration"]
+    if calibration is not None:
         properties += [
-            ("bvtest_false_alarm_rate", outcome.null.rate),
-            ("bvtest_null_swaps", outcome.null.swaps),
-            ("bvtest_null_exact", outcome.null.exact),
-            ("bvtest_null_seed", outcome.null.seed),
+            ("bvtest_false_alarm_rate", calibration["rate"]),
+            ("bvtest_null_swaps", calibration["swaps"]),
+            ("bvtest_null_exact", calibration["exact"]),
+            ("bvtest_null_seed", calibration["seed"]),
         ]
-        if outcome.null.requested is not None:
+        if calibration["false_alarm"] is not None:
             properties += [
-                ("bvtest_false_alarm", outcome.null.requested),
-                ("bvtest_calibrated_limit", outcome.null.calibrated_limit),
+                ("bvtest_false_alarm", calibration["false_alarm"]),
+                ("bvtest_calibrated_limit", calibration["limit"]),
             ]
-        if outcome.null.family is not None:
-            properties += [
-                ("bvtest_family_gates", len(outcome.null.family.limits)),
-                ("bvtest_family_rate", outcome.null.family.rate),
-            ]
-        if outcome.null.together is not None:
-            properties += [
-                ("bvtest_together_gates", len(outcome.null.together.gates)),
-                ("bvtest_together_rate", outcome.null.together.rate),
-            ]
-    if outcome.reference is not None:
-        properties += [("bvtest_reference", outcome.reference), ("bvtest_reference_value", outcome.reference_value)]
-    if outcome.interval is not None:
+        for kind in ("family", "together"):
+            if calibration[kind] is not None:
+                properties += [
+                    (f"bvtest_{kind}_gates", calibration[kind]["gates"]),
+                    (f"bvtest_{kind}_rate", calibration[kind]["rate"]),
+                ]
+    if gate["reference"] is not None:
+        properties += [("bvtest_reference", gate["reference"]), ("bvtest_reference_value", gate["reference_value"])]
+    interval = gate["interval"]
+    if interval is not None:
         properties += [
-            ("bvtest_interval_low", outcome.interval[0]),
-            ("bvtest_interval_high", outcome.interval[1]),
-            ("bvtest_confidence", outcome.confidence),
-            ("bvtest_seed", outcome.seed),
+            ("bvtest_interval_low", interval["low"]),
+            ("bvtest_interval_high", interval["high"]),
+            ("bvtest_confidence", interval["confidence"]),
+            ("bvtest_seed", interval["seed"]),
         ]
     # a value that does not apply (the reference value of URisk, TRisk) is left out, not written as 'None'
     return [(key, value) for key, value in properties if value is not None]
@@ -134,20 +131,12 @@ def failure_line(report: Any, characters: int | None = _MESSAGE_CHARACTERS) -> s
 
 def failed_by_warning(payload: Mapping[str, Any], reason: str) -> Mapping[str, Any]:
     """The payload of a passing gate whose item failed: the session turned its warning into an error
-    (``-W error::...GateGuardWarning``), so the reports count it as failed, as pytest does. A failed
-    gate's payload is returned unchanged."""
+    (``-W error::...GateGuardWarning``), so the reports count it as failed, as pytest does
+    (:func:`~pytest_bvtest.report.wording.failed_by_warning`). A failed gate's payload is returned unchanged."""
     gate = payload["gate"]
     if gate is None or not gate["passed"]:
         return payload
-    headline = f"{gate['measure']} {gate['label']} FAILED in this session: its warning is an error (pytest -W error)"
-    failed = {
-        **gate,
-        "passed": False,
-        "outcome": "FAIL",
-        "message": f"{headline}: {reason}\n{gate['message']}",
-        "sentence": f"{headline}. {gate['sentence']}",
-    }
-    return {**payload, "gate": failed}
+    return {**payload, "gate": wording.failed_by_warning(gate, reason)}
 
 
 def error_entry(test_id: str, spec: str, report: Any) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.textfiles import atomic_write_bytes
 from pytest_bvtest.report.markdown import limit_text
-from pytest_bvtest.report.terminal import display_path, format_number
+from pytest_bvtest.report.wording import display_path, format_number
 from pytest_bvtest.stats.registry import PLOT_SERIES, STATISTICS
 
 ROLE_STYLES = {

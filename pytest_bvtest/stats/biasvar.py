@@ -518,42 +518,6 @@ def _mean_over_groupings(
     return type(first)(**{name: total / repeats for name, total in totals.items()})
 
 
-def random_group_bias_variance(scores: ArrayLike, c: ArrayLike, size: int, repeats: int, seed: int) -> BiasVariance:
-    """Bias-variance over random topic groups, averaged over seeded repetitions.
-
-    CIKM 2014; IPM 2022 Sec. 3.3, docs/mathematics.md §3b: a random permutation of the topics is cut into
-    ``ceil(n / size)`` groups of near-equal size (as the difficulty partition cuts), :func:`bias_variance`
-    is taken over the group means, and each term is averaged over ``repeats`` permutations. PIN:
-    seeded with ``numpy.random.default_rng(seed)``; the permutations depend only on ``(n, repeats,
-    seed)``, so adding a system does not change the grouping.
-
-    Computed exactly (to rounding) from the topics' co-occurrence in groups, without forming the
-    groups of every repetition (:class:`_RandomGroupingForms`): the mean over repetitions of the
-    group means' squares is a quadratic form of each (topic-centred) row.
-
-    Parameters
-    ----------
-    scores:
-        ``(..., m, n)``.
-    c:
-        Target constant, a scalar or an array broadcastable to ``scores.shape[:-1]``.
-    size, repeats, seed:
-        Group size, number of random partitions (IPM 1000, CIKM 10), seed.
-
-    Returns
-    -------
-    BiasVariance
-        Each field averaged over the repetitions, shape ``scores.shape[:-1]``.
-    """
-    x = checked_scores(scores, min_ndim=2)
-    c = checked_scores(c, min_ndim=0)
-    size, repeats, seed = _checked_grouping(size, repeats, seed)
-    means = x.mean(axis=-1)
-    centred = x - means[..., np.newaxis]
-    forms = _random_grouping_forms(centred, size, repeats, seed)
-    return _grouped_bias_variance(means, forms.linear, (forms.product * centred).sum(axis=-1), c)
-
-
 def _random_group_terms(
     normalized: np.ndarray, target_scores: np.ndarray, c: np.ndarray, grouping: RandomGrouping
 ) -> tuple[BiasVariance, GapDecomposition]:

@@ -18,7 +18,6 @@ from scipy.special import stdtr
 from pytest_bvtest.checks import checked_scores, checked_seed, open_interval, whole_number
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.spec.model import AnalysisSettings
-from pytest_bvtest.stats.gawm import gawm_resampled
 from pytest_bvtest.stats.registry import STATISTICS, Statistic
 
 # Relative tolerance under which two permuted statistics count as tied with the observed one:
@@ -93,59 +92,28 @@ def paired_t_test(candidate: np.ndarray, reference: np.ndarray) -> TestResult:
     return TestResult(float(statistic), float(min(p_value, 1.0)))
 
 
-def randomization_test(
-    candidate: np.ndarray,
-    reference: np.ndarray,
-    permutations: int = 10000,
-    seed: int = 0,
-) -> TestResult:
-    """Two-sided paired Fisher randomization (permutation) test of the mean difference.
-
-    Under the null hypothesis the two systems are exchangeable on every topic, so each per-topic
-    difference ``d_j`` is equally likely to carry either sign. The test statistic is the mean
-    difference; the p-value is the share of sign assignments whose ``|mean(s * d)|`` reaches the
-    observed ``|mean(d)|``.
-
-    Parameters
-    ----------
-    candidate, reference:
-        Per-topic scores, shape ``(n,)``, topic-aligned, ``n >= 1``.
-    permutations:
-        Number of random sign assignments. When ``2**n <= permutations`` every assignment is
-        enumerated instead and the p-value is exact (seed unused).
-    seed:
-        Seed of ``numpy.random.default_rng`` for the random assignments: assignment ``b`` negates
-        topic ``j`` where ``default_rng(seed).random((permutations, n))[b, j] < 0.5``.
-
-    Returns
-    -------
-    TestResult
-        ``statistic = mean(d)``. ``p_value = count / 2**n`` when enumerated (the observed
-        assignment is one of them); otherwise ``(1 + count) / (1 + permutations)`` (the +1
-        correction of Phipson & Smyth 2010, which keeps a Monte Carlo p-value valid and never 0).
-
-    Notes
-    -----
-    Fisher (1935); Smucker, Allan & Carterette (CIKM 2007) for its use in IR. Sums that tie the
-    observed one up to a relative 1e-12 count as reaching it. :func:`randomization_tests` tests
-    one candidate against several references at once with the same assignments.
-    """
-    (result,) = randomization_tests(candidate, np.asarray(reference)[np.newaxis], permutations, seed)
-    return result
-
-
 def randomization_tests(
     candidate: np.ndarray,
     references: np.ndarray,
     permutations: int = 10000,
     seed: int = 0,
 ) -> tuple[TestResult, ...]:
-    """:func:`randomization_test` of several topic-aligned pairs at once, with the same sign assignments.
+    """Two-sided paired Fisher randomization (permutation) tests of the mean difference, for several
+    topic-aligned pairs at once with the same sign assignments.
+
+    Under the null hypothesis the two systems of a pair are exchangeable on every topic, so each per-topic
+    difference ``d_j`` is equally likely to carry either sign. The test statistic is the mean difference;
+    the p-value is the share of sign assignments whose ``|mean(s * d)|`` reaches the observed ``|mean(d)|``:
+    ``count / 2**n`` when every assignment is enumerated (``2**n <= permutations``; the observed assignment
+    is one of them), otherwise ``(1 + count) / (1 + permutations)`` (the +1 correction of Phipson & Smyth
+    2010, which keeps a Monte Carlo p-value valid and never 0). Assignment ``b`` negates topic ``j`` where
+    ``default_rng(seed).random((permutations, n))[b, j] < 0.5``. Sums that tie the observed one up to a
+    relative 1e-12 count as reaching it. Fisher (1935); Smucker, Allan & Carterette (CIKM 2007) for its use
+    in IR.
 
     Every pair sees the same assignments, so the flipped sums of all of them are one matrix product
     per block: a ``(assignments x n)`` 0/1 matrix of negated topics times the ``(n x k)`` differences.
-    Result ``i`` equals ``randomization_test(candidate[i], references[i], permutations, seed)`` (with
-    ``candidate`` itself when it is one vector).
+    Pair ``i`` is ``candidate[i]`` (or ``candidate`` itself when it is one vector) and ``references[i]``.
 
     Parameters
     ----------
@@ -154,8 +122,11 @@ def randomization_tests(
         ``i`` against ``references[i]``, e.g. the same candidate under several measures).
     references:
         Per-topic scores of ``k`` reference systems, shape ``(k, n)``, topic-aligned with ``candidate``.
-    permutations, seed:
-        As :func:`randomization_test`.
+    permutations:
+        Number of random sign assignments; when ``2**n <= permutations`` every assignment is enumerated
+        instead and the p-values are exact (seed unused).
+    seed:
+        Seed of ``numpy.random.default_rng`` for the random assignments.
     """
     references = np.asarray(references, dtype=np.float64)
     if references.ndim != 2:
@@ -389,14 +360,14 @@ def paired_bootstrap(
     estimate = observed[positions[0]] - (observed[positions[1]] if reference is not None else 0.0)
 
     rng = np.random.default_rng(seed)
-    if chosen.name == "gawm":
+    if chosen.from_topic_counts is not None:
         # No sufficient matrix: each resample is the whole matrix, so it is evaluated as topic counts on the
-        # original one, a block of resamples per matrix product (gawm_resampled).
+        # original one, a block of resamples per matrix product (GAWM's gawm_resampled).
         distribution = np.empty(resamples)
         block = max(1, _BOOTSTRAP_CHUNK_CELLS // topics)
         for first in range(0, resamples, block):
             counts = _topic_counts(rng.integers(0, topics, size=(min(block, resamples - first), topics)))
-            values = gawm_resampled(matrix, counts, q=settings.gawm_q)
+            values = chosen.from_topic_counts(matrix, counts, settings)
             differences = values[:, positions[0]]
             if reference is not None:
                 differences = differences - values[:, positions[1]]

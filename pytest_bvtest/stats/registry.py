@@ -48,7 +48,7 @@ from pytest_bvtest.stats.biasvar import (
     variance_samples,
     with_sample_variance,
 )
-from pytest_bvtest.stats.gawm import gawm
+from pytest_bvtest.stats.gawm import gawm, gawm_resampled
 from pytest_bvtest.stats.meanvar import mve_inter_topic
 from pytest_bvtest.stats.risk import (
     ZRiskGeoRisk,
@@ -186,6 +186,16 @@ class Statistic:
         reads instead of the scores, from the measure's
         :class:`~pytest_bvtest.stats.simulation.SimulationResult` (each system's per-topic term, whose
         mean over topics is the value, IPM 2022 Eq. 13-14). ``None``: the statistic reads the scores.
+    from_variations:
+        For a statistic with a form over query variations (MVE, Zuccon et al. CIKM 2016 Sec. 4.1-4.2,
+        docs/mathematics.md §5): every system's value from the measure's result over its variations, which an
+        evaluation with query variations reports and gates, the noise-aware gate resampling topics with all
+        their variations. ``None``: the per-topic matrix decides, with or without variations.
+    from_topic_counts:
+        For a statistic without a sufficient matrix (GAWM): ``from_topic_counts(scores, counts, settings)``,
+        the value of every system for each row of ``counts`` (how often each topic is drawn), so that the
+        paired bootstrap evaluates a block of resamples on the original matrix at once. ``None``: the
+        bootstrap resamples the (sufficient) matrix itself.
     """
 
     name: str
@@ -211,6 +221,8 @@ class Statistic:
     from_shared: Callable[[Any], np.ndarray] | None = None
     p_value: Callable[[Any], np.ndarray] | None = None
     from_simulation: Callable[[SimulationResult], np.ndarray] | None = None
+    from_variations: Callable[[Any], np.ndarray] | None = None
+    from_topic_counts: Callable[[np.ndarray, np.ndarray, AnalysisSettings], np.ndarray] | None = None
     sums: SumForm | None = None
 
     def values(
@@ -855,6 +867,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         uses_topic_weights=True,
         promised=True,
         column="MVE",
+        from_variations=lambda result: result.value,
         summary="Mean-variance value `mu - alpha * sigma²`.",
         wording=Wording(
             "quality net of its spread across queries (mean minus alpha times the variance)",
@@ -871,6 +884,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         topic_terms=_gawm_terms,
         shared=GAWM_FIXED_POINT,
         from_shared=lambda result: result.system_performance,
+        from_topic_counts=lambda scores, counts, settings: gawm_resampled(scores, counts, q=settings.gawm_q),
         promised=True,
         summary="Mean weighted by how well each topic separates systems.",
         wording=Wording(
@@ -946,6 +960,15 @@ SYSTEM_STATISTICS: tuple[str, ...] = tuple(name for name, statistic in STATISTIC
 def p_value_key(name: str) -> str:
     """The report key of a statistic's p-value (``trisk_p``)."""
     return f"{name}_p"
+
+
+SYSTEM_KEYS: tuple[str, ...] = tuple(
+    key
+    for name in SYSTEM_STATISTICS
+    for key in (name, *((p_value_key(name),) if STATISTICS[name].p_value is not None else ()))
+)
+"""Every per-system key of an evaluation (``systems[*]`` of the JSON report): each statistic of
+:data:`SYSTEM_STATISTICS`, followed by its p-value where it has one (``trisk_p``)."""
 
 
 PROMISED_KEYS: tuple[str, ...] = tuple(

@@ -1,0 +1,193 @@
+"""One decision per gate: ``OK``, ``OK*`` or ``FAIL``, with the numbers behind it and no prose.
+
+:func:`decide` is the only place a gate's outcome is set, once, from its inputs (:mod:`.gate_inputs`), its
+limit (:mod:`.limits`) and the guards of its measure (:mod:`.guards`). A gate fails when its value is past
+its limit (by more than floating-point noise), or when any number it reads is NaN: a NaN is never a pass
+(docs/mathematics.md §7, "Non-finite values"). A pass is ``OK*`` instead of ``OK`` when it is not to be
+trusted: the point estimate is past a bound but the bootstrap interval reaches the safe side (Anserini's
+``[OK*]``), the calibrated limit is one no swap crosses (the gate cannot fail), or a guard concerns it.
+The sentences that explain a verdict live in :mod:`pytest_bvtest.report.wording`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_bvtest.judging.gate_inputs import GateInputs, GateNull, TopicImpact
+from pytest_bvtest.judging.guards import Guard
+from pytest_bvtest.judging.limits import TOLERANCE, GateLimit, JointFalseAlarm, excess_over, interval_excess
+from pytest_bvtest.spec.model import GateSpec
+from pytest_bvtest.stats.registry import STATISTICS
+
+OK = "OK"
+OK_WITH_WARNING = "OK*"
+FAIL = "FAIL"
+#: Every outcome, in the order reports count them.
+OUTCOMES = (OK, OK_WITH_WARNING, FAIL)
+
+#: What may be undefined (NaN) in a gate, which then fails: its value, the reference value its limit reads,
+#: the null its calibrated limit is read from, or the limit itself.
+UNDEFINED = ("value", "reference_value", "null", "limit")
+
+
+@dataclass(frozen=True)
+class CannotFail:
+    """A calibrated limit that no swap of the null crosses: the null is too coarse for the rate asked
+    (few topics, or few where the two systems differ), so a pass there is no evidence.
+
+    ``smallest_rate`` is the share of swaps tied at the null's most extreme value (1.0: every swap gives the
+    same value, the systems do not differ where the statistic looks); ``swaps`` of them, all ``2**n`` when
+    ``exact``.
+    """
+
+    smallest_rate: float
+    swaps: int
+    exact: bool
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The decision on one gate: its inputs, its limit, how far the value is past it, and the outcome.
+
+    ``excess > 0`` is past the limit (NaN when undefined); ``undefined`` names the NaN that failed the gate
+    (one of :data:`UNDEFINED`); ``within_noise`` is a pass whose point estimate is past the bound while its
+    interval reaches the safe side; ``cannot_fail`` a calibrated limit no swap crosses; ``guards`` the
+    measure's guards that concern the gate.
+    """
+
+    inputs: GateInputs
+    limits: GateLimit
+    excess: float
+    passed: bool
+    undefined: str | None = None
+    within_noise: bool = False
+    cannot_fail: CannotFail | None = None
+    guards: tuple[Guard, ...] = ()
+
+    @property
+    def outcome(self) -> str:
+        """``OK``, ``OK*`` (a pass not to be trusted as it stands) or ``FAIL``."""
+        if not self.passed:
+            return FAIL
+        return OK_WITH_WARNING if self.within_noise or self.cannot_fail is not None or self.guards else OK
+
+    # What the reports and a team's tests read, named as the gate's spec and inputs name it.
+    @property
+    def gate(self) -> GateSpec:
+        return self.inputs.gate
+
+    @property
+    def id(self) -> str:
+        return self.inputs.id
+
+    @property
+    def statistic(self) -> str:
+        return self.inputs.gate.statistic
+
+    @property
+    def label(self) -> str:
+        return STATISTICS[self.inputs.gate.statistic].label
+
+    @property
+    def measure(self) -> str:
+        return self.inputs.measure
+
+    @property
+    def system(self) -> str:
+        return self.inputs.system
+
+    @property
+    def reference(self) -> str | None:
+        return self.inputs.reference
+
+    @property
+    def value(self) -> float:
+        return self.inputs.value
+
+    @property
+    def reference_value(self) -> float | None:
+        return self.inputs.reference_value
+
+    @property
+    def limit(self) -> float:
+        return self.limits.value
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The bootstrap interval of a noise-aware gate, ``(low, high)``; ``None`` without ``confidence``."""
+        interval = self.inputs.interval
+        return None if interval is None else (interval.low, interval.high)
+
+    @property
+    def false_alarm_rate(self) -> float | None:
+        """How often an equal-quality change fails this gate alone at its limit; ``None`` without a null."""
+        return self.limits.rate
+
+    @property
+    def together(self) -> JointFalseAlarm | None:
+        """How often an equal-quality change fails at least one of the gates that share this gate's swaps."""
+        return self.limits.together
+
+    @property
+    def null(self) -> GateNull | None:
+        return self.inputs.null
+
+    @property
+    def worst_topics(self) -> tuple[TopicImpact, ...]:
+        return self.inputs.worst_topics
+
+    @property
+    def upper(self) -> bool:
+        return self.inputs.upper
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.inputs.higher_is_better
+
+    @property
+    def delta(self) -> float | None:
+        """Candidate minus the comparison system on the gated statistic; ``None`` without one."""
+        inputs = self.inputs
+        compared = inputs.reference_value if inputs.reference_value is not None else inputs.compared_value
+        return None if compared is None else inputs.value - compared
+
+
+def _undefined(inputs: GateInputs, limit: GateLimit) -> str | None:
+    """Which number of the gate is NaN, or ``None``: a NaN value or limit is never a pass."""
+    if math.isnan(inputs.value):
+        return "value"
+    if inputs.reference_value is not None and math.isnan(inputs.reference_value):
+        return "reference_value"
+    if limit.calibrated is not None and limit.null is not None and math.isnan(limit.null.values[-1]):
+        return "null"  # sorted: a NaN is last
+    if math.isnan(limit.value):
+        return "limit"
+    return None
+
+
+def decide(inputs: GateInputs, limit: GateLimit, guards: Sequence[Guard] = ()) -> Verdict:
+    """Decide one gate, once: its outcome from its value, its limit and the guards of its measure."""
+    undefined = _undefined(inputs, limit)
+    excess = float("nan") if undefined else excess_over(inputs.value, limit.value, inputs.upper)
+    point_passes = undefined is None and not excess > TOLERANCE
+    gate = inputs.gate
+    within_noise = (
+        not point_passes
+        and undefined is None
+        and inputs.interval is not None
+        and gate.bound is not None
+        and interval_excess(gate.bound, inputs.interval, inputs.reference_value) <= TOLERANCE
+    )
+    cannot_fail = None
+    null = limit.null
+    if point_passes and limit.calibrated is not None and null is not None:
+        offset = inputs.null.offset  # type: ignore[union-attr]
+        if null.false_alarm_rate(limit.calibrated - offset) == 0:
+            cannot_fail = CannotFail(null.smallest_rate(), null.swaps, null.exact)
+    # a failing gate keeps its guards too: they say what its FAIL should not be trusted for
+    concerning = tuple(guard for guard in guards if guard.concerns(gate.statistic, inputs.reference))
+    return Verdict(
+        inputs, limit, excess, point_passes or within_noise, undefined, within_noise, cannot_fail, concerning
+    )

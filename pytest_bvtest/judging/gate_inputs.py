@@ -1,0 +1,274 @@
+"""What a gate is judged on, computed once per gate before any gate is decided (docs/mathematics.md §7).
+
+:func:`gate_inputs` reads one gate of the spec on one measure's score matrix and returns its
+:class:`GateInputs`: the candidate's value, the reference value its limit reads, the bootstrap
+interval of a noise-aware gate, the null of "no change" and the topics that moved the statistic most
+the wrong way. Nothing here decides: the limits are set from these inputs (:mod:`.limits`), then each
+gate is decided once (:mod:`.decision`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pytest_bvtest.errors import InputError, StatisticError
+from pytest_bvtest.scoring.matrix import ScoreMatrix
+from pytest_bvtest.spec.model import UPPER_BOUNDS, AnalysisSettings, GateSpec, Spec
+from pytest_bvtest.stats.calibration import SwapNull, null_of_own_value, swap_null
+from pytest_bvtest.stats.inference import BootstrapInterval, paired_bootstrap
+from pytest_bvtest.stats.registry import STATISTICS
+
+if TYPE_CHECKING:
+    from pytest_bvtest.judging.variations import VariationMVE
+
+#: A topic moving the statistic by less than this moved it by floating-point noise only.
+NEGLIGIBLE = 1e-12
+
+
+@dataclass(frozen=True)
+class TopicImpact:
+    """A topic that moved the gated statistic the wrong way: the scores and the topic's contribution.
+
+    ``contribution`` is the topic's share of the change of the statistic (candidate minus the
+    comparison; the candidate's own value when there is no comparison system), from
+    :meth:`~pytest_bvtest.stats.registry.Statistic.topic_contributions`; ``None`` when the topics were
+    ranked by their raw loss because the statistic has no per-topic split.
+    """
+
+    topic: str
+    candidate: float
+    compared: float
+    text: str | None = None
+    contribution: float | None = None
+
+    @property
+    def delta(self) -> float:
+        return self.candidate - self.compared
+
+
+@dataclass(frozen=True)
+class GateNull:
+    """A gate's null of "no change" on the value's scale: ``distribution`` plus ``offset``.
+
+    ``offset`` is the reference's value when the null is of ``S(candidate) - S(reference)``, 0 when it is of
+    the candidate's own value; ``partner`` is the system the candidate's scores were swapped with, on ``topics``.
+    """
+
+    distribution: SwapNull
+    offset: float
+    partner: str
+    topics: tuple[str, ...]
+
+    def limit_at(self, false_alarm: float) -> float:
+        """The limit, on the value's scale, that ``false_alarm: false_alarm`` alone would give the gate."""
+        return self.distribution.limit(false_alarm) + self.offset
+
+    def rate_at(self, limit: float) -> float:
+        """The false-alarm rate of ``limit`` (on the value's scale): the null's tail past it."""
+        return self.distribution.false_alarm_rate(limit - self.offset)
+
+
+@dataclass(frozen=True)
+class GateInputs:
+    """Everything one gate is judged on, before anything is decided.
+
+    ``reference`` is the system the gate is measured against (``None`` for an absolute bound on a
+    statistic that reads no reference); ``reference_value`` is set when the limit reads it (a relative
+    bound, or a null of differences). ``interval`` is the bootstrap interval of a noise-aware gate (of
+    candidate - reference when the limit reads the reference). ``compared_value`` is the value of the system
+    the topics are blamed against (the gate's reference, else the spec's), for the reports' delta.
+    """
+
+    gate: GateSpec
+    id: str
+    measure: str
+    system: str
+    reference: str | None
+    value: float
+    reference_value: float | None
+    compared_value: float | None
+    interval: BootstrapInterval | None
+    null: GateNull | None
+    worst_topics: tuple[TopicImpact, ...]
+    worst_against: str
+
+    @property
+    def statistic(self) -> str:
+        return self.gate.statistic
+
+    @property
+    def higher_is_better(self) -> bool:
+        return STATISTICS[self.gate.statistic].higher_is_better
+
+    @property
+    def upper(self) -> bool:
+        """True when the value must stay at or below the limit (a cap), False when at or above it."""
+        bound = self.gate.bound
+        return bound.kind in UPPER_BOUNDS if bound is not None else not self.higher_is_better
+
+
+def gate_id(spec_file: str, measure: str, gate: GateSpec) -> str:
+    """``SPECFILE::MEASURE::GATE``, the gate's id in every report and its pytest node id."""
+    return f"{spec_file}::{measure}::{gate.name}"
+
+
+def relative_limit(gate: GateSpec) -> bool:
+    """True when the gate's limit reads the reference's value: a relative bound, or a calibrated limit on a
+    null of differences."""
+    return (gate.bound is not None and gate.bound.kind in ("max_increase", "max_decrease")) or (
+        gate.false_alarm is not None and not null_of_own_value(gate.statistic)
+    )
+
+
+def gate_inputs(
+    spec: Spec,
+    gate: GateSpec,
+    matrix: ScoreMatrix,
+    settings: AnalysisSettings,
+    candidate: int,
+    computed: Mapping[str, np.ndarray | None],
+    variations: VariationMVE | None,
+    texts: Mapping[str, str],
+) -> GateInputs:
+    """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference."""
+    statistic = STATISTICS[gate.statistic]
+    reference = matrix.index(gate.reference) if gate.reference is not None else None
+    relative = relative_limit(gate)
+    resampled_against = reference if relative or statistic.needs_reference else None
+    reusable = not statistic.needs_reference or gate.reference == spec.reference
+    values = computed.get(gate.statistic) if reusable else None
+    if values is None:
+        try:
+            values = np.asarray(statistic.compute(matrix.scores, reference, settings), dtype=float)
+        except StatisticError as error:
+            raise InputError(f"gate {gate.name}: {error}", path=spec.path, line=gate.line) from None
+    # the topics are blamed against the gate's reference, else the spec's, else the virtual target
+    blamed = (
+        reference if reference is not None else (matrix.index(spec.reference) if spec.reference is not None else None)
+    )
+    compared, against = (
+        (matrix.scores[blamed], matrix.systems[blamed])
+        if blamed is not None
+        else (matrix.scores.max(axis=0), "the virtual target")
+    )
+    return GateInputs(
+        gate=gate,
+        id=gate_id(spec.path.name, matrix.measure, gate),
+        measure=matrix.measure,
+        system=matrix.systems[candidate],
+        reference=gate.reference if relative or statistic.needs_reference else None,
+        value=float(values[candidate]),
+        reference_value=float(values[reference]) if reference is not None and relative else None,
+        compared_value=None if blamed is None else float(values[blamed]),
+        interval=_interval(spec, gate, matrix, settings, candidate, resampled_against, variations),
+        null=_gate_null(spec, gate, matrix, settings, candidate, reference, values),
+        worst_topics=_blamed_topics(
+            matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts
+        ),
+        worst_against=str(against),
+    )
+
+
+def _interval(
+    spec: Spec,
+    gate: GateSpec,
+    matrix: ScoreMatrix,
+    settings: AnalysisSettings,
+    candidate: int,
+    reference: int | None,
+    variations: VariationMVE | None,
+) -> BootstrapInterval | None:
+    """The bootstrap interval of a noise-aware gate (``confidence``): of the value, or of candidate - reference
+    when ``reference`` is given (the limit reads it, or the statistic is measured against it); over query
+    variations for a statistic computed from them."""
+    if gate.confidence is None:
+        return None
+    statistic = STATISTICS[gate.statistic]
+    if statistic.from_variations is not None and variations is not None:
+        result = variations.bootstrap(matrix.measure, candidate, reference, spec, gate.confidence)
+    else:
+        result = paired_bootstrap(
+            matrix.scores,
+            gate.statistic,
+            candidate,
+            reference,
+            settings,
+            resamples=spec.analysis.bootstrap.resamples,
+            confidence=gate.confidence,
+            seed=spec.analysis.bootstrap.seed,
+        )
+    return result
+
+
+def _gate_null(
+    spec: Spec,
+    gate: GateSpec,
+    matrix: ScoreMatrix,
+    settings: AnalysisSettings,
+    candidate: int,
+    reference: int | None,
+    values: np.ndarray,
+) -> GateNull | None:
+    """The gate's null of no change (docs/mathematics.md §7), on the value's scale.
+
+    Every gate with a reference gets one, so that plain bounds report their false-alarm rate too.
+    """
+    if reference is None or reference == candidate:
+        return None
+    calibration = spec.analysis.calibration
+    swaps = calibration.swaps
+    if swaps is None and gate.false_alarm is None:
+        swaps = calibration.plain_bound_swaps  # a reported rate, not a limit: fewer swaps suffice
+    try:
+        null = swap_null(
+            matrix.scores, gate.statistic, candidate, reference, settings, swaps=swaps, seed=calibration.seed
+        )
+    except StatisticError as error:
+        raise InputError(f"gate {gate.name}: the null of no change: {error}", path=spec.path, line=gate.line) from None
+    return GateNull(
+        null, 0.0 if null.own_value else float(values[reference]), matrix.systems[reference], tuple(matrix.topics)
+    )
+
+
+def _blamed_topics(
+    matrix: ScoreMatrix,
+    statistic: str,
+    candidate: int,
+    reference: int | None,
+    compared: np.ndarray,
+    settings: AnalysisSettings,
+    count: int,
+    texts: Mapping[str, str],
+) -> tuple[TopicImpact, ...]:
+    """The ``count`` topics that moved the gated statistic most the wrong way, worst first.
+
+    A topic's contribution is its share of the change of the statistic from the comparison system to
+    the candidate (:meth:`~pytest_bvtest.stats.registry.Statistic.topic_contributions`); only topics
+    that moved it in the bad direction are listed. A statistic without a per-topic split (grouped
+    bias-variance) falls back on the raw per-topic loss against ``compared``.
+    """
+    definition = STATISTICS[statistic]
+    try:
+        contributions = definition.topic_contributions(matrix.scores, candidate, reference, settings)
+    except StatisticError:
+        contributions = None
+    if contributions is None:
+        badness, shares = compared - matrix.scores[candidate], None
+    else:
+        badness, shares = (-contributions if definition.higher_is_better else contributions), contributions
+    order = np.argsort(-badness, kind="stable")[:count]
+    return tuple(
+        TopicImpact(
+            matrix.topics[j],
+            float(matrix.scores[candidate, j]),
+            float(compared[j]),
+            texts.get(matrix.topics[j]),
+            None if shares is None else float(shares[j]),
+        )
+        for j in order
+        if badness[j] > NEGLIGIBLE
+    )
