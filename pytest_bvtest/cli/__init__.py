@@ -95,7 +95,13 @@ def _parser() -> argparse.ArgumentParser:
     ):
         command = commands.add_parser(name, help=help_text)
         command.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
-        command.add_argument("--run", default=None, help="run file to test instead of the spec's candidate")
+        command.add_argument(
+            "--run",
+            action="append",
+            default=None,
+            help="run file to test instead of the spec's candidate; repeat it (or quote a glob) for several runs "
+            "of a nondeterministic engine, whose mean is judged",
+        )
         command.add_argument("--json", default=None, metavar="PATH", help="write the JSON report here")
         command.add_argument("--markdown", default=None, metavar="PATH", help="write the Markdown summary here")
         command.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report here")
@@ -135,7 +141,12 @@ def _parser() -> argparse.ArgumentParser:
 
     calibrate = commands.add_parser("calibrate", help="false-alarm rates and calibrated limits of the spec's gates")
     calibrate.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
-    calibrate.add_argument("--run", default=None, help="run file to calibrate for instead of the spec's candidate")
+    calibrate.add_argument(
+        "--run",
+        action="append",
+        default=None,
+        help="run file to calibrate for instead of the spec's candidate (repeatable, as for check)",
+    )
     calibrate.add_argument(
         "--swaps", type=int, default=None, help="Monte-Carlo swaps (default: the spec's calibration.swaps)"
     )
