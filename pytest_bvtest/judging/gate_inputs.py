@@ -81,6 +81,7 @@ class GateInputs:
     bound, or a null of differences). ``interval`` is the bootstrap interval of a noise-aware gate (of
     candidate - reference when the limit reads the reference). ``compared_value`` is the value of the system
     the topics are blamed against (the gate's reference, else the spec's), for the reports' delta.
+    ``converged`` is False for a value found by iteration whose fixed point was not reached (GAWM).
     """
 
     gate: GateSpec
@@ -95,6 +96,7 @@ class GateInputs:
     null: GateNull | None
     worst_topics: tuple[TopicImpact, ...]
     worst_against: str
+    converged: bool = True
 
     @property
     def statistic(self) -> str:
@@ -133,8 +135,10 @@ def gate_inputs(
     computed: Mapping[str, np.ndarray | None],
     variations: VariationMVE | None,
     texts: Mapping[str, str],
+    converged: bool = True,
 ) -> GateInputs:
-    """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference."""
+    """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference,
+    ``converged`` whether the statistic's fixed point was reached (GAWM)."""
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
     relative = relative_limit(gate)
@@ -170,6 +174,7 @@ def gate_inputs(
             matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts
         ),
         worst_against=str(against),
+        converged=converged,
     )
 
 
