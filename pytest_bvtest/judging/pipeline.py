@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +46,7 @@ from pytest_bvtest.judging.variations import (
     variation_matrices,
 )
 from pytest_bvtest.scoring.cache import ScoreCache
-from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
+from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix, run_files_ranking_alike
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, RunFile, ScoreTableFile, Spec
 from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
@@ -113,6 +113,7 @@ def evaluate_spec(
         builder = MatrixBuilder(qrels, cache, jobs=jobs)
         builder.progress = progress
         matrices = builder.build(list(spec.measures), spec.sources())
+        _refuse_one_system_twice(spec, list(matrices.values()))
         weights = topic_weights(spec, next(iter(matrices.values())).topics)
     if progress is not None:
         progress.stage = "computing statistics and gates"
@@ -144,6 +145,24 @@ def evaluate_spec(
     measures = tuple(replace(measure, gates=judged) for (measure, _), judged in zip(evaluated, verdicts))
     return Evaluation(
         spec, measures, simulations=tuple(simulations.values()), inputs=input_files(spec, cache), texts=texts
+    )
+
+
+def _refuse_one_system_twice(spec: Spec, matrices: list[ScoreMatrix]) -> None:
+    """Two baselines whose run files rank alike are one system listed twice (the spec reader refuses one file
+    under two names; this, two files with the same rankings): an error at the second one's line."""
+    twins = run_files_ranking_alike(spec.baselines, matrices)
+    if twins is None:
+        return
+    first, second = twins
+    paths = [spec.baselines[name].path.name for name in twins]  # type: ignore[union-attr]
+    raise InputError(
+        f"baselines.{second}: {second!r} ({paths[1]}) ranks the same documents in the same order on every topic as "
+        f"{first!r} ({paths[0]}): one system listed twice counts twice in ZRisk, GeoRisk, GAWM and the Holm "
+        "correction",
+        path=spec.path,
+        line=spec.line_of("baselines", second),
+        hint="list each system once",
     )
 
 
@@ -299,6 +318,52 @@ def judge_gates(
         verdicts.append(tuple(decide(inputs, limits[position + i], concerning) for i, inputs in enumerate(measure)))
         position += len(measure)
     return verdicts
+
+
+#: A check that fails more than this share of equal-quality changes fails most pull requests that change nothing.
+MOST_EQUAL_CHANGES = 0.5
+
+
+@dataclass(frozen=True)
+class CheckWarning:
+    """A warning about the spec's gates as a check: ``message``, at ``line`` of the spec, carried by the gate
+    ``gate_id`` (the first of those it concerns, so that each session shows it once, under pytest-xdist too)."""
+
+    gate_id: str
+    message: str
+    line: int
+
+
+def checks_failing_most_equal_changes(evaluation: Evaluation) -> list[CheckWarning]:
+    """One :class:`CheckWarning` per set of gates that share their swaps and together fail most equal-quality
+    changes, at the spec's ``gates:`` line (a gate alone: at its line): 26 plain bounds together failed 99.7% of
+    them, said only by a line of the report. Shown as a :class:`~pytest_bvtest.spec.reader.SpecWarning`."""
+    spec = evaluation.spec
+    found: dict[tuple[str, ...], CheckWarning] = {}
+    for verdict in evaluation.gates:
+        null, limits = verdict.inputs.null, verdict.limits
+        if null is None or limits.rate is None:
+            continue
+        together = limits.together
+        ids, rate, swaps = (
+            (together.gates, together.rate, together.swaps)
+            if together is not None
+            else ((verdict.id,), limits.rate, null.distribution.swaps)
+        )
+        if rate <= MOST_EQUAL_CHANGES or ids in found:
+            continue
+        what = f"the {len(ids)} gates against {null.partner} together fail" if len(ids) > 1 else "fails"
+        subject = "" if len(ids) > 1 else f"gate {verdict.id} "
+        line = spec.line_of("gates") if len(ids) > 1 else verdict.gate.line
+        found[ids] = CheckWarning(
+            ids[0],
+            f"{spec.path.name}: {subject}{what} {rate:.1%} of equal-quality changes ({swaps:,} swaps with "
+            f"{null.partner}): most pull requests that change nothing would fail this check; calibrate the gates "
+            f"(`false_alarm: 0.05` holds them to 5% together), or loosen or drop bounds (`bvtest calibrate "
+            f"{spec.path.name}` prints each gate's rate)",
+            line or 1,
+        )
+    return list(found.values())
 
 
 def replay_baselines(
