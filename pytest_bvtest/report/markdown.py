@@ -28,6 +28,8 @@ from pytest_bvtest.report.wording import (
     gate_warnings,
     guard_warnings,
     judged_nothing,
+    power_cell,
+    power_legend,
     summary_counts,
     system_rows,
     together_lines,
@@ -111,7 +113,7 @@ def short_id(gate: Mapping[str, Any]) -> str:
     return gate["id"].split("::", 1)[-1]
 
 
-def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
+def _gate_row(gate: Mapping[str, Any], with_power: bool) -> tuple[str, ...]:
     reference = "-"
     if gate["reference"]:
         # An absolute bound on a statistic measured against a reference (TRisk >= -2) has no reference value.
@@ -129,6 +131,7 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
         cell(limit_text(gate)),
         "-" if gate.get("calibration") is None else cell(false_alarm_text(gate["calibration"])),
         cell(interval_text(gate)),
+        *((cell(power_cell(gate)),) if with_power else ()),
     )
 
 
@@ -162,7 +165,10 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         "false alarm",
         "bootstrap interval",
     )
-    lines += _table(header, [_gate_row(gate) for gate in gates], {2, 3, 4, 6})
+    legend = power_legend({"evaluations": evaluations})
+    header += ("MDE (all / 10%)",) * (legend is not None)
+    lines += _table(header, [_gate_row(gate, legend is not None) for gate in gates], {2, 3, 4, 6, 8})
+    lines += ["", prose(legend)] if legend else []
     for evaluation in evaluations:  # the measure's guards are listed once, under the headline
         for gate in evaluation["gates"]:
             for message in gate_warnings(evaluation, gate):
