@@ -27,7 +27,7 @@ from pytest_bvtest.stats.power import (
     mean_power,
 )
 from pytest_bvtest.stats.registry import STATISTICS
-from tests.conftest import shared_path
+from conftest import shared_path
 
 TOY = np.array(
     [

@@ -316,7 +316,8 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
         seed=arguments.seed if arguments.seed is not None else calibration.seed,
         plain_bound_swaps=None,
     )
-    spec = replace(spec, analysis=replace(spec.analysis, calibration=calibration))
+    power = replace(spec.analysis.power, stacked_cells=None)  # every gate's power, however long it takes
+    spec = replace(spec, analysis=replace(spec.analysis, calibration=calibration, power=power))
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache)
     replays = replay_baselines(spec, use_cache=not arguments.no_cache)
     out.write(

@@ -221,6 +221,11 @@ def _power_draws(
         )
     except StatisticError as error:
         return None, str(error)
+    if power.stacked_cells is not None and problem.stacked_cells > power.stacked_cells:
+        return None, (
+            f"{statistic.label} has no sum form over topics, and {power.draws:,} draws of {problem.topics:,} topics "
+            "would take seconds here; bvtest calibrate measures it"
+        )
     return problem, None
 
 

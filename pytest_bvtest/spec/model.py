@@ -36,6 +36,9 @@ RATE_SWAPS = 1_000
 DEFAULT_RESAMPLES = 1000
 #: Seeded draws of a regression that measure a gate's power (docs/mathematics.md §9).
 DEFAULT_POWER_DRAWS = 1000
+#: A gate whose power's draws are evaluated on stacks of matrices (no sum form: ZRisk, GeoRisk, GAWM, grouping) has
+#: it measured by default while draws x topics x rows stay below this (about a second); ``bvtest calibrate`` always.
+STACKED_POWER_CELLS = 1_000_000
 #: The regression models of a gate's power and of ``detect:`` (docs/mathematics.md §9): a drop on every topic,
 #: or on a random 10% of them.
 REGRESSION_MODELS = ("uniform", "few")
@@ -245,11 +248,14 @@ class CalibrationSpec:
 @dataclass(frozen=True)
 class PowerSpec:
     """Each gate's power (docs/mathematics.md §9): ``draws`` seeded draws of a regression, with ``seed``;
-    ``enabled`` False (``power: false``) leaves it out."""
+    ``enabled`` False (``power: false``) leaves it out. ``stacked_cells`` (not a spec key) is the most
+    draws x topics x rows a statistic without a sum form is evaluated on by default; ``None`` (``bvtest
+    calibrate``) measures every gate."""
 
     draws: int = DEFAULT_POWER_DRAWS
     seed: int = 0
     enabled: bool = True
+    stacked_cells: int | None = STACKED_POWER_CELLS
 
 
 @dataclass(frozen=True)

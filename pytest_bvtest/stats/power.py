@@ -251,6 +251,12 @@ class PowerProblem:
         self._gaussian_form = form if gaussian else None
         #: ``"gaussian"`` when the draws' sums are drawn from their Gaussian, else ``"simulation"``.
         self.method = "gaussian" if gaussian else "simulation"
+        summed = isinstance(form, LinearSums) and (
+            gaussian
+            or form.terms(self._unharmed[0], self._positions, self._reference_position, settings, None) is not None
+        )
+        #: Draws x topics x rows of one evaluation on stacks of matrices (0 for a sum form): what power costs.
+        self.stacked_cells = 0 if summed else self.draws * self.topics * self._unharmed.shape[1]
 
     # --- the draws -----------------------------------------------------------------------------------------
 
