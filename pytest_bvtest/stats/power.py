@@ -48,7 +48,7 @@ an estimate.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -223,7 +223,7 @@ class PowerProblem:
         draws: int = 1000,
         seed: int = 0,
     ) -> None:
-        chosen, x, (matrix, positions) = paired_problem(scores, statistic, candidate, reference, settings, "power")
+        chosen, x, (_, positions) = paired_problem(scores, statistic, candidate, reference, settings, "power")
         if reference is not None and reference == candidate:
             raise StatisticError("power needs a reference other than the candidate")
         self.statistic: Statistic = chosen
@@ -236,27 +236,27 @@ class PowerProblem:
         self._candidate = candidate
         self._reference = reference
         self._positions = list(positions)
+        self._reference_position = None if reference is None else self._positions[1]
         rows = [candidate] if reference is None else [candidate, reference]
         self._kept = list(dict.fromkeys(rows))
-        pair = x[rows]
-        self.largest = float(max(0.0, pair.max() - self.minimum))
-        self._unharmed = self._state_matrices(0.0)[:2]
+        #: The drop that takes every harmed score to the minimum: no larger drop changes anything.
+        self.largest = float(max(0.0, x[rows].max() - self.minimum))
+        self._unharmed = self._state_matrices(0.0)
         self._zero: dict[str, Values] = {}
-        form = chosen.sums
-        gaussian = (
-            isinstance(form, LinearSums)
-            and self.topics >= GAUSSIAN_TOPICS
-            and form.terms(self._unharmed[0], self._positions, self._reference_position, settings, None) is not None
-        )
-        self._gaussian_form = form if gaussian else None
+        form = chosen.sums if isinstance(chosen.sums, LinearSums) else None
+        if (
+            form is not None
+            and form.terms(self._unharmed[0], self._positions, self._reference_position, settings, None) is None
+        ):
+            form = None  # grouping: no sum form under these settings
+        #: The sum form a draw's sums are computed with, or ``None`` (stacks of matrices).
+        self._form = form
         #: ``"gaussian"`` when the draws' sums are drawn from their Gaussian, else ``"simulation"``.
-        self.method = "gaussian" if gaussian else "simulation"
-        summed = isinstance(form, LinearSums) and (
-            gaussian
-            or form.terms(self._unharmed[0], self._positions, self._reference_position, settings, None) is not None
+        self.method = (
+            "gaussian" if form is not None and self.topics >= GAUSSIAN_TOPICS and self.swapped else "simulation"
         )
         #: Draws x topics x rows of one evaluation on stacks of matrices (0 for a sum form): what power costs.
-        self.stacked_cells = 0 if summed else self.draws * self.topics * self._unharmed.shape[1]
+        self.stacked_cells = 0 if form is not None else self.draws * self.topics * self._unharmed.shape[1]
 
     # --- the draws -----------------------------------------------------------------------------------------
 
@@ -264,10 +264,6 @@ class PowerProblem:
     def swapped(self) -> bool:
         """True when the draws swap the candidate with a reference (else they harm the observed candidate)."""
         return self._reference is not None
-
-    @property
-    def _reference_position(self) -> int | None:
-        return None if self._reference is None else self._positions[1]
 
     def _harmed_matrix(self, scores: np.ndarray, delta: float) -> np.ndarray:
         """``scores`` with the candidate's row lowered by ``delta``, clipped at the minimum (a score below stays)."""
@@ -284,7 +280,7 @@ class PowerProblem:
     def _state_matrices(self, delta: float) -> np.ndarray:
         """The sufficient matrices of the four states, ``(4, k, n)``: as observed, swapped, harmed, both.
 
-        Without a reference only the first and the third are meaningful (nothing is swapped).
+        Without a reference nothing is swapped: the swapped states are the observed ones.
         """
         observed = self._scores
         swapped = observed.copy()
@@ -293,65 +289,67 @@ class PowerProblem:
         states = [observed, swapped, self._harmed_matrix(observed, delta), self._harmed_matrix(swapped, delta)]
         return np.stack([self._sufficient(state) for state in states])
 
-    def values(self, delta: float, model: str) -> Values:
-        """Every draw's value at a drop of ``delta`` under ``model``: own, and candidate minus reference."""
-        harmed_topics(self.topics, model)
-        if delta == 0.0 and model in self._zero:
-            return self._zero[model]
-        states = self._state_matrices(delta) if delta > 0 else np.concatenate([self._unharmed] * 2)
-        if self._reference is None:
-            states = states[[0, 0, 2, 2]]  # nothing is swapped
-        if self.method == "gaussian":
-            result = self._gaussian_values(states, model)
-        else:
-            result = self._simulated_values(states, model)
-        if delta == 0.0:
-            self._zero[model] = result
-        return result
-
     def _split(self, computed: np.ndarray) -> Values:
         own = computed[:, 0]
         return own, (None if self._reference is None else own - computed[:, 1])
 
-    def _simulated_values(self, states: np.ndarray, model: str) -> Values:
-        swapped, harmed, both = _draw_states(self.topics, self.draws, self.seed, harmed_topics(self.topics, model))
-        if self._reference is None:
-            swapped, both = np.zeros_like(swapped), np.zeros_like(both)
-        columns = _sum_columns(self.statistic, states, self._positions, self._reference_position, self.settings)
-        if columns is not None:
-            computed = columns(swapped, harmed, both)
-            undecided = np.isnan(computed).any(axis=1)
-            if undecided.any():  # the sums cannot give these to 1e-12 (TRisk without spread): exactly
-                computed[undecided] = self._stacked(states, swapped[undecided], harmed[undecided])
-            return self._split(computed)
-        block = max(1, _BLOCK_CELLS // (self.topics * states.shape[1]))
-        computed = np.empty((self.draws, len(self._positions)))
-        for first in range(0, self.draws, block):
-            last = first + block
-            computed[first:last] = self._stacked(states, swapped[first:last], harmed[first:last])
-        return self._split(computed)
+    def values(self, delta: float, model: str) -> Values:
+        """Every draw's value at a drop of ``delta`` under ``model``: own, and candidate minus reference."""
+        harmed = harmed_topics(self.topics, model)
+        if delta == 0.0 and model in self._zero:
+            return self._zero[model]
+        states = self._unharmed if delta == 0.0 else self._state_matrices(delta)
+        if self.method == "gaussian":
+            assert self._form is not None
+            terms = _state_terms(self._form, states, self._positions, self._reference_position, self.settings)
+            assert terms is not None
+            per_topic, centre = terms
+            mean, covariance = _sum_moments(per_topic, harmed)
+            rng = np.random.default_rng([self.seed, 2])
+            sums = mean + rng.standard_normal((self.draws, mean.size)) @ _root(covariance).T
+            result = self._split(self._form.finish(sums, centre, self.topics, self.settings))
+        else:
+            swapped, hurt = _draw_states(self.topics, self.draws, self.seed, harmed)
+            result = self._split(self._evaluated(states, swapped if self.swapped else np.zeros_like(swapped), hurt))
+        if delta == 0.0:
+            self._zero[model] = result
+        return result
 
-    def _stacked(self, states: np.ndarray, swapped: np.ndarray, harmed: np.ndarray) -> np.ndarray:
-        """The statistic of each draw's sufficient matrix, picked column by column among the four states."""
-        state = (swapped + 2 * harmed).astype(np.intp)
+    def _evaluated(self, states: np.ndarray, swapped: np.ndarray, harmed: np.ndarray) -> np.ndarray:
+        """The statistic of draws given by which topics they swap and harm (booleans), in blocks: from the four
+        states' per-topic terms for a sum form (:func:`_state_sums`), else on stacks of picked matrices."""
+        form = self._form
+        terms = (
+            None
+            if form is None
+            else _state_terms(form, states, self._positions, self._reference_position, self.settings)
+        )
+        rows = 1 if terms is not None else states.shape[1]
+        block = max(1, _BLOCK_CELLS // (swapped.shape[1] * rows))
+        computed = np.empty((len(swapped), len(self._positions)))
+        for first in range(0, len(swapped), block):
+            s, h = swapped[first : first + block], harmed[first : first + block]
+            if form is None or terms is None:
+                computed[first : first + len(s)] = self._stacked(states, s, h)
+                continue
+            values = form.finish(_state_sums(terms[0], s, h), terms[1], s.shape[1], self.settings)
+            undecided = np.isnan(values).any(axis=1)
+            if undecided.any():  # the sums cannot give these to 1e-12 (TRisk without spread): exactly
+                values[undecided] = self._stacked(states, s[undecided], h[undecided])
+            computed[first : first + len(s)] = values
+        return computed
+
+    def _stacked(
+        self, states: np.ndarray, swapped: np.ndarray, harmed: np.ndarray, drawn: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The statistic of each draw's sufficient matrix, picked column by column among the four states (of the
+        topics ``drawn``, when topics are resampled)."""
+        state = swapped.astype(np.intp) + 2 * harmed.astype(np.intp)
         by_topic = np.moveaxis(states, 2, 1)  # (4, n, k)
-        stack = np.ascontiguousarray(np.moveaxis(by_topic[state, np.arange(self.topics)], 2, 1))
+        columns = np.arange(self.topics) if drawn is None else drawn
+        stack = np.ascontiguousarray(np.moveaxis(by_topic[state, columns], 2, 1))
         computed = self.statistic.compute(stack, self._reference_position, self.settings)
         return computed[:, self._positions]
-
-    def _gaussian_values(self, states: np.ndarray, model: str) -> Values:
-        """The draws' values from sums drawn from their exact Gaussian (module docstring)."""
-        form = self._gaussian_form
-        assert form is not None
-        terms = _state_terms(form, states, self._positions, self._reference_position, self.settings)
-        assert terms is not None
-        per_topic, centre = terms
-        harmed = harmed_topics(self.topics, model)
-        mean, covariance = _sum_moments(per_topic, harmed)
-        rng = np.random.default_rng([self.seed, 2])
-        sums = mean + rng.standard_normal((self.draws, mean.size)) @ _root(covariance).T
-        computed = form.finish(sums, centre, self.topics, self.settings)
-        return self._split(computed)
 
     # --- power and the MDE ---------------------------------------------------------------------------------
 
@@ -375,7 +373,7 @@ class PowerProblem:
         if at_largest < level:
             return Detectable(model, None, at_largest, largest, self._moves(model, crossings))
         low, high, at_high = 0.0, largest, at_largest
-        while high > 0 and high - low > _RELATIVE_PRECISION * high:
+        while high - low > _RELATIVE_PRECISION * high:
             # halve the bracket's top while it still catches (the MDE is often far below the largest drop)
             middle = high / 2 if low == 0.0 and high > 1e-3 * largest else (low + high) / 2
             at_middle = self.power(middle, model, crossings)
@@ -394,8 +392,7 @@ class PowerProblem:
             moved = self.values(fraction * self.largest, model)[0 if scale == OWN else 1]
             assert moved is not None
             change = moved - base if upper else base - moved
-            slack = _TOLERANCE * np.maximum(1.0, np.abs(base))
-            if np.any(change > slack):
+            if np.any(change > _TOLERANCE * np.maximum(1.0, np.abs(base))):
                 return True
         return False
 
@@ -419,7 +416,7 @@ class PowerProblem:
         """About how many topics like these the gate needs to catch a drop of ``drop`` with power ``level``.
 
         The mean: the closed form (:func:`mean_topics_needed`). Others: topics resampled with replacement to
-        size ``n`` (:func:`resampled_power`), the smallest ``n`` found by doubling then bisection to about 5%.
+        size ``n`` (:meth:`resampled_power`), the smallest ``n`` found by doubling then bisection to about 5%.
         ``None`` when more topics do not get there (a bound the drop does not cross, a statistic the model
         does not move) within :data:`_MOST_TOPICS_FACTOR` times the topics at hand.
         """
@@ -427,17 +424,17 @@ class PowerProblem:
         if drop <= 0 or any(math.isnan(crossing.limit) for crossing in crossings):
             return None
         if self._mean_difference(crossings):
-            pair = self._scores[[self._candidate, self._reference]]  # type: ignore[list-item]
-            return mean_topics_needed(pair[0], pair[1], drop, crossings, model, level, self.minimum)
+            candidate, reference = self._scores[self._kept]
+            return mean_topics_needed(candidate, reference, drop, crossings, model, level, self.minimum)
         most = min(_MOST_TOPICS, _MOST_TOPICS_FACTOR * self.topics)
 
         def reaches(topics: int) -> bool:
-            return resampled_power(self, drop, model, crossings, topics) >= level
+            return self.resampled_power(drop, model, crossings, topics) >= level
 
         low, high = 1, max(2, self.topics)
         while not reaches(high):
             low, high = high, 2 * high
-            if high > most or (self.statistic.sums is None and self.draws * high * 3 > _RESAMPLED_CELLS):
+            if high > most or (self._form is None and self.draws * high * self._unharmed.shape[1] > _RESAMPLED_CELLS):
                 return None
         while high - low > max(1, 0.05 * high):
             middle = (low + high) // 2
@@ -448,37 +445,97 @@ class PowerProblem:
         return high
 
     def _mean_difference(self, crossings: Sequence[Crossing]) -> bool:
-        """The mean's closed form applies: a mean-like statistic of unweighted topics, limits on the difference."""
+        """The mean's closed form applies: a mean-like statistic of unweighted topics, lower limits on the
+        difference."""
         chosen = self.statistic
         return (
             chosen.mean_like
             and not chosen.uses_topic_weights
-            and self._reference is not None
+            and self.swapped
             and all(crossing.scale == DIFFERENCE and not crossing.upper for crossing in crossings)
         )
 
+    def resampled_power(self, drop: float, model: str, crossings: Sequence[Crossing], topics: int) -> float:
+        """The power at ``drop`` on ``topics`` topics resampled with replacement from these (docs/mathematics.md §9).
+
+        Each draw resamples ``topics`` topics, swaps each with probability 1/2 and harms them as ``model`` does;
+        each limit is placed again at that size (:class:`Crossing`: a calibrated one at the quantile of its level
+        of draws without harm; a noise-aware one with its reach scaled by ``sqrt(n / topics)``). A sum form's
+        sums are drawn from their Gaussian, whose moments per resampled topic are exact; the rest is simulated.
+        """
+        whole_number(topics, "topics")
+        null = self._resampled(0.0, 0, topics, _NULL_DRAWS if self._form is not None else self.draws)
+        placed = [self._placed(crossing, topics, null) for crossing in crossings]
+        own, difference = self._resampled(drop, harmed_topics(topics, model), topics, self.draws)
+        return float(failed(own, difference, placed).mean())
+
+    def _placed(self, crossing: Crossing, topics: int, null: Values) -> Crossing:
+        """``crossing`` on ``topics`` topics (see :class:`Crossing`)."""
+        if crossing.kind == "bound":
+            return crossing
+        if crossing.kind == "noise":
+            side = 1.0 if crossing.upper else -1.0
+            bound = crossing.limit - side * crossing.reach
+            return Crossing(
+                crossing.scale, bound + side * crossing.reach * math.sqrt(self.topics / topics), crossing.upper
+            )
+        values = null[0] if crossing.scale == OWN else null[1]
+        assert values is not None and crossing.level is not None
+        ordered = np.sort(values[~np.isnan(values)])
+        count = int(np.floor(crossing.level * ordered.size + 1e-9))
+        limit = ordered[ordered.size - 1 - count] if crossing.upper else ordered[count]
+        return Crossing(crossing.scale, float(limit), crossing.upper)
+
+    def _resampled(self, drop: float, harmed: int, topics: int, draws: int) -> Values:
+        """Draws of ``topics`` resampled topics, each swapped with probability 1/2 and ``harmed`` of them harmed."""
+        states = self._unharmed if drop == 0.0 else self._state_matrices(drop)
+        rng = np.random.default_rng([self.seed, 3, topics])
+        made = (
+            None
+            if self._form is None
+            else _state_terms(self._form, states, self._positions, self._reference_position, self.settings)
+        )
+        if self._form is not None and made is not None:
+            per_topic, centre = made
+            share = harmed / topics
+            # one resampled topic: any of these, swapped with probability 1/2, harmed with probability `share`
+            swap = 0.5 if self.swapped else 0.0
+            weights = ((1 - share) * (1 - swap), (1 - share) * swap, share * (1 - swap), share * swap)
+            mean = sum(w * f.mean(axis=1) for w, f in zip(weights, per_topic))
+            second = sum(w * (f @ f.T) / f.shape[1] for w, f in zip(weights, per_topic))
+            covariance = topics * (second - np.outer(mean, mean))
+            sums = topics * mean + rng.standard_normal((draws, mean.size)) @ _root(covariance).T
+            return self._split(self._form.finish(sums, centre, topics, self.settings))
+        computed = np.empty((draws, len(self._positions)))
+        block = max(1, _BLOCK_CELLS // (topics * states.shape[1]))
+        for first in range(0, draws, block):
+            count = min(block, draws - first)
+            drawn = rng.integers(0, self.topics, size=(count, topics))
+            swapped = (rng.random((count, topics)) < 0.5) & self.swapped
+            hurt = np.zeros((count, topics), dtype=bool)
+            if harmed:
+                np.put_along_axis(hurt, np.argsort(rng.random((count, topics)), axis=1)[:, :harmed], True, axis=1)
+            computed[first : first + count] = self._stacked(states, swapped, hurt, drawn)
+        return self._split(computed)
+
 
 @lru_cache(maxsize=4)
-def _draw_states(topics: int, draws: int, seed: int, harmed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Which topics each draw swaps, harms, and both, ``(draws, topics)`` 0/1 floats (module docstring), read-only.
-
-    Floats, so that a block of draws times a per-topic column is one matrix product; shared by every gate with
-    the same topics, draws, seed and harm (the gates of one evaluation).
-    """
+def _draw_states(topics: int, draws: int, seed: int, harmed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which topics each draw swaps and harms, ``(draws, topics)`` booleans (module docstring), read-only; shared
+    by every gate with the same topics, draws, seed and harm (the gates of one evaluation)."""
     rng = np.random.default_rng([seed, 1])
-    swapped = np.empty((draws, topics))
-    hurt = np.ones((draws, topics)) if harmed >= topics else np.zeros((draws, topics))
+    swapped = np.empty((draws, topics), dtype=bool)
+    hurt = np.full((draws, topics), harmed >= topics)
     block = max(1, _BLOCK_CELLS // (2 * topics))
     for first in range(0, draws, block):
         keys = rng.random((min(block, draws - first), 2, topics))
         swapped[first : first + len(keys)] = keys[:, 0] < 0.5
         if harmed < topics:
             chosen = np.argsort(keys[:, 1], axis=1, kind="stable")[:, :harmed]
-            np.put_along_axis(hurt[first : first + len(keys)], chosen, 1.0, axis=1)
-    both = swapped * hurt
-    for array in (swapped, hurt, both):
-        array.flags.writeable = False
-    return swapped, hurt, both
+            np.put_along_axis(hurt[first : first + len(keys)], chosen, True, axis=1)
+    swapped.flags.writeable = False
+    hurt.flags.writeable = False
+    return swapped, hurt
 
 
 def _state_terms(
@@ -503,37 +560,16 @@ def _state_terms(
     return np.stack(per_state), centre
 
 
-def _sum_columns(
-    chosen: Statistic,
-    states: np.ndarray,
-    positions: Sequence[int],
-    reference: int | None,
-    settings: AnalysisSettings,
-) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None:
-    """An evaluator of draws from the four states' per-topic terms, or ``None`` without a sum form.
-
-    A draw's sums are ``sum_j f[state_j, :, j]``: the observed terms' sums plus the swaps, the harms and both
-    times each state's change (``f1 - f0``, ``f2 - f0``, ``f3 - f2 - f1 + f0``); a harm on every topic folds the
-    last two into the first, one product.
-    """
-    form = chosen.sums
-    if not isinstance(form, LinearSums):
-        return None
-    made = _state_terms(form, states, positions, reference, settings)
-    if made is None:
-        return None
-    per_topic, centre = made
+def _state_sums(per_topic: np.ndarray, swapped: np.ndarray, harmed: np.ndarray) -> np.ndarray:
+    """Each draw's sums ``sum_j f[state_j, :, j]``: the observed terms' sums plus the swaps, the harms and both
+    times each state's change (``f1 - f0``, ``f2 - f0``, ``f3 - f2 - f1 + f0``); a harm on every topic folds
+    the last two into the first, one product."""
     f0, f1, f2, f3 = per_topic
-    topics = states.shape[-1]
-
-    def evaluate(swapped: np.ndarray, harmed: np.ndarray, both: np.ndarray) -> np.ndarray:
-        if harmed.all():
-            sums = f2.sum(axis=1) + swapped @ (f3 - f2).T
-        else:
-            sums = f0.sum(axis=1) + swapped @ (f1 - f0).T + harmed @ (f2 - f0).T + both @ (f3 - f2 - f1 + f0).T
-        return form.finish(sums, centre, topics, settings)
-
-    return evaluate
+    s = swapped.astype(np.float64)
+    if harmed.all():
+        return f2.sum(axis=1) + s @ (f3 - f2).T
+    h = harmed.astype(np.float64)
+    return f0.sum(axis=1) + s @ (f1 - f0).T + h @ (f2 - f0).T + (s * h) @ (f3 - f2 - f1 + f0).T
 
 
 def _sum_moments(per_topic: np.ndarray, harmed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -541,16 +577,14 @@ def _sum_moments(per_topic: np.ndarray, harmed: int) -> tuple[np.ndarray, np.nda
 
     Topic ``j`` is swapped with probability 1/2, independently; a set of ``harmed`` of the ``n`` topics is
     harmed, so a topic is harmed with probability ``p = harmed / n`` and two with ``harmed (harmed - 1) /
-    (n (n - 1))``. With ``a_j(s) = f[s]`` and ``b_j(s) = f[s + 2] - f[s]``, the terms of different topics
-    covary only through the harm set: ``c b_i b_j'`` with ``b`` averaged over ``s`` and ``c`` the harms'
-    covariance.
+    (n (n - 1))``. With ``b_j(s) = f[s + 2] - f[s]`` the harm's change, the terms of different topics covary
+    only through the harm set: ``c b_i b_j'`` with ``b`` averaged over ``s`` and ``c`` the harms' covariance.
     """
     f0, f1, f2, f3 = per_topic
     topics = f0.shape[1]
     p = harmed / topics
     weights = ((1 - p) / 2, (1 - p) / 2, p / 2, p / 2)
     mean_per_topic = sum(weight * f for weight, f in zip(weights, per_topic))  # (q, n)
-    mean = mean_per_topic.sum(axis=1)
     second = sum(weight * (f @ f.T) for weight, f in zip(weights, per_topic))
     covariance = second - mean_per_topic @ mean_per_topic.T
     if 0 < harmed < topics:
@@ -558,93 +592,13 @@ def _sum_moments(per_topic: np.ndarray, harmed: int) -> tuple[np.ndarray, np.nda
         together = harmed * (harmed - 1) / (topics * (topics - 1)) - p * p
         total = b.sum(axis=1)
         covariance = covariance + together * (np.outer(total, total) - b @ b.T)
-    return mean, covariance
+    return mean_per_topic.sum(axis=1), covariance
 
 
 def _root(covariance: np.ndarray) -> np.ndarray:
     """A matrix ``A`` with ``A A' = covariance`` (symmetric square root; rounding below 0 clipped)."""
     values, vectors = np.linalg.eigh((covariance + covariance.T) / 2)
     return vectors * np.sqrt(np.clip(values, 0.0, None))
-
-
-# --- topics needed ------------------------------------------------------------------------------------------
-
-
-def resampled_power(
-    problem: PowerProblem, drop: float, model: str, crossings: Sequence[Crossing], topics: int
-) -> float:
-    """The power at ``drop`` on ``topics`` topics resampled with replacement from the problem's (§9).
-
-    Each draw resamples ``topics`` topics, swaps each with probability 1/2 and harms them as ``model`` does;
-    each limit is placed again at that size (:class:`Crossing`: a calibrated one at the null's quantile of
-    its level, over draws without harm; a noise-aware one with its reach scaled by ``sqrt(n / topics)``).
-    A sum-form statistic draws its sums from their Gaussian, whose moments per resampled topic are exact;
-    the others are simulated.
-    """
-    whole_number(topics, "topics")
-    harmed = harmed_topics(topics, model)
-    zero = _resampled_values(problem, 0.0, 0, topics, _NULL_DRAWS if problem.statistic.sums else problem.draws)
-    placed = [_placed(problem, crossing, topics, zero) for crossing in crossings]
-    own, difference = _resampled_values(problem, drop, harmed, topics, problem.draws)
-    return float(failed(own, difference, placed).mean())
-
-
-def _placed(problem: PowerProblem, crossing: Crossing, topics: int, null: Values) -> Crossing:
-    """``crossing`` on ``topics`` topics (see :class:`Crossing`)."""
-    if crossing.kind == "bound":
-        return crossing
-    if crossing.kind == "noise":
-        reach = crossing.reach * math.sqrt(problem.topics / topics)
-        bound = crossing.limit + crossing.reach if not crossing.upper else crossing.limit - crossing.reach
-        return Crossing(crossing.scale, bound - reach if not crossing.upper else bound + reach, crossing.upper)
-    values = null[0] if crossing.scale == OWN else null[1]
-    assert values is not None and crossing.level is not None
-    ordered = np.sort(values[~np.isnan(values)])
-    count = int(np.floor(crossing.level * ordered.size + 1e-9))
-    limit = ordered[count] if not crossing.upper else ordered[ordered.size - 1 - count]
-    return Crossing(crossing.scale, float(limit), crossing.upper)
-
-
-def _resampled_values(problem: PowerProblem, drop: float, harmed: int, topics: int, draws: int) -> Values:
-    """Draws of ``topics`` resampled topics, each swapped with probability 1/2 and ``harmed`` of them harmed."""
-    states = problem._state_matrices(drop) if drop > 0 else np.concatenate([problem._unharmed] * 2)
-    if problem._reference is None:
-        states = states[[0, 0, 2, 2]]
-    form = problem.statistic.sums
-    reference = problem._reference_position
-    rng = np.random.default_rng([problem.seed, 3, topics])
-    if isinstance(form, LinearSums):
-        made = _state_terms(form, states, problem._positions, reference, problem.settings)
-        if made is not None:
-            per_topic, centre = made
-            share = harmed / topics
-            # one resampled topic: any topic, swapped with probability 1/2, harmed with probability `share`
-            weights = ((1 - share) / 2, (1 - share) / 2, share / 2, share / 2)
-            if problem._reference is None:
-                weights = (1 - share, 0.0, share, 0.0)
-            mean_per_topic = sum(w * f.mean(axis=1) for w, f in zip(weights, per_topic))
-            second = sum(w * (f @ f.T) / f.shape[1] for w, f in zip(weights, per_topic))
-            covariance = topics * (second - np.outer(mean_per_topic, mean_per_topic))
-            sums = topics * mean_per_topic + rng.standard_normal((draws, mean_per_topic.size)) @ _root(covariance).T
-            return problem._split(form.finish(sums, centre, topics, problem.settings))
-    by_topic = np.moveaxis(states, 2, 1)  # (4, n, k)
-    computed = np.empty((draws, len(problem._positions)))
-    block = max(1, _BLOCK_CELLS // (topics * states.shape[1]))
-    for first in range(0, draws, block):
-        count = min(block, draws - first)
-        drawn = rng.integers(0, problem.topics, size=(count, topics))
-        swapped = (
-            rng.random((count, topics)) < 0.5 if problem._reference is not None else np.zeros((count, topics), bool)
-        )
-        hurt = np.zeros((count, topics), dtype=bool)
-        if harmed:
-            chosen = np.argsort(rng.random((count, topics)), axis=1)[:, :harmed]
-            np.put_along_axis(hurt, chosen, True, axis=1)
-        state = swapped.astype(np.intp) + 2 * hurt.astype(np.intp)
-        stack = np.ascontiguousarray(np.moveaxis(by_topic[state, drawn], 2, 1))
-        values = problem.statistic.compute(stack, reference, problem.settings)
-        computed[first : first + count] = values[:, problem._positions]
-    return problem._split(computed)
 
 
 # --- the mean's closed form -----------------------------------------------------------------------------------
