@@ -121,6 +121,20 @@ def test_power_is_in_every_report_of_the_example(tmp_path: Path) -> None:
     compact = [text for text, _ in terminal.summary_lines(document, 0)]
     assert compact[0].split()[-4:] == ["MDE", "(all", "/", "10%)"]
     assert any(line.startswith("MDE (all / 10%): the smallest drop in a query's score") for line in compact)
+    # the check fails when any gate does: at least as often as its most powerful gate
+    best = min(
+        (m["mde"], g["label"])
+        for g in document["evaluations"][0]["gates"]
+        for m in g["power"]["models"]
+        if m["model"] == "uniform" and m["mde"] is not None
+    )
+    said = next(line for line in compact if line.startswith("Power (bvtest.yaml, nDCG@10): "))
+    assert said.startswith(
+        f"Power (bvtest.yaml, nDCG@10): a drop of {best[0]:.3g} on every query ({best[1]}) or one of "
+    )
+    assert said.endswith(
+        " on 6 of the 56 queries (Mean) fails this check at least 80% of the time; smaller drops can pass."
+    )
     row = next(line for line in compact if "nDCG@10::mean" in line)
     assert row.endswith(f"{mde:.3g} / {power['models'][1]['mde']:.3g}")
     verbose = "\n".join(text for text, _ in terminal.summary_lines(document, 1))

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import shared_path
 from scipy.special import ndtri
 
 from pytest_bvtest.errors import StatisticError
@@ -27,7 +28,6 @@ from pytest_bvtest.stats.power import (
     mean_power,
 )
 from pytest_bvtest.stats.registry import STATISTICS
-from conftest import shared_path
 
 TOY = np.array(
     [
@@ -75,7 +75,9 @@ def naive_values(
                 np.where(swap, scores[reference], scores[candidate]),
                 np.where(swap, scores[candidate], scores[reference]),
             )
-        hurt = np.ones(n, bool) if harmed == n else np.isin(np.arange(n), np.argsort(keys[b, 1], kind="stable")[:harmed])
+        hurt = (
+            np.ones(n, bool) if harmed == n else np.isin(np.arange(n), np.argsort(keys[b, 1], kind="stable")[:harmed])
+        )
         row = x[candidate]
         x[candidate] = np.where(hurt & (row > 0), np.maximum(row - delta, 0.0), row)
         values = STATISTICS[statistic].compute(x, reference, settings)
@@ -129,7 +131,9 @@ def dl_hard_ndcg() -> tuple[list[str], np.ndarray]:
     ]
     scores = [next(iter(table.values())) for table in tables]  # one run per file, named by its run tag
     topics = sorted(scores[0])
-    return [path.name.removesuffix(".run.eval.gz") for path in paths], np.array([[s[t] for t in topics] for s in scores])
+    return [path.name.removesuffix(".run.eval.gz") for path in paths], np.array(
+        [[s[t] for t in topics] for s in scores]
+    )
 
 
 def newbestsub(name: str) -> np.ndarray:
@@ -153,7 +157,8 @@ def mde_error(pair: np.ndarray, limit: float, drop: float, draws: int, model: st
     form's power curve at the MDE."""
     step = 1e-4 * max(drop, 1e-3)
     slope = (
-        mean_power(pair[0], pair[1], drop + step, limit, model) - mean_power(pair[0], pair[1], drop - step, limit, model)
+        mean_power(pair[0], pair[1], drop + step, limit, model)
+        - mean_power(pair[0], pair[1], drop - step, limit, model)
     ) / (2 * step)
     return math.sqrt(0.8 * 0.2 / draws) / slope
 

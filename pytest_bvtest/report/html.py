@@ -50,6 +50,7 @@ from pytest_bvtest.report.wording import (
     judged_nothing,
     power_cell,
     power_legend,
+    power_lines,
     power_text,
     summary_counts,
     system_rows,
@@ -199,7 +200,7 @@ def _header(document: Mapping[str, Any]) -> list[str]:
     lines = [
         f'<h1 class="verdict {css}" id="verdict">{icon} pytest-bvtest: {escape(summary_counts(document))}</h1>',
         f'<p class="meta">{escape(" · ".join(meta))}</p>',
-        *(f'<p class="together">{escape(text)}</p>' for text in together_lines(document)),
+        *(f'<p class="together">{escape(text)}</p>' for text in together_lines(document) + power_lines(document)),
     ]
     for evaluation in document["evaluations"]:
         for warning in guard_warnings(evaluation):

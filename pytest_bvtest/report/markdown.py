@@ -30,6 +30,7 @@ from pytest_bvtest.report.wording import (
     judged_nothing,
     power_cell,
     power_legend,
+    power_lines,
     summary_counts,
     system_rows,
     together_lines,
@@ -363,7 +364,7 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     warned = warnings or summary["warnings"] or summary.get("not_run") or judged_nothing(document)
     verdict = "❌" if not document["passed"] else "⚠️" if warned else "✅"
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
-    lines += [line for text in together_lines(document) for line in (prose(text), "")]
+    lines += [line for text in together_lines(document) + power_lines(document) for line in (prose(text), "")]
     for evaluation, warning in warnings:
         where = f"{display_path(evaluation['spec'])} · {evaluation['measure']}"
         lines += [f"> ⚠️ **Warning** ({prose(where)}): {prose(warning)}", ""]

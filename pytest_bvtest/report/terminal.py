@@ -26,6 +26,7 @@ from pytest_bvtest.report.wording import (
     guard_warnings,
     power_cell,
     power_legend,
+    power_lines,
     power_text,
     simulation_lines,
     summary_counts,
@@ -171,6 +172,7 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
     lines: list[Line] = [(line(header), {"bold": True})]
     lines += [(line(row), OUTCOME_MARKUP[row[0]]) for row in rows]
     lines += [(text, {}) for text in together_lines(document)]
+    lines += [(text, {}) for text in power_lines(document)]
     lines += [(legend, {})] if legend else []
     lines += _guard_lines(document)
     lines += problem_lines(document)
@@ -235,7 +237,7 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
             power = power_text(gate)
             lines.extend([(f"  {power}", {})] if power else [])
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
-    together = together_lines(document)
+    together = together_lines(document) + power_lines(document)
     if together:
         lines += [("", {}), *((text, {}) for text in together)]
     tests = document.get("tests") or []

@@ -570,6 +570,41 @@ def power_legend(document: Mapping[str, Any]) -> str | None:
     )
 
 
+def power_lines(document: Mapping[str, Any]) -> list[str]:
+    """What a green is worth against a worse change, once per spec and measure: the smallest drop on every query,
+    and on 10% of the queries, that fails the check at least 80% of the time, with the gate that catches it
+    (the check fails when any gate does, so at least as often as its most powerful gate: docs/mathematics.md §9)."""
+    lines = []
+    for evaluation in document["evaluations"]:
+        gates = [gate for gate in evaluation["gates"] if gate.get("power") and not gate["power"].get("skipped")]
+        if not gates:
+            continue
+        power = gates[0]["power"]
+        caught, missed = [], []
+        for model in ("uniform", "few"):
+            found = [
+                (float(each["mde"]), gate["label"])
+                for gate in gates
+                for each in gate["power"]["models"]
+                if each["model"] == model and each["mde"] is not None
+            ]
+            where = model_words(model, power).removesuffix(" (10%)")
+            if found:
+                drop, label = min(found)
+                caught.append(f"{'a drop' if not caught else 'one'} of {_drop(drop)} {where} ({label})")
+            else:
+                missed.append(where)
+        head = f"Power ({display_path(evaluation['spec'])}, {evaluation['measure']}): "
+        level = f"{power['level']:.0%} of the time"
+        if caught:
+            text = f"{' or '.join(caught)} fails this check at least {level}; smaller drops can pass"
+            text += f", and so can a drop {' or '.join(missed)}, however large." if missed else "."
+        else:
+            text = f"no drop {' or '.join(missed)} fails this check {level}, however large."
+        lines.append(head + text)
+    return lines
+
+
 #: What ``bvtest calibrate``'s aim columns say (docs/mathematics.md §9 "Topics needed").
 AIM_COLUMNS_NOTE = (
     "catches the aim: how often each gate fails a drop of the asked size (--detect, else the gate's detect:); topics "
