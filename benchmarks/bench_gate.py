@@ -178,8 +178,9 @@ def load_average() -> str:
 def print_table(results: dict[str, list[tuple[float, float, float]]], unit: str, skipped: dict[str, str]) -> None:
     reference = statistics.median(wall for wall, _, _ in results[unit])
     reference_cpu = statistics.median(cpu for _, cpu, _ in results[unit])
+    width = max(24, *(len(name) for name in [*results, *skipped]))
     header = (
-        f"{'case':<24} {'median s':>9} {'best s':>7} {'x ' + unit:>20} {'median cpu s':>13} "
+        f"{'case':<{width}} {'median s':>9} {'best s':>7} {'x ' + unit:>20} {'median cpu s':>13} "
         f"{'cpu x ' + unit:>24} {'peak RSS MB':>12}"
     )
     print(header)
@@ -188,11 +189,11 @@ def print_table(results: dict[str, list[tuple[float, float, float]]], unit: str,
         median = statistics.median(wall for wall, _, _ in rows)
         cpu = statistics.median(cpu for _, cpu, _ in rows)
         print(
-            f"{name:<24} {median:>9.2f} {min(wall for wall, _, _ in rows):>7.2f} {median / reference:>20.2f} "
+            f"{name:<{width}} {median:>9.2f} {min(wall for wall, _, _ in rows):>7.2f} {median / reference:>20.2f} "
             f"{cpu:>13.2f} {cpu / reference_cpu:>24.2f} {max(peak for _, _, peak in rows):>12.0f}"
         )
     for name, why in skipped.items():
-        print(f"{name:<24} skipped ({why})")
+        print(f"{name:<{width}} skipped ({why})")
 
 
 def peer_commands(

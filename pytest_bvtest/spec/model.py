@@ -77,10 +77,6 @@ class DetectAim:
     model: str = "uniform"
     relative: bool = False
 
-    def __str__(self) -> str:
-        amount = f"{self.drop * 100:g}%" if self.relative else f"{self.drop:g}"
-        return amount if self.model == "uniform" else f"{{drop: {amount}, model: {self.model}}}"
-
 
 @dataclass(frozen=True)
 class GateSpec:

@@ -255,8 +255,10 @@ class PowerProblem:
         self.method = (
             "gaussian" if form is not None and self.topics >= GAUSSIAN_TOPICS and self.swapped else "simulation"
         )
-        #: Draws x topics x rows of one evaluation on stacks of matrices (0 for a sum form): what power costs.
-        self.stacked_cells = 0 if form is not None else self.draws * self.topics * self._unharmed.shape[1]
+        #: Draws x topics x rows (x random groupings) of one evaluation on stacks of matrices, 0 for a sum form:
+        #: what power costs.
+        repeats = getattr(settings.grouping, "repeats", 1)  # random and sampled groupings repeat inside each draw
+        self.stacked_cells = 0 if form is not None else self.draws * self.topics * self._unharmed.shape[1] * repeats
 
     # --- the draws -----------------------------------------------------------------------------------------
 
