@@ -64,7 +64,7 @@ def naive_values(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Every draw as the module docstring defines it, one whole matrix at a time."""
     n = scores.shape[1]
-    keys = np.random.default_rng([seed, 1]).random((draws, 2, n))
+    keys = np.random.default_rng([seed, 20]).random((draws, 2, n))
     harmed = harmed_topics(n, model)
     own, difference = [], []
     for b in range(draws):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,9 +47,9 @@ from pytest_bvtest.judging.variations import (
     variation_matrices,
 )
 from pytest_bvtest.scoring.cache import ScoreCache
-from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
+from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix, run_files_ranking_alike
 from pytest_bvtest.scoring.progress import EvaluationProgress
-from pytest_bvtest.spec.model import AnalysisSettings, RunFile, ScoreTableFile, Spec
+from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, RunFile, ScoreTableFile, Spec
 from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
 from pytest_bvtest.stats.gawm import GAWMResult, hits
 from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
@@ -62,6 +62,7 @@ from pytest_bvtest.stats.registry import (
     SYSTEM_STATISTICS,
     statistic_values,
 )
+from pytest_bvtest.stats.runs import run_spread
 from pytest_bvtest.stats.simulation import SimulationResult
 
 
@@ -113,6 +114,7 @@ def evaluate_spec(
         builder = MatrixBuilder(qrels, cache, jobs=jobs)
         builder.progress = progress
         matrices = builder.build(list(spec.measures), spec.sources())
+        _refuse_one_system_twice(spec, list(matrices.values()))
         weights = topic_weights(spec, next(iter(matrices.values())).topics)
     if progress is not None:
         progress.stage = "computing statistics and gates"
@@ -142,6 +144,24 @@ def evaluate_spec(
     measures = tuple(replace(measure, gates=judged) for (measure, _), judged in zip(evaluated, verdicts))
     return Evaluation(
         spec, measures, simulations=tuple(simulations.values()), inputs=input_files(spec, cache), texts=texts
+    )
+
+
+def _refuse_one_system_twice(spec: Spec, matrices: list[ScoreMatrix]) -> None:
+    """Two baselines whose run files rank alike are one system listed twice (the spec reader refuses one file
+    under two names; this, two files with the same rankings): an error at the second one's line."""
+    twins = run_files_ranking_alike(spec.baselines, matrices)
+    if twins is None:
+        return
+    first, second = twins
+    paths = [spec.baselines[name].path.name for name in twins]  # type: ignore[union-attr]
+    raise InputError(
+        f"baselines.{second}: {second!r} ({paths[1]}) ranks the same documents in the same order on every topic as "
+        f"{first!r} ({paths[0]}): one system listed twice counts twice in ZRisk, GeoRisk, GAWM and the Holm "
+        "correction",
+        path=spec.path,
+        line=spec.line_of("baselines", second),
+        hint="list each system once",
     )
 
 
@@ -195,6 +215,7 @@ def _evaluate_measure(
                 missing_topics=matrix.missing_topics(name),
                 ignored_topics=tuple(matrix.ignored_topics.get(name, ())),
                 missing_queries=() if variations is None else variations.missing_queries.get(name, ()),
+                runs=run_spread(matrix.runs[name]) if name in matrix.runs else None,
             )
         )
     gates: list[GateInputs] = []
@@ -283,6 +304,52 @@ def judge_gates(
     return verdicts
 
 
+#: A check that fails more than this share of equal-quality changes fails most pull requests that change nothing.
+MOST_EQUAL_CHANGES = 0.5
+
+
+@dataclass(frozen=True)
+class CheckWarning:
+    """A warning about the spec's gates as a check: ``message``, at ``line`` of the spec, carried by the gate
+    ``gate_id`` (the first of those it concerns, so that each session shows it once, under pytest-xdist too)."""
+
+    gate_id: str
+    message: str
+    line: int
+
+
+def checks_failing_most_equal_changes(evaluation: Evaluation) -> list[CheckWarning]:
+    """One :class:`CheckWarning` per set of gates that share their swaps and together fail most equal-quality
+    changes, at the spec's ``gates:`` line (a gate alone: at its line): 26 plain bounds together failed 99.7% of
+    them, said only by a line of the report. Shown as a :class:`~pytest_bvtest.spec.reader.SpecWarning`."""
+    spec = evaluation.spec
+    found: dict[tuple[str, ...], CheckWarning] = {}
+    for verdict in evaluation.gates:
+        null, limits = verdict.inputs.null, verdict.limits
+        if null is None or limits.rate is None:
+            continue
+        together = limits.together
+        ids, rate, swaps = (
+            (together.gates, together.rate, together.swaps)
+            if together is not None
+            else ((verdict.id,), limits.rate, null.distribution.swaps)
+        )
+        if rate <= MOST_EQUAL_CHANGES or ids in found:
+            continue
+        what = f"the {len(ids)} gates against {null.partner} together fail" if len(ids) > 1 else "fails"
+        subject = "" if len(ids) > 1 else f"gate {verdict.id} "
+        line = spec.line_of("gates") if len(ids) > 1 else verdict.gate.line
+        found[ids] = CheckWarning(
+            ids[0],
+            f"{spec.path.name}: {subject}{what} {rate:.1%} of equal-quality changes ({swaps:,} swaps with "
+            f"{null.partner}): most pull requests that change nothing would fail this check; calibrate the gates "
+            f"(`false_alarm: 0.05` holds them to 5% together), or loosen or drop bounds (`bvtest calibrate "
+            f"{spec.path.name}` prints each gate's rate)",
+            line or 1,
+        )
+    return list(found.values())
+
+
 def replay_baselines(
     spec: Spec, *, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True
 ) -> dict[str, Evaluation]:
@@ -303,8 +370,18 @@ def replay_baselines(
     return replays
 
 
-#: What can stand in for a spec's candidate: a run file, a source, or an in-memory ``{qid: {docno: score}}``.
-CandidateRun = str | os.PathLike[str] | RunFile | ScoreTableFile | Run | Mapping[str, Mapping[str, float]]
+#: What can stand in for a spec's candidate: a run file, several runs of it (a list of paths, or a quoted glob),
+#: a source, or an in-memory ``{qid: {docno: score}}``.
+CandidateRun = (
+    str
+    | os.PathLike[str]
+    | Sequence[str | os.PathLike[str]]
+    | RunFile
+    | ScoreTableFile
+    | RepeatedRuns
+    | Run
+    | Mapping[str, Mapping[str, float]]
+)
 
 
 def require_candidate_for_gates(spec: Spec) -> None:
@@ -336,6 +413,6 @@ def spec_under_test(
         return spec
     if isinstance(run, Mapping):
         run = Run(name=name, scores={str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()})
-    if isinstance(run, Run | RunFile | ScoreTableFile):
+    if isinstance(run, Run | RunFile | ScoreTableFile | RepeatedRuns):
         return with_candidate(spec, run)
     return with_candidate_run(spec, run)

@@ -169,9 +169,10 @@ def _variation_matrices(
         query_matrices = {measure: _in_query_order(matrix, query_ids, path) for measure, matrix in built.items()}
     else:
         query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
-        digest = hashlib.blake2b(
-            (cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20
-        ).hexdigest()
+        # the judgments and the queries as read: what the scores are computed from, whatever the files hold now
+        read = qrels.sha256 or cache.file_digest(spec.qrels)
+        queries = "\n".join(f"{variation.query_id}\t{variation.topic_id}" for variation in variations)
+        digest = hashlib.blake2b(f"{read}\n{queries}".encode(), digest_size=20).hexdigest()
         builder = MatrixBuilder(query_qrels, cache, qrels_digest=digest, jobs=jobs)
         builder.progress = progress
         query_matrices = builder.build(list(spec.measures), spec.sources())

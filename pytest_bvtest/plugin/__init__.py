@@ -13,6 +13,7 @@ import fnmatch
 import importlib.util
 import os
 import re
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,12 +39,17 @@ SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
 PAYLOAD_ATTRIBUTE = "bvtest_payload"
 TEAM_TEST_ATTRIBUTE = "bvtest_team_test"
 ERROR_ATTRIBUTE = "bvtest_error"
-DESELECTED_OUTPUT = "bvtest_deselected"
+GATES_OUTPUT = "bvtest_gates"
 
 _OPTIONS: tuple[tuple[str, str, str], ...] = (
     # (name, ini type, help); the command line wins over the ini value
     ("spec", "args", "spec file(s) to collect besides bvtest*.yaml under the test paths"),
-    ("run", "string", "run file to test instead of the spec's candidate"),
+    (
+        "run",
+        "string",
+        "run file to test instead of the spec's candidate; repeat it (or quote a glob) for several runs of a "
+        "nondeterministic engine, whose mean is judged",
+    ),
     ("history", "string", "append one JSON line per evaluated spec to this history file (gates, statistics, commit)"),
     ("json", "string", "write the JSON report to this path"),
     ("markdown", "string", "write the Markdown summary (pull-request comment) to this path"),
@@ -53,11 +59,25 @@ _OPTIONS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+#: The names pytest may register this module under: its entry point's (the installed plugin) and its module's
+#: (``pytest_plugins = ["pytest_bvtest.plugin"]`` in a conftest, ``-p pytest_bvtest.plugin``).
+PLUGIN_NAMES = ("bvtest", __name__)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Called as the module is registered: the plugin's other name is blocked, so that registering it again
+    under that name is skipped instead of raising pluggy's ValueError (loaded once, whatever the name)."""
+    registered = pluginmanager.get_name(sys.modules[__name__])
+    for name in PLUGIN_NAMES:
+        if name != registered and not pluginmanager.is_blocked(name):
+            pluginmanager.set_blocked(name)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("bvtest", "search-quality gates (pytest-bvtest)")
     for name, ini_type, help_text in _OPTIONS:
         dest = f"bvtest_{name.replace('-', '_')}"
-        if name == "spec":
+        if name in ("spec", "run"):
             group.addoption(
                 f"--bvtest-{name}", action="append", default=None, dest=dest, metavar="PATH", help=help_text
             )
@@ -114,6 +134,8 @@ def option(config: pytest.Config, name: str) -> Any:
     """A ``--bvtest-*`` option's value; its ini mirror when not given (ini paths relative to the ini file)."""
     dest = f"bvtest_{name.replace('-', '_')}"
     value = config.getoption(dest)
+    if name == "run" and value is not None:
+        return value[0] if len(value) == 1 else list(value)  # several: the runs of one nondeterministic engine
     if value is not None:
         return value
     value = config.getini(dest)
@@ -179,7 +201,7 @@ def check_outputs(config: pytest.Config, spec_paths: Sequence[str | os.PathLike[
     check_output_paths(
         paths,
         specs,
-        inputs=[("candidate of --bvtest-run", run)] if run else [],
+        inputs=[("candidate of --bvtest-run", each) for each in ([run] if isinstance(run, str) else run or [])],
         cache_folders=[cache] if cache else [],
         folder_options=("--bvtest-plots",),
     )
@@ -194,7 +216,8 @@ def pytest_report_header(config: pytest.Config) -> str:
     header = f"bvtest: {__version__}" + (f", specs {', '.join(named)}" if named else "")
     run = option(config, "run")
     if run:
-        header += f", run {run} for " + ("these specs" if named else "the one spec collected")
+        runs = run if isinstance(run, str) else f"{len(run)} runs ({', '.join(run)})"
+        header += f", run {runs} for " + ("these specs" if named else "the one spec collected")
     return header
 
 
@@ -215,7 +238,7 @@ def spec_with_session_run(config: pytest.Config, path: str | os.PathLike[str]) -
     return spec_under_test(path, session_run_for(config, path))
 
 
-def session_run_for(config: pytest.Config, path: str | os.PathLike[str]) -> str | None:
+def session_run_for(config: pytest.Config, path: str | os.PathLike[str]) -> str | list[str] | None:
     """The session's ``--bvtest-run`` (ini ``bvtest_run``) when it is the candidate of the spec at ``path``,
     else ``None`` (the spec's own candidate).
 
@@ -239,6 +262,7 @@ def refused_run(config: pytest.Config) -> InputError | None:
     from pytest_bvtest.report.terminal import display_path
 
     specs = [display_path(spec) for spec in collected]
+    run = run if isinstance(run, str) else " --bvtest-run ".join(run)
     return InputError(
         f"--bvtest-run {run}: pytest collected {len(specs)} specs, each with its own qrels ({short_list(specs)}); "
         "say which the run is for",
@@ -436,6 +460,12 @@ class GateItem(_BvtestItem):
             )
         for guard in gate["guards"]:
             warnings.warn_explicit(f"{self.nodeid}: {guard}", GateGuardWarning, str(self.path), self.gate.line)
+        from pytest_bvtest.judging.pipeline import checks_failing_most_equal_changes
+        from pytest_bvtest.spec.reader import SpecWarning
+
+        for check in checks_failing_most_equal_changes(evaluation):
+            if check.gate_id == gate["id"]:  # one gate carries it: shown once a session, under xdist too
+                warnings.warn_explicit(check.message, SpecWarning, str(self.path), check.line)
         if not gate["passed"]:
             raise GateFailure(gate["message"], gate["sentence"])
 
@@ -528,7 +558,7 @@ class BvtestAPI:
     cache_dir: str | os.PathLike[str] | None = None
     use_cache: bool = True
     allow_outside: bool = False
-    run: str | os.PathLike[str] | None = None
+    run: str | os.PathLike[str] | list[str] | None = None
     specs: Sequence[str | os.PathLike[str]] = ()
     jobs: int = 1
     #: the specs ``run`` is the candidate of (``--bvtest-spec``); empty: whichever spec is evaluated
@@ -567,7 +597,7 @@ class BvtestAPI:
                 jobs=self.jobs,
             )
 
-    def session_run(self, spec: Spec | str | os.PathLike[str]) -> str | os.PathLike[str] | None:
+    def session_run(self, spec: Spec | str | os.PathLike[str]) -> str | os.PathLike[str] | list[str] | None:
         """The session's run when it is the candidate of ``spec``; the reason when it is refused."""
         if self.run is None:
             return None
@@ -615,6 +645,13 @@ def bvtest(request: pytest.FixtureRequest) -> BvtestAPI:
     )
 
 
+def _gate_ids(items: Sequence[pytest.Item]) -> list[str]:
+    """The gate ids (``SPECFILE::MEASURE::GATE``) of the gate items among ``items``."""
+    from pytest_bvtest.judging.gate_inputs import gate_id
+
+    return [gate_id(item.path.name, item.measure, item.gate) for item in items if isinstance(item, GateItem)]
+
+
 class SessionOutputs:
     """Collects gate payloads from the reports (xdist workers included) and writes the session's outputs.
 
@@ -627,7 +664,9 @@ class SessionOutputs:
         self.payloads: list[dict] = []
         self.team_tests: dict[str, dict] = {}
         self.errors: list[dict] = []
-        self.deselected: list[str] = []  # gate ids, for specs none of whose gates ran (-k, -m, --deselect)
+        # the ids of every gate pytest collected or deselected (-k, -m, --deselect): those without a result did not
+        # run, including the gates of specs none of whose gates ran (-x stopping the session before them)
+        self.gate_ids: list[str] = []
         self.document: dict | None = None
         self.output_error: str | None = None
         self.refused: str | None = None  # a report path that is an input: the session writes nothing
@@ -649,20 +688,19 @@ class SessionOutputs:
             outputs.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
-        from pytest_bvtest.judging.gate_inputs import gate_id
-
-        self.deselected += [
-            gate_id(item.path.name, item.measure, item.gate) for item in items if isinstance(item, GateItem)
-        ]
+        self.gate_ids += _gate_ids(items)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        """pytest-xdist: a worker's deselected gates (workers collect and select; the controller does not)."""
-        self.deselected += getattr(node, "workeroutput", {}).get(DESELECTED_OUTPUT, [])
+        """pytest-xdist: a worker's collected and deselected gates (workers collect and select; the controller
+        does not)."""
+        self.gate_ids += getattr(node, "workeroutput", {}).get(GATES_OUTPUT, [])
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Refuse report paths that are inputs of a collected spec before any test runs (the specs named on the
-        command line were checked when pytest started). Under pytest-xdist the controller decides, below."""
+        command line were checked when pytest started; under pytest-xdist the controller decides, below).
+        Remember the gates selected to run: the reports name those that did not."""
+        self.gate_ids += _gate_ids(session.items)
         if not hasattr(self.config, "workerinput"):
             self.refuse_outputs_that_are_inputs(self.config.stash[_COLLECTED_SPECS])
 
@@ -684,7 +722,7 @@ class SessionOutputs:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
         if hasattr(config, "workerinput"):
-            config.workeroutput[DESELECTED_OUTPUT] = self.deselected
+            config.workeroutput[GATES_OUTPUT] = self.gate_ids
             return
         if self.refused is not None:
             return  # nothing is written where an input would be destroyed
@@ -702,7 +740,7 @@ class SessionOutputs:
             self.output_error = str(error)
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
-        if not (self.payloads or self.team_tests or self.errors or self.deselected):
+        if not (self.payloads or self.team_tests or self.errors or self.gate_ids):
             self.write_empty_reports(session)
             return
         from pytest_bvtest.report import outputs
@@ -713,7 +751,7 @@ class SessionOutputs:
             self.team_tests.values(),
             run_context(config.rootpath),
             errors=self.errors,
-            deselected=self.deselected,
+            gates=self.gate_ids,
         )
         try:
             outputs.write_session_outputs(
@@ -741,7 +779,7 @@ class SessionOutputs:
         from pytest_bvtest.report import outputs
         from pytest_bvtest.report.history import run_context
 
-        document = outputs.assemble([], [], run_context(config.rootpath), errors=[], deselected=[])
+        document = outputs.assemble([], [], run_context(config.rootpath), errors=[])
         try:
             outputs.write_session_outputs(
                 document, json_path=files["json"], markdown_path=files["markdown"], html_path=files["html"]

@@ -31,6 +31,7 @@ from pytest_bvtest.report.wording import (
     power_cell,
     power_legend,
     power_lines,
+    run_spread_lines,
     summary_counts,
     system_rows,
     together_lines,
@@ -325,6 +326,7 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
         ]
     lines += ["", prose(tradeoff_text(evaluation))]
     lines += [line for text in analysis_lines(evaluation) for line in ("", prose(text))]
+    lines += [line for text in run_spread_lines(shown) for line in ("", prose(text))]
     notes = topic_notes(shown)
     if notes:
         lines += [""] + [f"- {prose(note)}" for note in notes]

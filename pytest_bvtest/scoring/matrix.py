@@ -9,11 +9,14 @@ topics absent from the qrels are ignored and reported. Tables must cover the uni
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
-from collections.abc import Mapping, Sequence
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,13 +25,20 @@ import numpy as np
 from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runbytes import NotInChunks
-from pytest_bvtest.io.runs import CHUNK_LINES, Run, RunColumns, read_run_column_chunks, read_run_columns
+from pytest_bvtest.io.runs import (
+    CHUNK_LINES,
+    Run,
+    RunColumns,
+    read_run_column_chunks,
+    read_run_columns,
+    same_rankings,
+)
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
 from pytest_bvtest.scoring.cache import CachedScores, ScoreCache
 from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.measures import Measure, TableMeasure
-from pytest_bvtest.spec.model import RunFile, ScoreTableFile, Source
+from pytest_bvtest.spec.model import RepeatedRuns, RunFile, ScoreTableFile, SingleSource, Source
 
 if TYPE_CHECKING:
     from pytest_bvtest.stats.simulation import RetrievedList
@@ -40,7 +50,9 @@ class ScoreMatrix:
 
     ``imputed[i, j]`` is true where the value came from the missing-topic rule (the run had no
     ranking for the topic and scores 0). ``ignored_topics[name]`` lists the run's topics that are not
-    in the qrels universe.
+    in the qrels universe. ``runs[name]`` holds the per-topic scores ``(k, n)`` of each of the ``k`` runs of a
+    system given as several (docs/mathematics.md §7, run-to-run noise), in the order given; its row in
+    ``scores`` is their mean, and a topic one of them missed is imputed.
     """
 
     measure: str
@@ -49,6 +61,7 @@ class ScoreMatrix:
     scores: np.ndarray
     imputed: np.ndarray
     ignored_topics: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    runs: Mapping[str, np.ndarray] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         shape = (len(self.systems), len(self.topics))
@@ -66,6 +79,11 @@ class ScoreMatrix:
     def row(self, system: str) -> np.ndarray:
         return self.scores[self.index(system)]
 
+    def run_scores(self, system: str) -> np.ndarray:
+        """The per-topic scores ``(k, n)`` of each run of ``system``: its ``k`` repeated runs, or its one row."""
+        repeated = self.runs.get(system)
+        return repeated if repeated is not None else self.row(system)[np.newaxis]
+
     def missing_topics(self, system: str) -> tuple[str, ...]:
         """Topics of the universe the system's run did not rank (scored 0)."""
         return tuple(self.topics[j] for j in np.flatnonzero(self.imputed[self.index(system)]))
@@ -81,7 +99,11 @@ def _per_topic_from_run(
 
 
 def _require_shared_topic(name: str, path: Path | None, run_topics: Sequence[str], qrels: Qrels) -> None:
-    if not set(qrels.evaluated_topics()).intersection(run_topics):
+    """Refuse a run whose topic ids are the qrels' written another way, or that shares no topic with the qrels."""
+    universe = set(qrels.evaluated_topics())
+    ignored = [topic for topic in run_topics if topic not in universe]
+    _refuse_topics_in_another_form(ignored, qrels.judgments, run_topics, path if path is not None else name, "run")
+    if not universe.intersection(run_topics):
         raise InputError(
             f"run {excerpt(name)} shares no topic with the qrels",
             path=path if path is not None else name,
@@ -97,22 +119,28 @@ def _cached(
     return {measure: CachedScores(name, per_topic, ignored) for measure, per_topic in values.items()}
 
 
-def _per_topic_from_run_file(source: RunFile, qrels: Qrels, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
-    """Read and evaluate one run file (in a worker process when evaluating in parallel).
+def _per_topic_from_run_file(
+    source: RunFile, qrels: Qrels, measures: Sequence[Measure], digest: bool
+) -> tuple[dict[Measure, CachedScores], str | None]:
+    """Read and evaluate one run file (in a worker process when evaluating in parallel); with ``digest``, also the
+    SHA-256 of the bytes read, the key its scores are cached under (a file replaced since it was looked up in
+    the cache is cached as what was read).
 
     A regular run grouped by topic (as every tool writes them) is read and evaluated a chunk of topics at a
     time, so memory is bounded by the chunk, not the file; any other run is read whole (with the same values).
     """
     try:
-        return _per_topic_from_run_chunks(source, qrels, measures)
+        return _per_topic_from_run_chunks(source, qrels, measures, digest)
     except NotInChunks:
-        return _per_topic_from_run(read_run_columns(source.path, tag=source.tag), qrels, measures)
+        run = read_run_columns(source.path, tag=source.tag, digest=digest)
+        return _per_topic_from_run(run, qrels, measures), run.sha256
 
 
 def _per_topic_from_run_chunks(
-    source: RunFile, qrels: Qrels, measures: Sequence[Measure], lines: int = CHUNK_LINES
-) -> dict[Measure, CachedScores]:
-    """Evaluate a run file a chunk of whole topics at a time (:func:`~pytest_bvtest.io.runs.read_run_column_chunks`).
+    source: RunFile, qrels: Qrels, measures: Sequence[Measure], digest: bool = False, lines: int = CHUNK_LINES
+) -> tuple[dict[Measure, CachedScores], str | None]:
+    """Evaluate a run file a chunk of whole topics at a time (:func:`~pytest_bvtest.io.runs.read_run_column_chunks`),
+    with the SHA-256 of the bytes read when ``digest``.
 
     Raises :class:`~pytest_bvtest.io.runbytes.NotInChunks` when the file must be read whole.
     """
@@ -120,7 +148,8 @@ def _per_topic_from_run_chunks(
     run_topics: list[str] = []
     gathered: dict[Measure, dict[str, float]] = {measure: {} for measure in measures}
     name = str(source.path)
-    for chunk in read_run_column_chunks(source.path, tag=source.tag, lines=lines):
+    hasher = hashlib.sha256() if digest else None
+    for chunk in read_run_column_chunks(source.path, tag=source.tag, lines=lines, hasher=hasher):
         name = chunk.name
         run_topics.extend(chunk.topics)
         if universe.intersection(chunk.topics):
@@ -130,7 +159,28 @@ def _per_topic_from_run_chunks(
     # in the qrels' topic order, as evaluate_run gives them
     order = [topic for topic in qrels.evaluated_topics() if topic in gathered[measures[0]]] if measures else []
     values = {measure: {topic: per_topic[topic] for topic in order} for measure, per_topic in gathered.items()}
-    return _cached(name, run_topics, values, qrels)
+    return _cached(name, run_topics, values, qrels), None if hasher is None else hasher.hexdigest()
+
+
+#: How often a worker process looks whether its parent is still there.
+_PARENT_POLL_SECONDS = 0.5
+
+
+def _exit_with_parent() -> None:
+    """Run in each worker process as it starts: the worker exits when its parent does.
+
+    A parent killed with SIGKILL (a CI job cancelled, ``kill -9``) cannot shut its pool down, and its idle
+    workers would wait on the pool's queue for good, each holding its memory: a thread watches for the
+    parent to change (the worker reparented to init or a subreaper) and ends the process.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="bvtest-exit-with-parent", daemon=True).start()
 
 
 @dataclass(frozen=True)
@@ -140,6 +190,8 @@ class _EvaluatedSystem:
     ignored_topics: tuple[str, ...]
     origin: str
     from_table: bool
+    #: The system's other runs when it is given as several (:class:`~pytest_bvtest.spec.model.RepeatedRuns`).
+    repeats: tuple[_EvaluatedSystem, ...] = ()
 
 
 class MatrixBuilder:
@@ -153,11 +205,13 @@ class MatrixBuilder:
     def __init__(
         self, qrels: Qrels | None, cache: ScoreCache | None = None, *, qrels_digest: str | None = None, jobs: int = 1
     ) -> None:
-        """``qrels_digest`` identifies in-memory qrels for the cache (file qrels are hashed from their file)."""
+        """``qrels_digest`` identifies in-memory qrels for the cache; qrels read from a file are identified by the
+        digest of the bytes read (hashing the path afterwards would file their scores under a file that may have
+        been replaced meanwhile)."""
         self.qrels = qrels
         self.cache = cache or ScoreCache(None)
         if qrels_digest is None and qrels is not None and qrels.path is not None:
-            qrels_digest = self.cache.file_digest(qrels.path)
+            qrels_digest = qrels.sha256 or self.cache.file_digest(qrels.path)
         self._qrels_digest = qrels_digest
         self._tables: dict[tuple[Path, str], ScoreTable] = {}
         self.jobs = jobs
@@ -175,58 +229,62 @@ class MatrixBuilder:
             raise InputError(f"{what} needs relevance judgments", hint="name a qrels file (spec key `qrels`)")
         return self.qrels
 
-    def _cached_run_file_scores(
-        self, source: RunFile, measures: Sequence[Measure]
-    ) -> tuple[dict[Measure, str], dict[Measure, CachedScores]]:
-        """The cache keys of a run file's measures and the entries found under them."""
-        keys: dict[Measure, str] = {}
+    @property
+    def _caching(self) -> bool:
+        return self.cache.enabled and self._qrels_digest is not None
+
+    def _cached_run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
+        """The cache entries of a run file's measures, found under the file's digest."""
         found: dict[Measure, CachedScores] = {}
-        if self.cache.enabled and self._qrels_digest is not None:
+        if self._caching:
             run_digest = self.cache.file_digest(source.path)
             for measure in measures:
-                keys[measure] = ScoreCache.key(run_digest, self._qrels_digest, str(measure), source.tag)
-                entry = self.cache.get(keys[measure])
+                entry = self.cache.get(ScoreCache.key(run_digest, self._qrels_digest, str(measure), source.tag))
                 if entry is not None:
                     found[measure] = entry
-        return keys, found
+        return found
+
+    def _store(self, source: RunFile, fresh: Mapping[Measure, CachedScores], read_digest: str | None) -> None:
+        """Cache a run file's fresh scores under the digest of the bytes they were computed from."""
+        if read_digest is None:
+            return
+        for measure, entry in fresh.items():
+            self.cache.put(ScoreCache.key(read_digest, self._qrels_digest, str(measure), source.tag), entry)
 
     def _run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
         if source in self._evaluated_run_files:
             return self._evaluated_run_files.pop(source)
         qrels = self._require_qrels(f"run file {source.path}")
-        keys, found = self._cached_run_file_scores(source, measures)
+        found = self._cached_run_file_scores(source, measures)
         missing = [measure for measure in measures if measure not in found]
         if missing:
-            fresh = _per_topic_from_run_file(source, qrels, missing)
-            for measure, entry in fresh.items():
-                if measure in keys:
-                    self.cache.put(keys[measure], entry)
+            fresh, read_digest = _per_topic_from_run_file(source, qrels, missing, self._caching)
+            self._store(source, fresh, read_digest)
             found.update(fresh)
         return found
 
     def _evaluate_run_files_in_parallel(self, sources: Sequence[Source], measures: Sequence[Measure]) -> None:
         """Evaluate the run files that miss the cache in ``jobs`` processes; keep their scores for :meth:`build`."""
         pending = []
-        for source in dict.fromkeys(source for source in sources if isinstance(source, RunFile)):
-            keys, found = self._cached_run_file_scores(source, measures)
+        for source in dict.fromkeys(run for given in sources for run in _runs_of(given) if isinstance(run, RunFile)):
+            found = self._cached_run_file_scores(source, measures)
             missing = [measure for measure in measures if measure not in found]
             if missing:
-                pending.append((source, keys, found, missing))
+                pending.append((source, found, missing))
         if len(pending) < 2:
             return
         qrels = self._require_qrels(f"run file {pending[0][0].path}")
-        with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending))) as pool:
+        with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending)), initializer=_exit_with_parent) as pool:
             futures = [
-                pool.submit(_per_topic_from_run_file, source, qrels, missing) for source, _, _, missing in pending
+                pool.submit(_per_topic_from_run_file, source, qrels, missing, self._caching)
+                for source, _, missing in pending
             ]
-            for (source, keys, found, _), future in zip(pending, futures):
-                fresh = future.result()
-                for measure, entry in fresh.items():
-                    if measure in keys:
-                        self.cache.put(keys[measure], entry)
+            for (source, found, _), future in zip(pending, futures):
+                fresh, read_digest = future.result()
+                self._store(source, fresh, read_digest)
                 self._evaluated_run_files[source] = {**found, **fresh}
 
-    def _evaluate(self, source: Source, measures: Sequence[Measure]) -> dict[Measure, list[_EvaluatedSystem]]:
+    def _evaluate(self, source: SingleSource, measures: Sequence[Measure]) -> dict[Measure, list[_EvaluatedSystem]]:
         labels = [str(measure) for measure in measures if isinstance(measure, TableMeasure)]
         if labels and not isinstance(source, ScoreTableFile):
             where = source.path if isinstance(source, RunFile) else source.name
@@ -280,20 +338,28 @@ class MatrixBuilder:
         return evaluated
 
     def build(self, measures: Sequence[Measure], sources: Sequence[Source]) -> dict[Measure, ScoreMatrix]:
-        """One matrix per measure over the same systems, in the order the sources give them."""
-        if self.qrels is not None and any(isinstance(source, RunFile | Run) for source in sources):
+        """One matrix per measure over the same systems, in the order the sources give them; a system given as
+        several runs is one row, the mean of its runs (each run evaluated and cached on its own)."""
+        if self.qrels is not None and any(isinstance(run, RunFile | Run) for s in sources for run in _runs_of(s)):
             check_relevance_levels(self.qrels, measures)
         if self.jobs > 1:
             self._evaluate_run_files_in_parallel(sources, measures)
         systems: dict[Measure, list[_EvaluatedSystem]] = {measure: [] for measure in measures}
         if self.progress is not None:
-            self.progress.runs_total += len(sources)
+            self.progress.runs_total += sum(len(_runs_of(source)) for source in sources)
         for source in sources:
-            for measure, evaluated in self._evaluate(source, measures).items():
-                systems[measure].extend(evaluated)
-            if self.progress is not None:
-                self.progress.runs_done += 1
-                self.progress.cache_hits = self.cache.hits
+            by_run = []
+            for run in _runs_of(source):
+                by_run.append(self._evaluate(run, measures))
+                if self.progress is not None:
+                    self.progress.runs_done += 1
+                    self.progress.cache_hits = self.cache.hits
+            for measure in measures:
+                first, *others = (evaluated[measure] for evaluated in by_run)
+                if others:  # each run of repeated runs is one system of the same name
+                    systems[measure].append(replace(first[0], repeats=tuple(other[0] for other in others)))
+                else:
+                    systems[measure].extend(first)
         return {measure: self._assemble(measure, systems[measure]) for measure in measures}
 
     def _universe(self, systems: Sequence[_EvaluatedSystem]) -> tuple[str, ...]:
@@ -314,21 +380,86 @@ class MatrixBuilder:
             )
         scores = np.zeros((len(systems), len(topics)))
         imputed = np.zeros((len(systems), len(topics)), dtype=bool)
+        runs = {}
+        ignored = {}
         for i, system in enumerate(systems):
-            if system.from_table:
-                _check_table_topics(system, topics)
-            imputed[i] = ~np.fromiter(map(system.per_topic.__contains__, topics), dtype=bool, count=len(topics))
-            scores[i] = np.fromiter(
-                map(system.per_topic.get, topics, itertools.repeat(0.0)), dtype=float, count=len(topics)
-            )
-        ignored = {system.name: system.ignored_topics for system in systems if system.ignored_topics}
-        return ScoreMatrix(str(measure), tuple(names), topics, scores, imputed, ignored)
+            each_run = (system, *system.repeats)
+            rows = np.zeros((len(each_run), len(topics)))
+            for k, run in enumerate(each_run):
+                if run.from_table:
+                    _check_table_topics(run, topics)
+                imputed[i] |= ~np.fromiter(map(run.per_topic.__contains__, topics), dtype=bool, count=len(topics))
+                rows[k] = np.fromiter(
+                    map(run.per_topic.get, topics, itertools.repeat(0.0)), dtype=float, count=len(topics)
+                )
+            scores[i] = rows.mean(axis=0) if system.repeats else rows[0]
+            if system.repeats:
+                rows.flags.writeable = False
+                runs[system.name] = rows
+            left_out = tuple(dict.fromkeys(topic for run in each_run for topic in run.ignored_topics))
+            if left_out:
+                ignored[system.name] = left_out
+        return ScoreMatrix(str(measure), tuple(names), topics, scores, imputed, ignored, runs)
+
+
+def _runs_of(source: Source) -> tuple[SingleSource, ...]:
+    """The runs a source gives its system: the repeated runs of one, else the source itself."""
+    return source.runs if isinstance(source, RepeatedRuns) else (source,)
+
+
+def _topic_form(topic: str) -> str:
+    """A topic id without what trec_eval treats as different but a person does not: surrounding blanks, case
+    and leading zeros (CACM's qrels write ``01`` where a run writes ``1``)."""
+    return topic.strip().lower().lstrip("0") or "0"
+
+
+def _refuse_topics_in_another_form(
+    named: Sequence[str], judged: Iterable[str], ranked: Iterable[str], where: object, what: str
+) -> None:
+    """Refuse ``named`` topics (of a run or table, absent from the qrels) that are judged topics written another
+    way, which the system does not also name as the qrels write them: trec_eval would ignore them and score the
+    judged topic 0, so every system would miss it and the gate would pass on the rest."""
+    forms = {_topic_form(topic): topic for topic in judged}
+    present = set(ranked)
+    pairs = [
+        (topic, forms[_topic_form(topic)])
+        for topic in named
+        if _topic_form(topic) in forms and forms[_topic_form(topic)] not in present
+    ]
+    if pairs:
+        shown = short_list([f"{excerpt(own)} is {excerpt(judged_as)}" for own, judged_as in pairs])
+        raise InputError(
+            f"{len(pairs)} topic id{'' if len(pairs) == 1 else 's'} of the {what} match the qrels' only after "
+            f"removing leading zeros, case or blanks ({what} id is qrels id): {shown}",
+            path=where,
+            hint=f"write the {what}'s topic ids exactly as the qrels write them; trec_eval compares them as text",
+        )
+
+
+def run_files_ranking_alike(named: Mapping[str, Source], matrices: Sequence[ScoreMatrix]) -> tuple[str, str] | None:
+    """The first two names of ``named`` (in its order) whose run files rank the same documents in the same order
+    on every topic (:func:`~pytest_bvtest.io.runs.same_rankings`), ``None`` when no two do.
+
+    Only runs whose scores agree on every topic of every matrix are read again to compare their rankings, so a
+    spec without such twins reads nothing. Two copies of one system under two names (TREC-COVID's
+    ``orig_fusion_OHSU`` and ``total_fusion_OHSU``) would count twice in ZRisk, GeoRisk, GAWM and the Holm
+    correction.
+    """
+    runs = [(name, source) for name, source in named.items() if isinstance(source, RunFile)]
+    for (first, first_source), (second, second_source) in itertools.combinations(runs, 2):
+        if all(np.array_equal(matrix.row(first), matrix.row(second)) for matrix in matrices) and same_rankings(
+            read_run_columns(first_source.path, tag=first_source.tag),
+            read_run_columns(second_source.path, tag=second_source.tag),
+        ):
+            return first, second
+    return None
 
 
 def _check_table_topics(system: _EvaluatedSystem, topics: Sequence[str]) -> None:
     expected = set(topics)
     missing = [topic for topic in topics if topic not in system.per_topic]
     extra = [topic for topic in system.per_topic if topic not in expected]
+    _refuse_topics_in_another_form(extra, missing, system.per_topic, system.origin, "table")
     if missing or extra:
         parts = []
         if missing:

@@ -17,10 +17,9 @@ the candidate's own value, or candidate minus reference. **Power at delta** is t
 seeded draws it fails; the **MDE** the smallest delta with power at least :data:`TARGET_POWER`, found by
 bisection on the same draws (power then moves with delta alone), to about 0.3% of itself.
 
-Draws: with ``rng = numpy.random.default_rng([seed, 1])`` and ``keys = rng.random((draws, 2, n))``, draw
+Draws: with ``keys = numpy.random.default_rng([seed, 20]).random((draws, 2, n))`` (:data:`DRAWS_STREAM`), draw
 ``b`` swaps topic ``j`` when ``keys[b, 0, j] < 0.5`` and, under :data:`FEW`, harms the ``k`` topics with the
-smallest ``keys[b, 1]`` (:func:`harmed_topics`), so a naive loop reproduces every draw; the stream is not the
-null's (``default_rng(seed)``), so the draws that measure power are not those that set the limit.
+smallest ``keys[b, 1]`` (:func:`harmed_topics`), so a naive loop reproduces every draw.
 
 Evaluation: a draw puts every topic in one of four states (swapped or not, harmed or not). Every
 statistic's sufficient matrix (:attr:`~pytest_bvtest.stats.registry.Statistic.sufficient_matrix`) reads
@@ -74,6 +73,12 @@ FEW_SHARE = 0.10
 TARGET_POWER = 0.8
 #: From this many topics a sum-form statistic's draws are drawn from the Gaussian of their sums.
 GAUSSIAN_TOPICS = 1000
+
+#: The random streams of power, ``default_rng([seed, STREAM])``: apart from the null's swaps (``default_rng(seed)``)
+#: and its run-to-run noise (``[seed, 1]``), so that the draws that measure power are not those that set the limit.
+DRAWS_STREAM = 20
+GAUSSIAN_STREAM = 21
+RESAMPLED_STREAM = 22
 
 #: The two scales a limit may be on.
 OWN = "own"
@@ -307,7 +312,7 @@ class PowerProblem:
             assert terms is not None
             per_topic, centre = terms
             mean, covariance = _sum_moments(per_topic, harmed)
-            rng = np.random.default_rng([self.seed, 2])
+            rng = np.random.default_rng([self.seed, GAUSSIAN_STREAM])
             sums = mean + rng.standard_normal((self.draws, mean.size)) @ _root(covariance).T
             result = self._split(self._form.finish(sums, centre, self.topics, self.settings))
         else:
@@ -491,7 +496,7 @@ class PowerProblem:
     def _resampled(self, drop: float, harmed: int, topics: int, draws: int) -> Values:
         """Draws of ``topics`` resampled topics, each swapped with probability 1/2 and ``harmed`` of them harmed."""
         states = self._unharmed if drop == 0.0 else self._state_matrices(drop)
-        rng = np.random.default_rng([self.seed, 3, topics])
+        rng = np.random.default_rng([self.seed, RESAMPLED_STREAM, topics])
         made = (
             None
             if self._form is None
@@ -525,7 +530,7 @@ class PowerProblem:
 def _draw_states(topics: int, draws: int, seed: int, harmed: int) -> tuple[np.ndarray, np.ndarray]:
     """Which topics each draw swaps and harms, ``(draws, topics)`` booleans (module docstring), read-only; shared
     by every gate with the same topics, draws, seed and harm (the gates of one evaluation)."""
-    rng = np.random.default_rng([seed, 1])
+    rng = np.random.default_rng([seed, DRAWS_STREAM])
     swapped = np.empty((draws, topics), dtype=bool)
     hurt = np.full((draws, topics), harmed >= topics)
     block = max(1, _BLOCK_CELLS // (2 * topics))
