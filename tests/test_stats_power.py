@@ -205,7 +205,8 @@ def test_the_closed_form_is_the_mean_of_the_draws_under_both_models() -> None:
 @pytest.mark.parametrize(("statistic", "model"), [("trisk", UNIFORM), ("bias2_plus_var", UNIFORM)])
 def test_power_at_the_reported_mde_is_eighty_percent_by_direct_simulation(statistic: str, model: str) -> None:
     """§9 done-when: for another statistic than the mean, the power at the reported MDE, measured by a direct
-    simulation of 1,000 fresh draws (a naive loop over whole matrices, another seed), is 0.8 +- 0.04. TRisk on
+    simulation of 4,000 fresh draws (a naive loop over whole matrices, another seed), is 0.8 +- 0.04. (The MDE of
+    1,000 draws is itself a Monte-Carlo estimate: the true power at it spreads about +-0.02 over seeds.) TRisk on
     DL-HARD (BM25+RM3 against BM25, nDCG@10, alpha 5); Bias²+Var on a Robust04 pair with a third run raising the
     target."""
     if statistic == "trisk":
@@ -216,7 +217,7 @@ def test_power_at_the_reported_mde_is_eighty_percent_by_direct_simulation(statis
     crossing = calibrated(scores, statistic, 0, 1)
     found = PowerProblem(scores, statistic, 0, 1, draws=1000, seed=0).detectable(model, [crossing])
     assert found.drop is not None
-    own, difference = naive_values(scores, statistic, 0, 1, found.drop, model, 1000, seed=99)
+    own, difference = naive_values(scores, statistic, 0, 1, found.drop, model, 4000, seed=99)
     direct = power.failed(own, difference, [crossing]).mean()
     assert abs(direct - 0.8) <= 0.04, (found.drop, direct)
 
