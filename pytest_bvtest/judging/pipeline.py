@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from pytest_bvtest import CANDIDATE_NAME
-from pytest_bvtest.errors import InputError, StatisticError
+from pytest_bvtest.errors import InputError, StatisticError, short_list
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
-from pytest_bvtest.io.topicfiles import read_topic_texts
+from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
 from pytest_bvtest.judging.comparisons import Comparison, compare_with_baselines
 from pytest_bvtest.judging.decision import Verdict, decide
 from pytest_bvtest.judging.evaluation import (
@@ -119,7 +119,9 @@ def evaluate_spec(
     if progress is not None:
         progress.stage = "computing statistics and gates"
     settings = replace(spec.analysis, topic_weights=weights)
-    texts = read_topic_texts(spec.topics) if spec.topics is not None else {}
+    topic_file = read_topic_file(spec.topics) if spec.topics is not None else None
+    texts = topic_file.texts if topic_file is not None else {}
+    segments = _segments(spec, topic_file, ordered_topics(matrices))
     candidate_name = spec.candidate_name
     ordered = [matrices[measure] for measure in spec.measures]
     simulations: dict[str, SimulationResult] = {}
@@ -133,7 +135,7 @@ def evaluate_spec(
         else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed)
     )
     evaluated = [
-        _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations)
+        _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations, segments)
         for matrix, compared in zip(ordered, comparisons)
     ]
     verdicts = judge_gates(
@@ -173,6 +175,7 @@ def _evaluate_measure(
     texts: Mapping[str, str],
     comparisons: tuple[Comparison, ...],
     simulations: Mapping[str, SimulationResult],
+    segments: Mapping[str, str],
 ) -> tuple[MeasureEvaluation, list[GateInputs]]:
     """One measure's statistics of every system, its guards, and the inputs of its gates (not yet decided)."""
     if spec.analysis.target_system is not None:  # SIGIR 2013 Sec. 2.5: a named system's scores are the target
@@ -224,7 +227,7 @@ def _evaluate_measure(
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gated = simulation_matrix(matrix, simulations, gate.statistic)
-                gates.append(gate_inputs(spec, gate, gated, settings, candidate, values, variations, texts))
+                gates.append(gate_inputs(spec, gate, gated, settings, candidate, values, variations, texts, segments))
     method = MVE_INTER_TOPIC if variations is None else variations.method
     gate_references = tuple(inputs.reference for inputs in gates if inputs.reference is not None)
     guards = measure_guards(
@@ -249,6 +252,27 @@ def _evaluate_measure(
         guards=guards,
     )
     return evaluated, gates
+
+
+def ordered_topics(matrices: Mapping[object, ScoreMatrix]) -> tuple[str, ...]:
+    """The evaluated topics (every measure's matrix has the same)."""
+    return next(iter(matrices.values())).topics
+
+
+def _segments(spec: Spec, topic_file: TopicFile | None, topics: tuple[str, ...]) -> dict[str, str]:
+    """Each topic's segment, from the topic file; with a gate per segment every evaluated topic needs one (a topic
+    left out of every segment would be judged by no segment's gate without a word)."""
+    segments = dict(topic_file.segments) if topic_file is not None else {}
+    if any(gate.segment is not None for gate in spec.gates):
+        assert topic_file is not None and spec.topics is not None  # the reader requires a segment column
+        missing = [topic for topic in topics if topic not in segments]
+        if missing:
+            raise InputError(
+                f"no segment for {len(missing)} evaluated topic(s): {short_list(missing)}",
+                path=spec.topics,
+                hint="give every evaluated topic a segment (a line `topic<TAB>segment` under the header)",
+            )
+    return segments
 
 
 def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray | None]) -> Rankings:

@@ -17,7 +17,7 @@ import numpy as np
 
 from pytest_bvtest.errors import InputError, StatisticError, short_list
 from pytest_bvtest.io.qrels import Qrels
-from pytest_bvtest.io.topicfiles import Variation, read_topic_weights, read_variations
+from pytest_bvtest.io.topicfiles import Variation, read_topic_file, read_topic_weights, read_variations
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
 from pytest_bvtest.scoring.progress import EvaluationProgress
@@ -284,11 +284,14 @@ def _general_form_users(spec: Spec, layout: VariationLayout) -> np.ndarray | Non
 
 
 def topic_weights(spec: Spec, topics: Sequence[str]) -> np.ndarray | None:
-    """The MVE topic weights aligned with ``topics``; every evaluated topic must have one."""
-    path = spec.analysis.mve.weights
+    """The topic weights aligned with ``topics``: the topic file's weight column (its traffic), else
+    ``analysis.mve.weights`` (the reader refuses both); read by MVE and the weighted mean. Every evaluated topic
+    must have one."""
+    from_topic_file = read_topic_file(spec.topics).weights if spec.topics is not None else {}
+    path = spec.topics if from_topic_file else spec.analysis.mve.weights
     if path is None:
         return None
-    by_topic = read_topic_weights(path)
+    by_topic = from_topic_file or read_topic_weights(path)
     missing = [topic for topic in topics if topic not in by_topic]
     if missing:
         raise InputError(

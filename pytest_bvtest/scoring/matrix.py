@@ -79,6 +79,19 @@ class ScoreMatrix:
     def row(self, system: str) -> np.ndarray:
         return self.scores[self.index(system)]
 
+    def restricted(self, columns: Sequence[int]) -> ScoreMatrix:
+        """The same systems on the topics at ``columns`` only (a segment's), in that order."""
+        kept = np.asarray(columns, dtype=np.intp)
+        return ScoreMatrix(
+            self.measure,
+            self.systems,
+            tuple(self.topics[j] for j in kept),
+            self.scores[:, kept],
+            self.imputed[:, kept],
+            self.ignored_topics,
+            {name: runs[:, kept] for name, runs in self.runs.items()},
+        )
+
     def run_scores(self, system: str) -> np.ndarray:
         """The per-topic scores ``(k, n)`` of each run of ``system``: its ``k`` repeated runs, or its one row."""
         repeated = self.runs.get(system)
