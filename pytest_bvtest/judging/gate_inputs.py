@@ -85,6 +85,7 @@ class GateInputs:
     the topics are blamed against (the gate's reference, else the spec's), for the reports' delta. ``power`` holds
     the draws of a regression (docs/mathematics.md §9), measured once the limit is known; ``power_skipped`` says
     why there are none; ``aim_scale`` is the reference's mean score, of which a ``detect: N%`` aim is a share.
+    ``converged`` is False for a value found by iteration whose fixed point was not reached (GAWM).
     """
 
     gate: GateSpec
@@ -104,6 +105,7 @@ class GateInputs:
     aim_scale: float = 1.0
     #: The topics the gate judged: every evaluated topic, or its segment's.
     topics: tuple[str, ...] = ()
+    converged: bool = True
 
     @property
     def statistic(self) -> str:
@@ -143,8 +145,10 @@ def gate_inputs(
     variations: VariationMVE | None,
     texts: Mapping[str, str],
     segments: Mapping[str, str] | None = None,
+    converged: bool = True,
 ) -> GateInputs:
-    """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference.
+    """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference,
+    ``converged`` whether the statistic's fixed point was reached (GAWM).
 
     A gate on a segment (``segments``: each topic's, from the topic file) is a gate on the sub-matrix of the
     segment's topics, except for its null: each swap is drawn over every topic of ``matrix``, so the nulls of all
@@ -195,6 +199,7 @@ def gate_inputs(
         power=power,
         power_skipped=skipped,
         aim_scale=float(matrix.scores[reference].mean()) if reference is not None else 1.0,
+        converged=converged,
         topics=matrix.topics,
     )
 
