@@ -28,6 +28,9 @@ from pytest_bvtest.report.wording import (
     gate_warnings,
     guard_warnings,
     judged_nothing,
+    power_cell,
+    power_legend,
+    power_lines,
     run_spread_lines,
     summary_counts,
     system_rows,
@@ -112,7 +115,7 @@ def short_id(gate: Mapping[str, Any]) -> str:
     return gate["id"].split("::", 1)[-1]
 
 
-def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
+def _gate_row(gate: Mapping[str, Any], with_power: bool) -> tuple[str, ...]:
     reference = "-"
     if gate["reference"]:
         # An absolute bound on a statistic measured against a reference (TRisk >= -2) has no reference value.
@@ -130,6 +133,7 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
         cell(limit_text(gate)),
         "-" if gate.get("calibration") is None else cell(false_alarm_text(gate["calibration"])),
         cell(interval_text(gate)),
+        *((cell(power_cell(gate)),) if with_power else ()),
     )
 
 
@@ -163,7 +167,10 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         "false alarm",
         "bootstrap interval",
     )
-    lines += _table(header, [_gate_row(gate) for gate in gates], {2, 3, 4, 6})
+    legend = power_legend({"evaluations": evaluations})
+    header += ("MDE (all / 10%)",) * (legend is not None)
+    lines += _table(header, [_gate_row(gate, legend is not None) for gate in gates], {2, 3, 4, 6, 8})
+    lines += ["", prose(legend)] if legend else []
     for evaluation in evaluations:  # the measure's guards are listed once, under the headline
         for gate in evaluation["gates"]:
             for message in gate_warnings(evaluation, gate):
@@ -359,7 +366,7 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     warned = warnings or summary["warnings"] or summary.get("not_run") or judged_nothing(document)
     verdict = "❌" if not document["passed"] else "⚠️" if warned else "✅"
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
-    lines += [line for text in together_lines(document) for line in (prose(text), "")]
+    lines += [line for text in together_lines(document) + power_lines(document) for line in (prose(text), "")]
     for evaluation, warning in warnings:
         where = f"{display_path(evaluation['spec'])} · {evaluation['measure']}"
         lines += [f"> ⚠️ **Warning** ({prose(where)}): {prose(warning)}", ""]
