@@ -45,7 +45,10 @@ def _number(value: float | None) -> float | str | None:
 
 def _numbers(values: np.ndarray) -> list[float | str | None]:
     """:func:`_number` of every value of a vector, at the speed of one ``tolist``."""
-    return [value if math.isfinite(value) else _number(value) for value in np.asarray(values, dtype=float).tolist()]
+    values = np.asarray(values, dtype=float)
+    if np.isfinite(values).all():  # a per-topic row of 201 systems' at 7,000 topics: no Python loop
+        return values.tolist()
+    return [value if math.isfinite(value) else _number(value) for value in values.tolist()]
 
 
 def _blame_basis(verdict: Verdict) -> str:

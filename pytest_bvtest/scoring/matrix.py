@@ -33,7 +33,7 @@ from pytest_bvtest.io.runs import (
     read_run_columns,
     same_rankings,
 )
-from pytest_bvtest.io.tables import ScoreTable, read_score_table
+from pytest_bvtest.io.tables import ScoreTable, TopicScores, read_score_table
 from pytest_bvtest.scoring.cache import CachedScores, ScoreCache
 from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run
 from pytest_bvtest.scoring.progress import EvaluationProgress
@@ -399,6 +399,12 @@ class MatrixBuilder:
             each_run = (system, *system.repeats)
             rows = np.zeros((len(each_run), len(topics)))
             for k, run in enumerate(each_run):
+                if isinstance(run.per_topic, TopicScores) and run.per_topic.topics == topics:
+                    rows[k] = run.per_topic.array  # a Parquet table's row: every topic, in order
+                    continue
+                if tuple(run.per_topic) == topics:  # every topic, in order (a table's rows usually are)
+                    rows[k] = np.fromiter(run.per_topic.values(), dtype=float, count=len(topics))
+                    continue
                 if run.from_table:
                     _check_table_topics(run, topics)
                 imputed[i] |= ~np.fromiter(map(run.per_topic.__contains__, topics), dtype=bool, count=len(topics))
