@@ -16,6 +16,7 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.judging.comparisons import Comparison
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.guards import Guard
+from pytest_bvtest.judging.judgments import MeasureJudgments
 from pytest_bvtest.judging.variations import MVE_INTER_TOPIC, MeanVarianceDetails
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import ScoreMatrix
@@ -75,6 +76,9 @@ class MeasureEvaluation:
     hits: HITSResult | None = None
     rankings: Rankings | None = None
     guards: tuple[Guard, ...] = ()
+    #: What was judged of every system at the measure's depth (docs/mathematics.md §8); ``None`` where it is not
+    #: known (a system from a per-topic table, query variations, Judged@k itself).
+    judgments: MeasureJudgments | None = None
 
     @property
     def topics(self) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ from pytest_bvtest.judging.evaluation import (
 )
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs
 from pytest_bvtest.judging.guards import Guard, measure_guards
+from pytest_bvtest.judging.judgments import MeasureJudgments, every_measure, judgment_measures, measure_judgments
 from pytest_bvtest.judging.limits import family_levels, gate_limit, joint_false_alarms
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
@@ -48,6 +49,7 @@ from pytest_bvtest.judging.variations import (
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
 from pytest_bvtest.scoring.progress import EvaluationProgress
+from pytest_bvtest.spec.measures import Measure, TableMeasure
 from pytest_bvtest.spec.model import AnalysisSettings, RunFile, ScoreTableFile, Spec
 from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
 from pytest_bvtest.stats.gawm import GAWMResult, hits
@@ -105,13 +107,16 @@ def evaluate_spec(
     cache = ScoreCache(_spec_cache_folder(spec, cache_dir, use_cache, allow_outside))
     qrels = read_qrels(spec.qrels) if spec.qrels is not None else None
     variations = None
+    judged: dict[Measure | TableMeasure, MeasureJudgments] = {}
     if spec.analysis.mve.variations is not None:
         matrices, variations = variation_matrices(spec, qrels, cache, jobs, progress)
         weights = variations.weights
     else:
         builder = MatrixBuilder(qrels, cache, jobs=jobs)
         builder.progress = progress
-        matrices = builder.build(list(spec.measures), spec.sources())
+        derived = judgment_measures(spec, qrels)
+        matrices = builder.build(every_measure(spec.measures, derived), spec.sources())
+        judged = {measure: measure_judgments(measure, derived[measure], matrices) for measure in derived}
         weights = topic_weights(spec, next(iter(matrices.values())).topics)
     if progress is not None:
         progress.stage = "computing statistics and gates"
@@ -130,8 +135,8 @@ def evaluate_spec(
         else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed)
     )
     evaluated = [
-        _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations)
-        for matrix, compared in zip(ordered, comparisons)
+        _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations, judged.get(measure))
+        for measure, matrix, compared in zip(spec.measures, ordered, comparisons)
     ]
     verdicts = judge_gates(
         [gates for _, gates in evaluated],
@@ -152,6 +157,7 @@ def _evaluate_measure(
     texts: Mapping[str, str],
     comparisons: tuple[Comparison, ...],
     simulations: Mapping[str, SimulationResult],
+    judged: MeasureJudgments | None = None,
 ) -> tuple[MeasureEvaluation, list[GateInputs]]:
     """One measure's statistics of every system, its guards, and the inputs of its gates (not yet decided)."""
     if spec.analysis.target_system is not None:  # SIGIR 2013 Sec. 2.5: a named system's scores are the target
@@ -225,6 +231,7 @@ def _evaluate_measure(
         hits=hits(matrix.scores) if spec.analysis.hits else None,
         rankings=None if rankings is None else _rankings(spec, matrix, values),
         guards=guards,
+        judgments=judged,
     )
     return evaluated, gates
 

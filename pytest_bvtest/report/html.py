@@ -47,6 +47,7 @@ from pytest_bvtest.report.wording import (
     format_number,
     gate_warnings,
     guard_warnings,
+    judged_line,
     judged_nothing,
     summary_counts,
     system_rows,
@@ -407,6 +408,14 @@ def _topic_table(evaluation: Mapping[str, Any]) -> list[str]:
     header = ["topic", "query", *(system["name"] for system in systems)]
     if with_delta:
         header.append(f"Δ {by_role['candidate']['name']} − {by_role['reference']['name']}")
+    # the judged share of the candidate's and the reference's top d, unless every top d is judged
+    judgments = evaluation.get("judgments")
+    judged = (
+        [system for system in systems if system["role"] in ("candidate", "reference")]
+        if judgments and not judgments["complete"]
+        else []
+    )
+    header += [f"{judgments['label']} {system['name']}" for system in judged]  # type: ignore[index]
     rows = []
     for j, (topic, text) in enumerate(zip(evaluation["topics"], texts)):
         cells = [f'<td data-sort="{escape(topic)}">{escape(topic)}</td>', f"<td>{escape(text or '')}</td>"]
@@ -414,6 +423,10 @@ def _topic_table(evaluation: Mapping[str, Any]) -> list[str]:
         if with_delta:
             delta = float(by_role["candidate"]["per_topic"][j]) - float(by_role["reference"]["per_topic"][j])
             cells.append(_num_cell(delta, f"{delta:+.4f}"))
+        cells += [
+            _num_cell(system["judged_per_topic"][j], format_number(system["judged_per_topic"][j], 2))
+            for system in judged
+        ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return [
         f"<h3>{escape(evaluation['measure'])} per topic (click a column to sort)</h3>",
@@ -426,6 +439,8 @@ def _evaluation_section(evaluation: Mapping[str, Any]) -> list[str]:
     lines += _difference_figure(evaluation)
     lines += _bias_variance_figures(evaluation)
     lines += _statistics_table(evaluation)
+    judged = judged_line(evaluation)
+    lines += [f"<p>{escape(judged)}</p>"] if judged is not None else []
     lines += [f"<p>{escape(text)}</p>" for text in analysis_lines(evaluation)]
     notes = topic_notes(evaluation)
     if notes:

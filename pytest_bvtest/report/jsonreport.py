@@ -277,6 +277,34 @@ def rankings_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
     }
 
 
+def judgments_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
+    """What was judged at the measure's depth (docs/mathematics.md §8): Judged@d's label, d, the grade g+ of the
+    optimistic corner, whether every system's top d is judged, and whether the measure has corners."""
+    judged = evaluation.judgments
+    if judged is None:
+        return None
+    return {
+        "label": judged.label,
+        "depth": judged.depth,
+        "optimistic_grade": judged.grade,
+        "complete": judged.complete,
+        "corners": judged.optimistic is not None,
+    }
+
+
+def _system_judged(evaluation: MeasureEvaluation, row: int) -> dict[str, Any]:
+    """One system's judged share of its top d: mean over topics, per topic, and its unjudged documents; null for a
+    measure whose judgments are not known (a per-topic table)."""
+    judged = evaluation.judgments
+    if judged is None:
+        return {"judged": None, "judged_per_topic": None, "unjudged": None}
+    return {
+        "judged": _number(judged.shares[row].mean()),
+        "judged_per_topic": _numbers(judged.shares[row]),
+        "unjudged": judged.unjudged_documents(row),
+    }
+
+
 def measure_document(
     spec_path: str,
     evaluation: MeasureEvaluation,
@@ -328,8 +356,9 @@ def measure_document(
                 "missing_topics": list(system.missing_topics),
                 "ignored_topics": list(system.ignored_topics),
                 "missing_queries": list(system.missing_queries),
+                **_system_judged(evaluation, row),
             }
-            for system in evaluation.systems
+            for row, system in enumerate(evaluation.systems)
         ],
         "tradeoff": {
             "pearson": _number(evaluation.tradeoff.pearson),
@@ -360,6 +389,7 @@ def measure_document(
         "gawm": gawm_document(evaluation),
         "hits": hits_document(evaluation),
         "rankings": rankings_document(evaluation),
+        "judgments": judgments_document(evaluation),
         "gates": [],
     }
 

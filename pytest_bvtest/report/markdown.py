@@ -27,6 +27,7 @@ from pytest_bvtest.report.wording import (
     format_number,
     gate_warnings,
     guard_warnings,
+    judged_line,
     judged_nothing,
     summary_counts,
     system_rows,
@@ -167,6 +168,10 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         for gate in evaluation["gates"]:
             for message in gate_warnings(evaluation, gate):
                 lines += ["", f"⚠️ {code(gate['id'])}: {prose(message)}"]
+    for evaluation in evaluations:  # beside the gated measure, unless every top d is judged (then in its details)
+        judgments = evaluation.get("judgments")
+        if evaluation["gates"] and judgments and not judgments["complete"]:
+            lines += ["", f"**{prose(evaluation['measure'])}** · {prose(judged_line(evaluation))}"]
     return lines
 
 
@@ -309,6 +314,9 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
     ]
     lines = ["", f"<details><summary>{prose(evaluation_title(evaluation))}</summary>", ""]
     lines += _table(TABLE_HEADER, rows, set(range(2, len(TABLE_HEADER) - 1)))
+    judged = judged_line(shown)
+    if judged is not None:
+        lines += ["", prose(judged)]
     omitted = len(evaluation["systems"]) - len(rows)
     if omitted:
         lines += [

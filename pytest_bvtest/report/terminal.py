@@ -24,6 +24,7 @@ from pytest_bvtest.report.wording import (
     gate_numbers,
     gate_warnings,
     guard_warnings,
+    judged_line,
     simulation_lines,
     summary_counts,
     system_rows,
@@ -212,6 +213,9 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
         table = _aligned_table([TABLE_HEADER, *system_rows(evaluation)], markers)
         lines.append((table[0], {"bold": True}))
         lines.extend((text, {"bold": True} if role == "candidate" else {}) for text, role in zip(table[1:], roles))
+        judged = judged_line(evaluation)
+        if judged is not None:
+            lines.append((judged, {}))
         lines.append((tradeoff_text(evaluation), {}))
         lines.extend((text, {}) for text in comparison_lines(evaluation))
         lines.extend((text, {}) for text in analysis_lines(evaluation))

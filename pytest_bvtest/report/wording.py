@@ -147,6 +147,26 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
     return notes
 
 
+def judged_line(evaluation: Mapping[str, Any]) -> str | None:
+    """Each system's judged share of its top d (docs/mathematics.md §8), or, when every top d is judged, that
+    alone; ``None`` where it is not known (per-topic tables)."""
+    judgments = evaluation.get("judgments")
+    if not judgments:
+        return None
+    label, depth = judgments["label"], judgments["depth"]
+    if judgments["complete"]:
+        return f"{label}: every system's top {depth} is judged"
+    shares = ", ".join(
+        f"{system['name']} {format_number(system['judged'], 3)}"
+        + (f" ({system['unjudged']:,} unjudged)" if system["unjudged"] else "")
+        for system in evaluation["systems"]
+    )
+    return (
+        f"{label}, the share of each top {depth} the qrels judge (an unjudged document counts as non-relevant): "
+        f"{shares}"
+    )
+
+
 def guard_warnings(evaluation: Mapping[str, Any]) -> list[str]:
     """The guards that warn not to trust this measure's green gates (they are ``OK*``)."""
     return [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "warning"]

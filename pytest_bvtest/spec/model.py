@@ -227,6 +227,21 @@ class GuardSettings:
     stale_reference_gain: float = STALE_REFERENCE_GAIN
 
 
+#: The judging depth d of docs/mathematics.md §8 for a measure without a cut-off (AP, RR, nDCG): how many ranks
+#: of a run its judged share and its optimistic value M+ look at (at a run's full depth AP+ sits at its cap).
+JUDGING_DEPTH = 10
+
+
+@dataclass(frozen=True)
+class JudgmentSettings:
+    """The spec's ``judgments`` section (docs/mathematics.md §8): ``depth`` is the judging depth d of a measure
+    without a cut-off; ``optimistic_grade`` the grade g+ the unjudged documents get at the optimistic corner
+    (``None``: the top grade of the qrels)."""
+
+    depth: int = JUDGING_DEPTH
+    optimistic_grade: int | None = None
+
+
 @dataclass(frozen=True)
 class AnalysisSettings:
     """How an evaluation computes its statistics: the spec's ``analysis`` section, the one settings type.
@@ -307,6 +322,7 @@ class Spec:
     cache: Path | None = None
     topics: Path | None = None
     lines: Mapping[tuple[Any, ...], int] = field(default_factory=dict, repr=False, compare=False)
+    judgments: JudgmentSettings = field(default_factory=JudgmentSettings)
 
     @property
     def folder(self) -> Path:

@@ -28,6 +28,7 @@ from pytest_bvtest.spec.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.spec.model import (
     BOUND_KEYS,
     DEFAULT_RESAMPLES,
+    JUDGING_DEPTH,
     UPPER_BOUNDS,
     AlphaSweepSpec,
     AnalysisSettings,
@@ -38,6 +39,7 @@ from pytest_bvtest.spec.model import (
     GateSpec,
     Grouping,
     GuardSettings,
+    JudgmentSettings,
     MeanVarianceSpec,
     RandomGrouping,
     RankingSpec,
@@ -82,6 +84,7 @@ _TOP_KEYS = (
     "cache",
     "table_format",
     "topics",
+    "judgments",
 )
 _MVE_FORMS = ("auto", "general", "intra-topic")
 _ANALYSIS_KEYS = (
@@ -227,10 +230,36 @@ class _SpecReader:
                 raise self.error(run_keys[0], "run files need relevance judgments", "add `qrels: path/to/qrels`")
         topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
         spec = Spec(
-            self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics, self.lines
+            self.path,
+            measures,
+            baselines,
+            qrels,
+            candidate,
+            reference,
+            analysis,
+            gates,
+            cache_path,
+            topics,
+            self.lines,
+            judgments=self.judgments(top.get("judgments")),
         )
         check_combinations(spec)
         return spec
+
+    def judgments(self, value: Any) -> JudgmentSettings:
+        """The ``judgments`` section (docs/mathematics.md §8): the judging depth and the optimistic grade."""
+        if value is None:
+            return JudgmentSettings()
+        key = ("judgments",)
+        section = self.check_keys(value, key, ("depth", "optimistic_grade"), "judgments")
+        depth = self.number(section.get("depth", JUDGING_DEPTH), (*key, "depth"), minimum=1, integer=True)
+        grade = section.get("optimistic_grade")
+        return JudgmentSettings(
+            depth=int(depth),
+            optimistic_grade=None
+            if grade is None
+            else int(self.number(grade, (*key, "optimistic_grade"), minimum=1, integer=True)),
+        )
 
     def measures(self, value: Any, free_labels: bool = False) -> tuple[Measure | TableMeasure, ...]:
         """The spec's measures; with ``free_labels`` (every system from tables) a name the project cannot
