@@ -50,7 +50,7 @@ from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.measures import Measure, TableMeasure
-from pytest_bvtest.spec.model import AnalysisSettings, RunFile, ScoreTableFile, Spec
+from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, RunFile, ScoreTableFile, Spec
 from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
 from pytest_bvtest.stats.gawm import GAWMResult, hits
 from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
@@ -63,6 +63,7 @@ from pytest_bvtest.stats.registry import (
     SYSTEM_STATISTICS,
     statistic_values,
 )
+from pytest_bvtest.stats.runs import run_spread
 from pytest_bvtest.stats.simulation import SimulationResult
 
 
@@ -107,7 +108,7 @@ def evaluate_spec(
     cache = ScoreCache(_spec_cache_folder(spec, cache_dir, use_cache, allow_outside))
     qrels = read_qrels(spec.qrels) if spec.qrels is not None else None
     variations = None
-    judged: dict[Measure | TableMeasure, MeasureJudgments] = {}
+    judgments: dict[Measure | TableMeasure, MeasureJudgments] = {}
     if spec.analysis.mve.variations is not None:
         matrices, variations = variation_matrices(spec, qrels, cache, jobs, progress)
         weights = variations.weights
@@ -116,7 +117,7 @@ def evaluate_spec(
         builder.progress = progress
         derived = judgment_measures(spec, qrels)
         matrices = builder.build(every_measure(spec.measures, derived), spec.sources())
-        judged = {measure: measure_judgments(measure, derived[measure], matrices) for measure in derived}
+        judgments = {measure: measure_judgments(measure, derived[measure], matrices) for measure in derived}
         weights = topic_weights(spec, next(iter(matrices.values())).topics)
     if progress is not None:
         progress.stage = "computing statistics and gates"
@@ -135,7 +136,7 @@ def evaluate_spec(
         else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed)
     )
     evaluated = [
-        _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations, judged.get(measure))
+        _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations, judgments.get(measure))
         for measure, matrix, compared in zip(spec.measures, ordered, comparisons)
     ]
     verdicts = judge_gates(
@@ -200,6 +201,7 @@ def _evaluate_measure(
                 missing_topics=matrix.missing_topics(name),
                 ignored_topics=tuple(matrix.ignored_topics.get(name, ())),
                 missing_queries=() if variations is None else variations.missing_queries.get(name, ()),
+                runs=run_spread(matrix.runs[name]) if name in matrix.runs else None,
             )
         )
     gates: list[GateInputs] = []
@@ -302,8 +304,18 @@ def replay_baselines(
     return replays
 
 
-#: What can stand in for a spec's candidate: a run file, a source, or an in-memory ``{qid: {docno: score}}``.
-CandidateRun = str | os.PathLike[str] | RunFile | ScoreTableFile | Run | Mapping[str, Mapping[str, float]]
+#: What can stand in for a spec's candidate: a run file, several runs of it (a list of paths, or a quoted glob),
+#: a source, or an in-memory ``{qid: {docno: score}}``.
+CandidateRun = (
+    str
+    | os.PathLike[str]
+    | Sequence[str | os.PathLike[str]]
+    | RunFile
+    | ScoreTableFile
+    | RepeatedRuns
+    | Run
+    | Mapping[str, Mapping[str, float]]
+)
 
 
 def require_candidate_for_gates(spec: Spec) -> None:
@@ -335,6 +347,6 @@ def spec_under_test(
         return spec
     if isinstance(run, Mapping):
         run = Run(name=name, scores={str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()})
-    if isinstance(run, Run | RunFile | ScoreTableFile):
+    if isinstance(run, Run | RunFile | ScoreTableFile | RepeatedRuns):
         return with_candidate(spec, run)
     return with_candidate_run(spec, run)

@@ -49,6 +49,7 @@ from pytest_bvtest.report.wording import (
     guard_warnings,
     judged_line,
     judged_nothing,
+    run_spread_lines,
     summary_counts,
     system_rows,
     together_lines,
@@ -408,6 +409,9 @@ def _topic_table(evaluation: Mapping[str, Any]) -> list[str]:
     header = ["topic", "query", *(system["name"] for system in systems)]
     if with_delta:
         header.append(f"Δ {by_role['candidate']['name']} − {by_role['reference']['name']}")
+    # the run-to-run spread of the systems given as several runs (their columns show the mean of their runs)
+    repeated = [system for system in systems if system.get("runs")]
+    header += [f"{system['name']} run sd" for system in repeated]
     # the judged share of the candidate's and the reference's top d, unless every top d is judged
     judgments = evaluation.get("judgments")
     judged = (
@@ -423,6 +427,10 @@ def _topic_table(evaluation: Mapping[str, Any]) -> list[str]:
         if with_delta:
             delta = float(by_role["candidate"]["per_topic"][j]) - float(by_role["reference"]["per_topic"][j])
             cells.append(_num_cell(delta, f"{delta:+.4f}"))
+        cells += [
+            _num_cell(system["runs"]["topic_sd"][j], format_number(system["runs"]["topic_sd"][j]))
+            for system in repeated
+        ]
         cells += [
             _num_cell(system["judged_per_topic"][j], format_number(system["judged_per_topic"][j], 2))
             for system in judged
@@ -442,6 +450,7 @@ def _evaluation_section(evaluation: Mapping[str, Any]) -> list[str]:
     judged = judged_line(evaluation)
     lines += [f"<p>{escape(judged)}</p>"] if judged is not None else []
     lines += [f"<p>{escape(text)}</p>" for text in analysis_lines(evaluation)]
+    lines += [f"<p>{escape(text)}</p>" for text in run_spread_lines(evaluation)]
     notes = topic_notes(evaluation)
     if notes:
         lines.append("<ul>" + "".join(f"<li>{escape(note)}</li>" for note in notes) + "</ul>")
@@ -457,8 +466,15 @@ def _history_section(series: Sequence[GateSeries]) -> list[str]:
         return []
     lines = ['<section class="history"><h2 id="history">History</h2>']
     for entry in series:
+        changes = len(entry.judgment_changes)
+        judged = (
+            ""
+            if not changes
+            else f"; the qrels changed {changes} time{'' if changes == 1 else 's'} (dotted line): values on either "
+            "side are not comparable"
+        )
         lines.append(
-            f"<figure>{history_chart(entry)}<figcaption>{escape(entry.id)}: {len(entry.times)} records"
+            f"<figure>{history_chart(entry)}<figcaption>{escape(entry.id)}: {len(entry.times)} records{judged}"
             f"</figcaption></figure>"
         )
     return lines + ["</section>"]
@@ -483,6 +499,7 @@ def history_chart(series: GateSeries) -> str:
         series.outcomes,
         title=f"{series.id} over time",
         y_label=series.label,
+        breaks=series.judgment_changes,
     )
 
 

@@ -22,6 +22,7 @@ from pytest_bvtest.judging.guards import Guard
 from pytest_bvtest.report import wording
 from pytest_bvtest.spec.model import Bound
 from pytest_bvtest.stats.registry import STATISTICS
+from pytest_bvtest.stats.runs import RunSpread
 from pytest_bvtest.stats.simulation import SimulationResult
 
 SCHEMA_VERSION = 1
@@ -86,6 +87,9 @@ def _calibration_document(verdict: Verdict) -> dict[str, Any] | None:
         "exact": limits.null.exact,
         "seed": limits.null.seed,
         "reference": gate_null.partner,
+        "runs": None
+        if limits.null.runs is None
+        else {"candidate": limits.null.runs[0], "reference": limits.null.runs[1]},
         "family": None
         if family is None
         else {
@@ -201,6 +205,21 @@ def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
             {"pearson": _number(tradeoff.pearson), "spearman": _number(tradeoff.spearman)}
             for tradeoff in simulation.topic_tradeoff
         ],
+    }
+
+
+def runs_document(spread: RunSpread | None) -> dict[str, Any] | None:
+    """A system given as several runs: how many, each run's mean, and their spread per topic and in summary
+    (sample standard deviations, docs/mathematics.md §7, "Run-to-run noise"); ``None`` for a system of one run."""
+    if spread is None:
+        return None
+    return {
+        "count": spread.runs,
+        "run_means": _numbers(spread.run_means),
+        "sd_of_means": _number(spread.sd_of_means),
+        "range_of_means": _number(spread.range_of_means),
+        "mean_topic_sd": _number(spread.mean_topic_sd),
+        "topic_sd": _numbers(spread.topic_sd),
     }
 
 
@@ -356,6 +375,7 @@ def measure_document(
                 "missing_topics": list(system.missing_topics),
                 "ignored_topics": list(system.ignored_topics),
                 "missing_queries": list(system.missing_queries),
+                "runs": runs_document(system.runs),
                 **_system_judged(evaluation, row),
             }
             for row, system in enumerate(evaluation.systems)

@@ -29,6 +29,7 @@ from pytest_bvtest.report.wording import (
     guard_warnings,
     judged_line,
     judged_nothing,
+    run_spread_lines,
     summary_counts,
     system_rows,
     together_lines,
@@ -326,6 +327,7 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
         ]
     lines += ["", prose(tradeoff_text(evaluation))]
     lines += [line for text in analysis_lines(evaluation) for line in ("", prose(text))]
+    lines += [line for text in run_spread_lines(shown) for line in ("", prose(text))]
     notes = topic_notes(shown)
     if notes:
         lines += [""] + [f"- {prose(note)}" for note in notes]

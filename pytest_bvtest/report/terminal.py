@@ -25,6 +25,7 @@ from pytest_bvtest.report.wording import (
     gate_warnings,
     guard_warnings,
     judged_line,
+    run_spread_lines,
     simulation_lines,
     summary_counts,
     system_rows,
@@ -219,6 +220,7 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
         lines.append((tradeoff_text(evaluation), {}))
         lines.extend((text, {}) for text in comparison_lines(evaluation))
         lines.extend((text, {}) for text in analysis_lines(evaluation))
+        lines.extend((text, {}) for text in run_spread_lines(evaluation))
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
             for simulation in evaluation.get("simulations") or [evaluation["simulation"]]:
                 lines.extend((text, {}) for text in simulation_lines(simulation))
