@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import ir_measures
+import jsonschema
 import numpy as np
 import pytest
 from conftest import shared_path
@@ -20,6 +21,7 @@ from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run
 from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
 from pytest_bvtest.report import terminal
+from pytest_bvtest.report.jsonreport import schema
 from pytest_bvtest.report.markdown import render
 from pytest_bvtest.report.outputs import evaluation_document
 from pytest_bvtest.spec.reader import load_spec
@@ -186,3 +188,285 @@ def test_the_optimistic_values_beside_the_measure_are_the_pipelines(dl19_pooled)
     assert np.array_equal(judged.optimistic[complete], scores[complete])
     assert (judged.optimistic[~complete & (scores < 1)] > scores[~complete & (scores < 1)]).all()
     assert judged.optimistic.max() <= 1.0 and (~complete).sum() == (judged.shares < 1).sum() == 65
+
+
+# --- the corners of a gate ------------------------------------------------------------------------------------
+
+
+def outcomes(evaluation) -> dict[str, str]:
+    return {verdict.gate.name: verdict.outcome for verdict in evaluation.gates}
+
+
+def test_the_dl19_pooled_case_is_undecided_not_a_plain_fail_and_says_how_many_documents_decide_it(dl19_pooled):
+    _, evaluation = dl19_pooled
+    assert outcomes(evaluation) == {
+        "trisk": "UNDECIDED",
+        "var": "OK",
+        "bias2_plus_var": "UNDECIDED",
+        "mean": "UNDECIDED",
+    }
+    verdicts = {verdict.gate.name: verdict for verdict in evaluation.gates}
+    # as judged, monoBERT fails TRisk and the mean (-0.0586), as the issue found; the optimistic corner passes both
+    for name in ("trisk", "mean"):
+        verdict = verdicts[name]
+        assert not verdict.passed_as_judged and verdict.corners.optimistic.passed
+        assert not verdict.corners.pessimistic.passed and verdict.passed  # judgments: {undecided: warn}
+    assert verdicts["mean"].value - verdicts["mean"].reference_value == pytest.approx(-0.05862, abs=5e-6)
+    corners = verdicts["mean"].corners
+    assert (corners.candidate_unjudged, corners.reference_unjudged, corners.shared) == (66, 21, 3)
+    assert evaluation.passed
+    document = evaluation_document(evaluation)
+    gate = document["evaluations"][0]["gates"][3]
+    assert gate["outcome"] == "UNDECIDED" and gate["judgments"]["unjudged"] == 84
+    assert (
+        "84 unjudged documents decide it (66 in monobert's top 10, 21 in monot5's, 3 of them in both)"
+        in (gate["headline"])
+    )
+    assert gate["sentence"].startswith("Undecided: fails as judged (Mean 0.745 vs 0.804, limit 0.759")
+    assert gate["sentence"].endswith(
+        "but passes if the 66 unjudged documents of monobert's top 10 are relevant (grade 3)."
+    )
+    assert document["summary"]["undecided"] == 3 and document["passed"]
+    jsonschema.validate(document, schema())
+    final = terminal.summary_lines(document, verbosity=0)[-1][0]
+    assert final == "bvtest: 4 gates, 0 failed, 3 undecided (unjudged documents decide them)"
+    # the blamed topic the issue named: a loss as judged, with 3 of monoBERT's top 10 unjudged
+    topic = next(impact for impact in verdicts["trisk"].worst_topics if impact.topic == "1124210")
+    assert (topic.unjudged, topic.compared_unjudged) == (3, 0) and topic.delta < 0
+
+
+def test_undecided_fail_makes_an_undecided_gate_fail_ci(dl19_pooled, tmp_path, capsys):
+    from pytest_bvtest.cli import main
+
+    spec, _ = dl19_pooled
+    strict = tmp_path / "bvtest.yaml"
+    strict.write_text(spec.read_text() + "judgments: {undecided: fail}\n")
+    evaluation = evaluate_spec(load_spec(strict), use_cache=False)
+    assert outcomes(evaluation)["mean"] == "UNDECIDED" and not evaluation.passed
+    assert [verdict.passed for verdict in evaluation.gates] == [False, True, False, False]
+    assert main(["check", str(strict), "--no-cache", "-j", "1"]) == 1
+    output = capsys.readouterr().out
+    assert "it fails CI (judgments: {undecided: fail})" in output
+    assert "bvtest: 4 gates, 3 failed, 3 undecided (unjudged documents decide them)" in output
+
+
+@pytest.fixture(scope="module")
+def trec_covid(tmp_path_factory: pytest.TempPathFactory):
+    """TREC-COVID round 4: OHSU's production fusion run R4_total_fusion as the reference, AbstractOHSU as the
+    candidate (Judged@10 0.773 against 0.940 with the round-4 qrels)."""
+    runs = shared_path("trec_covid_ohsu_runs", "runs", "Round4_Runs_LessRM3")
+    qrels = shared_path("anserini_tools_qrels_topics", "qrels", "qrels.covid-round4.txt")
+    spec = tmp_path_factory.mktemp("trec-covid") / "bvtest.yaml"
+    spec.write_text(
+        f"qrels: {qrels}\nmeasures: [nDCG@10]\nbaselines:\n  production: {runs / 'R4_total_fusion.txt.gz'}\n"
+        f"  FullOHSU: {runs / 'FullOHSU.txt.gz'}\n  R4_time_fusion: {runs / 'R4_time_fusion.txt.gz'}\n"
+        f"candidate: {{run: {runs / 'AbstractOHSU.txt.gz'}, name: AbstractOHSU}}\nreference: production\n"
+        f"analysis: {{risk_alpha: 1}}\ncache: false\n{GATES}"
+    )
+    return evaluate_spec(load_spec(spec), use_cache=False)
+
+
+def test_the_trec_covid_case_is_undecided_not_a_plain_fail(trec_covid):
+    verdicts = {verdict.gate.name: verdict for verdict in trec_covid.gates}
+    assert outcomes(trec_covid) == {"trisk": "UNDECIDED", "var": "OK", "bias2_plus_var": "OK", "mean": "UNDECIDED"}
+    assert [verdicts[name].passed_as_judged for name in ("trisk", "mean")] == [False, False]
+    judged = trec_covid.measure().judgments
+    rows = [trec_covid.measure().matrix.index(name) for name in ("AbstractOHSU", "production")]
+    assert [round(float(judged.shares[row].mean()), 3) for row in rows] == [0.773, 0.94]
+    corners = verdicts["trisk"].corners
+    assert (corners.candidate_unjudged, corners.reference_unjudged, corners.shared) == (102, 27, 9)
+
+
+def fully_judged_regression(folder: Path) -> Path:
+    """DL19, monoT5 with DRMM's rankings on monoT5's five hardest topics, against monoT5, with qrels that judge every
+    document of both top 10s: the official DL19 qrels, and the documents of the two top 10s they lack judged 0 (as
+    trec_eval scores them: a team that judged them all and found them not relevant)."""
+    runs = shared_path("dl19_passage_qppeval_runs", "runs")
+    monot5, drmm = read_run(runs / DL19_RUNS["monot5"]), read_run(runs / DL19_RUNS["drmm"])
+    hard = ("1037798", "443396", "490595", "489204", "1121709")
+    regressed = {qid: drmm.scores[qid] if qid in hard else scores for qid, scores in monot5.scores.items()}
+    run = folder / "regressed.run"
+    run.write_text(
+        "".join(
+            f"{qid} Q0 {docno} 0 {score!r} regressed\n"
+            for qid, docs in regressed.items()
+            for docno, score in docs.items()
+        )
+    )
+    official = read_qrels(shared_path("anserini_tools_qrels_topics", "qrels", "qrels.dl19-passage.txt"))
+    judged = {qid: dict(grades) for qid, grades in official.judgments.items()}
+    for rankings in (monot5.scores, regressed):
+        for qid, scores in rankings.items():
+            if qid in judged:
+                for docno in trec_eval_order(scores)[:10]:
+                    judged[qid].setdefault(docno, 0)
+    qrels = folder / "complete.qrels"
+    qrels.write_text(
+        "".join(f"{qid} 0 {docno} {grade}\n" for qid, docs in judged.items() for docno, grade in docs.items())
+    )
+    spec = folder / "bvtest.yaml"
+    spec.write_text(
+        f"qrels: {qrels}\nmeasures: [nDCG@10]\nbaselines:\n"
+        + "".join(f"  {name}: {runs / DL19_RUNS[name]}\n" for name in ("monot5", "colbert", "drmm"))
+        + f"candidate: {{run: {run}, name: regressed}}\nreference: monot5\ncache: false\n"
+        "gates:\n  - {statistic: mean, max_decrease: 0.01}\n"
+    )
+    return spec
+
+
+def test_a_fully_judged_regression_still_fails_plainly_and_nothing_extra_is_computed(tmp_path, monkeypatch):
+    from pytest_bvtest.judging import corners
+
+    monkeypatch.setattr(corners, "unjudged_documents", None)  # never reached when nothing is unjudged
+    evaluation = evaluate_spec(load_spec(fully_judged_regression(tmp_path)), use_cache=False)
+    (verdict,) = evaluation.gates
+    assert verdict.outcome == "FAIL" and verdict.corners is None
+    assert verdict.value - verdict.reference_value == pytest.approx(-0.01352, abs=5e-6)
+    judged = evaluation.measure().judgments
+    assert [judged.unjudged_documents(evaluation.measure().matrix.index(name)) for name in ("regressed", "monot5")] == [
+        0,
+        0,
+    ]
+    assert "judgments" not in evaluation_document(evaluation)["evaluations"][0]["gates"][0]
+
+
+def reports(evaluation) -> dict[str, object]:
+    """What a session shows of an evaluation: the gates' documents, the terminal at every verbosity, the
+    Markdown and the JUnit properties."""
+    from pytest_bvtest.report.outputs import junit_properties
+
+    document = evaluation_document(evaluation)
+    return {
+        "gates": [gate for measure in document["evaluations"] for gate in measure["gates"]],
+        **{f"terminal{level}": terminal.summary_lines(document, verbosity=level) for level in (-1, 0, 1)},
+        "markdown": render(document),
+        "junit": [junit_properties(gate) for measure in document["evaluations"] for gate in measure["gates"]],
+    }
+
+
+def test_on_a_fully_judged_collection_the_reports_are_unchanged_and_no_corner_is_computed(monkeypatch):
+    """The example project judges every system's top 10 (its qrels were pooled to 20): its reports are those of the
+    evaluation without anything judgments add, but for the one line per measure that says so (-v, Markdown)."""
+    from pytest_bvtest.judging import corners, pipeline
+
+    monkeypatch.setattr(corners, "unjudged_documents", None)  # reading the runs again would raise
+    monkeypatch.setattr(corners, "_world", None)
+    spec = spec_under_test(EXAMPLE)
+    judged = reports(evaluate_spec(spec, use_cache=False))
+    monkeypatch.setattr(pipeline, "judgment_measures", lambda spec, qrels: {})
+    without = reports(evaluate_spec(spec, use_cache=False))
+    said = "Judged@10: every system's top 10 is judged"
+    for key in ("gates", "terminal-1", "terminal0", "junit"):
+        assert judged[key] == without[key], key
+    assert [line for line in judged["terminal1"] if said not in line[0]] == without["terminal1"]
+    assert judged["markdown"].replace(f"\n\n{said}", "") == without["markdown"]
+
+
+def test_each_gate_with_corners_is_decided_exactly_once(dl19_pooled, monkeypatch):
+    from collections import Counter
+
+    from pytest_bvtest.judging import pipeline
+
+    spec, _ = dl19_pooled
+    decided: Counter[str] = Counter()
+    decide = pipeline.decide
+
+    def counting(inputs, limit, *arguments):
+        decided[inputs.id] += 1
+        return decide(inputs, limit, *arguments)
+
+    monkeypatch.setattr(pipeline, "decide", counting)
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    assert sum(verdict.corners is not None for verdict in evaluation.gates) == 4
+    assert decided == Counter({verdict.id: 1 for verdict in evaluation.gates})
+
+
+def test_a_gates_corners_are_the_gate_on_the_qrels_each_side_would_complete(tmp_path):
+    """Brute force: at the optimistic corner, both runs scored by pytrec_eval on the qrels completed with the
+    candidate's unjudged top-3 documents at the top grade (P@3 has no normalisation to keep), the bound placed on
+    the reference's value there; at the pessimistic corner, the qrels completed with the reference's."""
+    import pytrec_eval
+
+    judgments = {"t1": {"a": 1, "b": 0, "c": 2}, "t2": {"x": 2, "y": 0}, "t3": {"m": 1}}
+    candidate = {"t1": ["u1", "a", "b", "u2"], "t2": ["x", "u3", "y"], "t3": ["u4", "m"]}
+    reference = {"t1": ["a", "u1", "c"], "t2": ["u5", "x", "u3"], "t3": ["m", "n", "o"]}
+
+    def write(path: Path, ranked: dict[str, list[str]], tag: str) -> dict[str, dict[str, float]]:
+        path.write_text(
+            "".join(
+                f"{qid} Q0 {docno} {rank} {10 - rank} {tag}\n"
+                for qid, docs in ranked.items()
+                for rank, docno in enumerate(docs)
+            )
+        )
+        return {qid: {docno: float(10 - rank) for rank, docno in enumerate(docs)} for qid, docs in ranked.items()}
+
+    runs = {
+        "new": write(tmp_path / "new.run", candidate, "new"),
+        "prod": write(tmp_path / "prod.run", reference, "prod"),
+    }
+    (tmp_path / "qrels.txt").write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in judgments.items() for d, g in docs.items())
+    )
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        "qrels: qrels.txt\nmeasures: [P@3]\nbaselines: {prod: prod.run}\ncandidate: {run: new.run, name: new}\n"
+        "cache: false\ngates:\n  - {statistic: mean, max_decrease: 0.05}\n"
+    )
+    (verdict,) = evaluate_spec(load_spec(spec), use_cache=False).gates
+
+    def completed_by(side: dict[str, list[str]]) -> tuple[float, float]:
+        full = {qid: dict(docs) for qid, docs in judgments.items()}
+        for qid, docs in side.items():
+            for docno in docs[:3]:
+                full[qid].setdefault(docno, 2)
+        evaluator = pytrec_eval.RelevanceEvaluator(full, {"P_3"})
+        means = {name: np.mean([v["P_3"] for v in evaluator.evaluate(run).values()]) for name, run in runs.items()}
+        return means["new"], means["prod"]
+
+    corners = verdict.corners
+    assert (corners.candidate_unjudged, corners.reference_unjudged, corners.shared) == (3, 5, 2)
+    for corner, side in ((corners.optimistic, candidate), (corners.pessimistic, reference)):
+        value, reference_value = completed_by(side)
+        assert (corner.value, corner.reference_value) == pytest.approx((value, reference_value), abs=1e-12)
+        assert corner.limit == pytest.approx(reference_value - 0.05, abs=1e-12)
+        assert corner.passed == (value >= reference_value - 0.05)
+
+
+@pytest.mark.parametrize(
+    ("value", "optimistic", "pessimistic", "policy", "outcome", "passed"),
+    [
+        (0.30, True, True, "warn", "OK", True),  # holds as judged and at both corners
+        (0.20, False, False, "warn", "FAIL", False),  # fails whatever the unjudged documents say
+        (0.20, True, False, "warn", "UNDECIDED", True),  # fails as judged, passes if the candidate's are relevant
+        (0.20, True, False, "fail", "UNDECIDED", False),
+        (0.30, True, False, "warn", "UNDECIDED", True),  # holds as judged, fails if the reference's are relevant
+        (0.30, False, True, "fail", "UNDECIDED", False),  # a statistic its optimistic corner can hurt (Var)
+    ],
+)
+def test_a_verdict_the_corners_do_not_agree_on_is_undecided_and_the_policy_says_if_it_fails(
+    value, optimistic, pessimistic, policy, outcome, passed
+):
+    from pytest_bvtest.judging.decision import decide
+    from pytest_bvtest.judging.gate_inputs import GateInputs
+    from pytest_bvtest.judging.judgments import CornerJudgment, Corners
+    from pytest_bvtest.judging.limits import gate_limit
+    from pytest_bvtest.spec.model import Bound, GateSpec
+
+    gate = GateSpec("mean", Bound("min", 0.25, False), "mean", 1)
+    inputs = GateInputs(gate, "bvtest.yaml::AP::mean", "AP", "new", None, value, None, None, None, None, (), "-")
+    corners = Corners(
+        10,
+        3,
+        "new",
+        None,
+        4,
+        0,
+        0,
+        2,
+        CornerJudgment("optimistic", 0.3, None, 0.25, -0.05, optimistic),
+        CornerJudgment("pessimistic", 0.2, None, 0.25, 0.05, pessimistic),
+    )
+    verdict = decide(inputs, gate_limit(inputs), (), corners, policy)
+    assert (verdict.outcome, verdict.passed, verdict.passed_as_judged) == (outcome, passed, value >= 0.25)
+    assert verdict.corners is corners

@@ -36,7 +36,9 @@ class TopicImpact:
     ``contribution`` is the topic's share of the change of the statistic (candidate minus the
     comparison; the candidate's own value when there is no comparison system), from
     :meth:`~pytest_bvtest.stats.registry.Statistic.topic_contributions`; ``None`` when the topics were
-    ranked by their raw loss because the statistic has no per-topic split.
+    ranked by their raw loss because the statistic has no per-topic split. ``unjudged`` and
+    ``compared_unjudged`` count the unjudged documents of the candidate's and the comparison system's top d on
+    the topic (docs/mathematics.md §9), where either top d holds one on any topic (``None`` otherwise).
     """
 
     topic: str
@@ -44,6 +46,8 @@ class TopicImpact:
     compared: float
     text: str | None = None
     contribution: float | None = None
+    unjudged: int | None = None
+    compared_unjudged: int | None = None
 
     @property
     def delta(self) -> float:
@@ -133,8 +137,10 @@ def gate_inputs(
     computed: Mapping[str, np.ndarray | None],
     variations: VariationMVE | None,
     texts: Mapping[str, str],
+    unjudged: np.ndarray | None = None,
 ) -> GateInputs:
-    """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference."""
+    """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference;
+    ``unjudged`` the unjudged documents of every system's top d per topic (docs/mathematics.md §9), when known."""
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
     relative = relative_limit(gate)
@@ -167,7 +173,7 @@ def gate_inputs(
         interval=_interval(spec, gate, matrix, settings, candidate, resampled_against, variations),
         null=_gate_null(spec, gate, matrix, settings, candidate, reference, values),
         worst_topics=_blamed_topics(
-            matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts
+            matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts, unjudged
         ),
         worst_against=str(against),
     )
@@ -253,6 +259,7 @@ def _blamed_topics(
     settings: AnalysisSettings,
     count: int,
     texts: Mapping[str, str],
+    unjudged: np.ndarray | None = None,
 ) -> tuple[TopicImpact, ...]:
     """The ``count`` topics that moved the gated statistic most the wrong way, worst first.
 
@@ -271,6 +278,8 @@ def _blamed_topics(
     else:
         badness, shares = (-contributions if definition.higher_is_better else contributions), contributions
     order = np.argsort(-badness, kind="stable")[:count]
+    rows = [candidate] + ([reference] if reference is not None else [])
+    counted = unjudged is not None and bool(unjudged[rows].any())  # only where the gate has corners
     return tuple(
         TopicImpact(
             matrix.topics[j],
@@ -278,6 +287,8 @@ def _blamed_topics(
             float(compared[j]),
             texts.get(matrix.topics[j]),
             None if shares is None else float(shares[j]),
+            int(unjudged[candidate, j]) if counted else None,  # type: ignore[index]
+            int(unjudged[reference, j]) if counted and reference is not None else None,  # type: ignore[index]
         )
         for j in order
         if badness[j] > NEGLIGIBLE

@@ -126,3 +126,48 @@ def every_measure(
     for judged in derived.values():
         listed += [measure for measure in judged.measures() if measure not in listed]
     return listed
+
+
+#: The corners of docs/mathematics.md §9 (MATH.md §8): the candidate's unjudged documents relevant, the reference at
+#: its value as judged; and the other way round.
+OPTIMISTIC = "optimistic"
+PESSIMISTIC = "pessimistic"
+
+
+@dataclass(frozen=True)
+class CornerJudgment:
+    """A gate judged at one corner: its value, the reference value its limit reads, its limit there (set as today's
+    is, from the corner's scores), how far the value is past it, and whether it passes."""
+
+    corner: str
+    value: float
+    reference_value: float | None
+    limit: float
+    excess: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class Corners:
+    """What a gate's verdict would be if the missing judgments came out for the candidate (``optimistic``: its
+    unjudged documents of the top ``depth`` graded ``grade``, the reference as judged) or against it
+    (``pessimistic``: the reference's unjudged documents graded so, the candidate as judged); one document has one
+    grade, so the ``shared`` ones, in both top ``depth``, are graded for both runs at either corner; every other
+    system as judged. ``candidate_unjudged`` and ``reference_unjudged`` count the unjudged documents of the two
+    top ``depth`` over every topic (``topics``: the topics with any)."""
+
+    depth: int
+    grade: int
+    candidate: str
+    reference: str | None
+    candidate_unjudged: int
+    reference_unjudged: int
+    shared: int
+    topics: int
+    optimistic: CornerJudgment
+    pessimistic: CornerJudgment
+
+    @property
+    def unjudged(self) -> int:
+        """The unjudged documents the corners rest on, each once: the judgments that would settle the gate."""
+        return self.candidate_unjudged + self.reference_unjudged - self.shared

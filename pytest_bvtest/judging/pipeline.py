@@ -23,6 +23,7 @@ from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
 from pytest_bvtest.io.topicfiles import read_topic_texts
 from pytest_bvtest.judging.comparisons import Comparison, compare_with_baselines
+from pytest_bvtest.judging.corners import judgment_corners
 from pytest_bvtest.judging.decision import Verdict, decide
 from pytest_bvtest.judging.evaluation import (
     ROLE_BASELINE,
@@ -36,8 +37,14 @@ from pytest_bvtest.judging.evaluation import (
 )
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs
 from pytest_bvtest.judging.guards import Guard, measure_guards
-from pytest_bvtest.judging.judgments import MeasureJudgments, every_measure, judgment_measures, measure_judgments
-from pytest_bvtest.judging.limits import family_levels, gate_limit, joint_false_alarms
+from pytest_bvtest.judging.judgments import (
+    Corners,
+    MeasureJudgments,
+    every_measure,
+    judgment_measures,
+    measure_judgments,
+)
+from pytest_bvtest.judging.limits import gate_limits, joint_false_alarms
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
     MVE_INTER_TOPIC,
@@ -139,10 +146,14 @@ def evaluate_spec(
         _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations, judgments.get(measure))
         for measure, matrix, compared in zip(spec.measures, ordered, comparisons)
     ]
+    family = spec.analysis.calibration.family
+    gates = [gates for _, gates in evaluated]
     verdicts = judge_gates(
-        [gates for _, gates in evaluated],
+        gates,
         [measure.guards for measure, _ in evaluated],
-        spec.analysis.calibration.family,
+        family,
+        judgment_corners(spec, qrels, [measure for measure, _ in evaluated], gates, texts, family),
+        spec.judgments.undecided,
     )
     measures = tuple(replace(measure, gates=judged) for (measure, _), judged in zip(evaluated, verdicts))
     return Evaluation(
@@ -210,7 +221,8 @@ def _evaluate_measure(
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gated = simulation_matrix(matrix, simulations, gate.statistic)
-                gates.append(gate_inputs(spec, gate, gated, settings, candidate, values, variations, texts))
+                unjudged = None if judged is None or gated is not matrix else judged.unjudged
+                gates.append(gate_inputs(spec, gate, gated, settings, candidate, values, variations, texts, unjudged))
     method = MVE_INTER_TOPIC if variations is None else variations.method
     gate_references = tuple(inputs.reference for inputs in gates if inputs.reference is not None)
     guards = measure_guards(
@@ -262,24 +274,34 @@ def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray |
 
 
 def judge_gates(
-    gates: Sequence[Sequence[GateInputs]], guards: Sequence[Sequence[Guard]], family: bool
+    gates: Sequence[Sequence[GateInputs]],
+    guards: Sequence[Sequence[Guard]],
+    family: bool,
+    corners: Sequence[Sequence[Corners | None]] | None = None,
+    undecided: str = "warn",
 ) -> list[tuple[Verdict, ...]]:
-    """Every gate of a spec decided once, each measure's gates with that measure's guards.
+    """Every gate of a spec decided once, each measure's gates with that measure's guards and their corners.
 
     The limits come first, all together (docs/mathematics.md §7): calibrated gates that share their swaps and
     their rate, on any measure, form a family (when ``family``) whose per-gate level holds them together to that
     rate; then every gate that shares its swaps with others learns how often an equal change fails at least one
-    of them. Only then is each gate decided, from its inputs, its limit and its measure's guards.
+    of them. Only then is each gate decided, from its inputs, its limit, its measure's guards and, where its top d
+    holds unjudged documents, its two corners (:mod:`~pytest_bvtest.judging.corners`; ``undecided`` is the
+    spec's policy for a verdict they do not agree on).
     """
     every = [inputs for measure in gates for inputs in measure]
-    levels = family_levels(every) if family else {}
-    limits = [gate_limit(inputs, levels.get(position)) for position, inputs in enumerate(every)]
+    limits = gate_limits(every, family)
     for position, together in joint_false_alarms(every, limits).items():
         limits[position] = replace(limits[position], together=together)
     verdicts: list[tuple[Verdict, ...]] = []
     position = 0
-    for measure, concerning in zip(gates, guards):
-        verdicts.append(tuple(decide(inputs, limits[position + i], concerning) for i, inputs in enumerate(measure)))
+    for m, (measure, concerning) in enumerate(zip(gates, guards)):
+        verdicts.append(
+            tuple(
+                decide(inputs, limits[position + i], concerning, None if corners is None else corners[m][i], undecided)
+                for i, inputs in enumerate(measure)
+            )
+        )
         position += len(measure)
     return verdicts
 

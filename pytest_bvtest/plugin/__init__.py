@@ -391,7 +391,7 @@ class _BvtestItem(pytest.Item):
         if isinstance(excinfo.value, GateFailure):
             # -q: the one plain sentence; otherwise the whole explanation, printed only here
             return excinfo.value.sentence if self.config.option.verbose < 0 else str(excinfo.value)
-        if isinstance(excinfo.value, BvtestError | GateWithinNoiseWarning | GateGuardWarning):
+        if isinstance(excinfo.value, BvtestError | GateWithinNoiseWarning | GateGuardWarning | GateUndecidedWarning):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
@@ -445,12 +445,22 @@ class GateItem(_BvtestItem):
             )
         for guard in gate["guards"]:
             warnings.warn_explicit(f"{self.nodeid}: {guard}", GateGuardWarning, str(self.path), self.gate.line)
+        if gate.get("undecided") and gate["passed"]:  # judgments: {undecided: warn}: a yellow that never blocks
+            warnings.warn_explicit(
+                f"{self.nodeid}: {gate['undecided']}", GateUndecidedWarning, str(self.path), self.gate.line
+            )
         if not gate["passed"]:
             raise GateFailure(gate["message"], gate["sentence"])
 
 
 class GateWithinNoiseWarning(UserWarning):
     """A gate whose point estimate is past its bound while its interval is not (Anserini's OK*)."""
+
+
+class GateUndecidedWarning(UserWarning):
+    """A gate whose verdict the missing judgments decide (UNDECIDED, docs/judgments.md): it passes or fails
+    depending on whether the unjudged documents of the candidate's or the reference's top d are relevant; with
+    ``judgments: {undecided: warn}`` (the default) it passes with this warning."""
 
 
 class GateGuardWarning(UserWarning):

@@ -41,6 +41,7 @@ from pytest_bvtest.report.wording import (
     TEAM_TESTS_TITLE,
     analysis_lines,
     comparison_lines,
+    corner_lines,
     display_path,
     error_groups,
     evaluation_title,
@@ -61,7 +62,7 @@ from pytest_bvtest.stats.registry import TABLE_COLUMNS
 # matplotlib's marker of each statistic of plots.SERIES, as an SVG shape
 _SHAPES = {"o": "circle", "s": "square", "^": "triangle"}
 
-_OUTCOME_CLASSES = {"OK": "ok", "OK*": "warn", "FAIL": "fail"}
+_OUTCOME_CLASSES = {"OK": "ok", "OK*": "warn", "UNDECIDED": "warn", "FAIL": "fail"}
 # Symbols that common fonts have (the Markdown's emoji need an emoji font, which CI machines often lack).
 _ICONS = {"ok": "✓", "warn": "⚠", "fail": "✗"}
 
@@ -180,6 +181,7 @@ def _verdict(document: Mapping[str, Any]) -> tuple[str, str]:
     evaluations = document["evaluations"]
     warned = (
         document["summary"]["warnings"]
+        or document["summary"].get("undecided")
         or document["summary"].get("not_run")
         or any(guard_warnings(evaluation) for evaluation in evaluations)
         or judged_nothing(document)
@@ -297,11 +299,18 @@ def _problem_section(document: Mapping[str, Any]) -> list[str]:
 
 
 def _failure_section(gate: Mapping[str, Any]) -> list[str]:
+    """A failing or undecided gate: sentence, headline, its corners of unjudged documents, its blamed topics."""
+    css = _OUTCOME_CLASSES[gate["outcome"]]
     lines = [
-        f'<h3><span class="badge fail">✗ FAIL</span> <code>{escape(gate["id"])}</code></h3>',
+        f'<h3><span class="badge {css}">{_ICONS[css]} {escape(gate["outcome"])}</span> '
+        f"<code>{escape(gate['id'])}</code></h3>",
         f"<p>{escape(gate.get('sentence') or '')}</p>",
         f"<p><code>{escape(gate['headline'])}</code></p>",
     ]
+    corners = corner_lines(gate)
+    if corners:
+        items = "".join(f"<li>{escape(line.strip())}</li>" for line in corners[1:])
+        lines.append(f"<p>{escape(corners[0])}</p><ul>{items}</ul>")
     header, rows = blame_rows(gate)
     if rows:
         numeric = {index for index, name in enumerate(header) if name not in ("topic", "query")}
@@ -511,9 +520,13 @@ def render(document: Mapping[str, Any], history: Sequence[GateSeries] = ()) -> s
     body += _gate_section(evaluations)
     body += _problem_section(document)
     body += _team_test_section(list(document.get("tests") or []))
-    failing = [gate for evaluation in evaluations for gate in evaluation["gates"] if gate["outcome"] == "FAIL"]
+    failing = [
+        gate for evaluation in evaluations for gate in evaluation["gates"] if gate["outcome"] in ("FAIL", "UNDECIDED")
+    ]
     if failing:
-        body.append("<h2>Failing gates</h2>")
+        kinds = {gate["outcome"] for gate in failing}
+        title = {"FAIL": "Failing gates", "UNDECIDED": "Undecided gates"}.get(min(kinds) if len(kinds) == 1 else "")
+        body.append(f"<h2>{title or 'Failing and undecided gates'}</h2>")
         for gate in failing:
             body += _failure_section(gate)
     for evaluation in evaluations:

@@ -19,6 +19,7 @@ from pytest_bvtest import __version__
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import InputFile, MeasureEvaluation
 from pytest_bvtest.judging.guards import Guard
+from pytest_bvtest.judging.judgments import CornerJudgment
 from pytest_bvtest.report import wording
 from pytest_bvtest.spec.model import Bound
 from pytest_bvtest.stats.registry import STATISTICS
@@ -122,6 +123,38 @@ def guard_document(guard: Guard) -> dict[str, Any]:
     return {**document, "message": wording.guard_message(document)}
 
 
+def _corner_document(corner: CornerJudgment) -> dict[str, Any]:
+    return {
+        "value": _number(corner.value),
+        "reference_value": _number(corner.reference_value),
+        "limit": _number(corner.limit),
+        "excess": _number(corner.excess),
+        "passed": corner.passed,
+    }
+
+
+def corners_document(verdict: Verdict) -> dict[str, Any]:
+    """A gate at its two corners of unjudged documents (docs/mathematics.md §9): how many there are, the gate as
+    judged and at each corner, and whether they leave it undecided."""
+    corners = verdict.corners
+    assert corners is not None
+    return {
+        "depth": corners.depth,
+        "optimistic_grade": corners.grade,
+        "candidate": corners.candidate,
+        "reference": corners.reference,
+        "candidate_unjudged": corners.candidate_unjudged,
+        "reference_unjudged": corners.reference_unjudged,
+        "shared": corners.shared,
+        "unjudged": corners.unjudged,
+        "topics": corners.topics,
+        "as_judged": verdict.passed_as_judged,
+        "optimistic": _corner_document(corners.optimistic),
+        "pessimistic": _corner_document(corners.pessimistic),
+        "undecided": verdict.undecided,
+    }
+
+
 def gate_document(verdict: Verdict) -> dict[str, Any]:
     """One gate's verdict: its numbers, how its limit was set, its outcome and why, and its words
     (:func:`~pytest_bvtest.report.wording.with_words`)."""
@@ -172,11 +205,18 @@ def gate_document(verdict: Verdict) -> dict[str, Any]:
                 "compared": impact.compared,
                 "delta": impact.delta,
                 "contribution": _number(impact.contribution),
+                **(
+                    {}
+                    if impact.unjudged is None
+                    else {"unjudged": impact.unjudged, "compared_unjudged": impact.compared_unjudged}
+                ),
             }
             for impact in verdict.worst_topics
         ],
         "worst_against": inputs.worst_against,
     }
+    if verdict.corners is not None:
+        document["judgments"] = corners_document(verdict)
     return wording.with_words(document)
 
 
@@ -449,6 +489,7 @@ def session_document(
             "gates": len(gates),
             "failed": sum(not gate["passed"] for gate in gates),
             "warnings": sum(gate["outcome"] == "OK*" for gate in gates),
+            "undecided": sum(gate["outcome"] == "UNDECIDED" for gate in gates),
             "tests": len(tests),
             "tests_failed": failed_tests,
             "errors": len(errors),

@@ -20,6 +20,7 @@ from pytest_bvtest.report.wording import (
     TEAM_TESTS_TITLE,
     analysis_lines,
     comparison_lines,
+    corner_lines,
     delta_text,
     display_path,
     error_groups,
@@ -39,7 +40,7 @@ from pytest_bvtest.report.wording import (
 
 MARKER = "<!-- pytest-bvtest -->"
 
-OUTCOME_ICONS = {"OK": "✅", "OK*": "⚠️", "FAIL": "❌"}
+OUTCOME_ICONS = {"OK": "✅", "OK*": "⚠️", "UNDECIDED": "❔", "FAIL": "❌"}
 
 # GitHub refuses comments longer than 65,536 characters; past this size the system tables keep only
 # the candidate and the reference (the JSON report has every system).
@@ -223,6 +224,11 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
         impact.get("contribution") is not None for impact in worst
     )
     label = gate.get("label") or gate["statistic"]
+    # where the gate has corners: each topic's unjudged documents in the two top d (docs/mathematics.md §9)
+    depth = (gate.get("judgments") or {}).get("depth")
+    unjudged = [] if depth is None or not worst or worst[0].get("unjudged") is None else [gate["system"]]
+    if unjudged and worst[0].get("compared_unjudged") is not None:
+        unjudged.append(against)
     header = (
         "topic",
         *(["query"] if with_text else []),
@@ -230,6 +236,7 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
         against,
         f"{label} term Δ" if _by_term(gate) else "score Δ",
         *([f"moves {label} by"] if with_share else []),
+        *(f"unjudged in {name}'s top {depth}" for name in unjudged),
     )
     rows = [
         (
@@ -247,6 +254,7 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
                 if with_share
                 else []
             ),
+            *(str(impact[key]) for key in ("unjudged", "compared_unjudged")[: len(unjudged)]),
         )
         for impact in worst
     ]
@@ -273,7 +281,18 @@ def blame_title(gate: Mapping[str, Any]) -> str:
 
 
 def _failure_section(gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[str]:
-    lines = ["", f"### ❌ {code(gate['id'])}", "", prose(_sentence(gate)), "", prose(gate["headline"])]
+    """A failing or undecided gate: its sentence and headline, its corners of unjudged documents, its topics."""
+    lines = [
+        "",
+        f"### {OUTCOME_ICONS[gate['outcome']]} {code(gate['id'])}",
+        "",
+        prose(_sentence(gate)),
+        "",
+        prose(gate["headline"]),
+    ]
+    corners = corner_lines(gate)
+    if corners:
+        lines += ["", prose(corners[0]), ""] + [f"- {prose(line.strip())}" for line in corners[1:]]
     header, rows = blame_rows(gate)
     if not rows:
         return lines
@@ -281,7 +300,7 @@ def _failure_section(gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[s
     if key in shown:
         return lines + ["", f"The topics are those listed under {code(shown[key])}."]
     shown[key] = gate["id"]
-    numeric = set(range(len(header) - (4 if len(header) > 5 and header[-1].startswith("moves") else 3), len(header)))
+    numeric = set(range(2 if header[1] == "query" else 1, len(header)))
     return (
         lines
         + ["", prose(blame_title(gate)), ""]
@@ -364,7 +383,8 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     evaluations = list(document["evaluations"])
     warnings = [(evaluation, warning) for evaluation in evaluations for warning in guard_warnings(evaluation)]
     summary = document["summary"]
-    warned = warnings or summary["warnings"] or summary.get("not_run") or judged_nothing(document)
+    warned = warnings or summary["warnings"] or summary.get("undecided")
+    warned = warned or summary.get("not_run") or judged_nothing(document)
     verdict = "❌" if not document["passed"] else "⚠️" if warned else "✅"
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
     lines += [line for text in together_lines(document) for line in (prose(text), "")]
@@ -377,7 +397,7 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     lines += _team_test_section(list(document.get("tests") or []))
     for evaluation in evaluations:
         for gate in evaluation["gates"]:
-            if gate["outcome"] == "FAIL":
+            if gate["outcome"] in ("FAIL", "UNDECIDED"):
                 lines += _failure_section(gate, shown)
     lines += _comparison_section(evaluations)
     simulated = set()

@@ -48,6 +48,7 @@ CANDIDATE_MARKER = ">"
 OUTCOME_MARKUP: dict[str, Markup] = {
     "OK": {"green": True},
     "OK*": {"yellow": True},
+    "UNDECIDED": {"yellow": True, "bold": True},
     "FAIL": {"red": True, "bold": True},
 }
 

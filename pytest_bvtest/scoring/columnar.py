@@ -86,9 +86,9 @@ class RankedGains:
     gain ``gain[i]``, in topic order and rank order within a topic. ``judged_topic`` and
     ``judged_grades`` are the qrels of the same topics (every judgment, as topic index and grade),
     for the number of relevant documents and the ideal ranking. ``lengths`` are the documents each topic
-    ranks; ``unjudged_topic`` and ``unjudged_rank`` the documents without a judgment in the first
-    ``unjudged_depth`` ranks of each topic (topic index and rank, in the same order), for Judged@k and the
-    optimistic values of docs/mathematics.md §8.
+    ranks; ``unjudged_topic``, ``unjudged_rank`` and ``unjudged_docno`` the documents without a judgment in
+    the first ``unjudged_depth`` ranks of each topic (topic index, rank and docno, in the same order), for
+    Judged@k and the optimistic values of docs/mathematics.md §9.
     """
 
     topics: tuple[str, ...]
@@ -101,6 +101,7 @@ class RankedGains:
     unjudged_topic: np.ndarray | None = None
     unjudged_rank: np.ndarray | None = None
     unjudged_depth: int = 0
+    unjudged_docno: tuple[str, ...] = ()
 
 
 def rank_by_trec_eval_order(
@@ -225,8 +226,14 @@ def _ranked_gains(
     row_topic = np.repeat(np.arange(len(topics)), lengths)
     row_rank = np.arange(sorted_judged.size) - starts[row_topic] + 1
     unjudged = np.flatnonzero(~sorted_judged & (row_rank <= unjudged_depth))
+    rows = unjudged if order is None else order[unjudged]
+    names = docnos[rows].astype(str).tolist() if isinstance(docnos, np.ndarray) else [docnos[row] for row in rows]
     return replace(
-        ranked, unjudged_topic=row_topic[unjudged], unjudged_rank=row_rank[unjudged], unjudged_depth=unjudged_depth
+        ranked,
+        unjudged_topic=row_topic[unjudged],
+        unjudged_rank=row_rank[unjudged],
+        unjudged_depth=unjudged_depth,
+        unjudged_docno=tuple(names),
     )
 
 
@@ -347,6 +354,42 @@ def with_unjudged_graded(ranked: RankedGains, optimistic: OptimisticMeasure, lif
     graded = replace(ranked, topic=topic[order], rank=rank[order], gain=gain[order])
     (per_topic,) = evaluate(graded, [optimistic.measure]).values()
     return {qid: min(value, 1.0) for qid, value in per_topic.items()}
+
+
+def single_lifts(ranked: RankedGains, optimistic: OptimisticMeasure) -> np.ndarray:
+    """For each unjudged document of the first ``optimistic.depth`` ranks (in ``ranked``'s order of unjudged
+    documents, those deeper left out), its topic's value with that document alone graded ``optimistic.grade``:
+    judging leverage's per-topic move (docs/mathematics.md §9). Every document is a topic of its own, made of its
+    topic's relevant documents, judgments and the one graded document, so that all are scored in one pass."""
+    assert ranked.unjudged_rank is not None and ranked.unjudged_depth >= optimistic.depth
+    chosen = np.flatnonzero(ranked.unjudged_rank <= optimistic.depth)
+    pair_topic = ranked.unjudged_topic[chosen]
+    every = np.arange(len(ranked.topics))
+
+    def copied(topic_of_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of each pair's topic, repeated per pair: (pair index, source row) of each copy."""
+        starts = np.searchsorted(topic_of_row, every, side="left")[pair_topic]
+        counts = np.searchsorted(topic_of_row, every, side="right")[pair_topic] - starts
+        pair = np.repeat(np.arange(chosen.size), counts)
+        offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        return pair, np.repeat(starts, counts) + offsets
+
+    pair, source = copied(ranked.topic)
+    topic = np.concatenate([pair, np.arange(chosen.size)])
+    rank = np.concatenate([ranked.rank[source], ranked.unjudged_rank[chosen]])
+    gain = np.concatenate([ranked.gain[source], np.full(chosen.size, optimistic.grade, dtype=ranked.gain.dtype)])
+    order = np.lexsort((rank, topic))
+    judged_pair, judged_source = copied(ranked.judged_topic)
+    pairs = RankedGains(
+        tuple(map(str, range(chosen.size))),
+        topic[order],
+        rank[order],
+        gain[order],
+        judged_pair,
+        ranked.judged_grades[judged_source],
+    )
+    (per_pair,) = evaluate(pairs, [optimistic.measure]).values()
+    return np.minimum(np.fromiter(per_pair.values(), dtype=float, count=chosen.size), 1.0)
 
 
 def _average_precision(topic: np.ndarray, rank: np.ndarray, relevant_count: np.ndarray) -> np.ndarray:

@@ -251,16 +251,21 @@ class GuardSettings:
 #: The judging depth d of docs/mathematics.md §8 for a measure without a cut-off (AP, RR, nDCG): how many ranks
 #: of a run its judged share and its optimistic value M+ look at (at a run's full depth AP+ sits at its cap).
 JUDGING_DEPTH = 10
+#: What a gate whose verdict depends on the missing judgments (UNDECIDED) does to CI: ``warn`` (the default:
+#: it passes, shown as UNDECIDED with the documents to judge) or ``fail``.
+UNDECIDED_POLICIES = ("warn", "fail")
 
 
 @dataclass(frozen=True)
 class JudgmentSettings:
     """The spec's ``judgments`` section (docs/mathematics.md §8): ``depth`` is the judging depth d of a measure
     without a cut-off; ``optimistic_grade`` the grade g+ the unjudged documents get at the optimistic corner
-    (``None``: the top grade of the qrels)."""
+    (``None``: the top grade of the qrels); ``undecided`` whether a verdict the missing judgments decide passes
+    with a warning (``warn``) or fails (``fail``)."""
 
     depth: int = JUDGING_DEPTH
     optimistic_grade: int | None = None
+    undecided: str = "warn"
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from pytest_bvtest.spec.model import (
     BOUND_KEYS,
     DEFAULT_RESAMPLES,
     JUDGING_DEPTH,
+    UNDECIDED_POLICIES,
     UPPER_BOUNDS,
     AlphaSweepSpec,
     AnalysisSettings,
@@ -249,11 +250,19 @@ class _SpecReader:
         return spec
 
     def judgments(self, value: Any) -> JudgmentSettings:
-        """The ``judgments`` section (docs/mathematics.md §8): the judging depth and the optimistic grade."""
+        """The ``judgments`` section (docs/mathematics.md §9): judging depth, optimistic grade, undecided policy."""
         if value is None:
             return JudgmentSettings()
         key = ("judgments",)
-        section = self.check_keys(value, key, ("depth", "optimistic_grade"), "judgments")
+        section = self.check_keys(value, key, ("undecided", "depth", "optimistic_grade"), "judgments")
+        undecided = section.get("undecided", "warn")
+        if undecided not in UNDECIDED_POLICIES:
+            raise self.error(
+                (*key, "undecided"),
+                f"expected warn or fail, got {_kind(undecided)}",
+                "warn: a gate that unjudged documents decide passes, shown as UNDECIDED (the default); "
+                "fail: it fails the check",
+            )
         depth = self.number(section.get("depth", JUDGING_DEPTH), (*key, "depth"), minimum=1, integer=True)
         grade = section.get("optimistic_grade")
         return JudgmentSettings(
@@ -261,6 +270,7 @@ class _SpecReader:
             optimistic_grade=None
             if grade is None
             else int(self.number(grade, (*key, "optimistic_grade"), minimum=1, integer=True)),
+            undecided=str(undecided),
         )
 
     def measures(self, value: Any, free_labels: bool = False) -> tuple[Measure | TableMeasure, ...]:
