@@ -7,6 +7,7 @@ reference. Each real-data evaluation is computed once per module.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -17,13 +18,14 @@ import pytest
 from conftest import shared_path
 
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.io.qrels import read_qrels
+from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import read_run
 from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
 from pytest_bvtest.report import terminal
 from pytest_bvtest.report.jsonreport import schema
 from pytest_bvtest.report.markdown import render
 from pytest_bvtest.report.outputs import evaluation_document
+from pytest_bvtest.spec.measures import parse_measure
 from pytest_bvtest.spec.reader import load_spec
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project" / "bvtest.yaml"
@@ -470,3 +472,246 @@ def test_a_verdict_the_corners_do_not_agree_on_is_undecided_and_the_policy_says_
     verdict = decide(inputs, gate_limit(inputs), (), corners, policy)
     assert (verdict.outcome, verdict.passed, verdict.passed_as_judged) == (outcome, passed, value >= 0.25)
     assert verdict.corners is corners
+
+
+# --- the documents to judge, and feeding their grades back ---------------------------------------------------
+
+
+def fill_from(judge_file: Path, qrels_path: Path, target: Path) -> Path:
+    """The judge file with every grade filled in from ``qrels_path``, a document it lacks graded 0 (as trec_eval
+    scores it): what annotators who agree with the full qrels would write."""
+    full = read_qrels(qrels_path).judgments
+    lines = []
+    for line in judge_file.read_text().splitlines():
+        cells = line.split("\t")
+        if not line.startswith("#") and cells[:3] != ["topic", "docno", "grade"]:
+            cells[2] = str(full.get(cells[0], {}).get(cells[1], 0))
+        lines.append("\t".join(cells))
+    target.write_text("\n".join(lines) + "\n")
+    return target
+
+
+@pytest.fixture(scope="module")
+def dl19_judge_file(dl19_pooled, tmp_path_factory):
+    from pytest_bvtest.cli import main
+
+    spec, _ = dl19_pooled
+    path = tmp_path_factory.mktemp("judge") / "judgments.tsv"
+    assert main(["judge", str(spec), "-o", str(path), "--no-cache"]) == 0
+    return path
+
+
+def test_the_judge_file_lists_the_unjudged_documents_by_leverage_with_an_empty_grade(dl19_pooled, dl19_judge_file):
+    text = dl19_judge_file.read_text()
+    comments = [line for line in text.splitlines() if line.startswith("#")]
+    header, *rows = [line.split("\t") for line in text.splitlines() if not line.startswith("#")]
+    assert header == ["topic", "docno", "grade", "leverage", "query", "rank monobert", "rank monot5", "gates"]
+    assert comments[0].startswith("# bvtest judge bvtest.yaml: 84 unjudged documents of the top 10 of monobert, monot5")
+    assert f"qrels: [pooled.qrels, {os.path.relpath(dl19_judge_file, dl19_pooled[0].parent)}]" in comments[1]
+    assert len(rows) == 84 and all(row[2] == "" for row in rows)
+    leverages = [float(row[3]) for row in rows]
+    assert leverages == sorted(leverages, reverse=True) and leverages[0] > 0.1
+    first = rows[0]
+    assert first[:2] == ["490595", "7422680"] and first[4] == "rsa definition key" and first[5:7] == ["51", "1"]
+    assert first[7].startswith("nDCG@10::bias2_plus_var (undecided) +0.005967 (13%); nDCG@10::trisk (undecided)")
+    # every pair lies in monoBERT's or monoT5's top 10 and is unjudged in the pooled qrels
+    pooled = read_qrels(dl19_pooled[0].parent / "pooled.qrels").judgments
+    assert all(row[1] not in pooled.get(row[0], {}) for row in rows)
+    assert all(min(int(rank) for rank in row[5:7] if rank != "-") <= 10 for row in rows)
+
+
+def test_a_documents_move_is_the_gate_recomputed_with_that_document_alone_judged(dl19_pooled, dl19_judge_file):
+    """The mean gate: the first document (rank 51 in monoBERT, 1 in monoT5) graded 3 moves monoT5's nDCG@10 on its
+    topic only; candidate minus reference moves by minus that over the 43 topics."""
+    from pytest_bvtest.scoring.measures import evaluate_run
+
+    spec, evaluation = dl19_pooled
+    qrels = read_qrels(spec.parent / "pooled.qrels")
+    monot5 = read_run(shared_path("dl19_passage_qppeval_runs", "runs") / DL19_RUNS["monot5"])
+    measure = parse_measure("nDCG@10")
+    before = evaluate_run(qrels, monot5, [measure])[measure]["490595"]
+    grades = {qid: dict(docs) for qid, docs in qrels.judgments.items()}
+    grades["490595"]["7422680"] = 3
+    judged = evaluate_run(Qrels(grades), monot5, [measure])[measure]["490595"]
+    ideal = sorted((g for g in qrels.judgments["490595"].values() if g > 0), reverse=True)[:10]
+    lifted = sorted((g for g in grades["490595"].values() if g > 0), reverse=True)[:10]
+    dcg = lambda gains: sum(gain / np.log2(rank + 2) for rank, gain in enumerate(gains))  # noqa: E731
+    after = min(judged * dcg(lifted) / dcg(ideal), 1.0)  # the judged qrels' normalisation, as M+
+    row = next(line for line in dl19_judge_file.read_text().splitlines() if line.startswith("490595\t7422680\t"))
+    mean_move = next(part for part in row.split("\t")[-1].split("; ") if part.startswith("nDCG@10::mean"))
+    assert mean_move.startswith(f"nDCG@10::mean (undecided) {-(after - before) / 43:+.4g} ")
+
+
+def test_feeding_the_judge_file_back_with_the_full_qrels_grades_settles_every_gate(
+    dl19_pooled, dl19_judge_file, tmp_path
+):
+    spec, before = dl19_pooled
+    filled = fill_from(
+        dl19_judge_file,
+        shared_path("anserini_tools_qrels_topics", "qrels", "qrels.dl19-passage.txt"),
+        tmp_path / "judged.tsv",
+    )
+    settled = tmp_path / "bvtest.yaml"
+    settled.write_text(
+        spec.read_text().replace(
+            f"qrels: {spec.parent / 'pooled.qrels'}", f"qrels: [{spec.parent / 'pooled.qrels'}, {filled}]"
+        )
+    )
+    after = evaluate_spec(load_spec(settled), use_cache=False)
+    assert outcomes(before) == {"trisk": "UNDECIDED", "var": "OK", "bias2_plus_var": "UNDECIDED", "mean": "UNDECIDED"}
+    assert outcomes(after) == {"trisk": "OK", "var": "OK", "bias2_plus_var": "OK", "mean": "OK"}
+    assert all(verdict.corners is None for verdict in after.gates)  # both top 10 judged now: nothing unjudged
+    mean = next(verdict for verdict in after.gates if verdict.gate.name == "mean")
+    assert mean.value - mean.reference_value == pytest.approx(0.00522, abs=5e-5)
+    roles = [(item.role, Path(item.path).name) for item in after.inputs if item.role == "qrels"]
+    assert roles == [("qrels", "pooled.qrels"), ("qrels", "judged.tsv")]
+
+
+def test_the_judge_file_is_never_written_over_grades_or_a_file_that_is_not_one(
+    dl19_pooled, dl19_judge_file, tmp_path, capsys
+):
+    from pytest_bvtest.cli import main
+
+    spec, _ = dl19_pooled
+    graded = fill_from(dl19_judge_file, spec.parent / "pooled.qrels", tmp_path / "graded.tsv")
+    text = graded.read_text()
+    assert main(["judge", str(spec), "-o", str(graded), "--no-cache"]) == 2
+    assert "is a judge file with 84 grades filled in: it is not replaced" in capsys.readouterr().err
+    assert graded.read_text() == text
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    assert main(["judge", str(spec), "-o", str(notes), "--no-cache"]) == 2
+    assert "exists and is not a judge file: it is not replaced" in capsys.readouterr().err
+    assert notes.read_text() == "my notes\n"
+    assert main(["judge", str(spec), "-o", str(spec.parent / "pooled.qrels"), "--no-cache"]) == 2
+    assert "is the qrels" in capsys.readouterr().err
+    assert main(["judge", str(spec), "-o", str(notes), "--no-cache", "--force"]) == 0
+    assert notes.read_text() == dl19_judge_file.read_text().replace(
+        os.path.relpath(dl19_judge_file, spec.parent), os.path.relpath(notes, spec.parent)
+    )
+
+
+def test_pytest_writes_the_same_judge_file(dl19_pooled, dl19_judge_file, pytester):
+    spec, _ = dl19_pooled
+    collected = pytester.path / "bvtest-pooled.yaml"
+    collected.write_text(spec.read_text())
+    result = pytester.runpytest("--bvtest-judge", "judged.tsv", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4, warnings=3)
+    result.stdout.fnmatch_lines(["bvtest: wrote judged.tsv: 84 unjudged documents to judge"])
+    written = (pytester.path / "judged.tsv").read_text().splitlines()
+    expected = dl19_judge_file.read_text().splitlines()
+    assert written[3:] == expected[3:]  # the table; the comments name the spec and the file's own path
+
+
+# --- several qrels files --------------------------------------------------------------------------------------
+
+
+def small_project(folder: Path) -> Path:
+    (folder / "official.txt").write_text("1 0 d1 1\n1 0 d2 0\n2 0 e1 1\n")
+    (folder / "new.run").write_text("1 Q0 d3 1 3.0 new\n1 Q0 d1 2 2.0 new\n2 Q0 e1 1 1.0 new\n")
+    (folder / "prod.run").write_text("1 Q0 d1 1 3.0 prod\n1 Q0 d2 2 2.0 prod\n2 Q0 e2 1 1.0 prod\n")
+    spec = folder / "bvtest.yaml"
+    spec.write_text(
+        "qrels: official.txt\nmeasures: [P@2]\nbaselines: {prod: prod.run}\ncandidate: new.run\n"
+        "gates:\n  - {statistic: mean, max_decrease: 0}\n"
+    )
+    return spec
+
+
+def test_qrels_take_several_files_named_in_every_report_and_keyed_in_the_cache(tmp_path, capsys):
+    from pytest_bvtest.cli import main
+
+    spec = small_project(tmp_path)
+    assert main(["check", str(spec), "--json", str(tmp_path / "one.json")]) == 0
+    (tmp_path / "team.tsv").write_text("topic\tdocno\tgrade\n1\td3\t1\n2\te2\t0\n")
+    spec.write_text(spec.read_text().replace("qrels: official.txt", "qrels: [official.txt, team.tsv]"))
+    assert load_spec(spec).qrels_files() == (tmp_path / "official.txt", tmp_path / "team.tsv")
+    assert main(["check", str(spec), "--json", str(tmp_path / "two.json")]) == 0
+    import json
+
+    one, two = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("one", "two"))
+    inputs = [item["path"] for item in two["evaluations"][0]["inputs"] if item["role"] == "qrels"]
+    assert inputs == [str(tmp_path / "official.txt"), str(tmp_path / "team.tsv")]
+    # the candidate's score changed with the team's judgment: the cache did not serve the old one
+    means = [document["evaluations"][0]["systems"][1]["mean"] for document in (one, two)]
+    assert means == [0.5, 0.75]
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "evaluate",
+                "--qrels",
+                str(tmp_path / "official.txt"),
+                "--qrels",
+                str(tmp_path / "team.tsv"),
+                "-m",
+                "P@2",
+                "--mean",
+                str(tmp_path / "new.run"),
+            ]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out == "system\tmeasure\tmean\nnew\tP@2\t0.75\n"
+
+
+@pytest.mark.parametrize(
+    ("qrels", "fragment"),
+    [
+        ("[]", "qrels: expected a qrels file or a list of them, got an empty list"),
+        ("[official.txt, official.txt]", "qrels[1]: official.txt is listed twice"),
+        ("[official.txt, missing.tsv]", "qrels[1]: file not found"),
+    ],
+)
+def test_a_list_of_qrels_files_is_checked_at_its_line(tmp_path, qrels, fragment):
+    spec = small_project(tmp_path)
+    spec.write_text(spec.read_text().replace("qrels: official.txt", f"qrels: {qrels}"))
+    with pytest.raises(InputError) as raised:
+        load_spec(spec)
+    assert str(raised.value).startswith(f"{spec}:1: {fragment}")
+
+
+# --- hints ------------------------------------------------------------------------------------------------------
+
+
+def test_a_gate_whose_blamed_topics_lose_only_as_judged_suggests_the_judged_only_measure(trec_covid):
+    """TREC-COVID's topic 18 (7 of AbstractOHSU's top 10 unjudged) is the loss the gates name first; with
+    nDCG(judged_only=True)@10 AbstractOHSU and R4_total_fusion differ by +0.0006 on the mean."""
+    gates = {
+        gate["id"].rsplit("::", 1)[-1]: gate for gate in evaluation_document(trec_covid)["evaluations"][0]["gates"]
+    }
+    trisk = gates["trisk"]
+    first = trisk["worst_topics"][0]
+    assert (first["topic"], first["unjudged"], first["compared_unjudged"]) == ("18", 7, 0)
+    assert first["candidate_optimistic"] > first["compared"] > first["candidate"]
+    assert trisk["hint"].startswith(
+        "3 of the 5 topics listed lose only as judged: with the unjudged documents of AbstractOHSU's top 10 relevant "
+        "they would not lose (18, 22, 17); nDCG(judged_only=True)@10 scores only the documents that were judged"
+    )
+    assert "  hint: 3 of the 5 topics listed" in trisk["message"]
+    assert gates["var"]["hint"] is None  # its topics are not losses the unjudged documents explain
+    measure = parse_measure("nDCG(judged_only=True)@10")
+    from pytest_bvtest.scoring.measures import evaluate_run
+
+    qrels = read_qrels(shared_path("anserini_tools_qrels_topics", "qrels", "qrels.covid-round4.txt"))
+    runs = shared_path("trec_covid_ohsu_runs", "runs", "Round4_Runs_LessRM3")
+    means = [
+        np.mean(list(evaluate_run(qrels, read_run(runs / name), [measure])[measure].values()))
+        for name in ("AbstractOHSU.txt.gz", "R4_total_fusion.txt.gz")
+    ]
+    assert means[0] - means[1] == pytest.approx(0.00059, abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("measure", "form"),
+    [
+        ("nDCG@10", "nDCG(judged_only=True)@10"),
+        ("AP(rel=2)", "AP(rel=2,judged_only=True)"),
+        ("ERR@20", None),  # gdeval scores unjudged documents as gain 0: no judged-only form
+        ("nDCG(dcg='exp-log2')@10", None),
+    ],
+)
+def test_the_judged_only_form_of_a_measure(measure, form):
+    from pytest_bvtest.report.wording import judged_only_form
+
+    assert judged_only_form(measure) == form

@@ -16,7 +16,7 @@ gate without unjudged documents in either top d gets no corners, and nothing is 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -25,9 +25,9 @@ from pytest_bvtest.io.runs import Run, read_run_columns
 from pytest_bvtest.judging.decision import judgement
 from pytest_bvtest.judging.evaluation import MeasureEvaluation
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs
-from pytest_bvtest.judging.judgments import OPTIMISTIC, PESSIMISTIC, CornerJudgment, Corners
+from pytest_bvtest.judging.judgments import OPTIMISTIC, PESSIMISTIC, CornerJudgment, Corners, UnjudgedDocuments
 from pytest_bvtest.judging.limits import GateLimit, gate_limits
-from pytest_bvtest.scoring.lifts import Lifts, run_lifts
+from pytest_bvtest.scoring.lifts import run_lifts
 from pytest_bvtest.spec.measures import OptimisticMeasure
 from pytest_bvtest.spec.model import Source, Spec
 from pytest_bvtest.stats.registry import STATISTICS
@@ -46,19 +46,6 @@ def _cornered(measure: MeasureEvaluation, inputs: GateInputs) -> bool:
         return False
     systems = [inputs.system] + ([_partner(inputs)] if _partner(inputs) is not None else [])
     return any(judged.unjudged_documents(measure.matrix.index(system)) for system in systems)
-
-
-@dataclass(frozen=True)
-class UnjudgedDocuments:
-    """The unjudged documents of the candidate's and its partners' top d, read from their runs once:
-    ``lifts[(measure, system)]`` for every measure with corners of a cornered gate."""
-
-    lifts: Mapping[tuple[str, str], Lifts]
-
-    def shared(self, measure: str, first: str, second: str) -> dict[str, set[str]]:
-        """Per topic, the unjudged documents in both systems' top d: one document, one grade at a corner."""
-        ones, others = self.lifts[measure, first].documents, self.lifts[measure, second].documents
-        return {topic: set(ones[topic]) & set(others[topic]) for topic in ones.keys() & others.keys()}
 
 
 def _source(spec: Spec, system: str) -> Source:
@@ -153,15 +140,16 @@ def judgment_corners(
     gates: Sequence[Sequence[GateInputs]],
     texts: Mapping[str, str],
     family: bool,
-) -> list[list[Corners | None]]:
-    """Each gate's corners, aligned with ``gates`` (one list per measure); ``None`` for a gate with nothing unjudged
-    in its candidate's and its reference's top d. The worlds are computed only when some gate needs them: per
-    reference of a cornered gate, the optimistic one (the candidate lifted) and the pessimistic one (the reference
-    lifted); a gate without a reference is judged as judged at its pessimistic corner."""
+) -> tuple[list[list[Corners | None]], UnjudgedDocuments | None]:
+    """Each gate's corners, aligned with ``gates`` (one list per measure; ``None`` for a gate with nothing unjudged
+    in its candidate's and its reference's top d), and the unjudged documents they were read from (``None`` when
+    no gate has corners). The worlds are computed only when some gate needs them: per reference of a cornered
+    gate, the optimistic one (the candidate lifted) and the pessimistic one (the reference lifted); a gate without
+    a reference is judged as judged at its pessimistic corner."""
     cornered = [[_cornered(measure, inputs) for inputs in row] for measure, row in zip(measures, gates)]
     corners: list[list[Corners | None]] = [[None] * len(row) for row in gates]
     if not any(any(row) for row in cornered):
-        return corners
+        return corners, None
     assert qrels is not None and spec.candidate_name is not None  # judged shares come from run files and qrels
     candidate = spec.candidate_name
     partners = {_partner(inputs) for row, flags in zip(gates, cornered) for inputs, flag in zip(row, flags) if flag}
@@ -183,7 +171,7 @@ def judgment_corners(
             at, position = position, position + 1
             if flag:
                 corners[m][g] = _corners(measure, inputs, documents, worlds, at)
-    return corners
+    return corners, documents
 
 
 def _corners(

@@ -16,7 +16,7 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.judging.comparisons import Comparison
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.guards import Guard
-from pytest_bvtest.judging.judgments import MeasureJudgments
+from pytest_bvtest.judging.judgments import MeasureJudgments, UnjudgedDocuments
 from pytest_bvtest.judging.variations import MVE_INTER_TOPIC, MeanVarianceDetails
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import ScoreMatrix
@@ -138,6 +138,9 @@ class Evaluation:
     inputs: tuple[InputFile, ...] = ()
     #: Query texts by topic id, from the spec's ``topics`` file (empty without one).
     texts: Mapping[str, str] = field(default_factory=dict)
+    #: The unjudged documents of the candidate's and its references' top d, read for the gates' corners (``None``
+    #: when no gate has any): what ``bvtest judge`` lists (:mod:`~pytest_bvtest.judging.documents`).
+    unjudged: UnjudgedDocuments | None = None
 
     @property
     def simulation(self) -> SimulationResult | None:

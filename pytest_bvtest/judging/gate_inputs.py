@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pytest_bvtest.errors import InputError, StatisticError
+from pytest_bvtest.judging.judgments import MeasureJudgments
 from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.model import UPPER_BOUNDS, AnalysisSettings, GateSpec, Spec
 from pytest_bvtest.stats.calibration import SwapNull, null_of_own_value, swap_null
@@ -38,7 +39,8 @@ class TopicImpact:
     :meth:`~pytest_bvtest.stats.registry.Statistic.topic_contributions`; ``None`` when the topics were
     ranked by their raw loss because the statistic has no per-topic split. ``unjudged`` and
     ``compared_unjudged`` count the unjudged documents of the candidate's and the comparison system's top d on
-    the topic (docs/mathematics.md §9), where either top d holds one on any topic (``None`` otherwise).
+    the topic (docs/mathematics.md §9), where either top d holds one on any topic (``None`` otherwise), and
+    ``candidate_optimistic`` is then the candidate's score there with its unjudged documents relevant (M+).
     """
 
     topic: str
@@ -48,6 +50,7 @@ class TopicImpact:
     contribution: float | None = None
     unjudged: int | None = None
     compared_unjudged: int | None = None
+    candidate_optimistic: float | None = None
 
     @property
     def delta(self) -> float:
@@ -137,10 +140,10 @@ def gate_inputs(
     computed: Mapping[str, np.ndarray | None],
     variations: VariationMVE | None,
     texts: Mapping[str, str],
-    unjudged: np.ndarray | None = None,
+    judged: MeasureJudgments | None = None,
 ) -> GateInputs:
     """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference;
-    ``unjudged`` the unjudged documents of every system's top d per topic (docs/mathematics.md §9), when known."""
+    ``judged`` what was judged of every system at the measure's depth (docs/mathematics.md §9), when known."""
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
     relative = relative_limit(gate)
@@ -173,7 +176,7 @@ def gate_inputs(
         interval=_interval(spec, gate, matrix, settings, candidate, resampled_against, variations),
         null=_gate_null(spec, gate, matrix, settings, candidate, reference, values),
         worst_topics=_blamed_topics(
-            matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts, unjudged
+            matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts, judged
         ),
         worst_against=str(against),
     )
@@ -259,7 +262,7 @@ def _blamed_topics(
     settings: AnalysisSettings,
     count: int,
     texts: Mapping[str, str],
-    unjudged: np.ndarray | None = None,
+    judged: MeasureJudgments | None = None,
 ) -> tuple[TopicImpact, ...]:
     """The ``count`` topics that moved the gated statistic most the wrong way, worst first.
 
@@ -279,7 +282,9 @@ def _blamed_topics(
         badness, shares = (-contributions if definition.higher_is_better else contributions), contributions
     order = np.argsort(-badness, kind="stable")[:count]
     rows = [candidate] + ([reference] if reference is not None else [])
-    counted = unjudged is not None and bool(unjudged[rows].any())  # only where the gate has corners
+    # only where the candidate's or the comparison's top d holds unjudged documents (where the gate has corners)
+    unjudged = judged.unjudged if judged is not None and judged.unjudged[rows].any() else None
+    optimistic = judged.optimistic if unjudged is not None else None  # type: ignore[union-attr]
     return tuple(
         TopicImpact(
             matrix.topics[j],
@@ -287,8 +292,9 @@ def _blamed_topics(
             float(compared[j]),
             texts.get(matrix.topics[j]),
             None if shares is None else float(shares[j]),
-            int(unjudged[candidate, j]) if counted else None,  # type: ignore[index]
-            int(unjudged[reference, j]) if counted and reference is not None else None,  # type: ignore[index]
+            None if unjudged is None else int(unjudged[candidate, j]),
+            None if unjudged is None or reference is None else int(unjudged[reference, j]),
+            None if optimistic is None else float(optimistic[candidate, j]),
         )
         for j in order
         if badness[j] > NEGLIGIBLE

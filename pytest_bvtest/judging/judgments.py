@@ -18,6 +18,7 @@ import numpy as np
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run
+from pytest_bvtest.scoring.lifts import Lifts
 from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, RunMeasure, TableMeasure, UnjudgedCount
 from pytest_bvtest.spec.model import RunFile, Spec
@@ -171,3 +172,16 @@ class Corners:
     def unjudged(self) -> int:
         """The unjudged documents the corners rest on, each once: the judgments that would settle the gate."""
         return self.candidate_unjudged + self.reference_unjudged - self.shared
+
+
+@dataclass(frozen=True)
+class UnjudgedDocuments:
+    """The unjudged documents of the candidate's and its partners' top d, read from their runs once:
+    ``lifts[(measure, system)]`` for every measure with corners of a cornered gate."""
+
+    lifts: Mapping[tuple[str, str], Lifts]
+
+    def shared(self, measure: str, first: str, second: str) -> dict[str, set[str]]:
+        """Per topic, the unjudged documents in both systems' top d: one document, one grade at a corner."""
+        ones, others = self.lifts[measure, first].documents, self.lifts[measure, second].documents
+        return {topic: set(ones[topic]) & set(others[topic]) for topic in ones.keys() & others.keys()}

@@ -18,7 +18,7 @@ import numpy as np
 
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError, StatisticError
-from pytest_bvtest.io.qrels import read_qrels
+from pytest_bvtest.io.qrels import read_qrels_files
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
 from pytest_bvtest.io.topicfiles import read_topic_texts
@@ -113,7 +113,7 @@ def evaluate_spec(
     the cache in that many processes at once.
     """
     cache = ScoreCache(_spec_cache_folder(spec, cache_dir, use_cache, allow_outside))
-    qrels = read_qrels(spec.qrels) if spec.qrels is not None else None
+    qrels = read_qrels_files(spec.qrels_files()) if spec.qrels is not None else None
     variations = None
     judgments: dict[Measure | TableMeasure, MeasureJudgments] = {}
     if spec.analysis.mve.variations is not None:
@@ -148,16 +148,18 @@ def evaluate_spec(
     ]
     family = spec.analysis.calibration.family
     gates = [gates for _, gates in evaluated]
+    corners, unjudged = judgment_corners(spec, qrels, [measure for measure, _ in evaluated], gates, texts, family)
     verdicts = judge_gates(
-        gates,
-        [measure.guards for measure, _ in evaluated],
-        family,
-        judgment_corners(spec, qrels, [measure for measure, _ in evaluated], gates, texts, family),
-        spec.judgments.undecided,
+        gates, [measure.guards for measure, _ in evaluated], family, corners, spec.judgments.undecided
     )
     measures = tuple(replace(measure, gates=judged) for (measure, _), judged in zip(evaluated, verdicts))
     return Evaluation(
-        spec, measures, simulations=tuple(simulations.values()), inputs=input_files(spec, cache), texts=texts
+        spec,
+        measures,
+        simulations=tuple(simulations.values()),
+        inputs=input_files(spec, cache),
+        texts=texts,
+        unjudged=unjudged,
     )
 
 
@@ -221,8 +223,8 @@ def _evaluate_measure(
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gated = simulation_matrix(matrix, simulations, gate.statistic)
-                unjudged = None if judged is None or gated is not matrix else judged.unjudged
-                gates.append(gate_inputs(spec, gate, gated, settings, candidate, values, variations, texts, unjudged))
+                seen = judged if gated is matrix else None  # a simulation statistic's terms are not the scores
+                gates.append(gate_inputs(spec, gate, gated, settings, candidate, values, variations, texts, seen))
     method = MVE_INTER_TOPIC if variations is None else variations.method
     gate_references = tuple(inputs.reference for inputs in gates if inputs.reference is not None)
     guards = measure_guards(

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_bvtest.errors import InputError, StatisticError, short_list
-from pytest_bvtest.io.qrels import Qrels
+from pytest_bvtest.io.qrels import Qrels, combined_digest
 from pytest_bvtest.io.topicfiles import Variation, read_topic_weights, read_variations
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
@@ -169,9 +169,8 @@ def _variation_matrices(
         query_matrices = {measure: _in_query_order(matrix, query_ids, path) for measure, matrix in built.items()}
     else:
         query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
-        digest = hashlib.blake2b(
-            (cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20
-        ).hexdigest()
+        judged = combined_digest([cache.file_digest(file) for file in spec.qrels_files()])
+        digest = hashlib.blake2b((judged + cache.file_digest(path)).encode(), digest_size=20).hexdigest()
         builder = MatrixBuilder(query_qrels, cache, qrels_digest=digest, jobs=jobs)
         builder.progress = progress
         query_matrices = builder.build(list(spec.measures), spec.sources())

@@ -324,6 +324,8 @@ def _failure_section(gate: Mapping[str, Any]) -> list[str]:
             for row in rows
         ]
         lines += [f"<p>{escape(blame_title(gate))}</p>", _table(header, body)]
+    if gate.get("hint"):
+        lines.append(f"<p>Hint: {escape(gate['hint'])}</p>")
     return lines
 
 

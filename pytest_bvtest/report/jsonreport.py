@@ -208,7 +208,11 @@ def gate_document(verdict: Verdict) -> dict[str, Any]:
                 **(
                     {}
                     if impact.unjudged is None
-                    else {"unjudged": impact.unjudged, "compared_unjudged": impact.compared_unjudged}
+                    else {
+                        "unjudged": impact.unjudged,
+                        "compared_unjudged": impact.compared_unjudged,
+                        "candidate_optimistic": _number(impact.candidate_optimistic),
+                    }
                 ),
             }
             for impact in verdict.worst_topics

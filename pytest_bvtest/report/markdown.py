@@ -294,18 +294,16 @@ def _failure_section(gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[s
     if corners:
         lines += ["", prose(corners[0]), ""] + [f"- {prose(line.strip())}" for line in corners[1:]]
     header, rows = blame_rows(gate)
+    hint = ["", f"Hint: {prose(gate['hint'])}"] if gate.get("hint") else []
     if not rows:
-        return lines
+        return lines + hint
     key = (header, tuple(rows))
     if key in shown:
-        return lines + ["", f"The topics are those listed under {code(shown[key])}."]
+        return lines + ["", f"The topics are those listed under {code(shown[key])}."] + hint
     shown[key] = gate["id"]
     numeric = set(range(2 if header[1] == "query" else 1, len(header)))
-    return (
-        lines
-        + ["", prose(blame_title(gate)), ""]
-        + _table(header, [tuple(cell(text) for text in row) for row in rows], numeric)
-    )
+    table = _table(header, [tuple(cell(text) for text in row) for row in rows], numeric)
+    return lines + ["", prose(blame_title(gate)), ""] + table + hint
 
 
 def _comparison_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
@@ -475,6 +473,17 @@ def what_to_do(document: Mapping[str, Any]) -> list[str]:
         f"- **The bound is too strict:** edit the gate in the spec ({where}); "
         f"`bvtest check SPEC` shows the new verdict without pytest."
     )
+    undecided = [(evaluation, gate) for evaluation, gate in failing if gate["outcome"] == "UNDECIDED"]
+    if undecided:
+        judge = "; ".join(
+            code(f"bvtest judge {spec} -o judgments.tsv")
+            for spec in dict.fromkeys(display_path(evaluation["spec"]) for evaluation, _ in undecided)
+        )
+        lines.append(
+            f"- **Unjudged documents decide {len(undecided)} gate{'' if len(undecided) == 1 else 's'}:** {judge} "
+            "lists them by how far each moves the gates; fill in their grades and list the file in the spec's "
+            f"{code('qrels')} after the official ones ({docs_link('unjudged documents', 'judgments.md')})."
+        )
     docs = dict.fromkeys(
         (gate.get("label") or gate["statistic"], gate.get("docs")) for _, gate in failing if gate.get("docs")
     )

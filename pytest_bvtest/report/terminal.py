@@ -229,6 +229,8 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
         for gate in evaluation["gates"]:
             lines.append((f"[{gate['outcome']}] {gate['id']}: {gate['headline']}", OUTCOME_MARKUP[gate["outcome"]]))
             lines.extend((f"  warning: {warning}", _WARNING_MARKUP) for warning in gate_warnings(evaluation, gate))
+            if gate.get("hint"):
+                lines.append((f"  hint: {gate['hint']}", {}))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
     together = together_lines(document)
     if together:

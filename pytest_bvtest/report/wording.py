@@ -673,6 +673,9 @@ def message(gate: Mapping[str, Any]) -> str:
                 f"    {impact['topic']}{about}: {impact['candidate']:.4f} vs {impact['compared']:.4f} "
                 f"({impact['delta']:+.4f}{share}{_topic_unjudged(gate, impact)})"
             )
+        hint = unjudged_hint(gate)
+        if hint is not None:
+            lines.append(f"  hint: {hint}")
     return "\n".join(lines)
 
 
@@ -722,9 +725,10 @@ def undecided_text(gate: Mapping[str, Any]) -> str | None:
         if gate["passed"]
         else "it fails CI (judgments: {undecided: fail})"
     )
+    spec = gate["id"].split("::", 1)[0]
     return (
         f"UNDECIDED: {_deciding(judgments)}: {gate['measure']} {gate['label']} {as_judged} as judged, but "
-        f"{_corner_outcomes(judgments)}; {effect}; judge them and add the grades to the qrels"
+        f"{_corner_outcomes(judgments)}; {effect}; `bvtest judge {spec} -o judgments.tsv` lists them to grade"
     )
 
 
@@ -757,6 +761,49 @@ def corner_lines(gate: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def judged_only_form(measure: str) -> str | None:
+    """The judged-only form of a measure (``nDCG@10`` gives ``nDCG(judged_only=True)@10``: unjudged documents
+    removed from the ranking, trec_eval ``-J``); ``None`` where there is none (gdeval's measures, a table's label)."""
+    from dataclasses import replace
+
+    from pytest_bvtest.errors import InputError
+    from pytest_bvtest.spec.measures import parse_measure
+
+    try:
+        parsed = parse_measure(measure)
+        return None if parsed.uses_gdeval or parsed.name == "Judged" else str(replace(parsed, judged_only=True))
+    except InputError:
+        return None
+
+
+def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
+    """When most of the topics a gate blames lose only as judged (with the candidate's unjudged documents of the top
+    d relevant, its score there would reach the comparison's), that, and the judged-only form of the measure."""
+    judgments, worst = gate.get("judgments"), gate.get("worst_topics") or []
+    if not judgments or not worst or worst[0].get("candidate_optimistic") is None:
+        return None
+    within = [
+        impact
+        for impact in worst
+        if impact["unjudged"] and _float(impact["candidate_optimistic"]) >= impact["compared"] - _ROUNDING
+    ]
+    if 2 * len(within) <= len(worst):
+        return None
+    spec = gate["id"].split("::", 1)[0]
+    text = (
+        f"{len(within)} of the {len(worst)} topics listed lose only as judged: with the unjudged documents of "
+        f"{gate['system']}'s top {judgments['depth']} relevant they would not lose "
+        f"({', '.join(impact['topic'] for impact in within)})"
+    )
+    judged_only = judged_only_form(gate["measure"])
+    if judged_only is not None:
+        text += (
+            f"; {judged_only} scores only the documents that were judged: add it to the spec's measures to see the "
+            "change without them"
+        )
+    return f"{text}; or judge them: bvtest judge {spec} -o judgments.tsv"
+
+
 def _topic_unjudged(gate: Mapping[str, Any], impact: Mapping[str, Any]) -> str:
     """``; 3 of monobert's top 10 unjudged``: a blamed topic's unjudged documents, where the gate has corners."""
     judgments = gate.get("judgments")
@@ -787,7 +834,7 @@ def with_words(gate: Mapping[str, Any]) -> dict[str, Any]:
     ``headline``, ``sentence`` and ``message``, so that every report shows the same words without rendering
     them again."""
     noise = within_noise_text(gate)
-    undecided = {"undecided": undecided_text(gate)} if gate.get("judgments") else {}
+    undecided = {"undecided": undecided_text(gate), "hint": unjudged_hint(gate)} if gate.get("judgments") else {}
     return {
         **gate,
         "warning": noise,

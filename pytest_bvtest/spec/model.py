@@ -335,7 +335,11 @@ class AnalysisSettings:
 
 @dataclass(frozen=True)
 class Spec:
-    """A validated spec. ``baselines`` maps names to sources; ``candidate`` is ``None`` for analysis only."""
+    """A validated spec. ``baselines`` maps names to sources; ``candidate`` is ``None`` for analysis only.
+
+    ``qrels`` is the first qrels file and ``extra_qrels`` those listed after it (a team's own judgments, read as
+    one with the first: :meth:`qrels_files`).
+    """
 
     path: Path
     measures: tuple[Measure | TableMeasure, ...]
@@ -349,6 +353,11 @@ class Spec:
     topics: Path | None = None
     lines: Mapping[tuple[Any, ...], int] = field(default_factory=dict, repr=False, compare=False)
     judgments: JudgmentSettings = field(default_factory=JudgmentSettings)
+    extra_qrels: tuple[Path, ...] = ()
+
+    def qrels_files(self) -> tuple[Path, ...]:
+        """Every qrels file, in the order they are read (the official qrels first, then a team's own)."""
+        return () if self.qrels is None else (self.qrels, *self.extra_qrels)
 
     @property
     def folder(self) -> Path:
@@ -376,7 +385,7 @@ class Spec:
         repeated runs under its name)."""
         files = [
             ("spec", None, self.path),
-            ("qrels", None, self.qrels),
+            *(("qrels", None, path) for path in self.qrels_files()),
             ("topics", None, self.topics),
             ("weights", None, self.analysis.mve.weights),
             ("variations", None, self.analysis.mve.variations),

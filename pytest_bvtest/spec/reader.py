@@ -197,7 +197,7 @@ class _SpecReader:
             raise self.error((), "the spec is empty", "see docs/spec.md for a minimal spec")
         top = self.check_keys(document, (), _TOP_KEYS, "top-level")
         self.table_format = self.format_value(top.get("table_format", "auto"), ("table_format",))
-        qrels = self.path_value(top["qrels"], ("qrels",)) if top.get("qrels") is not None else None
+        qrels, extra_qrels = self.qrels(top.get("qrels"))
         measures_value = top.get("measures")
         baselines = self.baselines(top.get("baselines"))
         candidate = self.candidate(top.get("candidate"), baselines)
@@ -245,9 +245,25 @@ class _SpecReader:
             topics,
             self.lines,
             judgments=self.judgments(top.get("judgments")),
+            extra_qrels=extra_qrels,
         )
         check_combinations(spec)
         return spec
+
+    def qrels(self, value: Any) -> tuple[Path | None, tuple[Path, ...]]:
+        """``qrels:`` a file, or a list of files read as one in order (the official qrels, then a team's own): the
+        first, and the others."""
+        if value is None:
+            return None, ()
+        if not isinstance(value, list):
+            return self.path_value(value, ("qrels",)), ()
+        if not value:
+            raise self.error(("qrels",), "expected a qrels file or a list of them, got an empty list")
+        paths = [self.path_value(entry, ("qrels", index)) for index, entry in enumerate(value)]
+        for index, path in enumerate(paths):
+            if path in paths[:index]:
+                raise self.error(("qrels", index), f"{path.name} is listed twice")
+        return paths[0], tuple(paths[1:])
 
     def judgments(self, value: Any) -> JudgmentSettings:
         """The ``judgments`` section (docs/mathematics.md §9): judging depth, optimistic grade, undecided policy."""
