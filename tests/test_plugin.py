@@ -15,7 +15,11 @@ import pytest
 from pytest_bvtest.report.jsonreport import schema
 
 TOPICS = ("t1", "t2", "t3", "t4", "t5", "t6")
-QRELS = "".join(f"{t} 0 {t}-rel 1\n{t} 0 {t}-other 0\n" for t in TOPICS)
+# every document the runs retrieve is judged (d1-d5 not relevant), so the gates' verdicts rest on no unjudged
+# document (docs/judgments.md) and the tests below see the plain ones
+QRELS = "".join(
+    f"{t} 0 {t}-rel 1\n{t} 0 {t}-other 0\n" + "".join(f"{t} 0 {t}-d{k} 0\n" for k in range(1, 6)) for t in TOPICS
+)
 
 
 def run_text(tag: str, relevant_rank: dict[str, int]) -> str:
