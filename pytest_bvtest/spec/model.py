@@ -34,6 +34,8 @@ DEFAULT_SWAPS_FULL_MATRIX = 1_000
 RATE_SWAPS = 1_000
 #: Paired-bootstrap resamples of a noise-aware gate (``confidence``).
 DEFAULT_RESAMPLES = 1000
+#: Topics per group of a difficulty or random grouping when the spec gives no ``size`` (docs/mathematics.md §3b).
+DEFAULT_GROUP_SIZE = 5
 
 #: More than this share of the topics missed by every system is a warning, not a note.
 UNANSWERED_SHARE = 0.10

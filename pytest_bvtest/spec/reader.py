@@ -28,6 +28,7 @@ from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.spec.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.spec.model import (
     BOUND_KEYS,
+    DEFAULT_GROUP_SIZE,
     DEFAULT_RESAMPLES,
     JUDGING_DEPTH,
     UPPER_BOUNDS,
@@ -455,7 +456,7 @@ class _SpecReader:
             mve = self.check_keys(
                 section["mve"], key("mve"), ("alpha", "weights", "variations", "form", "sweep"), "mve"
             )
-            form = mve.get("form", "auto")
+            form = mve.get("form", MeanVarianceSpec.form)
             if form not in _MVE_FORMS:
                 raise self.error(
                     key("mve", "form"), f"unknown MVE form {form!r}", f"use one of {', '.join(_MVE_FORMS)}"
@@ -468,7 +469,7 @@ class _SpecReader:
                 )
             self.mve_alpha_stated = "alpha" in mve
             settings["mve"] = MeanVarianceSpec(
-                alpha=self.number(mve.get("alpha", 2.0), key("mve", "alpha")),
+                alpha=self.number(mve.get("alpha", MeanVarianceSpec.alpha), key("mve", "alpha")),
                 weights=self.path_value(mve["weights"], key("mve", "weights")) if "weights" in mve else None,
                 variations=self.path_value(mve["variations"], key("mve", "variations"))
                 if "variations" in mve
@@ -478,20 +479,22 @@ class _SpecReader:
             )
         if "gawm" in section:
             gawm = self.check_keys(section["gawm"], key("gawm"), ("q",), "gawm")
-            settings["gawm_q"] = self.number(gawm.get("q", 1.0), key("gawm", "q"), minimum=0)
+            settings["gawm_q"] = self.number(gawm.get("q", AnalysisSettings.gawm_q), key("gawm", "q"), minimum=0)
         if "simulation" in section:
             simulation = self.check_keys(
                 section["simulation"] or {}, key("simulation"), ("samples", "seed", "measures"), "simulation"
             )
             settings["simulation"] = SimulationSpec(
                 samples=self.number(
-                    simulation.get("samples", 100),
+                    simulation.get("samples", SimulationSpec.samples),
                     key("simulation", "samples"),
                     minimum=1,
                     maximum=MAX_REPETITIONS,
                     integer=True,
                 ),
-                seed=self.number(simulation.get("seed", 0), key("simulation", "seed"), minimum=0, integer=True),
+                seed=self.number(
+                    simulation.get("seed", SimulationSpec.seed), key("simulation", "seed"), minimum=0, integer=True
+                ),
                 measures=self.simulated_measures(simulation.get("measures", ["AP"]), key("simulation", "measures")),
             )
         if "bootstrap" in section:
@@ -504,21 +507,25 @@ class _SpecReader:
                     maximum=MAX_REPETITIONS,
                     integer=True,
                 ),
-                seed=self.number(bootstrap.get("seed", 0), key("bootstrap", "seed"), minimum=0, integer=True),
+                seed=self.number(
+                    bootstrap.get("seed", BootstrapSpec.seed), key("bootstrap", "seed"), minimum=0, integer=True
+                ),
             )
         if "calibration" in section:
             calibration = self.check_keys(
                 section["calibration"], key("calibration"), ("swaps", "seed", "family"), "calibration"
             )
             swaps = calibration.get("swaps")
-            family = calibration.get("family", True)
+            family = calibration.get("family", CalibrationSpec.family)
             if not isinstance(family, bool):
                 raise self.error(key("calibration", "family"), f"expected true or false, got {_kind(family)}")
             settings["calibration"] = CalibrationSpec(
                 swaps=None
                 if swaps is None
                 else self.number(swaps, key("calibration", "swaps"), minimum=100, maximum=MAX_SWAPS, integer=True),
-                seed=self.number(calibration.get("seed", 0), key("calibration", "seed"), minimum=0, integer=True),
+                seed=self.number(
+                    calibration.get("seed", CalibrationSpec.seed), key("calibration", "seed"), minimum=0, integer=True
+                ),
                 family=family,
             )
         if "guards" in section:
@@ -638,7 +645,7 @@ class _SpecReader:
 
     def rankings(self, value: Any, key: tuple[Any, ...]) -> RankingSpec:
         section = self.check_keys(value, key, ("against", "statistics"), "rankings")
-        against = self.statistic_name(section.get("against", "mean"), (*key, "against"))
+        against = self.statistic_name(section.get("against", RankingSpec.against), (*key, "against"))
         listed = section.get("statistics", list(RankingSpec.statistics))
         if isinstance(listed, str):
             listed = [listed]
@@ -668,7 +675,8 @@ class _SpecReader:
         key = ("analysis", "grouping")
         group = self.check_keys(value, key, ("by", "size", "repeats", "seed", "difficulty", "groups"), "grouping")
         by = group.get("by")
-        size = self.number(group.get("size", 10 if by == "sampled" else 5), (*key, "size"), minimum=1, integer=True)
+        default_size = SampledGrouping.size if by == "sampled" else DEFAULT_GROUP_SIZE
+        size = self.number(group.get("size", default_size), (*key, "size"), minimum=1, integer=True)
         if by != "difficulty" and "difficulty" in group:
             raise self.error((*key, "difficulty"), "`difficulty` belongs to `by: difficulty`")
         if by != "sampled" and "groups" in group:
@@ -678,7 +686,7 @@ class _SpecReader:
                 raise self.error(
                     key, "difficulty grouping is deterministic: `repeats` and `seed` belong to `by: random`"
                 )
-            difficulty = group.get("difficulty", "target")
+            difficulty = group.get("difficulty", DifficultyGrouping.difficulty)
             if difficulty not in ("target", "mean"):
                 raise self.error(
                     (*key, "difficulty"),
@@ -688,12 +696,16 @@ class _SpecReader:
             return DifficultyGrouping(size, difficulty)
         if by in ("random", "sampled"):
             repeats = self.number(
-                group.get("repeats", 1000), (*key, "repeats"), minimum=1, maximum=MAX_REPETITIONS, integer=True
+                group.get("repeats", RandomGrouping.repeats),
+                (*key, "repeats"),
+                minimum=1,
+                maximum=MAX_REPETITIONS,
+                integer=True,
             )
-            seed = self.number(group.get("seed", 0), (*key, "seed"), minimum=0, integer=True)
+            seed = self.number(group.get("seed", RandomGrouping.seed), (*key, "seed"), minimum=0, integer=True)
             if by == "random":
                 return RandomGrouping(size, repeats, seed)
-            groups = self.number(group.get("groups", 50), (*key, "groups"), minimum=1, integer=True)
+            groups = self.number(group.get("groups", SampledGrouping.groups), (*key, "groups"), minimum=1, integer=True)
             return SampledGrouping(size, groups, repeats, seed)
         raise self.error(
             (*key, "by"), f"unknown grouping {by!r}", "use `by: difficulty`, `by: random` or `by: sampled`"
