@@ -248,11 +248,11 @@ def read_qrels_files(paths: Sequence[str | os.PathLike[str]]) -> Qrels:
                         hint=f"remove one of the two, or edit a copy of {first.name} to change its judgment",
                     )
     return _checked(
-        Qrels(judgments=judgments, path=Path(paths[0]), sha256=combined_digest(digests), paths=tuple(map(Path, paths)))
+        Qrels(judgments=judgments, path=Path(paths[0]), sha256=_combined_digest(digests), paths=tuple(map(Path, paths)))
     )
 
 
-def combined_digest(digests: Sequence[str]) -> str:
+def _combined_digest(digests: Sequence[str]) -> str:
     """The digest of several qrels files read as one: their own for one file, else the SHA-256 of theirs in order."""
     if len(digests) == 1:
         return digests[0]

@@ -11,7 +11,7 @@ matrix; the corners of a gate read them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -92,6 +92,11 @@ class MeasureJudgments:
     unjudged: np.ndarray
     grade: int
     optimistic: np.ndarray | None
+
+    def restricted(self, columns: np.ndarray) -> MeasureJudgments:
+        """The same on the topics ``columns`` only (a gate on a segment of the topics)."""
+        optimistic = None if self.optimistic is None else self.optimistic[:, columns]
+        return replace(self, shares=self.shares[:, columns], unjudged=self.unjudged[:, columns], optimistic=optimistic)
 
     @property
     def complete(self) -> bool:

@@ -218,6 +218,7 @@ def gate_document(verdict: Verdict) -> dict[str, Any]:
             for impact in verdict.worst_topics
         ],
         "worst_against": inputs.worst_against,
+        "segment": None if gate.segment is None else {"name": gate.segment, "topics": len(inputs.topics)},
     }
     if verdict.corners is not None:
         document["judgments"] = corners_document(verdict)

@@ -510,12 +510,19 @@ def undefined_text(gate: Mapping[str, Any]) -> str | None:
     }[gate.get("undefined")]
 
 
+def judged_text(gate: Mapping[str, Any]) -> str:
+    """What the gate judges: ``nDCG@10 Mean``, or on one segment ``nDCG@10 Mean on segment tail (12 topics)``."""
+    segment = gate.get("segment")
+    where = "" if not segment else f" on segment {segment['name']} ({segment['topics']} topics)"
+    return f"{gate['measure']} {gate['label']}{where}"
+
+
 def headline(gate: Mapping[str, Any]) -> str:
     """The first line of a gate's message: verdict, value, the rule and its limit, the margin, the calibration."""
     verdict = _verdict_word(gate)
     undefined = undefined_text(gate)
     if undefined is not None:
-        return f"{gate['measure']} {gate['label']} {verdict}: undefined: {undefined}; a gate never passes on NaN"
+        return f"{judged_text(gate)} {verdict}: undefined: {undefined}; a gate never passes on NaN"
     versus = ""
     if gate["reference"] is not None:
         versus = (
@@ -536,7 +543,7 @@ def headline(gate: Mapping[str, Any]) -> str:
     rule = f"bound {gate['rule']}" if gate["bound"] is not None else gate["rule"]
     calibration = f"; {calibration_text(gate)}" if gate.get("calibration") else ""
     return (
-        f"{gate['measure']} {gate['label']} {verdict}: {gate['system']} {_float(gate['value']):.6g}{versus}; "
+        f"{judged_text(gate)} {verdict}: {gate['system']} {_float(gate['value']):.6g}{versus}; "
         f"{rule} requires {relation} {_float(gate['limit']):.6g}; {margin}{calibration}"
     )
 
@@ -618,7 +625,10 @@ def sentence(gate: Mapping[str, Any]) -> str:
     if undefined is not None:
         return f"{statistic.label} cannot be judged: {undefined}; a gate never passes on NaN."
     value, limit = _float(gate["value"]), _float(gate["limit"])
-    numbers = f"{statistic.label} {short_number(value, limit)}"
+    segment = gate.get("segment")
+    numbers = (
+        f"{'' if not segment else 'segment ' + segment['name'] + ': '}{statistic.label} {short_number(value, limit)}"
+    )
     if gate["reference_value"] is not None:
         numbers += f" vs {short_number(_float(gate['reference_value']), limit)}"
     numbers += f", limit {short_number(limit, value)}"

@@ -69,8 +69,7 @@ _UNSUPPORTED_REASONS = {
 _SUPPORTED_SUMMARY = (
     "supported: AP, AP@k, P@k, R@k, RR, RR@k, nDCG, nDCG@k (linear gain, trec_eval), "
     "nDCG(dcg='exp-log2')@k and ERR@k (gdeval), Rprec, Bpref, infAP, Success@k, NumRet, NumRel, "
-    "SetP, SetR, SetF, SetAP, Judged@k (the judged share of the top k); binary measures take (rel=N), most take "
-    "(judged_only=True); "
+    "SetP, SetR, SetF, SetAP, Judged@k; binary measures take (rel=N), most take (judged_only=True); "
     "trec_eval names such as map, ndcg_cut_10, P_10, recip_rank, recall_1000 are accepted too"
 )
 

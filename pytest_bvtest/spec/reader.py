@@ -25,9 +25,11 @@ from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
+from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
 from pytest_bvtest.spec.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.spec.model import (
     BOUND_KEYS,
+    DEFAULT_GROUP_SIZE,
     DEFAULT_RESAMPLES,
     JUDGING_DEPTH,
     UNDECIDED_POLICIES,
@@ -108,7 +110,17 @@ _ANALYSIS_KEYS = (
     "variance",
     "guards",
 )
-_GATE_KEYS = ("statistic", *BOUND_KEYS, "false_alarm", "confidence", "measure", "reference", "name")
+_GATE_KEYS = (
+    "statistic",
+    *BOUND_KEYS,
+    "false_alarm",
+    "confidence",
+    "measure",
+    "reference",
+    "name",
+    "per_segment",
+    "segment",
+)
 
 
 class SpecWarning(UserWarning):
@@ -214,7 +226,22 @@ class _SpecReader:
                 raise self.error(
                     ("analysis", "target_system"), f"{analysis.target_system!r} is not a system of the spec", hint
                 )
-        gates = self.gates(top.get("gates"), measures, reference, baselines)
+        topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
+        topic_file = read_topic_file(topics) if topics is not None else None
+        self.check_topic_weights(topic_file, analysis)
+        gates = self.gates(top.get("gates"), measures, reference, baselines, topic_file, analysis)
+        weighted = topic_file is not None and topic_file.weights or analysis.mve.weights is not None
+        unweighted = next(
+            (gate for gate in gates if STATISTICS[gate.statistic].uses_topic_weights and not weighted), None
+        )
+        if unweighted is not None and unweighted.statistic == "weighted_mean":
+            raise InputError(
+                "gates: weighted_mean needs topic weights, and the spec gives none",
+                path=self.path,
+                line=unweighted.line,
+                hint="add a weight column to the topic file (`topics:`; header `topic<TAB>weight`), or "
+                "analysis.mve.weights",
+            )
         self.simulated_gates(gates, measures, analysis)
         self.warn_of_a_default_alpha_over_variations(gates, analysis)
         cache = top.get("cache")
@@ -231,7 +258,6 @@ class _SpecReader:
             run_keys += [("candidate",)] if candidate is not None and _has_run_files(candidate) else []
             if run_keys:
                 raise self.error(run_keys[0], "run files need relevance judgments", "add `qrels: path/to/qrels`")
-        topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
         spec = Spec(
             self.path,
             measures,
@@ -481,7 +507,7 @@ class _SpecReader:
             mve = self.check_keys(
                 section["mve"], key("mve"), ("alpha", "weights", "variations", "form", "sweep"), "mve"
             )
-            form = mve.get("form", "auto")
+            form = mve.get("form", MeanVarianceSpec.form)
             if form not in _MVE_FORMS:
                 raise self.error(
                     key("mve", "form"), f"unknown MVE form {form!r}", f"use one of {', '.join(_MVE_FORMS)}"
@@ -494,7 +520,7 @@ class _SpecReader:
                 )
             self.mve_alpha_stated = "alpha" in mve
             settings["mve"] = MeanVarianceSpec(
-                alpha=self.number(mve.get("alpha", 2.0), key("mve", "alpha")),
+                alpha=self.number(mve.get("alpha", MeanVarianceSpec.alpha), key("mve", "alpha")),
                 weights=self.path_value(mve["weights"], key("mve", "weights")) if "weights" in mve else None,
                 variations=self.path_value(mve["variations"], key("mve", "variations"))
                 if "variations" in mve
@@ -504,20 +530,22 @@ class _SpecReader:
             )
         if "gawm" in section:
             gawm = self.check_keys(section["gawm"], key("gawm"), ("q",), "gawm")
-            settings["gawm_q"] = self.number(gawm.get("q", 1.0), key("gawm", "q"), minimum=0)
+            settings["gawm_q"] = self.number(gawm.get("q", AnalysisSettings.gawm_q), key("gawm", "q"), minimum=0)
         if "simulation" in section:
             simulation = self.check_keys(
                 section["simulation"] or {}, key("simulation"), ("samples", "seed", "measures"), "simulation"
             )
             settings["simulation"] = SimulationSpec(
                 samples=self.number(
-                    simulation.get("samples", 100),
+                    simulation.get("samples", SimulationSpec.samples),
                     key("simulation", "samples"),
                     minimum=1,
                     maximum=MAX_REPETITIONS,
                     integer=True,
                 ),
-                seed=self.number(simulation.get("seed", 0), key("simulation", "seed"), minimum=0, integer=True),
+                seed=self.number(
+                    simulation.get("seed", SimulationSpec.seed), key("simulation", "seed"), minimum=0, integer=True
+                ),
                 measures=self.simulated_measures(simulation.get("measures", ["AP"]), key("simulation", "measures")),
             )
         if "bootstrap" in section:
@@ -530,21 +558,25 @@ class _SpecReader:
                     maximum=MAX_REPETITIONS,
                     integer=True,
                 ),
-                seed=self.number(bootstrap.get("seed", 0), key("bootstrap", "seed"), minimum=0, integer=True),
+                seed=self.number(
+                    bootstrap.get("seed", BootstrapSpec.seed), key("bootstrap", "seed"), minimum=0, integer=True
+                ),
             )
         if "calibration" in section:
             calibration = self.check_keys(
                 section["calibration"], key("calibration"), ("swaps", "seed", "family"), "calibration"
             )
             swaps = calibration.get("swaps")
-            family = calibration.get("family", True)
+            family = calibration.get("family", CalibrationSpec.family)
             if not isinstance(family, bool):
                 raise self.error(key("calibration", "family"), f"expected true or false, got {_kind(family)}")
             settings["calibration"] = CalibrationSpec(
                 swaps=None
                 if swaps is None
                 else self.number(swaps, key("calibration", "swaps"), minimum=100, maximum=MAX_SWAPS, integer=True),
-                seed=self.number(calibration.get("seed", 0), key("calibration", "seed"), minimum=0, integer=True),
+                seed=self.number(
+                    calibration.get("seed", CalibrationSpec.seed), key("calibration", "seed"), minimum=0, integer=True
+                ),
                 family=family,
             )
         if "guards" in section:
@@ -664,7 +696,7 @@ class _SpecReader:
 
     def rankings(self, value: Any, key: tuple[Any, ...]) -> RankingSpec:
         section = self.check_keys(value, key, ("against", "statistics"), "rankings")
-        against = self.statistic_name(section.get("against", "mean"), (*key, "against"))
+        against = self.statistic_name(section.get("against", RankingSpec.against), (*key, "against"))
         listed = section.get("statistics", list(RankingSpec.statistics))
         if isinstance(listed, str):
             listed = [listed]
@@ -694,7 +726,8 @@ class _SpecReader:
         key = ("analysis", "grouping")
         group = self.check_keys(value, key, ("by", "size", "repeats", "seed", "difficulty", "groups"), "grouping")
         by = group.get("by")
-        size = self.number(group.get("size", 10 if by == "sampled" else 5), (*key, "size"), minimum=1, integer=True)
+        default_size = SampledGrouping.size if by == "sampled" else DEFAULT_GROUP_SIZE
+        size = self.number(group.get("size", default_size), (*key, "size"), minimum=1, integer=True)
         if by != "difficulty" and "difficulty" in group:
             raise self.error((*key, "difficulty"), "`difficulty` belongs to `by: difficulty`")
         if by != "sampled" and "groups" in group:
@@ -704,7 +737,7 @@ class _SpecReader:
                 raise self.error(
                     key, "difficulty grouping is deterministic: `repeats` and `seed` belong to `by: random`"
                 )
-            difficulty = group.get("difficulty", "target")
+            difficulty = group.get("difficulty", DifficultyGrouping.difficulty)
             if difficulty not in ("target", "mean"):
                 raise self.error(
                     (*key, "difficulty"),
@@ -714,29 +747,50 @@ class _SpecReader:
             return DifficultyGrouping(size, difficulty)
         if by in ("random", "sampled"):
             repeats = self.number(
-                group.get("repeats", 1000), (*key, "repeats"), minimum=1, maximum=MAX_REPETITIONS, integer=True
+                group.get("repeats", RandomGrouping.repeats),
+                (*key, "repeats"),
+                minimum=1,
+                maximum=MAX_REPETITIONS,
+                integer=True,
             )
-            seed = self.number(group.get("seed", 0), (*key, "seed"), minimum=0, integer=True)
+            seed = self.number(group.get("seed", RandomGrouping.seed), (*key, "seed"), minimum=0, integer=True)
             if by == "random":
                 return RandomGrouping(size, repeats, seed)
-            groups = self.number(group.get("groups", 50), (*key, "groups"), minimum=1, integer=True)
+            groups = self.number(group.get("groups", SampledGrouping.groups), (*key, "groups"), minimum=1, integer=True)
             return SampledGrouping(size, groups, repeats, seed)
         raise self.error(
             (*key, "by"), f"unknown grouping {by!r}", "use `by: difficulty`, `by: random` or `by: sampled`"
         )
 
+    def check_topic_weights(self, topic_file: TopicFile | None, analysis: AnalysisSettings) -> None:
+        """Topic weights come from one place: the topic file's weight column or ``analysis.mve.weights``."""
+        if topic_file is not None and topic_file.weights and analysis.mve.weights is not None:
+            raise self.error(
+                ("analysis", "mve", "weights"),
+                "the topic file (`topics:`) has a weight column too: topic weights come from one place",
+                "keep the weight column of the topic file (MVE reads it as well), or drop it",
+            )
+
     def gates(
-        self, value: Any, measures: tuple[Measure, ...], reference: str | None, baselines
+        self,
+        value: Any,
+        measures: tuple[Measure, ...],
+        reference: str | None,
+        baselines: Mapping[str, Source],
+        topic_file: TopicFile | None = None,
+        analysis: AnalysisSettings | None = None,
     ) -> tuple[GateSpec, ...]:
         if value is None:
             return ()
         if not isinstance(value, list):
             raise self.error(("gates",), f"expected a list of gates, got {_kind(value)}")
         gates = []
+        segmented: list[tuple[str, ...]] = []
         for index, entry in enumerate(value):
             key = ("gates", index)
             gate = self.check_keys(entry, key, _GATE_KEYS, "gate")
             statistic = self.statistic_name(gate.get("statistic"), (*key, "statistic"))
+            segmented.append(self.gate_segments(gate, key, statistic, topic_file, analysis))
             false_alarm = self.false_alarm(gate, key)
             bound = self.bound(gate, key, statistic, calibrated=false_alarm is not None)
             confidence = None
@@ -793,8 +847,56 @@ class _SpecReader:
                     false_alarm,
                 )
             )
+        # a gate per segment is a gate on that segment's topics, named and tested on its own: NAME[SEGMENT]
+        gates = [
+            replace(gate, segment=segment)
+            for gate, segments in zip(gates, segmented)
+            for segment in segments or (None,)
+        ]
         _disambiguate_names(gates)
-        return tuple(gates)
+        return tuple(
+            replace(gate, name=f"{gate.name}[{gate.segment}]") if gate.segment is not None else gate for gate in gates
+        )
+
+    def gate_segments(
+        self,
+        gate: Mapping[str, Any],
+        key: tuple[Any, ...],
+        statistic: str,
+        topic_file: TopicFile | None,
+        analysis: AnalysisSettings | None,
+    ) -> tuple[str, ...]:
+        """The segments a gate applies to on its own: every segment of the topic file for ``per_segment: true``,
+        one for ``segment: NAME``; none (the whole topic set) otherwise."""
+        per_segment = gate.get("per_segment", False)
+        if not isinstance(per_segment, bool):
+            raise self.error((*key, "per_segment"), f"expected true or false, got {_kind(per_segment)}")
+        named = gate.get("segment")
+        if named is None and not per_segment:
+            return ()
+        which = (*key, "segment") if named is not None else (*key, "per_segment")
+        if named is not None and per_segment:
+            raise self.error(which, "give `per_segment: true` or `segment: NAME`, not both")
+        known = topic_file.segment_names if topic_file is not None else ()
+        if not known:
+            raise self.error(
+                which,
+                "a gate per segment needs segments: a topic file (`topics:`) with a segment column",
+                "add a header line `topic<TAB>segment` (or with query and weight columns) to the topic file; see "
+                "docs/spec.md, topics",
+            )
+        if analysis is not None and analysis.mve.variations is not None and STATISTICS[statistic].from_variations:
+            raise self.error(which, f"{statistic} over query variations cannot be gated per segment")
+        if named is None:
+            return known
+        if not isinstance(named, str) or named not in known:
+            close = difflib.get_close_matches(str(named), known, n=1)
+            raise self.error(
+                which,
+                f"{excerpt(str(named))} is not a segment of the topic file",
+                f"did you mean {close[0]!r}?" if close else f"segments are: {', '.join(known)}",
+            )
+        return (named,)
 
     def false_alarm(self, gate: Mapping[str, Any], key: tuple[Any, ...]) -> float | None:
         """The gate's false-alarm rate ``P`` (docs/mathematics.md §7): its limit is the null's P-quantile."""
@@ -912,9 +1014,9 @@ def source_name(source: Source) -> str:
 
 
 def _collide(first: GateSpec, second: GateSpec) -> bool:
-    """Two gates would get the same test id on some measure: same name, and a measure in common."""
+    """Two gates would get the same test id on some measure: same name and segment, and a measure in common."""
     shared_measure = first.measure is None or second.measure is None or first.measure == second.measure
-    return first.name == second.name and shared_measure
+    return first.name == second.name and first.segment == second.segment and shared_measure
 
 
 def _disambiguate_names(gates: list[GateSpec]) -> None:
