@@ -25,7 +25,14 @@ from pytest_bvtest.io.runs import Run, read_run_columns
 from pytest_bvtest.judging.decision import judgement
 from pytest_bvtest.judging.evaluation import MeasureEvaluation
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs
-from pytest_bvtest.judging.judgments import OPTIMISTIC, PESSIMISTIC, CornerJudgment, Corners, UnjudgedDocuments
+from pytest_bvtest.judging.judgments import (
+    OPTIMISTIC,
+    PESSIMISTIC,
+    CornerJudgment,
+    Corners,
+    MeasureJudgments,
+    UnjudgedDocuments,
+)
 from pytest_bvtest.judging.limits import GateLimit, gate_limits
 from pytest_bvtest.scoring.lifts import run_lifts
 from pytest_bvtest.spec.measures import OptimisticMeasure
@@ -38,14 +45,29 @@ def _partner(inputs: GateInputs) -> str | None:
     return inputs.gate.reference
 
 
+def _judged(measure: MeasureEvaluation, inputs: GateInputs) -> MeasureJudgments | None:
+    """What was judged on the topics the gate judges (a gate on a segment: its segment's)."""
+    judged = measure.judgments
+    if judged is None or tuple(inputs.topics) in ((), measure.topics):
+        return judged
+    return judged.restricted(np.array([measure.topics.index(topic) for topic in inputs.topics], dtype=np.int64))
+
+
 def _cornered(measure: MeasureEvaluation, inputs: GateInputs) -> bool:
     """Whether the gate has corners: its measure has an optimistic value, its statistic reads the scores (not the
-    per-topic simulation) and the candidate's or its reference's top d holds an unjudged document."""
-    judged = measure.judgments
+    per-topic simulation) and the candidate's or its reference's top d holds an unjudged document on its topics.
+
+    Not when either run's top d holds no judged document on any topic: such a run is not one with a few documents
+    the pool missed, the qrels are not about it (document ids in another form, another collection or round; the
+    ``candidate_zero`` and ``candidate_missing`` guards say so), and grading all its documents g+ would turn its
+    plain failure into a pass at the optimistic corner."""
+    judged = _judged(measure, inputs)
     if judged is None or judged.optimistic is None or STATISTICS[inputs.statistic].from_simulation is not None:
         return False
-    systems = [inputs.system] + ([_partner(inputs)] if _partner(inputs) is not None else [])
-    return any(judged.unjudged_documents(measure.matrix.index(system)) for system in systems)
+    rows = [measure.matrix.index(system) for system in (inputs.system, _partner(inputs)) if system is not None]
+    if any(not judged.shares[row].any() for row in rows):
+        return False
+    return any(judged.unjudged_documents(row) for row in rows)
 
 
 def _source(spec: Spec, system: str) -> Source:
@@ -106,6 +128,7 @@ def _world(
     cornered: Sequence[Sequence[bool]],
     documents: UnjudgedDocuments,
     texts: Mapping[str, str],
+    segments: Mapping[str, str],
     partner: str | None,
     lifted: str,
     other: str | None,
@@ -124,7 +147,9 @@ def _world(
                 every.append(inputs)
                 continue
             candidate = world.matrix.index(inputs.system)
-            every.append(gate_inputs(spec, inputs.gate, world.matrix, world.settings, candidate, {}, None, texts))
+            every.append(
+                gate_inputs(spec, inputs.gate, world.matrix, world.settings, candidate, {}, None, texts, segments)
+            )
     return every, gate_limits(every, family)
 
 
@@ -140,6 +165,7 @@ def judgment_corners(
     gates: Sequence[Sequence[GateInputs]],
     texts: Mapping[str, str],
     family: bool,
+    segments: Mapping[str, str] | None = None,
 ) -> tuple[list[list[Corners | None]], UnjudgedDocuments | None]:
     """Each gate's corners, aligned with ``gates`` (one list per measure; ``None`` for a gate with nothing unjudged
     in its candidate's and its reference's top d), and the unjudged documents they were read from (``None`` when
@@ -161,7 +187,7 @@ def judgment_corners(
     documents = unjudged_documents(spec, qrels, measures, systems)
     worlds = {}
     for partner in partners:
-        common = (spec, measures, gates, cornered, documents, texts, partner)
+        common = (spec, measures, gates, cornered, documents, texts, segments or {}, partner)
         worlds[OPTIMISTIC, partner] = _world(*common, candidate, partner, family)
         if partner is not None:
             worlds[PESSIMISTIC, partner] = _world(*common, partner, candidate, family)
@@ -181,7 +207,7 @@ def _corners(
     worlds: Mapping[tuple[str, str | None], tuple[list[GateInputs], list[GateLimit]]],
     at: int,
 ) -> Corners:
-    judged = measure.judgments
+    judged = _judged(measure, inputs)
     assert judged is not None
     partner = _partner(inputs)
     optimistic_inputs, optimistic_limits = worlds[OPTIMISTIC, partner]
@@ -192,7 +218,12 @@ def _corners(
         pessimistic_inputs, pessimistic_limits = worlds[PESSIMISTIC, partner]
         pessimistic = _judged_at(PESSIMISTIC, pessimistic_inputs[at], pessimistic_limits[at])
         partner_unjudged = judged.unjudged_documents(measure.matrix.index(partner))
-        shared = sum(map(len, documents.shared(measure.measure, inputs.system, partner).values()))
+        judged_topics = set(inputs.topics or measure.topics)
+        shared = sum(
+            len(docnos)
+            for topic, docnos in documents.shared(measure.measure, inputs.system, partner).items()
+            if topic in judged_topics
+        )
     rows = [measure.matrix.index(system) for system in (inputs.system, partner) if system is not None]
     return Corners(
         depth=judged.depth,

@@ -13,7 +13,7 @@ could move it), among the undecided gates first (those the judgments settle), th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -67,16 +67,25 @@ def _short_id(verdict: Verdict) -> str:
     return verdict.id.split("::", 1)[-1]
 
 
+def _gate_topics(measure: MeasureEvaluation, verdict: Verdict) -> list[str]:
+    """The topics the gate judges: every evaluated topic, or its segment's."""
+    return list(verdict.inputs.topics or measure.topics)
+
+
 def _margins(measure: MeasureEvaluation, verdict: Verdict, scores: np.ndarray) -> np.ndarray:
-    """What the gate's limit reads, for a stack of score matrices ``scores[k, i, j]``: the candidate's statistic
-    minus the reference's where the limit is relative to it, else the candidate's statistic."""
+    """What the gate's limit reads, for a stack of score matrices ``scores[k, i, j]`` over the gate's topics: the
+    candidate's statistic minus the reference's where the limit is relative to it, else the candidate's."""
     statistic = STATISTICS[verdict.statistic]
     gate = verdict.gate
     reference = measure.matrix.index(gate.reference) if gate.reference is not None else None
     candidate = measure.matrix.index(verdict.system)
-    values = np.asarray(statistic.compute(scores, reference, measure.settings), dtype=float)
+    settings = measure.settings
+    if settings.topic_weights is not None and len(settings.topic_weights) != scores.shape[-1]:
+        columns = [measure.topics.index(topic) for topic in _gate_topics(measure, verdict)]
+        settings = replace(settings, topic_weights=np.asarray(settings.topic_weights)[columns])
+    values = np.asarray(statistic.compute(scores, reference, settings), dtype=float)
     if values.shape != scores.shape[:2]:  # a statistic that does not broadcast over a stack: one matrix at a time
-        values = np.stack([np.asarray(statistic.compute(matrix, reference, measure.settings)) for matrix in scores])
+        values = np.stack([np.asarray(statistic.compute(matrix, reference, settings)) for matrix in scores])
     relative = verdict.reference_value is not None and reference is not None
     return values[:, candidate] - (values[:, reference] if relative else 0.0)
 
@@ -89,14 +98,16 @@ def _gate_moves(
 ) -> np.ndarray:
     """Each pair's move of the gate (on what its limit reads) when that document alone is graded g+ in the runs that
     hold it in their top d."""
-    topics = {topic: j for j, topic in enumerate(measure.topics)}
+    judged = _gate_topics(measure, verdict)
+    topics = {topic: j for j, topic in enumerate(judged)}
+    scores = measure.matrix.scores[:, [measure.topics.index(topic) for topic in judged]]
     rows = [(measure.matrix.index(system), documents.lifts[measure.measure, system]) for system in _systems(verdict)]
-    today = _margins(measure, verdict, measure.matrix.scores[np.newaxis])[0]
-    batch = max(1, _BATCH_CELLS // measure.matrix.scores.size)
+    today = _margins(measure, verdict, scores[np.newaxis])[0]
+    batch = max(1, _BATCH_CELLS // scores.size)
     moves = []
     for start in range(0, len(pairs), batch):
         chunk = pairs[start : start + batch]
-        stack = np.repeat(measure.matrix.scores[np.newaxis], len(chunk), axis=0)
+        stack = np.repeat(scores[np.newaxis], len(chunk), axis=0)
         for k, pair in enumerate(chunk):
             for row, lifts in rows:
                 if pair in lifts.single:
@@ -137,11 +148,13 @@ def documents_to_judge(evaluation: Evaluation) -> list[DocumentToJudge]:
         for verdict in measure.gates:
             if verdict.corners is None:
                 continue
+            judged = set(_gate_topics(measure, verdict))
             pairs = sorted(
                 {
                     (topic, docno)
                     for system in _systems(verdict)
                     for topic, docnos in documents.lifts[measure.measure, system].documents.items()
+                    if topic in judged
                     for docno in docnos
                 }
             )

@@ -153,7 +153,9 @@ def evaluate_spec(
     ]
     family = spec.analysis.calibration.family
     gates = [gates for _, gates in evaluated]
-    corners, unjudged = judgment_corners(spec, qrels, [measure for measure, _ in evaluated], gates, texts, family)
+    corners, unjudged = judgment_corners(
+        spec, qrels, [measure for measure, _ in evaluated], gates, texts, family, segments
+    )
     verdicts = judge_gates(
         gates, [measure.guards for measure, _ in evaluated], family, corners, spec.judgments.undecided
     )
