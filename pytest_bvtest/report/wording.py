@@ -715,12 +715,19 @@ def _corner_outcomes(judgments: Mapping[str, Any]) -> str:
     lifted = [("optimistic", judgments["candidate"], judgments["candidate_unjudged"])]
     if judgments["reference"] is not None:
         lifted.append(("pessimistic", judgments["reference"], judgments["reference_unjudged"]))
-    return " and ".join(
-        f"{verb[judgments[corner]['passed']]} if the {_documents(count)} of {system}'s top {judgments['depth']} are "
-        f"relevant (grade {judgments['optimistic_grade']})"
+    differing = [
+        (judgments[corner]["passed"], system, count)
         for corner, system, count in lifted
         if judgments[corner]["passed"] != judgments["as_judged"]
+    ]
+    (passed, system, count), *rest = differing
+    text = (
+        f"{verb[passed]} if the {_documents(count)} of {system}'s top {judgments['depth']} are relevant "
+        f"(grade {judgments['optimistic_grade']})"
     )
+    for _, system, count in rest:  # both corners differ from the verdict as judged (and so agree)
+        text += f", or if the {count:,} of {system}'s are"
+    return text
 
 
 def undecided_text(gate: Mapping[str, Any]) -> str | None:
