@@ -1,4 +1,4 @@
-"""The optimistic value M+ of docs/mathematics.md §9 (MATH.md §8 PIN), against a brute-force recomputation.
+"""The optimistic value M+ of docs/mathematics.md §10 (MATH.md §8 PIN), against a brute-force recomputation.
 
 The brute force completes the qrels: every unjudged document of a run's first d ranks (trec_eval's order) is
 judged g+, and the measure is computed by its own evaluator on the completed qrels, pytrec_eval for trec_eval's
@@ -175,7 +175,7 @@ def test_optimistic_gdeval_measures_equal_gdeval_pl_on_the_completed_qrels(tmp_p
 
 
 def test_golden_optimistic_values_of_the_worked_example():
-    # docs/mathematics.md §9's worked example: topic 1, g+ = 3, d6 (unjudged) at rank 3
+    # docs/mathematics.md §10's worked example: topic 1, g+ = 3, d6 (unjudged) at rank 3
     names = ["AP", "P@5", "RR", "nDCG@5"]
     measures = [optimistic(name, 3) for name in names]
     values = evaluate_run(GOLDEN_QRELS, GOLDEN_RUN, measures)

@@ -1,4 +1,4 @@
-"""What was judged, through the pipeline and the reports (docs/judgments.md, docs/mathematics.md §9).
+"""What was judged, through the pipeline and the reports (docs/judgments.md, docs/mathematics.md §10).
 
 The real case is MATH.md §8's: DL19 passage with the qrels kept to what a pool of monoT5's, ColBERT's and DRMM's
 top 10 would judge (the official DL19 qrels restricted to those pairs), monoBERT as the candidate, monoT5 as the
@@ -469,7 +469,7 @@ def test_a_verdict_the_corners_do_not_agree_on_is_undecided_and_the_policy_says_
         CornerJudgment("optimistic", 0.3, None, 0.25, -0.05, optimistic),
         CornerJudgment("pessimistic", 0.2, None, 0.25, 0.05, pessimistic),
     )
-    verdict = decide(inputs, gate_limit(inputs), (), corners, policy)
+    verdict = decide(inputs, gate_limit(inputs), (), corners=corners, undecided=policy)
     assert (verdict.outcome, verdict.passed, verdict.passed_as_judged) == (outcome, passed, value >= 0.25)
     assert verdict.corners is corners
 

@@ -464,7 +464,9 @@ def test_terminal_output_follows_pytests_verbosity(project: pytest.Pytester) -> 
     assert sum(line.startswith("  The risk-weighted change against production") for line in default) == 2
     assert sum("AP URisk FAILED: candidate -1.27222" in line for line in default) == 2  # failure + short summary
     table = [line for line in default if line.startswith(("outcome", "OK ", "FAIL "))]
-    assert len(table) == 7 and table[0].split() == ["outcome", "gate", "value", "reference", "delta", "limit"]
+    header = ["outcome", "gate", "value", "reference", "delta", "limit", "MDE", "(all", "/", "10%)"]
+    assert len(table) == 7 and table[0].split() == header
+    # a limit that fails 90.6% of equal-quality changes catches any drop: its MDE is 0 under both models
     assert table[2].split() == [
         "FAIL",
         "bvtest.yaml::AP::urisk",
@@ -478,6 +480,9 @@ def test_terminal_output_follows_pytests_verbosity(project: pytest.Pytester) -> 
         "(false",
         "alarm",
         "90.6%)",
+        "0",
+        "/",
+        "0",
     ]
     assert not any("Bias²/Var tradeoff" in line for line in default)
     # -v: the full summary with the system tables

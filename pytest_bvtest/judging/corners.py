@@ -1,4 +1,4 @@
-"""Every gate judged at the two corners of unjudged documents (docs/mathematics.md §9; MATH.md §8), before any gate
+"""Every gate judged at the two corners of unjudged documents (docs/mathematics.md §10; MATH.md §8), before any gate
 is decided.
 
 A gate whose candidate's or reference's top d holds unjudged documents is judged three times: as judged (today's
@@ -9,7 +9,7 @@ M-": the reference as judged, but for the documents the corner grades). Every ot
 the virtual target, a max over systems, follows. A corner is a world of its own: the gate's inputs are computed
 again from that world's score matrix (value, reference value, bootstrap interval, null of no change) and its
 limit is set as today's is, family-wise with the gates that share its swaps in that world (docs/mathematics.md
-§9, "Limits at a corner"). The decision (:mod:`.decision`) then takes the two corners' judgements as inputs. A
+§10, "Limits at a corner"). The decision (:mod:`.decision`) then takes the two corners' judgements as inputs. A
 gate without unjudged documents in either top d gets no corners, and nothing is computed for it.
 """
 

@@ -5,10 +5,11 @@ limit (:mod:`.limits`) and the guards of its measure (:mod:`.guards`). A gate fa
 its limit (by more than floating-point noise), or when any number it reads is NaN: a NaN is never a pass
 (docs/mathematics.md §7, "Non-finite values"). A pass is ``OK*`` instead of ``OK`` when it is not to be
 trusted: the point estimate is past a bound but the bootstrap interval reaches the safe side (Anserini's
-``[OK*]``), the calibrated limit is one no swap crosses (the gate cannot fail), or a guard concerns it. A gate
-judged at the two corners of docs/mathematics.md §9 (its candidate's or its reference's top d holds unjudged
-documents) is ``UNDECIDED`` when its verdict as judged does not hold at both: the missing judgments decide it, and
-the spec's ``judgments.undecided`` says whether that fails CI.
+``[OK*]``), the calibrated limit is one no swap crosses (the gate cannot fail), a guard concerns it, or the gate
+would miss the drop its ``detect:`` names (docs/mathematics.md §9). A gate judged at the two corners of
+docs/mathematics.md §10 (its candidate's or its reference's top d holds unjudged documents) is ``UNDECIDED`` when
+its verdict as judged does not hold at both: the missing judgments decide it, and the spec's
+``judgments.undecided`` says whether that fails CI.
 The sentences that explain a verdict live in :mod:`pytest_bvtest.report.wording`.
 """
 
@@ -22,6 +23,7 @@ from pytest_bvtest.judging.gate_inputs import GateInputs, GateNull, TopicImpact
 from pytest_bvtest.judging.guards import Guard
 from pytest_bvtest.judging.judgments import Corners
 from pytest_bvtest.judging.limits import TOLERANCE, GateLimit, JointFalseAlarm, excess_over, interval_excess
+from pytest_bvtest.judging.power import AimPower, PowerFacts
 from pytest_bvtest.spec.model import GateSpec
 from pytest_bvtest.stats.registry import STATISTICS
 
@@ -59,9 +61,11 @@ class Verdict:
     ``excess > 0`` is past the limit (NaN when undefined); ``undefined`` names the NaN that failed the gate
     (one of :data:`UNDEFINED`); ``within_noise`` is a pass whose point estimate is past the bound while its
     interval reaches the safe side; ``cannot_fail`` a calibrated limit no swap crosses; ``guards`` the
-    measure's guards that concern the gate. ``corners`` is the gate judged at the two corners of unjudged
-    documents (``None`` when neither top d holds one); ``undecided`` when the verdict as judged does not hold at
-    both, and then ``passed`` is the spec's ``judgments.undecided`` policy (``warn`` passes).
+    measure's guards that concern the gate; ``power`` its power at its limit (docs/mathematics.md §9) and
+    ``missed_aim`` the ``detect:`` aim a passing gate would miss. ``corners`` is the gate judged at the two
+    corners of unjudged documents (docs/mathematics.md §10; ``None`` when neither top d holds one); ``undecided``
+    when the verdict as judged does not hold at both, and then ``passed`` is the spec's ``judgments.undecided``
+    policy (``warn`` passes).
     """
 
     inputs: GateInputs
@@ -72,6 +76,8 @@ class Verdict:
     within_noise: bool = False
     cannot_fail: CannotFail | None = None
     guards: tuple[Guard, ...] = ()
+    power: PowerFacts | None = None
+    missed_aim: AimPower | None = None
     corners: Corners | None = None
     undecided: bool = False
 
@@ -83,7 +89,8 @@ class Verdict:
             return UNDECIDED
         if not self.passed:
             return FAIL
-        return OK_WITH_WARNING if self.within_noise or self.cannot_fail is not None or self.guards else OK
+        warned = self.within_noise or self.cannot_fail is not None or self.guards or self.missed_aim is not None
+        return OK_WITH_WARNING if warned else OK
 
     @property
     def passed_as_judged(self) -> bool:
@@ -225,33 +232,36 @@ def decide(
     inputs: GateInputs,
     limit: GateLimit,
     guards: Sequence[Guard] = (),
+    power: PowerFacts | None = None,
     corners: Corners | None = None,
     undecided: str = "warn",
 ) -> Verdict:
-    """Decide one gate, once: its outcome from its value, its limit, the guards of its measure and, where its top d
-    holds unjudged documents, its ``corners``: a verdict that does not hold at both is undecided, and passes
-    when the ``undecided`` policy is ``warn``."""
+    """Decide one gate, once: its outcome from its value, its limit, its power, the guards of its measure and,
+    where its top d holds unjudged documents, its ``corners``: a verdict that does not hold at both is undecided,
+    and passes when the ``undecided`` policy is ``warn``."""
     judged = judgement(inputs, limit)
+    undefined, excess, point_passes, within_noise = (
+        judged.undefined,
+        judged.excess,
+        judged.point_passes,
+        judged.within_noise,
+    )
     gate = inputs.gate
     cannot_fail = None
     null = limit.null
-    if judged.point_passes and limit.calibrated is not None and null is not None:
+    if point_passes and limit.calibrated is not None and null is not None:
         offset = inputs.null.offset  # type: ignore[union-attr]
         if null.false_alarm_rate(limit.calibrated - offset) == 0:
             cannot_fail = CannotFail(null.smallest_rate(), null.swaps, null.exact)
     # a failing gate keeps its guards too: they say what its FAIL should not be trusted for
     concerning = tuple(guard for guard in guards if guard.concerns(gate.statistic, inputs.reference))
-    depends = corners is not None and not corners.optimistic.passed == judged.passed == corners.pessimistic.passed
-    passed = undecided == "warn" if depends else judged.passed
+    passed = judged.passed
+    # a pass that would miss the drop the spec asks the gate to catch: green, but not the green asked for
+    aim = None if power is None else power.aim
+    missed = aim if passed and aim is not None and aim.missed else None
+    depends = corners is not None and not corners.optimistic.passed == passed == corners.pessimistic.passed
+    if depends:
+        passed = undecided == "warn"
     return Verdict(
-        inputs,
-        limit,
-        judged.excess,
-        passed,
-        judged.undefined,
-        judged.within_noise,
-        cannot_fail,
-        concerning,
-        corners,
-        depends,
+        inputs, limit, excess, passed, undefined, within_noise, cannot_fail, concerning, power, missed, corners, depends
     )

@@ -1,4 +1,4 @@
-"""The documents to judge (docs/mathematics.md §9, judging leverage): the unjudged documents of the candidate's and
+"""The documents to judge (docs/mathematics.md §10, judging leverage): the unjudged documents of the candidate's and
 its references' top d, each with how far it alone moves every gate that has corners.
 
 The judging leverage of an unjudged (topic, document) pair on a gate is how far the gated statistic moves when

@@ -134,7 +134,7 @@ def every_measure(
     return listed
 
 
-#: The corners of docs/mathematics.md §9 (MATH.md §8): the candidate's unjudged documents relevant, the reference at
+#: The corners of docs/mathematics.md §10 (MATH.md §8): the candidate's unjudged documents relevant, the reference at
 #: its value as judged; and the other way round.
 OPTIMISTIC = "optimistic"
 PESSIMISTIC = "pessimistic"

@@ -45,6 +45,7 @@ from pytest_bvtest.judging.judgments import (
     measure_judgments,
 )
 from pytest_bvtest.judging.limits import gate_limits, joint_false_alarms
+from pytest_bvtest.judging.power import gate_power
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
     MVE_INTER_TOPIC,
@@ -347,20 +348,29 @@ def judge_gates(
     The limits come first, all together (docs/mathematics.md §7): calibrated gates that share their swaps and
     their rate, on any measure, form a family (when ``family``) whose per-gate level holds them together to that
     rate; then every gate that shares its swaps with others learns how often an equal change fails at least one
-    of them. Only then is each gate decided, from its inputs, its limit, its measure's guards and, where its top d
-    holds unjudged documents, its two corners (:mod:`~pytest_bvtest.judging.corners`; ``undecided`` is the
-    spec's policy for a verdict they do not agree on).
+    of them. Then each gate's power at that limit (docs/mathematics.md §9). Only then is each gate decided, from
+    its inputs, its limit, its power, its measure's guards and, where its top d holds unjudged documents, its two
+    corners (:mod:`~pytest_bvtest.judging.corners`; ``undecided`` is the spec's policy for a verdict they do not
+    agree on).
     """
     every = [inputs for measure in gates for inputs in measure]
     limits = gate_limits(every, family)
     for position, together in joint_false_alarms(every, limits).items():
         limits[position] = replace(limits[position], together=together)
+    powers = [gate_power(inputs, limit) for inputs, limit in zip(every, limits)]
     verdicts: list[tuple[Verdict, ...]] = []
     position = 0
     for m, (measure, concerning) in enumerate(zip(gates, guards)):
         verdicts.append(
             tuple(
-                decide(inputs, limits[position + i], concerning, None if corners is None else corners[m][i], undecided)
+                decide(
+                    inputs,
+                    limits[position + i],
+                    concerning,
+                    powers[position + i],
+                    None if corners is None else corners[m][i],
+                    undecided,
+                )
                 for i, inputs in enumerate(measure)
             )
         )

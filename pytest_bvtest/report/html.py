@@ -50,6 +50,10 @@ from pytest_bvtest.report.wording import (
     guard_warnings,
     judged_line,
     judged_nothing,
+    power_cell,
+    power_legend,
+    power_lines,
+    power_text,
     run_spread_lines,
     summary_counts,
     system_rows,
@@ -200,7 +204,7 @@ def _header(document: Mapping[str, Any]) -> list[str]:
     lines = [
         f'<h1 class="verdict {css}" id="verdict">{icon} pytest-bvtest: {escape(summary_counts(document))}</h1>',
         f'<p class="meta">{escape(" · ".join(meta))}</p>',
-        *(f'<p class="together">{escape(text)}</p>' for text in together_lines(document)),
+        *(f'<p class="together">{escape(text)}</p>' for text in together_lines(document) + power_lines(document)),
     ]
     for evaluation in document["evaluations"]:
         for warning in guard_warnings(evaluation):
@@ -232,6 +236,7 @@ def _gate_rows(gate: Mapping[str, Any], columns: Sequence[str], full_ids: bool) 
         "limit": _num_cell(gate["limit"], limit_text(gate)),
         "false alarm": f"<td>{escape(false_alarm_text(calibration) if calibration else '-')}</td>",
         "bootstrap interval": f"<td>{escape(interval_text(gate))}</td>",
+        _MDE: f'<td class="num" title="{escape(power_text(gate) or "")}">{escape(power_cell(gate))}</td>',
     }
     sentence = escape(gate.get("sentence") or gate["headline"])
     return (
@@ -242,6 +247,7 @@ def _gate_rows(gate: Mapping[str, Any], columns: Sequence[str], full_ids: bool) 
 
 
 _DELTA = "Δ candidate − reference"
+_MDE = "MDE (all / 10%)"
 
 
 def _gate_section(evaluations: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -252,9 +258,12 @@ def _gate_section(evaluations: Sequence[Mapping[str, Any]]) -> list[str]:
     columns = ["outcome", "gate", "value", "reference", _DELTA, "limit"]
     columns += ["false alarm"] * any(gate.get("calibration") for gate in gates)
     columns += ["bootstrap interval"] * any(gate["interval"] for gate in gates)
+    legend = power_legend({"evaluations": evaluations})
+    columns += [_MDE] * (legend is not None)
     full_ids = len({evaluation["spec"] for evaluation in evaluations}) > 1
     rows = [_gate_rows(gate, columns, full_ids) for gate in gates]
     lines = ['<h2 id="gates">Gates</h2>', _table(columns, rows, css="gates")]
+    lines += [f'<p class="legend">{escape(legend)}</p>'] if legend else []
     # each gate's own reasons for OK* (within noise, a limit that cannot fail); the measure's guards head the page
     lines += [
         f'<p class="warning">⚠ <code>{escape(gate["id"])}</code>: {escape(warning)}</p>'

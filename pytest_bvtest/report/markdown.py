@@ -30,6 +30,9 @@ from pytest_bvtest.report.wording import (
     guard_warnings,
     judged_line,
     judged_nothing,
+    power_cell,
+    power_legend,
+    power_lines,
     run_spread_lines,
     summary_counts,
     system_rows,
@@ -114,7 +117,7 @@ def short_id(gate: Mapping[str, Any]) -> str:
     return gate["id"].split("::", 1)[-1]
 
 
-def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
+def _gate_row(gate: Mapping[str, Any], with_power: bool) -> tuple[str, ...]:
     reference = "-"
     if gate["reference"]:
         # An absolute bound on a statistic measured against a reference (TRisk >= -2) has no reference value.
@@ -132,6 +135,7 @@ def _gate_row(gate: Mapping[str, Any]) -> tuple[str, ...]:
         cell(limit_text(gate)),
         "-" if gate.get("calibration") is None else cell(false_alarm_text(gate["calibration"])),
         cell(interval_text(gate)),
+        *((cell(power_cell(gate)),) if with_power else ()),
     )
 
 
@@ -165,7 +169,10 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         "false alarm",
         "bootstrap interval",
     )
-    lines += _table(header, [_gate_row(gate) for gate in gates], {2, 3, 4, 6})
+    legend = power_legend({"evaluations": evaluations})
+    header += ("MDE (all / 10%)",) * (legend is not None)
+    lines += _table(header, [_gate_row(gate, legend is not None) for gate in gates], {2, 3, 4, 6, 8})
+    lines += ["", prose(legend)] if legend else []
     for evaluation in evaluations:  # the measure's guards are listed once, under the headline
         for gate in evaluation["gates"]:
             for message in gate_warnings(evaluation, gate):
@@ -224,7 +231,7 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
         impact.get("contribution") is not None for impact in worst
     )
     label = gate.get("label") or gate["statistic"]
-    # where the gate has corners: each topic's unjudged documents in the two top d (docs/mathematics.md §9)
+    # where the gate has corners: each topic's unjudged documents in the two top d (docs/mathematics.md §10)
     depth = (gate.get("judgments") or {}).get("depth")
     unjudged = [] if depth is None or not worst or worst[0].get("unjudged") is None else [gate["system"]]
     if unjudged and worst[0].get("compared_unjudged") is not None:
@@ -385,7 +392,7 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     warned = warned or summary.get("not_run") or judged_nothing(document)
     verdict = "❌" if not document["passed"] else "⚠️" if warned else "✅"
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
-    lines += [line for text in together_lines(document) for line in (prose(text), "")]
+    lines += [line for text in together_lines(document) + power_lines(document) for line in (prose(text), "")]
     for evaluation, warning in warnings:
         where = f"{display_path(evaluation['spec'])} · {evaluation['measure']}"
         lines += [f"> ⚠️ **Warning** ({prose(where)}): {prose(warning)}", ""]

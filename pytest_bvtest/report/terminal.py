@@ -25,6 +25,10 @@ from pytest_bvtest.report.wording import (
     gate_warnings,
     guard_warnings,
     judged_line,
+    power_cell,
+    power_legend,
+    power_lines,
+    power_text,
     run_spread_lines,
     simulation_lines,
     summary_counts,
@@ -148,13 +152,19 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
         lines += problem_lines(document) + team_test_lines(document)
         shown = document.get("tests") or document.get("errors") or document.get("not_run")
         return lines + ([_final_line(document)] if shown else [])
-    header = ("outcome", "gate", "value", "reference", "delta", "limit")
+    legend = power_legend(document)
+    header = ("outcome", "gate", "value", "reference", "delta", "limit", *(("MDE (all / 10%)",) if legend else ()))
     rows = [
-        (gate["outcome"], f"{display_path(evaluation['spec'])}::{_gate_id(gate)}", *gate_numbers(gate))
+        (
+            gate["outcome"],
+            f"{display_path(evaluation['spec'])}::{_gate_id(gate)}",
+            *gate_numbers(gate),
+            *((power_cell(gate),) if legend else ()),
+        )
         for evaluation, gate in gates
     ]
     widths = [max(len(row[column]) for row in (header, *rows)) for column in range(len(header))]
-    right = {2, 3, 4}
+    right = {2, 3, 4, 6}
 
     def line(row: tuple[str, ...]) -> str:
         return "  ".join(
@@ -165,6 +175,8 @@ def compact_lines(document: Mapping[str, Any]) -> list[Line]:
     lines: list[Line] = [(line(header), {"bold": True})]
     lines += [(line(row), OUTCOME_MARKUP[row[0]]) for row in rows]
     lines += [(text, {}) for text in together_lines(document)]
+    lines += [(text, {}) for text in power_lines(document)]
+    lines += [(legend, {})] if legend else []
     lines += _guard_lines(document)
     lines += problem_lines(document)
     lines += team_test_lines(document)
@@ -229,10 +241,12 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
         for gate in evaluation["gates"]:
             lines.append((f"[{gate['outcome']}] {gate['id']}: {gate['headline']}", OUTCOME_MARKUP[gate["outcome"]]))
             lines.extend((f"  warning: {warning}", _WARNING_MARKUP) for warning in gate_warnings(evaluation, gate))
+            power = power_text(gate)
+            lines.extend([(f"  {power}", {})] if power else [])
             if gate.get("hint"):
                 lines.append((f"  hint: {gate['hint']}", {}))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
-    together = together_lines(document)
+    together = together_lines(document) + power_lines(document)
     if together:
         lines += [("", {}), *((text, {}) for text in together)]
     tests = document.get("tests") or []

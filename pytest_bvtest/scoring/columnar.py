@@ -88,7 +88,7 @@ class RankedGains:
     for the number of relevant documents and the ideal ranking. ``lengths`` are the documents each topic
     ranks; ``unjudged_topic``, ``unjudged_rank`` and ``unjudged_docno`` the documents without a judgment in
     the first ``unjudged_depth`` ranks of each topic (topic index, rank and docno, in the same order), for
-    Judged@k and the optimistic values of docs/mathematics.md §9.
+    Judged@k and the optimistic values of docs/mathematics.md §10.
     """
 
     topics: tuple[str, ...]
@@ -359,7 +359,7 @@ def with_unjudged_graded(ranked: RankedGains, optimistic: OptimisticMeasure, lif
 def single_lifts(ranked: RankedGains, optimistic: OptimisticMeasure) -> np.ndarray:
     """For each unjudged document of the first ``optimistic.depth`` ranks (in ``ranked``'s order of unjudged
     documents, those deeper left out), its topic's value with that document alone graded ``optimistic.grade``:
-    judging leverage's per-topic move (docs/mathematics.md §9). Every document is a topic of its own, made of its
+    judging leverage's per-topic move (docs/mathematics.md §10). Every document is a topic of its own, made of its
     topic's relevant documents, judgments and the one graded document, so that all are scored in one pass."""
     assert ranked.unjudged_rank is not None and ranked.unjudged_depth >= optimistic.depth
     chosen = np.flatnonzero(ranked.unjudged_rank <= optimistic.depth)

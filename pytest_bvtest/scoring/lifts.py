@@ -1,4 +1,4 @@
-"""A run's unjudged documents, and its measure with chosen ones graded g+ (docs/mathematics.md §9).
+"""A run's unjudged documents, and its measure with chosen ones graded g+ (docs/mathematics.md §10).
 
 The optimistic value M+ beside each measure (:mod:`~pytest_bvtest.scoring.columnar`,
 :mod:`~pytest_bvtest.scoring.gdeval`) grades every unjudged document of a run's top d. The corners of a gate and
