@@ -715,3 +715,28 @@ def test_the_judged_only_form_of_a_measure(measure, form):
     from pytest_bvtest.report.wording import judged_only_form
 
     assert judged_only_form(measure) == form
+
+
+def test_undecided_gates_are_github_warnings_unless_they_fail_ci(dl19_pooled):
+    from dataclasses import replace
+
+    from pytest_bvtest.report.github import annotations
+
+    _, evaluation = dl19_pooled
+    document = evaluation_document(evaluation)
+    commands = annotations(document)
+    assert [command.split(" ", 1)[0] for command in commands] == ["::warning"] * 3
+    assert all("title=bvtest UNDECIDED " in command for command in commands)
+    strict = evaluation_document(
+        replace(
+            evaluation,
+            measures=tuple(
+                replace(
+                    measure,
+                    gates=tuple(replace(gate, passed=not gate.undecided and gate.passed) for gate in measure.gates),
+                )
+                for measure in evaluation.measures
+            ),
+        )
+    )
+    assert [command.split(" ", 1)[0] for command in annotations(strict)] == ["::error"] * 3
