@@ -277,6 +277,15 @@ def test_the_trec_covid_case_is_undecided_not_a_plain_fail(trec_covid):
     assert [round(float(judged.shares[row].mean()), 3) for row in rows] == [0.773, 0.94]
     corners = verdicts["trisk"].corners
     assert (corners.candidate_unjudged, corners.reference_unjudged, corners.shared) == (102, 27, 9)
+    from pytest_bvtest.report import html
+
+    document = evaluation_document(trec_covid)
+    page = html.render(document)
+    assert "<h2>Undecided gates</h2>" in page and page.count('badge warn">⚠ UNDECIDED') == 4  # table and sections
+    assert "Judged@10 AbstractOHSU" in page  # the per-topic table's judged shares
+    markdown = render(document)
+    assert "### ❔ `bvtest.yaml::nDCG@10::trisk`" in markdown
+    assert "- **Unjudged documents decide 2 gates:** `bvtest judge " in markdown
 
 
 def fully_judged_regression(folder: Path) -> Path:
