@@ -277,6 +277,15 @@ def test_the_trec_covid_case_is_undecided_not_a_plain_fail(trec_covid):
     assert [round(float(judged.shares[row].mean()), 3) for row in rows] == [0.773, 0.94]
     corners = verdicts["trisk"].corners
     assert (corners.candidate_unjudged, corners.reference_unjudged, corners.shared) == (102, 27, 9)
+    from pytest_bvtest.report import html
+
+    document = evaluation_document(trec_covid)
+    page = html.render(document)
+    assert "<h2>Undecided gates</h2>" in page and page.count('badge warn">⚠ UNDECIDED') == 4  # table and sections
+    assert "Judged@10 AbstractOHSU" in page  # the per-topic table's judged shares
+    markdown = render(document)
+    assert "### ❔ `bvtest.yaml::nDCG@10::trisk`" in markdown
+    assert "- **Unjudged documents decide 2 gates:** `bvtest judge " in markdown
 
 
 def fully_judged_regression(folder: Path) -> Path:
@@ -715,3 +724,28 @@ def test_the_judged_only_form_of_a_measure(measure, form):
     from pytest_bvtest.report.wording import judged_only_form
 
     assert judged_only_form(measure) == form
+
+
+def test_undecided_gates_are_github_warnings_unless_they_fail_ci(dl19_pooled):
+    from dataclasses import replace
+
+    from pytest_bvtest.report.github import annotations
+
+    _, evaluation = dl19_pooled
+    document = evaluation_document(evaluation)
+    commands = annotations(document)
+    assert [command.split(" ", 1)[0] for command in commands] == ["::warning"] * 3
+    assert all("title=bvtest UNDECIDED " in command for command in commands)
+    strict = evaluation_document(
+        replace(
+            evaluation,
+            measures=tuple(
+                replace(
+                    measure,
+                    gates=tuple(replace(gate, passed=not gate.undecided and gate.passed) for gate in measure.gates),
+                )
+                for measure in evaluation.measures
+            ),
+        )
+    )
+    assert [command.split(" ", 1)[0] for command in annotations(strict)] == ["::error"] * 3
