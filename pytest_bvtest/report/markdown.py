@@ -20,6 +20,7 @@ from pytest_bvtest.report.wording import (
     TEAM_TESTS_TITLE,
     analysis_lines,
     comparison_lines,
+    corner_lines,
     delta_text,
     display_path,
     error_groups,
@@ -27,6 +28,7 @@ from pytest_bvtest.report.wording import (
     format_number,
     gate_warnings,
     guard_warnings,
+    judged_line,
     judged_nothing,
     power_cell,
     power_legend,
@@ -41,7 +43,7 @@ from pytest_bvtest.report.wording import (
 
 MARKER = "<!-- pytest-bvtest -->"
 
-OUTCOME_ICONS = {"OK": "✅", "OK*": "⚠️", "FAIL": "❌"}
+OUTCOME_ICONS = {"OK": "✅", "OK*": "⚠️", "UNDECIDED": "❔", "FAIL": "❌"}
 
 # GitHub refuses comments longer than 65,536 characters; past this size the system tables keep only
 # the candidate and the reference (the JSON report has every system).
@@ -175,6 +177,10 @@ def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         for gate in evaluation["gates"]:
             for message in gate_warnings(evaluation, gate):
                 lines += ["", f"⚠️ {code(gate['id'])}: {prose(message)}"]
+    for evaluation in evaluations:  # beside the gated measure, unless every top d is judged (then in its details)
+        judgments = evaluation.get("judgments")
+        if evaluation["gates"] and judgments and not judgments["complete"]:
+            lines += ["", f"**{prose(evaluation['measure'])}** · {prose(judged_line(evaluation))}"]
     return lines
 
 
@@ -225,6 +231,11 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
         impact.get("contribution") is not None for impact in worst
     )
     label = gate.get("label") or gate["statistic"]
+    # where the gate has corners: each topic's unjudged documents in the two top d (docs/mathematics.md §10)
+    depth = (gate.get("judgments") or {}).get("depth")
+    unjudged = [] if depth is None or not worst or worst[0].get("unjudged") is None else [gate["system"]]
+    if unjudged and worst[0].get("compared_unjudged") is not None:
+        unjudged.append(against)
     header = (
         "topic",
         *(["query"] if with_text else []),
@@ -232,6 +243,7 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
         against,
         f"{label} term Δ" if _by_term(gate) else "score Δ",
         *([f"moves {label} by"] if with_share else []),
+        *(f"unjudged in {name}'s top {depth}" for name in unjudged),
     )
     rows = [
         (
@@ -249,6 +261,7 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
                 if with_share
                 else []
             ),
+            *(str(impact[key]) for key in ("unjudged", "compared_unjudged")[: len(unjudged)]),
         )
         for impact in worst
     ]
@@ -275,20 +288,29 @@ def blame_title(gate: Mapping[str, Any]) -> str:
 
 
 def _failure_section(gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[str]:
-    lines = ["", f"### ❌ {code(gate['id'])}", "", prose(_sentence(gate)), "", prose(gate["headline"])]
+    """A failing or undecided gate: its sentence and headline, its corners of unjudged documents, its topics."""
+    lines = [
+        "",
+        f"### {OUTCOME_ICONS[gate['outcome']]} {code(gate['id'])}",
+        "",
+        prose(_sentence(gate)),
+        "",
+        prose(gate["headline"]),
+    ]
+    corners = corner_lines(gate)
+    if corners:
+        lines += ["", prose(corners[0]), ""] + [f"- {prose(line.strip())}" for line in corners[1:]]
     header, rows = blame_rows(gate)
+    hint = ["", f"Hint: {prose(gate['hint'])}"] if gate.get("hint") else []
     if not rows:
-        return lines
+        return lines + hint
     key = (header, tuple(rows))
     if key in shown:
-        return lines + ["", f"The topics are those listed under {code(shown[key])}."]
+        return lines + ["", f"The topics are those listed under {code(shown[key])}."] + hint
     shown[key] = gate["id"]
-    numeric = set(range(len(header) - (4 if len(header) > 5 and header[-1].startswith("moves") else 3), len(header)))
-    return (
-        lines
-        + ["", prose(blame_title(gate)), ""]
-        + _table(header, [tuple(cell(text) for text in row) for row in rows], numeric)
-    )
+    numeric = set(range(2 if header[1] == "query" else 1, len(header)))
+    table = _table(header, [tuple(cell(text) for text in row) for row in rows], numeric)
+    return lines + ["", prose(blame_title(gate)), ""] + table + hint
 
 
 def _comparison_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
@@ -317,6 +339,9 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
     ]
     lines = ["", f"<details><summary>{prose(evaluation_title(evaluation))}</summary>", ""]
     lines += _table(TABLE_HEADER, rows, set(range(2, len(TABLE_HEADER) - 1)))
+    judged = judged_line(shown)
+    if judged is not None:
+        lines += ["", prose(judged)]
     omitted = len(evaluation["systems"]) - len(rows)
     if omitted:
         lines += [
@@ -363,7 +388,8 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     evaluations = list(document["evaluations"])
     warnings = [(evaluation, warning) for evaluation in evaluations for warning in guard_warnings(evaluation)]
     summary = document["summary"]
-    warned = warnings or summary["warnings"] or summary.get("not_run") or judged_nothing(document)
+    warned = warnings or summary["warnings"] or summary.get("undecided")
+    warned = warned or summary.get("not_run") or judged_nothing(document)
     verdict = "❌" if not document["passed"] else "⚠️" if warned else "✅"
     lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
     lines += [line for text in together_lines(document) + power_lines(document) for line in (prose(text), "")]
@@ -376,7 +402,7 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     lines += _team_test_section(list(document.get("tests") or []))
     for evaluation in evaluations:
         for gate in evaluation["gates"]:
-            if gate["outcome"] == "FAIL":
+            if gate["outcome"] in ("FAIL", "UNDECIDED"):
                 lines += _failure_section(gate, shown)
     lines += _comparison_section(evaluations)
     simulated = set()
@@ -454,6 +480,17 @@ def what_to_do(document: Mapping[str, Any]) -> list[str]:
         f"- **The bound is too strict:** edit the gate in the spec ({where}); "
         f"`bvtest check SPEC` shows the new verdict without pytest."
     )
+    undecided = [(evaluation, gate) for evaluation, gate in failing if gate["outcome"] == "UNDECIDED"]
+    if undecided:
+        judge = "; ".join(
+            code(f"bvtest judge {spec} -o judgments.tsv")
+            for spec in dict.fromkeys(display_path(evaluation["spec"]) for evaluation, _ in undecided)
+        )
+        lines.append(
+            f"- **Unjudged documents decide {len(undecided)} gate{'' if len(undecided) == 1 else 's'}:** {judge} "
+            "lists them by how far each moves the gates; fill in their grades and list the file in the spec's "
+            f"{code('qrels')} after the official ones ({docs_link('unjudged documents', 'judgments.md')})."
+        )
     docs = dict.fromkeys(
         (gate.get("label") or gate["statistic"], gate.get("docs")) for _, gate in failing if gate.get("docs")
     )

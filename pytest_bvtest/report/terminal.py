@@ -24,6 +24,7 @@ from pytest_bvtest.report.wording import (
     gate_numbers,
     gate_warnings,
     guard_warnings,
+    judged_line,
     power_cell,
     power_legend,
     power_lines,
@@ -51,6 +52,7 @@ CANDIDATE_MARKER = ">"
 OUTCOME_MARKUP: dict[str, Markup] = {
     "OK": {"green": True},
     "OK*": {"yellow": True},
+    "UNDECIDED": {"yellow": True, "bold": True},
     "FAIL": {"red": True, "bold": True},
 }
 
@@ -225,6 +227,9 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
         table = _aligned_table([TABLE_HEADER, *system_rows(evaluation)], markers)
         lines.append((table[0], {"bold": True}))
         lines.extend((text, {"bold": True} if role == "candidate" else {}) for text, role in zip(table[1:], roles))
+        judged = judged_line(evaluation)
+        if judged is not None:
+            lines.append((judged, {}))
         lines.append((tradeoff_text(evaluation), {}))
         lines.extend((text, {}) for text in comparison_lines(evaluation))
         lines.extend((text, {}) for text in analysis_lines(evaluation))
@@ -238,6 +243,8 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
             lines.extend((f"  warning: {warning}", _WARNING_MARKUP) for warning in gate_warnings(evaluation, gate))
             power = power_text(gate)
             lines.extend([(f"  {power}", {})] if power else [])
+            if gate.get("hint"):
+                lines.append((f"  hint: {gate['hint']}", {}))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
     together = together_lines(document) + power_lines(document)
     if together:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pytest_bvtest.errors import InputError, excerpt, short_list
-from pytest_bvtest.io.qrels import Qrels, read_qrels
+from pytest_bvtest.io.qrels import Qrels, read_qrels_files
 from pytest_bvtest.io.runbytes import NotInChunks
 from pytest_bvtest.io.runs import (
     CHUNK_LINES,
@@ -233,9 +233,17 @@ class MatrixBuilder:
 
     @classmethod
     def from_qrels_file(
-        cls, path: str | os.PathLike[str] | None, cache: ScoreCache | None = None, *, jobs: int = 1
+        cls,
+        path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None,
+        cache: ScoreCache | None = None,
+        *,
+        jobs: int = 1,
     ) -> MatrixBuilder:
-        return cls(None if path is None else read_qrels(path), cache, jobs=jobs)
+        """A builder for the judgments of ``path``: one qrels file, or several read as one (``read_qrels_files``)."""
+        if path is None:
+            return cls(None, cache, jobs=jobs)
+        paths = [path] if isinstance(path, str | os.PathLike) else list(path)
+        return cls(read_qrels_files(paths), cache, jobs=jobs)
 
     def _require_qrels(self, what: str) -> Qrels:
         if self.qrels is None:
