@@ -392,6 +392,39 @@ def test_each_gate_with_corners_is_decided_exactly_once(dl19_pooled, monkeypatch
     assert decided == Counter({verdict.id: 1 for verdict in evaluation.gates})
 
 
+def test_the_corners_nulls_are_read_in_one_pass_and_equal_each_drawn_alone(dl19_pooled, monkeypatch):
+    from pytest_bvtest.judging import corners
+    from pytest_bvtest.stats import swaps
+
+    spec, shared = dl19_pooled
+    passes = []
+    drawing = swaps.topic_assignments
+    monkeypatch.setattr(
+        swaps, "topic_assignments", lambda *args, **kwargs: passes.append(args) or drawing(*args, **kwargs)
+    )
+    # no pending null: every corner's gate draws its own, as gate_inputs does alone
+    monkeypatch.setattr(corners, "pending_gate_null", lambda *arguments: None)
+    alone = evaluate_spec(load_spec(spec), use_cache=False)
+    assert len(passes) == 1 + 4 * 2  # the evaluation's pass, then one per gate and corner
+    cornered = [verdict for verdict in shared.gates if verdict.corners is not None]
+    assert len(cornered) == 4
+    for verdict, drawn_alone in zip(shared.gates, alone.gates):
+        assert (verdict.corners is None) == (drawn_alone.corners is None)
+        if verdict.corners is None:
+            continue
+        for corner in ("optimistic", "pessimistic"):
+            ours, theirs = getattr(verdict.corners, corner), getattr(drawn_alone.corners, corner)
+            assert (ours.passed, ours.value, ours.reference_value) == (theirs.passed, theirs.value, theirs.reference_value)
+            np.testing.assert_allclose([ours.limit, ours.excess], [theirs.limit, theirs.excess], rtol=1e-12, atol=1e-15)
+    monkeypatch.undo()
+    monkeypatch.setattr(
+        swaps, "topic_assignments", lambda *args, **kwargs: passes.append(args) or drawing(*args, **kwargs)
+    )
+    passes.clear()
+    evaluate_spec(load_spec(spec), use_cache=False)
+    assert len(passes) == 2  # the evaluation's gates and comparisons, then every corner's gates together
+
+
 def test_a_gates_corners_are_the_gate_on_the_qrels_each_side_would_complete(tmp_path):
     """Brute force: at the optimistic corner, both runs scored by pytrec_eval on the qrels completed with the
     candidate's unjudged top-3 documents at the top grade (P@3 has no normalisation to keep), the bound placed on

@@ -15,7 +15,7 @@ gate without unjudged documents in either top d gets no corners, and nothing is 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -24,7 +24,7 @@ from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run, read_run_columns
 from pytest_bvtest.judging.decision import judgement
 from pytest_bvtest.judging.evaluation import MeasureEvaluation
-from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs
+from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs, pending_gate_null
 from pytest_bvtest.judging.judgments import (
     OPTIMISTIC,
     PESSIMISTIC,
@@ -37,7 +37,9 @@ from pytest_bvtest.judging.limits import GateLimit, gate_limits
 from pytest_bvtest.scoring.lifts import run_lifts
 from pytest_bvtest.spec.measures import OptimisticMeasure
 from pytest_bvtest.spec.model import Source, Spec
+from pytest_bvtest.stats.calibration import PendingNull, SwapNull
 from pytest_bvtest.stats.registry import STATISTICS
+from pytest_bvtest.stats.swaps import read_swaps
 
 
 def _partner(inputs: GateInputs) -> str | None:
@@ -121,35 +123,91 @@ def _world_matrix(
     return replace(measure, matrix=replace(measure.matrix, scores=scores))
 
 
-def _world(
-    spec: Spec,
+def _world_measures(
     measures: Sequence[MeasureEvaluation],
     gates: Sequence[Sequence[GateInputs]],
     cornered: Sequence[Sequence[bool]],
     documents: UnjudgedDocuments,
-    texts: Mapping[str, str],
-    segments: Mapping[str, str],
     partner: str | None,
     lifted: str,
     other: str | None,
+) -> list[MeasureEvaluation | None]:
+    """Each measure in the world of a corner of the gates swapped with ``partner`` (``lifted``'s unjudged documents
+    graded g+, and ``other``'s shared ones with them); ``None`` for a measure none of whose gates is judged there
+    again, or whose world changes nothing."""
+    return [
+        _world_matrix(measure, documents, lifted, other)
+        if any(flag and _partner(inputs) == partner for inputs, flag in zip(row, flags))
+        else None
+        for measure, row, flags in zip(measures, gates, cornered)
+    ]
+
+
+def _judged_again(
+    worlds: Sequence[MeasureEvaluation | None],
+    gates: Sequence[Sequence[GateInputs]],
+    cornered: Sequence[Sequence[bool]],
+    partner: str | None,
+) -> Iterator[tuple[int, int, MeasureEvaluation, GateInputs]]:
+    """The gates computed again in a corner's world (measure and gate positions, the world, today's inputs)."""
+    for m, (world, row, flags) in enumerate(zip(worlds, gates, cornered)):
+        for g, (inputs, flag) in enumerate(zip(row, flags)):
+            if world is not None and flag and _partner(inputs) == partner:
+                yield m, g, world, inputs
+
+
+def _world_nulls(
+    spec: Spec,
+    worlds: Mapping[tuple[str, str | None], Sequence[MeasureEvaluation | None]],
+    gates: Sequence[Sequence[GateInputs]],
+    cornered: Sequence[Sequence[bool]],
+    segments: Mapping[str, str],
+) -> dict[tuple[str, str | None, int, int], SwapNull]:
+    """The null of every gate computed again at a corner, all read in one pass over the evaluation's swaps
+    (:func:`~pytest_bvtest.stats.swaps.read_swaps`: the same draws each would make alone), keyed by the corner, its
+    partner and the gate's measure and position."""
+    pending: dict[tuple[str, str | None, int, int], PendingNull] = {}
+    for (corner, partner), world in worlds.items():
+        for m, g, measure, inputs in _judged_again(world, gates, cornered, partner):
+            candidate = measure.matrix.index(inputs.system)
+            null = pending_gate_null(spec, inputs.gate, measure.matrix, measure.settings, candidate, segments)
+            if null is not None:
+                pending[corner, partner, m, g] = null
+    read_swaps(list(pending.values()))
+    return {key: null.null() for key, null in pending.items()}
+
+
+def _world(
+    spec: Spec,
+    worlds: Sequence[MeasureEvaluation | None],
+    nulls: Mapping[tuple[int, int], SwapNull],
+    gates: Sequence[Sequence[GateInputs]],
+    cornered: Sequence[Sequence[bool]],
+    texts: Mapping[str, str],
+    segments: Mapping[str, str],
+    partner: str | None,
     family: bool,
 ) -> tuple[list[GateInputs], list[GateLimit]]:
-    """Every gate's inputs and limit in the world of a corner of the gates swapped with ``partner``: ``lifted``'s
-    unjudged documents graded g+, and ``other``'s shared ones with them. Those gates are computed again from the
-    world's matrix; every other gate keeps today's inputs (its family, keyed by its own partner, is another)."""
-    every: list[GateInputs] = []
-    for measure, row, flags in zip(measures, gates, cornered):
-        world = None
-        if any(flag and _partner(inputs) == partner for inputs, flag in zip(row, flags)):
-            world = _world_matrix(measure, documents, lifted, other)
-        for inputs, flag in zip(row, flags):
-            if world is None or not flag or _partner(inputs) != partner:
-                every.append(inputs)
-                continue
-            candidate = world.matrix.index(inputs.system)
-            every.append(
-                gate_inputs(spec, inputs.gate, world.matrix, world.settings, candidate, {}, None, texts, segments)
-            )
+    """Every gate's inputs and limit in the world of a corner of the gates swapped with ``partner`` (``worlds``: each
+    measure's, :func:`_world_measures`; ``nulls``: the gates' nulls there, by measure and gate position). Those
+    gates are computed again from the world's matrix; every other gate keeps today's inputs (its family, keyed by
+    its own partner, is another)."""
+    every = [inputs for row in gates for inputs in row]
+    starts = np.cumsum([0, *(len(row) for row in gates)])
+    for m, g, world, inputs in _judged_again(worlds, gates, cornered, partner):
+        candidate = world.matrix.index(inputs.system)
+        every[starts[m] + g] = gate_inputs(
+            spec,
+            inputs.gate,
+            world.matrix,
+            world.settings,
+            candidate,
+            {},
+            None,
+            texts,
+            segments,
+            drawn=nulls.get((m, g)),
+        )
     return every, gate_limits(every, family)
 
 
@@ -185,12 +243,28 @@ def judgment_corners(
         if any(flags)
     }
     documents = unjudged_documents(spec, qrels, measures, systems)
-    worlds = {}
-    for partner in partners:
-        common = (spec, measures, gates, cornered, documents, texts, segments or {}, partner)
-        worlds[OPTIMISTIC, partner] = _world(*common, candidate, partner, family)
-        if partner is not None:
-            worlds[PESSIMISTIC, partner] = _world(*common, partner, candidate, family)
+    segments = segments or {}
+    sides = {(OPTIMISTIC, partner): (candidate, partner) for partner in partners}
+    sides.update({(PESSIMISTIC, partner): (partner, candidate) for partner in partners if partner is not None})
+    matrices = {
+        (corner, partner): _world_measures(measures, gates, cornered, documents, partner, lifted, other)
+        for (corner, partner), (lifted, other) in sides.items()
+    }
+    nulls = _world_nulls(spec, matrices, gates, cornered, segments)
+    worlds = {
+        (corner, partner): _world(
+            spec,
+            world,
+            {(m, g): null for (at, which, m, g), null in nulls.items() if (at, which) == (corner, partner)},
+            gates,
+            cornered,
+            texts,
+            segments,
+            partner,
+            family,
+        )
+        for (corner, partner), world in matrices.items()
+    }
     position = 0
     for m, (measure, row, flags) in enumerate(zip(measures, gates, cornered)):
         for g, (inputs, flag) in enumerate(zip(row, flags)):
