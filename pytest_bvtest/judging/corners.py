@@ -15,8 +15,10 @@ gate without unjudged documents in either top d gets no corners, and nothing is 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -34,12 +36,15 @@ from pytest_bvtest.judging.judgments import (
     UnjudgedDocuments,
 )
 from pytest_bvtest.judging.limits import GateLimit, gate_limits
-from pytest_bvtest.scoring.lifts import run_lifts
+from pytest_bvtest.scoring.lifts import documents_lifts, run_lifts
 from pytest_bvtest.spec.measures import OptimisticMeasure
-from pytest_bvtest.spec.model import Source, Spec
+from pytest_bvtest.spec.model import RunFile, Source, Spec
 from pytest_bvtest.stats.calibration import PendingNull, SwapNull
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.swaps import read_swaps
+
+#: A run file's ranked documents when they are known without reading it (``None`` otherwise).
+RankedDocuments = Callable[[RunFile], Sequence[Mapping[str, Any]] | None]
 
 
 def _partner(inputs: GateInputs) -> str | None:
@@ -77,9 +82,15 @@ def _source(spec: Spec, system: str) -> Source:
 
 
 def unjudged_documents(
-    spec: Spec, qrels: Qrels, measures: Sequence[MeasureEvaluation], systems: Mapping[str, Sequence[str]]
+    spec: Spec,
+    qrels: Qrels,
+    measures: Sequence[MeasureEvaluation],
+    systems: Mapping[str, Sequence[str]],
+    ranked_documents: RankedDocuments | None = None,
 ) -> UnjudgedDocuments:
-    """The unjudged documents of ``systems[measure]``'s top d for each measure with corners; each run read once."""
+    """The unjudged documents of ``systems[measure]``'s top d for each measure with corners: from each run file's
+    ranked documents where ``ranked_documents`` has them (kept when the run was evaluated, or cached then:
+    :meth:`~pytest_bvtest.scoring.matrix.MatrixBuilder.run_documents`), else from the run, read once."""
     wanted: dict[str, list[OptimisticMeasure]] = {}
     for measure in measures:
         for system in systems.get(measure.measure, ()):
@@ -87,8 +98,18 @@ def unjudged_documents(
     lifts = {}
     for system, optimistic in wanted.items():
         source = _source(spec, system)
-        run = source if isinstance(source, Run) else read_run_columns(source.path, tag=source.tag)  # type: ignore[union-attr]
-        for measure, values in run_lifts(qrels, run, optimistic).items():
+        found = None
+        if isinstance(source, Run):
+            found = run_lifts(qrels, source, optimistic)
+        else:
+            assert isinstance(source, RunFile)  # judgment_measures: systems from run files or runs only
+            documents = ranked_documents(source) if ranked_documents is not None else None
+            read = partial(read_run_columns, source.path, tag=source.tag)
+            if documents is not None:
+                found = documents_lifts(qrels, documents, optimistic, read)
+            if found is None:
+                found = run_lifts(qrels, read(), optimistic)
+        for measure, values in found.items():
             lifts[str(measure.measure), system] = values
     return UnjudgedDocuments(lifts)
 
@@ -224,12 +245,14 @@ def judgment_corners(
     texts: Mapping[str, str],
     family: bool,
     segments: Mapping[str, str] | None = None,
+    ranked_documents: RankedDocuments | None = None,
 ) -> tuple[list[list[Corners | None]], UnjudgedDocuments | None]:
     """Each gate's corners, aligned with ``gates`` (one list per measure; ``None`` for a gate with nothing unjudged
     in its candidate's and its reference's top d), and the unjudged documents they were read from (``None`` when
     no gate has corners). The worlds are computed only when some gate needs them: per reference of a cornered
     gate, the optimistic one (the candidate lifted) and the pessimistic one (the reference lifted); a gate without
-    a reference is judged as judged at its pessimistic corner."""
+    a reference is judged as judged at its pessimistic corner. ``ranked_documents`` gives a run file's ranked documents
+    when they are known without reading it (:func:`unjudged_documents`)."""
     cornered = [[_cornered(measure, inputs) for inputs in row] for measure, row in zip(measures, gates)]
     corners: list[list[Corners | None]] = [[None] * len(row) for row in gates]
     if not any(any(row) for row in cornered):
@@ -242,7 +265,7 @@ def judgment_corners(
         for measure, flags in zip(measures, cornered)
         if any(flags)
     }
-    documents = unjudged_documents(spec, qrels, measures, systems)
+    documents = unjudged_documents(spec, qrels, measures, systems, ranked_documents)
     segments = segments or {}
     sides = {(OPTIMISTIC, partner): (candidate, partner) for partner in partners}
     sides.update({(PESSIMISTIC, partner): (partner, candidate) for partner in partners if partner is not None})
