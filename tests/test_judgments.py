@@ -438,6 +438,42 @@ def test_the_corners_nulls_are_read_in_one_pass_and_equal_each_drawn_alone(dl19_
     assert len(passes) == 2  # the evaluation's gates and comparisons, then every corner's gates together
 
 
+def test_the_corners_read_the_runs_documents_kept_with_their_scores_never_the_runs_again(
+    dl19_pooled, tmp_path, monkeypatch
+):
+    """The corners and the documents to judge come from each run's ranked documents, kept when the run was evaluated
+    and cached beside its scores: the same corners and documents as read from the runs (the slow path), and no run is
+    read again, but for the ranks the judge file lists."""
+    from pytest_bvtest.judging import corners
+    from pytest_bvtest.judging.documents import documents_to_judge
+
+    spec, _ = dl19_pooled
+    cached = tmp_path / "bvtest.yaml"
+    cached.write_text(spec.read_text().replace("cache: false", "cache: .cache"))
+    read = []
+    reading = corners.read_run_columns
+    monkeypatch.setattr(
+        corners, "read_run_columns", lambda *args, **kwargs: read.append(args) or reading(*args, **kwargs)
+    )
+    monkeypatch.setattr(corners, "documents_lifts", lambda *arguments: None)  # every run read again: the slow path
+    slow = evaluate_spec(load_spec(cached), use_cache=False)
+    slow_documents = documents_to_judge(slow)
+    assert len(read) == 2 and len(slow_documents) == 84  # monoBERT's and monoT5's
+    monkeypatch.undo()
+    monkeypatch.setattr(
+        corners, "read_run_columns", lambda *args, **kwargs: read.append(args) or reading(*args, **kwargs)
+    )
+    for use_cache in (False, True, True):  # documents kept from the evaluation; then filled into the cache, read
+        read.clear()
+        evaluation = evaluate_spec(load_spec(cached), use_cache=use_cache)
+        assert read == []
+        assert [verdict.corners for verdict in evaluation.gates] == [verdict.corners for verdict in slow.gates]
+        assert sum(verdict.corners is not None for verdict in evaluation.gates) == 4
+        assert documents_to_judge(evaluation) == slow_documents
+        assert len(read) == 2  # the ranks of the judge file: each run read when first asked
+    assert len(list((tmp_path / ".cache").rglob("*.json"))) > 4 * 5
+
+
 def write_small_runs(folder: Path, judgments, candidate, reference, measure: str) -> Path:
     """Two runs (candidate ``new``, reference ``prod``), qrels and a spec with one mean gate on ``measure``."""
     for name, ranked in (("new", candidate), ("prod", reference)):

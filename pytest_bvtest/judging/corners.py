@@ -135,7 +135,8 @@ def _favouring(
     alone, each raises ``lifted``'s score on its topic more than ``other``'s (docs/mathematics.md §10)."""
     shared = documents.shared(measure.measure, lifted, other)
     rows = {system: measure.matrix.index(system) for system in (lifted, other)}
-    columns = {topic: measure.topics.index(topic) for topic in shared}
+    position = {topic: j for j, topic in enumerate(measure.topics)}  # tuple.index per topic cost 1.3 s at 7,000
+    columns = {topic: position[topic] for topic, docnos in shared.items() if docnos}
 
     def gain(system: str, topic: str, docno: str) -> float:
         single = documents.lifts[measure.measure, system].single[topic, docno]
