@@ -6,7 +6,9 @@ are small JSON files written atomically (temporary file + rename): pytest-xdist 
 the same run at once both succeed, and a reader never sees half an entry. A corrupt, truncated or
 implausible entry (no scores, a score that is NaN or infinite) is treated as a miss and rewritten; the
 cache never makes an evaluation fail: a folder that cannot be written (full disk, read-only checkout)
-gives one :class:`CacheWriteWarning` naming it, and the evaluation goes on without storing.
+gives one :class:`CacheWriteWarning` naming it, and the evaluation goes on without storing. Beside a run's
+scores, one entry keeps its ranked documents (those with a gain and the unjudged ones of its top d, found in the
+same pass): what the corners of a gate read (docs/mathematics.md §10), so that no run is read again for them.
 
 Finding a run's entries needs its digest, and hashing a 250 MB run on every lookup costs about a
 second. :meth:`ScoreCache.file_digest` therefore keeps, beside the entries, one small stat record per
