@@ -1,27 +1,42 @@
-"""The CI gate end to end, whole processes: ``bvtest evaluate`` cold and cached, ``bvtest check`` with a
-candidate and 10 baselines all cached or with the candidate new, and peers evaluating the same run.
+"""The CI gate end to end, whole processes: the README's recommended gates against pytrec_eval and trec_eval.
 
-Data (seeded, written to a scratch folder): MS MARCO-dev-shaped qrels and 11 runs of ``--queries`` x
-``--docs`` lines (default 6,980 x 1,000, about 250 MB each; ``common.write_data`` writes the qrels and
-the first run, the others rank the same judged passages at other depths). The spec has 2 measures
-(AP, nDCG@10), the 10 baselines, the candidate and 8 gates (4 per measure, 2 of them noise-aware).
+Two tables.
 
-Cases, each a fresh process timed as a whole (interpreter start and imports included), its peak
+**The gate** (default). Data (seeded, in a scratch folder): MS MARCO-dev-shaped qrels and 11 runs of
+``--queries`` x ``--docs`` lines (default 6,980 x 1,000, about 300 MB each; ``common.write_data`` writes
+the qrels and the first run, the others rank the same judged passages at other depths). The spec is the
+README's "spec in one minute" (its measures and gates, read from README.md) with the 10 baselines and a
+candidate. Cases, each a fresh process timed as a whole (interpreter start and imports included), its peak
 resident memory from ``wait4``; the cases alternate over the repeats (a busy machine slows all alike):
 
-- ``evaluate cold``: ``bvtest evaluate --mean -m AP -m nDCG@10 -m RR`` of one run into an empty cache.
-- ``evaluate cached``: the same again on the cache it filled.
-- ``check all cached``: ``bvtest check`` with every run's per-topic scores cached.
-- ``check candidate new``: the same with ``--run`` naming a new candidate file (new content) in every repeat.
-- peers on the same run and measures (AP, nDCG@10, RR per topic): ``pytrec_eval`` (parse_qrel,
-  parse_run, evaluate), ``trec_eval -q`` (when a ``trec_eval`` binary is on the PATH, else skipped),
-  ``ir_measures`` (iter_calc), ``ranx`` (evaluate per topic; run with ``--ranx-python`` where ranx is
-  installed, since it pins its own numba and numpy).
+- ``pytrec_eval alone``: parse the qrels and the candidate, evaluate the spec's measures (the unit of the
+  ratios); ``trec_eval -q`` the same from the binary given by ``--trec-eval`` (skipped without it);
+  ``ir_measures`` and ``ranx`` (``--ranx-python``, a Python with ranx installed) likewise.
+- ``evaluate cold`` / ``evaluate cached``: ``bvtest evaluate --mean`` of the candidate into an empty cache,
+  then again from the cache it filled.
+- ``check all cached`` / ``check candidate new``: ``bvtest check`` with every run's per-topic scores cached,
+  or with ``--run`` naming a new candidate file in every repeat.
+- ``pytest cached`` / ``pytest candidate new``: ``pytest SPEC`` the same two ways (without hypothesis's
+  plugin, which the test extra installs and which imports hypothesis in its terminal summary).
 
-Ratios are medians over ``pytrec_eval alone``'s median. Run it from the repository root::
+The children write and reuse bytecode (``PYTHONDONTWRITEBYTECODE`` is removed from their environment), as
+a CI runner's Python does; a warm-up run fills the caches.
 
-    python -m benchmarks.bench_gate --queries 700            # a tenth of the size, for development
-    python -m benchmarks.bench_gate                          # 6,980 x 1,000 (several minutes)
+**Scaling** (``--scaling``): ``bvtest check`` of the same gates with every system read from one per-topic
+Parquet table (``system, topic, measure, value``; seeded scores shaped like nDCG@10 and AP), for
+``--topics`` topics at 10 baselines and ``--baselines`` baselines at 6,980 topics; then ``bvtest
+evaluate`` of one run of 100 documents per topic at the smallest sizes against trec_eval and pytrec_eval.
+
+Ratios are of medians: wall over ``pytrec_eval alone``'s median wall, CPU over its median CPU (CPU is the
+steadier on a shared machine). Run it from the repository root::
+
+    python -m benchmarks.bench_gate --queries 700 --trec-eval /tmp/trec_eval/trec_eval   # a tenth, for development
+    python -m benchmarks.bench_gate --trec-eval /tmp/trec_eval/trec_eval                  # 6,980 x 1,000
+    python -m benchmarks.bench_gate --scaling --trec-eval /tmp/trec_eval/trec_eval
+    python -m benchmarks.bench_gate --compare ../old-checkout                             # an older version's check too
+
+trec_eval is not packaged for Debian or PyPI: build it from https://github.com/usnistgov/trec_eval with
+``make CFLAGS='-O2 -I. -DVERSIONID=\\"10.0\\"'`` and give the binary's path.
 """
 
 from __future__ import annotations
@@ -29,47 +44,55 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from benchmarks.common import REPOSITORY_ROOT, SEED, write_data
 
 BASELINES = 10
-MEASURES = ("AP", "nDCG@10", "RR")
-GATES_PER_MEASURE = (
-    "{statistic: mean, measure: M, max_decrease: 0.01, confidence: 0.95}",
-    "{statistic: bias2_plus_var, measure: M, max_increase: 5%, confidence: 0.95}",
-    "{statistic: trisk, measure: M, min: -2.0}",
-    "{statistic: georisk, measure: M, max_decrease: 5%}",
-)
+
+# the peers' names of the README's measures
+PYTREC_EVAL_MEASURES = {"nDCG@10": "ndcg_cut.10", "AP": "map", "RR": "recip_rank"}
+RANX_MEASURES = {"nDCG@10": "ndcg@10", "AP": "map", "RR": "mrr"}
 
 PYTREC_EVAL = """
 import sys, pytrec_eval
 with open(sys.argv[1]) as handle: judgments = pytrec_eval.parse_qrel(handle)
 with open(sys.argv[2]) as handle: rankings = pytrec_eval.parse_run(handle)
-results = pytrec_eval.RelevanceEvaluator(judgments, {"map", "ndcg_cut.10", "recip_rank"}).evaluate(rankings)
-print(sum(values["map"] for values in results.values()) / len(results))
+results = pytrec_eval.RelevanceEvaluator(judgments, set(sys.argv[3:])).evaluate(rankings)
+print(len(results))
 """
 IR_MEASURES = """
 import sys, ir_measures
-from ir_measures import AP, nDCG, RR
 qrels, run = ir_measures.read_trec_qrels(sys.argv[1]), ir_measures.read_trec_run(sys.argv[2])
-values = list(ir_measures.iter_calc([AP, nDCG@10, RR], qrels, run))
-print(len(values))
+print(len(list(ir_measures.iter_calc([ir_measures.parse_measure(name) for name in sys.argv[3:]], qrels, run))))
 """
 RANX = """
 import sys
 from ranx import Qrels, Run, evaluate
 qrels, run = Qrels.from_file(sys.argv[1], kind="trec"), Run.from_file(sys.argv[2], kind="trec")
-print(evaluate(qrels, run, ["map", "ndcg@10", "mrr"], return_mean=False)["map"].mean())
+print(len(evaluate(qrels, run, sys.argv[3:], return_mean=False)))
 """
+
+
+def recommended_spec() -> tuple[list[str], list[dict]]:
+    """The measures and gates of the README's "spec in one minute" (its first YAML block with gates)."""
+    readme = (REPOSITORY_ROOT / "README.md").read_text(encoding="utf-8")
+    for block in re.findall(r"```yaml\n(.*?)```", readme, flags=re.S):
+        spec = yaml.safe_load(block)
+        if isinstance(spec, dict) and spec.get("gates"):
+            return list(spec["measures"]), list(spec["gates"])
+    sys.exit("README.md has no YAML block with gates")
 
 
 def write_system_run(path: Path, qrels_path: Path, docs: int, seed: int, depth: float) -> None:
@@ -97,111 +120,63 @@ def write_system_run(path: Path, qrels_path: Path, docs: int, seed: int, depth: 
             )
 
 
+def gates_yaml(gates: Sequence[dict]) -> list[str]:
+    return ["gates:"] + [
+        f"  - {yaml.safe_dump(gate, default_flow_style=True, sort_keys=False).strip()}" for gate in gates
+    ]
+
+
 def write_spec(folder: Path, qrels: Path, baselines: list[Path], candidate: Path) -> Path:
-    gates = [gate.replace("M", measure) for measure in ("AP", "nDCG@10") for gate in GATES_PER_MEASURE]
-    lines = [f"qrels: {qrels.name}", "measures: [AP, nDCG@10]", "baselines:"]
+    """The README's spec over these runs: its measures and gates, the first baseline as the reference."""
+    measures, gates = recommended_spec()
+    lines = [f"qrels: {qrels.name}", f"measures: [{', '.join(measures)}]", "baselines:"]
     lines += [f"  b{i}: {path.name}" for i, path in enumerate(baselines)]
-    lines += [f"candidate: {candidate.name}", "reference: b0", "gates:"] + [f"  - {gate}" for gate in gates]
+    lines += [f"candidate: {candidate.name}", "reference: b0", *gates_yaml(gates)]
     spec = folder / "bvtest.yaml"
     spec.write_text("\n".join(lines) + "\n")
     return spec
 
 
-def timed(command: list[str]) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system, steadier on a shared machine) and peak resident MB of one
-    fresh process (exit status 0 or 1: a failed gate is fine)."""
+# GNU time measures the child from its own small process: a child forked from this Python would count this
+# process's pages in its peak resident memory (ru_maxrss) until it execs.
+GNU_TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
+
+
+# The children write and reuse bytecode as a CI runner's Python does (a session that sets
+# PYTHONDONTWRITEBYTECODE compiles every module at every start: a third of a second more per process).
+CHILD_ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
+def timed(command: Sequence[str], cwd: Path = REPOSITORY_ROOT) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak resident MB of one fresh process (exit 0 or 1:
+    a failed gate is fine)."""
+    prefix = [GNU_TIME, "-f", "bench-time %e %U %S %M"] if GNU_TIME else []
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=REPOSITORY_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [*prefix, *command], cwd=cwd, env=CHILD_ENVIRONMENT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
+    errors = process.stderr.read().decode() if process.stderr else ""
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
-        sys.exit(f"{' '.join(command)} failed ({code}):\n{process.stderr.read().decode() if process.stderr else ''}")
+        sys.exit(f"{' '.join(command)} failed ({code}):\n{errors}")
+    if GNU_TIME:
+        _, _, user, system, peak = errors.strip().splitlines()[-1].split()
+        return wall, float(user) + float(system), int(peak) / 1024
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=6980)
-    parser.add_argument("--docs", type=int, default=1000, help="documents per query")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument(
-        "--ranx-python", default=None, help="a Python with ranx installed (default: this one, if it has ranx)"
-    )
-    arguments = parser.parse_args()
-    python = sys.executable
-    ranx_python = arguments.ranx_python or (python if importlib.util.find_spec("ranx") else None)
-    trec_eval = shutil.which("trec_eval")
+def load_average() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
-    folder = Path(tempfile.mkdtemp(prefix="bench_gate_"))
-    try:
-        started = time.perf_counter()
-        first_run, qrels = write_data(folder, arguments.queries, arguments.docs)
-        baselines = [first_run]
-        for i in range(1, BASELINES):
-            baselines.append(folder / f"baseline{i}.run")
-            write_system_run(baselines[-1], qrels, arguments.docs, SEED + i, 0.6 + 0.1 * i)
-        candidate = folder / "candidate.run"
-        write_system_run(candidate, qrels, arguments.docs, SEED + 100, 0.8)
-        spec = write_spec(folder, qrels, baselines, candidate)
-        size = sum(path.stat().st_size for path in [*baselines, candidate]) / 1e6
-        print(
-            f"data: {arguments.queries:,} queries x {arguments.docs:,} docs, 11 runs, {size / 11:.0f} MB each "
-            f"(seed {SEED}, written in {time.perf_counter() - started:.0f} s); machine: {os.cpu_count()} cores, shared"
-        )
 
-        evaluate = [python, "-m", "pytest_bvtest.cli", "evaluate", "--mean", "--qrels", str(qrels)] + [
-            option for measure in MEASURES for option in ("-m", measure)
-        ]
-        check = [python, "-m", "pytest_bvtest.cli", "check", str(spec)]
-        for _ in range(2):  # fills the spec's cache; the second pass records the files' stat once they have aged
-            timed(check)
-        cases: dict[str, list[str] | None] = {
-            "pytrec_eval alone": [python, "-c", PYTREC_EVAL, str(qrels), str(candidate)],
-            "evaluate cold": None,  # a fresh cache folder per repeat, below
-            "evaluate cached": [*evaluate, "--cache-dir", str(folder / "cache-evaluate"), str(candidate)],
-            "check all cached": check,
-            "check candidate new": None,  # a rewritten candidate per repeat, below
-            "trec_eval -q": [
-                trec_eval,
-                "-q",
-                "-m",
-                "map",
-                "-m",
-                "ndcg_cut.10",
-                "-m",
-                "recip_rank",
-                str(qrels),
-                str(candidate),
-            ]
-            if trec_eval
-            else None,
-            "ir_measures": [python, "-c", IR_MEASURES, str(qrels), str(candidate)],
-            "ranx": [ranx_python, "-c", RANX, str(qrels), str(candidate)] if ranx_python else None,
-        }
-        skipped = [name for name in ("trec_eval -q", "ranx") if cases[name] is None]
-        results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in cases if name not in skipped}
-        timed([*evaluate, "--cache-dir", str(folder / "cache-evaluate"), str(candidate)])
-        for repeat in range(arguments.repeat):
-            for name in results:
-                command = cases[name]
-                if name == "evaluate cold":
-                    command = [*evaluate, "--cache-dir", str(folder / f"cache-cold-{repeat}"), str(candidate)]
-                elif name == "check candidate new":
-                    new_candidate = folder / f"new-candidate-{repeat}.run"
-                    write_system_run(new_candidate, qrels, arguments.docs, SEED + 200 + repeat, 0.8)
-                    command = [*check, "--run", str(new_candidate)]
-                assert command is not None
-                results[name].append(timed(command))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-    reference = statistics.median(wall for wall, _, _ in results["pytrec_eval alone"])
-    reference_cpu = statistics.median(cpu for _, cpu, _ in results["pytrec_eval alone"])
+def print_table(results: dict[str, list[tuple[float, float, float]]], unit: str, skipped: dict[str, str]) -> None:
+    reference = statistics.median(wall for wall, _, _ in results[unit])
+    reference_cpu = statistics.median(cpu for _, cpu, _ in results[unit])
     header = (
-        f"{'case':<22} {'median s':>9} {'best s':>7} {'x pytrec_eval':>14} {'median cpu s':>13} "
-        f"{'cpu x pytrec_eval':>18} "
-        f"{'peak RSS MB':>12}"
+        f"{'case':<24} {'median s':>9} {'best s':>7} {'x ' + unit:>20} {'median cpu s':>13} "
+        f"{'cpu x ' + unit:>24} {'peak RSS MB':>12}"
     )
     print(header)
     print("-" * len(header))
@@ -209,14 +184,231 @@ def main() -> None:
         median = statistics.median(wall for wall, _, _ in rows)
         cpu = statistics.median(cpu for _, cpu, _ in rows)
         print(
-            f"{name:<22} {median:>9.2f} {min(wall for wall, _, _ in rows):>7.2f} {median / reference:>14.2f} "
-            f"{cpu:>13.2f} {cpu / reference_cpu:>18.2f} {max(peak for _, _, peak in rows):>12.0f}"
+            f"{name:<24} {median:>9.2f} {min(wall for wall, _, _ in rows):>7.2f} {median / reference:>20.2f} "
+            f"{cpu:>13.2f} {cpu / reference_cpu:>24.2f} {max(peak for _, _, peak in rows):>12.0f}"
         )
-    for name in skipped:
+    for name, why in skipped.items():
+        print(f"{name:<24} skipped ({why})")
+
+
+def peer_commands(
+    python: str, qrels: Path, run: Path, measures: Sequence[str], trec_eval: str | None, ranx_python: str | None
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """The peers' commands on one run, and the peers skipped with the reason."""
+    commands = {
+        "pytrec_eval alone": [python, "-c", PYTREC_EVAL, str(qrels), str(run)]
+        + [PYTREC_EVAL_MEASURES[m] for m in measures],
+        "ir_measures": [python, "-c", IR_MEASURES, str(qrels), str(run), *measures],
+    }
+    skipped = {}
+    if trec_eval:
+        options = [option for m in measures for option in ("-m", PYTREC_EVAL_MEASURES[m])]
+        commands["trec_eval -q"] = [trec_eval, "-q", *options, str(qrels), str(run)]
+    else:
+        skipped["trec_eval -q"] = "no trec_eval binary: give --trec-eval PATH"
+    if ranx_python:
+        commands["ranx"] = [ranx_python, "-c", RANX, str(qrels), str(run)] + [RANX_MEASURES[m] for m in measures]
+    else:
+        skipped["ranx"] = "ranx not installed: give --ranx-python"
+    return commands, skipped
+
+
+def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
+    python = sys.executable
+    measures, _ = recommended_spec()
+    started = time.perf_counter()
+    first_run, qrels = write_data(folder, arguments.queries, arguments.docs)
+    baselines = [first_run]
+    for i in range(1, BASELINES):
+        baselines.append(folder / f"baseline{i}.run")
+        write_system_run(baselines[-1], qrels, arguments.docs, SEED + i, 0.6 + 0.1 * i)
+    candidate = folder / "candidate.run"
+    write_system_run(candidate, qrels, arguments.docs, SEED + 100, 0.8)
+    spec = write_spec(folder, qrels, baselines, candidate)
+    size = sum(path.stat().st_size for path in [*baselines, candidate]) / 1e6
+    print(
+        f"data: {arguments.queries:,} queries x {arguments.docs:,} docs, 11 runs, {size / 11:.0f} MB each "
+        f"(seed {SEED}, written in {time.perf_counter() - started:.0f} s); the README's gates on "
+        f"{', '.join(measures)}; machine: {os.cpu_count()} cores, shared"
+    )
+
+    evaluate = [python, "-m", "pytest_bvtest.cli", "evaluate", "--mean", "--qrels", str(qrels)]
+    evaluate += [option for measure in measures for option in ("-m", measure)]
+    check = [python, "-m", "pytest_bvtest.cli", "check", str(spec)]
+    # hypothesis (installed by the test extra, not by the plugin) imports itself in its terminal summary: 1 s more
+    run_pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", spec.name]
+    for _ in range(2):  # fills the spec's cache; the second pass records the files' stat once they have aged
+        timed(check)
+    timed([*evaluate, "--cache-dir", str(folder / "cache-evaluate"), str(candidate)])
+    peers, skipped = peer_commands(python, qrels, candidate, measures, arguments.trec_eval, arguments.ranx_python)
+    compared = Path(arguments.compare).resolve() if arguments.compare else None
+    if compared is not None:
+        for _ in range(2):  # the other checkout's own cache entries
+            timed(check, compared)
+    cases = [
+        "pytrec_eval alone",
+        *(name for name in peers if name != "pytrec_eval alone"),
+        "evaluate cold",
+        "evaluate cached",
+        "check all cached",
+        "check candidate new",
+        "pytest cached",
+        "pytest candidate new",
+        *(["check all cached (compared)", "check candidate new (compared)"] if compared is not None else []),
+    ]
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in cases}
+    loads = []
+    for repeat in range(arguments.repeat):
+        loads.append(os.getloadavg()[0])
+        new_candidate = folder / f"new-candidate-{repeat}.run"
+        write_system_run(new_candidate, qrels, arguments.docs, SEED + 200 + repeat, 0.8)
+        newer_candidate = folder / f"newer-candidate-{repeat}.run"
+        write_system_run(newer_candidate, qrels, arguments.docs, SEED + 300 + repeat, 0.8)
+        commands: dict[str, tuple[list[str], Path]] = {
+            name: (command, REPOSITORY_ROOT) for name, command in peers.items()
+        }
+        commands["evaluate cold"] = (
+            [*evaluate, "--cache-dir", str(folder / f"cache-cold-{repeat}"), str(candidate)],
+            REPOSITORY_ROOT,
+        )
+        commands["evaluate cached"] = (
+            [*evaluate, "--cache-dir", str(folder / "cache-evaluate"), str(candidate)],
+            REPOSITORY_ROOT,
+        )
+        commands["check all cached"] = (check, REPOSITORY_ROOT)
+        commands["check candidate new"] = ([*check, "--run", str(new_candidate)], REPOSITORY_ROOT)
+        commands["pytest cached"] = (run_pytest, folder)
+        commands["pytest candidate new"] = ([*run_pytest, f"--bvtest-run={newer_candidate}"], folder)
+        if compared is not None:  # the same commands run from the other checkout: its package is imported
+            commands["check all cached (compared)"] = (check, compared)
+            newest_candidate = folder / f"newest-candidate-{repeat}.run"
+            write_system_run(newest_candidate, qrels, arguments.docs, SEED + 400 + repeat, 0.8)
+            commands["check candidate new (compared)"] = ([*check, "--run", str(newest_candidate)], compared)
+        for name in cases:
+            command, cwd = commands[name]
+            results[name].append(timed(command, cwd))
+    print(f"load average (1 min) at each repeat's start: {', '.join(f'{load:.1f}' for load in loads)}")
+    if compared is not None:
+        print(f"(compared): the check run from {compared}")
+    print_table(results, "pytrec_eval alone", skipped)
+
+
+# --- scaling ---------------------------------------------------------------------------------------
+
+
+def write_score_table(path: Path, systems: int, topics: int, seed: int) -> None:
+    """A long Parquet table of seeded per-topic scores shaped like nDCG@10 and AP for ``systems`` systems.
+
+    Per topic a difficulty, per system a skill; a third of the scores are 0 (no relevant document found).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    measures, _ = recommended_spec()
+    rng = np.random.default_rng(seed)
+    difficulty = rng.beta(1.2, 2.5, size=topics)
+    skill = rng.normal(0.0, 0.05, size=systems)
+    names = np.array(["candidate"] + [f"b{i}" for i in range(systems - 1)])
+    parts = []
+    for measure in measures:
+        values = np.clip(difficulty + skill[:, None] + rng.normal(0.0, 0.15, size=(systems, topics)), 0.0, 1.0)
+        values[rng.random((systems, topics)) < 1 / 3] = 0.0
+        parts.append(
+            pa.table(
+                {
+                    "system": np.repeat(names, topics),
+                    "topic": np.tile(np.arange(1, topics + 1), systems),
+                    "measure": np.full(systems * topics, measure),
+                    "value": values.ravel(),
+                }
+            )
+        )
+    pq.write_table(pa.concat_tables(parts), path)
+
+
+def write_table_spec(folder: Path, table: Path, systems: int) -> Path:
+    measures, gates = recommended_spec()
+    lines = [f"measures: [{', '.join(measures)}]", "baselines:"]
+    lines += [f"  b{i}: {{scores: {table.name}, system: b{i}}}" for i in range(systems - 1)]
+    lines += [f"candidate: {{scores: {table.name}, system: candidate}}", "reference: b0", *gates_yaml(gates)]
+    spec = folder / f"bvtest-{table.stem}.yaml"
+    spec.write_text("\n".join(lines) + "\n")
+    return spec
+
+
+def scaling_table(arguments: argparse.Namespace, folder: Path) -> None:
+    python = sys.executable
+    sizes = [(topics, BASELINES) for topics in arguments.topics]
+    sizes += [(6980, baselines) for baselines in arguments.baselines if (6980, baselines) not in sizes]
+    print(f"the README's gates, every system from one Parquet table; load average {load_average()}")
+    header = f"{'topics':>9} {'baselines':>9} {'table MB':>9} {'median s':>9} {'median cpu s':>13} {'peak RSS MB':>12}"
+    print(header)
+    print("-" * len(header))
+    for topics, baselines in sizes:
+        table = folder / f"scores-{topics}x{baselines}.parquet"
+        write_score_table(table, baselines + 1, topics, SEED)
+        spec = write_table_spec(folder, table, baselines + 1)
+        rows = [
+            timed([python, "-m", "pytest_bvtest.cli", "check", "--no-cache", str(spec)])
+            for _ in range(arguments.repeat)
+        ]
         print(
-            f"{name:<22} skipped "
-            f"({'no trec_eval binary on the PATH' if name.startswith('trec') else 'ranx not installed'})"
+            f"{topics:>9,} {baselines:>9} {table.stat().st_size / 1e6:>9.1f} "
+            f"{statistics.median(r[0] for r in rows):>9.2f} {statistics.median(r[1] for r in rows):>13.2f} "
+            f"{max(r[2] for r in rows):>12.0f}",
+            flush=True,
         )
+        table.unlink()
+    measures, _ = recommended_spec()
+    for topics in arguments.run_topics:
+        run, qrels = write_data(folder, topics, 100)
+        peers, skipped = peer_commands(python, qrels, run, measures, arguments.trec_eval, None)
+        evaluate = [python, "-m", "pytest_bvtest.cli", "evaluate", "--mean", "--qrels", str(qrels)]
+        evaluate += [option for measure in measures for option in ("-m", measure)]
+        results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in ["pytrec_eval alone", *peers]}
+        results["evaluate cold"] = []
+        for repeat in range(arguments.repeat):
+            for name in results:
+                if name == "evaluate cold":
+                    results[name].append(
+                        timed([*evaluate, "--cache-dir", str(folder / f"cold-{topics}-{repeat}"), str(run)])
+                    )
+                else:
+                    results[name].append(timed(peers[name]))
+        print(f"\none run of {topics:,} queries x 100 docs; load average {load_average()}")
+        print_table(results, "pytrec_eval alone", {name: why for name, why in skipped.items() if name != "ranx"})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=6980)
+    parser.add_argument("--docs", type=int, default=1000, help="documents per query")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--trec-eval", default=None, help="path of a trec_eval binary (a peer; skipped without it)")
+    parser.add_argument(
+        "--ranx-python", default=None, help="a Python with ranx installed (default: this one, if it has ranx)"
+    )
+    parser.add_argument("--scaling", action="store_true", help="the scaling table instead of the gate table")
+    parser.add_argument(
+        "--compare", default=None, help="another checkout of pytest-bvtest whose bvtest check is timed on the same data"
+    )
+    parser.add_argument(
+        "--topics",
+        type=lambda text: [int(t) for t in text.split(",")],
+        default=[1000, 6980, 50_000, 200_000, 1_000_000],
+    )
+    parser.add_argument("--baselines", type=lambda text: [int(t) for t in text.split(",")], default=[10, 50, 200])
+    parser.add_argument("--run-topics", type=lambda text: [int(t) for t in text.split(",")], default=[1000, 6980])
+    arguments = parser.parse_args()
+    if arguments.ranx_python is None and importlib.util.find_spec("ranx"):
+        arguments.ranx_python = sys.executable
+    if arguments.trec_eval and not shutil.which(arguments.trec_eval):
+        sys.exit(f"--trec-eval {arguments.trec_eval}: not an executable")
+    folder = Path(tempfile.mkdtemp(prefix="bench_gate_"))
+    try:
+        (scaling_table if arguments.scaling else gate_table)(arguments, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

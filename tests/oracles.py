@@ -5,7 +5,7 @@ Written the plainest way (numpy's own ``array_split``, a Python loop), independe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -23,6 +23,30 @@ def difficulty_groups(target: np.ndarray, size: int) -> list[np.ndarray]:
 def group_means(scores: np.ndarray, groups: Sequence[np.ndarray]) -> np.ndarray:
     """Each row's mean over each group of topics, shape ``(..., number of groups)``."""
     return np.stack([np.asarray(scores)[..., group].mean(axis=-1) for group in groups], axis=-1)
+
+
+def swapped_null_loop(
+    scores: np.ndarray,
+    compute: Callable[[np.ndarray], np.ndarray],
+    candidate: int,
+    reference: int,
+    swapped: np.ndarray,
+    own_value: bool,
+) -> np.ndarray:
+    """The swap null the plain way, in swap order: for each row of ``swapped`` (True swaps that topic), the whole
+    matrix with the candidate's and the reference's scores exchanged there, and the statistic computed on it.
+
+    ``compute(matrix)`` gives every system's value; the null value is the candidate's own (``own_value``) or its
+    difference with the reference's.
+    """
+    values = []
+    for row in swapped:
+        x = scores.copy()
+        x[candidate] = np.where(row, scores[reference], scores[candidate])
+        x[reference] = np.where(row, scores[candidate], scores[reference])
+        computed = compute(x)
+        values.append(computed[candidate] if own_value else computed[candidate] - computed[reference])
+    return np.array(values)
 
 
 def trec_eval_measure(label: str, relevance_level: int = 1):

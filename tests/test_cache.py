@@ -39,12 +39,18 @@ def parsed(monkeypatch) -> list[Path]:
     """The run files the matrix module parses, in call order."""
     calls: list[Path] = []
     real_read_run_columns = pytest_bvtest.scoring.matrix.read_run_columns
+    real_read_run_column_chunks = pytest_bvtest.scoring.matrix.read_run_column_chunks
 
     def counting_read_run_columns(path, **options):
         calls.append(Path(path))
         return real_read_run_columns(path, **options)
 
+    def counting_read_run_column_chunks(path, **options):  # a regular run grouped by topic, read in chunks
+        yield from real_read_run_column_chunks(path, **options)
+        calls.append(Path(path))  # read through (one that is not is read again whole, and counted there)
+
     monkeypatch.setattr(pytest_bvtest.scoring.matrix, "read_run_columns", counting_read_run_columns)
+    monkeypatch.setattr(pytest_bvtest.scoring.matrix, "read_run_column_chunks", counting_read_run_column_chunks)
     return calls
 
 

@@ -451,7 +451,8 @@ def test_the_dl_hard_examples_calibrated_family_passes_rm3_against_bm25(tmp_path
 
 def test_real_pass_on_a_limit_that_sits_on_the_candidate_says_headroom_0_not_past_the_limit(tmp_path: Path) -> None:
     """DL-HARD: BM25+ELECTRA cut by two topics against itself. Only 4 swaps differ, the calibrated limit sits on the
-    candidate's mean, and rounding put it 5.55e-17 past: the passing gate said "past the limit by 5.55112e-17"."""
+    candidate's mean, and rounding put it 5.55e-17 past: the passing gate said "past the limit by 5.55112e-17".
+    (The null from sums puts it exactly on the value; the message must say the same either way.)"""
     runs = shared_path("dl_hard", "dataset", "baselines", "doc")
     with gzip.open(runs / "bm25+electra-mp.run.gz", "rt") as full:
         cut = [line for line in full if line.split()[0] not in ("1056204", "1049519")]
@@ -468,7 +469,7 @@ def test_real_pass_on_a_limit_that_sits_on_the_candidate_says_headroom_0_not_pas
     """)
     )
     gate = evaluate_spec(spec_under_test(spec), use_cache=False).measure().gates[0]
-    assert gate.passed and gate.outcome == "OK*" and 0 < gate.excess <= 1e-12
+    assert gate.passed and gate.outcome == "OK*" and 0 <= gate.excess <= 1e-12
     assert gate.value == pytest.approx(0.373404, abs=1e-6) and gate.limit == pytest.approx(gate.value, abs=1e-12)
     assert "; headroom 0; false-alarm rate 0%" in words(gate)["message"].split("\n")[0]
     assert "past the limit" not in words(gate)["message"]

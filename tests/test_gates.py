@@ -306,3 +306,12 @@ def test_a_coarse_null_joins_the_measures_guards_after_them() -> None:
     )
     said = "identical: candidate's per-topic AP scores are identical to production's on all 4 topics"
     assert guarded.guards[0].startswith(said) and guarded.guards[1:] == coarse.guards and guarded.outcome == "OK*"
+
+
+def test_a_value_past_its_calibrated_limit_by_rounding_only_passes_with_headroom_0() -> None:
+    """DL-HARD's cut run once put its mean 5.55e-17 past a limit that sat on it (a stacked null's rounding); the
+    passing gate said "past the limit by 5.55112e-17". Within 1e-12 a value is on its limit."""
+    limit = calibrated(0.08 + 0.018, None).limit
+    outcome = calibrated(float(np.nextafter(limit, 1.0)), None)
+    assert outcome.passed and 0 < outcome.excess <= 1e-12
+    assert "headroom 0;" in outcome.message and "past the limit" not in outcome.message

@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import shared_path
 
 from pytest_bvtest.errors import InputError
+from pytest_bvtest.io import tables
 from pytest_bvtest.io.tables import read_score_table
 from pytest_bvtest.judging.pipeline import evaluate_spec
 from pytest_bvtest.spec.reader import load_spec
 
 pyarrow = pytest.importorskip("pyarrow")
 parquet = pytest.importorskip("pyarrow.parquet")
-
-RECIPE = Path(__file__).resolve().parents[1] / "docs" / "recipes" / "spark_per_topic_table.py"
 
 
 def write_parquet(path: Path, columns: dict[str, list], types: dict[str, object] | None = None) -> Path:
@@ -120,6 +118,21 @@ BAD_TABLES = [
 ]
 
 
+BAD_TABLES += [
+    ({"system": ["a", "a"], "topic": ["1", "All"], "value": [0.5, 0.25]}, 2, "the topic 'All' is a summary"),
+    (
+        {
+            "system": ["7", "7", "7"],
+            "topic": ["1", "1", "1"],
+            "measure": ["P@10", "AP", "P@10"],
+            "value": [1.0, 0.0, 0.0],
+        },
+        3,
+        "system '7', topic '1', measure 'P@10' appears twice (first on {unit} {first})",
+    ),
+]
+
+
 @pytest.mark.parametrize(("columns", "row", "message"), BAD_TABLES)
 def test_a_bad_cell_names_the_file_and_row_as_its_csv_twin_names_the_line(
     tmp_path: Path, columns: dict, row: int, message: str
@@ -191,12 +204,36 @@ def test_without_pyarrow_a_parquet_table_says_what_to_install(tmp_path: Path, mo
     )
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pyspark") is None, reason="the recipe needs PySpark (and Java)")
-def test_the_spark_recipe_writes_a_table_that_reads_back(tmp_path: Path) -> None:
-    qrels = tmp_path / "qrels.txt"
-    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n")
-    run = tmp_path / "run.txt"
-    run.write_text("q1 Q0 d2 1 9 sys\nq1 Q0 d1 2 8 sys\nq2 Q0 d9 1 9 sys\n")
-    table = tmp_path / "per_topic.parquet"
-    subprocess.run([sys.executable, str(RECIPE), str(qrels), str(run), str(table)], check=True)
-    assert read_score_table(table).scores == {("sys", "RR@10"): {"q1": 0.5, "q2": 0.0}}
+def test_a_clean_table_is_checked_and_read_by_whole_columns_with_the_rows_values(tmp_path: Path, monkeypatch) -> None:
+    # integer ids, a dictionary-encoded measure, rows of two systems interleaved: the columns' path gives what
+    # the row-by-row reader (the CSV twin's) gives, in the same order, without reading a row at a time
+    rng = np.random.default_rng(5)
+    columns = {
+        "run": np.repeat(["bm25", "t5"], 6).tolist()[::-1],
+        "qid": [3, 1, 2, 3, 1, 2] * 2,
+        "metric": (["AP"] * 3 + ["P@10"] * 3) * 2,
+        "score": rng.random(12).tolist(),
+    }
+    types = {"qid": pyarrow.int64(), "metric": pyarrow.dictionary(pyarrow.int32(), pyarrow.string())}
+    path = write_parquet(tmp_path / "clean.parquet", columns, types)
+    twin = read_score_table(csv_twin(tmp_path / "clean.csv", columns)).scores
+    monkeypatch.setattr(tables, "_long_cells", lambda *arguments: pytest.fail("read row by row"))
+    scores = read_score_table(path).scores
+    assert scores == twin and list(scores) == list(twin) == [
+        ("t5", "AP"),
+        ("t5", "P@10"),
+        ("bm25", "AP"),
+        ("bm25", "P@10"),
+    ]
+    assert [list(values) for values in scores.values()] == [["3", "1", "2"]] * 4
+
+
+def test_a_table_is_parsed_once_until_its_content_changes(tmp_path: Path, monkeypatch) -> None:
+    path = write_parquet(tmp_path / "once.parquet", {"system": ["a"], "topic": ["1"], "value": [0.5]})
+    parsed = []
+    real = tables._read_score_table
+    monkeypatch.setattr(tables, "_read_score_table", lambda *a, **k: parsed.append(a) or real(*a, **k))
+    assert read_score_table(path).scores == read_score_table(path).scores == {("a", None): {"1": 0.5}}
+    assert len(parsed) == 1
+    write_parquet(path, {"system": ["a"], "topic": ["1"], "value": [0.25]})  # same size, perhaps the same mtime
+    assert read_score_table(path).scores == {("a", None): {"1": 0.25}} and len(parsed) == 2

@@ -50,3 +50,21 @@ def test_a_gate_with_every_run_cached_loads_neither_scipy_stats_nor_pytrec_eval(
     )
     assert finished.stdout.strip().splitlines()[-1] == "False"
     assert "pytrec_eval" not in imported_after(evaluate, project)
+
+
+def test_evaluate_imports_only_what_evaluating_needs(tmp_path: Path) -> None:
+    """`bvtest evaluate` of AP and nDCG@10 reads and scores runs: no statistics, no spec reader, no numpy.ma."""
+    code = (
+        "import contextlib, io\nfrom pytest_bvtest import cli\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    cli.main(['evaluate', '--mean', '--qrels', {str(EXAMPLE / 'eval' / 'qrels.txt')!r}, '-m', 'AP', '-m', "
+        f"'nDCG@10', {str(EXAMPLE / 'runs' / 'production.run')!r}])\n"
+        "import sys\nprint(json.dumps(sorted(sys.modules)))"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", "import json\n" + code], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    modules = set(json.loads(finished.stdout.strip().splitlines()[-1]))
+    assert "pytest_bvtest.scoring.matrix" in modules  # it did evaluate
+    unneeded = {"scipy", "yaml", "pytrec_eval", "numpy.ma", "pytest_bvtest.spec.reader"}
+    assert not modules.intersection(unneeded) and not any(name.startswith("pytest_bvtest.stats") for name in modules)

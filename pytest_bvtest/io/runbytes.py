@@ -91,6 +91,56 @@ def read_well_formed_run(
     return columns.finish(selected_tag)
 
 
+class NotInChunks(Exception):
+    """A run the chunked reader cannot read a chunk of topics at a time: not well formed, or not grouped by
+    topic (a topic's lines in two chunks). The caller reads the whole file instead."""
+
+
+def read_well_formed_chunks(
+    path: str | os.PathLike[str], selected_tag: str | None, lines: int
+) -> Iterator[tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, str]]:
+    """:func:`read_well_formed_run` a chunk of whole topics at a time, for a run grouped by topic.
+
+    Each chunk holds the topics of at least ``lines`` lines (fewer in the last; more when one topic is
+    longer), in the columns :func:`read_well_formed_run` returns, so memory is bounded by the chunk, not
+    by the file. A topic whose lines are not together (it appears again in a later chunk), a block that
+    is not well formed, another tag or a docno repeated within a topic raise :class:`NotInChunks`,
+    possibly after some chunks were yielded: the caller then reads the whole file.
+    """
+    columns = _Columns()
+    done: set[bytes] = set()
+    pending = 0
+    try:
+        with open_bytes(path) as handle:
+            for block in _blocks_of_lines(handle):
+                parsed = _parse_block(block)
+                if not columns.add(parsed):
+                    raise NotInChunks
+                assert parsed is not None
+                pending += parsed.scores.size
+                if pending >= lines and len(columns.qids) > 1:
+                    chunk, columns = columns.split_last_topic()
+                    pending = columns.stretch_lengths[0]
+                    yield _finished_chunk(chunk, selected_tag, done)
+    except (InputError, OSError, EOFError, zlib.error):
+        raise NotInChunks from None
+    yield _finished_chunk(columns, selected_tag, done)
+
+
+def _finished_chunk(
+    columns: _Columns, selected_tag: str | None, done: set[bytes]
+) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, str]:
+    """A chunk's columns; :class:`NotInChunks` when one of its topics was in an earlier chunk (or it declines)."""
+    qids = set(columns.qids)
+    if not done.isdisjoint(qids):
+        raise NotInChunks
+    done.update(qids)
+    finished = columns.finish(selected_tag)
+    if finished is None:
+        raise NotInChunks
+    return finished
+
+
 def _blocks_of_lines(handle: BinaryIO) -> Iterator[np.ndarray]:
     """Yield the file as blocks of whole lines, each ending in a newline (a last line without one gets one)."""
     carried = np.empty(0, dtype=np.uint8)
@@ -208,6 +258,26 @@ class _Columns:
         self.docnos.append(block.docnos)
         self.scores.append(block.scores)
         return True
+
+    def split_last_topic(self) -> tuple[_Columns, _Columns]:
+        """These columns without the last stretch of lines of one topic, and that stretch alone (which may go
+        on in the next block); the blocks are cut where the stretch starts, without a copy."""
+        first, last = _Columns(), _Columns()
+        first.tag = last.tag = self.tag
+        first.qids, first.stretch_lengths = self.qids[:-1], self.stretch_lengths[:-1]
+        last.qids, last.stretch_lengths = self.qids[-1:], self.stretch_lengths[-1:]
+        first.docnos, first.scores = list(self.docnos), list(self.scores)
+        rest = self.stretch_lengths[-1]
+        while rest:
+            docnos, scores = first.docnos.pop(), first.scores.pop()
+            cut = max(scores.size - rest, 0)
+            if cut:
+                first.docnos.append(docnos[:cut])
+                first.scores.append(scores[:cut])
+            last.docnos.insert(0, docnos[cut:])
+            last.scores.insert(0, scores[cut:])
+            rest -= scores.size - cut
+        return first, last
 
     def finish(
         self, selected_tag: str | None
@@ -380,7 +450,9 @@ def _has_repeated_docno(lengths: np.ndarray, docnos: np.ndarray) -> bool:
     keys = docno_keys(docnos)
     keys += np.repeat(np.arange(lengths.size, dtype=np.uint64) * _TOPIC_MULTIPLIER, lengths)
     sorted_keys = np.sort(keys)
-    colliding = np.unique(sorted_keys[1:][sorted_keys[1:] == sorted_keys[:-1]])
+    repeated = sorted_keys[1:][sorted_keys[1:] == sorted_keys[:-1]]  # sorted: each distinct value once below
+    # (numpy.unique would import numpy.ma, 12 ms of every evaluation's start)
+    colliding = repeated[np.concatenate((repeated[:1] == repeated[:1], repeated[1:] != repeated[:-1]))]
     if colliding.size == 0:
         return False
     rows = np.flatnonzero(np.isin(keys, colliding))

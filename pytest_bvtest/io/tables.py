@@ -36,8 +36,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from pytest_bvtest.errors import InputError, excerpt
-from pytest_bvtest.io.textfiles import finite_number, numbered_lines, require_regular_file
+from pytest_bvtest.io.textfiles import file_digest, finite_number, numbered_lines, require_regular_file
 
 TABLE_FORMATS = ("trec_eval", "long", "wide", "wide-topics", "parquet")
 
@@ -180,6 +182,30 @@ def read_score_table(
         of cells, the same (system, topic, measure) cell twice, a header missing a column, a file
         without scores, a layout ``auto`` cannot tell.
     """
+    try:  # by content: a table rewritten within the file system's time resolution is read again
+        remembered: tuple | None = (os.path.realpath(path), file_digest(path), format, measure, system)
+    except (OSError, InputError):
+        remembered = None  # the readers below say what is wrong with the path
+    if remembered is not None and remembered in _RECENT_TABLES:
+        return _RECENT_TABLES[remembered]
+    table = _read_score_table(path, format=format, measure=measure, system=system)
+    if remembered is not None:
+        if len(_RECENT_TABLES) >= _RECENT_TABLE_COUNT:
+            del _RECENT_TABLES[next(iter(_RECENT_TABLES))]
+        _RECENT_TABLES[remembered] = table
+    return table
+
+
+# The tables read last, by path, content (SHA-256, a hundredth of a parse) and options: a spec's checks and the
+# score matrices parse a table once (a table of 200 systems at 7,000 topics took seconds per parse).
+_RECENT_TABLES: dict[tuple, ScoreTable] = {}
+_RECENT_TABLE_COUNT = 4
+
+
+def _read_score_table(
+    path: str | os.PathLike[str], *, format: str, measure: str | None, system: str | None
+) -> ScoreTable:
+    """:func:`read_score_table` without the memory of recent tables."""
     if format == "auto" and _starts_like_parquet(path):
         format = "parquet"
     if format not in ("auto", *TABLE_FORMATS):
@@ -429,6 +455,11 @@ def _read_parquet(path: str | os.PathLike[str], measure: str | None) -> dict[Tab
                 path=path,
                 hint=f"write the {role} column as {wanted}",
             )
+    cells = _parquet_cells(table, positions, measure)
+    if cells is not None:
+        return cells
+    for index in positions.values():
+        column = table.column(index)
         columns[index] = ["" if cell is None else _parquet_text(cell) for cell in column.to_pylist()]
     rows = (
         (number, [columns[index][number - 1] for index in range(len(header))])
@@ -439,6 +470,68 @@ def _read_parquet(path: str | os.PathLike[str], measure: str | None) -> dict[Tab
     except InputError as error:  # "FILE: row N: ..." instead of a line number a binary file does not have
         message = error.message if error.line is None else f"row {error.line}: {error.message}"
         raise InputError(message, path=path, hint=error.hint) from None
+
+
+def _plain(column):  # a pyarrow ChunkedArray (pyarrow is imported where it is needed)
+    """A Parquet column as one array, dictionary-encoded columns decoded."""
+    import pyarrow.types as types
+
+    array = column.combine_chunks()
+    return array.dictionary_decode() if types.is_dictionary(array.type) else array
+
+
+def _parquet_cells(table, positions: dict[str, int], measure: str | None) -> dict[TableKey, dict[str, float]] | None:
+    """A Parquet table's scores read by whole columns, or ``None`` when some row may break a long table's rules.
+
+    The rules are checked on whole columns: an empty or missing system or topic, a topic ``all``, a missing
+    measure, a missing, NaN or infinite value, a (system, topic, measure) that comes twice. ``None`` then sends
+    the rows one by one through the CSV reader's checks, which find the first such row and name it. Values that
+    are not floats or integers (decimals, strings) are always read row by row, through their text as a CSV cell
+    would be. The rows are grouped by (system, measure) in the order of their first row, topics in file order.
+    """
+    import pyarrow as arrow
+    import pyarrow.compute as compute
+    import pyarrow.types as types
+
+    value = _plain(table.column(positions["value"]))
+    if not (types.is_floating(value.type) or types.is_integer(value.type)) or value.null_count:
+        return None
+    if types.is_floating(value.type) and not compute.all(compute.is_finite(value)).as_py():
+        return None
+    encoded: dict[str, tuple[list, np.ndarray]] = {}
+    for role in ("system", "topic", "measure"):
+        if role not in positions:
+            continue
+        names = compute.cast(_plain(table.column(positions[role])), arrow.string())
+        if names.null_count or (
+            role != "measure" and compute.any(compute.equal(compute.utf8_length(names), 0)).as_py()
+        ):
+            return None
+        codes = names.dictionary_encode()
+        encoded[role] = (codes.dictionary.to_pylist(), codes.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+    systems, system_codes = encoded["system"]
+    topics, topic_codes = encoded["topic"]
+    if any(topic.lower() in SUMMARY_TOPICS for topic in topics):
+        return None
+    measures, measure_codes = encoded.get("measure", ([measure], np.zeros(table.num_rows, dtype=np.int64)))
+    group = system_codes * len(measures) + measure_codes
+    cell = np.sort(group * len(topics) + topic_codes)
+    if np.any(cell[1:] == cell[:-1]):
+        return None  # a cell twice
+    values = compute.cast(value, arrow.float64()).to_numpy(zero_copy_only=False)
+    # groups in the order of their first row, rows in file order within a group
+    first_row = np.full(len(systems) * len(measures), table.num_rows)
+    np.minimum.at(first_row, group, np.arange(table.num_rows))
+    order = np.argsort(first_row[group], kind="stable")
+    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    topic_names = np.array(topics, dtype=object)
+    cells: dict[TableKey, dict[str, float]] = {}
+    for rows in np.split(order, bounds) if table.num_rows else []:
+        key = int(group[rows[0]])
+        cells[(systems[key // len(measures)], measures[key % len(measures)])] = dict(
+            zip(topic_names[topic_codes[rows]].tolist(), values[rows].tolist())
+        )
+    return cells
 
 
 def _parquet_text(cell: object) -> str:

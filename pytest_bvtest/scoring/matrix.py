@@ -15,19 +15,23 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.qrels import Qrels, read_qrels
-from pytest_bvtest.io.runs import Run, RunColumns, read_run_columns
+from pytest_bvtest.io.runbytes import NotInChunks
+from pytest_bvtest.io.runs import CHUNK_LINES, Run, RunColumns, read_run_column_chunks, read_run_columns
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
 from pytest_bvtest.scoring.cache import CachedScores, ScoreCache
 from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.measures import Measure, TableMeasure
 from pytest_bvtest.spec.model import RunFile, ScoreTableFile, Source
-from pytest_bvtest.stats.simulation import RetrievedList
+
+if TYPE_CHECKING:
+    from pytest_bvtest.stats.simulation import RetrievedList
 
 
 @dataclass(frozen=True)
@@ -70,23 +74,63 @@ class ScoreMatrix:
 def _per_topic_from_run(
     run: Run | RunColumns, qrels: Qrels, measures: Sequence[Measure]
 ) -> dict[Measure, CachedScores]:
-    universe = set(qrels.evaluated_topics())
     run_topics = list(run.topics if isinstance(run, RunColumns) else run.scores)
-    ignored = tuple(topic for topic in run_topics if topic not in universe)
-    if not universe.intersection(run_topics):
-        where = run.path if run.path is not None else run.name
+    _require_shared_topic(run.name, run.path, run_topics, qrels)
+    values = evaluate_run(qrels, run, measures)
+    return _cached(run.name, run_topics, values, qrels)
+
+
+def _require_shared_topic(name: str, path: Path | None, run_topics: Sequence[str], qrels: Qrels) -> None:
+    if not set(qrels.evaluated_topics()).intersection(run_topics):
         raise InputError(
-            f"run {excerpt(run.name)} shares no topic with the qrels",
-            path=where,
+            f"run {excerpt(name)} shares no topic with the qrels",
+            path=path if path is not None else name,
             hint=f"the run ranks {short_list(run_topics)}; the qrels judge {short_list(qrels.evaluated_topics())}",
         )
-    values = evaluate_run(qrels, run, measures)
-    return {measure: CachedScores(run.name, values[measure], ignored) for measure in measures}
+
+
+def _cached(
+    name: str, run_topics: Sequence[str], values: Mapping[Measure, Mapping[str, float]], qrels: Qrels
+) -> dict[Measure, CachedScores]:
+    universe = set(qrels.evaluated_topics())
+    ignored = tuple(topic for topic in run_topics if topic not in universe)
+    return {measure: CachedScores(name, per_topic, ignored) for measure, per_topic in values.items()}
 
 
 def _per_topic_from_run_file(source: RunFile, qrels: Qrels, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
-    """Read and evaluate one run file (in a worker process when evaluating in parallel)."""
-    return _per_topic_from_run(read_run_columns(source.path, tag=source.tag), qrels, measures)
+    """Read and evaluate one run file (in a worker process when evaluating in parallel).
+
+    A regular run grouped by topic (as every tool writes them) is read and evaluated a chunk of topics at a
+    time, so memory is bounded by the chunk, not the file; any other run is read whole (with the same values).
+    """
+    try:
+        return _per_topic_from_run_chunks(source, qrels, measures)
+    except NotInChunks:
+        return _per_topic_from_run(read_run_columns(source.path, tag=source.tag), qrels, measures)
+
+
+def _per_topic_from_run_chunks(
+    source: RunFile, qrels: Qrels, measures: Sequence[Measure], lines: int = CHUNK_LINES
+) -> dict[Measure, CachedScores]:
+    """Evaluate a run file a chunk of whole topics at a time (:func:`~pytest_bvtest.io.runs.read_run_column_chunks`).
+
+    Raises :class:`~pytest_bvtest.io.runbytes.NotInChunks` when the file must be read whole.
+    """
+    universe = set(qrels.evaluated_topics())
+    run_topics: list[str] = []
+    gathered: dict[Measure, dict[str, float]] = {measure: {} for measure in measures}
+    name = str(source.path)
+    for chunk in read_run_column_chunks(source.path, tag=source.tag, lines=lines):
+        name = chunk.name
+        run_topics.extend(chunk.topics)
+        if universe.intersection(chunk.topics):
+            for measure, per_topic in evaluate_run(qrels, chunk, measures).items():
+                gathered[measure].update(per_topic)
+    _require_shared_topic(name, source.path, run_topics, qrels)
+    # in the qrels' topic order, as evaluate_run gives them
+    order = [topic for topic in qrels.evaluated_topics() if topic in gathered[measures[0]]] if measures else []
+    values = {measure: {topic: per_topic[topic] for topic in order} for measure, per_topic in gathered.items()}
+    return _cached(name, run_topics, values, qrels)
 
 
 @dataclass(frozen=True)
@@ -303,6 +347,8 @@ def retrieved_lists(run: Run, qrels: Qrels, topics: Sequence[str]) -> list[Retri
     which of them are relevant (grade > 0; unjudged counts as non-relevant), and the topic's number of
     relevant documents in the qrels. A topic the run did not rank is an empty list.
     """
+    from pytest_bvtest.stats.simulation import RetrievedList  # the simulation's own import: evaluating needs none
+
     lists = []
     for topic in topics:
         judged = qrels.judgments.get(topic, {})

@@ -28,8 +28,8 @@ _TIE_TOLERANCE = 1e-12
 # a gate's 20 pairs: 2.0 s of CPU at 2**18 cells against 0.85 s at 2**22).
 _CHUNK_CELLS = 1 << 22
 
-# Cells (resamples x rows x topics) resampled at once: small enough to stay in cache, which is
-# several times faster than one big block, and to bound memory for full-matrix statistics.
+# Cells (resamples x topics from sums, resamples x rows x topics in stacks) resampled at once: small enough to
+# stay in cache, which is several times faster than one big block, and to bound memory for full-matrix statistics.
 _BOOTSTRAP_CHUNK_CELLS = 1 << 20
 
 
@@ -310,11 +310,13 @@ def paired_bootstrap(
     Speed: when the statistic reads the other systems only through per-topic aggregates, the
     matrix is first cut to the candidate, the reference and those aggregate rows
     (:attr:`~pytest_bvtest.stats.registry.Statistic.sufficient_matrix`), which gives the same
-    values on the observed topics and on every resample; blocks of resamples are then evaluated
-    at once. GAWM needs the whole matrix: a block of resamples is evaluated as topic counts on it,
-    one matrix product per quantity (:func:`~pytest_bvtest.stats.gawm.gawm_resampled`), slower than
-    the rest on large matrices; so is topic grouping (one ``bias_variance_analysis`` per resample)
-    and weighted ``mve`` (one call per resample).
+    values on the observed topics and on every resample. A resample is then a row of topic counts: a
+    statistic with a sum form (:attr:`~pytest_bvtest.stats.registry.Statistic.sums`, every one but
+    GAWM without topic grouping) is computed from the counts times a few per-topic columns, one matrix
+    product per block of resamples (weighted ``mve`` included); the rest are evaluated on stacks of
+    resampled matrices (topic grouping: one ``bias_variance_analysis`` per resample). GAWM needs the
+    whole matrix: a block of resamples is evaluated as topic counts on it, one matrix product per
+    quantity (:func:`~pytest_bvtest.stats.gawm.gawm_resampled`), slower than the rest on large matrices.
 
     Parameters
     ----------
@@ -356,7 +358,6 @@ def paired_bootstrap(
         # on every resample; BLAS kernels may still round two equal rows differently by an ulp.
         return _interval(statistic, 0.0, np.zeros(resamples), confidence, seed)
     estimate = observed[positions[0]] - (observed[positions[1]] if reference is not None else 0.0)
-    resample_weights = chosen.uses_topic_weights and settings.topic_weights is not None
 
     rng = np.random.default_rng(seed)
     if chosen.from_topic_counts is not None:
@@ -365,35 +366,54 @@ def paired_bootstrap(
         distribution = np.empty(resamples)
         block = max(1, _BOOTSTRAP_CHUNK_CELLS // topics)
         for first in range(0, resamples, block):
-            drawn = rng.integers(0, topics, size=(min(block, resamples - first), topics))
-            offsets = np.arange(len(drawn))[:, np.newaxis] * topics
-            counts = np.bincount((offsets + drawn).ravel(), minlength=drawn.size).reshape(drawn.shape)
+            counts = _topic_counts(rng.integers(0, topics, size=(min(block, resamples - first), topics)))
             values = chosen.from_topic_counts(matrix, counts, settings)
             differences = values[:, positions[0]]
             if reference is not None:
                 differences = differences - values[:, positions[1]]
-            distribution[first : first + len(drawn)] = differences
+            distribution[first : first + len(counts)] = differences
         return _interval(statistic, float(estimate), distribution, confidence, seed)
-    block = max(1, _BOOTSTRAP_CHUNK_CELLS // matrix.size)
+    evaluate = None if chosen.sums is None else chosen.sums.prepare(matrix, positions, matrix_reference, settings, None)
+    block = max(1, _BOOTSTRAP_CHUNK_CELLS // (topics if evaluate is not None else matrix.size))
     distribution = np.empty(resamples)
     for first in range(0, resamples, block):
         indices = rng.integers(0, topics, size=(min(block, resamples - first), topics))
-        if resample_weights:
-            weights = np.asarray(settings.topic_weights, dtype=np.float64)
-            values = np.stack(
-                [
-                    chosen.compute(matrix[:, drawn], matrix_reference, replace(settings, topic_weights=weights[drawn]))
-                    for drawn in indices
-                ]
-            )
+        if evaluate is None:
+            values = _resampled_values(chosen, matrix, matrix_reference, settings, indices)[:, positions]
         else:
-            values = chosen.compute(np.moveaxis(np.take(matrix, indices, axis=1), 0, 1), matrix_reference, settings)
-        differences = values[:, positions[0]]
+            values = evaluate(_topic_counts(indices).astype(np.float64))
+            undecided = np.isnan(values).any(axis=1)
+            if undecided.any():  # values the sums cannot give to 1e-12 (TRisk without spread): evaluated exactly
+                exactly = _resampled_values(chosen, matrix, matrix_reference, settings, indices[undecided])
+                values[undecided] = exactly[:, positions]
+        differences = values[:, 0]
         if reference is not None:
-            differences = differences - values[:, positions[1]]
+            differences = differences - values[:, 1]
         distribution[first : first + len(indices)] = differences
 
     return _interval(statistic, float(estimate), distribution, confidence, seed)
+
+
+def _topic_counts(drawn: np.ndarray) -> np.ndarray:
+    """How often each topic was drawn in each resample: ``(B, n)`` counts of ``(B, n)`` drawn topic indices."""
+    offsets = np.arange(len(drawn))[:, np.newaxis] * drawn.shape[1]
+    return np.bincount((offsets + drawn).ravel(), minlength=drawn.size).reshape(drawn.shape)
+
+
+def _resampled_values(
+    chosen: Statistic, matrix: np.ndarray, reference: int | None, settings: AnalysisSettings, indices: np.ndarray
+) -> np.ndarray:
+    """Every row's value on each resample ``matrix[:, drawn]``, as a stack of resampled matrices (topic
+    weights are resampled with their topics, one resample at a time)."""
+    if chosen.uses_topic_weights and settings.topic_weights is not None:
+        weights = np.asarray(settings.topic_weights, dtype=np.float64)
+        return np.stack(
+            [
+                chosen.compute(matrix[:, drawn], reference, replace(settings, topic_weights=weights[drawn]))
+                for drawn in indices
+            ]
+        )
+    return chosen.compute(np.moveaxis(np.take(matrix, indices, axis=1), 0, 1), reference, settings)
 
 
 def _quantiles(values: np.ndarray, probabilities: np.ndarray) -> np.ndarray:

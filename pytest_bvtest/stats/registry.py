@@ -15,7 +15,9 @@ Each statistic also says how to shrink the matrix for the paired bootstrap
 (:func:`pytest_bvtest.stats.inference.paired_bootstrap`): a statistic that depends on the other
 systems only through per-topic aggregates (the target ``max``, the ``min`` of max-min
 normalisation, the topic totals of ZRisk) is computed exactly on a few rows, the systems of
-interest plus those aggregates, because resampling topics resamples the aggregates with them.
+interest plus those aggregates, because resampling topics resamples the aggregates with them; and,
+through its sum form (:mod:`pytest_bvtest.stats.sums`), how a block of swaps or resamples is evaluated
+as one matrix product.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from scipy.special import ndtr
 from pytest_bvtest.checks import checked_scores
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.spec.model import AnalysisSettings, DifficultyGrouping
+from pytest_bvtest.stats import sums as topic_sums
 from pytest_bvtest.stats.biasvar import (
     BiasVariance,
     GapDecomposition,
@@ -59,6 +62,7 @@ from pytest_bvtest.stats.risk import (
     zrisk_georisk_against_target,
 )
 from pytest_bvtest.stats.simulation import SimulationResult
+from pytest_bvtest.stats.sums import SumForm
 
 Compute = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray]
 TopicTerms = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray | None]
@@ -173,6 +177,10 @@ class Statistic:
     p_value:
         Reads the p-value of every system's value from the :attr:`shared` result (TRisk's t-test),
         reported as ``NAME_p``; ``None`` when the statistic has none.
+    sums:
+        How the swap null and the bootstrap evaluate thousands of draws at once: the statistic as a
+        function of sums over topics, one matrix product per block of draws
+        (:mod:`pytest_bvtest.stats.sums`). ``None``: they evaluate stacks of swapped or resampled matrices.
     from_simulation:
         For a statistic of the per-topic simulation (docs/mathematics.md §3e): the ``(m, n)`` matrix a gate on it
         reads instead of the scores, from the measure's
@@ -215,6 +223,7 @@ class Statistic:
     from_simulation: Callable[[SimulationResult], np.ndarray] | None = None
     from_variations: Callable[[Any], np.ndarray] | None = None
     from_topic_counts: Callable[[np.ndarray, np.ndarray, AnalysisSettings], np.ndarray] | None = None
+    sums: SumForm | None = None
 
     def values(
         self, scores: np.ndarray, reference: int | None, settings: AnalysisSettings, memo: dict[str, Any]
@@ -593,6 +602,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=True,
         compute=_mean,
         sufficient_matrix=_rows_alone,
+        sums=topic_sums.MEAN,
         topic_terms=_mean_terms,
         mean_like=True,
         promised=True,
@@ -610,6 +620,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=False,
         compute=_family_statistic(False, "bias2"),
         sufficient_matrix=_rows_and_extremes,
+        sums=topic_sums.bias_variance_sums("bias2"),
         topic_terms=_bias_variance_terms("bias2"),
         shared=BIAS_VARIANCE,
         from_shared=lambda analysis: analysis.bias_variance.bias2,
@@ -631,6 +642,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=False,
         compute=_family_statistic(False, "var"),
         sufficient_matrix=_rows_and_extremes,
+        sums=topic_sums.bias_variance_sums("var"),
         topic_terms=_bias_variance_terms("var"),
         shared=BIAS_VARIANCE,
         from_shared=lambda analysis: analysis.bias_variance.var,
@@ -649,6 +661,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=False,
         compute=_family_statistic(False, "error"),
         sufficient_matrix=_rows_and_extremes,
+        sums=topic_sums.bias_variance_sums("error"),
         topic_terms=_bias_variance_terms("error"),
         shared=BIAS_VARIANCE,
         from_shared=lambda analysis: analysis.bias_variance.error,
@@ -672,6 +685,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=False,
         compute=_family_statistic(True, "bias"),
         sufficient_matrix=_rows_and_extremes,
+        sums=topic_sums.gap_sums("bias"),
         topic_terms=_gap_terms("bias"),
         shared=BIAS_VARIANCE,
         from_shared=lambda analysis: analysis.gap.bias,
@@ -687,6 +701,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=False,
         compute=_family_statistic(True, "var"),
         sufficient_matrix=_rows_and_extremes,
+        sums=topic_sums.gap_sums("var"),
         topic_terms=_gap_terms("var"),
         shared=BIAS_VARIANCE,
         from_shared=lambda analysis: analysis.gap.var,
@@ -704,6 +719,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=False,
         compute=_family_statistic(True, "mse"),
         sufficient_matrix=_rows_and_extremes,
+        sums=topic_sums.gap_sums("mse"),
         topic_terms=_gap_terms("mse"),
         shared=BIAS_VARIANCE,
         from_shared=lambda analysis: analysis.gap.mse,
@@ -722,6 +738,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         needs_reference=True,
         compute=_urisk,
         sufficient_matrix=_rows_alone,
+        sums=topic_sums.URISK,
         topic_terms=_urisk_terms,
         promised=True,
         column="URisk",
@@ -739,6 +756,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         needs_reference=True,
         compute=_trisk,
         sufficient_matrix=_rows_alone,
+        sums=topic_sums.TRISK,
         topic_terms=_trisk_terms,
         shared=TRISK_TEST,
         from_shared=lambda test: test.t,
@@ -759,6 +777,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         needs_reference=True,
         compute=_against_reference(robustness_index),
         sufficient_matrix=_rows_alone,
+        sums=topic_sums.ROBUSTNESS_INDEX,
         topic_terms=_robustness_terms,
         summary="Sakai's robustness index: (topics won - topics lost) / topics, against the reference. "
         "Needs a reference.",
@@ -776,6 +795,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         needs_reference=True,
         compute=_against_reference(hurt_topics),
         sufficient_matrix=_rows_alone,
+        sums=topic_sums.HURT_TOPICS,
         topic_terms=_hurt_terms,
         summary="How many topics score below the reference (SIGIR 2013's <Init). Needs a reference.",
         wording=Wording(
@@ -789,6 +809,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         needs_reference=True,
         compute=_against_reference(robustness_loss),
         sufficient_matrix=_rows_alone,
+        sums=topic_sums.ROBUSTNESS_LOSS,
         topic_terms=_loss_terms,
         summary="Effectiveness lost on the hurt topics, averaged over all topics: `mean(max(0, ref - x))`. "
         "Needs a reference.",
@@ -804,6 +825,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=True,
         compute=_zrisk,
         sufficient_matrix=_zrisk_sufficient,
+        sums=topic_sums.ZRISK,
         against_other_systems=True,
         topic_terms=_zrisk_terms,
         promised=True,
@@ -820,6 +842,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=True,
         compute=_georisk,
         sufficient_matrix=_zrisk_sufficient,
+        sums=topic_sums.GEORISK,
         against_other_systems=True,
         topic_terms=None,
         topic_change=_georisk_change,
@@ -839,6 +862,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=True,
         compute=_mve,
         sufficient_matrix=_rows_alone,
+        sums=topic_sums.MVE,
         topic_terms=_mve_terms,
         uses_topic_weights=True,
         promised=True,
@@ -875,6 +899,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=False,
         compute=_mean,
         sufficient_matrix=_rows_alone,
+        sums=topic_sums.MEAN,
         topic_terms=_mean_terms,
         mean_like=True,
         per_system=False,
@@ -893,6 +918,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=False,
         compute=_mean,
         sufficient_matrix=_rows_alone,
+        sums=topic_sums.MEAN,
         topic_terms=_mean_terms,
         mean_like=True,
         per_system=False,
@@ -911,6 +937,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         higher_is_better=False,
         compute=_mean,
         sufficient_matrix=_rows_alone,
+        sums=topic_sums.MEAN,
         topic_terms=_mean_terms,
         mean_like=True,
         per_system=False,
