@@ -181,7 +181,7 @@ def page_lines(document: Mapping[str, Any]) -> list[Line]:
     """The reviewer's page in text: the verdict, what changed, each cause (its harmed queries and the gates they
     break), the warnings and notes, how sure, and the commands to reproduce or accept it."""
     verdict = page_verdict(document)
-    lines: list[Line] = [(f"{_VERDICT_WORDS[verdict]}: {page_title(document)}", _VERDICT_MARKUP[verdict])]
+    lines: list[Line] = [(page_title(document), _VERDICT_MARKUP[verdict])]
     lines += [(text, {}) for text in change_lines(document)]
     for cause in causes(document):
         lines.append((f"{cause_title(cause)}:" if cause.queries else cause_title(cause), {"bold": True}))
@@ -201,7 +201,6 @@ def page_lines(document: Mapping[str, Any]) -> list[Line]:
     return lines
 
 
-_VERDICT_WORDS = {"fail": "FAILED", "warn": "PASSED with warnings", "ok": "PASSED"}
 _VERDICT_MARKUP: dict[str, Markup] = {
     "fail": {"red": True, "bold": True},
     "warn": _WARNING_MARKUP,

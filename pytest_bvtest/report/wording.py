@@ -671,11 +671,6 @@ def cannot_fail_text(gate: Mapping[str, Any]) -> str | None:
         return None
     label, calibration = gate["label"], gate["calibration"]
     partner = calibration["reference"]
-    if coarse["smallest_rate"] == 1.0:
-        return (
-            f"every swap with {partner} gives the same {label}: the two systems do not differ where it "
-            f"looks (no change), so no calibrated limit can fail"
-        )
     family = calibration.get("family")
     level = (
         f"false_alarm {percent(calibration['false_alarm'])}"
@@ -811,6 +806,32 @@ def with_words(gate: Mapping[str, Any]) -> dict[str, Any]:
 # --- a guard --------------------------------------------------------------------------------------------------
 
 
+def stale_reference_message(guards: Sequence[Mapping[str, Any]]) -> str:
+    """One note for the ``stale_reference`` guards of a spec's measures against one reference: a big improvement,
+    the means of each measure, and that gates against a reference this far behind are lenient on the next changes."""
+    facts = guards[0]["facts"]
+    reference = facts["reference"]
+    gains = []
+    for number, guard in enumerate(guards):
+        said = guard["facts"]
+        gain = said["candidate_mean"] - said["reference_mean"]
+        relative = f", {gain / said['reference_mean']:+.0%}" if said["reference_mean"] else ""
+        test = "randomization p" if number == 0 else "p"
+        gains.append(
+            f"{said['measure']} {said['reference_mean']:.4f} → {said['candidate_mean']:.4f} ({gain:+.4f}{relative}, "
+            f"{test} {said['p_value']:.4f})"
+        )
+    advice = (
+        "once this change is merged, make it the reference: pytest --bvtest-update"
+        if facts["spec_reference"]
+        else f"compare the gates that name `reference: {reference}` with a recent baseline"
+    )
+    return (
+        f"a big improvement over {reference}: mean {', '.join(gains)}; gates against a reference this far behind "
+        f"let the next changes lose most of it, so {advice}"
+    )
+
+
 def _candidate_called(name: str) -> str:
     """How a guard names the candidate: by its system name where it is not the run under test."""
     return "the candidate" if name == "candidate" else f"the candidate {name}"
@@ -822,10 +843,17 @@ def guard_message(guard: Mapping[str, Any]) -> str:
     measure = facts.get("measure")
     kind = guard["kind"]
     if kind == "identical":
+        if guard["severity"] == "note":
+            return (
+                f"no change: {_candidate_called(facts['candidate'])}'s per-topic {measure} scores are "
+                f"{facts['reference']}'s on all "
+                f"{facts['topics']} topics, as right after pytest --bvtest-update; if this change should move the "
+                "ranking, check that CI wrote the new run where --bvtest-run points"
+            )
         return (
             f"identical: {facts['candidate']}'s per-topic {measure} scores are identical to "
             f"{' and '.join(facts['same'])}'s on all {facts['topics']} topics; is this the run you meant to test? "
-            "(a CI step that did not write the new run tests the old one against itself)"
+            "(a CI step that did not write the new run tests an old one)"
         )
     if kind == "candidate_missing":
         return (
@@ -855,20 +883,7 @@ def guard_message(guard: Mapping[str, Any]) -> str:
             f"missed by every system ({measure} 0 for all): {short_list(topics)}; {advice}"
         )
     if kind == "stale_reference":
-        candidate, reference_mean, reference = facts["candidate_mean"], facts["reference_mean"], facts["reference"]
-        gain = candidate - reference_mean
-        relative = f", {gain / reference_mean:+.0%}" if reference_mean else ""
-        advice = (
-            "once this change is accepted, make it the reference: pytest --bvtest-update"
-            if facts["spec_reference"]
-            else f"compare the gates that name `reference: {reference}` with a recent baseline"
-        )
-        return (
-            f"the candidate's mean {measure} {candidate:.4f} is far above the reference {reference}'s "
-            f"{reference_mean:.4f} ({gain:+.4f}{relative}; randomization p {facts['p_value']:.4f} < "
-            f"{facts['p_threshold']:g}, {facts['permutations']:,} sign flips): the reference may be stale, which "
-            f"makes gates against it lenient; {advice}"
-        )
+        return stale_reference_message([guard])
     if kind == "reference_missing":
         name = facts["reference"]
         return (
@@ -1051,7 +1066,7 @@ def figure(value: float | str | None, *others: float | str | None) -> str:
     number = float(value)
     if not math.isfinite(number):
         return f"{number}"
-    rest = [float(other) for other in others if other is not None]
+    rest = [float(other) for other in others if other is not None and float(other) != number]
     for digits in range(3, 7):
         text = f"{number:#.{digits}g}".rstrip(".")
         if all(text != f"{other:#.{digits}g}".rstrip(".") for other in rest):
@@ -1159,11 +1174,13 @@ def page_title(document: Mapping[str, Any]) -> str:
         found = causes(document)
         why = ""
         if len(found) == 1 and found[0].queries:
-            queries = _plural(len(found[0].queries), "query", "queries")
-            why = f", all for the same {queries}" if failed > 1 else f", for {queries}"
+            count = len(found[0].queries)
+            queries = "query" if count == 1 else f"{count} queries"
+            why = f", all for the same {queries}" if failed > 1 else f", for {'1 ' if count == 1 else ''}{queries}"
         elif len(found) > 1:
             why = f", for {len(found)} causes"
-        parts.append(f"{failed} of {_plural(gates, 'gate')} fail{'s' if failed == 1 else ''}{why}")
+        failing = "the gate fails" if gates == 1 else f"{failed} of {gates} gates fail{'s' if failed == 1 else ''}"
+        parts.append(f"{failing}{why}")
     elif gates:
         others = [gate["outcome"] for gate in _gates(document) if gate["outcome"] != "OK"]
         text = f"{_plural(gates, 'gate')} pass{'es' if gates == 1 else ''}"
@@ -1279,6 +1296,14 @@ def _combined_guard_messages(guards: Sequence[Mapping[str, Any]]) -> list[tuple[
     for guard in guards:
         groups.setdefault(_without_measure(guard), []).append(guard)
     messages: dict[str, set[str]] = {}
+    stale = [guard for guard in guards if guard["kind"] == "stale_reference"]
+    if stale:  # one big improvement, its numbers per measure
+        references: dict[str, list[Mapping[str, Any]]] = {}
+        for guard in stale:
+            references.setdefault(guard["facts"]["reference"], []).append(guard)
+        for same in references.values():
+            messages[stale_reference_message(same)] = {guard["message"] for guard in same}
+        groups = {key: group for key, group in groups.items() if group[0]["kind"] != "stale_reference"}
     for group in groups.values():
         measures = [guard["facts"].get("measure") for guard in group]
         if len(group) == 1 or None in measures:
@@ -1344,6 +1369,8 @@ def sure_lines(document: Mapping[str, Any]) -> list[str]:
     """How sure the verdict is: how often an equal-quality change (the candidate's and the reference's scores
     swapped on random topics) fails the gates, together and each alone, with the rates the spec asked for; where a
     gate on the mean and the randomization test of the comparisons disagree, why (:func:`test_agreement_lines`)."""
+    if unchanged(document):  # every swap gives one value: no rate to tell, and the note says why
+        return []
     lines = []
     grouped = set()
     for gates in _together_groups(document):
