@@ -269,12 +269,11 @@ def team_test_lines(document: Mapping[str, Any]) -> list[Line]:
 
 
 def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = DEFAULT_WIDTH) -> list[Line]:
-    """The summary below the section title, as ``(text, markup)`` lines, following pytest's verbosity and its
-    terminal ``width``.
+    """The summary below the section title, as ``(text, markup)`` lines, following pytest's verbosity.
 
-    ``-q`` (``verbosity < 0``): :func:`quiet_lines`; default (0): :func:`compact_lines`; ``-v``: every
-    table, comparison, gate headline and note, then the reviewer's page. Prose is wrapped at ``width``; with ``-v``
-    the system tables keep their rows whole (they may be wider).
+    ``-q`` (``verbosity < 0``): :func:`quiet_lines`; default (0): :func:`compact_lines`, wrapped at the terminal's
+    ``width``; ``-v``: every table, comparison, gate headline and note, then the reviewer's page, each line whole
+    (``-v`` may be wider than the terminal).
     """
     if verbosity < 0:
         return quiet_lines(document, width)
@@ -284,27 +283,25 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = 
     for number, evaluation in enumerate(document["evaluations"]):
         if number:
             lines.append(("", {}))
-        lines += _wrapped([(evaluation_title(evaluation), {"bold": True})], width)
+        lines.append((evaluation_title(evaluation), {"bold": True}))
         roles = [system["role"] for system in evaluation["systems"]]
         markers = ["", *(CANDIDATE_MARKER if role == "candidate" else "" for role in roles)]
         table = _aligned_table([TABLE_HEADER, *system_rows(evaluation)], markers)
         lines.append((table[0], {"bold": True}))
         lines.extend((text, {"bold": True} if role == "candidate" else {}) for text, role in zip(table[1:], roles))
-        prose: list[Line] = [(tradeoff_text(evaluation), {})]
-        prose += [(text, {}) for text in comparison_lines(evaluation)]
-        prose += [(text, {}) for text in analysis_lines(evaluation)]
+        lines.append((tradeoff_text(evaluation), {}))
+        lines.extend((text, {}) for text in comparison_lines(evaluation))
+        lines.extend((text, {}) for text in analysis_lines(evaluation))
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
             for simulation in evaluation.get("simulations") or [evaluation["simulation"]]:
-                prose += [(text, {}) for text in simulation_lines(simulation)]
+                lines.extend((text, {}) for text in simulation_lines(simulation))
         for gate in evaluation["gates"]:
-            prose.append(
-                (f"[{gate['outcome']}] {gate['id']}: {gate['headline']}", OUTCOME_MARKUP.get(gate["outcome"], {}))
-            )
-        prose += [(f"note: {note}", {}) for note in topic_notes(evaluation)]
-        lines += _wrapped(prose, width)
+            markup = OUTCOME_MARKUP.get(gate["outcome"], {})
+            lines.append((f"[{gate['outcome']}] {gate['id']}: {gate['headline']}", markup))
+        lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
     if document["evaluations"]:
         lines.append(("", {}))
-    lines += _wrapped([*page_lines(document), *problem_lines(document), *team_test_lines(document)], width)
+    lines += [*page_lines(document), *problem_lines(document), *team_test_lines(document)]
     tests = document.get("tests") or []
     if document["summary"]["gates"] or tests or document.get("errors") or document.get("not_run"):
         lines.append(("", {}))

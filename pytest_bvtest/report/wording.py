@@ -1064,8 +1064,8 @@ def figure(value: float | str | None, *others: float | str | None) -> str:
     if value is None:
         return "-"
     number = float(value)
-    if not math.isfinite(number):
-        return f"{number}"
+    if not math.isfinite(number) or number == 0:
+        return f"{number:g}"
     rest = [float(other) for other in others if other is not None and float(other) != number]
     for digits in range(3, 7):
         text = f"{number:#.{digits}g}".rstrip(".")
@@ -1456,14 +1456,14 @@ def test_agreement_lines(document: Mapping[str, Any]) -> list[str]:
 def commands(document: Mapping[str, Any]) -> list[tuple[str, list[str], str]]:
     """The commands of the verdict, as ``(what, commands, after)``: reproduce it; for a failing one, accept the
     change on purpose (``--bvtest-update`` refuses after a failed gate, so the force option)."""
-    runs = dict.fromkeys(
-        (display_path(evaluation["spec"]), _candidate_input(evaluation))
-        for evaluation in document["evaluations"]
-        if evaluation["gates"]
-    )
+    runs: dict[str, str | None] = {}
+    for evaluation in document["evaluations"]:
+        if evaluation["gates"]:
+            spec = display_path(evaluation["spec"])
+            runs[spec] = runs.get(spec) or _candidate_input(evaluation)
     reproduce = [
         f"pytest {shlex.quote(spec)}" + (f" --bvtest-run {shlex.quote(display_path(run))}" if run else "")
-        for spec, run in runs
+        for spec, run in runs.items()
     ]
     if not reproduce:
         return []
