@@ -238,7 +238,7 @@ def refused_run(config: pytest.Config) -> InputError | None:
     if run is None or config.stash[_SPECS] or len(collected) < 2:
         return None
     from pytest_bvtest.errors import short_list
-    from pytest_bvtest.report.terminal import display_path
+    from pytest_bvtest.report.wording import display_path
 
     specs = [display_path(spec) for spec in collected]
     return InputError(
