@@ -147,7 +147,12 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
                 f"{system['name']} ranked {len(ignored)} {topics} outside the evaluated topics (unjudged, or no "
                 f"relevant document; ignored): {_topic_list(ignored)}"
             )
-    notes += [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "note"]
+    # the notes a reviewer reads first (no change, a big improvement) are said once, on the first screen
+    notes += [
+        guard["message"]
+        for guard in evaluation.get("guards") or []
+        if guard["severity"] == "note" and guard["kind"] not in FIRST_SCREEN_NOTES
+    ]
     return notes
 
 
