@@ -228,7 +228,7 @@ def test_a_setup_error_counts_as_a_failed_team_test(project: pytest.Pytester) ->
     assert document["passed"] is False and document["evaluations"] == []
 
 
-def mirrored(project: pytest.Pytester) -> None:
+def mirrored(project: pytest.Pytester) -> None:  # noqa: F811
     """production's run listed again as the baseline `mirror`: a candidate with its scores is a baseline's run tested
     by mistake (the identical warning), not the reference's own run (no change, a note)."""
     (project.path / "runs" / "mirror.run").write_bytes((project.path / "runs" / "production.run").read_bytes())
