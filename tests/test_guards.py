@@ -412,8 +412,10 @@ def test_real_candidate_scoring_zero_everywhere_no_longer_passes_var_and_zrisk_g
     zero = next(guard for guard in evaluation.guards if guard.kind == "candidate_zero")
     assert zero.warning and said(zero) == (
         "the candidate scores 0 nDCG@10 on all 50 topics, while other systems score above 0 on 46 of them: does it "
-        "retrieve judged documents? (document ids in another form than the qrels', or a run of another collection) "
-        "A gate that passes says nothing about its quality: scores of 0 everywhere have Var 0 and ZRisk 0"
+        "retrieve judged documents? (document ids in another form than the qrels', a run of another collection, or "
+        "qrels of another round or collection than the run: a round-4 run against round-3 qrels retrieves none of the "
+        "documents judged then) A gate that passes says nothing about its quality: scores of 0 everywhere have Var 0 "
+        "and ZRisk 0"
     )
     var, zrisk, mean = evaluation.gates
     assert (var.value, var.outcome, tuple(words(var)["guards"])) == (0.0, "OK*", (said(zero),))
@@ -422,3 +424,21 @@ def test_real_candidate_scoring_zero_everywhere_no_longer_passes_var_and_zrisk_g
     # the run as published scores: no such warning
     published = evaluate_spec(spec_under_test(spec, runs / "bm25+rm3.run.gz"), use_cache=False).measure()
     assert "candidate_zero" not in kinds(published.guards)
+
+
+def test_real_round_4_run_against_round_3_qrels_is_said_to_be_judged_by_another_round(tmp_path: Path) -> None:
+    """TREC-COVID: a round-4 run retrieves only documents no earlier round judged, so against round-3 qrels it
+    scores 0 everywhere; the guard named only document id forms as a cause (issue 19)."""
+    qrels = shared_path("anserini_tools_qrels_topics", "qrels", "qrels.covid-round3.txt")
+    runs = shared_path("trec_covid_ohsu_runs", "runs")
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        f"qrels: {qrels}\nmeasures: [nDCG@10]\n"
+        f"baselines: {{round3: {runs / 'Round3_Runs_v2' / 'orig_fusion_v2.txt.gz'}}}\n"
+        f"candidate: {runs / 'Round4_Runs_LessRM3' / 'R4_total_fusion.txt.gz'}\n"
+        "reference: round3\ncache: false\ngates:\n  - {statistic: var, max_increase: 5%}\n"
+    )
+    evaluation = evaluate_spec(spec_under_test(spec), use_cache=False, allow_outside=True).measure()
+    zero = next(guard for guard in evaluation.guards if guard.kind == "candidate_zero")
+    assert "qrels of another round or collection than the run" in said(zero)
+    assert evaluation.gates[0].outcome == "OK*"

@@ -340,3 +340,25 @@ def test_runs_need_qrels(tmp_path):
 def test_matrix_shape_is_checked():
     with pytest.raises(ValueError, match="does not match"):
         ScoreMatrix("AP", ("a",), ("1", "2"), np.zeros((1, 3)), np.zeros((1, 3), dtype=bool))
+
+
+def test_run_topic_ids_that_match_the_qrels_only_after_removing_leading_zeros_are_an_error(tmp_path: Path) -> None:
+    """CACM's qrels write topic '01' where a run writes '1': trec_eval compares ids as text, so every system
+    missed topics 01-09 (9 of 52, scored 0 for all) and the gate stayed green on the rest (issue 19)."""
+    cacm = shared_path("classic_collections", "cacm", "qrels.text")
+    judged = [line.split() for line in cacm.read_text().splitlines() if line.strip()]
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{query} 0 {document} 1\n" for query, document, *_ in judged))
+    run = tmp_path / "run.txt"  # the run drops the leading zero, as a search engine's query ids do
+    run.write_text("".join(f"{int(query)} Q0 {document} 1 1.0 r\n" for query, document, *_ in judged))
+    builder = MatrixBuilder.from_qrels_file(qrels)
+    with pytest.raises(InputError) as raised:
+        builder.build([parse_measure("AP")], [RunFile(run)])
+    message = str(raised.value)
+    assert message.startswith(f"{run}: 9 topic ids of the run match the qrels' only after removing leading zeros")
+    assert (
+        "'1' is '01', '2' is '02'" in message and "write the run's topic ids exactly as the qrels write them" in message
+    )
+    fixed = tmp_path / "fixed.txt"  # the same ids as the qrels: no error
+    fixed.write_text("".join(f"{query} Q0 {document} 1 1.0 r\n" for query, document, *_ in judged))
+    assert builder.build([parse_measure("AP")], [RunFile(fixed)])[parse_measure("AP")].scores.shape == (1, 52)

@@ -113,3 +113,35 @@ def test_pytest_with_a_fifo_for_history_fails_instead_of_hanging(pytester: pytes
             "name a regular file for --bvtest-history"
         ]
     )
+
+
+def test_a_change_of_qrels_starts_a_new_segment_of_the_history(tmp_path: Path) -> None:
+    """Dropping 500 judgments moved the example's TRisk inside one unbroken 'OK OK' series (issue 19): the records
+    before and after a change of qrels are now separated in `bvtest history`, its charts and the HTML page."""
+    from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
+    from pytest_bvtest.report.history import history_records
+    from pytest_bvtest.report.html import history_chart
+    from pytest_bvtest.report.outputs import evaluation_document
+
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".bvtest_cache", "trec", "tests", "corpus"))
+    history = tmp_path / "history.jsonl"
+    qrels = project / "eval" / "qrels.txt"
+    lines = qrels.read_text(encoding="utf-8").splitlines(keepends=True)
+    trisk = []
+    for kept in (lines, lines, lines[500:]):  # the same qrels twice, then 500 judgments fewer
+        qrels.write_text("".join(kept), encoding="utf-8")
+        evaluation = evaluate_spec(spec_under_test(project / "bvtest.yaml"), use_cache=False)
+        trisk.append(evaluation.gate("nDCG@10", "trisk").value)
+        append_history(history, history_records(evaluation_document(evaluation)))
+    assert trisk[0] == trisk[1] != trisk[2]
+    series = {entry.id: entry for entry in gate_series(read_history(history).records)}
+    assert all(entry.judgment_changes == (2,) for entry in series.values())
+    out = io.StringIO()
+    assert main(["history", str(history)], out=out) == 0
+    text = out.getvalue()
+    row = next(line for line in text.splitlines() if line.startswith("bvtest.yaml::nDCG@10::trisk"))
+    assert row.endswith("OK OK | OK")
+    assert "the qrels changed at record 3" in text and "are not comparable" in text
+    chart = history_chart(series["bvtest.yaml::nDCG@10::trisk"])
+    assert chart.count('class="judgments-changed"') == 1 and chart.count("<polyline") == 1  # 2 + 1 records

@@ -95,7 +95,13 @@ def _parser() -> argparse.ArgumentParser:
     ):
         command = commands.add_parser(name, help=help_text)
         command.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
-        command.add_argument("--run", default=None, help="run file to test instead of the spec's candidate")
+        command.add_argument(
+            "--run",
+            action="append",
+            default=None,
+            help="run file to test instead of the spec's candidate; repeat it (or quote a glob) for several runs "
+            "of a nondeterministic engine, whose mean is judged",
+        )
         command.add_argument("--json", default=None, metavar="PATH", help="write the JSON report here")
         command.add_argument("--markdown", default=None, metavar="PATH", help="write the Markdown summary here")
         command.add_argument("--html", default=None, metavar="PATH", help="write the self-contained HTML report here")
@@ -135,7 +141,12 @@ def _parser() -> argparse.ArgumentParser:
 
     calibrate = commands.add_parser("calibrate", help="false-alarm rates and calibrated limits of the spec's gates")
     calibrate.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
-    calibrate.add_argument("--run", default=None, help="run file to calibrate for instead of the spec's candidate")
+    calibrate.add_argument(
+        "--run",
+        action="append",
+        default=None,
+        help="run file to calibrate for instead of the spec's candidate (repeatable, as for check)",
+    )
     calibrate.add_argument(
         "--swaps", type=int, default=None, help="Monte-Carlo swaps (default: the spec's calibration.swaps)"
     )
@@ -251,13 +262,23 @@ def _history(arguments: argparse.Namespace, out: TextIO) -> int:
             str(len(entry.times)),
             _history_number(entry.values[-1]),
             _history_number(entry.limits[-1]),
-            " ".join(entry.outcomes),
+            " ".join(
+                f"| {outcome}" if index in entry.judgment_changes else outcome
+                for index, outcome in enumerate(entry.outcomes)
+            ),
         )
         for entry in series
     ]
     widths = [max(len(row[column]) for row in (header, *rows)) for column in range(len(header) - 1)]
     for row in (header, *rows):
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] + "\n")
+    changes = sorted({(index, entry.commits[index]) for entry in series for index in entry.judgment_changes})
+    for index, commit in changes:
+        at = f" (commit {commit[:12]})" if commit else ""
+        out.write(
+            f"| the qrels changed at record {index + 1}{at}: the values before and after were judged with other "
+            "qrels and are not comparable\n"
+        )
     if arguments.plot:
         from pytest_bvtest.report.html import write_history_charts
 

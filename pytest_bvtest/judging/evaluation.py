@@ -25,6 +25,7 @@ from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis, Tradeoff
 from pytest_bvtest.stats.gawm import GAWMResult, HITSResult
 from pytest_bvtest.stats.rankings import RankAgreement
 from pytest_bvtest.stats.registry import STATISTICS, SYSTEM_KEYS
+from pytest_bvtest.stats.runs import RunSpread
 from pytest_bvtest.stats.simulation import SimulationResult
 
 ROLE_CANDIDATE = "candidate"
@@ -36,7 +37,8 @@ ROLE_BASELINE = "baseline"
 
 @dataclass(frozen=True)
 class SystemStatistics:
-    """Every statistic of one system under one measure; ``None`` where it is not computed."""
+    """Every statistic of one system under one measure; ``None`` where it is not computed. ``runs`` is the spread
+    of a system given as several runs (its statistics read their per-topic mean)."""
 
     name: str
     role: str
@@ -45,6 +47,7 @@ class SystemStatistics:
     missing_topics: tuple[str, ...]
     ignored_topics: tuple[str, ...]
     missing_queries: tuple[str, ...] = ()
+    runs: RunSpread | None = None
 
 
 @dataclass(frozen=True)

@@ -245,9 +245,19 @@ def _gate_null(
     swaps = calibration.swaps
     if swaps is None and gate.false_alarm is None:
         swaps = calibration.plain_bound_swaps  # a reported rate, not a limit: fewer swaps suffice
+    names = (matrix.systems[candidate], matrix.systems[reference])
+    # a system given as several runs: each swap draws which run stands for it (docs/mathematics.md §7)
+    runs = tuple(matrix.run_scores(name) for name in names) if any(name in matrix.runs for name in names) else None
     try:
         null = swap_null(
-            matrix.scores, gate.statistic, candidate, reference, settings, swaps=swaps, seed=calibration.seed
+            matrix.scores,
+            gate.statistic,
+            candidate,
+            reference,
+            settings,
+            swaps=swaps,
+            seed=calibration.seed,
+            runs=runs,  # type: ignore[arg-type]
         )
     except StatisticError as error:
         raise InputError(f"gate {gate.name}: the null of no change: {error}", path=spec.path, line=gate.line) from None

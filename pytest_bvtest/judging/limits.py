@@ -101,14 +101,15 @@ def interval_excess(bound: Bound, interval: BootstrapInterval, reference_value: 
 def swap_key(inputs: GateInputs) -> tuple[object, ...] | None:
     """What a gate's null shares with other gates' nulls, or ``None`` when it has none to share.
 
-    Gates whose nulls swap the same topics with the same partner under the same seed see the same swaps, swap
-    for swap (a Monte-Carlo draw of fewer swaps is the start of a longer one). A null with a NaN gives no
+    Gates whose nulls swap the same topics with the same partner under the same seed (drawing from as many runs of
+    each, when a system is given as several) see the same swaps, swap for swap (a Monte-Carlo draw of fewer swaps
+    is the start of a longer one). A null with a NaN gives no
     limit (the gate fails on its own).
     """
     null = inputs.null
     if null is None or null.distribution.by_swap is None or np.isnan(null.distribution.by_swap).any():
         return None
-    return null.topics, null.partner, null.distribution.exact, null.distribution.seed
+    return null.topics, null.partner, null.distribution.exact, null.distribution.seed, null.distribution.runs
 
 
 def family_key(inputs: GateInputs) -> tuple[object, ...] | None:

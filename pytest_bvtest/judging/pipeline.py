@@ -48,7 +48,7 @@ from pytest_bvtest.judging.variations import (
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
 from pytest_bvtest.scoring.progress import EvaluationProgress
-from pytest_bvtest.spec.model import AnalysisSettings, RunFile, ScoreTableFile, Spec
+from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, RunFile, ScoreTableFile, Spec
 from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
 from pytest_bvtest.stats.gawm import GAWMResult, hits
 from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
@@ -61,6 +61,7 @@ from pytest_bvtest.stats.registry import (
     SYSTEM_STATISTICS,
     statistic_values,
 )
+from pytest_bvtest.stats.runs import run_spread
 from pytest_bvtest.stats.simulation import SimulationResult
 
 
@@ -194,6 +195,7 @@ def _evaluate_measure(
                 missing_topics=matrix.missing_topics(name),
                 ignored_topics=tuple(matrix.ignored_topics.get(name, ())),
                 missing_queries=() if variations is None else variations.missing_queries.get(name, ()),
+                runs=run_spread(matrix.runs[name]) if name in matrix.runs else None,
             )
         )
     gates: list[GateInputs] = []
@@ -295,8 +297,18 @@ def replay_baselines(
     return replays
 
 
-#: What can stand in for a spec's candidate: a run file, a source, or an in-memory ``{qid: {docno: score}}``.
-CandidateRun = str | os.PathLike[str] | RunFile | ScoreTableFile | Run | Mapping[str, Mapping[str, float]]
+#: What can stand in for a spec's candidate: a run file, several runs of it (a list of paths, or a quoted glob),
+#: a source, or an in-memory ``{qid: {docno: score}}``.
+CandidateRun = (
+    str
+    | os.PathLike[str]
+    | Sequence[str | os.PathLike[str]]
+    | RunFile
+    | ScoreTableFile
+    | RepeatedRuns
+    | Run
+    | Mapping[str, Mapping[str, float]]
+)
 
 
 def require_candidate_for_gates(spec: Spec) -> None:
@@ -328,6 +340,6 @@ def spec_under_test(
         return spec
     if isinstance(run, Mapping):
         run = Run(name=name, scores={str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()})
-    if isinstance(run, Run | RunFile | ScoreTableFile):
+    if isinstance(run, Run | RunFile | ScoreTableFile | RepeatedRuns):
         return with_candidate(spec, run)
     return with_candidate_run(spec, run)

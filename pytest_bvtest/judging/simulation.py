@@ -47,4 +47,4 @@ def simulation_matrix(matrix: ScoreMatrix, simulations: Mapping[str, SimulationR
     result = simulations[matrix.measure]  # the spec refuses a simulation gate on a measure not simulated
     rows = [result.system_names.index(name) for name in matrix.systems]
     columns = [result.topic_ids.index(topic) for topic in matrix.topics]
-    return replace(matrix, scores=np.asarray(source(result), dtype=float)[np.ix_(rows, columns)])
+    return replace(matrix, scores=np.asarray(source(result), dtype=float)[np.ix_(rows, columns)], runs={})

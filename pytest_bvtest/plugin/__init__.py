@@ -43,7 +43,12 @@ DESELECTED_OUTPUT = "bvtest_deselected"
 _OPTIONS: tuple[tuple[str, str, str], ...] = (
     # (name, ini type, help); the command line wins over the ini value
     ("spec", "args", "spec file(s) to collect besides bvtest*.yaml under the test paths"),
-    ("run", "string", "run file to test instead of the spec's candidate"),
+    (
+        "run",
+        "string",
+        "run file to test instead of the spec's candidate; repeat it (or quote a glob) for several runs of a "
+        "nondeterministic engine, whose mean is judged",
+    ),
     ("history", "string", "append one JSON line per evaluated spec to this history file (gates, statistics, commit)"),
     ("json", "string", "write the JSON report to this path"),
     ("markdown", "string", "write the Markdown summary (pull-request comment) to this path"),
@@ -57,7 +62,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("bvtest", "search-quality gates (pytest-bvtest)")
     for name, ini_type, help_text in _OPTIONS:
         dest = f"bvtest_{name.replace('-', '_')}"
-        if name == "spec":
+        if name in ("spec", "run"):
             group.addoption(
                 f"--bvtest-{name}", action="append", default=None, dest=dest, metavar="PATH", help=help_text
             )
@@ -114,6 +119,8 @@ def option(config: pytest.Config, name: str) -> Any:
     """A ``--bvtest-*`` option's value; its ini mirror when not given (ini paths relative to the ini file)."""
     dest = f"bvtest_{name.replace('-', '_')}"
     value = config.getoption(dest)
+    if name == "run" and value is not None:
+        return value[0] if len(value) == 1 else list(value)  # several: the runs of one nondeterministic engine
     if value is not None:
         return value
     value = config.getini(dest)
@@ -179,7 +186,7 @@ def check_outputs(config: pytest.Config, spec_paths: Sequence[str | os.PathLike[
     check_output_paths(
         paths,
         specs,
-        inputs=[("candidate of --bvtest-run", run)] if run else [],
+        inputs=[("candidate of --bvtest-run", each) for each in ([run] if isinstance(run, str) else run or [])],
         cache_folders=[cache] if cache else [],
         folder_options=("--bvtest-plots",),
     )
@@ -196,7 +203,8 @@ def pytest_report_header(config: pytest.Config) -> str:
     header = f"bvtest: {__version__}" + (f", specs {', '.join(named)}" if named else "")
     run = option(config, "run")
     if run:
-        header += f", run {run} for " + ("these specs" if named else "the one spec collected")
+        runs = run if isinstance(run, str) else f"{len(run)} runs ({', '.join(run)})"
+        header += f", run {runs} for " + ("these specs" if named else "the one spec collected")
     return header
 
 
@@ -217,7 +225,7 @@ def spec_with_session_run(config: pytest.Config, path: str | os.PathLike[str]) -
     return spec_under_test(path, session_run_for(config, path))
 
 
-def session_run_for(config: pytest.Config, path: str | os.PathLike[str]) -> str | None:
+def session_run_for(config: pytest.Config, path: str | os.PathLike[str]) -> str | list[str] | None:
     """The session's ``--bvtest-run`` (ini ``bvtest_run``) when it is the candidate of the spec at ``path``,
     else ``None`` (the spec's own candidate).
 
@@ -241,6 +249,7 @@ def refused_run(config: pytest.Config) -> InputError | None:
     from pytest_bvtest.report.wording import display_path
 
     specs = [display_path(spec) for spec in collected]
+    run = run if isinstance(run, str) else " --bvtest-run ".join(run)
     return InputError(
         f"--bvtest-run {run}: pytest collected {len(specs)} specs, each with its own qrels ({short_list(specs)}); "
         "say which the run is for",
@@ -565,7 +574,7 @@ class BvtestAPI:
     cache_dir: str | os.PathLike[str] | None = None
     use_cache: bool = True
     allow_outside: bool = False
-    run: str | os.PathLike[str] | None = None
+    run: str | os.PathLike[str] | list[str] | None = None
     specs: Sequence[str | os.PathLike[str]] = ()
     jobs: int = 1
     #: the specs ``run`` is the candidate of (``--bvtest-spec``); empty: whichever spec is evaluated
@@ -604,7 +613,7 @@ class BvtestAPI:
                 jobs=self.jobs,
             )
 
-    def session_run(self, spec: Spec | str | os.PathLike[str]) -> str | os.PathLike[str] | None:
+    def session_run(self, spec: Spec | str | os.PathLike[str]) -> str | os.PathLike[str] | list[str] | None:
         """The session's run when it is the candidate of ``spec``; the reason when it is refused."""
         if self.run is None:
             return None

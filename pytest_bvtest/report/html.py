@@ -52,6 +52,7 @@ from pytest_bvtest.report.wording import (
     notices,
     page_title,
     page_verdict,
+    run_spread_lines,
     summary_counts,
     sure_lines,
     system_rows,
@@ -447,6 +448,9 @@ def _topic_table(evaluation: Mapping[str, Any]) -> list[str]:
     header = ["topic", "query", *(system["name"] for system in systems)]
     if with_delta:
         header.append(f"Δ {by_role['candidate']['name']} − {by_role['reference']['name']}")
+    # the run-to-run spread of the systems given as several runs (their columns show the mean of their runs)
+    repeated = [system for system in systems if system.get("runs")]
+    header += [f"{system['name']} run sd" for system in repeated]
     rows = []
     for j, (topic, text) in enumerate(zip(evaluation["topics"], texts)):
         cells = [f'<td data-sort="{escape(topic)}">{escape(topic)}</td>', f"<td>{escape(text or '')}</td>"]
@@ -454,6 +458,10 @@ def _topic_table(evaluation: Mapping[str, Any]) -> list[str]:
         if with_delta:
             delta = float(by_role["candidate"]["per_topic"][j]) - float(by_role["reference"]["per_topic"][j])
             cells.append(_num_cell(delta, f"{delta:+.4f}"))
+        cells += [
+            _num_cell(system["runs"]["topic_sd"][j], format_number(system["runs"]["topic_sd"][j]))
+            for system in repeated
+        ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return [
         f"<h3>{escape(evaluation['measure'])} per topic (click a column to sort)</h3>",
@@ -467,6 +475,7 @@ def _evaluation_section(evaluation: Mapping[str, Any]) -> list[str]:
     lines += _bias_variance_figures(evaluation)
     lines += _statistics_table(evaluation)
     lines += [f"<p>{escape(text)}</p>" for text in analysis_lines(evaluation)]
+    lines += [f"<p>{escape(text)}</p>" for text in run_spread_lines(evaluation)]
     notes = topic_notes(evaluation)
     if notes:
         lines.append("<ul>" + "".join(f"<li>{escape(note)}</li>" for note in notes) + "</ul>")
@@ -482,8 +491,15 @@ def _history_section(series: Sequence[GateSeries]) -> list[str]:
         return []
     lines = ['<section class="history"><h2 id="history">History</h2>']
     for entry in series:
+        changes = len(entry.judgment_changes)
+        judged = (
+            ""
+            if not changes
+            else f"; the qrels changed {changes} time{'' if changes == 1 else 's'} (dotted line): values on either "
+            "side are not comparable"
+        )
         lines.append(
-            f"<figure>{history_chart(entry)}<figcaption>{escape(entry.id)}: {len(entry.times)} records"
+            f"<figure>{history_chart(entry)}<figcaption>{escape(entry.id)}: {len(entry.times)} records{judged}"
             f"</figcaption></figure>"
         )
     return lines + ["</section>"]
@@ -508,6 +524,7 @@ def history_chart(series: GateSeries) -> str:
         series.outcomes,
         title=f"{series.id} over time",
         y_label=series.label,
+        breaks=series.judgment_changes,
     )
 
 

@@ -22,6 +22,7 @@ from pytest_bvtest.judging.guards import Guard
 from pytest_bvtest.report import wording
 from pytest_bvtest.spec.model import Bound
 from pytest_bvtest.stats.registry import STATISTICS
+from pytest_bvtest.stats.runs import RunSpread
 from pytest_bvtest.stats.simulation import SimulationResult
 
 SCHEMA_VERSION = 1
@@ -89,6 +90,9 @@ def _calibration_document(verdict: Verdict) -> dict[str, Any] | None:
         # what an equal-quality change typically gets, and how often it is at least as bad as the candidate
         "typical": _number(gate_null.typical),
         "p_value": _number(gate_null.share_as_bad(verdict.value)),
+        "runs": None
+        if limits.null.runs is None
+        else {"candidate": limits.null.runs[0], "reference": limits.null.runs[1]},
         "family": None
         if family is None
         else {
@@ -204,6 +208,21 @@ def simulation_document(simulation: SimulationResult) -> dict[str, Any]:
             {"pearson": _number(tradeoff.pearson), "spearman": _number(tradeoff.spearman)}
             for tradeoff in simulation.topic_tradeoff
         ],
+    }
+
+
+def runs_document(spread: RunSpread | None) -> dict[str, Any] | None:
+    """A system given as several runs: how many, each run's mean, and their spread per topic and in summary
+    (sample standard deviations, docs/mathematics.md §7, "Run-to-run noise"); ``None`` for a system of one run."""
+    if spread is None:
+        return None
+    return {
+        "count": spread.runs,
+        "run_means": _numbers(spread.run_means),
+        "sd_of_means": _number(spread.sd_of_means),
+        "range_of_means": _number(spread.range_of_means),
+        "mean_topic_sd": _number(spread.mean_topic_sd),
+        "topic_sd": _numbers(spread.topic_sd),
     }
 
 
@@ -331,6 +350,7 @@ def measure_document(
                 "missing_topics": list(system.missing_topics),
                 "ignored_topics": list(system.ignored_topics),
                 "missing_queries": list(system.missing_queries),
+                "runs": runs_document(system.runs),
             }
             for system in evaluation.systems
         ],

@@ -40,6 +40,7 @@ from pytest_bvtest.report.wording import (
     notices,
     page_title,
     page_verdict,
+    run_spread_lines,
     sure_lines,
     system_rows,
     topic_notes,
@@ -288,6 +289,7 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
         ]
     lines += ["", prose(tradeoff_text(evaluation))]
     lines += [line for text in analysis_lines(evaluation) for line in ("", prose(text))]
+    lines += [line for text in run_spread_lines(shown) for line in ("", prose(text))]
     notes = topic_notes(shown)
     if notes:
         lines += [""] + [f"- {prose(note)}" for note in notes]

@@ -17,7 +17,7 @@ from pytest_bvtest.io.textfiles import (
 )
 from pytest_bvtest.judging.evaluation import Evaluation
 from pytest_bvtest.report.wording import display_path
-from pytest_bvtest.spec.model import RunFile
+from pytest_bvtest.spec.model import RepeatedRuns, RunFile
 
 
 def update_reference(
@@ -50,6 +50,18 @@ def update_reference(
     if spec.candidate is None or spec.reference is None:
         return [f"bvtest: {spec.path.name}: nothing to update (the spec has no candidate or no reference)"]
     stored = spec.baselines[spec.reference]
+    repeated = [
+        name
+        for name, source in ((spec.reference, stored), ("the candidate", spec.candidate))
+        if isinstance(source, RepeatedRuns)
+    ]
+    if repeated:
+        raise InputError(
+            f"--bvtest-update stores one run as the reference, but {repeated[0]} is given as several runs",
+            path=spec.path,
+            line=spec.line_of("reference"),
+            hint="list the candidate's runs as the reference's in the spec (or store one of them by hand)",
+        )
     if not isinstance(stored, RunFile) or not isinstance(spec.candidate, RunFile):
         raise InputError(
             "--bvtest-update needs the reference and the candidate to be run files",

@@ -296,9 +296,11 @@ def time_chart(
     *,
     title: str,
     y_label: str,
+    breaks: Sequence[int] = (),
 ) -> str:
     """A value over successive records (joined: it is one quantity over time) and its limit as a dashed step line;
-    each point is coloured by its outcome."""
+    each point is coloured by its outcome. At each of ``breaks`` (records evaluated with other judgments than the
+    one before) the line is cut and a dotted vertical line says so: values across it are not comparable."""
     values = _finite(series.values) + _finite(limits)
     low, high = (min(values), max(values)) if values else (0.0, 1.0)
     pad = (high - low) * 0.1 or abs(high) * 0.1 or 1.0
@@ -309,9 +311,9 @@ def time_chart(
         for i, limit in enumerate(limits)
         if limit is not None and math.isfinite(float(limit))
     ]
+    half = (WIDTH - _LEFT - _RIGHT) / max(count, 1) / 2
     if limit_points:
         # a step line: each record's limit across its slot
-        half = (WIDTH - _LEFT - _RIGHT) / max(count, 1) / 2
         (first_x, first_y), rest = limit_points[0], limit_points[1:]
         path = f"M{first_x - half:.1f},{first_y:.1f} H{first_x + half:.1f}" + "".join(
             f" V{y:.1f} H{x + half:.1f}" for x, y in rest
@@ -320,15 +322,23 @@ def time_chart(
             f'<path d="{path}" fill="none" stroke="{BAD}" stroke-dasharray="6 4" stroke-width="1.5">'
             f"<title>limit</title></path>"
         )
-    joined = [
-        (canvas.slot(i, count), canvas.y(float(value)))
-        for i, value in enumerate(series.values)
-        if value is not None and math.isfinite(float(value))
-    ]
-    if len(joined) > 1:
+    for start, stop in zip((0, *breaks), (*breaks, count)):
+        joined = [
+            (canvas.slot(i, count), canvas.y(float(series.values[i])))
+            for i in range(start, stop)
+            if series.values[i] is not None and math.isfinite(float(series.values[i]))
+        ]
+        if len(joined) > 1:
+            canvas.parts.append(
+                f'<polyline points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in joined)}" fill="none" '
+                f'stroke="{series.color}" stroke-width="1.5"/>'
+            )
+    for index in breaks:
+        x = canvas.slot(index, count) - half
         canvas.parts.append(
-            f'<polyline points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in joined)}" fill="none" '
-            f'stroke="{series.color}" stroke-width="1.5"/>'
+            f'<line class="judgments-changed" x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" '
+            f'y2="{canvas.bottom:.1f}" stroke="{NEUTRAL}" stroke-dasharray="2 3" stroke-width="1.5">'
+            f"<title>the qrels changed here: values before and after are not comparable</title></line>"
         )
     colors = {"OK": GOOD, "OK*": "#ef6c00", "FAIL": BAD}
     for index, (time, value, outcome) in enumerate(zip(times, series.values, outcomes)):
@@ -350,5 +360,8 @@ def time_chart(
             f'rotate(-30)" text-anchor="end" class="tick">'
             f"{escape(times[index][:16].replace('T', ' '))}</text>"
         )
-    canvas.legend([(series.label, series.color, "circle"), ("limit", BAD, "square")])
+    canvas.legend(
+        [(series.label, series.color, "circle"), ("limit", BAD, "square")]
+        + ([("qrels changed", NEUTRAL, "square")] if breaks else [])
+    )
     return canvas.svg(title)

@@ -35,6 +35,7 @@ from pytest_bvtest.report.wording import (
     notices,
     page_title,
     page_verdict,
+    run_spread_lines,
     simulation_lines,
     summary_counts,
     sure_lines,
@@ -292,6 +293,7 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = 
         lines.append((tradeoff_text(evaluation), {}))
         lines.extend((text, {}) for text in comparison_lines(evaluation))
         lines.extend((text, {}) for text in analysis_lines(evaluation))
+        lines.extend((text, {}) for text in run_spread_lines(evaluation))
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
             for simulation in evaluation.get("simulations") or [evaluation["simulation"]]:
                 lines.extend((text, {}) for text in simulation_lines(simulation))

@@ -343,6 +343,40 @@ def analysis_lines(evaluation: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+#: The topics with the largest run-to-run spread a system's line names.
+SPREAD_TOPICS = 3
+
+
+def run_spread_lines(evaluation: Mapping[str, Any]) -> list[str]:
+    """One line per system given as several runs: their means, how far they differ, the topics they differ on
+    most, and what the gates make of it (docs/mathematics.md §7, "Run-to-run noise")."""
+    lines = []
+    for system in evaluation["systems"]:
+        runs = system.get("runs")
+        if not runs:
+            continue
+        means = [float(value) for value in runs["run_means"] if value is not None]
+        order = sorted(range(len(evaluation["topics"])), key=lambda j: -float(runs["topic_sd"][j] or 0.0))
+        most = ", ".join(
+            f"{evaluation['topics'][j]} ({format_number(runs['topic_sd'][j], 3)})"
+            for j in order[:SPREAD_TOPICS]
+            if float(runs["topic_sd"][j] or 0.0) > 0
+        )
+        lines.append(
+            f"{system['name']}: {runs['count']} runs, {evaluation['measure']} means "
+            f"{format_number(min(means))} to {format_number(max(means))} (sd {format_number(runs['sd_of_means'])}); "
+            f"per topic sd {format_number(runs['mean_topic_sd'])} on average"
+            + (f", most on {most}" if most else ", none on any topic")
+            + "; its scores are the mean of its runs"
+        )
+    if lines:
+        lines.append(
+            "the null of no change adds the engine's own run-to-run noise to every swap: that noise alone fails a "
+            "calibrated gate no more often than its false-alarm rate"
+        )
+    return lines
+
+
 def _compares_already(gate: Mapping[str, Any]) -> bool:
     """The gate's statistic already compares the candidate with its reference (TRisk, URisk, ...): its value is no
     level of its own to subtract the reference's from."""
@@ -579,6 +613,9 @@ def calibration_text(gate: Mapping[str, Any]) -> str:
         if calibration["exact"]
         else f"{calibration['swaps']:,} swaps with {calibration['reference']}, seed {calibration['seed']}"
     )
+    runs = calibration.get("runs")
+    if runs:
+        drawn += f"; engine noise from {runs['candidate']} and {runs['reference']} runs"
     family = calibration.get("family")
     shared = (
         ""
@@ -862,8 +899,9 @@ def guard_message(guard: Mapping[str, Any]) -> str:
         return (
             f"{_candidate_called(facts['candidate'])} scores 0 {measure} on all {facts['total']} topics, while other "
             f"systems score above 0 on {facts['answered']} of them: does it retrieve judged documents? (document ids "
-            "in another form than the qrels', or a run of another collection) A gate that passes says nothing about "
-            "its quality: scores of 0 everywhere have Var 0 and ZRisk 0"
+            "in another form than the qrels', a run of another collection, or qrels of another round or collection "
+            "than the run: a round-4 run against round-3 qrels retrieves none of the documents judged then) A gate "
+            "that passes says nothing about its quality: scores of 0 everywhere have Var 0 and ZRisk 0"
         )
     if kind == "unanswered_topics":
         threshold, total = facts["threshold"], facts["total"]

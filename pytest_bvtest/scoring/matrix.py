@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,7 +28,7 @@ from pytest_bvtest.scoring.cache import CachedScores, ScoreCache
 from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.measures import Measure, TableMeasure
-from pytest_bvtest.spec.model import RunFile, ScoreTableFile, Source
+from pytest_bvtest.spec.model import RepeatedRuns, RunFile, ScoreTableFile, SingleSource, Source
 
 if TYPE_CHECKING:
     from pytest_bvtest.stats.simulation import RetrievedList
@@ -40,7 +40,9 @@ class ScoreMatrix:
 
     ``imputed[i, j]`` is true where the value came from the missing-topic rule (the run had no
     ranking for the topic and scores 0). ``ignored_topics[name]`` lists the run's topics that are not
-    in the qrels universe.
+    in the qrels universe. ``runs[name]`` holds the per-topic scores ``(k, n)`` of each of the ``k`` runs of a
+    system given as several (docs/mathematics.md §7, run-to-run noise), in the order given; its row in
+    ``scores`` is their mean, and a topic one of them missed is imputed.
     """
 
     measure: str
@@ -49,6 +51,7 @@ class ScoreMatrix:
     scores: np.ndarray
     imputed: np.ndarray
     ignored_topics: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    runs: Mapping[str, np.ndarray] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         shape = (len(self.systems), len(self.topics))
@@ -66,6 +69,11 @@ class ScoreMatrix:
     def row(self, system: str) -> np.ndarray:
         return self.scores[self.index(system)]
 
+    def run_scores(self, system: str) -> np.ndarray:
+        """The per-topic scores ``(k, n)`` of each run of ``system``: its ``k`` repeated runs, or its one row."""
+        repeated = self.runs.get(system)
+        return repeated if repeated is not None else self.row(system)[np.newaxis]
+
     def missing_topics(self, system: str) -> tuple[str, ...]:
         """Topics of the universe the system's run did not rank (scored 0)."""
         return tuple(self.topics[j] for j in np.flatnonzero(self.imputed[self.index(system)]))
@@ -81,7 +89,11 @@ def _per_topic_from_run(
 
 
 def _require_shared_topic(name: str, path: Path | None, run_topics: Sequence[str], qrels: Qrels) -> None:
-    if not set(qrels.evaluated_topics()).intersection(run_topics):
+    """Refuse a run whose topic ids are the qrels' written another way, or that shares no topic with the qrels."""
+    universe = set(qrels.evaluated_topics())
+    ignored = [topic for topic in run_topics if topic not in universe]
+    _refuse_topics_in_another_form(ignored, qrels.judgments, run_topics, path if path is not None else name, "run")
+    if not universe.intersection(run_topics):
         raise InputError(
             f"run {excerpt(name)} shares no topic with the qrels",
             path=path if path is not None else name,
@@ -140,6 +152,8 @@ class _EvaluatedSystem:
     ignored_topics: tuple[str, ...]
     origin: str
     from_table: bool
+    #: The system's other runs when it is given as several (:class:`~pytest_bvtest.spec.model.RepeatedRuns`).
+    repeats: tuple[_EvaluatedSystem, ...] = ()
 
 
 class MatrixBuilder:
@@ -207,7 +221,7 @@ class MatrixBuilder:
     def _evaluate_run_files_in_parallel(self, sources: Sequence[Source], measures: Sequence[Measure]) -> None:
         """Evaluate the run files that miss the cache in ``jobs`` processes; keep their scores for :meth:`build`."""
         pending = []
-        for source in dict.fromkeys(source for source in sources if isinstance(source, RunFile)):
+        for source in dict.fromkeys(run for given in sources for run in _runs_of(given) if isinstance(run, RunFile)):
             keys, found = self._cached_run_file_scores(source, measures)
             missing = [measure for measure in measures if measure not in found]
             if missing:
@@ -226,7 +240,7 @@ class MatrixBuilder:
                         self.cache.put(keys[measure], entry)
                 self._evaluated_run_files[source] = {**found, **fresh}
 
-    def _evaluate(self, source: Source, measures: Sequence[Measure]) -> dict[Measure, list[_EvaluatedSystem]]:
+    def _evaluate(self, source: SingleSource, measures: Sequence[Measure]) -> dict[Measure, list[_EvaluatedSystem]]:
         labels = [str(measure) for measure in measures if isinstance(measure, TableMeasure)]
         if labels and not isinstance(source, ScoreTableFile):
             where = source.path if isinstance(source, RunFile) else source.name
@@ -280,20 +294,28 @@ class MatrixBuilder:
         return evaluated
 
     def build(self, measures: Sequence[Measure], sources: Sequence[Source]) -> dict[Measure, ScoreMatrix]:
-        """One matrix per measure over the same systems, in the order the sources give them."""
-        if self.qrels is not None and any(isinstance(source, RunFile | Run) for source in sources):
+        """One matrix per measure over the same systems, in the order the sources give them; a system given as
+        several runs is one row, the mean of its runs (each run evaluated and cached on its own)."""
+        if self.qrels is not None and any(isinstance(run, RunFile | Run) for s in sources for run in _runs_of(s)):
             check_relevance_levels(self.qrels, measures)
         if self.jobs > 1:
             self._evaluate_run_files_in_parallel(sources, measures)
         systems: dict[Measure, list[_EvaluatedSystem]] = {measure: [] for measure in measures}
         if self.progress is not None:
-            self.progress.runs_total += len(sources)
+            self.progress.runs_total += sum(len(_runs_of(source)) for source in sources)
         for source in sources:
-            for measure, evaluated in self._evaluate(source, measures).items():
-                systems[measure].extend(evaluated)
-            if self.progress is not None:
-                self.progress.runs_done += 1
-                self.progress.cache_hits = self.cache.hits
+            by_run = []
+            for run in _runs_of(source):
+                by_run.append(self._evaluate(run, measures))
+                if self.progress is not None:
+                    self.progress.runs_done += 1
+                    self.progress.cache_hits = self.cache.hits
+            for measure in measures:
+                first, *others = (evaluated[measure] for evaluated in by_run)
+                if others:  # each run of repeated runs is one system of the same name
+                    systems[measure].append(replace(first[0], repeats=tuple(other[0] for other in others)))
+                else:
+                    systems[measure].extend(first)
         return {measure: self._assemble(measure, systems[measure]) for measure in measures}
 
     def _universe(self, systems: Sequence[_EvaluatedSystem]) -> tuple[str, ...]:
@@ -314,21 +336,67 @@ class MatrixBuilder:
             )
         scores = np.zeros((len(systems), len(topics)))
         imputed = np.zeros((len(systems), len(topics)), dtype=bool)
+        runs = {}
+        ignored = {}
         for i, system in enumerate(systems):
-            if system.from_table:
-                _check_table_topics(system, topics)
-            imputed[i] = ~np.fromiter(map(system.per_topic.__contains__, topics), dtype=bool, count=len(topics))
-            scores[i] = np.fromiter(
-                map(system.per_topic.get, topics, itertools.repeat(0.0)), dtype=float, count=len(topics)
-            )
-        ignored = {system.name: system.ignored_topics for system in systems if system.ignored_topics}
-        return ScoreMatrix(str(measure), tuple(names), topics, scores, imputed, ignored)
+            each_run = (system, *system.repeats)
+            rows = np.zeros((len(each_run), len(topics)))
+            for k, run in enumerate(each_run):
+                if run.from_table:
+                    _check_table_topics(run, topics)
+                imputed[i] |= ~np.fromiter(map(run.per_topic.__contains__, topics), dtype=bool, count=len(topics))
+                rows[k] = np.fromiter(
+                    map(run.per_topic.get, topics, itertools.repeat(0.0)), dtype=float, count=len(topics)
+                )
+            scores[i] = rows.mean(axis=0) if system.repeats else rows[0]
+            if system.repeats:
+                rows.flags.writeable = False
+                runs[system.name] = rows
+            left_out = tuple(dict.fromkeys(topic for run in each_run for topic in run.ignored_topics))
+            if left_out:
+                ignored[system.name] = left_out
+        return ScoreMatrix(str(measure), tuple(names), topics, scores, imputed, ignored, runs)
+
+
+def _runs_of(source: Source) -> tuple[SingleSource, ...]:
+    """The runs a source gives its system: the repeated runs of one, else the source itself."""
+    return source.runs if isinstance(source, RepeatedRuns) else (source,)
+
+
+def _topic_form(topic: str) -> str:
+    """A topic id without what trec_eval treats as different but a person does not: surrounding blanks, case
+    and leading zeros (CACM's qrels write ``01`` where a run writes ``1``)."""
+    return topic.strip().lower().lstrip("0") or "0"
+
+
+def _refuse_topics_in_another_form(
+    named: Sequence[str], judged: Iterable[str], ranked: Iterable[str], where: object, what: str
+) -> None:
+    """Refuse ``named`` topics (of a run or table, absent from the qrels) that are judged topics written another
+    way, which the system does not also name as the qrels write them: trec_eval would ignore them and score the
+    judged topic 0, so every system would miss it and the gate would pass on the rest."""
+    forms = {_topic_form(topic): topic for topic in judged}
+    present = set(ranked)
+    pairs = [
+        (topic, forms[_topic_form(topic)])
+        for topic in named
+        if _topic_form(topic) in forms and forms[_topic_form(topic)] not in present
+    ]
+    if pairs:
+        shown = short_list([f"{excerpt(own)} is {excerpt(judged_as)}" for own, judged_as in pairs])
+        raise InputError(
+            f"{len(pairs)} topic id{'' if len(pairs) == 1 else 's'} of the {what} match the qrels' only after "
+            f"removing leading zeros, case or blanks ({what} id is qrels id): {shown}",
+            path=where,
+            hint=f"write the {what}'s topic ids exactly as the qrels write them; trec_eval compares them as text",
+        )
 
 
 def _check_table_topics(system: _EvaluatedSystem, topics: Sequence[str]) -> None:
     expected = set(topics)
     missing = [topic for topic in topics if topic not in system.per_topic]
     extra = [topic for topic in system.per_topic if topic not in expected]
+    _refuse_topics_in_another_form(extra, missing, system.per_topic, system.origin, "table")
     if missing or extra:
         parts = []
         if missing:

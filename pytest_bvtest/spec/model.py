@@ -34,6 +34,8 @@ DEFAULT_SWAPS_FULL_MATRIX = 1_000
 RATE_SWAPS = 1_000
 #: Paired-bootstrap resamples of a noise-aware gate (``confidence``).
 DEFAULT_RESAMPLES = 1000
+#: Topics per group of a difficulty or random grouping when the spec gives no ``size`` (docs/mathematics.md §3b).
+DEFAULT_GROUP_SIZE = 5
 
 #: More than this share of the topics missed by every system is a warning, not a note.
 UNANSWERED_SHARE = 0.10
@@ -98,8 +100,29 @@ class ScoreTableFile:
     rename: Mapping[str, str] = field(default_factory=dict)
 
 
-#: What a system can be given as: a run file, a per-topic table, or an in-memory run.
-Source = RunFile | ScoreTableFile | Run
+#: One run of a system: a run file, one system of a per-topic table, or an in-memory run.
+SingleSource = RunFile | ScoreTableFile | Run
+
+
+@dataclass(frozen=True)
+class RepeatedRuns:
+    """One system given as several runs of a nondeterministic engine (approximate nearest-neighbour search, GPU
+    re-rankers), each a :data:`SingleSource` scored as this system.
+
+    Its per-topic score is the mean over its runs, and the null of no change draws one of them to stand for the
+    system in each swap (docs/mathematics.md §7, "Run-to-run noise").
+    """
+
+    runs: tuple[SingleSource, ...]
+    name: str
+
+    def __post_init__(self) -> None:
+        if len(self.runs) < 2:
+            raise StatisticError(f"repeated runs need at least 2 runs, got {len(self.runs)}")
+
+
+#: What a system can be given as: a run file, a per-topic table, an in-memory run, or several runs of one system.
+Source = RunFile | ScoreTableFile | Run | RepeatedRuns
 
 
 @dataclass(frozen=True)
@@ -320,7 +343,7 @@ class Spec:
         """The candidate's name in the matrices and reports; ``None`` without a candidate."""
         if self.candidate is None:
             return None
-        if isinstance(self.candidate, RunFile | Run):
+        if isinstance(self.candidate, RunFile | Run | RepeatedRuns):
             return self.candidate.name or CANDIDATE_NAME
         return self.candidate.rename.get(self.candidate.systems[0], self.candidate.systems[0])  # type: ignore[index]
 
@@ -330,7 +353,8 @@ class Spec:
 
     def files(self) -> list[tuple[str, str | None, Path]]:
         """``(role, system name or None, path)`` of every file the spec reads: itself, the qrels, the topic texts,
-        weights and variations, then each run file and table (a table once per system it gives)."""
+        weights and variations, then each run file and table (a table once per system it gives; each of a system's
+        repeated runs under its name)."""
         files = [
             ("spec", None, self.path),
             ("qrels", None, self.qrels),
@@ -343,7 +367,10 @@ class Spec:
             *([("candidate", self.candidate_name, self.candidate)] if self.candidate is not None else []),
         ]
         files += [
-            (role, name, source.path) for role, name, source in named if isinstance(source, RunFile | ScoreTableFile)
+            (role, name, run.path)
+            for role, name, source in named
+            for run in (source.runs if isinstance(source, RepeatedRuns) else (source,))
+            if isinstance(run, RunFile | ScoreTableFile)
         ]
         return [(role, name, path) for role, name, path in files if path is not None]
 

@@ -9,6 +9,7 @@ The full key reference is ``docs/spec.md``.
 from __future__ import annotations
 
 import difflib
+import glob
 import math
 import os
 import re
@@ -27,6 +28,7 @@ from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.spec.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.spec.model import (
     BOUND_KEYS,
+    DEFAULT_GROUP_SIZE,
     DEFAULT_RESAMPLES,
     UPPER_BOUNDS,
     AlphaSweepSpec,
@@ -41,6 +43,7 @@ from pytest_bvtest.spec.model import (
     MeanVarianceSpec,
     RandomGrouping,
     RankingSpec,
+    RepeatedRuns,
     RunFile,
     SampledGrouping,
     ScoreTableFile,
@@ -221,8 +224,8 @@ class _SpecReader:
         else:
             raise self.error(("cache",), f"expected a folder path or false, got {_kind(cache)}")
         if qrels is None:
-            run_keys = [("baselines", name) for name, source in baselines.items() if isinstance(source, RunFile)]
-            run_keys += [("candidate",)] if isinstance(candidate, RunFile) else []
+            run_keys = [("baselines", name) for name, source in baselines.items() if _has_run_files(source)]
+            run_keys += [("candidate",)] if candidate is not None and _has_run_files(candidate) else []
             if run_keys:
                 raise self.error(run_keys[0], "run files need relevance judgments", "add `qrels: path/to/qrels`")
         topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
@@ -261,6 +264,10 @@ class _SpecReader:
         return tuple(parsed)
 
     def table_or_run(self, value: Any, key: tuple[Any, ...], name: str) -> Source:
+        """A system: a run file's path, ``{run, tag}``, ``{scores, system, format}``, or a list of those, the runs of
+        a nondeterministic engine (:class:`RepeatedRuns`; ``run:`` may list them too)."""
+        if isinstance(value, list):
+            return self.repeated_runs(value, key, name)
         if isinstance(value, str):
             return RunFile(self.path_value(value, key), name=name)
         entry = self.check_keys(value, key, ("run", "tag", "scores", "system", "format"), "system")
@@ -270,6 +277,9 @@ class _SpecReader:
             tag = entry.get("tag")
             if tag is not None and not isinstance(tag, str):
                 raise self.error((*key, "tag"), f"expected a run tag, got {_kind(tag)}")
+            if isinstance(entry["run"], list):
+                runs = [{"run": run, "tag": tag} if isinstance(run, str) else run for run in entry["run"]]
+                return self.repeated_runs(runs, (*key, "run"), name)
             return RunFile(self.path_value(entry["run"], (*key, "run")), name=name, tag=tag)
         system = entry.get("system", name)
         return ScoreTableFile(
@@ -278,6 +288,19 @@ class _SpecReader:
             systems=(str(system),),
             rename={str(system): name},
         )
+
+    def repeated_runs(self, value: list[Any], key: tuple[Any, ...], name: str) -> Source:
+        """The runs of one system (docs/mathematics.md §7, run-to-run noise); a list of one is that run."""
+        if not value:
+            raise self.error(key, "expected at least one run, got an empty list")
+        runs = []
+        for index, entry in enumerate(value):
+            if isinstance(entry, list):
+                raise self.error((*key, index), "expected a run, got a list inside the list of runs")
+            runs.append(self.table_or_run(entry, (*key, index), name))
+        if len(runs) == 1:
+            return runs[0]
+        return RepeatedRuns(tuple(runs), name)  # type: ignore[arg-type]
 
     def baselines(self, value: Any) -> dict[str, Source]:
         if value is None:
@@ -299,19 +322,38 @@ class _SpecReader:
             if name == CANDIDATE_NAME:
                 raise self.error(("baselines", name), f"{CANDIDATE_NAME!r} is reserved for the run under test")
             source = self.table_or_run(entry, ("baselines", name), str(name))
-            # one system under two names would count twice in ZRisk, GeoRisk, GAWM and the Holm correction
-            system = source.tag if isinstance(source, RunFile) else source.systems[0]
-            first = systems_named.setdefault((source.path.resolve(), system), str(name))
-            if first != str(name):
-                what = "run" if isinstance(source, RunFile) else f"table system {system!r}"
-                raise self.error(
-                    ("baselines", name),
-                    f"{name!r} names the same {what} as {first!r} ({source.path.name}): one system listed twice "
-                    "counts twice in ZRisk, GeoRisk, GAWM and the Holm correction",
-                    "list each system once",
-                )
+            self.check_listed_once(source, ("baselines", name), str(name), systems_named)
             baselines[str(name)] = source
         return baselines
+
+    def check_listed_once(
+        self, source: Source, key: tuple[Any, ...], name: str, systems_named: dict[tuple[Path, str | None], str]
+    ) -> None:
+        """Refuse a run or table system already given (``systems_named``: by file and tag or system, the name that
+        gave it): one system under two names would count twice in ZRisk, GeoRisk, GAWM and the Holm correction, and
+        one run twice among a system's repeated runs would count twice in its mean."""
+        for index, run in enumerate(source.runs if isinstance(source, RepeatedRuns) else (source,)):
+            assert isinstance(run, RunFile | ScoreTableFile)
+            system = run.tag if isinstance(run, RunFile) else run.systems[0]  # type: ignore[index]
+            first = systems_named.get((run.path.resolve(), system))
+            systems_named.setdefault((run.path.resolve(), system), name)
+            what = "run" if isinstance(run, RunFile) else f"table system {system!r}"
+            where = (*key, index) if isinstance(source, RepeatedRuns) else key
+            if first is None:
+                continue
+            if first == name:
+                raise self.error(
+                    where,
+                    f"{what} {run.path.name} is listed twice among the runs of {name!r}: "
+                    "it would count twice in their mean",
+                    "list each run once",
+                )
+            raise self.error(
+                where,
+                f"{name!r} names the same {what} as {first!r} ({run.path.name}): one system listed twice "
+                "counts twice in ZRisk, GeoRisk, GAWM and the Holm correction",
+                "list each system once",
+            )
 
     def candidate(self, value: Any, baselines: dict[str, Source]) -> Source | None:
         """The run under test; a name of a baseline table's system moves that system out of the baselines."""
@@ -333,11 +375,17 @@ class _SpecReader:
                     f"did you mean `{close[0]}`?" if close else "name one of those systems, or a run file",
                 )
             return RunFile(self.path_value(value, key), name=CANDIDATE_NAME)
+        if isinstance(value, list):
+            candidate = self.table_or_run(value, key, CANDIDATE_NAME)
+            self.check_listed_once(candidate, key, CANDIDATE_NAME, {})
+            return candidate
         entry = self.check_keys(value, key, ("run", "tag", "scores", "system", "format", "name"), "candidate")
         name = str(entry.get("name", CANDIDATE_NAME))
         if name in baselines:
             raise self.error((*key, "name"), f"{name!r} is already a baseline's name")
-        return self.table_or_run({k: v for k, v in entry.items() if k != "name"}, key, name)
+        candidate = self.table_or_run({k: v for k, v in entry.items() if k != "name"}, key, name)
+        self.check_listed_once(candidate, key, name, {})
+        return candidate
 
     def reference(self, value: Any, baselines: dict[str, Source], candidate: Source | None) -> str | None:
         names = list(baselines)
@@ -379,7 +427,7 @@ class _SpecReader:
             mve = self.check_keys(
                 section["mve"], key("mve"), ("alpha", "weights", "variations", "form", "sweep"), "mve"
             )
-            form = mve.get("form", "auto")
+            form = mve.get("form", MeanVarianceSpec.form)
             if form not in _MVE_FORMS:
                 raise self.error(
                     key("mve", "form"), f"unknown MVE form {form!r}", f"use one of {', '.join(_MVE_FORMS)}"
@@ -392,7 +440,7 @@ class _SpecReader:
                 )
             self.mve_alpha_stated = "alpha" in mve
             settings["mve"] = MeanVarianceSpec(
-                alpha=self.number(mve.get("alpha", 2.0), key("mve", "alpha")),
+                alpha=self.number(mve.get("alpha", MeanVarianceSpec.alpha), key("mve", "alpha")),
                 weights=self.path_value(mve["weights"], key("mve", "weights")) if "weights" in mve else None,
                 variations=self.path_value(mve["variations"], key("mve", "variations"))
                 if "variations" in mve
@@ -402,20 +450,22 @@ class _SpecReader:
             )
         if "gawm" in section:
             gawm = self.check_keys(section["gawm"], key("gawm"), ("q",), "gawm")
-            settings["gawm_q"] = self.number(gawm.get("q", 1.0), key("gawm", "q"), minimum=0)
+            settings["gawm_q"] = self.number(gawm.get("q", AnalysisSettings.gawm_q), key("gawm", "q"), minimum=0)
         if "simulation" in section:
             simulation = self.check_keys(
                 section["simulation"] or {}, key("simulation"), ("samples", "seed", "measures"), "simulation"
             )
             settings["simulation"] = SimulationSpec(
                 samples=self.number(
-                    simulation.get("samples", 100),
+                    simulation.get("samples", SimulationSpec.samples),
                     key("simulation", "samples"),
                     minimum=1,
                     maximum=MAX_REPETITIONS,
                     integer=True,
                 ),
-                seed=self.number(simulation.get("seed", 0), key("simulation", "seed"), minimum=0, integer=True),
+                seed=self.number(
+                    simulation.get("seed", SimulationSpec.seed), key("simulation", "seed"), minimum=0, integer=True
+                ),
                 measures=self.simulated_measures(simulation.get("measures", ["AP"]), key("simulation", "measures")),
             )
         if "bootstrap" in section:
@@ -428,21 +478,25 @@ class _SpecReader:
                     maximum=MAX_REPETITIONS,
                     integer=True,
                 ),
-                seed=self.number(bootstrap.get("seed", 0), key("bootstrap", "seed"), minimum=0, integer=True),
+                seed=self.number(
+                    bootstrap.get("seed", BootstrapSpec.seed), key("bootstrap", "seed"), minimum=0, integer=True
+                ),
             )
         if "calibration" in section:
             calibration = self.check_keys(
                 section["calibration"], key("calibration"), ("swaps", "seed", "family"), "calibration"
             )
             swaps = calibration.get("swaps")
-            family = calibration.get("family", True)
+            family = calibration.get("family", CalibrationSpec.family)
             if not isinstance(family, bool):
                 raise self.error(key("calibration", "family"), f"expected true or false, got {_kind(family)}")
             settings["calibration"] = CalibrationSpec(
                 swaps=None
                 if swaps is None
                 else self.number(swaps, key("calibration", "swaps"), minimum=100, maximum=MAX_SWAPS, integer=True),
-                seed=self.number(calibration.get("seed", 0), key("calibration", "seed"), minimum=0, integer=True),
+                seed=self.number(
+                    calibration.get("seed", CalibrationSpec.seed), key("calibration", "seed"), minimum=0, integer=True
+                ),
                 family=family,
             )
         if "guards" in section:
@@ -562,7 +616,7 @@ class _SpecReader:
 
     def rankings(self, value: Any, key: tuple[Any, ...]) -> RankingSpec:
         section = self.check_keys(value, key, ("against", "statistics"), "rankings")
-        against = self.statistic_name(section.get("against", "mean"), (*key, "against"))
+        against = self.statistic_name(section.get("against", RankingSpec.against), (*key, "against"))
         listed = section.get("statistics", list(RankingSpec.statistics))
         if isinstance(listed, str):
             listed = [listed]
@@ -592,7 +646,8 @@ class _SpecReader:
         key = ("analysis", "grouping")
         group = self.check_keys(value, key, ("by", "size", "repeats", "seed", "difficulty", "groups"), "grouping")
         by = group.get("by")
-        size = self.number(group.get("size", 10 if by == "sampled" else 5), (*key, "size"), minimum=1, integer=True)
+        default_size = SampledGrouping.size if by == "sampled" else DEFAULT_GROUP_SIZE
+        size = self.number(group.get("size", default_size), (*key, "size"), minimum=1, integer=True)
         if by != "difficulty" and "difficulty" in group:
             raise self.error((*key, "difficulty"), "`difficulty` belongs to `by: difficulty`")
         if by != "sampled" and "groups" in group:
@@ -602,7 +657,7 @@ class _SpecReader:
                 raise self.error(
                     key, "difficulty grouping is deterministic: `repeats` and `seed` belong to `by: random`"
                 )
-            difficulty = group.get("difficulty", "target")
+            difficulty = group.get("difficulty", DifficultyGrouping.difficulty)
             if difficulty not in ("target", "mean"):
                 raise self.error(
                     (*key, "difficulty"),
@@ -612,12 +667,16 @@ class _SpecReader:
             return DifficultyGrouping(size, difficulty)
         if by in ("random", "sampled"):
             repeats = self.number(
-                group.get("repeats", 1000), (*key, "repeats"), minimum=1, maximum=MAX_REPETITIONS, integer=True
+                group.get("repeats", RandomGrouping.repeats),
+                (*key, "repeats"),
+                minimum=1,
+                maximum=MAX_REPETITIONS,
+                integer=True,
             )
-            seed = self.number(group.get("seed", 0), (*key, "seed"), minimum=0, integer=True)
+            seed = self.number(group.get("seed", RandomGrouping.seed), (*key, "seed"), minimum=0, integer=True)
             if by == "random":
                 return RandomGrouping(size, repeats, seed)
-            groups = self.number(group.get("groups", 50), (*key, "groups"), minimum=1, integer=True)
+            groups = self.number(group.get("groups", SampledGrouping.groups), (*key, "groups"), minimum=1, integer=True)
             return SampledGrouping(size, groups, repeats, seed)
         raise self.error(
             (*key, "by"), f"unknown grouping {by!r}", "use `by: difficulty`, `by: random` or `by: sampled`"
@@ -795,6 +854,11 @@ def simulated_form(measure: Measure | TableMeasure) -> tuple[str, int | None] | 
     ):
         return None
     return measure.name, measure.cutoff
+
+
+def _has_run_files(source: Source) -> bool:
+    """True when ``source`` is a run file or repeated runs that include one (they need qrels)."""
+    return any(isinstance(run, RunFile) for run in (source.runs if isinstance(source, RepeatedRuns) else (source,)))
 
 
 def source_name(source: Source) -> str:
@@ -995,6 +1059,18 @@ def check_combinations(spec: Spec) -> None:
     cannot work with the others, so a broken spec fails before anything is evaluated."""
     tables = [isinstance(source, ScoreTableFile) for source in spec.sources()]
     mve = spec.analysis.mve
+    repeated = [source.name for source in spec.sources() if isinstance(source, RepeatedRuns)]
+    for section, what in (("variations", "query variations"), ("simulation", "the per-topic simulation")):
+        wanted = mve.variations if section == "variations" else spec.analysis.simulation
+        if repeated and wanted is not None:
+            raise InputError(
+                f"{what} read one run per system, but {repeated[0]!r} is given as several runs",
+                path=spec.path,
+                line=spec.line_of("analysis", "mve", "variations")
+                if section == "variations"
+                else spec.line_of("analysis", "simulation"),
+                hint=f"give {repeated[0]!r} as one run, or remove `{section}`",
+            )
     if mve.variations is not None and spec.qrels is None and not all(tables):
         raise InputError(
             "query variations from run files need relevance judgments",
@@ -1043,16 +1119,38 @@ def with_candidate(spec: Spec, candidate: Source) -> Spec:
     return replaced
 
 
-def with_candidate_run(spec: Spec, path: str | os.PathLike[str]) -> Spec:
-    """``spec`` with its candidate replaced by a run file (``--bvtest-run``)."""
-    if not str(path).strip():
-        raise InputError(
-            'the candidate run\'s path is empty (an unset variable in `--bvtest-run "$RUN"`?)',
-            hint="give the run file to test with --bvtest-run / --run",
-        )
-    try:
-        require_regular_file(path)
-    except InputError as error:
-        problem = "not found" if error.message == "file not found" else error.message
-        raise InputError(f"candidate run {problem}", path=path, hint="check --bvtest-run / --run") from None
-    return with_candidate(spec, RunFile(Path(os.path.realpath(path)), name=CANDIDATE_NAME))
+def with_candidate_run(spec: Spec, path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> Spec:
+    """``spec`` with its candidate replaced by a run file (``--bvtest-run``), or by several runs of one system
+    (``--bvtest-run`` repeated, or a quoted glob such as ``'runs/new-*.run'``, expanded in sorted order)."""
+    paths = [path] if isinstance(path, str | os.PathLike) else list(path)
+    if not paths:
+        raise InputError("no candidate run given", hint="give the run file to test with --bvtest-run / --run")
+    runs: list[RunFile] = []
+    for each in paths:
+        if not str(each).strip():
+            raise InputError(
+                'the candidate run\'s path is empty (an unset variable in `--bvtest-run "$RUN"`?)',
+                hint="give the run file to test with --bvtest-run / --run",
+            )
+        matched = [each]
+        if not os.path.lexists(each) and glob.has_magic(str(each)):
+            matched = sorted(glob.glob(str(each)))
+            if not matched:
+                raise InputError(
+                    f"candidate run pattern {excerpt(str(each))} matches no file", hint="check --bvtest-run / --run"
+                )
+        for found in matched:
+            try:
+                require_regular_file(found)
+            except InputError as error:
+                problem = "not found" if error.message == "file not found" else error.message
+                raise InputError(f"candidate run {problem}", path=found, hint="check --bvtest-run / --run") from None
+            run = RunFile(Path(os.path.realpath(found)), name=CANDIDATE_NAME)
+            if run in runs:
+                raise InputError(
+                    "candidate run given twice: it would count twice in the mean of the candidate's runs",
+                    path=found,
+                    hint="give each run once to --bvtest-run / --run",
+                )
+            runs.append(run)
+    return with_candidate(spec, runs[0] if len(runs) == 1 else RepeatedRuns(tuple(runs), CANDIDATE_NAME))

@@ -37,6 +37,7 @@ from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.spec.model import DEFAULT_SWAPS, DEFAULT_SWAPS_FULL_MATRIX, AnalysisSettings
 from pytest_bvtest.stats.inference import paired_problem, topic_assignments
 from pytest_bvtest.stats.registry import STATISTICS, Statistic
+from pytest_bvtest.stats.runs import run_noise
 
 #: Up to this many topics every swap is enumerated (65,536 at most): the null is exact.
 EXACT_TOPICS = 16
@@ -45,8 +46,10 @@ EXACT_TOPICS = 16
 _BLOCK_CELLS = 1 << 20
 
 # Packed swap assignments kept for the next gate with the same topics, swaps and seed (8 swaps per byte):
-# every gate of an evaluation draws the same swaps, so they are drawn once. Larger draws are streamed.
-_SHARED_BYTES = 1 << 25
+# every gate of an evaluation draws the same swaps, so they are drawn once. Larger draws are streamed (each
+# gate draws its own): 128 MB keeps 10,000 swaps of up to 100,000 topics (32 MB stopped at 25,000, and a
+# 50,000-topic gate cost 9.4 times the 7,000-topic one).
+_SHARED_BYTES = 1 << 27
 
 # A null value this close to a limit counts as on it, as the gates do (floating-point noise).
 _TOLERANCE = 1e-12
@@ -84,6 +87,9 @@ class SwapNull:
     by_swap:
         The same values in the order of the swaps (read-only), so that nulls drawn with the same
         topics, swaps and seed line up swap by swap (:func:`family_level`); ``None`` when unknown.
+    runs:
+        ``(k_c, k_r)``: how many runs of the candidate and of the reference the null drew the engine's noise
+        from, when either system is given as several (docs/mathematics.md §7, run-to-run noise); else ``None``.
     """
 
     statistic: str
@@ -93,6 +99,7 @@ class SwapNull:
     exact: bool
     seed: int
     by_swap: np.ndarray | None = field(default=None, repr=False, compare=False)
+    runs: tuple[int, int] | None = None
 
     @property
     def swaps(self) -> int:
@@ -127,7 +134,9 @@ class SwapNull:
         kept = self.by_swap[:swaps]
         ordered = np.sort(kept)
         ordered.flags.writeable = False
-        return SwapNull(self.statistic, self.higher_is_better, self.own_value, ordered, self.exact, self.seed, kept)
+        return SwapNull(
+            self.statistic, self.higher_is_better, self.own_value, ordered, self.exact, self.seed, kept, self.runs
+        )
 
     def smallest_rate(self) -> float:
         """The share of swaps tied at the null's most extreme value on the bad side.
@@ -171,6 +180,7 @@ def swap_null(
     swaps: int | None = None,
     seed: int = 0,
     exact_topics: int = EXACT_TOPICS,
+    runs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> SwapNull:
     """The null of "no change" of a gated statistic: its values over swaps of candidate and reference.
 
@@ -206,6 +216,12 @@ def swap_null(
         Seed of the Monte-Carlo swaps (reported; unused when exact).
     exact_topics:
         Enumerate every swap when the matrix has at most this many topics.
+    runs:
+        The per-topic scores of each run of the candidate ``(k_c, n)`` and of the reference ``(k_r, n)`` when
+        either is given as several runs (their rows in ``scores`` are the means). docs/mathematics.md §7,
+        "Run-to-run noise": each swap of the means also adds a draw of the engine's noise to the swapped
+        candidate (:func:`_null_with_runs`), and the swaps are then always Monte-Carlo draws. With one run each
+        this is the null above.
 
     Returns
     -------
@@ -221,6 +237,8 @@ def swap_null(
     seed = checked_seed(seed)
     own_value = null_of_own_value(chosen.name)
     topics = x.shape[1]
+    if runs is not None and runs[0].shape[0] * runs[1].shape[0] > 1:
+        return _null_with_runs(chosen, matrix, positions, settings, runs, swaps, seed)
     exact = topics <= exact_topics
     pair = (positions[0], positions[1])
     evaluate = (
@@ -245,6 +263,55 @@ def swap_null(
     null.flags.writeable = False
     by_swap.flags.writeable = False
     return SwapNull(chosen.name, chosen.higher_is_better, own_value, null, exact, seed, by_swap)
+
+
+#: The stream of the engine's noise a null with repeated runs draws: ``default_rng([seed, NOISE_STREAM])``.
+NOISE_STREAM = 1
+
+
+def _null_with_runs(
+    chosen: Statistic,
+    matrix: np.ndarray,
+    positions: list[int],
+    settings: AnalysisSettings,
+    runs: tuple[np.ndarray, np.ndarray],
+    swaps: int,
+    seed: int,
+) -> SwapNull:
+    """The null of :func:`swap_null` when a system is given as several runs: swap ``b`` exchanges the means on
+    random topics (the Monte-Carlo swaps of the null without runs), then adds to the swapped candidate's row a
+    draw of the engine's noise on the difference of two means, ``w_c d_c - w_r d_r`` (:func:`run_noise`; the pair of
+    each side is row ``b`` of ``default_rng([seed, NOISE_STREAM]).integers(0, [P_c, P_r], size=(swaps, 2))``).
+
+    Added after the swap, the noise keeps what the runs share across topics (a run that is worse on every topic,
+    as an approximate index built anew can be), which swapping topics would turn into per-topic noise.
+    """
+    own_value = null_of_own_value(chosen.name)
+    candidate_runs, reference_runs = (np.asarray(each, dtype=np.float64) for each in runs)
+    topics = matrix.shape[1]
+    if any(each.ndim != 2 or each.shape[1] != topics for each in (candidate_runs, reference_runs)):
+        raise StatisticError(f"the runs of the candidate and of the reference must each be (runs, {topics}) scores")
+    candidate_side, reference_side, candidate_weight, reference_weight = run_noise(candidate_runs, reference_runs)
+    picks = np.random.default_rng([seed, NOISE_STREAM]).integers(
+        0, [len(candidate_side), len(reference_side)], size=(swaps, 2)
+    )
+    # a score below 0 is none a measure gives (ZRisk and GeoRisk refuse it): the noisy candidate stops at 0
+    floor = 0.0 if min(matrix.min(), candidate_runs.min(), reference_runs.min()) >= 0 else None
+    block = max(1, _BLOCK_CELLS // (topics * matrix.shape[0]))
+    by_swap = np.empty(swaps)
+    first = 0
+    for swapped in _swap_blocks(topics, swaps, seed, False, block):
+        drawn = picks[first : first + len(swapped)]
+        noise = candidate_weight * candidate_side[drawn[:, 0]] - reference_weight * reference_side[drawn[:, 1]]
+        by_swap[first : first + len(swapped)] = _swapped_values(
+            chosen, matrix, positions, settings, swapped, own_value, noise, floor
+        )
+        first += len(swapped)
+    null = np.sort(by_swap)
+    null.flags.writeable = False
+    by_swap.flags.writeable = False
+    counts = (candidate_runs.shape[0], reference_runs.shape[0])
+    return SwapNull(chosen.name, chosen.higher_is_better, own_value, null, False, seed, by_swap, counts)
 
 
 def _swap_blocks(topics: int, swaps: int, seed: int, exact: bool, block: int) -> Iterator[np.ndarray]:
@@ -280,8 +347,12 @@ def _swapped_values(
     settings: AnalysisSettings,
     swapped: np.ndarray,
     own_value: bool,
+    noise: np.ndarray | None = None,
+    floor: float | None = None,
 ) -> np.ndarray:
-    """The null values of a block of swaps: one swapped sufficient matrix per swap, evaluated as one stack.
+    """The null values of a block of swaps: one swapped sufficient matrix per swap, evaluated as one stack;
+    ``noise`` (one row per swap), when given, is added to each swapped candidate's row, which then stops at
+    ``floor`` (:func:`_null_with_runs`).
 
     The two swapped rows are picked bit for bit (``first ^ ((first ^ second) & mask)``, ``mask`` all ones
     where a topic is swapped): the same floats as ``numpy.where``, five times faster.
@@ -296,6 +367,10 @@ def _swapped_values(
     np.bitwise_and(mask, differing_bits, out=mask)
     np.bitwise_xor(mask, first, out=stack[:, positions[0]].view(np.uint64))
     np.bitwise_xor(stack[:, positions[0]].view(np.uint64), differing_bits, out=stack[:, positions[1]].view(np.uint64))
+    if noise is not None:
+        stack[:, positions[0]] += noise
+        if floor is not None:
+            np.maximum(stack[:, positions[0]], floor, out=stack[:, positions[0]])
     computed = chosen.compute(stack, positions[1], settings)
     return computed[:, positions[0]] if own_value else computed[:, positions[0]] - computed[:, positions[1]]
 
