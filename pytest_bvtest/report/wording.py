@@ -1210,6 +1210,12 @@ def page_title(document: Mapping[str, Any]) -> str:
             count = len(found[0].queries)
             queries = "query" if count == 1 else f"{count} queries"
             why = f", all for the same {queries}" if failed > 1 else f", for {'1 ' if count == 1 else ''}{queries}"
+            if not _all_worse(found[0]):  # some of them gained: they moved the statistic, not all lost
+                why = (
+                    f", moved by the same {queries}"
+                    if failed > 1
+                    else f", moved by {'1 ' if count == 1 else ''}{queries}"
+                )
         elif len(found) > 1:
             why = f", for {len(found)} causes"
         failing = "the gate fails" if gates == 1 else f"{failed} of {gates} gates fail{'s' if failed == 1 else ''}"
