@@ -1122,3 +1122,64 @@ def test_example_past_release_losing_more_queries_than_it_wins_is_not_said_to_wi
     assert words(zrisk)["sentence"].startswith(
         "Holds: shortfalls against what the other systems lead one to expect within the limit (ZRisk -15.8,"
     )
+
+
+# --- one system under two names: two run files with the same rankings (issue 22) -----------------------------------
+
+
+def covid_spec(folder: Path, twin: str) -> Path:
+    """TREC-COVID round 4 (OHSU's runs): two fusions and a second file holding one of them under another name."""
+    runs = shared_path("trec_covid_ohsu_runs", "runs", "Round4_Runs_LessRM3")
+    qrels = shared_path("anserini_tools_qrels_topics", "qrels", "qrels.covid-round4.txt")
+    return write(
+        folder,
+        "bvtest.yaml",
+        f"""
+        qrels: {qrels}
+        measures: [nDCG@10, AP]
+        baselines:
+          orig_fusion: {runs / "orig_fusion_OHSU.txt.gz"}
+          abstract: {runs / "AbstractOHSU.txt.gz"}
+          twin: {runs / twin}
+        candidate: {runs / "FullOHSU.txt.gz"}
+        reference: orig_fusion
+        gates:
+          - {{statistic: zrisk, max_decrease: 0.5}}
+        cache: false
+        """,
+    )
+
+
+@pytest.mark.parametrize(
+    "twin",
+    [
+        "total_fusion_OHSU.txt.gz",  # the same lines, another file name
+        "R4_orig_fusion.txt.gz",  # another run tag, the scores spelt with one digit less
+    ],
+)
+def test_two_run_files_with_the_same_rankings_are_one_system_listed_twice(
+    tmp_path: Path, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], twin: str
+) -> None:
+    """They were accepted and counted twice in ZRisk, GeoRisk, GAWM and Holm."""
+    from pytest_bvtest.cli import main
+
+    spec = covid_spec(tmp_path, twin)
+    expected = (
+        f"{spec}:6: baselines.twin: 'twin' ({twin}) ranks the same documents in the same order on every topic as "
+        "'orig_fusion' (orig_fusion_OHSU.txt.gz): one system listed twice counts twice in ZRisk, GeoRisk, GAWM and "
+        "the Holm correction; list each system once"
+    )
+    with pytest.raises(InputError) as error:
+        evaluate_spec(load_spec(spec))
+    assert str(error.value) == expected
+    assert main(["check", str(spec)]) == 2
+    assert capsys.readouterr().err == f"bvtest: error: {expected}\n"
+    result = pytester.runpytest("-p", "no:cacheprovider", str(spec))
+    result.assert_outcomes(failed=2)  # the zrisk gate on each measure: the spec could not be evaluated
+    result.stdout.fnmatch_lines([f"*baselines.twin: 'twin' ({twin}) ranks the same documents*"])
+
+
+def test_runs_that_only_score_alike_on_some_measure_are_distinct_systems(tmp_path: Path) -> None:
+    spec = covid_spec(tmp_path, "time_fusion_OHSU.txt.gz")
+    evaluation = evaluate_spec(load_spec(spec))
+    assert evaluation.measure("nDCG@10").matrix.systems == ("orig_fusion", "abstract", "twin", "candidate")

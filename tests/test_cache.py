@@ -456,3 +456,41 @@ def test_bvtest_check_reads_past_implausible_entries_to_the_same_verdict(tmp_pat
         evaluation["gates"] for evaluation in second["evaluations"]
     ]
     assert "warning" not in capsys.readouterr().err
+
+
+def test_qrels_replaced_after_they_were_read_file_their_scores_under_what_was_read(tmp_path, files):
+    """The qrels were read first and hashed by path afterwards: replaced in between, the old qrels' scores were cached
+    under the new file's hash, and every later run reported them (issue 22)."""
+    qrels_path, run_file = files
+    read_before = read_qrels(qrels_path)  # the gate has read the qrels...
+    qrels_path.write_text(
+        QRELS.replace("A 0 a1 2", "A 0 a1 0").replace("A 0 a2 0", "A 0 a2 1")
+    )  # ...then CI replaced them
+    stale = MatrixBuilder(read_before, ScoreCache(tmp_path / "cache")).build([AP], [RunFile(run_file)])
+    assert stale[AP].scores.tolist() == [[1.0, 0.5, 0.0]]  # topics B, A, C; A as read: the relevant a1 at rank 2
+    fresh, cache = build(qrels_path, RunFile(run_file), tmp_path / "cache")
+    assert cache.hits == 0  # the new qrels miss: before, they hit the entry of the old ones
+    assert fresh[AP].scores.tolist() == [[1.0, 1.0, 0.0]]  # now a2, at rank 1, is the relevant one
+
+
+def test_a_run_replaced_between_its_lookup_and_its_reading_is_cached_as_what_was_read(tmp_path, files, monkeypatch):
+    qrels_path, run_file = files
+    original = run_file.read_text()
+    swapped = original.replace("a2 1 3.0", "a2 1 2.0").replace("a1 2 2.0", "a1 2 3.0")  # a1 first in topic A
+    real_read_run_column_chunks = pytest_bvtest.scoring.matrix.read_run_column_chunks
+
+    def replaced_before_reading(path, **options):  # a regular run grouped by topic, read in chunks
+        run_file.write_text(swapped)  # the run changes after its digest was looked up
+        yield from real_read_run_column_chunks(path, **options)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(pytest_bvtest.scoring.matrix, "read_run_column_chunks", replaced_before_reading)
+        first, _ = build(qrels_path, RunFile(run_file), tmp_path / "cache")
+    assert first[AP].scores.tolist() == [[1.0, 1.0, 0.0]]  # the swapped run's scores
+    run_file.write_text(original)
+    again, cache = build(qrels_path, RunFile(run_file), tmp_path / "cache")
+    assert cache.hits == 0  # before: the swapped run's scores came back under the original's digest
+    assert again[AP].scores.tolist() == [[1.0, 0.5, 0.0]]
+    run_file.write_text(swapped)  # the first build's entry is the swapped run's, under the swapped run's digest
+    _, cache = build(qrels_path, RunFile(run_file), tmp_path / "cache")
+    assert cache.hits == 1

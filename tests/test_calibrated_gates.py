@@ -593,3 +593,59 @@ def test_real_gates_without_a_relative_bound_name_the_system_their_null_swaps_wi
         assert gate.null is not None and gate.null.partner == partner
         assert f"(1,000 swaps with {partner}, seed 0)" in words(gate)["message"].split("\n")[0]
         assert gate_document(gate)["calibration"]["reference"] == partner
+
+
+# --- a check that fails most equal-quality changes is a warning at the spec (issue 22) ------------------------------
+
+TIGHT_PLAIN_BOUNDS = """gates:
+  - {statistic: mean, max_decrease: 0.002}
+  - {statistic: var, max_increase: 1%}
+  - {statistic: bias2_plus_var, max_increase: 1%}
+  - {statistic: trisk, min: -1}
+  - {statistic: urisk, min: -0.01}
+  - {statistic: bias2, max_increase: 1%}
+"""
+
+
+def tight_example(folder: Path) -> Path:
+    """The example project, its gates replaced by six plain bounds tighter than noise (on both measures)."""
+    import shutil
+
+    example = Path(__file__).resolve().parents[1] / "example_project"
+    shutil.copytree(example, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".bvtest_cache", "reports"))
+    spec = folder / "bvtest.yaml"
+    text = spec.read_text()
+    spec.write_text(text[: text.index("gates:")] + TIGHT_PLAIN_BOUNDS)
+    return spec
+
+
+def test_plain_bounds_that_together_fail_most_equal_changes_are_a_warning_at_the_spec(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """26 plain bounds of one spec together failed 99.7% of equal-quality changes, said only by a line of the report."""
+    from pytest_bvtest.cli import main
+    from pytest_bvtest.judging.pipeline import checks_failing_most_equal_changes
+
+    spec = tight_example(pytester.path)
+    gates_line = spec.read_text().splitlines().index("gates:") + 1
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    rates = {gate.limits.together.rate for measure in evaluation.measures for gate in measure.gates}
+    (rate,) = rates  # the 12 gates (6 per measure) share the swaps with production: one check
+    assert rate > 0.99
+    (check,) = checks_failing_most_equal_changes(evaluation)
+    message = (
+        f"bvtest.yaml: the 12 gates against production together fail {rate:.1%} of equal-quality changes (1,000 "
+        "swaps with production): most pull requests that change nothing would fail this check; calibrate the gates "
+        "(`false_alarm: 0.05` holds them to 5% together), or loosen or drop bounds (`bvtest calibrate bvtest.yaml` "
+        "prints each gate's rate)"
+    )
+    assert (check.gate_id, check.message, check.line) == ("bvtest.yaml::nDCG@10::mean", message, gates_line)
+    assert main(["check", str(spec), "--no-cache"]) == 1
+    assert f"bvtest: warning: {message}\n" in capsys.readouterr().err
+    for workers in ([], ["-n", "2"]):  # shown once, by the group's first gate, however many processes evaluate
+        result = pytester.runpytest_subprocess("bvtest.yaml", "-p", "no:cacheprovider", "--bvtest-no-cache", *workers)
+        result.stdout.fnmatch_lines([f"*/bvtest.yaml:{gates_line}: SpecWarning: {message}"])
+        assert result.stdout.str().count("SpecWarning") == 1
+    # the example's own calibrated gates together fail 4.99%: no warning
+    example = evaluate_spec(load_spec(Path(__file__).resolve().parents[1] / "example_project" / "bvtest.yaml"))
+    assert checks_failing_most_equal_changes(example) == []

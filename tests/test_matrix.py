@@ -8,6 +8,11 @@ the universe are ignored and reported. Real numbers come from trec_eval's own ex
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -340,6 +345,47 @@ def test_runs_need_qrels(tmp_path):
 def test_matrix_shape_is_checked():
     with pytest.raises(ValueError, match="does not match"):
         ScoreMatrix("AP", ("a",), ("1", "2"), np.zeros((1, 3)), np.zeros((1, 3), dtype=bool))
+
+
+# --- worker processes die with their parent (issue 22) ---------------------------------------------------------------
+
+PARENT_OF_A_POOL = """
+import os, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from pytest_bvtest.scoring.matrix import _exit_with_parent
+
+pool = ProcessPoolExecutor(max_workers=2, initializer=_exit_with_parent)  # as MatrixBuilder's -j pool
+pids = {pool.submit(os.getpid).result() for _ in range(20)}
+print(" ".join(map(str, sorted(pids))), flush=True)
+time.sleep(600)
+"""
+
+
+def test_worker_processes_exit_when_their_parent_is_killed() -> None:
+    """`bvtest check -j N` killed with SIGKILL (a cancelled CI job) left its workers waiting on the pool for good,
+    each holding its memory."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT_OF_A_POOL], stdout=subprocess.PIPE, text=True)
+    try:
+        workers = [int(pid) for pid in parent.stdout.readline().split()]  # type: ignore[union-attr]
+        assert workers and all(Path(f"/proc/{pid}").exists() for pid in workers)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(alive(pid) for pid in workers):
+        time.sleep(0.05)
+    survivors = [pid for pid in workers if alive(pid)]
+    for pid in survivors:  # never left behind by the test itself
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, exited but not yet reaped by init, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_run_topic_ids_that_match_the_qrels_only_after_removing_leading_zeros_are_an_error(tmp_path: Path) -> None:

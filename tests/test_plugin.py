@@ -565,3 +565,25 @@ def test_jobs_must_be_a_positive_whole_number(project: pytest.Pytester, jobs: st
         f"--bvtest-jobs (ini bvtest_jobs) needs a whole number of processes, at least 1, got '{jobs}'"
         in result.stderr.str()
     )
+
+
+@pytest.mark.parametrize(
+    ("conftest", "options"),
+    [
+        ('pytest_plugins = ["pytest_bvtest.plugin"]\n', []),  # the installed plugin named again in a conftest
+        ("", ["-p", "pytest_bvtest.plugin"]),  # by its module's name on the command line
+    ],
+    ids=["conftest", "-p"],
+)
+def test_the_plugin_named_again_loads_once(project: pytest.Pytester, conftest: str, options: list[str]) -> None:
+    """`pytest_plugins = ["pytest_bvtest.plugin"]` with the plugin installed was a ValueError traceback (pluggy:
+    'Plugin already registered under a different name')."""
+    project.makeconftest(conftest)
+    result = project.runpytest_subprocess(*options, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    result.assert_outcomes(passed=6)
+    assert "ValueError" not in result.stderr.str() + result.stdout.str()
+    result.stdout.fnmatch_lines(["bvtest: 6 gates, 0 failed"])
+    # -p no:bvtest still turns the installed plugin off (its options unknown), unless a conftest names the module
+    off = project.runpytest_subprocess("-p", "no:bvtest", "-p", "no:cacheprovider", "--bvtest-json", "r.json")
+    assert off.ret == (pytest.ExitCode.OK if conftest else pytest.ExitCode.USAGE_ERROR)

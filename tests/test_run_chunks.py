@@ -18,6 +18,7 @@ import pytest_bvtest.scoring.matrix as matrix_module
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run_column_chunks, read_run_columns
+from pytest_bvtest.io.textfiles import file_digest
 from pytest_bvtest.spec.measures import parse_measure
 from pytest_bvtest.spec.model import RunFile
 
@@ -60,7 +61,8 @@ def test_a_run_evaluated_in_chunks_gives_the_values_of_the_whole_file(monkeypatc
     source = RunFile(folder / "baselines" / "doc" / "bm25+rm3.run.gz")
     whole = matrix_module._per_topic_from_run(read_run_columns(source.path), qrels, MEASURES)
     monkeypatch.setattr(runbytes, "_BLOCK_BYTES", 1 << 14)
-    chunked = matrix_module._per_topic_from_run_chunks(source, qrels, MEASURES, lines=5000)
+    chunked, digest = matrix_module._per_topic_from_run_chunks(source, qrels, MEASURES, digest=True, lines=5000)
+    assert digest == file_digest(source.path)  # the bytes read, chunk after chunk
     for measure in MEASURES:
         assert chunked[measure].per_topic == whole[measure].per_topic  # the same floats, in the qrels' order
         assert list(chunked[measure].per_topic) == list(whole[measure].per_topic)
@@ -80,9 +82,12 @@ def test_a_run_not_grouped_by_topic_is_read_whole_with_the_same_values(tmp_path:
     with pytest.raises(runbytes.NotInChunks):
         list(read_run_column_chunks(run, lines=60))
     monkeypatch.setattr(
-        matrix_module, "read_run_column_chunks", lambda path, **options: read_run_column_chunks(path, lines=60)
+        matrix_module,
+        "read_run_column_chunks",
+        lambda path, **options: read_run_column_chunks(path, lines=60, hasher=options.get("hasher")),
     )
-    values = matrix_module._per_topic_from_run_file(RunFile(run), read_qrels(qrels), MEASURES)
+    values, digest = matrix_module._per_topic_from_run_file(RunFile(run), read_qrels(qrels), MEASURES, True)
+    assert digest == file_digest(run)  # from the whole file's reading, not the chunks abandoned
     expected = matrix_module._per_topic_from_run(read_run_columns(run), read_qrels(qrels), MEASURES)
     assert {m: v.per_topic for m, v in values.items()} == {m: v.per_topic for m, v in expected.items()}
     assert len(values[MEASURES[0]].per_topic) == 6
@@ -101,4 +106,4 @@ def test_an_error_after_the_first_chunks_names_its_line(tmp_path: Path, monkeypa
         matrix_module, "read_run_column_chunks", lambda path, **options: read_run_column_chunks(path, lines=40)
     )
     with pytest.raises(InputError, match=r"broken\.run:171"):
-        matrix_module._per_topic_from_run_file(RunFile(run), read_qrels(qrels), MEASURES)
+        matrix_module._per_topic_from_run_file(RunFile(run), read_qrels(qrels), MEASURES, False)

@@ -67,6 +67,9 @@ def direct_values(name: str, scores: np.ndarray, reference: int | None, settings
         return getattr(analysis.bias_variance, "error" if name == "bias2_plus_var" else name)
     if name == "mean":
         return np.array([np.mean(row) for row in scores])
+    if name == "weighted_mean":
+        weights = np.ones(scores.shape[1]) if settings.topic_weights is None else settings.topic_weights
+        return np.array([np.average(row, weights=weights) for row in scores])
     if name == "urisk":
         return np.array([urisk(row, scores[reference], settings.risk_alpha) for row in scores])
     if name == "trisk":
@@ -276,7 +279,17 @@ def test_directions_follow_math_section_7() -> None:
         "sim_var",
         "sim_bias2_plus_var",
     }
-    higher_is_better = {"mean", "urisk", "trisk", "robustness_index", "zrisk", "georisk", "mve", "gawm"}
+    higher_is_better = {
+        "mean",
+        "weighted_mean",
+        "urisk",
+        "trisk",
+        "robustness_index",
+        "zrisk",
+        "georisk",
+        "mve",
+        "gawm",
+    }
     assert set(STATISTICS) == lower_is_better | higher_is_better
     for name, statistic in STATISTICS.items():
         assert statistic.name == name

@@ -195,10 +195,16 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
 
 
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
-    from pytest_bvtest.judging.pipeline import evaluate_spec, require_candidate_for_gates, spec_under_test
+    from pytest_bvtest.judging.pipeline import (
+        checks_failing_most_equal_changes,
+        evaluate_spec,
+        require_candidate_for_gates,
+        spec_under_test,
+    )
     from pytest_bvtest.report import outputs
     from pytest_bvtest.report.paths import check_output_paths
     from pytest_bvtest.report.reference_update import update_reference
+    from pytest_bvtest.spec.reader import SpecWarning
 
     spec = spec_under_test(arguments.spec, arguments.run)
     if arguments.command == "report":
@@ -217,6 +223,8 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     evaluation = evaluate_spec(
         spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project, jobs=arguments.jobs
     )
+    for check in checks_failing_most_equal_changes(evaluation):
+        warnings.warn_explicit(check.message, SpecWarning, str(spec.path), check.line)  # stderr, after the summary
     document = outputs.evaluation_document(evaluation)
     outputs.write_session_outputs(
         document,

@@ -97,7 +97,7 @@ class NotInChunks(Exception):
 
 
 def read_well_formed_chunks(
-    path: str | os.PathLike[str], selected_tag: str | None, lines: int
+    path: str | os.PathLike[str], selected_tag: str | None, lines: int, *, hasher: Hasher | None = None
 ) -> Iterator[tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, str]]:
     """:func:`read_well_formed_run` a chunk of whole topics at a time, for a run grouped by topic.
 
@@ -111,7 +111,7 @@ def read_well_formed_chunks(
     done: set[bytes] = set()
     pending = 0
     try:
-        with open_bytes(path) as handle:
+        with open_bytes(path, hasher=hasher) as handle:
             for block in _blocks_of_lines(handle):
                 parsed = _parse_block(block)
                 if not columns.add(parsed):

@@ -188,13 +188,35 @@ def _validated_columns(
     return reader.finish_columns(name)
 
 
+def same_rankings(first: RunColumns, second: RunColumns) -> bool:
+    """Whether two runs rank the same documents in the same order on every topic, whatever their tags, file
+    names, score spelling (``0.04534298770152816`` or ``...156``) or line order: every measure then scores them
+    alike. The order is the one evaluation uses (docs/mathematics.md §1): score descending, ties by docno
+    descending."""
+    if set(first.topics) != set(second.topics) or not np.array_equal(np.sort(first.lengths), np.sort(second.lengths)):
+        return False
+    first_rows, second_rows = first.topic_starts(), second.topic_starts()
+    return all(_ranked(first, *first_rows[qid]) == _ranked(second, *second_rows[qid]) for qid in first.topics)
+
+
+def _ranked(run: RunColumns, start: int, stop: int) -> list[str]:
+    """The docnos of rows ``start`` to ``stop`` in ranking order (score descending, ties by docno descending)."""
+    pairs = sorted(zip(run.scores[start:stop].tolist(), run.docno_strings(start, stop)), reverse=True)
+    return [docno for _, docno in pairs]
+
+
 #: Lines per chunk of a run read a chunk of topics at a time (:func:`read_run_column_chunks`): about 150 MB of
 #: columns for MS MARCO-like docnos, and a few seconds of work between two chunks.
 CHUNK_LINES = 2_000_000
 
 
 def read_run_column_chunks(
-    path: str | os.PathLike[str], *, tag: str | None = None, name: str | None = None, lines: int = CHUNK_LINES
+    path: str | os.PathLike[str],
+    *,
+    tag: str | None = None,
+    name: str | None = None,
+    lines: int = CHUNK_LINES,
+    hasher: Hasher | None = None,
 ) -> Iterator[RunColumns]:
     """:func:`read_run_columns` a chunk of whole topics at a time, for a regular run whose lines are grouped by topic.
 
@@ -202,9 +224,10 @@ def read_run_column_chunks(
     topic when it is longer), not by the file. Raises :class:`~pytest_bvtest.io.runbytes.NotInChunks`, possibly
     after yielding chunks, when the file is not regular (the fast path of :mod:`pytest_bvtest.io.runbytes`
     declines it) or a topic's lines are not together: the caller then reads it whole with
-    :func:`read_run_columns`, which also names the line of any error.
+    :func:`read_run_columns`, which also names the line of any error. ``hasher`` is fed the file's bytes as they
+    are read (:func:`~pytest_bvtest.io.textfiles.open_bytes`): after the last chunk its digest is the file's.
     """
-    for topics, lengths, docnos, scores, file_tag in read_well_formed_chunks(path, tag, lines):
+    for topics, lengths, docnos, scores, file_tag in read_well_formed_chunks(path, tag, lines, hasher=hasher):
         yield RunColumns(name or file_tag, topics, lengths, docnos, scores, path=Path(path), tags=(file_tag,))
 
 

@@ -10,7 +10,7 @@ gate is decided once (:mod:`.decision`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -55,7 +55,8 @@ class GateNull:
     """A gate's null of "no change" on the value's scale: ``distribution`` plus ``offset``.
 
     ``offset`` is the reference's value when the null is of ``S(candidate) - S(reference)``, 0 when it is of
-    the candidate's own value; ``partner`` is the system the candidate's scores were swapped with, on ``topics``.
+    the candidate's own value; ``partner`` is the system the candidate's scores were swapped with, on ``topics``
+    (every topic of the evaluation: a segment's gate reads its own among them, swap by swap).
     """
 
     distribution: SwapNull
@@ -117,6 +118,8 @@ class GateInputs:
     null: GateNull | None
     worst_topics: tuple[TopicImpact, ...]
     worst_against: str
+    #: The topics the gate judged: every evaluated topic, or its segment's.
+    topics: tuple[str, ...] = ()
 
     @property
     def statistic(self) -> str:
@@ -155,8 +158,20 @@ def gate_inputs(
     computed: Mapping[str, np.ndarray | None],
     variations: VariationMVE | None,
     texts: Mapping[str, str],
+    segments: Mapping[str, str] | None = None,
 ) -> GateInputs:
-    """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference."""
+    """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference.
+
+    A gate on a segment (``segments``: each topic's, from the topic file) is a gate on the sub-matrix of the
+    segment's topics, except for its null: each swap is drawn over every topic of ``matrix``, so the nulls of all
+    segments share their swaps (docs/mathematics.md §7, "Gates per segment").
+    """
+    universe, universe_settings, columns = matrix, settings, None
+    if gate.segment is not None:
+        columns = segment_columns(spec, gate, matrix, segments or {})
+        matrix, computed = matrix.restricted(columns), {}
+        if settings.topic_weights is not None:
+            settings = replace(settings, topic_weights=np.asarray(settings.topic_weights)[columns])
     statistic = STATISTICS[gate.statistic]
     reference = matrix.index(gate.reference) if gate.reference is not None else None
     relative = relative_limit(gate)
@@ -187,12 +202,26 @@ def gate_inputs(
         reference_value=float(values[reference]) if reference is not None and relative else None,
         compared_value=None if blamed is None else float(values[blamed]),
         interval=_interval(spec, gate, matrix, settings, candidate, resampled_against, variations),
-        null=_gate_null(spec, gate, matrix, settings, candidate, reference, values),
+        null=_gate_null(spec, gate, universe, universe_settings, candidate, reference, values, columns),
         worst_topics=_blamed_topics(
             matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts
         ),
         worst_against=str(against),
+        topics=matrix.topics,
     )
+
+
+def segment_columns(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, segments: Mapping[str, str]) -> list[int]:
+    """The columns of ``matrix`` whose topics are in the gate's segment; none is an error at the gate's line."""
+    columns = [j for j, topic in enumerate(matrix.topics) if segments.get(topic) == gate.segment]
+    if not columns:
+        raise InputError(
+            f"gate {gate.name}: segment {gate.segment!r} has no evaluated topic (its topics are not in the qrels)",
+            path=spec.path,
+            line=gate.line,
+            hint="check the topic file's segment column against the qrels' topics",
+        )
+    return columns
 
 
 def _interval(
@@ -234,8 +263,10 @@ def _gate_null(
     candidate: int,
     reference: int | None,
     values: np.ndarray,
+    columns: list[int] | None = None,
 ) -> GateNull | None:
-    """The gate's null of no change (docs/mathematics.md §7), on the value's scale.
+    """The gate's null of no change (docs/mathematics.md §7), on the value's scale; on the topics at ``columns``
+    (a segment's) with the swaps drawn over all of ``matrix``'s.
 
     Every gate with a reference gets one, so that plain bounds report their false-alarm rate too.
     """
@@ -258,6 +289,7 @@ def _gate_null(
             swaps=swaps,
             seed=calibration.seed,
             runs=runs,  # type: ignore[arg-type]
+            columns=columns,
         )
     except StatisticError as error:
         raise InputError(f"gate {gate.name}: the null of no change: {error}", path=spec.path, line=gate.line) from None

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from pytest_bvtest import CANDIDATE_NAME
-from pytest_bvtest.errors import InputError, StatisticError
+from pytest_bvtest.errors import InputError, StatisticError, short_list
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
-from pytest_bvtest.io.topicfiles import read_topic_texts
+from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
 from pytest_bvtest.judging.comparisons import Comparison, compare_with_baselines
 from pytest_bvtest.judging.decision import Verdict, decide
 from pytest_bvtest.judging.evaluation import (
@@ -46,7 +46,7 @@ from pytest_bvtest.judging.variations import (
     variation_matrices,
 )
 from pytest_bvtest.scoring.cache import ScoreCache
-from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
+from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix, run_files_ranking_alike
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, RunFile, ScoreTableFile, Spec
 from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
@@ -113,11 +113,14 @@ def evaluate_spec(
         builder = MatrixBuilder(qrels, cache, jobs=jobs)
         builder.progress = progress
         matrices = builder.build(list(spec.measures), spec.sources())
+        _refuse_one_system_twice(spec, list(matrices.values()))
         weights = topic_weights(spec, next(iter(matrices.values())).topics)
     if progress is not None:
         progress.stage = "computing statistics and gates"
     settings = replace(spec.analysis, topic_weights=weights)
-    texts = read_topic_texts(spec.topics) if spec.topics is not None else {}
+    topic_file = read_topic_file(spec.topics) if spec.topics is not None else None
+    texts = topic_file.texts if topic_file is not None else {}
+    segments = _segments(spec, topic_file, ordered_topics(matrices))
     candidate_name = spec.candidate_name
     ordered = [matrices[measure] for measure in spec.measures]
     simulations: dict[str, SimulationResult] = {}
@@ -131,7 +134,7 @@ def evaluate_spec(
         else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed)
     )
     evaluated = [
-        _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations)
+        _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations, segments)
         for matrix, compared in zip(ordered, comparisons)
     ]
     verdicts = judge_gates(
@@ -145,6 +148,24 @@ def evaluate_spec(
     )
 
 
+def _refuse_one_system_twice(spec: Spec, matrices: list[ScoreMatrix]) -> None:
+    """Two baselines whose run files rank alike are one system listed twice (the spec reader refuses one file
+    under two names; this, two files with the same rankings): an error at the second one's line."""
+    twins = run_files_ranking_alike(spec.baselines, matrices)
+    if twins is None:
+        return
+    first, second = twins
+    paths = [spec.baselines[name].path.name for name in twins]  # type: ignore[union-attr]
+    raise InputError(
+        f"baselines.{second}: {second!r} ({paths[1]}) ranks the same documents in the same order on every topic as "
+        f"{first!r} ({paths[0]}): one system listed twice counts twice in ZRisk, GeoRisk, GAWM and the Holm "
+        "correction",
+        path=spec.path,
+        line=spec.line_of("baselines", second),
+        hint="list each system once",
+    )
+
+
 def _evaluate_measure(
     spec: Spec,
     matrix: ScoreMatrix,
@@ -153,6 +174,7 @@ def _evaluate_measure(
     texts: Mapping[str, str],
     comparisons: tuple[Comparison, ...],
     simulations: Mapping[str, SimulationResult],
+    segments: Mapping[str, str],
 ) -> tuple[MeasureEvaluation, list[GateInputs]]:
     """One measure's statistics of every system, its guards, and the inputs of its gates (not yet decided)."""
     if spec.analysis.target_system is not None:  # SIGIR 2013 Sec. 2.5: a named system's scores are the target
@@ -204,7 +226,7 @@ def _evaluate_measure(
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gated = simulation_matrix(matrix, simulations, gate.statistic)
-                gates.append(gate_inputs(spec, gate, gated, settings, candidate, values, variations, texts))
+                gates.append(gate_inputs(spec, gate, gated, settings, candidate, values, variations, texts, segments))
     method = MVE_INTER_TOPIC if variations is None else variations.method
     gate_references = tuple(inputs.reference for inputs in gates if inputs.reference is not None)
     guards = measure_guards(
@@ -229,6 +251,27 @@ def _evaluate_measure(
         guards=guards,
     )
     return evaluated, gates
+
+
+def ordered_topics(matrices: Mapping[object, ScoreMatrix]) -> tuple[str, ...]:
+    """The evaluated topics (every measure's matrix has the same)."""
+    return next(iter(matrices.values())).topics
+
+
+def _segments(spec: Spec, topic_file: TopicFile | None, topics: tuple[str, ...]) -> dict[str, str]:
+    """Each topic's segment, from the topic file; with a gate per segment every evaluated topic needs one (a topic
+    left out of every segment would be judged by no segment's gate without a word)."""
+    segments = dict(topic_file.segments) if topic_file is not None else {}
+    if any(gate.segment is not None for gate in spec.gates):
+        assert topic_file is not None and spec.topics is not None  # the reader requires a segment column
+        missing = [topic for topic in topics if topic not in segments]
+        if missing:
+            raise InputError(
+                f"no segment for {len(missing)} evaluated topic(s): {short_list(missing)}",
+                path=spec.topics,
+                hint="give every evaluated topic a segment (a line `topic<TAB>segment` under the header)",
+            )
+    return segments
 
 
 def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray | None]) -> Rankings:
@@ -275,6 +318,52 @@ def judge_gates(
         verdicts.append(tuple(decide(inputs, limits[position + i], concerning) for i, inputs in enumerate(measure)))
         position += len(measure)
     return verdicts
+
+
+#: A check that fails more than this share of equal-quality changes fails most pull requests that change nothing.
+MOST_EQUAL_CHANGES = 0.5
+
+
+@dataclass(frozen=True)
+class CheckWarning:
+    """A warning about the spec's gates as a check: ``message``, at ``line`` of the spec, carried by the gate
+    ``gate_id`` (the first of those it concerns, so that each session shows it once, under pytest-xdist too)."""
+
+    gate_id: str
+    message: str
+    line: int
+
+
+def checks_failing_most_equal_changes(evaluation: Evaluation) -> list[CheckWarning]:
+    """One :class:`CheckWarning` per set of gates that share their swaps and together fail most equal-quality
+    changes, at the spec's ``gates:`` line (a gate alone: at its line): 26 plain bounds together failed 99.7% of
+    them, said only by a line of the report. Shown as a :class:`~pytest_bvtest.spec.reader.SpecWarning`."""
+    spec = evaluation.spec
+    found: dict[tuple[str, ...], CheckWarning] = {}
+    for verdict in evaluation.gates:
+        null, limits = verdict.inputs.null, verdict.limits
+        if null is None or limits.rate is None:
+            continue
+        together = limits.together
+        ids, rate, swaps = (
+            (together.gates, together.rate, together.swaps)
+            if together is not None
+            else ((verdict.id,), limits.rate, null.distribution.swaps)
+        )
+        if rate <= MOST_EQUAL_CHANGES or ids in found:
+            continue
+        what = f"the {len(ids)} gates against {null.partner} together fail" if len(ids) > 1 else "fails"
+        subject = "" if len(ids) > 1 else f"gate {verdict.id} "
+        line = spec.line_of("gates") if len(ids) > 1 else verdict.gate.line
+        found[ids] = CheckWarning(
+            ids[0],
+            f"{spec.path.name}: {subject}{what} {rate:.1%} of equal-quality changes ({swaps:,} swaps with "
+            f"{null.partner}): most pull requests that change nothing would fail this check; calibrate the gates "
+            f"(`false_alarm: 0.05` holds them to 5% together), or loosen or drop bounds (`bvtest calibrate "
+            f"{spec.path.name}` prints each gate's rate)",
+            line or 1,
+        )
+    return list(found.values())
 
 
 def replay_baselines(

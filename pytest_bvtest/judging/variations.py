@@ -17,7 +17,7 @@ import numpy as np
 
 from pytest_bvtest.errors import InputError, StatisticError, short_list
 from pytest_bvtest.io.qrels import Qrels
-from pytest_bvtest.io.topicfiles import Variation, read_topic_weights, read_variations
+from pytest_bvtest.io.topicfiles import Variation, read_topic_file, read_topic_weights, read_variations
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
 from pytest_bvtest.scoring.progress import EvaluationProgress
@@ -169,9 +169,10 @@ def _variation_matrices(
         query_matrices = {measure: _in_query_order(matrix, query_ids, path) for measure, matrix in built.items()}
     else:
         query_qrels = Qrels({variation.query_id: qrels.judgments[variation.topic_id] for variation in variations})
-        digest = hashlib.blake2b(
-            (cache.file_digest(spec.qrels) + cache.file_digest(path)).encode(), digest_size=20
-        ).hexdigest()
+        # the judgments and the queries as read: what the scores are computed from, whatever the files hold now
+        read = qrels.sha256 or cache.file_digest(spec.qrels)
+        queries = "\n".join(f"{variation.query_id}\t{variation.topic_id}" for variation in variations)
+        digest = hashlib.blake2b(f"{read}\n{queries}".encode(), digest_size=20).hexdigest()
         builder = MatrixBuilder(query_qrels, cache, qrels_digest=digest, jobs=jobs)
         builder.progress = progress
         query_matrices = builder.build(list(spec.measures), spec.sources())
@@ -283,11 +284,14 @@ def _general_form_users(spec: Spec, layout: VariationLayout) -> np.ndarray | Non
 
 
 def topic_weights(spec: Spec, topics: Sequence[str]) -> np.ndarray | None:
-    """The MVE topic weights aligned with ``topics``; every evaluated topic must have one."""
-    path = spec.analysis.mve.weights
+    """The topic weights aligned with ``topics``: the topic file's weight column (its traffic), else
+    ``analysis.mve.weights`` (the reader refuses both); read by MVE and the weighted mean. Every evaluated topic
+    must have one."""
+    from_topic_file = read_topic_file(spec.topics).weights if spec.topics is not None else {}
+    path = spec.topics if from_topic_file else spec.analysis.mve.weights
     if path is None:
         return None
-    by_topic = read_topic_weights(path)
+    by_topic = from_topic_file or read_topic_weights(path)
     missing = [topic for topic in topics if topic not in by_topic]
     if missing:
         raise InputError(

@@ -13,6 +13,7 @@ import fnmatch
 import importlib.util
 import os
 import re
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ SPEC_PATTERNS = ("bvtest*.yaml", "bvtest*.yml")
 PAYLOAD_ATTRIBUTE = "bvtest_payload"
 TEAM_TEST_ATTRIBUTE = "bvtest_team_test"
 ERROR_ATTRIBUTE = "bvtest_error"
-DESELECTED_OUTPUT = "bvtest_deselected"
+GATES_OUTPUT = "bvtest_gates"
 
 _OPTIONS: tuple[tuple[str, str, str], ...] = (
     # (name, ini type, help); the command line wins over the ini value
@@ -56,6 +57,20 @@ _OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("plots", "string", "write Bias²/Var plots to this folder (needs matplotlib)"),
     ("cache-dir", "string", "folder of the per-topic score cache (default: .bvtest_cache beside the spec)"),
 )
+
+
+#: The names pytest may register this module under: its entry point's (the installed plugin) and its module's
+#: (``pytest_plugins = ["pytest_bvtest.plugin"]`` in a conftest, ``-p pytest_bvtest.plugin``).
+PLUGIN_NAMES = ("bvtest", __name__)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Called as the module is registered: the plugin's other name is blocked, so that registering it again
+    under that name is skipped instead of raising pluggy's ValueError (loaded once, whatever the name)."""
+    registered = pluginmanager.get_name(sys.modules[__name__])
+    for name in PLUGIN_NAMES:
+        if name != registered and not pluginmanager.is_blocked(name):
+            pluginmanager.set_blocked(name)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -358,7 +373,20 @@ class MeasureGates(pytest.Collector):
 
     def collect(self):
         for gate in self.gates:
-            yield GateItem.from_parent(self, name=gate.name, measure=self.name, gate=gate)
+            yield GateItem.from_parent(
+                self, name=gate.name, measure=self.name, gate=gate, **_bracketed_id(self, gate.name)
+            )
+
+
+def _bracketed_id(parent: pytest.Collector, name: str) -> dict[str, Any]:
+    """The id of an item named ``NAME[...]`` (a segment's gate, ``mean[tail]``; same-named gates, ``mean[min]``) as
+    pytest 9 reads it back from ``--lf``'s cache: the bracket as parameters, like a parametrized test's. pytest 9
+    builds a child's id from its whole name, which the parsed id would not equal; older pytest compares strings."""
+    base, bracket, params = name.partition("[")
+    parent_id = getattr(parent, "id", None)
+    if not bracket or parent_id is None or not hasattr(parent_id, "with_params"):
+        return {}
+    return {"nodeid": parent_id.child(base).with_params(params.removesuffix("]"))}
 
 
 def keyword(name: str) -> str:
@@ -440,6 +468,8 @@ class GateItem(_BvtestItem):
         self.measure = measure
         self.gate = gate
         self.extra_keyword_matches.add(gate.statistic)  # `-k trisk` also finds a gate its spec named otherwise
+        if gate.segment is not None:  # `-k tail` finds the tail segment's gates (also named NAME[tail])
+            self.extra_keyword_matches.add(gate.segment)
 
     def runtest(self) -> None:
         from pytest_bvtest.report import outputs
@@ -460,6 +490,12 @@ class GateItem(_BvtestItem):
             kind = facts[number]["kind"] if number < len(facts) else None
             line = spec.line_of(_GUARD_KEYS[kind]) if kind in _GUARD_KEYS else None
             self._warn(guard, GateGuardWarning, line or self.gate.line)
+        from pytest_bvtest.judging.pipeline import checks_failing_most_equal_changes
+        from pytest_bvtest.spec.reader import SpecWarning
+
+        for check in checks_failing_most_equal_changes(evaluation):
+            if check.gate_id == gate["id"]:  # one gate carries it: shown once a session, under xdist too
+                warnings.warn_explicit(check.message, SpecWarning, str(self.path), check.line)
         if not gate["passed"]:
             raise GateFailure(gate["message"], gate["sentence"])
 
@@ -661,6 +697,13 @@ def bvtest(request: pytest.FixtureRequest) -> BvtestAPI:
     )
 
 
+def _gate_ids(items: Sequence[pytest.Item]) -> list[str]:
+    """The gate ids (``SPECFILE::MEASURE::GATE``) of the gate items among ``items``."""
+    from pytest_bvtest.judging.gate_inputs import gate_id
+
+    return [gate_id(item.path.name, item.measure, item.gate) for item in items if isinstance(item, GateItem)]
+
+
 class SessionOutputs:
     """Collects gate payloads from the reports (xdist workers included) and writes the session's outputs.
 
@@ -673,7 +716,9 @@ class SessionOutputs:
         self.payloads: list[dict] = []
         self.team_tests: dict[str, dict] = {}
         self.errors: list[dict] = []
-        self.deselected: list[str] = []  # gate ids, for specs none of whose gates ran (-k, -m, --deselect)
+        # the ids of every gate pytest collected or deselected (-k, -m, --deselect): those without a result did not
+        # run, including the gates of specs none of whose gates ran (-x stopping the session before them)
+        self.gate_ids: list[str] = []
         self.document: dict | None = None
         self.output_error: str | None = None
         self.refused: str | None = None  # a report path that is an input: the session writes nothing
@@ -695,20 +740,19 @@ class SessionOutputs:
             outputs.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
-        from pytest_bvtest.judging.gate_inputs import gate_id
-
-        self.deselected += [
-            gate_id(item.path.name, item.measure, item.gate) for item in items if isinstance(item, GateItem)
-        ]
+        self.gate_ids += _gate_ids(items)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        """pytest-xdist: a worker's deselected gates (workers collect and select; the controller does not)."""
-        self.deselected += getattr(node, "workeroutput", {}).get(DESELECTED_OUTPUT, [])
+        """pytest-xdist: a worker's collected and deselected gates (workers collect and select; the controller
+        does not)."""
+        self.gate_ids += getattr(node, "workeroutput", {}).get(GATES_OUTPUT, [])
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Refuse report paths that are inputs of a collected spec before any test runs (the specs named on the
-        command line were checked when pytest started). Under pytest-xdist the controller decides, below."""
+        command line were checked when pytest started; under pytest-xdist the controller decides, below).
+        Remember the gates selected to run: the reports name those that did not."""
+        self.gate_ids += _gate_ids(session.items)
         if not hasattr(self.config, "workerinput"):
             self.refuse_outputs_that_are_inputs(self.config.stash[_COLLECTED_SPECS])
 
@@ -730,7 +774,7 @@ class SessionOutputs:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
         if hasattr(config, "workerinput"):
-            config.workeroutput[DESELECTED_OUTPUT] = self.deselected
+            config.workeroutput[GATES_OUTPUT] = self.gate_ids
             return
         if self.refused is not None:
             return  # nothing is written where an input would be destroyed
@@ -748,7 +792,7 @@ class SessionOutputs:
             self.output_error = str(error)
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
-        if not (self.payloads or self.team_tests or self.errors or self.deselected):
+        if not (self.payloads or self.team_tests or self.errors or self.gate_ids):
             self.write_empty_reports(session)
             return
         from pytest_bvtest.report import outputs
@@ -759,7 +803,7 @@ class SessionOutputs:
             self.team_tests.values(),
             run_context(config.rootpath),
             errors=self.errors,
-            deselected=self.deselected,
+            gates=self.gate_ids,
         )
         try:
             outputs.write_session_outputs(
@@ -787,7 +831,7 @@ class SessionOutputs:
         from pytest_bvtest.report import outputs
         from pytest_bvtest.report.history import run_context
 
-        document = outputs.assemble([], [], run_context(config.rootpath), errors=[], deselected=[])
+        document = outputs.assemble([], [], run_context(config.rootpath), errors=[])
         try:
             outputs.write_session_outputs(
                 document, json_path=files["json"], markdown_path=files["markdown"], html_path=files["html"]

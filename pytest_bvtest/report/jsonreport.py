@@ -179,6 +179,7 @@ def gate_document(verdict: Verdict) -> dict[str, Any]:
             for impact in verdict.worst_topics
         ],
         "worst_against": inputs.worst_against,
+        "segment": None if gate.segment is None else {"name": gate.segment, "topics": len(inputs.topics)},
     }
     return wording.with_words(document)
 

@@ -168,14 +168,15 @@ def assemble(
     tests: Iterable[Mapping[str, Any]] = (),
     context: Mapping[str, Any] | None = None,
     errors: Iterable[Mapping[str, Any]] = (),
-    deselected: Iterable[str] = (),
+    gates: Iterable[str] = (),
 ) -> dict[str, Any]:
     """One session document from the items' payloads, in spec order whatever order they arrived in,
     the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes, the session's
     :func:`~pytest_bvtest.report.history.run_context`, the items that could not be evaluated
     (:func:`error_entry`), and the gates that did not run: those of the evaluated specs without a result
-    (left out by ``-k``, ``--lf`` or ``--deselect``, or after ``-x`` stopped the session), and the
-    ``deselected`` gate ids (a spec none of whose gates ran is not evaluated, so only pytest names them).
+    (left out by ``-k``, ``--lf`` or ``--deselect``, or after ``-x`` stopped the session), and the ``gates``
+    pytest collected or deselected without a result (a spec none of whose gates ran is not evaluated, so
+    only pytest names them: deselected, or after ``-x`` stopped the session before the spec).
 
     pytest-xdist workers report in any order, so the payloads are sorted by spec path and by their
     measure's and gate's positions in the spec, and the team's tests and errors by id: the reports are
@@ -191,13 +192,16 @@ def assemble(
         if gate is not None:
             spec = payload["documents"][0]["spec"]
             documents[(spec, gate["measure"])]["gates"].append(gate)
+    # a gate whose spec could not be evaluated ran and failed with the spec's error (listed under errors)
     ran = {gate["id"] for document in documents.values() for gate in document["gates"]}
+    errors = list(errors)
+    ran |= {error["id"] for error in errors}
     return session_document(
         documents.values(),
         sorted(tests, key=lambda test: test["id"]),
         context,
         errors=sorted(errors, key=lambda error: error["id"]),
-        not_run=[gate for gate in dict.fromkeys([*spec_gates, *deselected]) if gate not in ran],
+        not_run=[gate for gate in dict.fromkeys([*spec_gates, *gates]) if gate not in ran],
     )
 
 

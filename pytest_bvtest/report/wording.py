@@ -645,12 +645,19 @@ def undefined_text(gate: Mapping[str, Any]) -> str | None:
     }[gate.get("undefined")]
 
 
+def judged_text(gate: Mapping[str, Any]) -> str:
+    """What the gate judges: ``nDCG@10 Mean``, or on one segment ``nDCG@10 Mean on segment tail (12 topics)``."""
+    segment = gate.get("segment")
+    where = "" if not segment else f" on segment {segment['name']} ({segment['topics']} topics)"
+    return f"{gate['measure']} {gate['label']}{where}"
+
+
 def headline(gate: Mapping[str, Any]) -> str:
     """The first line of a gate's message: verdict, value, the rule and its limit, the margin, the calibration."""
     verdict = _verdict_word(gate)
     undefined = undefined_text(gate)
     if undefined is not None:
-        return f"{gate['measure']} {gate['label']} {verdict}: undefined: {undefined}; a gate never passes on NaN"
+        return f"{judged_text(gate)} {verdict}: undefined: {undefined}; a gate never passes on NaN"
     versus = ""
     if gate["reference"] is not None:
         versus = (
@@ -676,7 +683,7 @@ def headline(gate: Mapping[str, Any]) -> str:
         else f"{rule} requires {relation} {_float(gate['limit']):.6g}; {margin}"
     )
     value = f"{gate['system']} {_float(gate['value']):.6g}{versus}"
-    return f"{gate['measure']} {gate['label']} {verdict}: {value}; {limit}{calibration}"
+    return f"{judged_text(gate)} {verdict}: {value}; {limit}{calibration}"
 
 
 def within_noise_text(gate: Mapping[str, Any]) -> str | None:
@@ -751,7 +758,10 @@ def sentence(gate: Mapping[str, Any]) -> str:
     if undefined is not None:
         return f"{statistic.label} cannot be judged: {undefined}; a gate never passes on NaN."
     value, limit = _float(gate["value"]), _float(gate["limit"])
-    numbers = f"{statistic.label} {short_number(value, limit)}"
+    segment = gate.get("segment")
+    numbers = (
+        f"{'' if not segment else 'segment ' + segment['name'] + ': '}{statistic.label} {short_number(value, limit)}"
+    )
     if gate["reference_value"] is not None:
         numbers += f" vs {short_number(_float(gate['reference_value']), limit)}"
     if gate.get("cannot_fail"):
@@ -1117,7 +1127,7 @@ def gate_summary(gate: Mapping[str, Any]) -> str:
     <= 0.0839: quality varies more from query to query than in production``; for a statistic that already compares
     the two systems, its value is set beside what an equal-quality change typically gets."""
     undefined = undefined_text(gate)
-    name = f"{gate['measure']} {gate['label']}"
+    name = judged_text(gate)
     if undefined is not None:
         return f"{name}: undefined: {undefined}; a gate never passes on NaN"
     value = gate["value"]

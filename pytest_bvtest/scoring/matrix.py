@@ -9,8 +9,11 @@ topics absent from the qrels are ignored and reported. Tables must cover the uni
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
+import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -22,7 +25,14 @@ import numpy as np
 from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runbytes import NotInChunks
-from pytest_bvtest.io.runs import CHUNK_LINES, Run, RunColumns, read_run_column_chunks, read_run_columns
+from pytest_bvtest.io.runs import (
+    CHUNK_LINES,
+    Run,
+    RunColumns,
+    read_run_column_chunks,
+    read_run_columns,
+    same_rankings,
+)
 from pytest_bvtest.io.tables import ScoreTable, read_score_table
 from pytest_bvtest.scoring.cache import CachedScores, ScoreCache
 from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run
@@ -69,6 +79,19 @@ class ScoreMatrix:
     def row(self, system: str) -> np.ndarray:
         return self.scores[self.index(system)]
 
+    def restricted(self, columns: Sequence[int]) -> ScoreMatrix:
+        """The same systems on the topics at ``columns`` only (a segment's), in that order."""
+        kept = np.asarray(columns, dtype=np.intp)
+        return ScoreMatrix(
+            self.measure,
+            self.systems,
+            tuple(self.topics[j] for j in kept),
+            self.scores[:, kept],
+            self.imputed[:, kept],
+            self.ignored_topics,
+            {name: runs[:, kept] for name, runs in self.runs.items()},
+        )
+
     def run_scores(self, system: str) -> np.ndarray:
         """The per-topic scores ``(k, n)`` of each run of ``system``: its ``k`` repeated runs, or its one row."""
         repeated = self.runs.get(system)
@@ -109,22 +132,28 @@ def _cached(
     return {measure: CachedScores(name, per_topic, ignored) for measure, per_topic in values.items()}
 
 
-def _per_topic_from_run_file(source: RunFile, qrels: Qrels, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
-    """Read and evaluate one run file (in a worker process when evaluating in parallel).
+def _per_topic_from_run_file(
+    source: RunFile, qrels: Qrels, measures: Sequence[Measure], digest: bool
+) -> tuple[dict[Measure, CachedScores], str | None]:
+    """Read and evaluate one run file (in a worker process when evaluating in parallel); with ``digest``, also the
+    SHA-256 of the bytes read, the key its scores are cached under (a file replaced since it was looked up in
+    the cache is cached as what was read).
 
     A regular run grouped by topic (as every tool writes them) is read and evaluated a chunk of topics at a
     time, so memory is bounded by the chunk, not the file; any other run is read whole (with the same values).
     """
     try:
-        return _per_topic_from_run_chunks(source, qrels, measures)
+        return _per_topic_from_run_chunks(source, qrels, measures, digest)
     except NotInChunks:
-        return _per_topic_from_run(read_run_columns(source.path, tag=source.tag), qrels, measures)
+        run = read_run_columns(source.path, tag=source.tag, digest=digest)
+        return _per_topic_from_run(run, qrels, measures), run.sha256
 
 
 def _per_topic_from_run_chunks(
-    source: RunFile, qrels: Qrels, measures: Sequence[Measure], lines: int = CHUNK_LINES
-) -> dict[Measure, CachedScores]:
-    """Evaluate a run file a chunk of whole topics at a time (:func:`~pytest_bvtest.io.runs.read_run_column_chunks`).
+    source: RunFile, qrels: Qrels, measures: Sequence[Measure], digest: bool = False, lines: int = CHUNK_LINES
+) -> tuple[dict[Measure, CachedScores], str | None]:
+    """Evaluate a run file a chunk of whole topics at a time (:func:`~pytest_bvtest.io.runs.read_run_column_chunks`),
+    with the SHA-256 of the bytes read when ``digest``.
 
     Raises :class:`~pytest_bvtest.io.runbytes.NotInChunks` when the file must be read whole.
     """
@@ -132,7 +161,8 @@ def _per_topic_from_run_chunks(
     run_topics: list[str] = []
     gathered: dict[Measure, dict[str, float]] = {measure: {} for measure in measures}
     name = str(source.path)
-    for chunk in read_run_column_chunks(source.path, tag=source.tag, lines=lines):
+    hasher = hashlib.sha256() if digest else None
+    for chunk in read_run_column_chunks(source.path, tag=source.tag, lines=lines, hasher=hasher):
         name = chunk.name
         run_topics.extend(chunk.topics)
         if universe.intersection(chunk.topics):
@@ -142,7 +172,28 @@ def _per_topic_from_run_chunks(
     # in the qrels' topic order, as evaluate_run gives them
     order = [topic for topic in qrels.evaluated_topics() if topic in gathered[measures[0]]] if measures else []
     values = {measure: {topic: per_topic[topic] for topic in order} for measure, per_topic in gathered.items()}
-    return _cached(name, run_topics, values, qrels)
+    return _cached(name, run_topics, values, qrels), None if hasher is None else hasher.hexdigest()
+
+
+#: How often a worker process looks whether its parent is still there.
+_PARENT_POLL_SECONDS = 0.5
+
+
+def _exit_with_parent() -> None:
+    """Run in each worker process as it starts: the worker exits when its parent does.
+
+    A parent killed with SIGKILL (a CI job cancelled, ``kill -9``) cannot shut its pool down, and its idle
+    workers would wait on the pool's queue for good, each holding its memory: a thread watches for the
+    parent to change (the worker reparented to init or a subreaper) and ends the process.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="bvtest-exit-with-parent", daemon=True).start()
 
 
 @dataclass(frozen=True)
@@ -167,11 +218,13 @@ class MatrixBuilder:
     def __init__(
         self, qrels: Qrels | None, cache: ScoreCache | None = None, *, qrels_digest: str | None = None, jobs: int = 1
     ) -> None:
-        """``qrels_digest`` identifies in-memory qrels for the cache (file qrels are hashed from their file)."""
+        """``qrels_digest`` identifies in-memory qrels for the cache; qrels read from a file are identified by the
+        digest of the bytes read (hashing the path afterwards would file their scores under a file that may have
+        been replaced meanwhile)."""
         self.qrels = qrels
         self.cache = cache or ScoreCache(None)
         if qrels_digest is None and qrels is not None and qrels.path is not None:
-            qrels_digest = self.cache.file_digest(qrels.path)
+            qrels_digest = qrels.sha256 or self.cache.file_digest(qrels.path)
         self._qrels_digest = qrels_digest
         self._tables: dict[tuple[Path, str], ScoreTable] = {}
         self.jobs = jobs
@@ -189,32 +242,37 @@ class MatrixBuilder:
             raise InputError(f"{what} needs relevance judgments", hint="name a qrels file (spec key `qrels`)")
         return self.qrels
 
-    def _cached_run_file_scores(
-        self, source: RunFile, measures: Sequence[Measure]
-    ) -> tuple[dict[Measure, str], dict[Measure, CachedScores]]:
-        """The cache keys of a run file's measures and the entries found under them."""
-        keys: dict[Measure, str] = {}
+    @property
+    def _caching(self) -> bool:
+        return self.cache.enabled and self._qrels_digest is not None
+
+    def _cached_run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
+        """The cache entries of a run file's measures, found under the file's digest."""
         found: dict[Measure, CachedScores] = {}
-        if self.cache.enabled and self._qrels_digest is not None:
+        if self._caching:
             run_digest = self.cache.file_digest(source.path)
             for measure in measures:
-                keys[measure] = ScoreCache.key(run_digest, self._qrels_digest, str(measure), source.tag)
-                entry = self.cache.get(keys[measure])
+                entry = self.cache.get(ScoreCache.key(run_digest, self._qrels_digest, str(measure), source.tag))
                 if entry is not None:
                     found[measure] = entry
-        return keys, found
+        return found
+
+    def _store(self, source: RunFile, fresh: Mapping[Measure, CachedScores], read_digest: str | None) -> None:
+        """Cache a run file's fresh scores under the digest of the bytes they were computed from."""
+        if read_digest is None:
+            return
+        for measure, entry in fresh.items():
+            self.cache.put(ScoreCache.key(read_digest, self._qrels_digest, str(measure), source.tag), entry)
 
     def _run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
         if source in self._evaluated_run_files:
             return self._evaluated_run_files.pop(source)
         qrels = self._require_qrels(f"run file {source.path}")
-        keys, found = self._cached_run_file_scores(source, measures)
+        found = self._cached_run_file_scores(source, measures)
         missing = [measure for measure in measures if measure not in found]
         if missing:
-            fresh = _per_topic_from_run_file(source, qrels, missing)
-            for measure, entry in fresh.items():
-                if measure in keys:
-                    self.cache.put(keys[measure], entry)
+            fresh, read_digest = _per_topic_from_run_file(source, qrels, missing, self._caching)
+            self._store(source, fresh, read_digest)
             found.update(fresh)
         return found
 
@@ -222,22 +280,21 @@ class MatrixBuilder:
         """Evaluate the run files that miss the cache in ``jobs`` processes; keep their scores for :meth:`build`."""
         pending = []
         for source in dict.fromkeys(run for given in sources for run in _runs_of(given) if isinstance(run, RunFile)):
-            keys, found = self._cached_run_file_scores(source, measures)
+            found = self._cached_run_file_scores(source, measures)
             missing = [measure for measure in measures if measure not in found]
             if missing:
-                pending.append((source, keys, found, missing))
+                pending.append((source, found, missing))
         if len(pending) < 2:
             return
         qrels = self._require_qrels(f"run file {pending[0][0].path}")
-        with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending))) as pool:
+        with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending)), initializer=_exit_with_parent) as pool:
             futures = [
-                pool.submit(_per_topic_from_run_file, source, qrels, missing) for source, _, _, missing in pending
+                pool.submit(_per_topic_from_run_file, source, qrels, missing, self._caching)
+                for source, _, missing in pending
             ]
-            for (source, keys, found, _), future in zip(pending, futures):
-                fresh = future.result()
-                for measure, entry in fresh.items():
-                    if measure in keys:
-                        self.cache.put(keys[measure], entry)
+            for (source, found, _), future in zip(pending, futures):
+                fresh, read_digest = future.result()
+                self._store(source, fresh, read_digest)
                 self._evaluated_run_files[source] = {**found, **fresh}
 
     def _evaluate(self, source: SingleSource, measures: Sequence[Measure]) -> dict[Measure, list[_EvaluatedSystem]]:
@@ -390,6 +447,25 @@ def _refuse_topics_in_another_form(
             path=where,
             hint=f"write the {what}'s topic ids exactly as the qrels write them; trec_eval compares them as text",
         )
+
+
+def run_files_ranking_alike(named: Mapping[str, Source], matrices: Sequence[ScoreMatrix]) -> tuple[str, str] | None:
+    """The first two names of ``named`` (in its order) whose run files rank the same documents in the same order
+    on every topic (:func:`~pytest_bvtest.io.runs.same_rankings`), ``None`` when no two do.
+
+    Only runs whose scores agree on every topic of every matrix are read again to compare their rankings, so a
+    spec without such twins reads nothing. Two copies of one system under two names (TREC-COVID's
+    ``orig_fusion_OHSU`` and ``total_fusion_OHSU``) would count twice in ZRisk, GeoRisk, GAWM and the Holm
+    correction.
+    """
+    runs = [(name, source) for name, source in named.items() if isinstance(source, RunFile)]
+    for (first, first_source), (second, second_source) in itertools.combinations(runs, 2):
+        if all(np.array_equal(matrix.row(first), matrix.row(second)) for matrix in matrices) and same_rankings(
+            read_run_columns(first_source.path, tag=first_source.tag),
+            read_run_columns(second_source.path, tag=second_source.tag),
+        ):
+            return first, second
+    return None
 
 
 def _check_table_topics(system: _EvaluatedSystem, topics: Sequence[str]) -> None:

@@ -63,7 +63,9 @@ class GateSpec:
     """One gate: a statistic, a bound and/or a false-alarm rate, optionally noise-awareness, a measure, a reference.
 
     ``bound`` is ``None`` for a gate limited by ``false_alarm`` alone (a calibrated limit, docs/mathematics.md
-    §7); with both, the gate fails only when both limits are crossed.
+    §7); with both, the gate fails only when both limits are crossed. ``segment`` restricts the gate to the topics
+    of one segment of the topic file (``per_segment: true`` gives one such gate per segment, each named
+    ``NAME[SEGMENT]``).
     """
 
     statistic: str
@@ -74,6 +76,7 @@ class GateSpec:
     measure: Measure | None = None
     reference: str | None = None
     false_alarm: float | None = None
+    segment: str | None = None
 
     @property
     def kind(self) -> str:

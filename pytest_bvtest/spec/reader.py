@@ -25,6 +25,7 @@ from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
+from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
 from pytest_bvtest.spec.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.spec.model import (
     BOUND_KEYS,
@@ -105,7 +106,17 @@ _ANALYSIS_KEYS = (
     "variance",
     "guards",
 )
-_GATE_KEYS = ("statistic", *BOUND_KEYS, "false_alarm", "confidence", "measure", "reference", "name")
+_GATE_KEYS = (
+    "statistic",
+    *BOUND_KEYS,
+    "false_alarm",
+    "confidence",
+    "measure",
+    "reference",
+    "name",
+    "per_segment",
+    "segment",
+)
 
 
 class SpecWarning(UserWarning):
@@ -211,7 +222,22 @@ class _SpecReader:
                 raise self.error(
                     ("analysis", "target_system"), f"{analysis.target_system!r} is not a system of the spec", hint
                 )
-        gates = self.gates(top.get("gates"), measures, reference, baselines)
+        topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
+        topic_file = read_topic_file(topics) if topics is not None else None
+        self.check_topic_weights(topic_file, analysis)
+        gates = self.gates(top.get("gates"), measures, reference, baselines, topic_file, analysis)
+        weighted = topic_file is not None and topic_file.weights or analysis.mve.weights is not None
+        unweighted = next(
+            (gate for gate in gates if STATISTICS[gate.statistic].uses_topic_weights and not weighted), None
+        )
+        if unweighted is not None and unweighted.statistic == "weighted_mean":
+            raise InputError(
+                "gates: weighted_mean needs topic weights, and the spec gives none",
+                path=self.path,
+                line=unweighted.line,
+                hint="add a weight column to the topic file (`topics:`; header `topic<TAB>weight`), or "
+                "analysis.mve.weights",
+            )
         self.simulated_gates(gates, measures, analysis)
         self.warn_of_a_default_alpha_over_variations(gates, analysis)
         cache = top.get("cache")
@@ -228,7 +254,6 @@ class _SpecReader:
             run_keys += [("candidate",)] if candidate is not None and _has_run_files(candidate) else []
             if run_keys:
                 raise self.error(run_keys[0], "run files need relevance judgments", "add `qrels: path/to/qrels`")
-        topics = self.path_value(top["topics"], ("topics",)) if top.get("topics") is not None else None
         spec = Spec(
             self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics, self.lines
         )
@@ -682,18 +707,35 @@ class _SpecReader:
             (*key, "by"), f"unknown grouping {by!r}", "use `by: difficulty`, `by: random` or `by: sampled`"
         )
 
+    def check_topic_weights(self, topic_file: TopicFile | None, analysis: AnalysisSettings) -> None:
+        """Topic weights come from one place: the topic file's weight column or ``analysis.mve.weights``."""
+        if topic_file is not None and topic_file.weights and analysis.mve.weights is not None:
+            raise self.error(
+                ("analysis", "mve", "weights"),
+                "the topic file (`topics:`) has a weight column too: topic weights come from one place",
+                "keep the weight column of the topic file (MVE reads it as well), or drop it",
+            )
+
     def gates(
-        self, value: Any, measures: tuple[Measure, ...], reference: str | None, baselines
+        self,
+        value: Any,
+        measures: tuple[Measure, ...],
+        reference: str | None,
+        baselines: Mapping[str, Source],
+        topic_file: TopicFile | None = None,
+        analysis: AnalysisSettings | None = None,
     ) -> tuple[GateSpec, ...]:
         if value is None:
             return ()
         if not isinstance(value, list):
             raise self.error(("gates",), f"expected a list of gates, got {_kind(value)}")
         gates = []
+        segmented: list[tuple[str, ...]] = []
         for index, entry in enumerate(value):
             key = ("gates", index)
             gate = self.check_keys(entry, key, _GATE_KEYS, "gate")
             statistic = self.statistic_name(gate.get("statistic"), (*key, "statistic"))
+            segmented.append(self.gate_segments(gate, key, statistic, topic_file, analysis))
             false_alarm = self.false_alarm(gate, key)
             bound = self.bound(gate, key, statistic, calibrated=false_alarm is not None)
             confidence = None
@@ -750,8 +792,56 @@ class _SpecReader:
                     false_alarm,
                 )
             )
+        # a gate per segment is a gate on that segment's topics, named and tested on its own: NAME[SEGMENT]
+        gates = [
+            replace(gate, segment=segment)
+            for gate, segments in zip(gates, segmented)
+            for segment in segments or (None,)
+        ]
         _disambiguate_names(gates)
-        return tuple(gates)
+        return tuple(
+            replace(gate, name=f"{gate.name}[{gate.segment}]") if gate.segment is not None else gate for gate in gates
+        )
+
+    def gate_segments(
+        self,
+        gate: Mapping[str, Any],
+        key: tuple[Any, ...],
+        statistic: str,
+        topic_file: TopicFile | None,
+        analysis: AnalysisSettings | None,
+    ) -> tuple[str, ...]:
+        """The segments a gate applies to on its own: every segment of the topic file for ``per_segment: true``,
+        one for ``segment: NAME``; none (the whole topic set) otherwise."""
+        per_segment = gate.get("per_segment", False)
+        if not isinstance(per_segment, bool):
+            raise self.error((*key, "per_segment"), f"expected true or false, got {_kind(per_segment)}")
+        named = gate.get("segment")
+        if named is None and not per_segment:
+            return ()
+        which = (*key, "segment") if named is not None else (*key, "per_segment")
+        if named is not None and per_segment:
+            raise self.error(which, "give `per_segment: true` or `segment: NAME`, not both")
+        known = topic_file.segment_names if topic_file is not None else ()
+        if not known:
+            raise self.error(
+                which,
+                "a gate per segment needs segments: a topic file (`topics:`) with a segment column",
+                "add a header line `topic<TAB>segment` (or with query and weight columns) to the topic file; see "
+                "docs/spec.md, topics",
+            )
+        if analysis is not None and analysis.mve.variations is not None and STATISTICS[statistic].from_variations:
+            raise self.error(which, f"{statistic} over query variations cannot be gated per segment")
+        if named is None:
+            return known
+        if not isinstance(named, str) or named not in known:
+            close = difflib.get_close_matches(str(named), known, n=1)
+            raise self.error(
+                which,
+                f"{excerpt(str(named))} is not a segment of the topic file",
+                f"did you mean {close[0]!r}?" if close else f"segments are: {', '.join(known)}",
+            )
+        return (named,)
 
     def false_alarm(self, gate: Mapping[str, Any], key: tuple[Any, ...]) -> float | None:
         """The gate's false-alarm rate ``P`` (docs/mathematics.md §7): its limit is the null's P-quantile."""
@@ -869,9 +959,9 @@ def source_name(source: Source) -> str:
 
 
 def _collide(first: GateSpec, second: GateSpec) -> bool:
-    """Two gates would get the same test id on some measure: same name, and a measure in common."""
+    """Two gates would get the same test id on some measure: same name and segment, and a measure in common."""
     shared_measure = first.measure is None or second.measure is None or first.measure == second.measure
-    return first.name == second.name and shared_measure
+    return first.name == second.name and first.segment == second.segment and shared_measure
 
 
 def _disambiguate_names(gates: list[GateSpec]) -> None:

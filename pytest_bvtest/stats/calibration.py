@@ -27,7 +27,7 @@ memory, on the statistic's sufficient matrix (:func:`pytest_bvtest.stats.inferen
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -181,6 +181,7 @@ def swap_null(
     seed: int = 0,
     exact_topics: int = EXACT_TOPICS,
     runs: tuple[np.ndarray, np.ndarray] | None = None,
+    columns: Sequence[int] | np.ndarray | None = None,
 ) -> SwapNull:
     """The null of "no change" of a gated statistic: its values over swaps of candidate and reference.
 
@@ -222,12 +223,27 @@ def swap_null(
         "Run-to-run noise": each swap of the means also adds a draw of the engine's noise to the swapped
         candidate (:func:`_null_with_runs`), and the swaps are then always Monte-Carlo draws. With one run each
         this is the null above.
+    columns:
+        The topics (column indices) the statistic reads, a segment of the matrix's (docs/mathematics.md §7,
+        "Gates per segment"): each swap is still drawn over all ``n`` topics, as above, and the statistic reads
+        its ``columns``, so nulls of different segments (and of the whole topic set) share their swaps, swap for
+        swap. ``settings.topic_weights`` are the whole matrix's and are read at ``columns`` too. ``None``: all.
 
     Returns
     -------
     SwapNull
         The sorted null values with how they were drawn; ``limit(P)`` and ``false_alarm_rate(limit)``.
     """
+    universe = np.shape(scores)[-1]
+    if columns is not None:
+        columns = np.asarray(columns, dtype=np.intp)
+        if columns.ndim != 1 or not len(columns) or columns.min() < 0 or columns.max() >= universe:
+            raise StatisticError(f"a segment's columns must be 1 to {universe} topic indices below {universe}")
+        scores = np.asarray(scores)[:, columns]
+        if settings.topic_weights is not None:
+            settings = replace(settings, topic_weights=np.asarray(settings.topic_weights)[columns])
+        if runs is not None:
+            runs = (np.asarray(runs[0])[:, columns], np.asarray(runs[1])[:, columns])
     chosen, x, (matrix, positions) = paired_problem(scores, statistic, candidate, reference, settings, "the swap null")
     if candidate == reference:
         raise StatisticError("the swap null needs a reference other than the candidate")
@@ -238,17 +254,18 @@ def swap_null(
     own_value = null_of_own_value(chosen.name)
     topics = x.shape[1]
     if runs is not None and runs[0].shape[0] * runs[1].shape[0] > 1:
-        return _null_with_runs(chosen, matrix, positions, settings, runs, swaps, seed)
-    exact = topics <= exact_topics
+        return _null_with_runs(chosen, matrix, positions, settings, runs, swaps, seed, universe, columns)
+    exact = universe <= exact_topics
     pair = (positions[0], positions[1])
     evaluate = (
         None
         if chosen.sums is None
         else chosen.sums.prepare(matrix, pair[:1] if own_value else pair, pair[1], settings, pair)
     )
-    block = max(1, _BLOCK_CELLS // (topics if evaluate is not None else matrix.size))
+    # a block's swaps are drawn over every topic: a segment's null unpacks all of them
+    block = max(1, _BLOCK_CELLS // max(universe, topics if evaluate is not None else matrix.size))
     values = []
-    for swapped in _swap_blocks(topics, swaps, seed, exact, block):
+    for swapped in _swap_blocks(universe, swaps, seed, exact, block, columns):
         if evaluate is None:
             values.append(_swapped_values(chosen, matrix, positions, settings, swapped, own_value))
             continue
@@ -277,6 +294,8 @@ def _null_with_runs(
     runs: tuple[np.ndarray, np.ndarray],
     swaps: int,
     seed: int,
+    universe: int,
+    columns: np.ndarray | None,
 ) -> SwapNull:
     """The null of :func:`swap_null` when a system is given as several runs: swap ``b`` exchanges the means on
     random topics (the Monte-Carlo swaps of the null without runs), then adds to the swapped candidate's row a
@@ -297,10 +316,10 @@ def _null_with_runs(
     )
     # a score below 0 is none a measure gives (ZRisk and GeoRisk refuse it): the noisy candidate stops at 0
     floor = 0.0 if min(matrix.min(), candidate_runs.min(), reference_runs.min()) >= 0 else None
-    block = max(1, _BLOCK_CELLS // (topics * matrix.shape[0]))
+    block = max(1, _BLOCK_CELLS // max(universe, topics * matrix.shape[0]))
     by_swap = np.empty(swaps)
     first = 0
-    for swapped in _swap_blocks(topics, swaps, seed, False, block):
+    for swapped in _swap_blocks(universe, swaps, seed, False, block, columns):
         drawn = picks[first : first + len(swapped)]
         noise = candidate_weight * candidate_side[drawn[:, 0]] - reference_weight * reference_side[drawn[:, 1]]
         by_swap[first : first + len(swapped)] = _swapped_values(
@@ -314,9 +333,16 @@ def _null_with_runs(
     return SwapNull(chosen.name, chosen.higher_is_better, own_value, null, False, seed, by_swap, counts)
 
 
-def _swap_blocks(topics: int, swaps: int, seed: int, exact: bool, block: int) -> Iterator[np.ndarray]:
+def _swap_blocks(
+    topics: int, swaps: int, seed: int, exact: bool, block: int, columns: np.ndarray | None = None
+) -> Iterator[np.ndarray]:
     """Boolean ``(rows, topics)`` blocks of the swaps :func:`~pytest_bvtest.stats.inference.topic_assignments`
-    draws, from a packed copy shared by every gate that asks for the same ``(topics, swaps, seed, exact)``."""
+    draws, from a packed copy shared by every gate that asks for the same ``(topics, swaps, seed, exact)``; only
+    the ``columns`` of each swap when given (a segment's topics)."""
+    if columns is not None:
+        for swapped in _swap_blocks(topics, swaps, seed, exact, block):
+            yield swapped[:, columns]
+        return
     count = 2**topics if exact else swaps
     if count * ((topics + 7) // 8) > _SHARED_BYTES:
         for assignment in topic_assignments(topics, swaps, seed, exact=exact, block=block):

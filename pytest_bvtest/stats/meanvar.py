@@ -389,6 +389,17 @@ def _shaped(values: npt.ArrayLike, shape: tuple[int, ...], what: str, dtype: typ
     return array
 
 
+def weighted_mean(scores: npt.ArrayLike, weights: npt.ArrayLike | None) -> FloatArray:
+    """The traffic-weighted mean of every system, ``sum_t w_t x_t`` with the weights scaled to sum 1.
+
+    Zuccon, Palotti & Hanbury, CIKM 2016, the weighted expectation ``mu`` of Eq. 1 on its own; docs/mathematics.md
+    §5 (the weights) and §7, "Gates per segment" (the topic file's traffic weights, within a segment the segment's
+    own). ``scores`` is ``(..., m, n)``; ``weights`` ``(n,)``, ``None`` for the plain mean.
+    """
+    x = np.asarray(scores, dtype=np.float64)
+    return x @ normalised_weights(weights, x.shape[-1], "topic weights")
+
+
 def normalised_weights(weights: npt.ArrayLike | None, size: int, what: str) -> FloatArray:
     """Non-negative weights scaled to sum 1 (docs/mathematics.md §5 PIN); uniform when None."""
     if weights is None:

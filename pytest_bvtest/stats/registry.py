@@ -49,7 +49,7 @@ from pytest_bvtest.stats.biasvar import (
     with_sample_variance,
 )
 from pytest_bvtest.stats.gawm import gawm, gawm_resampled
-from pytest_bvtest.stats.meanvar import mve_inter_topic
+from pytest_bvtest.stats.meanvar import mve_inter_topic, normalised_weights, weighted_mean
 from pytest_bvtest.stats.risk import (
     ZRiskGeoRisk,
     hurt_topics,
@@ -322,6 +322,15 @@ def _mean(scores: np.ndarray, reference: int | None, settings: AnalysisSettings)
 def _mean_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
     x = _score_matrix(scores)
     return x / x.shape[-1]
+
+
+def _weighted_mean(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    return weighted_mean(_score_matrix(scores), settings.topic_weights)
+
+
+def _weighted_mean_terms(scores: np.ndarray, reference: int | None, settings: AnalysisSettings) -> np.ndarray:
+    x = _score_matrix(scores)
+    return x * normalised_weights(settings.topic_weights, x.shape[-1], "topic weights")
 
 
 def _normalized_with_target(x: np.ndarray, settings: AnalysisSettings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -612,6 +621,23 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
             "the average quality over all queries",
             "Average quality over the queries is lower",
             "concepts.md#which-gate-for-which-worry",
+        ),
+    ),
+    Statistic(
+        name="weighted_mean",
+        label="Weighted mean",
+        higher_is_better=True,
+        compute=_weighted_mean,
+        sufficient_matrix=_rows_alone,
+        topic_terms=_weighted_mean_terms,
+        uses_topic_weights=True,
+        per_system=False,
+        summary="Mean over topics weighted by their traffic (the topic file's weight column, scaled to sum 1; "
+        "within a segment, its topics' weights). Needs topic weights.",
+        wording=Wording(
+            "the average quality weighted by how often each query is asked",
+            "Traffic-weighted average quality is lower",
+            "spec.md#topics",
         ),
     ),
     Statistic(
