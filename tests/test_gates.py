@@ -319,3 +319,35 @@ def test_a_value_past_its_calibrated_limit_by_rounding_only_passes_with_headroom
     outcome = calibrated(float(np.nextafter(limit, 1.0)), None)
     assert outcome.passed and 0 < outcome.excess <= 1e-12
     assert "headroom 0;" in outcome.message and "past the limit" not in outcome.message
+
+
+def test_a_gawm_gate_on_a_fixed_point_that_never_converged_fails_as_on_nan(tmp_path) -> None:
+    """Four systems on four topics with q = 20: GAWM's iteration stops after 1,000 steps without reaching its fixed
+    point, and the gate passed on that value (`GAWM (q = 20, NOT converged after 1000 iterations)` then `[OK]`)."""
+    from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
+    from pytest_bvtest.stats.gawm import gawm
+
+    rows = [[0.3, 0.4, 0.9, 0.2], [0.6, 0.1, 0.8, 0.8], [0.2, 0.9, 0.1, 0.3], [0.2, 0.5, 0.8, 0.2]]
+    assert not gawm(np.array(rows), q=20.0).converged
+    names = ("production", "bm25", "steady", "new")
+    table = tmp_path / "scores.csv"
+    table.write_text(
+        "topic,"
+        + ",".join(names)
+        + "\n"
+        + "".join(f"{j + 1}," + ",".join(str(row[j]) for row in rows) + "\n" for j in range(4))
+    )
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        "measures: [AP]\nbaselines: scores.csv\ntable_format: wide-topics\ncandidate: new\nreference: production\n"
+        "analysis: {gawm: {q: 20}}\ngates:\n  - {statistic: gawm, min: 0}\n"
+    )
+    evaluation = evaluate_spec(spec_under_test(spec), use_cache=False)
+    verdict = evaluation.gate("AP", "gawm")
+    document = gate_document(verdict)
+    assert verdict.outcome == "FAIL" and verdict.undefined == "unconverged" and verdict.value > 0
+    assert document["headline"].startswith("AP GAWM E_s FAILED: undefined: GAWM E_s's fixed point was not reached")
+    assert document["headline"].endswith("is not a value to judge; a gate never passes on it")
+    # with q = 1 the same scores converge, and the same gate passes
+    spec.write_text(spec.read_text().replace("q: 20", "q: 1"))
+    assert evaluate_spec(spec_under_test(spec), use_cache=False).gate("AP", "gawm").outcome == "OK"

@@ -474,3 +474,34 @@ def test_pytest_takes_the_candidates_runs_from_bvtest_run_repeated_or_a_glob(pyt
     globbed = pytester.runpytest("--bvtest-run", "new*.run", "-v")
     assert globbed.ret == pytest.ExitCode.OK
     globbed.stdout.fnmatch_lines(["candidate: 3 runs, P@1 means 0.7500 to 1.0000*"])
+
+
+def test_bvtest_check_takes_the_candidates_runs_from_run_repeated_or_a_glob(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_bvtest.cli import main
+
+    small_project(tmp_path)
+    write_spec(
+        tmp_path,
+        {
+            "qrels": "qrels.txt",
+            "measures": ["P@1"],
+            "baselines": {"production": ["prod1.run", "prod2.run"]},
+            "candidate": "prod1.run",
+            "gates": [{"statistic": "mean", "false_alarm": 0.2}],
+            "cache": False,
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "bvtest.yaml", "--run", "new1.run", "--run", "new3.run", "--json", "r.json"]) == 0
+    out = capsys.readouterr().out
+    assert "candidate: 2 runs, P@1 means 0.7500 to 1.0000 (sd 0.1768)" in out
+    assert "(10,000 swaps with production, seed 0; engine noise from 2 and 2 runs)" in out
+    assert main(["check", "bvtest.yaml", "--run", "new*.run", "--json", "r.json"]) == 0
+    inputs = json.loads((tmp_path / "r.json").read_text())["evaluations"][0]["inputs"]
+    assert [Path(item["path"]).name for item in inputs if item["role"] == "candidate"] == [
+        "new1.run",
+        "new2.run",
+        "new3.run",
+    ]

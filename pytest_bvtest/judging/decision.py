@@ -27,9 +27,9 @@ FAIL = "FAIL"
 #: Every outcome, in the order reports count them.
 OUTCOMES = (OK, OK_WITH_WARNING, FAIL)
 
-#: What may be undefined (NaN) in a gate, which then fails: its value, the reference value its limit reads,
-#: the null its calibrated limit is read from, or the limit itself.
-UNDEFINED = ("value", "reference_value", "null", "limit")
+#: What may be undefined in a gate, which then fails: its value (NaN, or found by an iteration that did not
+#: converge), the reference value its limit reads, the null its calibrated limit is read from, or the limit itself.
+UNDEFINED = ("value", "unconverged", "reference_value", "null", "limit")
 
 
 @dataclass(frozen=True)
@@ -154,9 +154,12 @@ class Verdict:
 
 
 def _undefined(inputs: GateInputs, limit: GateLimit) -> str | None:
-    """Which number of the gate is NaN, or ``None``: a NaN value or limit is never a pass."""
+    """Which number of the gate is NaN (or its value one whose iteration did not converge), or ``None``: a NaN
+    value or limit is never a pass, and neither is a fixed point that was not reached."""
     if math.isnan(inputs.value):
         return "value"
+    if not inputs.converged:
+        return "unconverged"
     if inputs.reference_value is not None and math.isnan(inputs.reference_value):
         return "reference_value"
     if limit.calibrated is not None and limit.null is not None and math.isnan(limit.null.values[-1]):

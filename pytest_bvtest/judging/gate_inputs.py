@@ -104,6 +104,7 @@ class GateInputs:
     bound, or a null of differences). ``interval`` is the bootstrap interval of a noise-aware gate (of
     candidate - reference when the limit reads the reference). ``compared_value`` is the value of the system
     the topics are blamed against (the gate's reference, else the spec's), for the reports' delta.
+    ``converged`` is False for a value found by iteration whose fixed point was not reached (GAWM).
     """
 
     gate: GateSpec
@@ -120,6 +121,7 @@ class GateInputs:
     worst_against: str
     #: The topics the gate judged: every evaluated topic, or its segment's.
     topics: tuple[str, ...] = ()
+    converged: bool = True
 
     @property
     def statistic(self) -> str:
@@ -159,8 +161,10 @@ def gate_inputs(
     variations: VariationMVE | None,
     texts: Mapping[str, str],
     segments: Mapping[str, str] | None = None,
+    converged: bool = True,
 ) -> GateInputs:
-    """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference.
+    """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference,
+    ``converged`` whether the statistic's fixed point was reached (GAWM).
 
     A gate on a segment (``segments``: each topic's, from the topic file) is a gate on the sub-matrix of the
     segment's topics, except for its null: each swap is drawn over every topic of ``matrix``, so the nulls of all
@@ -207,6 +211,7 @@ def gate_inputs(
             matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts
         ),
         worst_against=str(against),
+        converged=converged,
         topics=matrix.topics,
     )
 

@@ -226,7 +226,10 @@ def _evaluate_measure(
         for gate in spec.gates:
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gated = simulation_matrix(matrix, simulations, gate.statistic)
-                gates.append(gate_inputs(spec, gate, gated, settings, candidate, values, variations, texts, segments))
+                converged = _converged(gate.statistic, memo)
+                gates.append(
+                    gate_inputs(spec, gate, gated, settings, candidate, values, variations, texts, segments, converged)
+                )
     method = MVE_INTER_TOPIC if variations is None else variations.method
     gate_references = tuple(inputs.reference for inputs in gates if inputs.reference is not None)
     guards = measure_guards(
@@ -295,6 +298,14 @@ def _rankings(spec: Spec, matrix: ScoreMatrix, values: Mapping[str, np.ndarray |
     ranks = {name: system_ranks(value, higher_is_better=True) for name, value in oriented.items()}
     agreements = {name: rank_agreement(oriented[wanted.against], oriented[name]) for name in wanted.statistics}
     return Rankings(wanted.against, ranks, agreements)
+
+
+def _converged(statistic: str, memo: Mapping[str, object]) -> bool:
+    """Whether a statistic found by iteration reached its fixed point (GAWM); True for the others."""
+    definition = STATISTICS[statistic]
+    if definition.converged is None or definition.shared is None or definition.shared.name not in memo:
+        return True
+    return definition.converged(memo[definition.shared.name])
 
 
 def judge_gates(

@@ -634,15 +634,22 @@ def _verdict_word(gate: Mapping[str, Any]) -> str:
 
 
 def undefined_text(gate: Mapping[str, Any]) -> str | None:
-    """Which number of a gate is NaN and why that fails it, or ``None`` (docs/mathematics.md §7)."""
-    label = gate["label"]
-    return {
-        None: None,
-        "value": f"{gate['system']}'s {label} is NaN: the statistic is undefined on these per-topic scores",
-        "reference_value": f"{gate['reference']}'s {label} is NaN, so the limit relative to it is undefined",
-        "null": f"{label} is NaN on some swaps of the null of no change, so the calibrated limit is undefined",
-        "limit": f"the limit of {label} is NaN",
-    }[gate.get("undefined")]
+    """Which number of a gate is undefined and why that fails it, or ``None`` (docs/mathematics.md §7)."""
+    label, undefined = gate["label"], gate.get("undefined")
+    if undefined == "value":
+        return f"{gate['system']}'s {label} is NaN: the statistic is undefined on these per-topic scores"
+    if undefined == "unconverged":
+        return (
+            f"{label}'s fixed point was not reached within its iterations, so {gate['system']}'s {label} "
+            f"{_float(gate['value']):.6g} is not a value to judge"
+        )
+    if undefined == "reference_value":
+        return f"{gate['reference']}'s {label} is NaN, so the limit relative to it is undefined"
+    if undefined == "null":
+        return f"{label} is NaN on some swaps of the null of no change, so the calibrated limit is undefined"
+    if undefined == "limit":
+        return f"the limit of {label} is NaN"
+    return None
 
 
 def judged_text(gate: Mapping[str, Any]) -> str:
@@ -657,7 +664,8 @@ def headline(gate: Mapping[str, Any]) -> str:
     verdict = _verdict_word(gate)
     undefined = undefined_text(gate)
     if undefined is not None:
-        return f"{judged_text(gate)} {verdict}: undefined: {undefined}; a gate never passes on NaN"
+        never = "a gate never passes on it" if gate.get("undefined") == "unconverged" else "a gate never passes on NaN"
+        return f"{judged_text(gate)} {verdict}: undefined: {undefined}; {never}"
     versus = ""
     if gate["reference"] is not None:
         versus = (
@@ -756,7 +764,8 @@ def sentence(gate: Mapping[str, Any]) -> str:
     reference = gate["reference"] or "the reference"
     undefined = undefined_text(gate)
     if undefined is not None:
-        return f"{statistic.label} cannot be judged: {undefined}; a gate never passes on NaN."
+        never = "a gate never passes on it" if gate.get("undefined") == "unconverged" else "a gate never passes on NaN"
+        return f"{statistic.label} cannot be judged: {undefined}; {never}."
     value, limit = _float(gate["value"]), _float(gate["limit"])
     segment = gate.get("segment")
     numbers = (

@@ -196,6 +196,10 @@ class Statistic:
         the value of every system for each row of ``counts`` (how often each topic is drawn), so that the
         paired bootstrap evaluates a block of resamples on the original matrix at once. ``None``: the
         bootstrap resamples the (sufficient) matrix itself.
+    converged:
+        For a statistic found by iterating to a fixed point (GAWM, docs/mathematics.md §6): whether the
+        :attr:`shared` result converged. A value that did not is no number to judge: a gate on it fails, as
+        on NaN (docs/mathematics.md §7). ``None``: the value is computed in closed form.
     """
 
     name: str
@@ -223,6 +227,7 @@ class Statistic:
     from_simulation: Callable[[SimulationResult], np.ndarray] | None = None
     from_variations: Callable[[Any], np.ndarray] | None = None
     from_topic_counts: Callable[[np.ndarray, np.ndarray, AnalysisSettings], np.ndarray] | None = None
+    converged: Callable[[Any], bool] | None = None
     sums: SumForm | None = None
 
     def values(
@@ -911,6 +916,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         shared=GAWM_FIXED_POINT,
         from_shared=lambda result: result.system_performance,
         from_topic_counts=lambda scores, counts, settings: gawm_resampled(scores, counts, q=settings.gawm_q),
+        converged=lambda result: bool(result.converged),
         promised=True,
         summary="Mean weighted by how well each topic separates systems.",
         wording=Wording(
