@@ -1065,7 +1065,7 @@ def test_progress_line_appears_only_after_the_delay() -> None:
 
 
 def test_markdown_escapes_every_sentence_and_the_ok_star_sentence_points_to_the_warning(tmp_path: Path) -> None:
-    """The example project's production run tested against itself (every gate OK*, identical guard), with a
+    """The example project's candidate run listed as a baseline too (every gate OK*, identical guard), with a
     hurt-topics gate, whose label `<Init` GitHub would read as an HTML tag in a bullet, and a risky candidate's
     failing gate. Every `<` outside code spans is escaped by one helper, and the OK* sentence no longer repeats the
     guard's warning (which the Markdown shows once, under the headline)."""
@@ -1074,18 +1074,18 @@ def test_markdown_escapes_every_sentence_and_the_ok_star_sentence_points_to_the_
 
     example = Path(__file__).resolve().parent.parent / "example_project"
     spec = tmp_path / "bvtest.yaml"
-    mirror = tmp_path / "mirror.run"  # production's run under another baseline's name: tested by mistake
-    mirror.write_bytes((example / "runs" / "production.run").read_bytes())
+    previous = tmp_path / "previous.run"  # a baseline's run as the candidate: tested by mistake
+    previous.write_bytes((example / "runs" / "candidate-pass.run").read_bytes())
     spec.write_text(
         f"qrels: {example / 'eval' / 'qrels.txt'}\n"
         f"topics: {example / 'eval' / 'topics.tsv'}\n"
         "measures: [nDCG@10]\n"
-        f"baselines: {{production: {example / 'runs' / 'production.run'}, mirror: {mirror}}}\n"
-        f"candidate: {example / 'runs' / 'production.run'}\n"
+        f"baselines: {{production: {example / 'runs' / 'production.run'}, previous: {previous}}}\n"
+        f"candidate: {example / 'runs' / 'candidate-pass.run'}\n"
         "reference: production\n"
         "cache: false\n"
         "gates:\n"
-        "  - {statistic: hurt_topics, max: 5}\n"
+        "  - {statistic: hurt_topics, max: 20}\n"
         "  - {statistic: mean, max_decrease: 0.01}\n"
     )
     evaluation = evaluate_spec(spec_under_test(spec), use_cache=False)
@@ -1094,19 +1094,20 @@ def test_markdown_escapes_every_sentence_and_the_ok_star_sentence_points_to_the_
     assert hurt.outcome == mean.outcome == "OK*" and said["guards"][0].startswith("identical: candidate's per-topic")
     assert (
         said["sentence"]
-        == "Holds on paper, but do not trust it: a warning says why (<Init 0, limit 5 at a 0% false-alarm rate)."
+        == "Holds on paper, but do not trust it: a warning says why (<Init 17, limit 20 at a 49.6% false-alarm rate)."
     )
     assert said["guards"][0] not in said["sentence"] and f"  warning: {said['guards'][0]}" in said["message"]
     rendered = markdown.render(outputs.evaluation_document(evaluation))
     assert (
-        "- ⚠️ `nDCG@10::hurt_topics` Holds on paper, but do not trust it: a warning says why (&lt;Init 0, limit 5 at a "
-        "0% false-alarm rate)." in rendered
+        "- ⚠️ `nDCG@10::hurt_topics` Holds on paper, but do not trust it: a warning says why (&lt;Init 17, limit 20 at "
+        "a 49.6% false-alarm rate)." in rendered
     )
     assert rendered.count(said["guards"][0].split(";")[0]) == 1  # the warning once, on the first screen
     without_code = re.sub(r"`[^`\n]*`", "", rendered)
     tags = {"details", "/details", "summary", "/summary", "sub", "/sub", "!--"}
     assert {tag for tag in re.findall(r"<(!--|/?[A-Za-z]+)", without_code)} <= tags
 
+    spec.write_text(spec.read_text().replace("max: 20", "max: 5"))
     risky = spec_under_test(spec, example / "runs" / "candidate-risky.run")
     failing = evaluate_spec(risky, use_cache=False)
     document = outputs.evaluation_document(failing)

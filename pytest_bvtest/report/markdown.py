@@ -138,7 +138,7 @@ def _first_screen(document: Mapping[str, Any]) -> list[str]:
     lines = [MARKER, f"## {VERDICT_ICONS[page_verdict(document)]} pytest-bvtest: {prose(page_title(document))}"]
     changes = change_lines(document)
     if changes:
-        lines += ["", "<br>\n".join(prose(text[0].upper() + text[1:]) for text in changes)]
+        lines += [line for text in changes for line in ("", prose(text[0].upper() + text[1:]))]
     found = causes(document)
     for cause in found:
         lines += _cause_section(cause, document, single=len(found) == 1)
