@@ -15,7 +15,9 @@ resident memory from ``wait4``; the cases alternate over the repeats (a busy mac
 - ``evaluate cold`` / ``evaluate cached``: ``bvtest evaluate --mean`` of the candidate into an empty cache,
   then again from the cache it filled.
 - ``check all cached`` / ``check candidate new``: ``bvtest check`` with every run's per-topic scores cached,
-  or with ``--run`` naming a new candidate file in every repeat.
+  or with ``--run`` naming a new candidate file in every repeat; ``check all cached, no power``: the same
+  spec with ``analysis: {power: false}``, so that the difference is what each gate's power costs
+  (docs/mathematics.md §9).
 - ``pytest cached`` / ``pytest candidate new``: ``pytest SPEC`` the same two ways (without hypothesis's
   plugin, which the test extra installs and which imports hypothesis in its terminal summary).
 
@@ -126,13 +128,15 @@ def gates_yaml(gates: Sequence[dict]) -> list[str]:
     ]
 
 
-def write_spec(folder: Path, qrels: Path, baselines: list[Path], candidate: Path) -> Path:
+def write_spec(
+    folder: Path, qrels: Path, baselines: list[Path], candidate: Path, name: str = "bvtest.yaml", analysis: str = ""
+) -> Path:
     """The README's spec over these runs: its measures and gates, the first baseline as the reference."""
     measures, gates = recommended_spec()
     lines = [f"qrels: {qrels.name}", f"measures: [{', '.join(measures)}]", "baselines:"]
     lines += [f"  b{i}: {path.name}" for i, path in enumerate(baselines)]
-    lines += [f"candidate: {candidate.name}", "reference: b0", *gates_yaml(gates)]
-    spec = folder / "bvtest.yaml"
+    lines += [f"candidate: {candidate.name}", "reference: b0", *([analysis] if analysis else []), *gates_yaml(gates)]
+    spec = folder / name
     spec.write_text("\n".join(lines) + "\n")
     return spec
 
@@ -174,8 +178,9 @@ def load_average() -> str:
 def print_table(results: dict[str, list[tuple[float, float, float]]], unit: str, skipped: dict[str, str]) -> None:
     reference = statistics.median(wall for wall, _, _ in results[unit])
     reference_cpu = statistics.median(cpu for _, cpu, _ in results[unit])
+    width = max(24, *(len(name) for name in [*results, *skipped]))
     header = (
-        f"{'case':<24} {'median s':>9} {'best s':>7} {'x ' + unit:>20} {'median cpu s':>13} "
+        f"{'case':<{width}} {'median s':>9} {'best s':>7} {'x ' + unit:>20} {'median cpu s':>13} "
         f"{'cpu x ' + unit:>24} {'peak RSS MB':>12}"
     )
     print(header)
@@ -184,11 +189,11 @@ def print_table(results: dict[str, list[tuple[float, float, float]]], unit: str,
         median = statistics.median(wall for wall, _, _ in rows)
         cpu = statistics.median(cpu for _, cpu, _ in rows)
         print(
-            f"{name:<24} {median:>9.2f} {min(wall for wall, _, _ in rows):>7.2f} {median / reference:>20.2f} "
+            f"{name:<{width}} {median:>9.2f} {min(wall for wall, _, _ in rows):>7.2f} {median / reference:>20.2f} "
             f"{cpu:>13.2f} {cpu / reference_cpu:>24.2f} {max(peak for _, _, peak in rows):>12.0f}"
         )
     for name, why in skipped.items():
-        print(f"{name:<24} skipped ({why})")
+        print(f"{name:<{width}} skipped ({why})")
 
 
 def peer_commands(
@@ -225,6 +230,7 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
     candidate = folder / "candidate.run"
     write_system_run(candidate, qrels, arguments.docs, SEED + 100, 0.8)
     spec = write_spec(folder, qrels, baselines, candidate)
+    without_power = write_spec(folder, qrels, baselines, candidate, "bvtest-no-power.yaml", "analysis: {power: false}")
     size = sum(path.stat().st_size for path in [*baselines, candidate]) / 1e6
     print(
         f"data: {arguments.queries:,} queries x {arguments.docs:,} docs, 11 runs, {size / 11:.0f} MB each "
@@ -235,6 +241,7 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
     evaluate = [python, "-m", "pytest_bvtest.cli", "evaluate", "--mean", "--qrels", str(qrels)]
     evaluate += [option for measure in measures for option in ("-m", measure)]
     check = [python, "-m", "pytest_bvtest.cli", "check", str(spec)]
+    check_without_power = [python, "-m", "pytest_bvtest.cli", "check", str(without_power)]
     # hypothesis (installed by the test extra, not by the plugin) imports itself in its terminal summary: 1 s more
     run_pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", spec.name]
     for _ in range(2):  # fills the spec's cache; the second pass records the files' stat once they have aged
@@ -251,6 +258,7 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
         "evaluate cold",
         "evaluate cached",
         "check all cached",
+        "check all cached, no power",
         "check candidate new",
         "pytest cached",
         "pytest candidate new",
@@ -276,6 +284,7 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
             REPOSITORY_ROOT,
         )
         commands["check all cached"] = (check, REPOSITORY_ROOT)
+        commands["check all cached, no power"] = (check_without_power, REPOSITORY_ROOT)
         commands["check candidate new"] = ([*check, "--run", str(new_candidate)], REPOSITORY_ROOT)
         commands["pytest cached"] = (run_pytest, folder)
         commands["pytest candidate new"] = ([*run_pytest, f"--bvtest-run={newer_candidate}"], folder)

@@ -120,9 +120,9 @@ def test_each_gate_is_decided_exactly_once(monkeypatch: pytest.MonkeyPatch) -> N
     decided: Counter[str] = Counter()
     decide = pipeline.decide
 
-    def counting(inputs, limit, guards=()):
+    def counting(inputs, limit, guards=(), power=None):
         decided[inputs.id] += 1
-        return decide(inputs, limit, guards)
+        return decide(inputs, limit, guards, power)
 
     monkeypatch.setattr(pipeline, "decide", counting)
     example = PACKAGE.parent / "example_project" / "bvtest.yaml"

@@ -450,7 +450,10 @@ def test_the_dl_hard_examples_calibrated_family_passes_rm3_against_bm25(tmp_path
     document = yaml.safe_load((EXAMPLE / "trec" / "bvtest-dl-hard.yaml").read_text())
     assert document["analysis"]["calibration"] == {"family": True}
     evaluation = evaluate_spec(load_spec(EXAMPLE / "trec" / "bvtest-dl-hard.yaml"), use_cache=False)
-    assert len(evaluation.gates) == 12 and {gate.outcome for gate in evaluation.gates} == {"OK"}
+    # the mean gates pass, warned: they would miss the drop their `detect: 10%` names (test_power_gates.py)
+    outcomes = {gate.id.split("::", 1)[1]: gate.outcome for gate in evaluation.gates}
+    assert len(outcomes) == 12 and {outcome for gate, outcome in outcomes.items() if "::mean" not in gate} == {"OK"}
+    assert {outcome for gate, outcome in outcomes.items() if "::mean" in gate} == {"OK*"}
     families = {(len(gate.limits.family.limits), gate.limits.family.rate) for gate in evaluation.gates}
     assert len(families) == 1
     ((members, rate),) = families

@@ -97,6 +97,8 @@ def gate(
         "delta": None if reference_value is None else value - reference_value,
         "spec_line": spec_line,
         "docs": definition.wording.docs,
+        "power": None,
+        "missed_aim": False,
         "blame_by": "term difference"
         if definition.from_simulation is not None
         else "score difference"

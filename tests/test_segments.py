@@ -279,25 +279,32 @@ def test_the_family_spans_the_segments_and_its_joint_rate_is_that_of_the_shared_
 def test_pytest_gives_each_segment_its_own_test_that_k_and_lf_select(pytester: pytest.Pytester) -> None:
     project(
         pytester.path,
-        [{"statistic": "mean", "max_decrease": 0.05, "per_segment": True}, {"statistic": "mean", "min": 0}],
+        [
+            {"statistic": "mean", "max_decrease": 0.05, "per_segment": True},
+            {"statistic": "mean", "min": 0},
+            {"statistic": "mean", "min": 0.5},  # two gates named mean[min]: the second is mean[min]#2
+        ],
     )
     collected = pytester.runpytest("--collect-only", "-q")
-    collected.stdout.fnmatch_lines(
-        ["bvtest.yaml::P@5::mean[head]", "bvtest.yaml::P@5::mean[tail]", "bvtest.yaml::P@5::mean"]
-    )
-    tail = pytester.runpytest("-k", "tail", "-p", "no:randomly")
-    tail.assert_outcomes(failed=1, deselected=2)
+    ids = ["bvtest.yaml::P@5::mean[head]", "bvtest.yaml::P@5::mean[tail]", "bvtest.yaml::P@5::mean[min]"]
+    collected.stdout.fnmatch_lines([*ids, "bvtest.yaml::P@5::mean[min]#2"])
+    tail = pytester.runpytest("-k", "tail")
+    tail.assert_outcomes(failed=1, deselected=3)
     tail.stdout.fnmatch_lines(["FAILED bvtest.yaml::P@5::mean[[]tail]*"])
     everything = pytester.runpytest("--bvtest-json", "report.json")
-    everything.assert_outcomes(passed=2, failed=1)
+    everything.assert_outcomes(passed=2, failed=2)
     report = json.loads((pytester.path / "report.json").read_text())
     assert [gate["segment"] for gate in report["evaluations"][0]["gates"]] == [
         {"name": "head", "topics": 4},
         {"name": "tail", "topics": 4},
         None,
+        None,
     ]
-    last_failed = pytester.runpytest("--lf")
-    last_failed.assert_outcomes(failed=1, deselected=2)
+    last_failed = pytester.runpytest("--lf", "-v")
+    last_failed.assert_outcomes(failed=2, deselected=2)
+    last_failed.stdout.fnmatch_lines(
+        ["bvtest.yaml::P@5::mean[[]tail] FAILED*", "bvtest.yaml::P@5::mean[[]min]#2 FAILED*"]
+    )
 
 
 def test_the_segments_of_every_measure_share_the_swaps_of_all_topics() -> None:

@@ -151,6 +151,19 @@ def _parser() -> argparse.ArgumentParser:
         "--swaps", type=int, default=None, help="Monte-Carlo swaps (default: the spec's calibration.swaps)"
     )
     calibrate.add_argument("--seed", type=int, default=None, help="seed of the swaps (default: the spec's, 0)")
+    calibrate.add_argument(
+        "--detect",
+        default=None,
+        metavar="DROP",
+        help="a drop in a query's score to catch (0.02, or 5%% of the reference's mean): each gate's power at it "
+        "and about how many topics it needs to catch it 80%% of the time",
+    )
+    calibrate.add_argument(
+        "--model",
+        choices=("uniform", "few"),
+        default="uniform",
+        help="where --detect drops the score: on every query (uniform, the default) or on 10%% of them (few)",
+    )
     calibrate.add_argument("--no-cache", action="store_true", help="do not use the per-topic score cache")
     return parser
 
@@ -324,6 +337,7 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
         )
     if arguments.seed is not None and arguments.seed < 0:
         raise InputError(f"--seed must be a whole number >= 0, got {arguments.seed}")
+    detect = _detect_argument(arguments.detect)
     calibration = spec.analysis.calibration
     calibration = replace(
         calibration,
@@ -331,7 +345,8 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
         seed=arguments.seed if arguments.seed is not None else calibration.seed,
         plain_bound_swaps=None,
     )
-    spec = replace(spec, analysis=replace(spec.analysis, calibration=calibration))
+    power = replace(spec.analysis.power, stacked_cells=None)  # every gate's power, however long it takes
+    spec = replace(spec, analysis=replace(spec.analysis, calibration=calibration, power=power))
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache)
     replays = replay_baselines(spec, use_cache=not arguments.no_cache)
     out.write(
@@ -339,7 +354,7 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
         f"scores on random topics (seed {calibration.seed})\n\n"
     )
     from pytest_bvtest.report.outputs import evaluation_document
-    from pytest_bvtest.report.wording import notices, together_lines
+    from pytest_bvtest.report.wording import AIM_COLUMNS_NOTE, notices, power_legend, together_lines
 
     document = evaluation_document(evaluation)
     measures = document["evaluations"]
@@ -363,15 +378,24 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
         "false alarm",
         "swaps",
         *(f"limit {rate:.0%}" for rate in CALIBRATION_RATES),
+        "MDE all / 10%",
         *(f"replay {name}" for name in replays),
     )
     documents = [gate for measure in measures for gate in measure["gates"]]
-    rows = [_calibration_row(verdict, gate, replays) for verdict, gate in zip(evaluation.gates, documents)]
+    with_aim = detect is not None or any(gate["power"] and gate["power"]["aim"] for gate in documents)
+    header = (*header, "catches the aim", "topics needed") if with_aim else header
+    rows = [
+        _calibration_row(verdict, gate, replays, (detect, arguments.model) if with_aim else None)
+        for verdict, gate in zip(evaluation.gates, documents)
+    ]
     widths = [max(len(str(row[column])) for row in (header, *rows)) for column in range(len(header))]
     for row in (header, *rows):
         out.write("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n")
     together = together_lines({"evaluations": measures})
     out.write("\n" + "".join(f"{line}\n" for line in together) if together else "")
+    legend = power_legend({"evaluations": measures})
+    out.write(f"\n{legend}\n" if legend else "")
+    out.write(f"{AIM_COLUMNS_NOTE}\n" if with_aim else "")
     out.write("\nReplay: each baseline but the reference as the candidate; a release the team accepted should pass.\n")
     out.write("Limits are on the value's scale for the spec's candidate: the null depends on its per-topic scores.\n\n")
     limited = (
@@ -384,9 +408,35 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _calibration_row(verdict: Verdict, gate: dict[str, Any], replays: dict[str, Evaluation]) -> tuple[str, ...]:
+def _detect_argument(text: str | None) -> tuple[float, bool] | None:
+    """``--detect``: ``(drop, relative)`` from ``0.02`` or ``5%`` (of the reference's mean score)."""
+    if text is None:
+        return None
+    relative = text.strip().endswith("%")
+    try:
+        drop = float(text.strip().removesuffix("%")) / (100 if relative else 1)
+    except ValueError:
+        drop = float("nan")
+    if not drop > 0 or drop == float("inf") or (relative and drop > 1):
+        raise InputError(
+            f"--detect must be a drop above 0 (0.02, or a percentage of the reference's mean such as 5%), got {text!r}"
+        )
+    return drop, relative
+
+
+def _calibration_row(
+    verdict: Verdict,
+    gate: dict[str, Any],
+    replays: dict[str, Evaluation],
+    aim_asked: tuple[tuple[float, bool] | None, str] | None = None,
+) -> tuple[str, ...]:
     """One gate's row: its limit and that limit's false-alarm rate, its limits at each of
-    :data:`CALIBRATION_RATES`, and its outcome with each baseline replayed as the candidate."""
+    :data:`CALIBRATION_RATES`, its MDE under each model (docs/mathematics.md §9), its outcome with each baseline
+    replayed as the candidate, and with ``aim_asked`` (``--detect`` and ``--model``, the drop ``None`` for the
+    gate's own ``detect:``) its power at that drop and about how many topics it needs."""
+    from pytest_bvtest.judging.power import aim_power, crossings
+    from pytest_bvtest.report.wording import about, power_cell
+
     replayed = []
     for evaluation in replays.values():
         matches = [
@@ -401,6 +451,15 @@ def _calibration_row(verdict: Verdict, gate: dict[str, Any], replays: dict[str, 
         if limits.null is None
         else (f"all {limits.null.swaps:,}" if limits.null.exact else f"{limits.null.swaps:,}")
     )
+    aim: tuple[str, ...] = ()
+    power = verdict.power
+    if aim_asked is not None:
+        (detect, model), aim = aim_asked, ("-", "-")
+        if power is not None and power.result is not None and detect is not None:
+            limits = crossings(verdict.inputs, verdict.limits)
+            aim = _aim_cells(aim_power(verdict.inputs, limits, detect[0], model, detect[1]), about)
+        elif power is not None and power.aim is not None:
+            aim = _aim_cells(power.aim, about)
     return (
         f"{verdict.measure}::{verdict.gate.name}",
         verdict.reference or "-",
@@ -409,8 +468,16 @@ def _calibration_row(verdict: Verdict, gate: dict[str, Any], replays: dict[str, 
         rate,
         swaps,
         *limit_at,
+        power_cell(gate),
         *replayed,
+        *aim,
     )
+
+
+def _aim_cells(aim: Any, about: Any) -> tuple[str, str]:
+    """``power at the aim``, ``topics needed``: ``34%``, ``about 180`` (or ``enough`` / ``no number``)."""
+    needed = "enough" if not aim.missed else (f"about {about(aim.topics_needed)}" if aim.reachable else "no number")
+    return f"{aim.power:.0%}", needed
 
 
 def _calibrated_gates_yaml(spec: Spec, calibration: CalibrationSpec) -> str:

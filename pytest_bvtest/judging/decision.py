@@ -5,7 +5,8 @@ limit (:mod:`.limits`) and the guards of its measure (:mod:`.guards`). A gate fa
 its limit (by more than floating-point noise), or when any number it reads is NaN: a NaN is never a pass
 (docs/mathematics.md §7, "Non-finite values"). A pass is ``OK*`` instead of ``OK`` when it is not to be
 trusted: the point estimate is past a bound but the bootstrap interval reaches the safe side (Anserini's
-``[OK*]``), the calibrated limit is one no swap crosses (the gate cannot fail), or a guard concerns it.
+``[OK*]``), the calibrated limit is one no swap crosses (the gate cannot fail), a guard concerns it, or the gate
+would miss the drop its ``detect:`` names (docs/mathematics.md §9).
 The sentences that explain a verdict live in :mod:`pytest_bvtest.report.wording`.
 """
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pytest_bvtest.judging.gate_inputs import GateInputs, GateNull, TopicImpact
 from pytest_bvtest.judging.guards import Guard
 from pytest_bvtest.judging.limits import TOLERANCE, GateLimit, JointFalseAlarm, excess_over, interval_excess
+from pytest_bvtest.judging.power import AimPower, PowerFacts
 from pytest_bvtest.spec.model import GateSpec
 from pytest_bvtest.stats.registry import STATISTICS
 
@@ -53,7 +55,8 @@ class Verdict:
     ``excess > 0`` is past the limit (NaN when undefined); ``undefined`` names the NaN that failed the gate
     (one of :data:`UNDEFINED`); ``within_noise`` is a pass whose point estimate is past the bound while its
     interval reaches the safe side; ``cannot_fail`` a calibrated limit no swap crosses; ``guards`` the
-    measure's guards that concern the gate.
+    measure's guards that concern the gate; ``power`` its power at its limit (docs/mathematics.md §9) and
+    ``missed_aim`` the ``detect:`` aim a passing gate would miss.
     """
 
     inputs: GateInputs
@@ -64,13 +67,16 @@ class Verdict:
     within_noise: bool = False
     cannot_fail: CannotFail | None = None
     guards: tuple[Guard, ...] = ()
+    power: PowerFacts | None = None
+    missed_aim: AimPower | None = None
 
     @property
     def outcome(self) -> str:
         """``OK``, ``OK*`` (a pass not to be trusted as it stands) or ``FAIL``."""
         if not self.passed:
             return FAIL
-        return OK_WITH_WARNING if self.within_noise or self.cannot_fail is not None or self.guards else OK
+        warned = self.within_noise or self.cannot_fail is not None or self.guards or self.missed_aim is not None
+        return OK_WITH_WARNING if warned else OK
 
     # What the reports and a team's tests read, named as the gate's spec and inputs name it.
     @property
@@ -169,8 +175,10 @@ def _undefined(inputs: GateInputs, limit: GateLimit) -> str | None:
     return None
 
 
-def decide(inputs: GateInputs, limit: GateLimit, guards: Sequence[Guard] = ()) -> Verdict:
-    """Decide one gate, once: its outcome from its value, its limit and the guards of its measure."""
+def decide(
+    inputs: GateInputs, limit: GateLimit, guards: Sequence[Guard] = (), power: PowerFacts | None = None
+) -> Verdict:
+    """Decide one gate, once: its outcome from its value, its limit, its power and the guards of its measure."""
     undefined = _undefined(inputs, limit)
     excess = float("nan") if undefined else excess_over(inputs.value, limit.value, inputs.upper)
     point_passes = undefined is None and not excess > TOLERANCE
@@ -193,6 +201,8 @@ def decide(inputs: GateInputs, limit: GateLimit, guards: Sequence[Guard] = ()) -
             cannot_fail = CannotFail(smallest, null.swaps, null.exact)
     # a failing gate keeps its guards too: they say what its FAIL should not be trusted for
     concerning = tuple(guard for guard in guards if guard.concerns(gate.statistic, inputs.reference))
-    return Verdict(
-        inputs, limit, excess, point_passes or within_noise, undefined, within_noise, cannot_fail, concerning
-    )
+    passed = point_passes or within_noise
+    # a pass that would miss the drop the spec asks the gate to catch: green, but not the green asked for
+    aim = None if power is None else power.aim
+    missed = aim if passed and aim is not None and aim.missed else None
+    return Verdict(inputs, limit, excess, passed, undefined, within_noise, cannot_fail, concerning, power, missed)

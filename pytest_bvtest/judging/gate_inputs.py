@@ -20,6 +20,7 @@ from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.model import UPPER_BOUNDS, AnalysisSettings, GateSpec, Spec
 from pytest_bvtest.stats.calibration import SwapNull, null_of_own_value, swap_null
 from pytest_bvtest.stats.inference import BootstrapInterval, paired_bootstrap
+from pytest_bvtest.stats.power import PowerProblem
 from pytest_bvtest.stats.registry import STATISTICS
 
 if TYPE_CHECKING:
@@ -103,7 +104,9 @@ class GateInputs:
     statistic that reads no reference); ``reference_value`` is set when the limit reads it (a relative
     bound, or a null of differences). ``interval`` is the bootstrap interval of a noise-aware gate (of
     candidate - reference when the limit reads the reference). ``compared_value`` is the value of the system
-    the topics are blamed against (the gate's reference, else the spec's), for the reports' delta.
+    the topics are blamed against (the gate's reference, else the spec's), for the reports' delta. ``power`` holds
+    the draws of a regression (docs/mathematics.md §9), measured once the limit is known; ``power_skipped`` says
+    why there are none; ``aim_scale`` is the reference's mean score, of which a ``detect: N%`` aim is a share.
     ``converged`` is False for a value found by iteration whose fixed point was not reached (GAWM).
     """
 
@@ -119,6 +122,9 @@ class GateInputs:
     null: GateNull | None
     worst_topics: tuple[TopicImpact, ...]
     worst_against: str
+    power: PowerProblem | None = None
+    power_skipped: str | None = None
+    aim_scale: float = 1.0
     #: The topics the gate judged: every evaluated topic, or its segment's.
     topics: tuple[str, ...] = ()
     converged: bool = True
@@ -196,6 +202,7 @@ def gate_inputs(
         if blamed is not None
         else (matrix.scores.max(axis=0), "the virtual target")
     )
+    power, skipped = _power_draws(spec, gate, matrix, settings, candidate, reference, variations)
     return GateInputs(
         gate=gate,
         id=gate_id(spec.path.name, matrix.measure, gate),
@@ -211,9 +218,58 @@ def gate_inputs(
             matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts
         ),
         worst_against=str(against),
+        power=power,
+        power_skipped=skipped,
+        aim_scale=float(matrix.scores[reference].mean()) if reference is not None else 1.0,
         converged=converged,
         topics=matrix.topics,
     )
+
+
+def _power_draws(
+    spec: Spec,
+    gate: GateSpec,
+    matrix: ScoreMatrix,
+    settings: AnalysisSettings,
+    candidate: int,
+    reference: int | None,
+    variations: VariationMVE | None,
+) -> tuple[PowerProblem | None, str | None]:
+    """The draws of a regression that measure the gate's power (docs/mathematics.md §9), swapping the candidate
+    with the gate's reference; or why there are none (``None, None``: the spec leaves power out).
+
+    Every supported measure's minimum is 0; a per-topic table's measure has none the project knows, and takes
+    the lowest of 0 and its scores.
+    """
+    power = spec.analysis.power
+    if not power.enabled:
+        return None, None
+    statistic = STATISTICS[gate.statistic]
+    if statistic.from_simulation is not None:
+        return None, "a statistic of the per-topic simulation: a drop in the scores does not reach it"
+    if statistic.from_variations is not None and variations is not None:
+        return None, "over query variations its value is not one of these per-topic scores"
+    if reference == candidate:
+        return None, "the gate's reference is the candidate"
+    try:
+        problem = PowerProblem(
+            matrix.scores,
+            gate.statistic,
+            candidate,
+            reference,
+            settings,
+            minimum=min(0.0, float(matrix.scores.min())),
+            draws=power.draws,
+            seed=power.seed,
+        )
+    except StatisticError as error:
+        return None, str(error)
+    if power.stacked_cells is not None and problem.stacked_cells > power.stacked_cells:
+        return None, (
+            f"{statistic.label} has no sum form over topics, and {power.draws:,} draws of {problem.topics:,} topics "
+            "would take seconds here; bvtest calibrate measures it"
+        )
+    return problem, None
 
 
 def segment_columns(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, segments: Mapping[str, str]) -> list[int]:

@@ -37,6 +37,7 @@ from pytest_bvtest.judging.evaluation import (
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs
 from pytest_bvtest.judging.guards import Guard, measure_guards
 from pytest_bvtest.judging.limits import family_levels, gate_limit, joint_false_alarms
+from pytest_bvtest.judging.power import gate_power
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
     MVE_INTER_TOPIC,
@@ -316,17 +317,24 @@ def judge_gates(
     The limits come first, all together (docs/mathematics.md §7): calibrated gates that share their swaps and
     their rate, on any measure, form a family (when ``family``) whose per-gate level holds them together to that
     rate; then every gate that shares its swaps with others learns how often an equal change fails at least one
-    of them. Only then is each gate decided, from its inputs, its limit and its measure's guards.
+    of them. Then each gate's power at that limit (docs/mathematics.md §9). Only then is each gate decided, from
+    its inputs, its limit, its power and its measure's guards.
     """
     every = [inputs for measure in gates for inputs in measure]
     levels = family_levels(every) if family else {}
     limits = [gate_limit(inputs, levels.get(position)) for position, inputs in enumerate(every)]
     for position, together in joint_false_alarms(every, limits).items():
         limits[position] = replace(limits[position], together=together)
+    powers = [gate_power(inputs, limit) for inputs, limit in zip(every, limits)]
     verdicts: list[tuple[Verdict, ...]] = []
     position = 0
     for measure, concerning in zip(gates, guards):
-        verdicts.append(tuple(decide(inputs, limits[position + i], concerning) for i, inputs in enumerate(measure)))
+        verdicts.append(
+            tuple(
+                decide(inputs, limits[position + i], concerning, powers[position + i])
+                for i, inputs in enumerate(measure)
+            )
+        )
         position += len(measure)
     return verdicts
 

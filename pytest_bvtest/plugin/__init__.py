@@ -382,11 +382,10 @@ def _bracketed_id(parent: pytest.Collector, name: str) -> dict[str, Any]:
     """The id of an item named ``NAME[...]`` (a segment's gate, ``mean[tail]``; same-named gates, ``mean[min]``) as
     pytest 9 reads it back from ``--lf``'s cache: the bracket as parameters, like a parametrized test's. pytest 9
     builds a child's id from its whole name, which the parsed id would not equal; older pytest compares strings."""
-    base, bracket, params = name.partition("[")
     parent_id = getattr(parent, "id", None)
-    if not bracket or parent_id is None or not hasattr(parent_id, "with_params"):
+    if "[" not in name or parent_id is None or not hasattr(parent_id, "parse"):
         return {}
-    return {"nodeid": parent_id.child(base).with_params(params.removesuffix("]"))}
+    return {"nodeid": parent_id.parse(f"{parent_id}::{name}")}  # as pytest parses it (mean[min]#2 too)
 
 
 def keyword(name: str) -> str:

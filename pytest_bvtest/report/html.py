@@ -52,6 +52,8 @@ from pytest_bvtest.report.wording import (
     notices,
     page_title,
     page_verdict,
+    power_legend,
+    power_text,
     run_spread_lines,
     summary_counts,
     sure_lines,
@@ -272,6 +274,8 @@ def _gate_rows(document: Mapping[str, Any], gate: Mapping[str, Any], columns: Se
             )
         elif name == "gate":
             rendered.append(f'<td title="{escape(gate["id"])}"><code>{escape(cells["gate"])}</code></td>')
+        elif name == "mde":
+            rendered.append(f'<td class="num" title="{escape(power_text(gate) or "")}">{escape(cells[name])}</td>')
         elif name in sorts or name == "change":
             rendered.append(_num_cell(sorts.get(name), cells[name]))
         else:
@@ -298,6 +302,9 @@ def _gate_section(document: Mapping[str, Any], evaluations: Sequence[Mapping[str
     note = calibration_note(document)
     if note:
         lines.append(f'<p class="meta">{escape(_capital(note))}.</p>')
+    legend = power_legend(document) if "mde" in columns else None
+    if legend:
+        lines.append(f'<p class="meta legend">{escape(legend)}</p>')
     return lines + ["</details>"]
 
 

@@ -113,6 +113,50 @@ def _calibration_document(verdict: Verdict) -> dict[str, Any] | None:
     }
 
 
+def power_document(verdict: Verdict) -> dict[str, Any] | None:
+    """The gate's power (docs/mathematics.md §9): its MDE under each regression model, how it was measured, and
+    its ``detect:`` aim's power; ``None`` when the spec leaves power out (``analysis: {power: false}``)."""
+    facts = verdict.power
+    if facts is None:
+        return None
+    result, aim = facts.result, facts.aim
+    return {
+        "skipped": facts.skipped,
+        "reference": facts.partner,
+        "level": None if result is None else result.level,
+        "draws": None if result is None else result.draws,
+        "seed": None if result is None else result.seed,
+        "topics": None if result is None else result.topics,
+        "harmed": None if result is None else result.harmed,
+        "method": None if result is None else result.method,
+        "models": []
+        if result is None
+        else [
+            {
+                "model": each.model,
+                "mde": _number(each.drop),
+                "power": _number(each.power),
+                "largest": _number(each.largest),
+                "moves": each.moves,
+            }
+            for each in result.detectable
+        ],
+        "aim": None
+        if aim is None
+        else {
+            "drop": aim.drop,
+            "model": aim.model,
+            "relative": aim.relative,
+            "power": _number(aim.power),
+            "level": aim.level,
+            "topics": aim.topics,
+            "topics_needed": aim.topics_needed,
+            "reachable": aim.reachable,
+            "missed": aim.missed,
+        },
+    }
+
+
 def guard_document(guard: Guard) -> dict[str, Any]:
     """One guard: its kind, whether it warns (``OK*``) or notes, whom it names, its facts and its words."""
     document = {
@@ -159,6 +203,8 @@ def gate_document(verdict: Verdict) -> dict[str, Any]:
         if cannot_fail is None
         else {"smallest_rate": cannot_fail.smallest_rate, "swaps": cannot_fail.swaps, "exact": cannot_fail.exact},
         "guard_facts": [guard_document(guard) for guard in verdict.guards],
+        "power": power_document(verdict),
+        "missed_aim": verdict.missed_aim is not None,
         "higher_is_better": verdict.higher_is_better,
         "upper": verdict.upper,
         "label": verdict.label,

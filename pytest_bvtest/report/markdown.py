@@ -40,6 +40,7 @@ from pytest_bvtest.report.wording import (
     notices,
     page_title,
     page_verdict,
+    power_legend,
     run_spread_lines,
     sure_lines,
     system_rows,
@@ -175,7 +176,9 @@ def _gate_section(document: Mapping[str, Any], evaluations: list[Mapping[str, An
         cells["outcome"] = f"{icon(gate['outcome'], gate['passed'])} {gate['outcome']}"
         rows.append(tuple(code(_one_line(cells[name])) if name == "gate" else cell(cells[name]) for name in columns))
     numeric = {
-        columns.index(name) for name in ("value", "reference", "change", "false alarm", "as bad") if name in columns
+        columns.index(name)
+        for name in ("value", "reference", "change", "false alarm", "as bad", "mde")
+        if name in columns
     }
     lines = [
         "",
@@ -186,6 +189,9 @@ def _gate_section(document: Mapping[str, Any], evaluations: list[Mapping[str, An
     note = calibration_note(document)
     if note:
         lines += ["", prose(note[0].upper() + note[1:]) + "."]
+    legend = power_legend(document) if "mde" in columns else None
+    if legend:
+        lines += ["", prose(legend)]
     lines += [""] + [
         f"- {icon(gate['outcome'], gate['passed'])} {code(gate_name(document, gate))} {prose(_sentence(gate))}"
         for gate in gates

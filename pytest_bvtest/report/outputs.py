@@ -104,6 +104,21 @@ def junit_properties(gate: Mapping[str, Any]) -> list[tuple[str, Any]]:
             ("bvtest_confidence", interval["confidence"]),
             ("bvtest_seed", interval["seed"]),
         ]
+    power = gate.get("power")
+    if power is not None and power["skipped"]:
+        properties.append(("bvtest_power_skipped", power["skipped"]))
+    elif power is not None:
+        # the smallest drop each regression model's gate catches 80% of the time (docs/mathematics.md §9)
+        properties += [(f"bvtest_mde_{m['model']}", "never" if m["mde"] is None else m["mde"]) for m in power["models"]]
+        properties += [("bvtest_power_draws", power["draws"]), ("bvtest_power_seed", power["seed"])]
+        aim = power["aim"]
+        if aim is not None:
+            properties += [
+                ("bvtest_detect_drop", aim["drop"]),
+                ("bvtest_detect_model", aim["model"]),
+                ("bvtest_detect_power", aim["power"]),
+                ("bvtest_topics_needed", aim["topics_needed"]),
+            ]
     # a value that does not apply (the reference value of URisk, TRisk) is left out, not written as 'None'
     return [(key, value) for key, value in properties if value is not None]
 

@@ -35,6 +35,8 @@ from pytest_bvtest.report.wording import (
     notices,
     page_title,
     page_verdict,
+    power_legend,
+    power_text,
     run_spread_lines,
     simulation_lines,
     summary_counts,
@@ -125,7 +127,7 @@ def _gate_table(document: Mapping[str, Any], width: int) -> list[Line]:
     columns = [name for name in gate_table_columns(gates, rule=False) if name != "interval"]
     cells = [gate_cells(document, gate) for gate in gates]
     header = {name: GATE_HEADERS[name] for name in columns}
-    right = {"value", "reference", "change", "false alarm", "as bad"}
+    right = {"value", "reference", "change", "false alarm", "as bad", "mde"}
 
     def render(names: list[str]) -> list[str]:
         widths = {name: max(len(row[name]) for row in (header, *cells)) for name in names}
@@ -136,15 +138,18 @@ def _gate_table(document: Mapping[str, Any], width: int) -> list[Line]:
             for row in (header, *cells)
         ]
 
-    for dropped in ("as bad", "false alarm", "change", "reference"):
+    for dropped in ("as bad", "mde", "false alarm", "change", "reference"):
         lines = render(columns)
         if max(len(line) for line in lines) <= width:
             break
         columns = [name for name in columns if name != dropped]
     lines = render(columns)
-    return [(lines[0], {"bold": True})] + [
-        (line, OUTCOME_MARKUP.get(gate["outcome"], {})) for line, gate in zip(lines[1:], gates)
-    ]
+    legend = power_legend(document) if "mde" in columns else None
+    return (
+        [(lines[0], {"bold": True})]
+        + [(line, OUTCOME_MARKUP.get(gate["outcome"], {})) for line, gate in zip(lines[1:], gates)]
+        + ([(legend, {})] if legend else [])
+    )
 
 
 def _wrapped(lines: Sequence[Line], width: int) -> list[Line]:
@@ -300,6 +305,8 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = 
         for gate in evaluation["gates"]:
             markup = OUTCOME_MARKUP.get(gate["outcome"], {})
             lines.append((f"[{gate['outcome']}] {gate['id']}: {gate['headline']}", markup))
+            power = power_text(gate)
+            lines.extend([(f"  {power}", {})] if power else [])
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
     if document["evaluations"]:
         lines.append(("", {}))

@@ -446,7 +446,19 @@ def interval_text(gate: Mapping[str, Any]) -> str:
 
 
 #: The columns of the table of every gate, each cell rendered by :func:`gate_cells`.
-GATE_COLUMNS = ("outcome", "gate", "value", "reference", "change", "limit", "rule", "false alarm", "as bad", "interval")
+GATE_COLUMNS = (
+    "outcome",
+    "gate",
+    "value",
+    "reference",
+    "change",
+    "limit",
+    "rule",
+    "false alarm",
+    "as bad",
+    "mde",
+    "interval",
+)
 
 #: How the table of every gate heads its columns.
 GATE_HEADERS = {
@@ -459,6 +471,7 @@ GATE_HEADERS = {
     "rule": "rule",
     "false alarm": "false alarm",
     "as bad": "equal change as bad",
+    "mde": "MDE (all / 10%)",
     "interval": "bootstrap interval",
 }
 
@@ -479,6 +492,7 @@ def gate_cells(document: Mapping[str, Any], gate: Mapping[str, Any]) -> dict[str
         "rule": gate.get("rule") or "-",
         "false alarm": "-" if calibration.get("rate") is None else percent(calibration["rate"]),
         "as bad": "-" if calibration.get("p_value") is None else percent(calibration["p_value"]),
+        "mde": power_cell(gate),
         "interval": interval_text(gate),
     }
 
@@ -490,6 +504,8 @@ def gate_table_columns(gates: Sequence[Mapping[str, Any]], *, rule: bool = True)
         columns = [column for column in columns if column not in ("false alarm", "as bad")]
     if not any(gate.get("interval") for gate in gates):
         columns.remove("interval")
+    if not any(gate.get("power") and not gate["power"].get("skipped") for gate in gates):
+        columns.remove("mde")
     return columns
 
 
@@ -733,11 +749,156 @@ def cannot_fail_text(gate: Mapping[str, Any]) -> str | None:
     )
 
 
+# --- power (docs/mathematics.md §9) ---------------------------------------------------------------------------
+
+
+def about(count: int) -> str:
+    """``180`` for 183, ``1,200`` for 1,234: a count to two significant digits, for an estimate."""
+    if count < 100:
+        return str(count)
+    digits = len(str(count)) - 2
+    return f"{round(count, -digits):,}"
+
+
+def model_words(model: str, power: Mapping[str, Any]) -> str:
+    """Where a regression model drops the score: ``on every query``, ``on 5 of the 50 queries``."""
+    if model == "uniform":
+        return "on every query"
+    return f"on {power['harmed']:,} of the {power['topics']:,} queries (10%)"
+
+
+def _drop(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def power_cell(gate: Mapping[str, Any]) -> str:
+    """The gate's MDE under each model for a table cell: ``0.0716 / never`` (every query / 10% of them); ``-``
+    where power was not measured."""
+    power = gate.get("power")
+    if not power or power.get("skipped"):
+        return "-"
+    return " / ".join("never" if m["mde"] is None else _drop(float(m["mde"])) for m in power["models"])
+
+
+def power_legend(document: Mapping[str, Any]) -> str | None:
+    """What the tables' MDE column says, with the draws behind it; ``None`` when no gate has a power."""
+    powers = [
+        gate["power"]
+        for evaluation in document["evaluations"]
+        for gate in evaluation["gates"]
+        if gate.get("power") and not gate["power"].get("skipped")
+    ]
+    if not powers:
+        return None
+    seeds = sorted({power["seed"] for power in powers})
+    draws = sorted({power["draws"] for power in powers})
+    return (
+        f"MDE (all / 10%): the smallest drop in a query's score that each gate catches {powers[0]['level']:.0%} of the "
+        f"time, on every query / on 10% of them ({'/'.join(f'{d:,}' for d in draws)} seeded draws of an equal-quality "
+        f"change made worse, seed {'/'.join(str(seed) for seed in seeds)}); never: not even a drop to the measure's "
+        "minimum. A green gate says nothing about smaller drops."
+    )
+
+
+def power_lines(document: Mapping[str, Any]) -> list[str]:
+    """What a green is worth against a worse change, once per spec and measure: the smallest drop on every query,
+    and on 10% of the queries, that fails the check at least 80% of the time, with the gate that catches it
+    (the check fails when any gate does, so at least as often as its most powerful gate: docs/mathematics.md §9)."""
+    lines = []
+    for evaluation in document["evaluations"]:
+        gates = [gate for gate in evaluation["gates"] if gate.get("power") and not gate["power"].get("skipped")]
+        if not gates:
+            continue
+        power = gates[0]["power"]
+        caught, missed = [], []
+        for model in ("uniform", "few"):
+            found = [
+                (float(each["mde"]), gate["label"])
+                for gate in gates
+                for each in gate["power"]["models"]
+                if each["model"] == model and each["mde"] is not None
+            ]
+            where = model_words(model, power).removesuffix(" (10%)")
+            if found:
+                drop, label = min(found)
+                caught.append(f"{'a drop' if not caught else 'one'} of {_drop(drop)} {where} ({label})")
+            else:
+                missed.append(where)
+        head = f"Power ({display_path(evaluation['spec'])}, {evaluation['measure']}): "
+        level = f"{power['level']:.0%} of the time"
+        if caught:
+            text = f"{' or '.join(caught)} fails this check at least {level}; smaller drops can pass"
+            text += f", and so can a drop {' or '.join(missed)}, however large." if missed else "."
+        else:
+            text = f"no drop {' or '.join(missed)} fails this check {level}, however large."
+        lines.append(head + text)
+    return lines
+
+
+#: What ``bvtest calibrate``'s aim columns say (docs/mathematics.md §9 "Topics needed").
+AIM_COLUMNS_NOTE = (
+    "catches the aim: how often each gate fails a drop of the asked size (--detect, else the gate's detect:); topics "
+    "needed: about how many topics like these it needs to catch it 80% of the time, an estimate (the mean by its "
+    "closed form, the others by resampling topics); no number: more topics do not get there (its bound lets such a "
+    "drop pass, or the statistic does not move under it)."
+)
+
+
+def power_text(gate: Mapping[str, Any]) -> str | None:
+    """The gate's power in a sentence: the drop it catches under each model, or why it catches none
+    (docs/mathematics.md §9); ``None`` when the spec leaves power out."""
+    power = gate.get("power")
+    if not power:
+        return None
+    if power.get("skipped"):
+        return f"power not measured: {power['skipped']}"
+    level, measure, label = power["level"], gate["measure"], gate["label"]
+    parts = []
+    for each in power["models"]:
+        where = model_words(each["model"], power)
+        if each["mde"] is not None and float(each["mde"]) == 0:
+            parts.append(f"fails most equal-quality changes already, so any drop {where}")
+        elif each["mde"] is not None:
+            parts.append(f"catches a drop of {_drop(float(each['mde']))} in {measure} {where} {level:.0%} of the time")
+        elif not each["moves"]:
+            parts.append(f"cannot see a drop {where}: {label} does not get worse under it")
+        else:
+            parts.append(
+                f"misses a drop {where} of any size (at most {percent(_float(each['power']))} of the time, even "
+                "down to the measure's minimum)"
+            )
+    partner = f" swapping with {power['reference']}" if power["reference"] else ""
+    method = ", sums drawn from their Gaussian" if power["method"] == "gaussian" else ""
+    return f"power: {'; '.join(parts)} ({power['draws']:,} draws{partner}, seed {power['seed']}{method})"
+
+
+def missed_aim_text(gate: Mapping[str, Any]) -> str | None:
+    """Why a passing gate with a ``detect:`` aim is ``OK*``: the drop it would miss, and the topics it would need."""
+    if not gate.get("missed_aim"):
+        return None
+    power = gate["power"]
+    aim = power["aim"]
+    drop = _drop(aim["drop"])
+    if aim["relative"] is not None:
+        drop += f" ({aim['relative'] * 100:g}% of {power['reference'] or 'the reference'}'s mean)"
+    where = model_words(aim["model"], power) if aim["model"] == "uniform" else "on 10% of the queries"
+    text = (
+        f"this gate would miss a drop of {drop} in {gate['measure']} {where} on {aim['topics']:,} topics: it "
+        f"catches it {percent(_float(aim['power']))} of the time, not {aim['level']:.0%}"
+    )
+    if aim["topics_needed"] is not None:
+        return f"{text}; it needs about {about(aim['topics_needed'])} topics like these (an estimate)"
+    return (
+        f"{text}; more topics like these would not get there (its bound lets such a drop pass, or {gate['label']} "
+        "does not move under it)"
+    )
+
+
 def gate_reasons(gate: Mapping[str, Any]) -> list[str]:
     """The warnings a gate carries besides a pass within noise: its measure's guards that concern it, then its
-    own (a calibrated limit that cannot fail)."""
-    own = cannot_fail_text(gate)
-    return [guard_message(guard) for guard in gate.get("guard_facts") or []] + ([own] if own else [])
+    own (a calibrated limit that cannot fail, a ``detect:`` aim it would miss)."""
+    own = [text for text in (cannot_fail_text(gate), missed_aim_text(gate)) if text]
+    return [guard_message(guard) for guard in gate.get("guard_facts") or []] + own
 
 
 def blame_title(gate: Mapping[str, Any]) -> str:
@@ -811,6 +972,9 @@ def message(gate: Mapping[str, Any]) -> str:
     noise = within_noise_text(gate)
     reasons = gate_reasons(gate)
     lines += [f"  warning: {text}" for text in ([noise] if noise else []) + reasons]
+    power = power_text(gate)
+    if power and gate["passed"]:  # what a green could have caught; a red has caught something
+        lines.append(f"  {power}")
     if gate["worst_topics"] and (not gate["passed"] or noise or gate.get("cannot_fail")):
         lines.append(f"  {blame_title(gate)}:")
         label = gate["label"]
@@ -1455,7 +1619,8 @@ def sure_lines(document: Mapping[str, Any]) -> list[str]:
             f"It is at least as bad as the candidate on {gates} {low if low == high else f'{low} to {high}'} of the "
             "time."
         )
-    return lines + test_agreement_lines(document)
+    # what a green is worth against a worse change (docs/mathematics.md §9): the smallest drops the check catches
+    return lines + test_agreement_lines(document) + power_lines(document)
 
 
 def _joined(texts: Sequence[str]) -> str:

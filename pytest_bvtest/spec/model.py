@@ -34,6 +34,14 @@ DEFAULT_SWAPS_FULL_MATRIX = 1_000
 RATE_SWAPS = 1_000
 #: Paired-bootstrap resamples of a noise-aware gate (``confidence``).
 DEFAULT_RESAMPLES = 1000
+#: Seeded draws of a regression that measure a gate's power (docs/mathematics.md §9).
+DEFAULT_POWER_DRAWS = 1000
+#: A gate whose power's draws are evaluated on stacks of matrices (no sum form: ZRisk, GeoRisk, GAWM, grouping) has
+#: it measured by default while draws x topics x rows stay below this (about a second); ``bvtest calibrate`` always.
+STACKED_POWER_CELLS = 1_000_000
+#: The regression models of a gate's power and of ``detect:`` (docs/mathematics.md §9): a drop on every topic,
+#: or on a random 10% of them.
+REGRESSION_MODELS = ("uniform", "few")
 #: Topics per group of a difficulty or random grouping when the spec gives no ``size`` (docs/mathematics.md §3b).
 DEFAULT_GROUP_SIZE = 5
 
@@ -59,6 +67,20 @@ class Bound:
 
 
 @dataclass(frozen=True)
+class DetectAim:
+    """A gate's stated aim (``detect:``): the drop in the per-topic score it must catch with 80% power.
+
+    ``drop`` is in the measure's units, or a share of the reference's mean score when ``relative``
+    (``detect: 5%``); ``model`` is ``"uniform"`` (the drop on every topic) or ``"few"`` (on a random 10% of
+    them), docs/mathematics.md §9.
+    """
+
+    drop: float
+    model: str = "uniform"
+    relative: bool = False
+
+
+@dataclass(frozen=True)
 class GateSpec:
     """One gate: a statistic, a bound and/or a false-alarm rate, optionally noise-awareness, a measure, a reference.
 
@@ -76,6 +98,7 @@ class GateSpec:
     measure: Measure | None = None
     reference: str | None = None
     false_alarm: float | None = None
+    detect: DetectAim | None = None
     segment: str | None = None
 
     @property
@@ -245,6 +268,19 @@ class CalibrationSpec:
 
 
 @dataclass(frozen=True)
+class PowerSpec:
+    """Each gate's power (docs/mathematics.md §9): ``draws`` seeded draws of a regression, with ``seed``;
+    ``enabled`` False (``power: false``) leaves it out. ``stacked_cells`` (not a spec key) is the most
+    draws x topics x rows a statistic without a sum form is evaluated on by default; ``None`` (``bvtest
+    calibrate``) measures every gate."""
+
+    draws: int = DEFAULT_POWER_DRAWS
+    seed: int = 0
+    enabled: bool = True
+    stacked_cells: int | None = STACKED_POWER_CELLS
+
+
+@dataclass(frozen=True)
 class GuardSettings:
     """The guards' thresholds (the spec's ``analysis.guards``); the defaults are the constants above."""
 
@@ -288,9 +324,9 @@ class AnalysisSettings:
     variance:
         ``"population"`` (docs/mathematics.md's default) or ``"sample"`` (n - 1, IPM 2022 Table 8, Zuccon
         et al.'s pilot) for Var, Bias²+Var, the gap terms and MVE's variance.
-    simulation, bootstrap, calibration, rankings, hits, top_topics, guards:
-        The per-topic simulation (§3e), the noise-aware gates' bootstrap, the null of no change (§7), the
-        rankings, HITS, how many topics a gate blames, the guards' thresholds.
+    simulation, bootstrap, calibration, power, rankings, hits, top_topics, guards:
+        The per-topic simulation (§3e), the noise-aware gates' bootstrap, the null of no change (§7), each
+        gate's power (§9), the rankings, HITS, how many topics a gate blames, the guards' thresholds.
     topic_weights:
         Per matrix: topic importance for ``mve``, aligned with the matrix's topics (normalised to sum 1 by
         :mod:`~pytest_bvtest.stats.meanvar`); ``None`` is uniform. Left out of ``==`` (an array).
@@ -308,6 +344,7 @@ class AnalysisSettings:
     simulation: SimulationSpec | None = None
     bootstrap: BootstrapSpec = field(default_factory=BootstrapSpec)
     calibration: CalibrationSpec = field(default_factory=CalibrationSpec)
+    power: PowerSpec = field(default_factory=PowerSpec)
     top_topics: int = 5
     rankings: RankingSpec | None = None
     hits: bool = False

@@ -31,17 +31,20 @@ from pytest_bvtest.spec.model import (
     BOUND_KEYS,
     DEFAULT_GROUP_SIZE,
     DEFAULT_RESAMPLES,
+    REGRESSION_MODELS,
     UPPER_BOUNDS,
     AlphaSweepSpec,
     AnalysisSettings,
     BootstrapSpec,
     Bound,
     CalibrationSpec,
+    DetectAim,
     DifficultyGrouping,
     GateSpec,
     Grouping,
     GuardSettings,
     MeanVarianceSpec,
+    PowerSpec,
     RandomGrouping,
     RankingSpec,
     RepeatedRuns,
@@ -99,6 +102,7 @@ _ANALYSIS_KEYS = (
     "simulation",
     "bootstrap",
     "calibration",
+    "power",
     "top_topics",
     "rankings",
     "hits",
@@ -111,6 +115,7 @@ _GATE_KEYS = (
     *BOUND_KEYS,
     "false_alarm",
     "confidence",
+    "detect",
     "measure",
     "reference",
     "name",
@@ -524,6 +529,8 @@ class _SpecReader:
                 ),
                 family=family,
             )
+        if "power" in section:
+            settings["power"] = self.power(section["power"], key("power"))
         if "guards" in section:
             guards = self.check_keys(
                 section["guards"],
@@ -779,6 +786,9 @@ class _SpecReader:
                     f"gate on {statistic} ({why}) needs a reference system",
                     "add a baseline and `reference:` naming it",
                 )
+            detect = None
+            if gate.get("detect") is not None:
+                detect = self.detect(gate["detect"], (*key, "detect"), statistic, gate_reference)
             name = gate.get("name", statistic)
             gates.append(
                 GateSpec(
@@ -790,6 +800,7 @@ class _SpecReader:
                     measure,
                     gate_reference,
                     false_alarm,
+                    detect,
                 )
             )
         # a gate per segment is a gate on that segment's topics, named and tested on its own: NAME[SEGMENT]
@@ -842,6 +853,68 @@ class _SpecReader:
                 f"did you mean {close[0]!r}?" if close else f"segments are: {', '.join(known)}",
             )
         return (named,)
+
+    def power(self, value: Any, key: tuple[Any, ...]) -> PowerSpec:
+        """``power: {draws, seed}`` (docs/mathematics.md §9), or ``power: false`` to leave each gate's power out."""
+        if value is False:
+            return PowerSpec(enabled=False)
+        if value is True or value is None:
+            return PowerSpec()
+        power = self.check_keys(value, key, ("draws", "seed"), "power")
+        return PowerSpec(
+            draws=self.number(
+                power.get("draws", PowerSpec.draws),
+                (*key, "draws"),
+                minimum=100,
+                maximum=MAX_REPETITIONS,
+                integer=True,
+            ),
+            seed=self.number(power.get("seed", PowerSpec.seed), (*key, "seed"), minimum=0, integer=True),
+        )
+
+    def detect(self, value: Any, key: tuple[Any, ...], statistic: str, reference: str | None) -> DetectAim:
+        """The gate's stated aim (docs/mathematics.md §9): ``detect: 0.02``, ``detect: 5%`` (of the reference's
+        mean score) or ``detect: {drop: 0.02, model: few}``."""
+        example = "`detect: 0.02` (a drop of 0.02 on every query) or `detect: {drop: 0.02, model: few}`"
+        if STATISTICS[statistic].from_simulation is not None:
+            raise self.error(
+                key,
+                f"{statistic} is a statistic of the per-topic simulation: a drop in the scores does not reach it, "
+                "so its power is not measured",
+                "drop `detect` from this gate",
+            )
+        model = "uniform"
+        drop_key = key
+        if isinstance(value, Mapping):
+            aim = self.check_keys(value, key, ("drop", "model"), "detect")
+            if "drop" not in aim:
+                raise self.error(key, "`detect` needs a `drop`", f"write {example}")
+            model = aim.get("model", "uniform")
+            if model not in REGRESSION_MODELS:
+                raise self.error(
+                    (*key, "model"),
+                    f"unknown model {model!r}",
+                    "use `uniform` (the drop on every query) or `few` (on a random 10% of the queries)",
+                )
+            value, drop_key = aim["drop"], (*key, "drop")
+        if isinstance(value, str):
+            match = _PERCENT.match(value)
+            if not match:
+                raise self.error(drop_key, f"expected a number or a percentage such as 5%, got {excerpt(value)!r}")
+            share = float(match.group(1)) / 100.0
+            if not 0 < share <= 1:
+                raise self.error(drop_key, f"a relative drop lies above 0% and at most 100%, got {value.strip()}")
+            if reference is None:
+                raise self.error(
+                    drop_key,
+                    "a drop in percent is a share of the reference's mean score, and this gate has no reference",
+                    "write the drop in the measure's units (0.02), or add `reference:`",
+                )
+            return DetectAim(share, model, relative=True)
+        drop = self.number(value, drop_key)
+        if drop <= 0:
+            raise self.error(drop_key, f"a drop to detect is above 0, got {drop:g}", f"write {example}")
+        return DetectAim(drop, model)
 
     def false_alarm(self, gate: Mapping[str, Any], key: tuple[Any, ...]) -> float | None:
         """The gate's false-alarm rate ``P`` (docs/mathematics.md §7): its limit is the null's P-quantile."""
@@ -1181,6 +1254,24 @@ def check_combinations(spec: Spec) -> None:
                 "the per-topic simulation needs run files: per-topic tables have no rankings",
                 path=spec.path,
                 line=simulation,
+            )
+    for index, gate in enumerate(spec.gates):
+        if gate.detect is None:
+            continue
+        if not spec.analysis.power.enabled:
+            raise InputError(
+                "`detect` needs the gate's power, and `analysis: {power: false}` leaves it out",
+                path=spec.path,
+                line=spec.line_of("gates", index, "detect"),
+                hint="drop `detect`, or `power: false`",
+            )
+        if mve.variations is not None and STATISTICS[gate.statistic].from_variations is not None:
+            raise InputError(
+                f"`detect` on {gate.statistic} over query variations: its power is not measured (a drop of one "
+                "query's score moves it only through its topic's variations)",
+                path=spec.path,
+                line=spec.line_of("gates", index, "detect"),
+                hint="drop `detect` from this gate",
             )
     rankings = spec.analysis.rankings
     if rankings is not None and not any(tables) and len(spec.sources()) < 2:

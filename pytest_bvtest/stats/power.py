@@ -1,0 +1,731 @@
+"""The power of a gate: how often it fails a change that really is worse (docs/mathematics.md §9).
+
+A calibrated limit fixes how often a gate fails a change of equal quality (§7); its **power** is how often
+it fails one that is worse, and its **minimum detectable effect** (MDE) the smallest worsening it fails at
+least 80% of the time (Webber, Moffat & Zobel, "Statistical power in retrieval experimentation", CIKM 2008;
+Sakai, "Topic set size design", Information Retrieval Journal 19(3), 2016). A gate whose MDE is large is a
+green that could not have been red.
+
+**A regression of size delta** (docs/mathematics.md §9 PIN, our reading): a swap draw of §7 (the candidate's and
+the reference's scores exchanged on each topic with probability 1/2: a change of equal quality), then the
+swapped candidate's score lowered by ``delta``, clipped at the measure's minimum (a score already at or
+below it stays), on every topic (:data:`UNIFORM`) or on a random 10% of the topics, at least one
+(:data:`FEW`: harm on a few queries, what risk and variance gates exist for). Without a reference there is
+nothing to swap with, and the draw harms the observed candidate. The gate fails a draw when the draw's
+value is past each limit the gate has for the observed pair (:class:`Crossing`), on that limit's scale:
+the candidate's own value, or candidate minus reference. **Power at delta** is the share of the ``draws``
+seeded draws it fails; the **MDE** the smallest delta with power at least :data:`TARGET_POWER`, found by
+bisection on the same draws (power then moves with delta alone), to about 0.3% of itself.
+
+Draws: with ``keys = numpy.random.default_rng([seed, 20]).random((draws, 2, n))`` (:data:`DRAWS_STREAM`), draw
+``b`` swaps topic ``j`` when ``keys[b, 0, j] < 0.5`` and, under :data:`FEW`, harms the ``k`` topics with the
+smallest ``keys[b, 1]`` (:func:`harmed_topics`), so a naive loop reproduces every draw.
+
+Evaluation: a draw puts every topic in one of four states (swapped or not, harmed or not). Every
+statistic's sufficient matrix (:attr:`~pytest_bvtest.stats.registry.Statistic.sufficient_matrix`) reads
+each topic's column alone (the virtual target, the min of normalisation, ZRisk's topic totals, which
+harming the candidate moves), so a draw's sufficient matrix is the column-wise pick among the four
+states' matrices. A statistic with a sum form (:class:`~pytest_bvtest.stats.sums.LinearSums`) is evaluated
+from the four states' per-topic terms, one matrix product per state change and block of draws; the rest
+on stacks of picked matrices. With :data:`GAUSSIAN_TOPICS` topics or more, a sum-form statistic's draws
+are summed over so many independent topics that the sums are Gaussian (their mean and covariance are
+exact: the four states' terms weighted by their probabilities, with the covariance of a harm set of fixed
+size); the draws' sums are then drawn from that Gaussian (``tests/test_stats_power.py`` checks both ways
+agree within Monte-Carlo error), at a cost that does not grow with the draws times the topics.
+
+The mean has a closed form (§9 "Check"): with ``g_j(s) = min(x_j - lo, delta)`` the drop topic ``j`` takes in
+swap state ``s``, a draw's difference of means has mean ``-D`` and variance ``sigma**2`` that are exact
+(:func:`mean_power`), and its MDE solves ``D(delta) = -L + z_power sigma(delta)`` for a limit ``L`` on the
+difference; without a topic within delta of the minimum it is ``-L + z_0.8 sqrt(mean(d**2) / n)``, which is
+``(z_{1-a} + z_0.8) sd(d) / sqrt(n)`` plus the gate's bound for a limit at level ``a`` (``sd(d)`` read as the
+spread of the swapped differences ``+-d_j``, their root mean square). **Topics needed** to reach a stated
+delta (:func:`topics_needed`) come from that closed form for the mean and from topics resampled with
+replacement to size ``n`` for the other statistics (their sums' moments per resampled topic, for a sum form);
+an estimate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from pytest_bvtest.checks import checked_seed, open_interval, whole_number
+from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.spec.model import AnalysisSettings
+from pytest_bvtest.stats.inference import paired_problem
+from pytest_bvtest.stats.registry import Statistic
+from pytest_bvtest.stats.sums import LinearSums
+
+#: A drop on every topic.
+UNIFORM = "uniform"
+#: A drop on a random 10% of the topics, at least one: harm on a few queries.
+FEW = "few"
+#: The regression models, in the order reports show them.
+MODELS = (UNIFORM, FEW)
+#: The share of topics the :data:`FEW` model harms.
+FEW_SHARE = 0.10
+#: The power an MDE is the smallest drop to reach (docs/mathematics.md §9).
+TARGET_POWER = 0.8
+#: From this many topics a sum-form statistic's draws are drawn from the Gaussian of their sums.
+GAUSSIAN_TOPICS = 1000
+
+#: The random streams of power, ``default_rng([seed, STREAM])``: apart from the null's swaps (``default_rng(seed)``)
+#: and its run-to-run noise (``[seed, 1]``), so that the draws that measure power are not those that set the limit.
+DRAWS_STREAM = 20
+GAUSSIAN_STREAM = 21
+RESAMPLED_STREAM = 22
+
+#: The two scales a limit may be on.
+OWN = "own"
+DIFFERENCE = "difference"
+
+# A value this close to a limit counts as on it, as the gates do (floating-point noise).
+_TOLERANCE = 1e-12
+# Cells (draws x topics x rows) evaluated at once: bounds memory.
+_BLOCK_CELLS = 1 << 20
+# The bisection stops when the bracket is this small relative to its top: about 3 significant digits.
+_RELATIVE_PRECISION = 3e-3
+# Draws of the Gaussian null that places a calibrated limit at other topic counts (topics needed).
+_NULL_DRAWS = 20_000
+# Topics needed are searched up to this many times the topics at hand (and at most this many topics).
+_MOST_TOPICS_FACTOR = 100
+_MOST_TOPICS = 1_000_000
+# Resampled draws of a statistic without a sum form cost draws x topics: their search stops at this many cells.
+_RESAMPLED_CELLS = 1 << 27
+
+
+def harmed_topics(topics: int, model: str) -> int:
+    """How many topics a draw of ``model`` harms: all of them, or 10% rounded, at least one."""
+    if model == UNIFORM:
+        return topics
+    if model == FEW:
+        return max(1, int(math.floor(FEW_SHARE * topics + 0.5)))
+    raise StatisticError(f"unknown regression model {model!r}; models: {', '.join(MODELS)}")
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """One limit a draw must be past for the gate to fail it (a gate with several fails only past all).
+
+    ``scale`` is :data:`OWN` (the candidate's value) or :data:`DIFFERENCE` (candidate minus reference);
+    ``upper`` a cap (the value must stay at or below ``limit``). How the limit moves with the number of topics
+    (:func:`topics_needed`): a bound stays (``kind="bound"``); a bound of a noise-aware gate is widened by the
+    reach of its bootstrap interval towards the safe side, ``reach``, which shrinks as ``1/sqrt(n)``
+    (``kind="noise"``: ``limit`` is the bound minus or plus ``reach``); a calibrated limit is the null's quantile
+    at the false-alarm ``level`` it holds (``kind="calibrated"``), placed again at each topic count.
+    """
+
+    scale: str
+    limit: float
+    upper: bool
+    kind: str = "bound"
+    reach: float = 0.0
+    level: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.scale not in (OWN, DIFFERENCE):
+            raise StatisticError(f"a limit's scale is {OWN!r} or {DIFFERENCE!r}, got {self.scale!r}")
+        if self.kind not in ("bound", "noise", "calibrated"):
+            raise StatisticError(f"a limit's kind is 'bound', 'noise' or 'calibrated', got {self.kind!r}")
+
+    def crossed(self, own: np.ndarray, difference: np.ndarray | None) -> np.ndarray:
+        """Which draws are past the limit; a NaN value is past it (a gate never passes on NaN)."""
+        values = own if self.scale == OWN else difference
+        if values is None:
+            raise StatisticError("a limit on candidate minus reference needs a reference")
+        limit = self.limit
+        slack = _TOLERANCE * max(1.0, abs(limit)) if math.isfinite(limit) else 0.0
+        with np.errstate(invalid="ignore"):
+            past = values > limit + slack if self.upper else values < limit - slack
+        return past | np.isnan(values)
+
+
+def failed(own: np.ndarray, difference: np.ndarray | None, crossings: Sequence[Crossing]) -> np.ndarray:
+    """Which draws the gate fails: those past every one of its limits."""
+    failing = np.ones(own.shape, dtype=bool)
+    for crossing in crossings:
+        failing &= crossing.crossed(own, difference)
+    return failing
+
+
+@dataclass(frozen=True)
+class Detectable:
+    """The smallest drop of one model that the gate fails with :data:`TARGET_POWER`, or why there is none.
+
+    ``drop`` is the MDE (``None`` when even ``largest``, the drop that takes every harmed score to the
+    measure's minimum, is caught less often); ``power`` the share of draws failed at ``drop`` (at ``largest``
+    when ``drop`` is ``None``); ``moves`` False when the statistic never gets worse under the model (Var under
+    a drop on every topic: the spread stays, and clipping only narrows it).
+    """
+
+    model: str
+    drop: float | None
+    power: float
+    largest: float
+    moves: bool = True
+
+
+@dataclass(frozen=True)
+class GatePower:
+    """A gate's power under both models: each model's :class:`Detectable`, and how the draws were made.
+
+    ``harmed`` is how many topics a :data:`FEW` draw harms, of ``topics``; ``method`` is ``"simulation"``
+    (every draw's topics) or ``"gaussian"`` (sums drawn from their exact Gaussian, :data:`GAUSSIAN_TOPICS`).
+    """
+
+    level: float
+    draws: int
+    seed: int
+    topics: int
+    harmed: int
+    method: str
+    detectable: tuple[Detectable, ...]
+
+    def of(self, model: str) -> Detectable:
+        for each in self.detectable:
+            if each.model == model:
+                return each
+        raise StatisticError(f"no power for the regression model {model!r}")
+
+
+Values = tuple[np.ndarray, "np.ndarray | None"]
+"""A block of draws' values: the candidate's own, and candidate minus reference (``None`` without a reference)."""
+
+
+class PowerProblem:
+    """One gate's draws of a regression (module docstring): their values at any drop, their power, the MDE.
+
+    Parameters
+    ----------
+    scores:
+        ``(m, n)`` score matrix, every system of the evaluation.
+    statistic:
+        A name in :data:`~pytest_bvtest.stats.registry.STATISTICS`.
+    candidate, reference:
+        Rows of the candidate and of the system it is swapped with (``None``: no swap).
+    settings:
+        How the statistic is computed.
+    minimum:
+        The measure's minimum: no harmed score goes below it (0 for every supported measure).
+    draws, seed:
+        ``R`` seeded draws (module docstring).
+    """
+
+    def __init__(
+        self,
+        scores: np.ndarray,
+        statistic: str,
+        candidate: int,
+        reference: int | None,
+        settings: AnalysisSettings = AnalysisSettings(),
+        *,
+        minimum: float = 0.0,
+        draws: int = 1000,
+        seed: int = 0,
+    ) -> None:
+        chosen, x, (_, positions) = paired_problem(scores, statistic, candidate, reference, settings, "power")
+        if reference is not None and reference == candidate:
+            raise StatisticError("power needs a reference other than the candidate")
+        self.statistic: Statistic = chosen
+        self.settings = settings
+        self.draws = whole_number(draws, "power draws")
+        self.seed = checked_seed(seed)
+        self.minimum = float(minimum)
+        self.topics = x.shape[1]
+        self._scores = x
+        self._candidate = candidate
+        self._reference = reference
+        self._positions = list(positions)
+        self._reference_position = None if reference is None else self._positions[1]
+        rows = [candidate] if reference is None else [candidate, reference]
+        self._kept = list(dict.fromkeys(rows))
+        #: The drop that takes every harmed score to the minimum: no larger drop changes anything.
+        self.largest = float(max(0.0, x[rows].max() - self.minimum))
+        self._unharmed = self._state_matrices(0.0)
+        self._zero: dict[str, Values] = {}
+        form = chosen.sums if isinstance(chosen.sums, LinearSums) else None
+        if (
+            form is not None
+            and form.terms(self._unharmed[0], self._positions, self._reference_position, settings, None) is None
+        ):
+            form = None  # grouping: no sum form under these settings
+        #: The sum form a draw's sums are computed with, or ``None`` (stacks of matrices).
+        self._form = form
+        #: ``"gaussian"`` when the draws' sums are drawn from their Gaussian, else ``"simulation"``.
+        self.method = (
+            "gaussian" if form is not None and self.topics >= GAUSSIAN_TOPICS and self.swapped else "simulation"
+        )
+        #: Draws x topics x rows (x random groupings) of one evaluation on stacks of matrices, 0 for a sum form:
+        #: what power costs.
+        repeats = getattr(settings.grouping, "repeats", 1)  # random and sampled groupings repeat inside each draw
+        self.stacked_cells = 0 if form is not None else self.draws * self.topics * self._unharmed.shape[1] * repeats
+
+    # --- the draws -----------------------------------------------------------------------------------------
+
+    @property
+    def swapped(self) -> bool:
+        """True when the draws swap the candidate with a reference (else they harm the observed candidate)."""
+        return self._reference is not None
+
+    def _harmed_matrix(self, scores: np.ndarray, delta: float) -> np.ndarray:
+        """``scores`` with the candidate's row lowered by ``delta``, clipped at the minimum (a score below stays)."""
+        harmed = scores.copy()
+        row = scores[self._candidate]
+        harmed[self._candidate] = np.where(row > self.minimum, np.maximum(row - delta, self.minimum), row)
+        return harmed
+
+    def _sufficient(self, scores: np.ndarray) -> np.ndarray:
+        reduced = self.statistic.sufficient_matrix
+        matrix = None if reduced is None else reduced(scores, self._kept, self.settings)
+        return np.ascontiguousarray(scores if matrix is None else matrix, dtype=np.float64)
+
+    def _state_matrices(self, delta: float) -> np.ndarray:
+        """The sufficient matrices of the four states, ``(4, k, n)``: as observed, swapped, harmed, both.
+
+        Without a reference nothing is swapped: the swapped states are the observed ones.
+        """
+        observed = self._scores
+        swapped = observed.copy()
+        if self._reference is not None:
+            swapped[[self._candidate, self._reference]] = observed[[self._reference, self._candidate]]
+        states = [observed, swapped, self._harmed_matrix(observed, delta), self._harmed_matrix(swapped, delta)]
+        return np.stack([self._sufficient(state) for state in states])
+
+    def _split(self, computed: np.ndarray) -> Values:
+        own = computed[:, 0]
+        return own, (None if self._reference is None else own - computed[:, 1])
+
+    def values(self, delta: float, model: str) -> Values:
+        """Every draw's value at a drop of ``delta`` under ``model``: own, and candidate minus reference."""
+        harmed = harmed_topics(self.topics, model)
+        if delta == 0.0 and model in self._zero:
+            return self._zero[model]
+        states = self._unharmed if delta == 0.0 else self._state_matrices(delta)
+        if self.method == "gaussian":
+            assert self._form is not None
+            terms = _state_terms(self._form, states, self._positions, self._reference_position, self.settings)
+            assert terms is not None
+            per_topic, centre = terms
+            mean, covariance = _sum_moments(per_topic, harmed)
+            rng = np.random.default_rng([self.seed, GAUSSIAN_STREAM])
+            sums = mean + rng.standard_normal((self.draws, mean.size)) @ _root(covariance).T
+            result = self._split(self._form.finish(sums, centre, self.topics, self.settings))
+        else:
+            swapped, hurt = _draw_states(self.topics, self.draws, self.seed, harmed)
+            result = self._split(self._evaluated(states, swapped if self.swapped else np.zeros_like(swapped), hurt))
+        if delta == 0.0:
+            self._zero[model] = result
+        return result
+
+    def _evaluated(self, states: np.ndarray, swapped: np.ndarray, harmed: np.ndarray) -> np.ndarray:
+        """The statistic of draws given by which topics they swap and harm (booleans), in blocks: from the four
+        states' per-topic terms for a sum form (:func:`_state_sums`), else on stacks of picked matrices."""
+        form = self._form
+        terms = (
+            None
+            if form is None
+            else _state_terms(form, states, self._positions, self._reference_position, self.settings)
+        )
+        rows = 1 if terms is not None else states.shape[1]
+        block = max(1, _BLOCK_CELLS // (swapped.shape[1] * rows))
+        computed = np.empty((len(swapped), len(self._positions)))
+        for first in range(0, len(swapped), block):
+            s, h = swapped[first : first + block], harmed[first : first + block]
+            if form is None or terms is None:
+                computed[first : first + len(s)] = self._stacked(states, s, h)
+                continue
+            values = form.finish(_state_sums(terms[0], s, h), terms[1], s.shape[1], self.settings)
+            undecided = np.isnan(values).any(axis=1)
+            if undecided.any():  # the sums cannot give these to 1e-12 (TRisk without spread): exactly
+                values[undecided] = self._stacked(states, s[undecided], h[undecided])
+            computed[first : first + len(s)] = values
+        return computed
+
+    def _stacked(
+        self, states: np.ndarray, swapped: np.ndarray, harmed: np.ndarray, drawn: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The statistic of each draw's sufficient matrix, picked column by column among the four states (of the
+        topics ``drawn``, when topics are resampled)."""
+        state = swapped.astype(np.intp) + 2 * harmed.astype(np.intp)
+        by_topic = np.moveaxis(states, 2, 1)  # (4, n, k)
+        columns = np.arange(self.topics) if drawn is None else drawn
+        stack = np.ascontiguousarray(np.moveaxis(by_topic[state, columns], 2, 1))
+        computed = self.statistic.compute(stack, self._reference_position, self.settings)
+        return computed[:, self._positions]
+
+    # --- power and the MDE ---------------------------------------------------------------------------------
+
+    def power(self, delta: float, model: str, crossings: Sequence[Crossing]) -> float:
+        """The share of draws the gate fails at a drop of ``delta`` under ``model``."""
+        own, difference = self.values(delta, model)
+        return float(failed(own, difference, crossings).mean())
+
+    def detectable(self, model: str, crossings: Sequence[Crossing], level: float = TARGET_POWER) -> Detectable:
+        """The MDE under ``model``: the smallest drop the gate fails with power ``level`` (bisection)."""
+        open_interval(level, "a power", 0, 1)
+        if not crossings:
+            raise StatisticError("power needs at least one limit")
+        if any(math.isnan(crossing.limit) for crossing in crossings):
+            return Detectable(model, None, float("nan"), self.largest, True)
+        at_zero = self.power(0.0, model, crossings)
+        if at_zero >= level:
+            return Detectable(model, 0.0, at_zero, self.largest)
+        largest = self.largest
+        at_largest = self.power(largest, model, crossings) if largest > 0 else at_zero
+        if at_largest < level:
+            return Detectable(model, None, at_largest, largest, self._moves(model, crossings))
+        low, high, at_high = 0.0, largest, at_largest
+        while high - low > _RELATIVE_PRECISION * high:
+            # halve the bracket's top while it still catches (the MDE is often far below the largest drop)
+            middle = high / 2 if low == 0.0 and high > 1e-3 * largest else (low + high) / 2
+            at_middle = self.power(middle, model, crossings)
+            if at_middle >= level:
+                high, at_high = middle, at_middle
+            else:
+                low = middle
+        return Detectable(model, high, at_high, largest)
+
+    def _moves(self, model: str, crossings: Sequence[Crossing]) -> bool:
+        """Whether the statistic gets worse, on any draw, at any of a few drops up to the largest."""
+        scale, upper = crossings[0].scale, crossings[0].upper
+        base = self.values(0.0, model)[0 if scale == OWN else 1]
+        assert base is not None
+        for fraction in (0.125, 0.25, 0.5, 1.0):
+            moved = self.values(fraction * self.largest, model)[0 if scale == OWN else 1]
+            assert moved is not None
+            change = moved - base if upper else base - moved
+            if np.any(change > _TOLERANCE * np.maximum(1.0, np.abs(base))):
+                return True
+        return False
+
+    def gate_power(self, crossings: Sequence[Crossing], level: float = TARGET_POWER) -> GatePower:
+        """The MDE under each of :data:`MODELS`."""
+        return GatePower(
+            level,
+            self.draws,
+            self.seed,
+            self.topics,
+            harmed_topics(self.topics, FEW),
+            self.method,
+            tuple(self.detectable(model, crossings, level) for model in MODELS),
+        )
+
+    # --- topics needed -------------------------------------------------------------------------------------
+
+    def topics_needed(
+        self, drop: float, model: str, crossings: Sequence[Crossing], level: float = TARGET_POWER
+    ) -> int | None:
+        """About how many topics like these the gate needs to catch a drop of ``drop`` with power ``level``.
+
+        The mean: the closed form (:func:`mean_topics_needed`). Others: topics resampled with replacement to
+        size ``n`` (:meth:`resampled_power`), the smallest ``n`` found by doubling then bisection to about 5%.
+        ``None`` when more topics do not get there (a bound the drop does not cross, a statistic the model
+        does not move) within :data:`_MOST_TOPICS_FACTOR` times the topics at hand.
+        """
+        open_interval(level, "a power", 0, 1)
+        if drop <= 0 or any(math.isnan(crossing.limit) for crossing in crossings):
+            return None
+        if self._mean_difference(crossings):
+            candidate, reference = self._scores[self._kept]
+            return mean_topics_needed(candidate, reference, drop, crossings, model, level, self.minimum)
+        most = min(_MOST_TOPICS, _MOST_TOPICS_FACTOR * self.topics)
+
+        def reaches(topics: int) -> bool:
+            return self.resampled_power(drop, model, crossings, topics) >= level
+
+        low, high = 1, max(2, self.topics)
+        while not reaches(high):
+            low, high = high, 2 * high
+            if high > most or (self._form is None and self.draws * high * self._unharmed.shape[1] > _RESAMPLED_CELLS):
+                return None
+        while high - low > max(1, 0.05 * high):
+            middle = (low + high) // 2
+            if reaches(middle):
+                high = middle
+            else:
+                low = middle
+        return high
+
+    def _mean_difference(self, crossings: Sequence[Crossing]) -> bool:
+        """The mean's closed form applies: a mean-like statistic of unweighted topics, lower limits on the
+        difference."""
+        chosen = self.statistic
+        return (
+            chosen.mean_like
+            and not chosen.uses_topic_weights
+            and self.swapped
+            and all(crossing.scale == DIFFERENCE and not crossing.upper for crossing in crossings)
+        )
+
+    def resampled_power(self, drop: float, model: str, crossings: Sequence[Crossing], topics: int) -> float:
+        """The power at ``drop`` on ``topics`` topics resampled with replacement from these (docs/mathematics.md §9).
+
+        Each draw resamples ``topics`` topics, swaps each with probability 1/2 and harms them as ``model`` does;
+        each limit is placed again at that size (:class:`Crossing`: a calibrated one at the quantile of its level
+        of draws without harm; a noise-aware one with its reach scaled by ``sqrt(n / topics)``). A sum form's
+        sums are drawn from their Gaussian, whose moments per resampled topic are exact; the rest is simulated.
+        """
+        whole_number(topics, "topics")
+        null = self._resampled(0.0, 0, topics, _NULL_DRAWS if self._form is not None else self.draws)
+        placed = [self._placed(crossing, topics, null) for crossing in crossings]
+        own, difference = self._resampled(drop, harmed_topics(topics, model), topics, self.draws)
+        return float(failed(own, difference, placed).mean())
+
+    def _placed(self, crossing: Crossing, topics: int, null: Values) -> Crossing:
+        """``crossing`` on ``topics`` topics (see :class:`Crossing`)."""
+        if crossing.kind == "bound":
+            return crossing
+        if crossing.kind == "noise":
+            side = 1.0 if crossing.upper else -1.0
+            bound = crossing.limit - side * crossing.reach
+            return Crossing(
+                crossing.scale, bound + side * crossing.reach * math.sqrt(self.topics / topics), crossing.upper
+            )
+        values = null[0] if crossing.scale == OWN else null[1]
+        assert values is not None and crossing.level is not None
+        ordered = np.sort(values[~np.isnan(values)])
+        count = int(np.floor(crossing.level * ordered.size + 1e-9))
+        limit = ordered[ordered.size - 1 - count] if crossing.upper else ordered[count]
+        return Crossing(crossing.scale, float(limit), crossing.upper)
+
+    def _resampled(self, drop: float, harmed: int, topics: int, draws: int) -> Values:
+        """Draws of ``topics`` resampled topics, each swapped with probability 1/2 and ``harmed`` of them harmed."""
+        states = self._unharmed if drop == 0.0 else self._state_matrices(drop)
+        rng = np.random.default_rng([self.seed, RESAMPLED_STREAM, topics])
+        made = (
+            None
+            if self._form is None
+            else _state_terms(self._form, states, self._positions, self._reference_position, self.settings)
+        )
+        if self._form is not None and made is not None:
+            per_topic, centre = made
+            share = harmed / topics
+            # one resampled topic: any of these, swapped with probability 1/2, harmed with probability `share`
+            swap = 0.5 if self.swapped else 0.0
+            weights = ((1 - share) * (1 - swap), (1 - share) * swap, share * (1 - swap), share * swap)
+            mean = sum(w * f.mean(axis=1) for w, f in zip(weights, per_topic))
+            second = sum(w * (f @ f.T) / f.shape[1] for w, f in zip(weights, per_topic))
+            covariance = topics * (second - np.outer(mean, mean))
+            sums = topics * mean + rng.standard_normal((draws, mean.size)) @ _root(covariance).T
+            return self._split(self._form.finish(sums, centre, topics, self.settings))
+        computed = np.empty((draws, len(self._positions)))
+        block = max(1, _BLOCK_CELLS // (topics * states.shape[1]))
+        for first in range(0, draws, block):
+            count = min(block, draws - first)
+            drawn = rng.integers(0, self.topics, size=(count, topics))
+            swapped = (rng.random((count, topics)) < 0.5) & self.swapped
+            hurt = np.zeros((count, topics), dtype=bool)
+            if harmed:
+                np.put_along_axis(hurt, np.argsort(rng.random((count, topics)), axis=1)[:, :harmed], True, axis=1)
+            computed[first : first + count] = self._stacked(states, swapped, hurt, drawn)
+        return self._split(computed)
+
+
+@lru_cache(maxsize=4)
+def _draw_states(topics: int, draws: int, seed: int, harmed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which topics each draw swaps and harms, ``(draws, topics)`` booleans (module docstring), read-only; shared
+    by every gate with the same topics, draws, seed and harm (the gates of one evaluation)."""
+    rng = np.random.default_rng([seed, DRAWS_STREAM])
+    swapped = np.empty((draws, topics), dtype=bool)
+    hurt = np.full((draws, topics), harmed >= topics)
+    block = max(1, _BLOCK_CELLS // (2 * topics))
+    for first in range(0, draws, block):
+        keys = rng.random((min(block, draws - first), 2, topics))
+        swapped[first : first + len(keys)] = keys[:, 0] < 0.5
+        if harmed < topics:
+            chosen = np.argsort(keys[:, 1], axis=1, kind="stable")[:, :harmed]
+            np.put_along_axis(hurt[first : first + len(keys)], chosen, True, axis=1)
+    swapped.flags.writeable = False
+    hurt.flags.writeable = False
+    return swapped, hurt
+
+
+def _state_terms(
+    form: LinearSums,
+    states: np.ndarray,
+    positions: Sequence[int],
+    reference: int | None,
+    settings: AnalysisSettings,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The per-topic terms of the four states, ``(4, q, n)``, about the observed matrix's centre; ``None`` where
+    the form does not apply (grouping)."""
+    made = form.terms(states[0], positions, reference, settings, None)
+    if made is None:
+        return None
+    first, centre = made
+    per_state = [first]
+    for state in states[1:]:
+        other = form.terms(state, positions, reference, settings, centre)
+        if other is None:
+            return None
+        per_state.append(other[0])
+    return np.stack(per_state), centre
+
+
+def _state_sums(per_topic: np.ndarray, swapped: np.ndarray, harmed: np.ndarray) -> np.ndarray:
+    """Each draw's sums ``sum_j f[state_j, :, j]``: the observed terms' sums plus the swaps, the harms and both
+    times each state's change (``f1 - f0``, ``f2 - f0``, ``f3 - f2 - f1 + f0``); a harm on every topic folds
+    the last two into the first, one product."""
+    f0, f1, f2, f3 = per_topic
+    s = swapped.astype(np.float64)
+    if harmed.all():
+        return f2.sum(axis=1) + s @ (f3 - f2).T
+    h = harmed.astype(np.float64)
+    return f0.sum(axis=1) + s @ (f1 - f0).T + h @ (f2 - f0).T + (s * h) @ (f3 - f2 - f1 + f0).T
+
+
+def _sum_moments(per_topic: np.ndarray, harmed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The exact mean and covariance of a draw's sums ``sum_j f[state_j, :, j]`` (module docstring).
+
+    Topic ``j`` is swapped with probability 1/2, independently; a set of ``harmed`` of the ``n`` topics is
+    harmed, so a topic is harmed with probability ``p = harmed / n`` and two with ``harmed (harmed - 1) /
+    (n (n - 1))``. With ``b_j(s) = f[s + 2] - f[s]`` the harm's change, the terms of different topics covary
+    only through the harm set: ``c b_i b_j'`` with ``b`` averaged over ``s`` and ``c`` the harms' covariance.
+    """
+    f0, f1, f2, f3 = per_topic
+    topics = f0.shape[1]
+    p = harmed / topics
+    weights = ((1 - p) / 2, (1 - p) / 2, p / 2, p / 2)
+    mean_per_topic = sum(weight * f for weight, f in zip(weights, per_topic))  # (q, n)
+    second = sum(weight * (f @ f.T) for weight, f in zip(weights, per_topic))
+    covariance = second - mean_per_topic @ mean_per_topic.T
+    if 0 < harmed < topics:
+        b = ((f2 - f0) + (f3 - f1)) / 2  # (q, n): the harm's change, averaged over the swap
+        together = harmed * (harmed - 1) / (topics * (topics - 1)) - p * p
+        total = b.sum(axis=1)
+        covariance = covariance + together * (np.outer(total, total) - b @ b.T)
+    return mean_per_topic.sum(axis=1), covariance
+
+
+def _root(covariance: np.ndarray) -> np.ndarray:
+    """A matrix ``A`` with ``A A' = covariance`` (symmetric square root; rounding below 0 clipped)."""
+    values, vectors = np.linalg.eigh((covariance + covariance.T) / 2)
+    return vectors * np.sqrt(np.clip(values, 0.0, None))
+
+
+# --- the mean's closed form -----------------------------------------------------------------------------------
+
+
+def mean_power(
+    candidate: np.ndarray,
+    reference: np.ndarray,
+    delta: float,
+    limit: float,
+    model: str = UNIFORM,
+    minimum: float = 0.0,
+    *,
+    topics: int | None = None,
+) -> float:
+    """The power of a lower limit ``limit`` on the difference of means at a drop of ``delta`` (§9 "Check").
+
+    Normal approximation with the exact mean and variance of a draw's difference of means (module docstring):
+    topic ``j`` contributes ``t_j = d_j - h_j g_j(0)`` unswapped and ``-d_j - h_j g_j(1)`` swapped, with
+    ``d = candidate - reference`` and ``g_j(s)`` the clipped drop; the harm ``h_j`` is 1 (``uniform``) or falls
+    on a fixed-size random set (``few``). With ``topics`` given, topics are resampled with replacement to that
+    size instead (each independently harmed with probability 10% under ``few``): the per-topic moments are
+    then those of a topic drawn from the observed ones.
+    """
+    d = candidate - reference
+    n = d.size
+    g0 = np.where(candidate > minimum, np.minimum(candidate - minimum, delta), 0.0)
+    g1 = np.where(reference > minimum, np.minimum(reference - minimum, delta), 0.0)
+    size = n if topics is None else topics
+    p = harmed_topics(size, model) / size
+    # t(s=0) = d - h g0, t(s=1) = -d - h g1, s ~ Bernoulli(1/2), h ~ Bernoulli(p) (marginally)
+    first = -p * (g0 + g1) / 2
+    second = ((d * d - 2 * p * d * g0 + p * g0 * g0) + (d * d + 2 * p * d * g1 + p * g1 * g1)) / 2
+    if topics is None:
+        variance = float((second - first**2).sum())
+        harmed = harmed_topics(n, model)
+        if 0 < harmed < n:
+            together = harmed * (harmed - 1) / (n * (n - 1)) - p * p
+            spread = (g0 + g1) / 2
+            variance += together * float(spread.sum() ** 2 - (spread**2).sum())
+        mean = float(first.sum()) / n
+        sd = math.sqrt(max(variance, 0.0)) / n
+    else:
+        mean = float(first.mean())
+        sd = math.sqrt(max(float(second.mean()) - mean**2, 0.0) / topics)
+    if sd == 0:
+        return float(mean < limit - _TOLERANCE * max(1.0, abs(limit)))
+    return float(ndtr((limit - mean) / sd))
+
+
+def mean_detectable(
+    candidate: np.ndarray,
+    reference: np.ndarray,
+    limit: float,
+    model: str = UNIFORM,
+    level: float = TARGET_POWER,
+    minimum: float = 0.0,
+) -> float | None:
+    """The mean gate's MDE by the closed form of :func:`mean_power` (bisection on it); ``None`` when no drop
+    reaches ``level``. Without a topic within the MDE of ``minimum`` this is ``-limit + z_level sqrt(mean(d**2)
+    / n)`` under ``uniform`` (docs/mathematics.md §9 "Check")."""
+    largest = float(max(candidate.max(), reference.max()) - minimum)
+    if mean_power(candidate, reference, largest, limit, model, minimum) < level:
+        return None
+    low, high = 0.0, largest
+    while high - low > 1e-6 * max(high, 1e-12):
+        middle = (low + high) / 2
+        if mean_power(candidate, reference, middle, limit, model, minimum) >= level:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def closed_form_mde(differences: np.ndarray, false_alarm: float, level: float = TARGET_POWER) -> float:
+    """docs/mathematics.md §9's check: ``(z_{1-a} + z_level) sd(d) / sqrt(n)``, ``sd(d)`` the root mean square of
+    the per-topic differences (the spread of the swapped differences ``+-d_j``), for a limit at level ``a``."""
+    d = np.asarray(differences, dtype=np.float64)
+    return float((ndtri(1 - false_alarm) + ndtri(level)) * math.sqrt(float(np.mean(d * d))) / math.sqrt(d.size))
+
+
+def mean_topics_needed(
+    candidate: np.ndarray,
+    reference: np.ndarray,
+    drop: float,
+    crossings: Sequence[Crossing],
+    model: str = UNIFORM,
+    level: float = TARGET_POWER,
+    minimum: float = 0.0,
+) -> int | None:
+    """The topics a mean gate needs to catch ``drop`` with power ``level``: the closed form of :func:`mean_power`
+    on topics resampled to size ``n`` (docs/mathematics.md §9 "Topics needed"), each limit placed again at ``n``
+    (a calibrated one and a noise-aware reach scaled by ``sqrt(n0 / n)``, as the spread of a mean scales); the
+    smallest such ``n`` by bisection. ``None`` when no number of topics gets there (a bound at or past the drop).
+    """
+    observed = candidate.size
+
+    def limit_at(topics: int) -> float:
+        scale = math.sqrt(observed / topics)
+        limits = []
+        for crossing in crossings:
+            if crossing.kind == "calibrated":
+                limits.append(crossing.limit * scale)
+            elif crossing.kind == "noise":
+                limits.append(crossing.limit + crossing.reach * (1 - scale))
+            else:
+                limits.append(crossing.limit)
+        return min(limits)  # lower limits on the difference: the gate fails only past all
+
+    def reaches(topics: int) -> bool:
+        return mean_power(candidate, reference, drop, limit_at(topics), model, minimum, topics=topics) >= level
+
+    most = min(_MOST_TOPICS, _MOST_TOPICS_FACTOR * observed)
+    if not reaches(most):
+        return None
+    low, high = 1, most
+    while high - low > 1:
+        middle = (low + high) // 2
+        if reaches(middle):
+            high = middle
+        else:
+            low = middle
+    return high
