@@ -473,6 +473,10 @@ def test_terminal_output_follows_pytests_verbosity(project: pytest.Pytester) -> 
         "-0.0500",
         "90.6%",
         "53.1%",
+        # a limit that fails 90.6% of equal-quality changes catches any drop: its MDE is 0 under both models
+        "0",
+        "/",
+        "0",
     ]
     # then the page: the verdict, the one cause (t3 and t5), how sure, the commands
     assert "4 of 6 gates fail, all for the same 2 queries" in default

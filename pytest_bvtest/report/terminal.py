@@ -138,7 +138,7 @@ def _gate_table(document: Mapping[str, Any], width: int) -> list[Line]:
             for row in (header, *cells)
         ]
 
-    for dropped in ("as bad", "mde", "false alarm", "change", "reference"):
+    for dropped in ("as bad", "false alarm", "mde", "change", "reference"):
         lines = render(columns)
         if max(len(line) for line in lines) <= width:
             break
