@@ -12,7 +12,7 @@ from test_stats_registry import SETTINGS, web14
 
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.spec.model import AnalysisSettings
-from pytest_bvtest.stats import calibration
+from pytest_bvtest.stats import calibration, swaps
 from pytest_bvtest.stats.calibration import null_of_own_value, swap_null
 from pytest_bvtest.stats.registry import STATISTICS
 
@@ -101,14 +101,6 @@ def test_every_fast_path_equals_the_naive_loop_on_real_runs(name: str) -> None:
     np.testing.assert_allclose(null.values, expected, rtol=1e-12, atol=1e-12)
 
 
-def test_shared_swaps_equal_swaps_drawn_per_gate(monkeypatch: pytest.MonkeyPatch) -> None:
-    names, scores = web14()
-    shared = {name: swap_null(scores, name, 2, 7, swaps=300, seed=9).values for name in ("mean", "georisk", "trisk")}
-    monkeypatch.setattr(calibration, "_SHARED_BYTES", 0)
-    for name, values in shared.items():
-        np.testing.assert_array_equal(swap_null(scores, name, 2, 7, swaps=300, seed=9).values, values)
-
-
 @pytest.mark.parametrize("name, settings", [("trisk", AnalysisSettings()), ("var", SETTINGS["difficulty groups"])])
 def test_blocks_do_not_change_the_null(monkeypatch: pytest.MonkeyPatch, name: str, settings: AnalysisSettings) -> None:
     # TRisk from sums (one matrix product per block, whose rounding may follow the block's shape) and Var over
@@ -116,6 +108,7 @@ def test_blocks_do_not_change_the_null(monkeypatch: pytest.MonkeyPatch, name: st
     names, scores = web14()
     whole = swap_null(scores, name, 0, 1, settings, swaps=500, seed=3)
     monkeypatch.setattr(calibration, "_BLOCK_CELLS", 7 * scores.shape[1])
+    monkeypatch.setattr(swaps, "_BLOCK_CELLS", 7 * scores.shape[1])
     blocked = swap_null(scores, name, 0, 1, settings, swaps=500, seed=3)
     if STATISTICS[name].sums is not None and settings.grouping is None:
         np.testing.assert_allclose(blocked.by_swap, whole.by_swap, rtol=1e-14, atol=1e-15)

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_bvtest.scoring.matrix import ScoreMatrix
-from pytest_bvtest.stats.inference import TestResult, holm, paired_t_test, randomization_tests
+from pytest_bvtest.stats.inference import RandomizationTests, TestResult, holm, paired_t_test
+from pytest_bvtest.stats.swaps import read_swaps
 
 
 @dataclass(frozen=True)
@@ -34,29 +35,49 @@ class Comparison:
 RANDOMIZATION_PERMUTATIONS = 10_000
 
 
-def compare_with_baselines(matrices: Sequence[ScoreMatrix], candidate: str, seed: int) -> list[tuple[Comparison, ...]]:
-    """Paired t-test and randomization test of the candidate's mean against every other system, per matrix.
+Pairs = list[tuple[ScoreMatrix, int, list[int]]]
 
-    The randomization tests of every measure and baseline share one pass over the sign assignments
-    (:func:`~pytest_bvtest.stats.inference.randomization_tests`); each p-value is the one a test of
-    that pair alone gives.
-    """
+
+def _pairs(matrices: Sequence[ScoreMatrix], candidate: str) -> Pairs:
+    """Per matrix, the candidate's row and the rows it is compared with (none below 2 topics)."""
     pairs = []
     for matrix in matrices:
         index = matrix.index(candidate)
         others = [i for i in range(len(matrix.systems)) if i != index] if len(matrix.topics) >= 2 else []
         pairs.append((matrix, index, others))
+    return pairs
+
+
+def comparison_tests(matrices: Sequence[ScoreMatrix], candidate: str, seed: int) -> RandomizationTests | None:
+    """The randomization tests of every measure and baseline, as one reader of the evaluation's swaps
+    (:func:`~pytest_bvtest.stats.swaps.read_swaps`, with the gates' nulls); ``None`` when nothing is compared."""
+    pairs = _pairs(matrices, candidate)
     flat = [(matrix.scores[index], matrix.scores[i]) for matrix, index, others in pairs for i in others]
-    randomized = iter(
-        randomization_tests(
-            np.array([ours for ours, _ in flat]).reshape(len(flat), -1),
-            np.array([theirs for _, theirs in flat]).reshape(len(flat), -1),
-            RANDOMIZATION_PERMUTATIONS,
-            seed,
-        )
-        if flat
-        else ()
+    if not flat:
+        return None
+    return RandomizationTests(
+        np.array([ours for ours, _ in flat]).reshape(len(flat), -1),
+        np.array([theirs for _, theirs in flat]).reshape(len(flat), -1),
+        RANDOMIZATION_PERMUTATIONS,
+        seed,
     )
+
+
+def compare_with_baselines(
+    matrices: Sequence[ScoreMatrix], candidate: str, seed: int, tests: RandomizationTests | None = None
+) -> list[tuple[Comparison, ...]]:
+    """Paired t-test and randomization test of the candidate's mean against every other system, per matrix.
+
+    The randomization tests of every measure and baseline share one pass over the sign assignments
+    (:func:`comparison_tests`, given as ``tests`` once read with the gates' nulls, else drawn here); each p-value
+    is the one a test of that pair alone gives.
+    """
+    pairs = _pairs(matrices, candidate)
+    if tests is None:
+        tests = comparison_tests(matrices, candidate, seed)
+        if tests is not None:
+            read_swaps([tests])
+    randomized = iter(tests.results() if tests is not None else ())
     return [
         _comparisons(matrix, index, others, [next(randomized) for _ in others], seed) for matrix, index, others in pairs
     ]

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.model import UPPER_BOUNDS, AnalysisSettings, GateSpec, Spec
-from pytest_bvtest.stats.calibration import SwapNull, null_of_own_value, swap_null
+from pytest_bvtest.stats.calibration import PendingNull, SwapNull, null_of_own_value, pending_null, swap_null
 from pytest_bvtest.stats.inference import BootstrapInterval, paired_bootstrap
 from pytest_bvtest.stats.power import PowerProblem
 from pytest_bvtest.stats.registry import STATISTICS
@@ -168,9 +168,11 @@ def gate_inputs(
     texts: Mapping[str, str],
     segments: Mapping[str, str] | None = None,
     converged: bool = True,
+    drawn: SwapNull | None = None,
 ) -> GateInputs:
     """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference,
-    ``converged`` whether the statistic's fixed point was reached (GAWM).
+    ``converged`` whether the statistic's fixed point was reached (GAWM), ``drawn`` the gate's null when it was
+    drawn with the evaluation's other readers of the swaps (:func:`pending_gate_null`).
 
     A gate on a segment (``segments``: each topic's, from the topic file) is a gate on the sub-matrix of the
     segment's topics, except for its null: each swap is drawn over every topic of ``matrix``, so the nulls of all
@@ -213,7 +215,7 @@ def gate_inputs(
         reference_value=float(values[reference]) if reference is not None and relative else None,
         compared_value=None if blamed is None else float(values[blamed]),
         interval=_interval(spec, gate, matrix, settings, candidate, resampled_against, variations),
-        null=_gate_null(spec, gate, universe, universe_settings, candidate, reference, values, columns),
+        null=_gate_null(spec, gate, universe, universe_settings, candidate, reference, values, columns, drawn),
         worst_topics=_blamed_topics(
             matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts
         ),
@@ -316,6 +318,47 @@ def _interval(
     return result
 
 
+def pending_gate_null(
+    spec: Spec,
+    gate: GateSpec,
+    matrix: ScoreMatrix,
+    settings: AnalysisSettings,
+    candidate: int,
+    segments: Mapping[str, str] | None = None,
+) -> PendingNull | None:
+    """The null :func:`gate_inputs` gives the gate (the same arguments), to be drawn with the evaluation's other
+    readers of the swaps (:func:`~pytest_bvtest.stats.swaps.read_swaps`) and handed to it as ``drawn``; ``None``
+    for a gate without a null, or one that cannot be drawn: :func:`gate_inputs` then says why, at the gate's line."""
+    reference = matrix.index(gate.reference) if gate.reference is not None else None
+    if reference is None or reference == candidate:
+        return None
+    try:
+        columns = segment_columns(spec, gate, matrix, segments or {}) if gate.segment is not None else None
+        return pending_null(
+            matrix.scores,
+            gate.statistic,
+            candidate,
+            reference,
+            settings,
+            columns=columns,
+            **_null_arguments(spec, gate, matrix, candidate, reference),
+        )
+    except (InputError, StatisticError):
+        return None
+
+
+def _null_arguments(spec: Spec, gate: GateSpec, matrix: ScoreMatrix, candidate: int, reference: int) -> dict[str, Any]:
+    """How the gate's null is drawn: its swaps, their seed, and the runs of a system given as several."""
+    calibration = spec.analysis.calibration
+    swaps = calibration.swaps
+    if swaps is None and gate.false_alarm is None:
+        swaps = calibration.plain_bound_swaps  # a reported rate, not a limit: fewer swaps suffice
+    names = (matrix.systems[candidate], matrix.systems[reference])
+    # a system given as several runs: each swap draws which run stands for it (docs/mathematics.md §7)
+    runs = tuple(matrix.run_scores(name) for name in names) if any(name in matrix.runs for name in names) else None
+    return {"swaps": swaps, "seed": calibration.seed, "runs": runs}
+
+
 def _gate_null(
     spec: Spec,
     gate: GateSpec,
@@ -325,35 +368,31 @@ def _gate_null(
     reference: int | None,
     values: np.ndarray,
     columns: list[int] | None = None,
+    drawn: SwapNull | None = None,
 ) -> GateNull | None:
     """The gate's null of no change (docs/mathematics.md §7), on the value's scale; on the topics at ``columns``
-    (a segment's) with the swaps drawn over all of ``matrix``'s.
+    (a segment's) with the swaps drawn over all of ``matrix``'s; ``drawn`` when it was drawn already.
 
     Every gate with a reference gets one, so that plain bounds report their false-alarm rate too.
     """
     if reference is None or reference == candidate:
         return None
-    calibration = spec.analysis.calibration
-    swaps = calibration.swaps
-    if swaps is None and gate.false_alarm is None:
-        swaps = calibration.plain_bound_swaps  # a reported rate, not a limit: fewer swaps suffice
-    names = (matrix.systems[candidate], matrix.systems[reference])
-    # a system given as several runs: each swap draws which run stands for it (docs/mathematics.md §7)
-    runs = tuple(matrix.run_scores(name) for name in names) if any(name in matrix.runs for name in names) else None
-    try:
-        null = swap_null(
-            matrix.scores,
-            gate.statistic,
-            candidate,
-            reference,
-            settings,
-            swaps=swaps,
-            seed=calibration.seed,
-            runs=runs,  # type: ignore[arg-type]
-            columns=columns,
-        )
-    except StatisticError as error:
-        raise InputError(f"gate {gate.name}: the null of no change: {error}", path=spec.path, line=gate.line) from None
+    null = drawn
+    if null is None:
+        try:
+            null = swap_null(
+                matrix.scores,
+                gate.statistic,
+                candidate,
+                reference,
+                settings,
+                columns=columns,
+                **_null_arguments(spec, gate, matrix, candidate, reference),
+            )
+        except StatisticError as error:
+            raise InputError(
+                f"gate {gate.name}: the null of no change: {error}", path=spec.path, line=gate.line
+            ) from None
     return GateNull(
         null, 0.0 if null.own_value else float(values[reference]), matrix.systems[reference], tuple(matrix.topics)
     )

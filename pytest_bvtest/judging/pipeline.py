@@ -22,7 +22,7 @@ from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
 from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
-from pytest_bvtest.judging.comparisons import Comparison, compare_with_baselines
+from pytest_bvtest.judging.comparisons import Comparison, compare_with_baselines, comparison_tests
 from pytest_bvtest.judging.decision import Verdict, decide
 from pytest_bvtest.judging.evaluation import (
     ROLE_BASELINE,
@@ -34,7 +34,7 @@ from pytest_bvtest.judging.evaluation import (
     SystemStatistics,
     input_files,
 )
-from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs
+from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs, pending_gate_null
 from pytest_bvtest.judging.guards import Guard, measure_guards
 from pytest_bvtest.judging.limits import family_levels, gate_limit, joint_false_alarms
 from pytest_bvtest.judging.power import gate_power
@@ -51,6 +51,7 @@ from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix, run_files_r
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, RunFile, ScoreTableFile, Spec
 from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
+from pytest_bvtest.stats.calibration import PendingNull
 from pytest_bvtest.stats.gawm import GAWMResult, hits
 from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
 from pytest_bvtest.stats.registry import (
@@ -64,6 +65,7 @@ from pytest_bvtest.stats.registry import (
 )
 from pytest_bvtest.stats.runs import run_spread
 from pytest_bvtest.stats.simulation import SimulationResult
+from pytest_bvtest.stats.swaps import read_swaps
 
 
 def _spec_cache_folder(
@@ -129,14 +131,18 @@ def evaluate_spec(
         assert qrels is not None  # reader.check_combinations
         # before the gates: a gate on a simulation statistic reads its measure's simulation
         simulations = simulate_spec(spec, qrels, ordered[0].topics, ordered[0].systems)
-    comparisons = (
-        [()] * len(ordered)
-        if candidate_name is None
-        else compare_with_baselines(ordered, candidate_name, spec.analysis.bootstrap.seed)
-    )
+    comparisons: list[tuple[Comparison, ...]] = [()] * len(ordered)
+    nulls: list[dict[int, PendingNull]] = [{} for _ in ordered]
+    if candidate_name is not None:
+        # every gate's null and the comparisons' randomization tests read the same swaps, drawn once
+        seed = spec.analysis.bootstrap.seed
+        tests = comparison_tests(ordered, candidate_name, seed)
+        nulls = [_pending_nulls(spec, matrix, settings, simulations, segments) for matrix in ordered]
+        read_swaps([*((tests,) if tests is not None else ()), *(null for each in nulls for null in each.values())])
+        comparisons = compare_with_baselines(ordered, candidate_name, seed, tests)
     evaluated = [
-        _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations, segments)
-        for matrix, compared in zip(ordered, comparisons)
+        _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations, segments, drawn)
+        for matrix, compared, drawn in zip(ordered, comparisons, nulls)
     ]
     verdicts = judge_gates(
         [gates for _, gates in evaluated],
@@ -176,10 +182,11 @@ def _evaluate_measure(
     comparisons: tuple[Comparison, ...],
     simulations: Mapping[str, SimulationResult],
     segments: Mapping[str, str],
+    nulls: Mapping[int, PendingNull],
 ) -> tuple[MeasureEvaluation, list[GateInputs]]:
-    """One measure's statistics of every system, its guards, and the inputs of its gates (not yet decided)."""
-    if spec.analysis.target_system is not None:  # SIGIR 2013 Sec. 2.5: a named system's scores are the target
-        settings = replace(settings, target_row=matrix.index(spec.analysis.target_system))
+    """One measure's statistics of every system, its guards, and the inputs of its gates (not yet decided), whose
+    nulls were drawn already (``nulls``: by the gate's position in the spec, :func:`_pending_nulls`)."""
+    settings = _measure_settings(spec, matrix, settings)
     candidate_name = spec.candidate_name
     reference = matrix.index(spec.reference) if spec.reference is not None else None
     memo: dict[str, object] = {}  # the computations several statistics share: each runs once
@@ -224,12 +231,15 @@ def _evaluate_measure(
     gates: list[GateInputs] = []
     if candidate_name is not None:
         candidate = matrix.index(candidate_name)
-        for gate in spec.gates:
+        for position, gate in enumerate(spec.gates):
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gated = simulation_matrix(matrix, simulations, gate.statistic)
                 converged = _converged(gate.statistic, memo)
+                null = nulls[position].null() if position in nulls else None
                 gates.append(
-                    gate_inputs(spec, gate, gated, settings, candidate, values, variations, texts, segments, converged)
+                    gate_inputs(
+                        spec, gate, gated, settings, candidate, values, variations, texts, segments, converged, null
+                    )
                 )
     method = MVE_INTER_TOPIC if variations is None else variations.method
     gate_references = tuple(inputs.reference for inputs in gates if inputs.reference is not None)
@@ -255,6 +265,35 @@ def _evaluate_measure(
         guards=guards,
     )
     return evaluated, gates
+
+
+def _measure_settings(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSettings) -> AnalysisSettings:
+    """The settings of one measure's statistics: a named target system's row (SIGIR 2013 Sec. 2.5: its scores are
+    the target)."""
+    if spec.analysis.target_system is None:
+        return settings
+    return replace(settings, target_row=matrix.index(spec.analysis.target_system))
+
+
+def _pending_nulls(
+    spec: Spec,
+    matrix: ScoreMatrix,
+    settings: AnalysisSettings,
+    simulations: Mapping[str, SimulationResult],
+    segments: Mapping[str, str],
+) -> dict[int, PendingNull]:
+    """The nulls of the measure's gates, by the gate's position in the spec, to be read with every other reader of
+    the evaluation's swaps (:func:`~pytest_bvtest.stats.swaps.read_swaps`)."""
+    settings = _measure_settings(spec, matrix, settings)
+    candidate = matrix.index(spec.candidate_name)  # type: ignore[arg-type]
+    nulls = {}
+    for position, gate in enumerate(spec.gates):
+        if gate.measure is None or str(gate.measure) == matrix.measure:
+            gated = simulation_matrix(matrix, simulations, gate.statistic)
+            pending = pending_gate_null(spec, gate, gated, settings, candidate, segments)
+            if pending is not None:
+                nulls[position] = pending
+    return nulls
 
 
 def ordered_topics(matrices: Mapping[object, ScoreMatrix]) -> tuple[str, ...]:

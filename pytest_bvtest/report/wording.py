@@ -801,38 +801,44 @@ def power_legend(document: Mapping[str, Any]) -> str | None:
 
 
 def power_lines(document: Mapping[str, Any]) -> list[str]:
-    """What a green is worth against a worse change, once per spec and measure: the smallest drop on every query,
-    and on 10% of the queries, that fails the check at least 80% of the time, with the gate that catches it
+    """What a green is worth against a worse change, once per spec, measure and segment: the smallest drop on every
+    query, and on 10% of the queries, that fails the check at least 80% of the time, with the gate that catches it
     (the check fails when any gate does, so at least as often as its most powerful gate: docs/mathematics.md §9)."""
     lines = []
     for evaluation in document["evaluations"]:
-        gates = [gate for gate in evaluation["gates"] if gate.get("power") and not gate["power"].get("skipped")]
-        if not gates:
-            continue
-        power = gates[0]["power"]
-        caught, missed = [], []
-        for model in ("uniform", "few"):
-            found = [
-                (float(each["mde"]), gate["label"])
-                for gate in gates
-                for each in gate["power"]["models"]
-                if each["model"] == model and each["mde"] is not None
-            ]
-            where = model_words(model, power).removesuffix(" (10%)")
-            if found:
-                drop, label = min(found)
-                caught.append(f"{'a drop' if not caught else 'one'} of {_drop(drop)} {where} ({label})")
-            else:
-                missed.append(where)
-        head = f"Power ({display_path(evaluation['spec'])}, {evaluation['measure']}): "
-        level = f"{power['level']:.0%} of the time"
-        if caught:
-            text = f"{' or '.join(caught)} fails this check at least {level}; smaller drops can pass"
-            text += f", and so can a drop {' or '.join(missed)}, however large." if missed else "."
-        else:
-            text = f"no drop {' or '.join(missed)} fails this check {level}, however large."
-        lines.append(head + text)
+        groups: dict[str | None, list[Mapping[str, Any]]] = {}
+        for gate in evaluation["gates"]:
+            if gate.get("power") and not gate["power"].get("skipped"):
+                groups.setdefault((gate.get("segment") or {}).get("name"), []).append(gate)
+        for segment, gates in groups.items():
+            where = f", segment {segment}" if segment is not None else ""
+            head = f"Power ({display_path(evaluation['spec'])}, {evaluation['measure']}{where}): "
+            lines.append(head + _check_power(gates))
     return lines
+
+
+def _check_power(gates: Sequence[Mapping[str, Any]]) -> str:
+    """The smallest drop under each model that some gate of ``gates`` (on the same topics) catches, in words."""
+    power = gates[0]["power"]
+    caught, missed = [], []
+    for model in ("uniform", "few"):
+        found = [
+            (float(each["mde"]), gate["label"])
+            for gate in gates
+            for each in gate["power"]["models"]
+            if each["model"] == model and each["mde"] is not None
+        ]
+        where = model_words(model, power).removesuffix(" (10%)")
+        if found:
+            drop, label = min(found)
+            caught.append(f"{'a drop' if not caught else 'one'} of {_drop(drop)} {where} ({label})")
+        else:
+            missed.append(where)
+    level = f"{power['level']:.0%} of the time"
+    if not caught:
+        return f"no drop {' or '.join(missed)} fails this check {level}, however large."
+    text = f"{' or '.join(caught)} fails this check at least {level}; smaller drops can pass"
+    return text + (f", and so can a drop {' or '.join(missed)}, however large." if missed else ".")
 
 
 #: What ``bvtest calibrate``'s aim columns say (docs/mathematics.md §9 "Topics needed").
@@ -864,7 +870,7 @@ def power_text(gate: Mapping[str, Any]) -> str | None:
             parts.append(f"cannot see a drop {where}: {label} does not get worse under it")
         else:
             parts.append(
-                f"misses a drop {where} of any size (at most {percent(_float(each['power']))} of the time, even "
+                f"misses a drop of any size {where} (at most {percent(_float(each['power']))} of the time, even "
                 "down to the measure's minimum)"
             )
     partner = f" swapping with {power['reference']}" if power["reference"] else ""

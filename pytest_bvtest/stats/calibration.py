@@ -16,40 +16,36 @@ the reference or the baselines (URisk, TRisk and every other ``needs_reference``
 GeoRisk: :func:`null_of_own_value`), whose null is of the candidate's own value. With at most
 :data:`EXACT_TOPICS` topics every one of the ``2**n`` swaps is enumerated; otherwise ``swaps`` seeded
 Monte-Carlo swaps are drawn, as ``rng.random((swaps, n)) < 0.5`` with
-``rng = numpy.random.default_rng(seed)``. The swaps are drawn once and shared by every gate that asks
-for the same topics, swaps and seed (the gates of one evaluation do). A statistic that is a function of
-sums over topics (every one but GAWM, under every setting but topic grouping and ZRisk against the
-target: :mod:`pytest_bvtest.stats.sums`) is evaluated on a block of swaps with one matrix product of
-the swaps with a few per-topic columns; the others on stacks of swapped matrices, in blocks that bound
-memory, on the statistic's sufficient matrix (:func:`pytest_bvtest.stats.inference.paired_problem`).
+``rng = numpy.random.default_rng(seed)``. An evaluation draws them once: every gate's null and the
+comparisons' randomization tests read the same swaps (:mod:`pytest_bvtest.stats.swaps`). A statistic
+that is a function of sums over topics (every one but GAWM, under every setting but topic grouping and
+ZRisk against the target: :mod:`pytest_bvtest.stats.sums`) is evaluated on a block of swaps with one
+matrix product of the swaps with a few per-topic columns, side by side with every other reader's; the
+others on stacks of swapped matrices, in blocks that bound memory, on the statistic's sufficient
+matrix (:func:`pytest_bvtest.stats.inference.paired_problem`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
 import numpy as np
 
 from pytest_bvtest.checks import checked_seed, open_interval, whole_number
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.spec.model import DEFAULT_SWAPS, DEFAULT_SWAPS_FULL_MATRIX, AnalysisSettings
-from pytest_bvtest.stats.inference import paired_problem, topic_assignments
+from pytest_bvtest.stats.inference import paired_problem
 from pytest_bvtest.stats.registry import STATISTICS, Statistic
 from pytest_bvtest.stats.runs import run_noise
+from pytest_bvtest.stats.sums import ProductEvaluator
+from pytest_bvtest.stats.swaps import Draws, read_swaps
 
 #: Up to this many topics every swap is enumerated (65,536 at most): the null is exact.
 EXACT_TOPICS = 16
 
-# Cells evaluated at once (swaps x topics from sums, swaps x rows x topics in stacks): bounds memory, stays in cache.
+# Cells of the swapped matrices evaluated at once (swaps x rows x topics in stacks): bounds memory, stays in cache.
 _BLOCK_CELLS = 1 << 20
-
-# Packed swap assignments kept for the next gate with the same topics, swaps and seed (8 swaps per byte):
-# every gate of an evaluation draws the same swaps, so they are drawn once. Larger draws are streamed (each
-# gate draws its own): 128 MB keeps 10,000 swaps of up to 100,000 topics (32 MB stopped at 25,000, and a
-# 50,000-topic gate cost 9.4 times the 7,000-topic one).
-_SHARED_BYTES = 1 << 27
 
 # A null value this close to a limit counts as on it, as the gates do (floating-point noise).
 _TOLERANCE = 1e-12
@@ -195,10 +191,11 @@ def swap_null(
 
     Speed: a statistic with a sum form (:attr:`~pytest_bvtest.stats.registry.Statistic.sums`) is
     computed from the sums over topics of a few per-topic quantities, which a block of swaps changes by
-    one matrix product (``tests/test_stats_sums.py``: equal to the per-swap loop to 1e-12): 10,000 swaps
-    of 7,000 topics cost about 0.1 s. The rest are evaluated in stacks of swapped matrices on the
-    statistic's sufficient matrix; GAWM has none and iterates its fixed point on the whole matrix for
-    every swap (default 1,000 swaps), and topic grouping repeats its groups inside every swap.
+    one matrix product, shared with every other reader of the same swaps (``tests/test_stats_sums.py``: equal
+    to the per-swap loop to 1e-12): 10,000 swaps of 7,000 topics cost about 0.1 s besides drawing them. The
+    rest are evaluated in stacks of swapped matrices on the statistic's sufficient matrix; GAWM has none and
+    iterates its fixed point on the whole matrix for every swap (default 1,000 swaps), and topic grouping
+    repeats its groups inside every swap.
 
     Parameters
     ----------
@@ -233,6 +230,89 @@ def swap_null(
     -------
     SwapNull
         The sorted null values with how they were drawn; ``limit(P)`` and ``false_alarm_rate(limit)``.
+
+    The swaps are drawn for this null alone; :func:`pending_null` takes the same arguments and reads them with
+    the other readers of an evaluation's swaps (:func:`~pytest_bvtest.stats.swaps.read_swaps`).
+    """
+    pending = pending_null(
+        scores,
+        statistic,
+        candidate,
+        reference,
+        settings,
+        swaps=swaps,
+        seed=seed,
+        exact_topics=exact_topics,
+        runs=runs,
+        columns=columns,
+    )
+    read_swaps([pending])
+    return pending.null()
+
+
+BlockValues = Callable[[int, np.ndarray, "np.ndarray | None"], np.ndarray]
+"""``values(first, swapped, products)``: the null values of swaps ``first`` to ``first + len(swapped) - 1``."""
+
+
+class PendingNull:
+    """A swap null read from the shared swaps (a :class:`~pytest_bvtest.stats.swaps.SwapReader`); :meth:`null`
+    gives the :class:`SwapNull` once every swap has been read."""
+
+    def __init__(
+        self,
+        chosen: Statistic,
+        own_value: bool,
+        draws: Draws,
+        columns: np.ndarray | None,
+        values: BlockValues,
+        runs: tuple[int, int] | None = None,
+    ):
+        self.draws = draws
+        self.columns = columns
+        self._chosen, self._own_value, self._values, self._runs = chosen, own_value, values, runs
+        self._by_swap = np.empty(draws.count)
+        self._read = 0
+
+    def read(self, first: int, swapped: np.ndarray, products: np.ndarray | None) -> None:
+        """See :meth:`~pytest_bvtest.stats.swaps.SwapReader.read`."""
+        assert first == self._read
+        self._by_swap[first : first + len(swapped)] = self._values(first, swapped, products)
+        self._read += len(swapped)
+
+    def null(self) -> SwapNull:
+        """The null, once every swap has been read."""
+        if self._read != self.draws.count:
+            raise StatisticError(f"the swap null read {self._read} of {self.draws.count} swaps")
+        by_swap = self._by_swap
+        null = np.sort(by_swap)
+        null.flags.writeable = False
+        by_swap.flags.writeable = False
+        chosen, draws = self._chosen, self.draws
+        return SwapNull(
+            chosen.name, chosen.higher_is_better, self._own_value, null, draws.exact, draws.seed, by_swap, self._runs
+        )
+
+
+def pending_null(
+    scores: np.ndarray,
+    statistic: str,
+    candidate: int,
+    reference: int,
+    settings: AnalysisSettings = AnalysisSettings(),
+    *,
+    swaps: int | None = None,
+    seed: int = 0,
+    exact_topics: int = EXACT_TOPICS,
+    runs: tuple[np.ndarray, np.ndarray] | None = None,
+    columns: Sequence[int] | np.ndarray | None = None,
+) -> PendingNull:
+    """The null of :func:`swap_null` (the same arguments), to be read with the other readers of the same swaps
+    (:func:`~pytest_bvtest.stats.swaps.read_swaps`); :meth:`PendingNull.null` then gives it.
+
+    A statistic with a product form (every one with a sum form but ZRisk and GeoRisk) reads each block of swaps
+    through its product with the statistic's per-topic columns, which the pass computes for all readers at once;
+    the others read the swaps themselves: a segment's columns of them, swapped matrices in stacks, or the swaps of
+    a null with repeated runs.
     """
     universe = np.shape(scores)[-1]
     if columns is not None:
@@ -252,34 +332,52 @@ def swap_null(
     swaps = whole_number(swaps, "swaps")
     seed = checked_seed(seed)
     own_value = null_of_own_value(chosen.name)
-    topics = x.shape[1]
     if runs is not None and runs[0].shape[0] * runs[1].shape[0] > 1:
         return _null_with_runs(chosen, matrix, positions, settings, runs, swaps, seed, universe, columns)
     exact = universe <= exact_topics
+    draws = Draws(universe, 2**universe if exact else swaps, seed, exact)
     pair = (positions[0], positions[1])
     evaluate = (
         None
         if chosen.sums is None
         else chosen.sums.prepare(matrix, pair[:1] if own_value else pair, pair[1], settings, pair)
     )
-    # a block's swaps are drawn over every topic: a segment's null unpacks all of them
-    block = max(1, _BLOCK_CELLS // max(universe, topics if evaluate is not None else matrix.size))
-    values = []
-    for swapped in _swap_blocks(universe, swaps, seed, exact, block, columns):
-        if evaluate is None:
-            values.append(_swapped_values(chosen, matrix, positions, settings, swapped, own_value))
-            continue
-        computed = evaluate(swapped.astype(np.float64))
+    # a block's swaps are drawn over every topic: a segment's null reads its columns of them
+    own = (lambda swapped: swapped) if columns is None else (lambda swapped: swapped[:, columns])
+
+    def stacked(swapped: np.ndarray) -> np.ndarray:
+        block = max(1, _BLOCK_CELLS // matrix.size)
+        return np.concatenate(
+            [
+                _swapped_values(chosen, matrix, positions, settings, swapped[first : first + block], own_value)
+                for first in range(0, len(swapped), block)
+            ]
+        )
+
+    def from_computed(computed: np.ndarray, swapped: np.ndarray) -> np.ndarray:
         null = computed[:, 0] if own_value else computed[:, 0] - computed[:, 1]
         undecided = np.isnan(null)
         if undecided.any():  # values the sums cannot give to 1e-12 (TRisk without spread): evaluated exactly
-            null[undecided] = _swapped_values(chosen, matrix, positions, settings, swapped[undecided], own_value)
-        values.append(null)
-    by_swap = np.concatenate(values)
-    null = np.sort(by_swap)
-    null.flags.writeable = False
-    by_swap.flags.writeable = False
-    return SwapNull(chosen.name, chosen.higher_is_better, own_value, null, exact, seed, by_swap)
+            null[undecided] = stacked(swapped[undecided])
+        return null
+
+    if evaluate is None:
+        return PendingNull(chosen, own_value, draws, None, lambda first, swapped, products: stacked(own(swapped)))
+    if isinstance(evaluate, ProductEvaluator) and columns is None:
+        return PendingNull(
+            chosen,
+            own_value,
+            draws,
+            evaluate.columns,
+            lambda first, swapped, products: from_computed(evaluate.from_products(products), swapped),
+        )
+    return PendingNull(
+        chosen,
+        own_value,
+        draws,
+        None,
+        lambda first, swapped, products: from_computed(evaluate(own(swapped)), own(swapped)),
+    )
 
 
 #: The stream of the engine's noise a null with repeated runs draws: ``default_rng([seed, NOISE_STREAM])``.
@@ -296,7 +394,7 @@ def _null_with_runs(
     seed: int,
     universe: int,
     columns: np.ndarray | None,
-) -> SwapNull:
+) -> PendingNull:
     """The null of :func:`swap_null` when a system is given as several runs: swap ``b`` exchanges the means on
     random topics (the Monte-Carlo swaps of the null without runs), then adds to the swapped candidate's row a
     draw of the engine's noise on the difference of two means, ``w_c d_c - w_r d_r`` (:func:`run_noise`; the pair of
@@ -317,53 +415,23 @@ def _null_with_runs(
     # a score below 0 is none a measure gives (ZRisk and GeoRisk refuse it): the noisy candidate stops at 0
     floor = 0.0 if min(matrix.min(), candidate_runs.min(), reference_runs.min()) >= 0 else None
     block = max(1, _BLOCK_CELLS // max(universe, topics * matrix.shape[0]))
-    by_swap = np.empty(swaps)
-    first = 0
-    for swapped in _swap_blocks(universe, swaps, seed, False, block, columns):
-        drawn = picks[first : first + len(swapped)]
-        noise = candidate_weight * candidate_side[drawn[:, 0]] - reference_weight * reference_side[drawn[:, 1]]
-        by_swap[first : first + len(swapped)] = _swapped_values(
-            chosen, matrix, positions, settings, swapped, own_value, noise, floor
-        )
-        first += len(swapped)
-    null = np.sort(by_swap)
-    null.flags.writeable = False
-    by_swap.flags.writeable = False
+
+    def values(first: int, swapped: np.ndarray, products: np.ndarray | None) -> np.ndarray:
+        if columns is not None:
+            swapped = swapped[:, columns]
+        computed = []
+        for start in range(0, len(swapped), block):
+            drawn = picks[first + start : first + start + block]
+            noise = candidate_weight * candidate_side[drawn[:, 0]] - reference_weight * reference_side[drawn[:, 1]]
+            computed.append(
+                _swapped_values(
+                    chosen, matrix, positions, settings, swapped[start : start + block], own_value, noise, floor
+                )
+            )
+        return np.concatenate(computed)
+
     counts = (candidate_runs.shape[0], reference_runs.shape[0])
-    return SwapNull(chosen.name, chosen.higher_is_better, own_value, null, False, seed, by_swap, counts)
-
-
-def _swap_blocks(
-    topics: int, swaps: int, seed: int, exact: bool, block: int, columns: np.ndarray | None = None
-) -> Iterator[np.ndarray]:
-    """Boolean ``(rows, topics)`` blocks of the swaps :func:`~pytest_bvtest.stats.inference.topic_assignments`
-    draws, from a packed copy shared by every gate that asks for the same ``(topics, swaps, seed, exact)``; only
-    the ``columns`` of each swap when given (a segment's topics)."""
-    if columns is not None:
-        for swapped in _swap_blocks(topics, swaps, seed, exact, block):
-            yield swapped[:, columns]
-        return
-    count = 2**topics if exact else swaps
-    if count * ((topics + 7) // 8) > _SHARED_BYTES:
-        for assignment in topic_assignments(topics, swaps, seed, exact=exact, block=block):
-            yield assignment.astype(bool)
-        return
-    packed = _packed_assignments(topics, swaps, seed, exact)
-    for first in range(0, count, block):
-        yield np.unpackbits(packed[first : first + block], axis=1, count=topics).view(bool)
-
-
-@lru_cache(maxsize=2)
-def _packed_assignments(topics: int, swaps: int, seed: int, exact: bool) -> np.ndarray:
-    """Every swap of :func:`~pytest_bvtest.stats.inference.topic_assignments`, bit-packed along topics (read-only)."""
-    every = np.concatenate(
-        [
-            np.packbits(assignment.astype(bool), axis=1)
-            for assignment in topic_assignments(topics, swaps, seed, exact=exact, block=max(1, _BLOCK_CELLS // topics))
-        ]
-    )
-    every.flags.writeable = False
-    return every
+    return PendingNull(chosen, own_value, Draws(universe, swaps, seed, False), None, values, counts)
 
 
 def _swapped_values(

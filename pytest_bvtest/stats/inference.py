@@ -7,7 +7,7 @@ regression gate. Every array is topic-aligned: position ``j`` is the same topic 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -19,14 +19,11 @@ from pytest_bvtest.checks import checked_scores, checked_seed, open_interval, wh
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.spec.model import AnalysisSettings
 from pytest_bvtest.stats.registry import STATISTICS, Statistic
+from pytest_bvtest.stats.swaps import Draws, read_swaps
 
 # Relative tolerance under which two permuted statistics count as tied with the observed one:
 # sign-flipped sums that are equal in exact arithmetic may differ in the last bits.
 _TIE_TOLERANCE = 1e-12
-
-# Cells (permutations x topics) materialised at once, to bound memory (smaller blocks were slower for
-# a gate's 20 pairs: 2.0 s of CPU at 2**18 cells against 0.85 s at 2**22).
-_CHUNK_CELLS = 1 << 22
 
 # Cells (resamples x topics from sums, resamples x rows x topics in stacks) resampled at once: small enough to
 # stay in cache, which is several times faster than one big block, and to bound memory for full-matrix statistics.
@@ -92,14 +89,11 @@ def paired_t_test(candidate: np.ndarray, reference: np.ndarray) -> TestResult:
     return TestResult(float(statistic), float(min(p_value, 1.0)))
 
 
-def randomization_tests(
-    candidate: np.ndarray,
-    references: np.ndarray,
-    permutations: int = 10000,
-    seed: int = 0,
-) -> tuple[TestResult, ...]:
+class RandomizationTests:
     """Two-sided paired Fisher randomization (permutation) tests of the mean difference, for several
-    topic-aligned pairs at once with the same sign assignments.
+    topic-aligned pairs at once with the same sign assignments: a reader of the shared swaps
+    (:func:`~pytest_bvtest.stats.swaps.read_swaps`), so that an evaluation's comparisons and its gates' nulls
+    draw them once. :func:`randomization_tests` runs it alone; :meth:`results` gives the tests once it has read.
 
     Under the null hypothesis the two systems of a pair are exchangeable on every topic, so each per-topic
     difference ``d_j`` is equally likely to carry either sign. The test statistic is the mean difference;
@@ -121,85 +115,76 @@ def randomization_tests(
         Per-topic scores, shape ``(n,)`` (one candidate against every reference) or ``(k, n)`` (row
         ``i`` against ``references[i]``, e.g. the same candidate under several measures).
     references:
-        Per-topic scores of ``k`` reference systems, shape ``(k, n)``, topic-aligned with ``candidate``.
+        Per-topic scores of ``k >= 1`` reference systems, shape ``(k, n)``, topic-aligned with ``candidate``.
     permutations:
         Number of random sign assignments; when ``2**n <= permutations`` every assignment is enumerated
         instead and the p-values are exact (seed unused).
     seed:
         Seed of ``numpy.random.default_rng`` for the random assignments.
     """
+
+    def __init__(self, candidate: np.ndarray, references: np.ndarray, permutations: int = 10000, seed: int = 0):
+        references = np.asarray(references, dtype=np.float64)
+        if references.ndim != 2:
+            raise StatisticError(f"the references must be a systems x topics matrix, got shape {references.shape}")
+        if references.shape[0] == 0:
+            raise StatisticError("the randomization tests need at least one reference")
+        candidates = np.asarray(candidate, dtype=np.float64)
+        if candidates.ndim == 1:
+            candidates = np.broadcast_to(candidates, (references.shape[0], candidates.size))
+        # One contiguous row per reference: its sums and mean reduce exactly as a single vector's would.
+        rows = np.stack(
+            [_paired_differences(ours, reference) for ours, reference in zip(candidates, references, strict=True)]
+        )
+        topics = rows.shape[1]
+        if topics < 1:
+            raise StatisticError("the randomization test needs at least 1 topic")
+        if permutations < 1:
+            raise StatisticError(f"permutations must be at least 1, got {permutations}")
+        self._totals = rows.sum(axis=1)
+        self._threshold = np.abs(self._totals) - _TIE_TOLERANCE * np.abs(rows).sum(axis=1)
+        self._statistics = rows.mean(axis=1)
+        exact = topics < 63 and 2**topics <= permutations
+        self.draws = Draws(topics, 2**topics if exact else permutations, seed, exact)
+        self.columns = rows.T
+        self._reaching = np.zeros(rows.shape[0], dtype=np.int64)
+        self._read = 0
+
+    def read(self, first: int, swapped: np.ndarray, products: np.ndarray | None) -> None:
+        """See :meth:`~pytest_bvtest.stats.swaps.SwapReader.read`: count the assignments that reach the observed sum."""
+        assert products is not None and first == self._read
+        self._reaching += np.count_nonzero(np.abs(self._totals - 2.0 * products) >= self._threshold, axis=0)
+        self._read += len(swapped)
+
+    def results(self) -> tuple[TestResult, ...]:
+        """One test per pair, in order, once every assignment has been read."""
+        if self._read != self.draws.count:
+            raise StatisticError(f"the randomization tests read {self._read} of {self.draws.count} assignments")
+        if self.draws.exact:
+            return tuple(
+                TestResult(float(mean), float(count / self.draws.count))
+                for mean, count in zip(self._statistics, self._reaching)
+            )
+        return tuple(
+            TestResult(float(mean), float((1 + count) / (1 + self.draws.count)))
+            for mean, count in zip(self._statistics, self._reaching)
+        )
+
+
+def randomization_tests(
+    candidate: np.ndarray,
+    references: np.ndarray,
+    permutations: int = 10000,
+    seed: int = 0,
+) -> tuple[TestResult, ...]:
+    """The :class:`RandomizationTests` of the pairs (``candidate``, ``references[i]``), drawn on their own; ``()``
+    for no reference."""
     references = np.asarray(references, dtype=np.float64)
-    if references.ndim != 2:
-        raise StatisticError(f"the references must be a systems x topics matrix, got shape {references.shape}")
-    candidates = np.asarray(candidate, dtype=np.float64)
-    if candidates.ndim == 1:
-        candidates = np.broadcast_to(candidates, (references.shape[0], candidates.size))
-    if references.shape[0] == 0:
+    if references.ndim == 2 and references.shape[0] == 0:
         return ()
-    # One contiguous row per reference: its sums and mean reduce exactly as a single vector's would.
-    rows = np.stack(
-        [_paired_differences(ours, reference) for ours, reference in zip(candidates, references, strict=True)]
-    )
-    topics = rows.shape[1]
-    if topics < 1:
-        raise StatisticError("the randomization test needs at least 1 topic")
-    if permutations < 1:
-        raise StatisticError(f"permutations must be at least 1, got {permutations}")
-    totals = rows.sum(axis=1)
-    threshold = np.abs(totals) - _TIE_TOLERANCE * np.abs(rows).sum(axis=1)
-    statistics = rows.mean(axis=1)
-    differences = rows.T
-
-    exact = topics < 63 and 2**topics <= permutations
-    reaching = np.zeros(differences.shape[1], dtype=np.int64)
-    for negated in topic_assignments(topics, permutations, seed, exact=exact, block=max(1, _CHUNK_CELLS // topics)):
-        reaching += np.count_nonzero(np.abs(totals - 2.0 * (negated @ differences)) >= threshold, axis=0)
-    if exact:
-        return tuple(TestResult(float(mean), float(count / 2**topics)) for mean, count in zip(statistics, reaching))
-    return tuple(
-        TestResult(float(mean), float((1 + count) / (1 + permutations))) for mean, count in zip(statistics, reaching)
-    )
-
-
-# The IEEE-754 bits of 1.0: a uint64 0/1 times these is the float64 0.0/1.0.
-_BITS_OF_ONE = np.uint64(0x3FF0000000000000)
-
-
-def _negated_topics(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
-    """``(rng.random(shape) < 0.5)`` as float64 0/1, drawing the same numbers from ``rng``.
-
-    For numpy's default PCG64, ``random()`` is ``(next_uint64 >> 11) * 2**-53``, which is below 0.5
-    exactly when the top bit of the 64-bit draw is 0; reading the raw draws skips the conversion, and
-    the inverted top bit times the bits of 1.0 is the float itself, written in place (half the time
-    of a comparison and a cast).
-    """
-    if type(rng.bit_generator) is not np.random.PCG64:
-        return (rng.random(shape) < 0.5).astype(np.float64)
-    raw = rng.bit_generator.random_raw(shape[0] * shape[1]).reshape(shape)
-    np.invert(raw, out=raw)
-    np.right_shift(raw, np.uint64(63), out=raw)
-    np.multiply(raw, _BITS_OF_ONE, out=raw)
-    return raw.view(np.float64)
-
-
-def topic_assignments(topics: int, count: int, seed: int, *, exact: bool, block: int) -> Iterator[np.ndarray]:
-    """Blocks of float64 0/1 rows ``(rows, topics)``: which topics a paired resampling swaps (or sign-flips).
-
-    ``exact``: all ``2**topics`` assignments in binary order (row ``k`` swaps topic ``j`` when bit
-    ``j`` of ``k`` is set; ``count`` and ``seed`` unused). Otherwise ``count`` rows of
-    ``numpy.random.default_rng(seed).random((count, topics)) < 0.5``, each topic independently with
-    probability 1/2; the blocks only bound memory and never change the stream. Floats, so that a
-    block times a topic vector is one matrix product.
-    """
-    if exact:
-        every = 2**topics
-        for first in range(0, every, block):
-            numbers = np.arange(first, min(every, first + block))
-            yield (numbers[:, np.newaxis] >> np.arange(topics) & 1).astype(np.float64)
-        return
-    rng = np.random.default_rng(seed)
-    for first in range(0, count, block):
-        yield _negated_topics(rng, (min(block, count - first), topics))
+    tests = RandomizationTests(candidate, references, permutations, seed)
+    read_swaps([tests])
+    return tests.results()
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:

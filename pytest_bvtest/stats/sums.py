@@ -53,6 +53,20 @@ if TYPE_CHECKING:
 Evaluator = Callable[[np.ndarray], np.ndarray]
 """``evaluate(draws)``: ``(B, n)`` float draws (0/1 swaps or counts) -> ``(B, len(rows))`` values, NaN undecided."""
 
+
+@dataclass(frozen=True)
+class ProductEvaluator:
+    """An :data:`Evaluator` that reads the draws only through their product with ``columns`` (``(n, q)``): so a
+    block of swaps shared with other readers is multiplied once with all their columns
+    (:func:`pytest_bvtest.stats.swaps.read_swaps`), and ``from_products`` finishes this one's part."""
+
+    columns: np.ndarray
+    from_products: Callable[[np.ndarray], np.ndarray]
+
+    def __call__(self, draws: np.ndarray) -> np.ndarray:
+        return self.from_products(draws @ self.columns)
+
+
 # A sample variance of the sums below this share of the centred sum of squares is too close to 0 for
 # the sums to give it to 1e-12 relative (TRisk's zero-spread PIN reads it exactly): recomputed exactly.
 _UNDECIDED_SPREAD = 1e-3
@@ -132,8 +146,9 @@ class LinearSums:
         per_topic, centre = made
         topics = matrix.shape[-1]
         if exchange is None:
-            columns = np.ascontiguousarray(per_topic.T)
-            return lambda draws: self.finish(draws @ columns, centre, topics, settings)
+            return ProductEvaluator(
+                np.ascontiguousarray(per_topic.T), lambda sums: self.finish(sums, centre, topics, settings)
+            )
         exchanged = matrix.copy()
         exchanged[list(exchange)] = matrix[list(exchange[::-1])]
         swapped = self.terms(exchanged, rows, reference, settings, centre)
@@ -142,7 +157,9 @@ class LinearSums:
         return _swap_sums(per_topic, swapped[0], lambda sums: self.finish(sums, centre, topics, settings))
 
 
-def _swap_sums(per_topic: np.ndarray, swapped: np.ndarray, finish: Callable[[np.ndarray], np.ndarray]) -> Evaluator:
+def _swap_sums(
+    per_topic: np.ndarray, swapped: np.ndarray, finish: Callable[[np.ndarray], np.ndarray]
+) -> ProductEvaluator:
     """The evaluator of swaps: the unswapped sums plus the swaps times each quantity's change.
 
     A swap moves a sum only on the topics it swaps. A quantity that no swap changes (the target's) needs no
@@ -167,18 +184,16 @@ def _swap_sums(per_topic: np.ndarray, swapped: np.ndarray, finish: Callable[[np.
         else:
             plan.append((len(distinct), 1.0))
             distinct.append(len(plan) - 1)
-    columns = np.ascontiguousarray(change[distinct].T)
 
-    def evaluate(draws: np.ndarray) -> np.ndarray:
-        products = draws @ columns
-        sums = np.empty((len(draws), len(plan)))
+    def from_products(products: np.ndarray) -> np.ndarray:
+        sums = np.empty((len(products), len(plan)))
         sums[:] = base
         for quantity, (column, sign) in enumerate(plan):
             if column >= 0:
                 sums[:, quantity] += sign * products[:, column]
         return finish(sums)
 
-    return evaluate
+    return ProductEvaluator(np.ascontiguousarray(change[distinct].T), from_products)
 
 
 # --- the mean, and statistics that are means of a per-topic term ---------------------------------------
