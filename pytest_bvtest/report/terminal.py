@@ -157,11 +157,18 @@ def _wrapped(lines: Sequence[Line], width: int) -> list[Line]:
     return [(piece, markup) for text, markup in lines for piece in wrap(text, width).split("\n")]
 
 
+#: Fewer columns than this left on a line are no room to wrap a text into.
+_NARROWEST = 30
+
+
 def wrap(text: str, width: int, taken: int = 0) -> str:
     """``text`` with each of its lines wrapped at ``width``, continuations indented by 4 past the line's own indent;
     ``taken`` columns of the first line are used by what pytest prints before it. A word longer than a line is not
     broken (a path stays whole)."""
     out = []
+    width = max(width, _NARROWEST)
+    if taken and width - taken < _NARROWEST:  # what comes before leaves no room: the text starts on the next line
+        return "\n" + wrap(text, width)
     for number, line in enumerate(text.split("\n")):
         room = width - (taken if number == 0 else 0)
         if len(line) <= room:
