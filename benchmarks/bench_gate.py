@@ -36,6 +36,7 @@ steadier on a shared machine). Run it from the repository root::
     python -m benchmarks.bench_gate --trec-eval /tmp/trec_eval/trec_eval                  # 6,980 x 1,000
     python -m benchmarks.bench_gate --scaling --trec-eval /tmp/trec_eval/trec_eval
     python -m benchmarks.bench_gate --compare ../old-checkout                             # an older version's check too
+    python -m benchmarks.bench_gate --data /tmp/gate-data   # keep the runs (11 minutes to write) for the next time
 
 trec_eval is not packaged for Debian or PyPI: build it from https://github.com/usnistgov/trec_eval with
 ``make CFLAGS='-O2 -I. -DVERSIONID=\\"10.0\\"'`` and give the binary's path.
@@ -218,17 +219,38 @@ def peer_commands(
     return commands, skipped
 
 
+def system_run(path: Path, qrels_path: Path, docs: int, seed: int, depth: float) -> Path:
+    """:func:`write_system_run` unless a run of that seed is at ``path`` already (a kept ``--data`` folder)."""
+    done = path.with_name(f"{path.name}.{seed}.written")
+    if not (path.exists() and done.exists()):
+        write_system_run(path, qrels_path, docs, seed, depth)
+        done.touch()
+    return path
+
+
+def kept_data(folder: Path, queries: int, docs: int) -> tuple[Path, Path]:
+    """:func:`~benchmarks.common.write_data` unless the folder holds it already; every cache in the folder is
+    removed, so that a kept folder starts as a fresh one (only the inputs are kept)."""
+    for cache in [*folder.glob("cache-*"), *folder.glob(".bvtest_cache")]:
+        shutil.rmtree(cache)
+    run, qrels = folder / f"run_{queries}x{docs}.txt", folder / f"qrels_{queries}.txt"
+    done = folder / f"data_{queries}x{docs}.written"
+    if run.exists() and qrels.exists() and done.exists():
+        return run, qrels
+    written = write_data(folder, queries, docs)
+    done.touch()
+    return written
+
+
 def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
     python = sys.executable
     measures, _ = recommended_spec()
     started = time.perf_counter()
-    first_run, qrels = write_data(folder, arguments.queries, arguments.docs)
+    first_run, qrels = kept_data(folder, arguments.queries, arguments.docs)
     baselines = [first_run]
     for i in range(1, BASELINES):
-        baselines.append(folder / f"baseline{i}.run")
-        write_system_run(baselines[-1], qrels, arguments.docs, SEED + i, 0.6 + 0.1 * i)
-    candidate = folder / "candidate.run"
-    write_system_run(candidate, qrels, arguments.docs, SEED + 100, 0.8)
+        baselines.append(system_run(folder / f"baseline{i}.run", qrels, arguments.docs, SEED + i, 0.6 + 0.1 * i))
+    candidate = system_run(folder / "candidate.run", qrels, arguments.docs, SEED + 100, 0.8)
     spec = write_spec(folder, qrels, baselines, candidate)
     without_power = write_spec(folder, qrels, baselines, candidate, "bvtest-no-power.yaml", "analysis: {power: false}")
     size = sum(path.stat().st_size for path in [*baselines, candidate]) / 1e6
@@ -268,10 +290,12 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
     loads = []
     for repeat in range(arguments.repeat):
         loads.append(os.getloadavg()[0])
-        new_candidate = folder / f"new-candidate-{repeat}.run"
-        write_system_run(new_candidate, qrels, arguments.docs, SEED + 200 + repeat, 0.8)
-        newer_candidate = folder / f"newer-candidate-{repeat}.run"
-        write_system_run(newer_candidate, qrels, arguments.docs, SEED + 300 + repeat, 0.8)
+        new_candidate = system_run(
+            folder / f"new-candidate-{repeat}.run", qrels, arguments.docs, SEED + 200 + repeat, 0.8
+        )
+        newer_candidate = system_run(
+            folder / f"newer-candidate-{repeat}.run", qrels, arguments.docs, SEED + 300 + repeat, 0.8
+        )
         commands: dict[str, tuple[list[str], Path]] = {
             name: (command, REPOSITORY_ROOT) for name, command in peers.items()
         }
@@ -290,8 +314,9 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
         commands["pytest candidate new"] = ([*run_pytest, f"--bvtest-run={newer_candidate}"], folder)
         if compared is not None:  # the same commands run from the other checkout: its package is imported
             commands["check all cached (compared)"] = (check, compared)
-            newest_candidate = folder / f"newest-candidate-{repeat}.run"
-            write_system_run(newest_candidate, qrels, arguments.docs, SEED + 400 + repeat, 0.8)
+            newest_candidate = system_run(
+                folder / f"newest-candidate-{repeat}.run", qrels, arguments.docs, SEED + 400 + repeat, 0.8
+            )
             commands["check candidate new (compared)"] = ([*check, "--run", str(newest_candidate)], compared)
         for name in cases:
             command, cwd = commands[name]
@@ -408,16 +433,25 @@ def main() -> None:
     )
     parser.add_argument("--baselines", type=lambda text: [int(t) for t in text.split(",")], default=[10, 50, 200])
     parser.add_argument("--run-topics", type=lambda text: [int(t) for t in text.split(",")], default=[1000, 6980])
+    parser.add_argument(
+        "--data",
+        default=None,
+        help="keep the gate table's runs in this folder and reuse them next time (its caches are removed at the "
+        "start; default: a scratch folder, removed at the end)",
+    )
     arguments = parser.parse_args()
     if arguments.ranx_python is None and importlib.util.find_spec("ranx"):
         arguments.ranx_python = sys.executable
     if arguments.trec_eval and not shutil.which(arguments.trec_eval):
         sys.exit(f"--trec-eval {arguments.trec_eval}: not an executable")
-    folder = Path(tempfile.mkdtemp(prefix="bench_gate_"))
+    kept = arguments.data is not None and not arguments.scaling
+    folder = Path(arguments.data) if kept else Path(tempfile.mkdtemp(prefix="bench_gate_"))
+    folder.mkdir(parents=True, exist_ok=True)
     try:
         (scaling_table if arguments.scaling else gate_table)(arguments, folder)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if not kept:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

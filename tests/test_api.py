@@ -257,14 +257,18 @@ def test_dl_hard_bm25_reference_rm3_candidate_end_to_end(tmp_path: Path) -> None
     delta = np.where(rm3 >= bm25, rm3 - bm25, 2 * (rm3 - bm25))
     outcomes = {gate.id.rsplit("::", 2)[1] + "::" + gate.statistic: gate for gate in evaluation.gates}
     # nDCG@10: mean rises by 0.0077, so the mean gate passes; URisk(alpha=1) = mean(delta) is below -0.02
-    assert outcomes["nDCG@10::mean"].passed
+    assert outcomes["nDCG@10::mean"].passed_as_judged
     assert outcomes["nDCG@10::urisk"].value == pytest.approx(delta.mean(), abs=1e-12)
-    assert delta.mean() < -0.02 and not outcomes["nDCG@10::urisk"].passed
+    assert delta.mean() < -0.02 and not outcomes["nDCG@10::urisk"].passed_as_judged
     # ... but not significantly (TRisk above -2): the gate passes
-    assert -2 < outcomes["nDCG@10::trisk"].value < 0 and outcomes["nDCG@10::trisk"].passed
+    assert -2 < outcomes["nDCG@10::trisk"].value < 0 and outcomes["nDCG@10::trisk"].passed_as_judged
     # AP(rel=2): the mean drops by 0.0002 < 0.005, passes
-    assert outcomes["AP(rel=2)::mean"].passed
-    assert evaluation.passed is False
+    assert outcomes["AP(rel=2)::mean"].passed_as_judged
+    # DL-HARD judges about half of each top 10 (docs/judgments.md): RM3's URisk fails only as judged, and passes
+    # with RM3's unjudged documents relevant; undecided, it passes CI (judgments: {undecided: warn})
+    urisk = outcomes["nDCG@10::urisk"]
+    assert urisk.outcome == "UNDECIDED" and urisk.corners.optimistic.passed and urisk.passed
+    assert [gate.outcome for gate in evaluation.gates if gate is not urisk].count("FAIL") == 0
 
 
 def test_every_measures_randomization_p_values_equal_one_test_per_pair() -> None:
@@ -962,8 +966,14 @@ def test_real_web_2012_a_much_worse_steadier_candidate_passes_bias2_plus_var_and
     )
     assert candidate["bias2"] > production["bias2"] and candidate["var"] < production["var"]
     gate = measure.gates[0]
-    assert gate.outcome == "OK" and gate.value == pytest.approx(candidate["bias2"] + candidate["var"], abs=1e-12)
-    assert words(gate)["sentence"].startswith(
+    assert gate.passed_as_judged and gate.value == pytest.approx(candidate["bias2"] + candidate["var"], abs=1e-12)
+    # the unfiltered run's top 20 is full of documents the pool never judged: at the qrels' top grade they would
+    # change everything, so the gate is undecided (docs/judgments.md); its words as judged are a pass's
+    assert gate.outcome == "UNDECIDED" and gate.corners.candidate_unjudged > 500
+    from pytest_bvtest.report.wording import sentence
+
+    as_judged = {key: value for key, value in words(gate).items() if key != "judgments"}
+    assert sentence(as_judged).startswith(
         "Holds: closeness to the best achievable and consistency from query to query taken together, so a gain in "
         "one can hide a loss in the other (Bias²+Var "
     )

@@ -120,9 +120,9 @@ def test_each_gate_is_decided_exactly_once(monkeypatch: pytest.MonkeyPatch) -> N
     decided: Counter[str] = Counter()
     decide = pipeline.decide
 
-    def counting(inputs, limit, guards=(), power=None):
+    def counting(inputs, limit, *arguments):
         decided[inputs.id] += 1
-        return decide(inputs, limit, guards, power)
+        return decide(inputs, limit, *arguments)
 
     monkeypatch.setattr(pipeline, "decide", counting)
     example = PACKAGE.parent / "example_project" / "bvtest.yaml"

@@ -501,7 +501,7 @@ def test_spec_mistakes_are_one_line_naming_the_line(tmp_path: Path, text: str, e
         ("measures: [AP]\ncache: 3\n", "cache", 2),
         ("measures: [AP]\nanalysis:\n  risk_alpha: high\n", "analysis.risk_alpha", 3),
         ("measures: [AP]\nanalysis:\n  bootstrap: {resamples: 1.5}\n", "analysis.bootstrap.resamples", 3),
-        ("measures: [AP]\nqrels: [qrels.txt]\n", "qrels", 2),
+        ("measures: [AP]\nqrels: {file: qrels.txt}\n", "qrels", 2),
         ("measures: [AP]\nbaselines: {a: {run: a.run, tag: [x]}}\n", "baselines.a.tag", 2),
         (
             "measures: [AP]\nbaselines: {a: a.run}\ncandidate: a.run\ngates:\n  - {statistic: mean, min: 0, "

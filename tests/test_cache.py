@@ -442,7 +442,8 @@ def test_bvtest_check_reads_past_implausible_entries_to_the_same_verdict(tmp_pat
     shutil.copytree(example, project, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__"))
     assert main(["check", str(project / "bvtest.yaml"), "--json", str(tmp_path / "first.json")]) == 0
     stored = entries(project / DEFAULT_CACHE_DIR)
-    assert len(stored) == 8  # 3 baselines and the candidate, 2 measures each
+    # 3 baselines and the candidate: 2 measures each, and beside them Judged@10, the unjudged count, nDCG@10+ and AP+
+    assert len(stored) == 4 * 6
     for entry in stored:
         payload = json.loads(entry.read_text())
         if damage == b"{}":

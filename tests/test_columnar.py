@@ -3,16 +3,17 @@
 The reference is pytrec_eval itself, called as measures.py called it for these measures before the
 columnar path existed (one fresh evaluator per relevance level). Compared: every run of the shared
 real data (trec_eval's own test run, DL-HARD, DL19 re-rankers, TREC Web 2012 with spam grades -2,
-TREC-COVID runs of four rounds), and seeded random runs made to hit every corner: heavy score ties
-(also ties only in single precision, as trec_eval compares scores as C floats), unjudged and
-negatively graded documents, topics without any document of a relevance level, missing topics,
-rel= levels and cutoffs beyond the ranking's length.
+TREC-COVID runs of four rounds; Judged@k against ir_measures on the same runs), and seeded random runs
+made to hit every corner: heavy score ties (also ties only in single precision, as trec_eval compares
+scores as C floats), unjudged and negatively graded documents, topics without any document of a
+relevance level, missing topics, rel= levels and cutoffs beyond the ranking's length.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import ir_measures
 import numpy as np
 import pytest
 from conftest import shared_path
@@ -90,6 +91,7 @@ def assert_columnar_equals_pytrec_eval(
         assert worst <= TOLERANCE, f"{label} {measure}: differs from pytrec_eval by {worst:g}"
     # evaluate_run takes the columnar path for these measures and returns the same numbers
     assert evaluate_run(qrels, run, FAST_MEASURES[:3]) == {measure: got[measure] for measure in FAST_MEASURES[:3]}
+    assert_judged_equals_ir_measures(qrels, run, label)
     if path is None:
         return
     columns = read_run_columns(path)
@@ -98,6 +100,50 @@ def assert_columnar_equals_pytrec_eval(
     assert columns.rankings(columns.topics) == run.scores, label
     from_columns = columnar.evaluate(columnar.ranked_gains_from_columns(judgments, columns, topics), FAST_MEASURES)
     assert from_columns == got, label
+
+
+JUDGED = [parse_measure(f"Judged@{k}") for k in (1, 5, 10, 20, 100, 1000)]
+
+
+def assert_judged_equals_ir_measures(qrels: Qrels, run: Run, label: str) -> None:
+    """Judged@k equals ir_measures' Judged@k (its own Python implementation, docs/mathematics.md §8) on every topic.
+
+    ir_measures sorts a ranking by its score in double precision and breaks ties by docno ascending; trec_eval's
+    order (docs/mathematics.md §1, every measure's) compares C floats and breaks ties by docno descending. The two
+    counts may thus differ only where tied documents straddle rank k: every difference must be such a tie, and
+    ir_measures given the ranking in trec_eval's order (ties broken by the scores) must agree everywhere.
+    """
+    ours = evaluate_run(qrels, run, JUDGED)
+    measures = [ir_measures.Judged @ measure.cutoff for measure in JUDGED]
+
+    def theirs(scores: dict[str, dict[str, float]]) -> dict[tuple[str, str], float]:
+        return {
+            (str(metric.measure), metric.query_id): metric.value
+            for metric in ir_measures.iter_calc(measures, qrels.judgments, scores)
+        }
+
+    differing = [
+        (measure, qid)
+        for (measure, qid), value in theirs(run.scores).items()
+        if qid in ours[parse_measure(measure)] and abs(ours[parse_measure(measure)][qid] - value) > TOLERANCE
+    ]
+    if not differing:
+        return
+    # trec_eval's order: scores as C floats, descending, ties by docno descending
+    ranked = {
+        qid: [
+            docno for _, docno in sorted(((np.float32(score), docno) for docno, score in scores.items()), reverse=True)
+        ]
+        for qid, scores in run.scores.items()
+    }
+    for measure, qid in differing:
+        k = parse_measure(measure).cutoff
+        at_k, after_k = (np.float32(run.scores[qid][docno]) for docno in ranked[qid][k - 1 : k + 1])
+        assert at_k == after_k, f"{label} {measure} topic {qid}: differs from ir_measures without a tie at rank {k}"
+    in_trec_eval_order = {qid: {docno: -rank for rank, docno in enumerate(docnos)} for qid, docnos in ranked.items()}
+    for (measure, qid), value in theirs(in_trec_eval_order).items():
+        if qid in ours[parse_measure(measure)]:
+            assert ours[parse_measure(measure)][qid] == pytest.approx(value, abs=TOLERANCE), (label, measure, qid)
 
 
 @pytest.mark.parametrize("task", ["doc", "passage"])

@@ -15,6 +15,9 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.io import tables
 from pytest_bvtest.io.tables import read_score_table
 from pytest_bvtest.judging.pipeline import evaluate_spec
+from pytest_bvtest.scoring.matrix import MatrixBuilder
+from pytest_bvtest.spec.measures import parse_measure
+from pytest_bvtest.spec.model import ScoreTableFile
 from pytest_bvtest.spec.reader import load_spec
 
 pyarrow = pytest.importorskip("pyarrow")
@@ -237,3 +240,43 @@ def test_a_table_is_parsed_once_until_its_content_changes(tmp_path: Path, monkey
     assert len(parsed) == 1
     write_parquet(path, {"system": ["a"], "topic": ["1"], "value": [0.25]})  # same size, perhaps the same mtime
     assert read_score_table(path).scores == {("a", None): {"1": 0.25}} and len(parsed) == 2
+
+
+def test_a_tables_rows_as_arrays_give_the_matrix_of_its_csv_twin_in_any_row_order(tmp_path: Path) -> None:
+    # the fast path keeps each (system, measure)'s scores as arrays (TopicScores, one topics tuple shared by the
+    # systems that list every topic in the same order); rows of a system apart, topics in another order, a topic
+    # missing (0 and imputed, as from the CSV twin) give the matrix the dictionaries of the CSV reader give
+    rng = np.random.default_rng(7)
+    topics = [str(topic) for topic in (5, 3, 9, 1)]
+    rows = [(system, topic) for system in ("a", "b", "c") for topic in topics]
+    rows[4:8] = [("b", "9"), ("b", "5"), ("b", "1"), ("b", "3")]  # b's topics in another order
+    rows.append(("a", "7"))  # a's extra topic, apart from its other rows
+    del rows[9]  # c lacks topic 3
+    columns = {"system": [s for s, _ in rows], "topic": [int(t) for _, t in rows], "value": rng.random(len(rows))}
+    columns["value"] = columns["value"].tolist()
+    path = write_parquet(tmp_path / "scores.parquet", columns, {"topic": pyarrow.int64()})
+    table = read_score_table(path)
+    twin = read_score_table(csv_twin(tmp_path / "scores.csv", columns))
+    assert table.scores == twin.scores and list(table.scores) == list(twin.scores)
+    for key, values in table.scores.items():
+        assert isinstance(values, tables.TopicScores) and list(values) == list(twin.scores[key])
+        assert [values[topic] for topic in values] == list(twin.scores[key].values())
+    assert table.scores[("b", None)].topics == ("9", "5", "1", "3") and table.scores[("c", None)].topics == (
+        "5",
+        "9",
+        "1",
+    )
+    with pytest.raises(KeyError):
+        table.scores[("a", None)]["2"]
+    # a table whose systems list every topic in one order shares one tuple of topics: each row is taken whole
+    every = {"system": [s for s in "abc" for _ in topics], "topic": topics * 3, "value": rng.random(12).tolist()}
+    shared = read_score_table(write_parquet(tmp_path / "shared.parquet", every)).scores
+    assert len({id(values.topics) for values in shared.values()}) == 1
+    built = [
+        MatrixBuilder(None).build([parse_measure("P@5")], [ScoreTableFile(table_path)])
+        for table_path in (tmp_path / "shared.parquet", csv_twin(tmp_path / "shared.csv", every))
+    ]
+    (ours,), (theirs,) = (list(matrices.values()) for matrices in built)
+    np.testing.assert_array_equal(ours.scores, theirs.scores)
+    assert ours.systems == theirs.systems == ("a", "b", "c") and ours.topics == theirs.topics
+    assert not ours.imputed.any()

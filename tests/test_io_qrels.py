@@ -111,3 +111,70 @@ def test_trec_eval_test_graded_and_msmarco_qrels():
     # out.comment.test: trec_eval evaluates 31 topics of this file with the run of 301 topics.
     assert len(msmarco.judgments) == 31
     assert msmarco.judgments["2024-127266"]["msmarco_v2.1_doc_00_880019750#4_1633802806"] == 1
+
+
+# --- several qrels files, and judge files read back (docs/judgments.md) ------------------------------------------
+
+
+JUDGE_FILE = (
+    "# bvtest judge bvtest.yaml: 3 unjudged documents\n"
+    "topic\tdocno\tgrade\tleverage\tquery\trank new\tgates\n"
+    "1\td9\t2\t0.5\ta query\t1\tAP::mean\n"
+    "1\td8\t\t0.2\ta query\t2\tAP::mean\n"
+    "2\te5\t0\t0.1\tanother\t3\tAP::mean\n"
+)
+
+
+def test_a_judge_file_reads_back_its_graded_rows_and_counts_the_empty_ones(tmp_path):
+    from pytest_bvtest.io.qrels import read_judge_file, read_qrels_files
+
+    (tmp_path / "official.txt").write_text("1 0 d1 1\n1 0 d2 0\n2 0 e1 2\n")
+    (tmp_path / "judged.tsv").write_text(JUDGE_FILE)
+    judge = read_judge_file(tmp_path / "judged.tsv")
+    assert (judge.judgments, judge.graded, judge.ungraded) == ({"1": {"d9": 2}, "2": {"e5": 0}}, 2, 1)
+    qrels = read_qrels_files([tmp_path / "official.txt", tmp_path / "judged.tsv"])
+    assert qrels.judgments == {"1": {"d1": 1, "d2": 0, "d9": 2}, "2": {"e1": 2, "e5": 0}}
+    assert qrels.paths == (tmp_path / "official.txt", tmp_path / "judged.tsv")
+    assert read_qrels_files([tmp_path / "official.txt"]) == read_qrels(tmp_path / "official.txt")
+
+
+def test_a_later_qrels_file_adds_judgments_and_may_not_change_one(tmp_path):
+    from pytest_bvtest.io.qrels import read_qrels_files
+
+    (tmp_path / "official.txt").write_text("1 0 d1 1\n1 0 d9 0\n2 0 e1 2\n")
+    (tmp_path / "again.txt").write_text("1 0 d9 0\n2 0 e2 1\n")  # the same grade again: harmless
+    assert read_qrels_files([tmp_path / "official.txt", tmp_path / "again.txt"]).judgments["2"] == {"e1": 2, "e2": 1}
+    (tmp_path / "judged.tsv").write_text(JUDGE_FILE)
+    with pytest.raises(InputError) as raised:
+        read_qrels_files([tmp_path / "official.txt", tmp_path / "judged.tsv"])
+    assert str(raised.value) == (
+        f"{tmp_path / 'judged.tsv'}:3: document 'd9' of topic '1' is judged 2 here and 0 in "
+        f"{tmp_path / 'official.txt'} line 2: a later qrels file adds judgments, it does not change them; remove one "
+        "of the two, or edit a copy of official.txt to change its judgment"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment", "line"),
+    [
+        ("topic\tdocno\tgrade\n1\td1\tgood\n", "grade 'good' is not an integer", 2),
+        ("topic\tdocno\tgrade\n1 d1 2\n", "found 1 tab-separated columns, expected topic, docno and grade first", 2),
+        ("topic\tdocno\tgrade\n1\td1\t2\n1\td1\t1\n", "is judged 1 here and 2 on line 2", 3),
+    ],
+)
+def test_a_judge_files_mistakes_name_their_line(tmp_path, text, fragment, line):
+    path = tmp_path / "judged.tsv"
+    path.write_text(text)
+    with pytest.raises(InputError) as raised:
+        read_qrels(path)
+    assert str(raised.value).startswith(f"{path}:{line}: ") and fragment in str(raised.value)
+
+
+def test_a_judge_file_without_a_grade_filled_in_adds_nothing_and_alone_is_no_qrels(tmp_path):
+    from pytest_bvtest.io.qrels import read_qrels_files
+
+    (tmp_path / "official.txt").write_text("1 0 d1 1\n")
+    (tmp_path / "empty.tsv").write_text("topic\tdocno\tgrade\n1\td2\t\n")
+    assert read_qrels_files([tmp_path / "official.txt", tmp_path / "empty.tsv"]).judgments == {"1": {"d1": 1}}
+    with pytest.raises(InputError, match="no judgments: the file is empty, holds only comments, or no grade is filled"):
+        read_qrels(tmp_path / "empty.tsv")

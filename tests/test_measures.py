@@ -48,6 +48,7 @@ GOLDEN_RUN = Run("golden", {"1": {"d4": 5.0, "d2": 4.0, "d1": 3.0, "d6": 3.0, "d
         ("success_10", "Success@10", "success_10"),
         ("num_ret", "NumRet", "num_ret"),
         ("num_rel_ret", "NumRet(rel=1)", "num_rel_ret"),
+        ("Judged@10", "Judged@10", None),
         ("NumRelRet", "NumRet(rel=1)", "num_rel_ret"),
         ("num_rel", "NumRel", "num_rel"),
         ("set_P", "SetP", "set_P"),
@@ -176,7 +177,7 @@ def test_a_name_without_any_close_match_lists_what_is_supported():
         ("iprec_at_recall_0.10", "interpolated precision"),
         ("NumQ", "counts topics"),
         ("SetF(beta=0.5)", "beta=1"),
-        ("Judged@10", "neither pytrec_eval nor gdeval"),
+        ("Judged", "needs a cutoff"),
         ("gm_map", "not supported"),
         ("all_trec", "group of measures"),
         ("P", "needs a cutoff"),
@@ -208,6 +209,15 @@ def test_golden_trec_eval_values_with_spam_unjudged_and_a_tie():
         "P@5": pytest.approx(3 / 5, abs=1e-12),
         "R@5": pytest.approx(1.0, abs=1e-12),
     }
+
+
+def test_golden_judged_shares_count_every_judgment_and_short_rankings_by_what_they_retrieve():
+    # Ranking of topic 1: d4 (judged -2) d2 (1) d6 (unjudged, before d1 by the tie) d1 (3) d5 (2); topic 3: f2 f1.
+    measures = [parse_measure(f"Judged@{k}") for k in (1, 2, 3, 4, 5, 10)]
+    values = evaluate_run(GOLDEN_QRELS, GOLDEN_RUN, measures)
+    assert [values[measure]["1"] for measure in measures] == pytest.approx([1, 1, 2 / 3, 3 / 4, 4 / 5, 4 / 5])
+    # a ranking shorter than k is judged over what it retrieved, as ir_measures' Judged@k: 5 documents, 4 judged
+    assert [values[measure]["3"] for measure in measures] == [1.0] * 6
 
 
 @pytest.mark.parametrize("relevant", ["a", "b", "c"])

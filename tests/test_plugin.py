@@ -15,7 +15,11 @@ import pytest
 from pytest_bvtest.report.jsonreport import schema
 
 TOPICS = ("t1", "t2", "t3", "t4", "t5", "t6")
-QRELS = "".join(f"{t} 0 {t}-rel 1\n{t} 0 {t}-other 0\n" for t in TOPICS)
+# every document the runs retrieve is judged (d1-d5 not relevant), so the gates' verdicts rest on no unjudged
+# document (docs/judgments.md) and the tests below see the plain ones
+QRELS = "".join(
+    f"{t} 0 {t}-rel 1\n{t} 0 {t}-other 0\n" + "".join(f"{t} 0 {t}-d{k} 0\n" for k in range(1, 6)) for t in TOPICS
+)
 
 
 def run_text(tag: str, relevant_rank: dict[str, int]) -> str:
@@ -549,7 +553,8 @@ def test_jobs_evaluate_run_files_in_processes_with_the_serial_reports_and_a_shar
             if path.parent.name != "stat"
         }
 
-    assert entries("serial") == entries("shared") and len(entries("shared")) == 3 * 2  # 3 run files x AP, RR
+    # 3 run files x (AP, RR, and beside them Judged@10, the unjudged documents of the top 10, AP+ and RR+)
+    assert entries("serial") == entries("shared") and len(entries("shared")) == 3 * 6
     # the next session finds every score the workers stored: nothing left to evaluate
     again = project.runpytest(
         *common, "--bvtest-jobs", "3", "--bvtest-cache-dir", "shared", "--bvtest-json", "again.json"

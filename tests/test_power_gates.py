@@ -84,7 +84,9 @@ def test_an_aim_the_gate_reaches_leaves_it_ok_and_a_failing_gate_stays_a_failure
     document["gates"][0]["detect"] = {"drop": 0.01, "model": "few"}
     spec.write_text(yaml.safe_dump(document))
     (gate,) = evaluate_spec(load_spec(spec), use_cache=False).gates
-    assert gate.outcome == "FAIL" and gate.missed_aim is None and gate.power.aim.missed
+    # it fails as judged (DL-HARD judges half of each top 10, so the gate is UNDECIDED: docs/judgments.md)
+    assert not gate.passed_as_judged and gate.outcome == "UNDECIDED"
+    assert gate.missed_aim is None and gate.power.aim.missed
 
 
 def test_a_noise_aware_gate_is_read_past_its_interval_and_matches_the_closed_form(tmp_path: Path) -> None:

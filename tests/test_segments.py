@@ -369,8 +369,11 @@ def test_the_recipes_dl_hard_example(tmp_path: Path) -> None:
         "tolerance[short]",
     ]
     assert len(gates["mean[short]"].inputs.topics) == 13 and len(gates["mean[long]"].inputs.topics) == 37
-    assert [gate.outcome for gate in gates.values()] == ["OK"] * 6 + ["FAIL"]
+    # the tolerance fails the short queries as judged; DL-HARD leaves 47 documents of the two top 10s unjudged
+    # there, and either run's judged relevant would pass it: undecided (docs/judgments.md)
+    assert [gate.outcome for gate in gates.values()] == ["OK"] * 6 + ["UNDECIDED"]
     short = gates["tolerance[short]"]
+    assert not short.passed_as_judged and short.corners.unjudged == 47
     assert (short.value, short.reference_value) == (pytest.approx(0.274318, abs=5e-7), pytest.approx(0.29426, abs=5e-6))
     assert short.false_alarm_rate == pytest.approx(0.432)
     calibrated = [gate for name, gate in gates.items() if not name.startswith("tolerance")]

@@ -621,3 +621,31 @@ def test_the_same_spec_through_bvtest_check_and_pytest(
     assert code == 2 and error.startswith("bvtest: error: ") and expected in error
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([f"*{expected.replace('[', '[[]')}*"])  # [ opens a class in fnmatch
+
+
+@pytest.mark.parametrize(
+    ("section", "fragment"),
+    [
+        ("judgments: {depth: 0}", "judgments.depth: must be at least 1, got 0"),
+        ("judgments: {depth: 2.5}", "judgments.depth: expected a whole number, got 2.5"),
+        ("judgments: {optimistic_grade: top}", "judgments.optimistic_grade: expected a number"),
+        ("judgments: {optimistic_grade: 0}", "judgments.optimistic_grade: must be at least 1"),
+        ("judgments: {dpeth: 5}", "judgments.dpeth: unknown judgments key; did you mean `depth`?"),
+        ("judgments: deep", "judgments: expected a mapping of judgments settings"),
+    ],
+)
+def test_each_judgments_mistake_names_file_line_and_key(project: Path, section: str, fragment: str) -> None:
+    error = load_error(project, f"qrels: qrels.txt\nmeasures: [AP]\n{section}\n")
+    assert str(error).startswith(f"{project.resolve() / 'bvtest.yaml'}:3:"), str(error)
+    assert fragment in str(error)
+
+
+def test_judgments_default_to_depth_10_and_the_qrels_top_grade(project: Path) -> None:
+    from pytest_bvtest.spec.model import JudgmentSettings
+
+    default = load_spec(write_spec(project, "qrels: qrels.txt\nmeasures: [AP]\n"))
+    assert default.judgments == JudgmentSettings(depth=10, optimistic_grade=None)
+    stated = load_spec(
+        write_spec(project, "qrels: qrels.txt\nmeasures: [AP]\njudgments: {depth: 20, optimistic_grade: 1}")
+    )
+    assert stated.judgments == JudgmentSettings(depth=20, optimistic_grade=1)

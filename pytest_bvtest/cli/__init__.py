@@ -65,7 +65,13 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
 
     evaluate = commands.add_parser("evaluate", help="print per-topic scores of runs as TSV")
-    evaluate.add_argument("--qrels", required=True, help="qrels file (qid iter docno grade)")
+    evaluate.add_argument(
+        "--qrels",
+        required=True,
+        action="append",
+        help="qrels file (qid iter docno grade), or a judge file filled in; repeat it to read several as one, "
+        "in order (a later file adds judgments and may not change one)",
+    )
     evaluate.add_argument(
         "-m",
         "--measure",
@@ -130,6 +136,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--update-force", action="store_true", help="--update even when a gate failed")
 
+    judge = commands.add_parser(
+        "judge", help="write the unjudged documents that decide the spec's gates, as a file to fill in with grades"
+    )
+    judge.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
+    judge.add_argument("-o", "--output", required=True, metavar="FILE", help="the judge file to write (TSV)")
+    judge.add_argument("--run", default=None, help="run file to judge instead of the spec's candidate")
+    judge.add_argument(
+        "--force", action="store_true", help="write over FILE even when it holds grades, or is not a judge file"
+    )
+    judge.add_argument("--no-cache", action="store_true", help="do not use the per-topic score cache")
+    judge.add_argument(
+        "--allow-outside-project", action="store_true", help="allow the spec's cache folder outside the project"
+    )
+
     history = commands.add_parser("history", help="each gate over the records of a --bvtest-history file")
     history.add_argument("path", metavar="PATH", help="the history file (JSON lines)")
     history.add_argument(
@@ -175,7 +195,7 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
     from pytest_bvtest.spec.model import RunFile
 
     measures = [parse_measure(text) for text in arguments.measures]
-    builder = MatrixBuilder.from_qrels_file(arguments.qrels, ScoreCache(arguments.cache_dir), jobs=arguments.jobs)
+    builder = MatrixBuilder.from_qrels_file(list(arguments.qrels), ScoreCache(arguments.cache_dir), jobs=arguments.jobs)
     sources = [RunFile(Path(path), tag=arguments.tag) for path in arguments.runs]
     matrices = builder.build(measures, sources)
     if arguments.mean:
@@ -260,6 +280,29 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
         for line in lines:
             out.write(line + "\n")
     return EXIT_OK if evaluation.passed else EXIT_GATE_FAILED
+
+
+def _judge(arguments: argparse.Namespace, out: TextIO) -> int:
+    """Write the documents to judge: the unjudged documents of the candidate's and its references' top d, by
+    leverage, with an empty grade column (docs/judgments.md)."""
+    from pytest_bvtest.judging.documents import documents_to_judge
+    from pytest_bvtest.judging.pipeline import evaluate_spec, require_candidate_for_gates, spec_under_test
+    from pytest_bvtest.report.judgefile import check_judge_file_path, write_judge_file
+    from pytest_bvtest.report.paths import check_output_paths
+
+    spec = spec_under_test(arguments.spec, arguments.run)
+    require_candidate_for_gates(spec)
+    check_output_paths({"-o": arguments.output}, [spec])
+    check_judge_file_path(arguments.output, force=arguments.force)
+    evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project)
+    documents = documents_to_judge(evaluation)
+    write_judge_file(arguments.output, evaluation, documents, force=arguments.force)
+    undecided = sum(verdict.undecided for verdict in evaluation.gates)
+    out.write(
+        f"wrote {arguments.output}: {len(documents):,} unjudged document{'' if len(documents) == 1 else 's'} to "
+        f"judge, by leverage; {undecided} of {len(evaluation.gates)} gates undecided\n"
+    )
+    return EXIT_OK
 
 
 def _history(arguments: argparse.Namespace, out: TextIO) -> int:
@@ -560,6 +603,8 @@ def _command(arguments: argparse.Namespace, out: TextIO) -> int:
         return _calibrate(arguments, out)
     if arguments.command == "history":
         return _history(arguments, out)
+    if arguments.command == "judge":
+        return _judge(arguments, out)
     return _check_or_report(arguments, out)
 
 

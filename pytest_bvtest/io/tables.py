@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,7 +78,7 @@ class ScoreTable:
 
     path: Path
     format: str
-    scores: dict[TableKey, dict[str, float]]
+    scores: dict[TableKey, Mapping[str, float]]
 
     def systems(self) -> list[str]:
         """The systems, in file order."""
@@ -88,7 +88,7 @@ class ScoreTable:
         """The measures, in file order (``[None]`` for a table that does not name its measure)."""
         return list(dict.fromkeys(measure for _, measure in self.scores))
 
-    def for_measure(self, measure: object) -> dict[str, dict[str, float]]:
+    def for_measure(self, measure: object) -> dict[str, Mapping[str, float]]:
         """``system -> topic -> value`` for one measure.
 
         Parameters
@@ -414,7 +414,7 @@ def _starts_like_parquet(path: str | os.PathLike[str]) -> bool:
         return False
 
 
-def _read_parquet(path: str | os.PathLike[str], measure: str | None) -> dict[TableKey, dict[str, float]]:
+def _read_parquet(path: str | os.PathLike[str], measure: str | None) -> dict[TableKey, Mapping[str, float]]:
     """A Parquet file in the long layout, through the long table's checks; errors name the row (from 1).
 
     Ids (system, topic, measure) must be strings or integers, values numbers (or decimal strings);
@@ -480,14 +480,49 @@ def _plain(column):  # a pyarrow ChunkedArray (pyarrow is imported where it is n
     return array.dictionary_decode() if types.is_dictionary(array.type) else array
 
 
-def _parquet_cells(table, positions: dict[str, int], measure: str | None) -> dict[TableKey, dict[str, float]] | None:
+class TopicScores(Mapping[str, float]):
+    """One system's per-topic scores as arrays: ``topics`` (names, in file order) and ``array`` (their float64
+    values, read-only); a read-only mapping ``topic -> value`` like the dictionaries of the other readers.
+
+    The Parquet reader gives them: a table of 200 systems at 7,000 topics holds 1.4 million values per measure,
+    which as dictionaries cost a second and 400 MB; as arrays the score matrix takes each row as it is
+    (:meth:`~pytest_bvtest.scoring.matrix.MatrixBuilder.build`), and systems that list the same topics in the
+    same order share one ``topics`` tuple.
+    """
+
+    __slots__ = ("topics", "array", "_positions")
+
+    def __init__(self, topics: tuple[str, ...], array: np.ndarray) -> None:
+        if len(topics) != len(array):
+            raise ValueError(f"{len(topics)} topics but {len(array)} values")
+        array.flags.writeable = False
+        self.topics, self.array = topics, array
+        self._positions: dict[str, int] | None = None
+
+    def __getitem__(self, topic: str) -> float:
+        if self._positions is None:
+            self._positions = {name: position for position, name in enumerate(self.topics)}
+        return float(self.array[self._positions[topic]])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.topics)
+
+    def __len__(self) -> int:
+        return len(self.topics)
+
+    def __repr__(self) -> str:
+        return f"TopicScores({dict(zip(self.topics, self.array.tolist()))!r})"
+
+
+def _parquet_cells(table, positions: dict[str, int], measure: str | None) -> dict[TableKey, Mapping[str, float]] | None:
     """A Parquet table's scores read by whole columns, or ``None`` when some row may break a long table's rules.
 
     The rules are checked on whole columns: an empty or missing system or topic, a topic ``all``, a missing
     measure, a missing, NaN or infinite value, a (system, topic, measure) that comes twice. ``None`` then sends
     the rows one by one through the CSV reader's checks, which find the first such row and name it. Values that
     are not floats or integers (decimals, strings) are always read row by row, through their text as a CSV cell
-    would be. The rows are grouped by (system, measure) in the order of their first row, topics in file order.
+    would be. The rows are grouped by (system, measure) in the order of their first row, topics in file order,
+    each group's scores a :class:`TopicScores`.
     """
     import pyarrow as arrow
     import pyarrow.compute as compute
@@ -502,34 +537,49 @@ def _parquet_cells(table, positions: dict[str, int], measure: str | None) -> dic
     for role in ("system", "topic", "measure"):
         if role not in positions:
             continue
-        names = compute.cast(_plain(table.column(positions[role])), arrow.string())
-        if names.null_count or (
-            role != "measure" and compute.any(compute.equal(compute.utf8_length(names), 0)).as_py()
-        ):
+        column = _plain(table.column(positions[role]))
+        if column.null_count:
             return None
-        codes = names.dictionary_encode()
-        encoded[role] = (codes.dictionary.to_pylist(), codes.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+        # the distinct ids first, then their text: an integer column's few thousand ids, not its millions of rows
+        codes = column.dictionary_encode()
+        names = compute.cast(codes.dictionary, arrow.string())
+        if role != "measure" and compute.any(compute.equal(compute.utf8_length(names), 0)).as_py():
+            return None
+        encoded[role] = (names.to_pylist(), codes.indices.to_numpy(zero_copy_only=False).astype(np.int64))
     systems, system_codes = encoded["system"]
     topics, topic_codes = encoded["topic"]
-    if any(topic.lower() in SUMMARY_TOPICS for topic in topics):
-        return None
+    if any(topic.lower() in SUMMARY_TOPICS for topic in topics) or len(set(topics)) < len(topics):
+        return None  # a summary row, or two ids that read as one (an integer and a string column cannot mix)
     measures, measure_codes = encoded.get("measure", ([measure], np.zeros(table.num_rows, dtype=np.int64)))
+    groups = len(systems) * len(measures)
     group = system_codes * len(measures) + measure_codes
-    cell = np.sort(group * len(topics) + topic_codes)
-    if np.any(cell[1:] == cell[:-1]):
+    cell = group * len(topics) + topic_codes
+    if groups * len(topics) <= 4 * table.num_rows + (1 << 20):
+        repeated = np.bincount(cell, minlength=groups * len(topics)).max(initial=0) > 1
+    else:
+        ordered = np.sort(cell)
+        repeated = bool(np.any(ordered[1:] == ordered[:-1]))
+    if repeated:
         return None  # a cell twice
     values = compute.cast(value, arrow.float64()).to_numpy(zero_copy_only=False)
     # groups in the order of their first row, rows in file order within a group
-    first_row = np.full(len(systems) * len(measures), table.num_rows)
-    np.minimum.at(first_row, group, np.arange(table.num_rows))
-    order = np.argsort(first_row[group], kind="stable")
-    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    changes = np.flatnonzero(np.diff(group)) + 1
+    if len(changes) + 1 == len(np.unique(group)):  # each group's rows together (a table written group by group)
+        order, bounds = np.arange(table.num_rows), changes
+    else:
+        first_row = np.full(groups, table.num_rows)
+        np.minimum.at(first_row, group, np.arange(table.num_rows))
+        order = np.argsort(first_row[group], kind="stable")
+        bounds = np.flatnonzero(np.diff(group[order])) + 1
+    every_topic = tuple(topics)
     topic_names = np.array(topics, dtype=object)
-    cells: dict[TableKey, dict[str, float]] = {}
+    cells: dict[TableKey, Mapping[str, float]] = {}
     for rows in np.split(order, bounds) if table.num_rows else []:
         key = int(group[rows[0]])
-        cells[(systems[key // len(measures)], measures[key % len(measures)])] = dict(
-            zip(topic_names[topic_codes[rows]].tolist(), values[rows].tolist())
+        codes = topic_codes[rows]
+        in_order = len(codes) == len(topics) and bool(np.all(codes == np.arange(len(topics))))
+        cells[(systems[key // len(measures)], measures[key % len(measures)])] = TopicScores(
+            every_topic if in_order else tuple(topic_names[codes].tolist()), values[rows]
         )
     return cells
 
@@ -600,8 +650,8 @@ def _read_wide(
 
 
 def _keep_measure(
-    path: str | os.PathLike[str], cells: dict[TableKey, dict[str, float]], measure: str
-) -> dict[TableKey, dict[str, float]]:
+    path: str | os.PathLike[str], cells: dict[TableKey, Mapping[str, float]], measure: str
+) -> dict[TableKey, Mapping[str, float]]:
     measures = list(dict.fromkeys(table_measure for _, table_measure in cells))
     if measure not in measures:
         raise InputError(

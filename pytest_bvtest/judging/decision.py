@@ -6,7 +6,10 @@ its limit (by more than floating-point noise), or when any number it reads is Na
 (docs/mathematics.md §7, "Non-finite values"). A pass is ``OK*`` instead of ``OK`` when it is not to be
 trusted: the point estimate is past a bound but the bootstrap interval reaches the safe side (Anserini's
 ``[OK*]``), the calibrated limit is one no swap crosses (the gate cannot fail), a guard concerns it, or the gate
-would miss the drop its ``detect:`` names (docs/mathematics.md §9).
+would miss the drop its ``detect:`` names (docs/mathematics.md §9). A gate judged at the two corners of
+docs/mathematics.md §10 (its candidate's or its reference's top d holds unjudged documents) is ``UNDECIDED`` when
+its verdict as judged does not hold at both: the missing judgments decide it, and the spec's
+``judgments.undecided`` says whether that fails CI.
 The sentences that explain a verdict live in :mod:`pytest_bvtest.report.wording`.
 """
 
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 
 from pytest_bvtest.judging.gate_inputs import GateInputs, GateNull, TopicImpact
 from pytest_bvtest.judging.guards import Guard
+from pytest_bvtest.judging.judgments import Corners
 from pytest_bvtest.judging.limits import TOLERANCE, GateLimit, JointFalseAlarm, excess_over, interval_excess
 from pytest_bvtest.judging.power import AimPower, PowerFacts
 from pytest_bvtest.spec.model import GateSpec
@@ -25,9 +29,10 @@ from pytest_bvtest.stats.registry import STATISTICS
 
 OK = "OK"
 OK_WITH_WARNING = "OK*"
+UNDECIDED = "UNDECIDED"
 FAIL = "FAIL"
 #: Every outcome, in the order reports count them.
-OUTCOMES = (OK, OK_WITH_WARNING, FAIL)
+OUTCOMES = (OK, OK_WITH_WARNING, UNDECIDED, FAIL)
 
 #: What may be undefined in a gate, which then fails: its value (NaN, or found by an iteration that did not
 #: converge), the reference value its limit reads, the null its calibrated limit is read from, or the limit itself.
@@ -56,7 +61,10 @@ class Verdict:
     (one of :data:`UNDEFINED`); ``within_noise`` is a pass whose point estimate is past the bound while its
     interval reaches the safe side; ``cannot_fail`` a calibrated limit no swap crosses; ``guards`` the
     measure's guards that concern the gate; ``power`` its power at its limit (docs/mathematics.md §9) and
-    ``missed_aim`` the ``detect:`` aim a passing gate would miss.
+    ``missed_aim`` the ``detect:`` aim a passing gate would miss. ``corners`` is the gate judged at the two
+    corners of unjudged documents (docs/mathematics.md §10; ``None`` when neither top d holds one); ``undecided``
+    when the verdict as judged does not hold at both, and then ``passed`` is the spec's ``judgments.undecided``
+    policy (``warn`` passes).
     """
 
     inputs: GateInputs
@@ -69,14 +77,25 @@ class Verdict:
     guards: tuple[Guard, ...] = ()
     power: PowerFacts | None = None
     missed_aim: AimPower | None = None
+    corners: Corners | None = None
+    undecided: bool = False
 
     @property
     def outcome(self) -> str:
-        """``OK``, ``OK*`` (a pass not to be trusted as it stands) or ``FAIL``."""
+        """``OK``, ``OK*`` (a pass not to be trusted as it stands), ``UNDECIDED`` (the missing judgments decide
+        it) or ``FAIL``."""
+        if self.undecided:
+            return UNDECIDED
         if not self.passed:
             return FAIL
         warned = self.within_noise or self.cannot_fail is not None or self.guards or self.missed_aim is not None
         return OK_WITH_WARNING if warned else OK
+
+    @property
+    def passed_as_judged(self) -> bool:
+        """Whether the gate passes on the judgments as they are (every unjudged document non-relevant): its outcome
+        but for the corners of unjudged documents."""
+        return self.undefined is None and (not self.excess > TOLERANCE or self.within_noise)
 
     # What the reports and a team's tests read, named as the gate's spec and inputs name it.
     @property
@@ -175,10 +194,25 @@ def _undefined(inputs: GateInputs, limit: GateLimit) -> str | None:
     return None
 
 
-def decide(
-    inputs: GateInputs, limit: GateLimit, guards: Sequence[Guard] = (), power: PowerFacts | None = None
-) -> Verdict:
-    """Decide one gate, once: its outcome from its value, its limit, its power and the guards of its measure."""
+@dataclass(frozen=True)
+class Judgement:
+    """What the rule says of a gate at its limit: which number is NaN (``undefined``), how far the value is past
+    the limit, whether the point estimate passes and whether a pass is one within noise."""
+
+    undefined: str | None
+    excess: float
+    point_passes: bool
+    within_noise: bool
+
+    @property
+    def passed(self) -> bool:
+        return self.point_passes or self.within_noise
+
+
+def judgement(inputs: GateInputs, limit: GateLimit) -> Judgement:
+    """The rule every gate is held to, today and at a corner: past its limit (by more than floating-point noise)
+    or NaN fails; a point estimate past a bound whose bootstrap interval reaches the safe side passes within
+    noise."""
     undefined = _undefined(inputs, limit)
     excess = float("nan") if undefined else excess_over(inputs.value, limit.value, inputs.upper)
     point_passes = undefined is None and not excess > TOLERANCE
@@ -190,6 +224,28 @@ def decide(
         and gate.bound is not None
         and interval_excess(gate.bound, inputs.interval, inputs.reference_value) <= TOLERANCE
     )
+    return Judgement(undefined, excess, point_passes, within_noise)
+
+
+def decide(
+    inputs: GateInputs,
+    limit: GateLimit,
+    guards: Sequence[Guard] = (),
+    power: PowerFacts | None = None,
+    corners: Corners | None = None,
+    undecided: str = "warn",
+) -> Verdict:
+    """Decide one gate, once: its outcome from its value, its limit, its power, the guards of its measure and,
+    where its top d holds unjudged documents, its ``corners``: a verdict that does not hold at both is undecided,
+    and passes when the ``undecided`` policy is ``warn``."""
+    judged = judgement(inputs, limit)
+    undefined, excess, point_passes, within_noise = (
+        judged.undefined,
+        judged.excess,
+        judged.point_passes,
+        judged.within_noise,
+    )
+    gate = inputs.gate
     cannot_fail = None
     null = limit.null
     if point_passes and limit.calibrated is not None and null is not None:
@@ -201,8 +257,13 @@ def decide(
             cannot_fail = CannotFail(smallest, null.swaps, null.exact)
     # a failing gate keeps its guards too: they say what its FAIL should not be trusted for
     concerning = tuple(guard for guard in guards if guard.concerns(gate.statistic, inputs.reference))
-    passed = point_passes or within_noise
+    passed = judged.passed
     # a pass that would miss the drop the spec asks the gate to catch: green, but not the green asked for
     aim = None if power is None else power.aim
     missed = aim if passed and aim is not None and aim.missed else None
-    return Verdict(inputs, limit, excess, passed, undefined, within_noise, cannot_fail, concerning, power, missed)
+    depends = corners is not None and not corners.optimistic.passed == passed == corners.pessimistic.passed
+    if depends:
+        passed = undecided == "warn"
+    return Verdict(
+        inputs, limit, excess, passed, undefined, within_noise, cannot_fail, concerning, power, missed, corners, depends
+    )

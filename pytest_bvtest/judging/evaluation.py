@@ -16,6 +16,7 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.judging.comparisons import Comparison
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.guards import Guard
+from pytest_bvtest.judging.judgments import MeasureJudgments, UnjudgedDocuments
 from pytest_bvtest.judging.variations import MVE_INTER_TOPIC, MeanVarianceDetails
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import ScoreMatrix
@@ -78,6 +79,9 @@ class MeasureEvaluation:
     hits: HITSResult | None = None
     rankings: Rankings | None = None
     guards: tuple[Guard, ...] = ()
+    #: What was judged of every system at the measure's depth (docs/mathematics.md §8); ``None`` where it is not
+    #: known (a system from a per-topic table, query variations, Judged@k itself).
+    judgments: MeasureJudgments | None = None
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -134,6 +138,9 @@ class Evaluation:
     inputs: tuple[InputFile, ...] = ()
     #: Query texts by topic id, from the spec's ``topics`` file (empty without one).
     texts: Mapping[str, str] = field(default_factory=dict)
+    #: The unjudged documents of the candidate's and its references' top d, read for the gates' corners (``None``
+    #: when no gate has any): what ``bvtest judge`` lists (:mod:`~pytest_bvtest.judging.documents`).
+    unjudged: UnjudgedDocuments | None = None
 
     @property
     def simulation(self) -> SimulationResult | None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_bvtest.errors import InputError, StatisticError
+from pytest_bvtest.judging.judgments import MeasureJudgments
 from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.model import UPPER_BOUNDS, AnalysisSettings, GateSpec, Spec
 from pytest_bvtest.stats.calibration import PendingNull, SwapNull, null_of_own_value, pending_null, swap_null
@@ -37,7 +38,10 @@ class TopicImpact:
     ``contribution`` is the topic's share of the change of the statistic (candidate minus the
     comparison; the candidate's own value when there is no comparison system), from
     :meth:`~pytest_bvtest.stats.registry.Statistic.topic_contributions`; ``None`` when the topics were
-    ranked by their raw loss because the statistic has no per-topic split.
+    ranked by their raw loss because the statistic has no per-topic split. ``unjudged`` and
+    ``compared_unjudged`` count the unjudged documents of the candidate's and the comparison system's top d on
+    the topic (docs/mathematics.md §10), where either top d holds one on any topic (``None`` otherwise), and
+    ``candidate_optimistic`` is then the candidate's score there with its unjudged documents relevant (M+).
     """
 
     topic: str
@@ -45,6 +49,9 @@ class TopicImpact:
     compared: float
     text: str | None = None
     contribution: float | None = None
+    unjudged: int | None = None
+    compared_unjudged: int | None = None
+    candidate_optimistic: float | None = None
 
     @property
     def delta(self) -> float:
@@ -168,11 +175,13 @@ def gate_inputs(
     texts: Mapping[str, str],
     segments: Mapping[str, str] | None = None,
     converged: bool = True,
+    judged: MeasureJudgments | None = None,
     drawn: SwapNull | None = None,
 ) -> GateInputs:
     """The inputs of one gate; ``computed`` holds the statistics already computed against the spec's reference,
-    ``converged`` whether the statistic's fixed point was reached (GAWM), ``drawn`` the gate's null when it was
-    drawn with the evaluation's other readers of the swaps (:func:`pending_gate_null`).
+    ``converged`` whether the statistic's fixed point was reached (GAWM), ``judged`` what was judged of every system
+    at the measure's depth (docs/mathematics.md §10), when known, ``drawn`` the gate's null when it was drawn with
+    the evaluation's other readers of the swaps (:func:`pending_gate_null`).
 
     A gate on a segment (``segments``: each topic's, from the topic file) is a gate on the sub-matrix of the
     segment's topics, except for its null: each swap is drawn over every topic of ``matrix``, so the nulls of all
@@ -182,6 +191,7 @@ def gate_inputs(
     if gate.segment is not None:
         columns = segment_columns(spec, gate, matrix, segments or {})
         matrix, computed = matrix.restricted(columns), {}
+        judged = None if judged is None else judged.restricted(columns)
         if settings.topic_weights is not None:
             settings = replace(settings, topic_weights=np.asarray(settings.topic_weights)[columns])
     statistic = STATISTICS[gate.statistic]
@@ -217,7 +227,7 @@ def gate_inputs(
         interval=_interval(spec, gate, matrix, settings, candidate, resampled_against, variations),
         null=_gate_null(spec, gate, universe, universe_settings, candidate, reference, values, columns, drawn),
         worst_topics=_blamed_topics(
-            matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts
+            matrix, gate.statistic, candidate, blamed, compared, settings, spec.analysis.top_topics, texts, judged
         ),
         worst_against=str(against),
         power=power,
@@ -407,6 +417,7 @@ def _blamed_topics(
     settings: AnalysisSettings,
     count: int,
     texts: Mapping[str, str],
+    judged: MeasureJudgments | None = None,
 ) -> tuple[TopicImpact, ...]:
     """The ``count`` topics that moved the gated statistic most the wrong way, worst first.
 
@@ -425,6 +436,10 @@ def _blamed_topics(
     else:
         badness, shares = (-contributions if definition.higher_is_better else contributions), contributions
     order = np.argsort(-badness, kind="stable")[:count]
+    rows = [candidate] + ([reference] if reference is not None else [])
+    # only where the candidate's or the comparison's top d holds unjudged documents (where the gate has corners)
+    unjudged = judged.unjudged if judged is not None and judged.unjudged[rows].any() else None
+    optimistic = judged.optimistic if unjudged is not None else None  # type: ignore[union-attr]
     return tuple(
         TopicImpact(
             matrix.topics[j],
@@ -432,6 +447,9 @@ def _blamed_topics(
             float(compared[j]),
             texts.get(matrix.topics[j]),
             None if shares is None else float(shares[j]),
+            None if unjudged is None else int(unjudged[candidate, j]),
+            None if unjudged is None or reference is None else int(unjudged[reference, j]),
+            None if optimistic is None else float(optimistic[candidate, j]),
         )
         for j in order
         if badness[j] > NEGLIGIBLE

@@ -173,6 +173,13 @@ def gate_limit(inputs: GateInputs, family: tuple[FamilyLevel, SwapNull] | None =
     return GateLimit(value, bound, calibrated, null, rate, None if family is None else family[0])
 
 
+def gate_limits(gates: Sequence[GateInputs], family: bool) -> list[GateLimit]:
+    """Every gate's limit, by position in ``gates``: its family's level where calibrated gates share their swaps
+    and their rate and ``family`` is on (:func:`family_levels`), else its own (:func:`gate_limit`)."""
+    levels = family_levels(gates) if family else {}
+    return [gate_limit(inputs, levels.get(position)) for position, inputs in enumerate(gates)]
+
+
 def joint_false_alarms(gates: Sequence[GateInputs], limits: Sequence[GateLimit]) -> dict[int, JointFalseAlarm]:
     """For every gate that shares its swaps with others (:func:`swap_key`), by position: how often an equal change
     fails at least one of them at their effective limits, in either calibration mode (docs/mathematics.md §7)."""

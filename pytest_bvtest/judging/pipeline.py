@@ -18,11 +18,12 @@ import numpy as np
 
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError, StatisticError, short_list
-from pytest_bvtest.io.qrels import read_qrels
+from pytest_bvtest.io.qrels import read_qrels_files
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
 from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
 from pytest_bvtest.judging.comparisons import Comparison, compare_with_baselines, comparison_tests
+from pytest_bvtest.judging.corners import judgment_corners
 from pytest_bvtest.judging.decision import Verdict, decide
 from pytest_bvtest.judging.evaluation import (
     ROLE_BASELINE,
@@ -36,7 +37,14 @@ from pytest_bvtest.judging.evaluation import (
 )
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs, pending_gate_null
 from pytest_bvtest.judging.guards import Guard, measure_guards
-from pytest_bvtest.judging.limits import family_levels, gate_limit, joint_false_alarms
+from pytest_bvtest.judging.judgments import (
+    Corners,
+    MeasureJudgments,
+    every_measure,
+    judgment_measures,
+    measure_judgments,
+)
+from pytest_bvtest.judging.limits import gate_limits, joint_false_alarms
 from pytest_bvtest.judging.power import gate_power
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
@@ -49,6 +57,7 @@ from pytest_bvtest.judging.variations import (
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix, run_files_ranking_alike
 from pytest_bvtest.scoring.progress import EvaluationProgress
+from pytest_bvtest.spec.measures import Measure, TableMeasure
 from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, RunFile, ScoreTableFile, Spec
 from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
 from pytest_bvtest.stats.calibration import PendingNull
@@ -107,16 +116,19 @@ def evaluate_spec(
     the cache in that many processes at once.
     """
     cache = ScoreCache(_spec_cache_folder(spec, cache_dir, use_cache, allow_outside))
-    qrels = read_qrels(spec.qrels) if spec.qrels is not None else None
+    qrels = read_qrels_files(spec.qrels_files()) if spec.qrels is not None else None
     variations = None
+    judgments: dict[Measure | TableMeasure, MeasureJudgments] = {}
     if spec.analysis.mve.variations is not None:
         matrices, variations = variation_matrices(spec, qrels, cache, jobs, progress)
         weights = variations.weights
     else:
         builder = MatrixBuilder(qrels, cache, jobs=jobs)
         builder.progress = progress
-        matrices = builder.build(list(spec.measures), spec.sources())
-        _refuse_one_system_twice(spec, list(matrices.values()))
+        derived = judgment_measures(spec, qrels)
+        matrices = builder.build(every_measure(spec.measures, derived), spec.sources())
+        judgments = {measure: measure_judgments(measure, derived[measure], matrices) for measure in derived}
+        _refuse_one_system_twice(spec, [matrices[measure] for measure in spec.measures])
         weights = topic_weights(spec, next(iter(matrices.values())).topics)
     if progress is not None:
         progress.stage = "computing statistics and gates"
@@ -141,17 +153,27 @@ def evaluate_spec(
         read_swaps([*((tests,) if tests is not None else ()), *(null for each in nulls for null in each.values())])
         comparisons = compare_with_baselines(ordered, candidate_name, seed, tests)
     evaluated = [
-        _evaluate_measure(spec, matrix, settings, variations, texts, compared, simulations, segments, drawn)
-        for matrix, compared, drawn in zip(ordered, comparisons, nulls)
+        _evaluate_measure(
+            spec, matrix, settings, variations, texts, compared, simulations, segments, drawn, judgments.get(measure)
+        )
+        for measure, matrix, compared, drawn in zip(spec.measures, ordered, comparisons, nulls)
     ]
+    family = spec.analysis.calibration.family
+    gates = [gates for _, gates in evaluated]
+    corners, unjudged = judgment_corners(
+        spec, qrels, [measure for measure, _ in evaluated], gates, texts, family, segments
+    )
     verdicts = judge_gates(
-        [gates for _, gates in evaluated],
-        [measure.guards for measure, _ in evaluated],
-        spec.analysis.calibration.family,
+        gates, [measure.guards for measure, _ in evaluated], family, corners, spec.judgments.undecided
     )
     measures = tuple(replace(measure, gates=judged) for (measure, _), judged in zip(evaluated, verdicts))
     return Evaluation(
-        spec, measures, simulations=tuple(simulations.values()), inputs=input_files(spec, cache), texts=texts
+        spec,
+        measures,
+        simulations=tuple(simulations.values()),
+        inputs=input_files(spec, cache),
+        texts=texts,
+        unjudged=unjudged,
     )
 
 
@@ -183,6 +205,7 @@ def _evaluate_measure(
     simulations: Mapping[str, SimulationResult],
     segments: Mapping[str, str],
     nulls: Mapping[int, PendingNull],
+    judged: MeasureJudgments | None = None,
 ) -> tuple[MeasureEvaluation, list[GateInputs]]:
     """One measure's statistics of every system, its guards, and the inputs of its gates (not yet decided), whose
     nulls were drawn already (``nulls``: by the gate's position in the spec, :func:`_pending_nulls`)."""
@@ -235,10 +258,22 @@ def _evaluate_measure(
             if gate.measure is None or str(gate.measure) == matrix.measure:
                 gated = simulation_matrix(matrix, simulations, gate.statistic)
                 converged = _converged(gate.statistic, memo)
+                seen = judged if gated is matrix else None  # a simulation statistic's terms are not the scores
                 null = nulls[position].null() if position in nulls else None
                 gates.append(
                     gate_inputs(
-                        spec, gate, gated, settings, candidate, values, variations, texts, segments, converged, null
+                        spec,
+                        gate,
+                        gated,
+                        settings,
+                        candidate,
+                        values,
+                        variations,
+                        texts,
+                        segments,
+                        converged,
+                        seen,
+                        drawn=null,
                     )
                 )
     method = MVE_INTER_TOPIC if variations is None else variations.method
@@ -263,6 +298,7 @@ def _evaluate_measure(
         hits=hits(matrix.scores) if spec.analysis.hits else None,
         rankings=None if rankings is None else _rankings(spec, matrix, values),
         guards=guards,
+        judgments=judged,
     )
     return evaluated, gates
 
@@ -349,28 +385,40 @@ def _converged(statistic: str, memo: Mapping[str, object]) -> bool:
 
 
 def judge_gates(
-    gates: Sequence[Sequence[GateInputs]], guards: Sequence[Sequence[Guard]], family: bool
+    gates: Sequence[Sequence[GateInputs]],
+    guards: Sequence[Sequence[Guard]],
+    family: bool,
+    corners: Sequence[Sequence[Corners | None]] | None = None,
+    undecided: str = "warn",
 ) -> list[tuple[Verdict, ...]]:
-    """Every gate of a spec decided once, each measure's gates with that measure's guards.
+    """Every gate of a spec decided once, each measure's gates with that measure's guards and their corners.
 
     The limits come first, all together (docs/mathematics.md §7): calibrated gates that share their swaps and
     their rate, on any measure, form a family (when ``family``) whose per-gate level holds them together to that
     rate; then every gate that shares its swaps with others learns how often an equal change fails at least one
     of them. Then each gate's power at that limit (docs/mathematics.md §9). Only then is each gate decided, from
-    its inputs, its limit, its power and its measure's guards.
+    its inputs, its limit, its power, its measure's guards and, where its top d holds unjudged documents, its two
+    corners (:mod:`~pytest_bvtest.judging.corners`; ``undecided`` is the spec's policy for a verdict they do not
+    agree on).
     """
     every = [inputs for measure in gates for inputs in measure]
-    levels = family_levels(every) if family else {}
-    limits = [gate_limit(inputs, levels.get(position)) for position, inputs in enumerate(every)]
+    limits = gate_limits(every, family)
     for position, together in joint_false_alarms(every, limits).items():
         limits[position] = replace(limits[position], together=together)
     powers = [gate_power(inputs, limit) for inputs, limit in zip(every, limits)]
     verdicts: list[tuple[Verdict, ...]] = []
     position = 0
-    for measure, concerning in zip(gates, guards):
+    for m, (measure, concerning) in enumerate(zip(gates, guards)):
         verdicts.append(
             tuple(
-                decide(inputs, limits[position + i], concerning, powers[position + i])
+                decide(
+                    inputs,
+                    limits[position + i],
+                    concerning,
+                    powers[position + i],
+                    None if corners is None else corners[m][i],
+                    undecided,
+                )
                 for i, inputs in enumerate(measure)
             )
         )

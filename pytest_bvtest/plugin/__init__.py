@@ -55,6 +55,7 @@ _OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("markdown", "string", "write the Markdown summary (pull-request comment) to this path"),
     ("html", "string", "write the self-contained HTML report (plots, per-topic tables) to this path"),
     ("plots", "string", "write Bias²/Var plots to this folder (needs matplotlib)"),
+    ("judge", "string", "write the unjudged documents that decide the gates to this file (a TSV to fill in)"),
     ("cache-dir", "string", "folder of the per-topic score cache (default: .bvtest_cache beside the spec)"),
 )
 
@@ -127,7 +128,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("bvtest_jobs", "see --bvtest-jobs", type="string", default=None)
 
 
-_PATH_OPTIONS = ("run", "json", "markdown", "html", "plots", "cache-dir", "history")
+_PATH_OPTIONS = ("run", "json", "markdown", "html", "plots", "cache-dir", "history", "judge")
 
 
 def option(config: pytest.Config, name: str) -> Any:
@@ -181,7 +182,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: The options that write files or folders when the session ends.
-_OUTPUT_OPTIONS = ("json", "markdown", "html", "history", "plots")
+_OUTPUT_OPTIONS = ("json", "markdown", "html", "history", "plots", "judge")
 
 
 def check_outputs(config: pytest.Config, spec_paths: Sequence[str | os.PathLike[str]]) -> None:
@@ -421,7 +422,7 @@ class _BvtestItem(pytest.Item):
             # -q: the one plain sentence; otherwise the whole explanation, printed only here
             text = excinfo.value.sentence if self.config.option.verbose < 0 else str(excinfo.value)
             return self._wrapped(text)
-        if isinstance(excinfo.value, BvtestError | GateWithinNoiseWarning | GateGuardWarning):
+        if isinstance(excinfo.value, BvtestError | GateWithinNoiseWarning | GateGuardWarning | GateUndecidedWarning):
             return self._wrapped(str(excinfo.value))
         return super().repr_failure(excinfo)
 
@@ -489,6 +490,8 @@ class GateItem(_BvtestItem):
             kind = facts[number]["kind"] if number < len(facts) else None
             line = spec.line_of(_GUARD_KEYS[kind]) if kind in _GUARD_KEYS else None
             self._warn(guard, GateGuardWarning, line or self.gate.line)
+        if gate.get("undecided") and gate["passed"]:  # judgments: {undecided: warn}: a yellow that never blocks
+            self._warn(gate["undecided"], GateUndecidedWarning, self.gate.line)
         from pytest_bvtest.judging.pipeline import checks_failing_most_equal_changes
         from pytest_bvtest.spec.reader import SpecWarning
 
@@ -523,6 +526,12 @@ _GUARD_KEYS = {
 
 class GateWithinNoiseWarning(UserWarning):
     """A gate whose point estimate is past its bound while its interval is not (Anserini's OK*)."""
+
+
+class GateUndecidedWarning(UserWarning):
+    """A gate whose verdict the missing judgments decide (UNDECIDED, docs/judgments.md): it passes or fails
+    depending on whether the unjudged documents of the candidate's or the reference's top d are relevant; with
+    ``judgments: {undecided: warn}`` (the default) it passes with this warning."""
 
 
 class GateGuardWarning(UserWarning):
@@ -817,6 +826,8 @@ class SessionOutputs:
         except BvtestError as error:
             self.output_error = str(error)
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        if option(config, "judge"):
+            self.write_judge_file(session)
         if option(config, "update"):
             self.update_references(session)
 
@@ -858,6 +869,31 @@ class SessionOutputs:
         for line, failed in self.update_lines:
             for piece in wrap(line, terminalreporter._tw.fullwidth).split("\n"):
                 terminalreporter.write_line(piece, red=failed, bold=True)
+
+    def write_judge_file(self, session: pytest.Session) -> None:
+        """``--bvtest-judge FILE``: the documents that decide the session's spec's gates, as ``bvtest judge`` writes
+        them (the spec evaluated again, from the score cache). One spec's: its topics are its qrels' own."""
+        from pytest_bvtest.judging.documents import documents_to_judge
+        from pytest_bvtest.judging.pipeline import evaluate_spec
+        from pytest_bvtest.report.judgefile import write_judge_file
+
+        config = self.config
+        path = option(config, "judge")
+        specs = sorted({evaluation["spec"] for evaluation in self.document["evaluations"]})
+        try:
+            if len(specs) != 1:
+                raise BvtestError(
+                    f"--bvtest-judge {path}: the judge file is one spec's, and {len(specs)} were evaluated; name "
+                    "one with --bvtest-spec, or run bvtest judge SPEC -o FILE for each"
+                )
+            evaluation = evaluate_spec(spec_with_session_run(config, specs[0]), **evaluation_options(config))
+            documents = documents_to_judge(evaluation)
+            write_judge_file(path, evaluation, documents)
+        except BvtestError as error:
+            self.update_lines.append((f"bvtest: --bvtest-judge: {error}", True))
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
+        self.update_lines.append((f"bvtest: wrote {path}: {len(documents):,} unjudged documents to judge", False))
 
     def update_references(self, session: pytest.Session) -> None:
         """``--bvtest-update``: each spec's candidate run becomes its stored reference run.

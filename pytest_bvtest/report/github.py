@@ -1,5 +1,5 @@
 """GitHub Actions workflow commands: an error annotation per failed gate and per spec that could not be
-evaluated, a warning per ``OK*`` gate.
+evaluated, a warning per ``OK*`` gate and per ``UNDECIDED`` one that passes (an error where it fails CI).
 
 A workflow command is one line, ``::error file=SPEC,line=N,title=TITLE::MESSAGE`` (``line`` is the
 gate's line in the spec, so the annotation sits on it in the pull request's diff); GitHub decodes ``%25``,
@@ -16,7 +16,7 @@ from typing import Any
 from pytest_bvtest.report.wording import display_path, error_groups
 
 #: The workflow command for each gate outcome that deserves an annotation.
-COMMANDS = {"FAIL": "error", "OK*": "warning"}
+COMMANDS = {"FAIL": "error", "OK*": "warning", "UNDECIDED": "warning"}
 
 
 def escape_data(text: str) -> str:
@@ -42,6 +42,8 @@ def annotations(document: Mapping[str, Any], workspace: str | None = None) -> li
             command = COMMANDS.get(gate["outcome"])
             if command is None:
                 continue
+            if not gate["passed"]:  # an UNDECIDED gate under judgments: {undecided: fail} fails CI
+                command = "error"
             title = f"bvtest {gate['outcome']} {gate['id']}"
             line = f",line={gate['spec_line']}" if gate.get("spec_line") else ""
             message = "\n".join(filter(None, (gate.get("sentence"), gate["message"])))

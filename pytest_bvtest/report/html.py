@@ -40,14 +40,18 @@ from pytest_bvtest.report.wording import (
     change_lines,
     commands,
     comparison_lines,
+    corner_lines,
     error_groups,
     evaluation_title,
+    failing_gates,
+    failing_gates_title,
     format_number,
     gate_cells,
     gate_name,
     gate_summary,
     gate_table_columns,
     harmed_query_table,
+    judged_line,
     more_queries_text,
     notices,
     page_title,
@@ -66,7 +70,7 @@ from pytest_bvtest.stats.registry import TABLE_COLUMNS
 # matplotlib's marker of each statistic of plots.SERIES, as an SVG shape
 _SHAPES = {"o": "circle", "s": "square", "^": "triangle"}
 
-_OUTCOME_CLASSES = {"OK": "ok", "OK*": "warn", "FAIL": "fail"}
+_OUTCOME_CLASSES = {"OK": "ok", "OK*": "warn", "UNDECIDED": "warn", "FAIL": "fail"}
 # Symbols that common fonts have (the Markdown's emoji need an emoji font, which CI machines often lack).
 _ICONS = {"ok": "✓", "warn": "⚠", "fail": "✗"}
 
@@ -342,12 +346,18 @@ def _problem_section(document: Mapping[str, Any]) -> list[str]:
 
 
 def _failure_section(document: Mapping[str, Any], gate: Mapping[str, Any]) -> list[str]:
+    """A failing or undecided gate: sentence, headline, its corners of unjudged documents, its blamed topics."""
+    css = _outcome_class(gate)
     lines = [
-        f'<h3><span class="badge fail">{_ICONS["fail"]} {escape(gate["outcome"])}</span> '
+        f'<h3><span class="badge {css}">{_ICONS[css]} {escape(gate["outcome"])}</span> '
         f"<code>{escape(gate_name(document, gate))}</code></h3>",
         f"<p>{escape(gate.get('sentence') or '')}</p>",
         f"<p><code>{escape(gate['headline'])}</code></p>",
     ]
+    corners = corner_lines(gate)
+    if corners:
+        items = "".join(f"<li>{escape(line.strip())}</li>" for line in corners[1:])
+        lines.append(f"<p>{escape(corners[0])}</p><ul>{items}</ul>")
     header, rows = blame_rows(gate)
     if rows:
         numeric = {index for index, name in enumerate(header) if name not in ("topic", "query")}
@@ -361,6 +371,8 @@ def _failure_section(document: Mapping[str, Any], gate: Mapping[str, Any]) -> li
             for row in rows
         ]
         lines += [f"<p>{escape(blame_heading(gate))}</p>", _table(header, body)]
+    if gate.get("hint"):
+        lines.append(f"<p>Hint: {escape(gate['hint'])}</p>")
     return lines
 
 
@@ -458,6 +470,14 @@ def _topic_table(evaluation: Mapping[str, Any]) -> list[str]:
     # the run-to-run spread of the systems given as several runs (their columns show the mean of their runs)
     repeated = [system for system in systems if system.get("runs")]
     header += [f"{system['name']} run sd" for system in repeated]
+    # the judged share of the candidate's and the reference's top d, unless every top d is judged
+    judgments = evaluation.get("judgments")
+    judged = (
+        [system for system in systems if system["role"] in ("candidate", "reference")]
+        if judgments and not judgments["complete"]
+        else []
+    )
+    header += [f"{judgments['label']} {system['name']}" for system in judged]  # type: ignore[index]
     rows = []
     for j, (topic, text) in enumerate(zip(evaluation["topics"], texts)):
         cells = [f'<td data-sort="{escape(topic)}">{escape(topic)}</td>', f"<td>{escape(text or '')}</td>"]
@@ -468,6 +488,10 @@ def _topic_table(evaluation: Mapping[str, Any]) -> list[str]:
         cells += [
             _num_cell(system["runs"]["topic_sd"][j], format_number(system["runs"]["topic_sd"][j]))
             for system in repeated
+        ]
+        cells += [
+            _num_cell(system["judged_per_topic"][j], format_number(system["judged_per_topic"][j], 2))
+            for system in judged
         ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return [
@@ -481,6 +505,8 @@ def _evaluation_section(evaluation: Mapping[str, Any]) -> list[str]:
     lines += _difference_figure(evaluation)
     lines += _bias_variance_figures(evaluation)
     lines += _statistics_table(evaluation)
+    judged = judged_line(evaluation)
+    lines += [f"<p>{escape(judged)}</p>"] if judged is not None else []
     lines += [f"<p>{escape(text)}</p>" for text in analysis_lines(evaluation)]
     lines += [f"<p>{escape(text)}</p>" for text in run_spread_lines(evaluation)]
     notes = topic_notes(evaluation)
@@ -543,9 +569,10 @@ def render(document: Mapping[str, Any], history: Sequence[GateSeries] = ()) -> s
     body += _problem_section(document)
     body += _team_test_section(list(document.get("tests") or []))
     body += _gate_section(document, evaluations)
-    failing = [gate for evaluation in evaluations for gate in evaluation["gates"] if not gate["passed"]]
+    failing = failing_gates(document)
     if failing:
-        body.append('<details class="failing"><summary><h2>Each failing gate: its headline and topics</h2></summary>')
+        what = failing_gates_title(failing)
+        body.append(f'<details class="failing"><summary><h2>{what}: its headline and topics</h2></summary>')
         for gate in failing:
             body += _failure_section(document, gate)
         body.append("</details>")

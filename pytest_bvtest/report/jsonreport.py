@@ -19,6 +19,7 @@ from pytest_bvtest import __version__
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import InputFile, MeasureEvaluation
 from pytest_bvtest.judging.guards import Guard
+from pytest_bvtest.judging.judgments import CornerJudgment
 from pytest_bvtest.report import wording
 from pytest_bvtest.spec.model import Bound
 from pytest_bvtest.stats.registry import STATISTICS
@@ -45,7 +46,10 @@ def _number(value: float | None) -> float | str | None:
 
 def _numbers(values: np.ndarray) -> list[float | str | None]:
     """:func:`_number` of every value of a vector, at the speed of one ``tolist``."""
-    return [value if math.isfinite(value) else _number(value) for value in np.asarray(values, dtype=float).tolist()]
+    values = np.asarray(values, dtype=float)
+    if np.isfinite(values).all():  # a per-topic row of 201 systems' at 7,000 topics: no Python loop
+        return values.tolist()
+    return [value if math.isfinite(value) else _number(value) for value in values.tolist()]
 
 
 def _blame_basis(verdict: Verdict) -> str:
@@ -169,6 +173,38 @@ def guard_document(guard: Guard) -> dict[str, Any]:
     return {**document, "message": wording.guard_message(document)}
 
 
+def _corner_document(corner: CornerJudgment) -> dict[str, Any]:
+    return {
+        "value": _number(corner.value),
+        "reference_value": _number(corner.reference_value),
+        "limit": _number(corner.limit),
+        "excess": _number(corner.excess),
+        "passed": corner.passed,
+    }
+
+
+def corners_document(verdict: Verdict) -> dict[str, Any]:
+    """A gate at its two corners of unjudged documents (docs/mathematics.md §10): how many there are, the gate as
+    judged and at each corner, and whether they leave it undecided."""
+    corners = verdict.corners
+    assert corners is not None
+    return {
+        "depth": corners.depth,
+        "optimistic_grade": corners.grade,
+        "candidate": corners.candidate,
+        "reference": corners.reference,
+        "candidate_unjudged": corners.candidate_unjudged,
+        "reference_unjudged": corners.reference_unjudged,
+        "shared": corners.shared,
+        "unjudged": corners.unjudged,
+        "topics": corners.topics,
+        "as_judged": verdict.passed_as_judged,
+        "optimistic": _corner_document(corners.optimistic),
+        "pessimistic": _corner_document(corners.pessimistic),
+        "undecided": verdict.undecided,
+    }
+
+
 def gate_document(verdict: Verdict) -> dict[str, Any]:
     """One gate's verdict: its numbers, how its limit was set, its outcome and why, and its words
     (:func:`~pytest_bvtest.report.wording.with_words`)."""
@@ -221,12 +257,23 @@ def gate_document(verdict: Verdict) -> dict[str, Any]:
                 "compared": impact.compared,
                 "delta": impact.delta,
                 "contribution": _number(impact.contribution),
+                **(
+                    {}
+                    if impact.unjudged is None
+                    else {
+                        "unjudged": impact.unjudged,
+                        "compared_unjudged": impact.compared_unjudged,
+                        "candidate_optimistic": _number(impact.candidate_optimistic),
+                    }
+                ),
             }
             for impact in verdict.worst_topics
         ],
         "worst_against": inputs.worst_against,
         "segment": None if gate.segment is None else {"name": gate.segment, "topics": len(inputs.topics)},
     }
+    if verdict.corners is not None:
+        document["judgments"] = corners_document(verdict)
     return wording.with_words(document)
 
 
@@ -346,6 +393,34 @@ def rankings_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
     }
 
 
+def judgments_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
+    """What was judged at the measure's depth (docs/mathematics.md §8): Judged@d's label, d, the grade g+ of the
+    optimistic corner, whether every system's top d is judged, and whether the measure has corners."""
+    judged = evaluation.judgments
+    if judged is None:
+        return None
+    return {
+        "label": judged.label,
+        "depth": judged.depth,
+        "optimistic_grade": judged.grade,
+        "complete": judged.complete,
+        "corners": judged.optimistic is not None,
+    }
+
+
+def _system_judged(evaluation: MeasureEvaluation, row: int) -> dict[str, Any]:
+    """One system's judged share of its top d: mean over topics, per topic, and its unjudged documents; null for a
+    measure whose judgments are not known (a per-topic table)."""
+    judged = evaluation.judgments
+    if judged is None:
+        return {"judged": None, "judged_per_topic": None, "unjudged": None}
+    return {
+        "judged": _number(judged.shares[row].mean()),
+        "judged_per_topic": _numbers(judged.shares[row]),
+        "unjudged": judged.unjudged_documents(row),
+    }
+
+
 def measure_document(
     spec_path: str,
     evaluation: MeasureEvaluation,
@@ -398,8 +473,9 @@ def measure_document(
                 "ignored_topics": list(system.ignored_topics),
                 "missing_queries": list(system.missing_queries),
                 "runs": runs_document(system.runs),
+                **_system_judged(evaluation, row),
             }
-            for system in evaluation.systems
+            for row, system in enumerate(evaluation.systems)
         ],
         "tradeoff": {
             "pearson": _number(evaluation.tradeoff.pearson),
@@ -430,6 +506,7 @@ def measure_document(
         "gawm": gawm_document(evaluation),
         "hits": hits_document(evaluation),
         "rankings": rankings_document(evaluation),
+        "judgments": judgments_document(evaluation),
         "gates": [],
     }
 
@@ -469,6 +546,7 @@ def session_document(
             "gates": len(gates),
             "failed": sum(not gate["passed"] for gate in gates),
             "warnings": sum(gate["outcome"] == "OK*" for gate in gates),
+            "undecided": sum(gate["outcome"] == "UNDECIDED" for gate in gates),
             "tests": len(tests),
             "tests_failed": failed_tests,
             "errors": len(errors),

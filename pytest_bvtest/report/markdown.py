@@ -28,14 +28,18 @@ from pytest_bvtest.report.wording import (
     change_lines,
     commands,
     comparison_lines,
+    corner_lines,
     display_path,
     error_groups,
     evaluation_title,
+    failing_gates,
+    failing_gates_title,
     gate_cells,
     gate_name,
     gate_summary,
     gate_table_columns,
     harmed_query_table,
+    judged_line,
     more_queries_text,
     notices,
     page_title,
@@ -50,7 +54,7 @@ from pytest_bvtest.report.wording import (
 
 MARKER = "<!-- pytest-bvtest -->"
 
-OUTCOME_ICONS = {"OK": "✅", "OK*": "⚠️", "FAIL": "❌"}
+OUTCOME_ICONS = {"OK": "✅", "OK*": "⚠️", "UNDECIDED": "❔", "FAIL": "❌"}
 
 # GitHub refuses comments longer than 65,536 characters; past this size the system tables keep only
 # the candidate and the reference (the JSON report has every system).
@@ -192,6 +196,10 @@ def _gate_section(document: Mapping[str, Any], evaluations: list[Mapping[str, An
     legend = power_legend(document) if "mde" in columns else None
     if legend:
         lines += ["", prose(legend)]
+    for evaluation in evaluations:  # beside the gated measure, unless every top d is judged (then in its details)
+        judgments = evaluation.get("judgments")
+        if evaluation["gates"] and judgments and not judgments["complete"]:
+            lines += ["", f"**{prose(evaluation['measure'])}** · {prose(judged_line(evaluation))}"]
     lines += [""] + [
         f"- {icon(gate['outcome'], gate['passed'])} {code(gate_name(document, gate))} {prose(_sentence(gate))}"
         for gate in gates
@@ -243,21 +251,26 @@ def _team_test_section(tests: list[Mapping[str, Any]]) -> list[str]:
 
 
 def _failure_section(document: Mapping[str, Any], gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[str]:
-    """A failing gate's whole headline and the topics that moved it, each topic's share of the change."""
-    lines = ["", f"**❌ {code(gate_name(document, gate))}** {prose(gate['headline'])}"]
+    """A failing or undecided gate's whole headline, its corners of unjudged documents, and the topics that moved
+    it, each topic's share of the change."""
+    lines = [
+        "",
+        f"**{icon(gate['outcome'], gate['passed'])} {code(gate_name(document, gate))}** {prose(gate['headline'])}",
+    ]
+    corners = corner_lines(gate)
+    if corners:
+        lines += ["", prose(corners[0]), ""] + [f"- {prose(line.strip())}" for line in corners[1:]]
     header, rows = blame_rows(gate)
+    hint = ["", f"Hint: {prose(gate['hint'])}"] if gate.get("hint") else []
     if not rows:
-        return lines
+        return lines + hint
     key = (header, tuple(rows))
     if key in shown:
-        return lines + ["", f"The topics are those listed under {code(shown[key])}."]
+        return lines + ["", f"The topics are those listed under {code(shown[key])}."] + hint
     shown[key] = gate_name(document, gate)
     numeric = {index for index, name in enumerate(header) if name not in ("topic", "query")}
-    return (
-        lines
-        + ["", prose(blame_heading(gate)), ""]
-        + _table(header, [tuple(cell(text) for text in row) for row in rows], numeric)
-    )
+    table = _table(header, [tuple(cell(text) for text in row) for row in rows], numeric)
+    return lines + ["", prose(blame_heading(gate)), ""] + table + hint
 
 
 def _comparison_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
@@ -286,6 +299,9 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
     ]
     lines = ["", f"<details><summary>{prose(evaluation_title(evaluation))}</summary>", ""]
     lines += _table(TABLE_HEADER, rows, set(range(2, len(TABLE_HEADER) - 1)))
+    judged = judged_line(shown)
+    if judged is not None:
+        lines += ["", prose(judged)]
     omitted = len(evaluation["systems"]) - len(rows)
     if omitted:
         lines += [
@@ -334,11 +350,12 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     lines += _problem_section(document)
     lines += _team_test_section(list(document.get("tests") or []))
     lines += _gate_section(document, evaluations)
-    failing = [gate for evaluation in evaluations for gate in evaluation["gates"] if not gate["passed"]]
+    failing = failing_gates(document)
     if failing:
+        what = failing_gates_title(failing)
         lines += [
             "",
-            "<details><summary>Each failing gate: its headline and each topic's share of the change</summary>",
+            f"<details><summary>{what}: its headline and each topic's share of the change</summary>",
         ]
         shown: dict[tuple, str] = {}
         for gate in failing:
@@ -414,6 +431,17 @@ def what_to_do(document: Mapping[str, Any]) -> list[str]:
         f"- **A bound is too strict:** edit the gate in the spec ({where}); "
         f"`bvtest check SPEC` shows the new verdict without pytest."
     ]
+    undecided = [(evaluation, gate) for evaluation, gate in concerned if gate["outcome"] == "UNDECIDED"]
+    if undecided:
+        judge = "; ".join(
+            code(f"bvtest judge {spec} -o judgments.tsv")
+            for spec in dict.fromkeys(display_path(evaluation["spec"]) for evaluation, _ in undecided)
+        )
+        lines.append(
+            f"- **Unjudged documents decide {len(undecided)} gate{'' if len(undecided) == 1 else 's'}:** {judge} "
+            "lists them by how far each moves the gates; fill in their grades and list the file in the spec's "
+            f"{code('qrels')} after the official ones ({docs_link('unjudged documents', 'judgments.md')})."
+        )
     docs = dict.fromkeys(
         (gate.get("label") or gate["statistic"], gate.get("docs")) for _, gate in concerned if gate.get("docs")
     )

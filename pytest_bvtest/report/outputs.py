@@ -74,7 +74,15 @@ def junit_properties(gate: Mapping[str, Any]) -> list[tuple[str, Any]]:
         ("bvtest_outcome", gate["outcome"]),
     ]
     # why an OK* is not a plain pass (or what a FAIL should not be trusted for): CI viewers show no pytest warning
-    properties += [("bvtest_warning", text) for text in ([gate["warning"]] if gate["warning"] else []) + gate["guards"]]
+    warned = [gate[key] for key in ("warning", "undecided") if gate.get(key)] + gate["guards"]
+    properties += [("bvtest_warning", text) for text in warned]
+    judgments = gate.get("judgments")
+    if judgments is not None:  # the unjudged documents the gate's corners rest on (docs/mathematics.md §10)
+        properties += [
+            ("bvtest_unjudged_candidate", judgments["candidate_unjudged"]),
+            ("bvtest_unjudged_reference", judgments["reference_unjudged"]),
+            ("bvtest_undecided", judgments["undecided"]),
+        ]
     calibration = gate["calibration"]
     if calibration is not None:
         properties += [

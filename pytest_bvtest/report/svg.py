@@ -340,7 +340,7 @@ def time_chart(
             f'y2="{canvas.bottom:.1f}" stroke="{NEUTRAL}" stroke-dasharray="2 3" stroke-width="1.5">'
             f"<title>the qrels changed here: values before and after are not comparable</title></line>"
         )
-    colors = {"OK": GOOD, "OK*": "#ef6c00", "FAIL": BAD}
+    colors = {"OK": GOOD, "OK*": "#ef6c00", "UNDECIDED": "#ef6c00", "FAIL": BAD}
     for index, (time, value, outcome) in enumerate(zip(times, series.values, outcomes)):
         if value is not None and math.isfinite(float(value)):
             canvas.parts.append(

@@ -31,6 +31,7 @@ from pytest_bvtest.report.wording import (
     gate_summary,
     gate_table_columns,
     harmed_query_table,
+    judged_line,
     more_queries_text,
     notices,
     page_title,
@@ -65,6 +66,7 @@ CANDIDATE_MARKER = ">"
 OUTCOME_MARKUP: dict[str, Markup] = {
     "OK": {"green": True},
     "OK*": {"yellow": True},
+    "UNDECIDED": {"yellow": True, "bold": True},
     "FAIL": {"red": True, "bold": True},
 }
 
@@ -302,6 +304,9 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = 
         table = _aligned_table([TABLE_HEADER, *system_rows(evaluation)], markers)
         lines.append((table[0], {"bold": True}))
         lines.extend((text, {"bold": True} if role == "candidate" else {}) for text, role in zip(table[1:], roles))
+        judged = judged_line(evaluation)
+        if judged is not None:
+            lines.append((judged, {}))
         lines.append((tradeoff_text(evaluation), {}))
         lines.extend((text, {}) for text in comparison_lines(evaluation))
         lines.extend((text, {}) for text in analysis_lines(evaluation))
@@ -314,6 +319,8 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = 
             lines.append((f"[{gate['outcome']}] {gate['id']}: {gate['headline']}", markup))
             power = power_text(gate)
             lines.extend([(f"  {power}", {})] if power else [])
+            if gate.get("hint"):
+                lines.append((f"  hint: {gate['hint']}", {}))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
     if document["evaluations"]:
         lines.append(("", {}))

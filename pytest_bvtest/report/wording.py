@@ -23,7 +23,7 @@ from pytest_bvtest.stats.registry import STATISTICS, TABLE_COLUMNS
 TABLE_HEADER = ("system", "role", *(header for _, header in TABLE_COLUMNS), "gates")
 
 
-OUTCOMES = ("OK", "OK*", "FAIL")
+OUTCOMES = ("OK", "OK*", "UNDECIDED", "FAIL")
 
 
 # Topic lists in notes are cut after this many ids: the JSON report has them all.
@@ -156,6 +156,26 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
     return notes
 
 
+def judged_line(evaluation: Mapping[str, Any]) -> str | None:
+    """Each system's judged share of its top d (docs/mathematics.md §8), or, when every top d is judged, that
+    alone; ``None`` where it is not known (per-topic tables)."""
+    judgments = evaluation.get("judgments")
+    if not judgments:
+        return None
+    label, depth = judgments["label"], judgments["depth"]
+    if judgments["complete"]:
+        return f"{label}: every system's top {depth} is judged"
+    shares = ", ".join(
+        f"{system['name']} {format_number(system['judged'], 3)}"
+        + (f" ({system['unjudged']:,} unjudged)" if system["unjudged"] else "")
+        for system in evaluation["systems"]
+    )
+    return (
+        f"{label}, the share of each top {depth} the qrels judge (an unjudged document counts as non-relevant): "
+        f"{shares}"
+    )
+
+
 def guard_warnings(evaluation: Mapping[str, Any]) -> list[str]:
     """The guards that warn not to trust this measure's green gates (they are ``OK*``)."""
     return [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "warning"]
@@ -165,7 +185,7 @@ def gate_warnings(evaluation: Mapping[str, Any], gate: Mapping[str, Any]) -> lis
     """A gate's own reasons for ``OK*`` that its measure's guards (:func:`guard_warnings`) do not already give:
     passed within noise, or a calibrated limit that cannot fail."""
     listed = set(guard_warnings(evaluation))
-    own = [gate["warning"]] if gate.get("warning") else []
+    own = [gate[key] for key in ("warning", "undecided") if gate.get(key)]
     return own + [message for message in gate.get("guards") or [] if message not in listed]
 
 
@@ -218,6 +238,9 @@ def summary_counts(document: Mapping[str, Any]) -> str:
     text = f"{summary['gates']} gate{'' if summary['gates'] == 1 else 's'}, {summary['failed']} failed"
     if summary["warnings"]:
         text += f", {summary['warnings']} with a warning (OK*)"
+    undecided = summary.get("undecided") or 0
+    if undecided:
+        text += f", {undecided} undecided (unjudged documents decide {'it' if undecided == 1 else 'them'})"
     tests = summary.get("tests") or 0
     if tests:
         text += f"; {tests} team test{'' if tests == 1 else 's'}, {summary['tests_failed']} failed"
@@ -543,6 +566,11 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
         impact.get("contribution") is not None for impact in worst
     )
     label = gate.get("label") or gate["statistic"]
+    # where the gate has corners: each topic's unjudged documents in the two top d (docs/mathematics.md §10)
+    depth = (gate.get("judgments") or {}).get("depth")
+    unjudged = [] if depth is None or not worst or worst[0].get("unjudged") is None else [gate["system"]]
+    if unjudged and worst[0].get("compared_unjudged") is not None:
+        unjudged.append(against)
     header = (
         "topic",
         *(["query"] if with_text else []),
@@ -550,6 +578,7 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
         against,
         f"{label} term Δ" if gate.get("blame_by") == "term difference" else "score Δ",
         *([f"moves {label} by"] if with_share else []),
+        *(f"unjudged in {name}'s top {depth}" for name in unjudged),
     )
     rows = [
         (
@@ -567,6 +596,7 @@ def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str
                 if with_share
                 else []
             ),
+            *(str(impact[key]) for key in ("unjudged", "compared_unjudged")[: len(unjudged)]),
         )
         for impact in worst
     ]
@@ -642,6 +672,8 @@ def calibration_text(gate: Mapping[str, Any]) -> str:
 
 
 def _verdict_word(gate: Mapping[str, Any]) -> str:
+    if gate.get("outcome") == "UNDECIDED":
+        return "UNDECIDED"
     if not gate["passed"]:
         return "FAILED"
     if gate.get("within_noise"):
@@ -695,6 +727,10 @@ def headline(gate: Mapping[str, Any]) -> str:
     # 5.55e-17" (a pass within noise is past it for real); max(0.0, -excess): never "-0"
     past = excess > _ROUNDING or (excess > 0 and not gate["passed"])
     margin = f"past the limit by {excess:.6g}" if past else f"headroom {max(0.0, -excess):.6g}"
+    judgments = gate.get("judgments")
+    if judgments and judgments["undecided"]:
+        past = not judgments["as_judged"]
+        margin = f"{'past the limit by ' if past else 'headroom '}{abs(excess):.6g} as judged; {_deciding(judgments)}"
     rule = f"bound {gate['rule']}" if gate["bound"] is not None else gate["rule"]
     calibration = f"; {calibration_text(gate)}" if gate.get("calibration") else ""
     typical = _typical(gate)
@@ -948,6 +984,10 @@ def sentence(gate: Mapping[str, Any]) -> str:
             numbers += f" at a {percent(_float(gate['calibration']['rate']))} false-alarm rate"
     than = f" than in {gate['reference']}" if gate["reference_value"] is not None else " than allowed"
     worse = wording.worse.replace("the reference", reference) + than
+    judgments = gate.get("judgments")
+    if judgments and judgments["undecided"]:
+        as_judged = "holds" if judgments["as_judged"] else "fails"
+        return f"Undecided: {as_judged} as judged ({numbers}), but {_corner_outcomes(judgments)}."
     reasons = gate_reasons(gate)
     if gate["passed"] and reasons and not gate.get("within_noise"):
         # the warnings themselves follow the sentence (terminal) or head the report (Markdown): point to them
@@ -975,13 +1015,15 @@ def message(gate: Mapping[str, Any]) -> str:
             f"  {interval['confidence']:.0%} bootstrap interval of {what}: "
             f"[{_float(interval['low']):.6g}, {_float(interval['high']):.6g}] (seed {interval['seed']})"
         )
+    lines += [f"  {line}" for line in corner_lines(gate)]
     noise = within_noise_text(gate)
     reasons = gate_reasons(gate)
     lines += [f"  warning: {text}" for text in ([noise] if noise else []) + reasons]
     power = power_text(gate)
     if power and gate["passed"]:  # what a green could have caught; a red has caught something
         lines.append(f"  {power}")
-    if gate["worst_topics"] and (not gate["passed"] or noise or gate.get("cannot_fail")):
+    undecided = gate.get("outcome") == "UNDECIDED"
+    if gate["worst_topics"] and (not gate["passed"] or noise or gate.get("cannot_fail") or undecided):
         lines.append(f"  {blame_title(gate)}:")
         label = gate["label"]
         for impact in gate["worst_topics"]:
@@ -990,9 +1032,155 @@ def message(gate: Mapping[str, Any]) -> str:
             share = "" if contribution is None else f"; moves {label} by {contribution:+.4g}"
             lines.append(
                 f"    {impact['topic']}{about}: {impact['candidate']:.4f} vs {impact['compared']:.4f} "
-                f"({impact['delta']:+.4f}{share})"
+                f"({impact['delta']:+.4f}{share}{_topic_unjudged(gate, impact)})"
             )
+        hint = unjudged_hint(gate)
+        if hint is not None:
+            lines.append(f"  hint: {hint}")
     return "\n".join(lines)
+
+
+# --- unjudged documents (docs/mathematics.md §10) ---------------------------------------------------------------
+
+
+def _documents(count: int) -> str:
+    return f"{count:,} unjudged document{'' if count == 1 else 's'}"
+
+
+def _deciding(judgments: Mapping[str, Any]) -> str:
+    """``84 unjudged documents decide it (66 in monobert's top 10, 21 in monot5's, 3 of them in both)``: each
+    document once, as it would be judged."""
+    depth = judgments["depth"]
+    parts = f"{judgments['candidate_unjudged']:,} in {judgments['candidate']}'s top {depth}"
+    if judgments["reference"] is not None:
+        parts += f", {judgments['reference_unjudged']:,} in {judgments['reference']}'s"
+    if judgments["shared"]:
+        parts += f", {judgments['shared']:,} of them in both"
+    return f"{_documents(judgments['unjudged'])} decide it ({parts})"
+
+
+def _corner_outcomes(judgments: Mapping[str, Any]) -> str:
+    """What the gate does at the corners where it differs from its verdict as judged: ``passes if the 66 unjudged
+    documents of monobert's top 10 are relevant (grade 3)``."""
+    verb = {True: "passes", False: "fails"}
+    lifted = [("optimistic", judgments["candidate"], judgments["candidate_unjudged"])]
+    if judgments["reference"] is not None:
+        lifted.append(("pessimistic", judgments["reference"], judgments["reference_unjudged"]))
+    differing = [
+        (judgments[corner]["passed"], system, count)
+        for corner, system, count in lifted
+        if judgments[corner]["passed"] != judgments["as_judged"]
+    ]
+    (passed, system, count), *rest = differing
+    text = (
+        f"{verb[passed]} if the {_documents(count)} of {system}'s top {judgments['depth']} are relevant "
+        f"(grade {judgments['optimistic_grade']})"
+    )
+    for _, system, count in rest:  # both corners differ from the verdict as judged (and so agree)
+        text += f", or if the {count:,} of {system}'s are"
+    return text
+
+
+def undecided_text(gate: Mapping[str, Any]) -> str | None:
+    """Why an ``UNDECIDED`` gate is undecided, and what it does to CI (``judgments.undecided``); ``None`` for a
+    decided gate."""
+    judgments = gate.get("judgments")
+    if not judgments or not judgments["undecided"]:
+        return None
+    as_judged = "passes" if judgments["as_judged"] else "fails"
+    effect = (
+        "it passes CI with this warning (judgments: {undecided: warn})"
+        if gate["passed"]
+        else "it fails CI (judgments: {undecided: fail})"
+    )
+    spec = gate["id"].split("::", 1)[0]
+    return (
+        f"UNDECIDED: {_deciding(judgments)}: {gate['measure']} {gate['label']} {as_judged} as judged, but "
+        f"{_corner_outcomes(judgments)}; {effect}; `bvtest judge {spec} -o judgments.tsv` lists them to grade"
+    )
+
+
+def corner_lines(gate: Mapping[str, Any]) -> list[str]:
+    """The gate at its two corners of unjudged documents (docs/mathematics.md §10), when its candidate's or its
+    reference's top d holds any: what it would be if they were relevant."""
+    judgments = gate.get("judgments")
+    if not judgments:
+        return []
+    label, depth, grade = gate["label"], judgments["depth"], judgments["optimistic_grade"]
+    if judgments["undecided"]:
+        lines = [f"at its corners, with the unjudged documents graded {grade}, it passes at one, fails at the other:"]
+    else:
+        held = "holds" if judgments["as_judged"] else "fails"
+        lines = [
+            f"{_deciding(judgments).replace(' decide it', '')} cannot change it: at its corners, with the unjudged "
+            f"documents graded {grade}, it {held} as judged:"
+        ]
+    lifted = [("optimistic", judgments["candidate"], judgments["candidate_unjudged"])]
+    if judgments["reference"] is not None:
+        lifted.append(("pessimistic", judgments["reference"], judgments["reference_unjudged"]))
+    for corner, system, count in lifted:
+        at = judgments[corner]
+        versus = "" if at["reference_value"] is None else f" vs {_float(at['reference_value']):.6g}"
+        lines.append(
+            f"  {corner}, the {_documents(count)} of {system}'s top {depth} relevant: {label} "
+            f"{_float(at['value']):.6g}{versus}, limit {_float(at['limit']):.6g}: "
+            f"{'passes' if at['passed'] else 'fails'}"
+        )
+    return lines
+
+
+def judged_only_form(measure: str) -> str | None:
+    """The judged-only form of a measure (``nDCG@10`` gives ``nDCG(judged_only=True)@10``: unjudged documents
+    removed from the ranking, trec_eval ``-J``); ``None`` where there is none (gdeval's measures, a table's label)."""
+    from dataclasses import replace
+
+    from pytest_bvtest.errors import InputError
+    from pytest_bvtest.spec.measures import parse_measure
+
+    try:
+        parsed = parse_measure(measure)
+        return None if parsed.uses_gdeval or parsed.name == "Judged" else str(replace(parsed, judged_only=True))
+    except InputError:
+        return None
+
+
+def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
+    """When most of the topics a gate blames lose only as judged (with the candidate's unjudged documents of the top
+    d relevant, its score there would reach the comparison's), that, and the judged-only form of the measure."""
+    judgments, worst = gate.get("judgments"), gate.get("worst_topics") or []
+    if not judgments or not worst or worst[0].get("candidate_optimistic") is None:
+        return None
+    within = [
+        impact
+        for impact in worst
+        if impact["unjudged"] and _float(impact["candidate_optimistic"]) >= impact["compared"] - _ROUNDING
+    ]
+    if 2 * len(within) <= len(worst):
+        return None
+    spec = gate["id"].split("::", 1)[0]
+    text = (
+        f"{len(within)} of the {len(worst)} topics listed lose only as judged: with the unjudged documents of "
+        f"{gate['system']}'s top {judgments['depth']} relevant they would not lose "
+        f"({', '.join(impact['topic'] for impact in within)})"
+    )
+    judged_only = judged_only_form(gate["measure"])
+    if judged_only is not None:
+        text += (
+            f"; {judged_only} scores only the documents that were judged: add it to the spec's measures to see the "
+            "change without them"
+        )
+    return f"{text}; or judge them: bvtest judge {spec} -o judgments.tsv"
+
+
+def _topic_unjudged(gate: Mapping[str, Any], impact: Mapping[str, Any]) -> str:
+    """``; 3 of monobert's top 10 unjudged``: a blamed topic's unjudged documents, where the gate has corners."""
+    judgments = gate.get("judgments")
+    if not judgments or impact.get("unjudged") is None:
+        return ""
+    text = f"; {impact['unjudged']} of {gate['system']}'s top {judgments['depth']}"
+    if impact.get("compared_unjudged") is not None:
+        text += f" and {impact['compared_unjudged']} of {gate['worst_against']}'s"
+    return text + " unjudged"
 
 
 def failed_by_warning(gate: Mapping[str, Any], reason: str) -> dict[str, Any]:
@@ -1014,9 +1202,11 @@ def with_words(gate: Mapping[str, Any]) -> dict[str, Any]:
     ``headline``, ``sentence`` and ``message``, so that every report shows the same words without rendering
     them again."""
     noise = within_noise_text(gate)
+    undecided = {"undecided": undecided_text(gate), "hint": unjudged_hint(gate)} if gate.get("judgments") else {}
     return {
         **gate,
         "warning": noise,
+        **undecided,
         "guards": gate_reasons(gate),
         "headline": headline(gate),
         "sentence": sentence(gate),
@@ -1349,6 +1539,20 @@ def unchanged(document: Mapping[str, Any]) -> bool:
     )
 
 
+def failing_gates(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The gates whose headline and topics the details list: the failing ones and the undecided ones (an undecided
+    gate may pass, under ``judgments: {undecided: warn}``, and still wants its unjudged documents shown)."""
+    return [gate for gate in _gates(document) if not gate["passed"] or gate["outcome"] == "UNDECIDED"]
+
+
+def failing_gates_title(gates: Sequence[Mapping[str, Any]]) -> str:
+    """The title of the details of :func:`failing_gates`."""
+    undecided = {gate["outcome"] == "UNDECIDED" for gate in gates}
+    if undecided == {True}:
+        return "Each undecided gate"
+    return "Each failing gate" if undecided == {False} else "Each failing or undecided gate"
+
+
 def page_verdict(document: Mapping[str, Any]) -> str:
     """``fail`` (a gate, team test or spec failed), ``warn`` (passed, but a gate is not a plain ``OK``, a warning
     was raised, a gate did not run, or nothing was judged) or ``ok``."""
@@ -1566,7 +1770,7 @@ def notices(document: Mapping[str, Any]) -> list[Notice]:
     for evaluation in document["evaluations"]:
         listed = {guard["message"] for guard in evaluation.get("guards") or []}
         for gate in evaluation["gates"]:
-            own = ([gate["warning"]] if gate.get("warning") else []) + [
+            own = [gate[key] for key in ("warning", "undecided") if gate.get(key)] + [
                 text for text in gate.get("guards") or [] if text not in listed
             ]
             if not own and gate["passed"] and gate["outcome"] not in OUTCOMES:
@@ -1688,6 +1892,20 @@ def commands(document: Mapping[str, Any]) -> list[tuple[str, list[str], str]]:
     if not reproduce:
         return []
     found = [("Reproduce", reproduce, "")]
+    undecided = dict.fromkeys(
+        display_path(evaluation["spec"])
+        for evaluation in document["evaluations"]
+        for gate in evaluation["gates"]
+        if gate["outcome"] == "UNDECIDED"
+    )
+    if undecided:
+        found.append(
+            (
+                "List the unjudged documents that decide it",
+                [f"bvtest judge {shlex.quote(spec)} -o judgments.tsv" for spec in undecided],
+                "fill in their grades and list the file under the spec's qrels",
+            )
+        )
     if any(not gate["passed"] for gate in _gates(document)):
         found.append(
             (

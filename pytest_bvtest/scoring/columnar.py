@@ -27,34 +27,54 @@ conventions are trec_eval's own, read from its source:
   ranking is every positive judgment of the topic sorted by grade, cut at k like the ranking; 0
   when the ideal DCG is 0. ``rel`` plays no part.
 
+- **Judged@k** (ir_measures' ``Judged@k``): the documents of the top k that the qrels judge (any grade, 0
+  and below included) over k, or over the documents retrieved when a ranking is shorter (ir_measures' code).
+- **The optimistic value M+** (docs/mathematics.md §8 PIN): the measure with every unjudged document of the
+  first d ranks given a grade g+, the relevant count and the ideal ranking still those of the judged qrels,
+  capped at 1 (every measure here has the maximum 1); and the count of those unjudged documents.
+
 Judged-only variants (``-J``), cut-off AP and every other measure stay with pytrec_eval.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pytest_bvtest.io.runbytes import docno_keys
+from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, RunMeasure, UnjudgedCount
 
 if TYPE_CHECKING:
     from pytest_bvtest.io.runs import RunColumns
-    from pytest_bvtest.spec.measures import Measure
 
 
-def computes(measure: Measure) -> bool:
+def computes(measure: RunMeasure) -> bool:
     """Whether this module computes ``measure`` (otherwise pytrec_eval or gdeval does)."""
+    if isinstance(measure, UnjudgedCount):
+        return True
+    if isinstance(measure, OptimisticMeasure):
+        return computes(measure.measure)
     if measure.judged_only or measure.exponential_gain:
         return False
     if measure.name in ("AP",):
         return measure.cutoff is None
     if measure.name in ("P", "R"):
         return measure.cutoff is not None
-    return measure.name in ("RR", "nDCG")
+    return measure.name in ("RR", "nDCG", "Judged")
+
+
+def unjudged_depth(measures: Sequence[RunMeasure]) -> int:
+    """How many ranks of each topic must be searched for unjudged documents to compute ``measures`` (0: none)."""
+    depths = [
+        measure.depth if isinstance(measure, UnjudgedCount | OptimisticMeasure) else measure.cutoff
+        for measure in measures
+        if not isinstance(measure, Measure) or measure.name == "Judged"
+    ]
+    return max(depths, default=0)
 
 
 @dataclass(frozen=True)
@@ -65,7 +85,10 @@ class RankedGains:
     the i-th of them belongs to topic ``topics[topic[i]]``, lies at rank ``rank[i]`` (from 1) and has
     gain ``gain[i]``, in topic order and rank order within a topic. ``judged_topic`` and
     ``judged_grades`` are the qrels of the same topics (every judgment, as topic index and grade),
-    for the number of relevant documents and the ideal ranking.
+    for the number of relevant documents and the ideal ranking. ``lengths`` are the documents each topic
+    ranks; ``unjudged_topic``, ``unjudged_rank`` and ``unjudged_docno`` the documents without a judgment in
+    the first ``unjudged_depth`` ranks of each topic (topic index, rank and docno, in the same order), for
+    Judged@k and the optimistic values of docs/mathematics.md §10.
     """
 
     topics: tuple[str, ...]
@@ -74,6 +97,11 @@ class RankedGains:
     gain: np.ndarray
     judged_topic: np.ndarray
     judged_grades: np.ndarray
+    lengths: np.ndarray | None = None
+    unjudged_topic: np.ndarray | None = None
+    unjudged_rank: np.ndarray | None = None
+    unjudged_depth: int = 0
+    unjudged_docno: tuple[str, ...] = ()
 
 
 def rank_by_trec_eval_order(
@@ -131,23 +159,28 @@ def rank_by_trec_eval_order(
 
 
 def ranked_gains_from_rankings(
-    judgments: Mapping[str, Mapping[str, int]], rankings: Mapping[str, Mapping[str, float]], topics: Sequence[str]
+    judgments: Mapping[str, Mapping[str, int]],
+    rankings: Mapping[str, Mapping[str, float]],
+    topics: Sequence[str],
+    unjudged_depth: int = 0,
 ) -> RankedGains:
-    """Join a run (``qid -> docno -> score``) with its qrels and sort it, for the given topics (each ranked)."""
+    """Join a run (``qid -> docno -> score``) with its qrels and sort it, for the given topics (each ranked);
+    with ``unjudged_depth``, find the unjudged documents of each topic's first ``unjudged_depth`` ranks."""
     lengths = np.fromiter((len(rankings[qid]) for qid in topics), dtype=np.int64, count=len(topics))
     scores = np.fromiter(
         chain.from_iterable(rankings[qid].values() for qid in topics), dtype=np.float64, count=int(lengths.sum())
     )
     docnos = list(chain.from_iterable(rankings[qid] for qid in topics))
-    return _ranked_gains(judgments, topics, lengths, scores, docnos)
+    return _ranked_gains(judgments, topics, lengths, scores, docnos, unjudged_depth)
 
 
 def ranked_gains_from_columns(
-    judgments: Mapping[str, Mapping[str, int]], run: RunColumns, topics: Sequence[str]
+    judgments: Mapping[str, Mapping[str, int]], run: RunColumns, topics: Sequence[str], unjudged_depth: int = 0
 ) -> RankedGains:
-    """Join a run read as columns with its qrels and sort it, for the given topics (each ranked by the run)."""
+    """Join a run read as columns with its qrels and sort it, for the given topics (each ranked by the run);
+    with ``unjudged_depth``, find the unjudged documents of each topic's first ``unjudged_depth`` ranks."""
     if tuple(topics) == run.topics:
-        return _ranked_gains(judgments, topics, run.lengths, run.scores, run.docnos)
+        return _ranked_gains(judgments, topics, run.lengths, run.scores, run.docnos, unjudged_depth)
     rows = run.topic_starts()
     kept = np.concatenate([np.arange(*rows[qid]) for qid in topics])
     lengths = np.array([rows[qid][1] - rows[qid][0] for qid in topics], dtype=np.int64)
@@ -155,7 +188,7 @@ def ranked_gains_from_columns(
         docnos: Sequence[str] | np.ndarray = run.docnos[kept]
     else:
         docnos = list(chain.from_iterable(run.docnos[slice(*rows[qid])] for qid in topics))
-    return _ranked_gains(judgments, topics, lengths, run.scores[kept], docnos)
+    return _ranked_gains(judgments, topics, lengths, run.scores[kept], docnos, unjudged_depth)
 
 
 def _ranked_gains(
@@ -164,21 +197,44 @@ def _ranked_gains(
     lengths: np.ndarray,
     scores: np.ndarray,
     docnos: Sequence[str] | np.ndarray,
+    unjudged_depth: int = 0,
 ) -> RankedGains:
-    """Sort topic-grouped rows into trec_eval's order and keep the documents with a positive gain."""
+    """Sort topic-grouped rows into trec_eval's order and keep the documents with a positive gain (and, with
+    ``unjudged_depth``, the unjudged ones of each topic's first ``unjudged_depth`` ranks)."""
     stops = np.cumsum(lengths)
-    gains = _gains(judgments, topics, stops, docnos)
-    order = rank_by_trec_eval_order(lengths, scores, gains, docnos)
+    gains, judged = _gains(judgments, topics, stops, docnos, with_judged=unjudged_depth > 0)
+    # tied documents are put in docno order where what is computed from them differs: their gain, or, when
+    # unjudged documents are counted, whether they are judged
+    tie_key = gains if judged is None else 2 * gains + judged
+    order = rank_by_trec_eval_order(lengths, scores, tie_key, docnos)
     sorted_gains = gains if order is None else gains[order]
     positive = np.flatnonzero(sorted_gains > 0)
+    starts = stops - lengths
     topic = np.searchsorted(stops, positive, side="right")
-    rank = positive - (stops - lengths)[topic] + 1
+    rank = positive - starts[topic] + 1
     judged_counts = np.fromiter((len(judgments[qid]) for qid in topics), dtype=np.int64, count=len(topics))
     judged_grades = np.fromiter(
         chain.from_iterable(judgments[qid].values() for qid in topics), dtype=np.int64, count=int(judged_counts.sum())
     )
     judged_topic = np.repeat(np.arange(len(topics)), judged_counts)
-    return RankedGains(tuple(topics), topic, rank, sorted_gains[positive], judged_topic, judged_grades)
+    ranked = RankedGains(
+        tuple(topics), topic, rank, sorted_gains[positive], judged_topic, judged_grades, lengths=np.asarray(lengths)
+    )
+    if judged is None:
+        return ranked
+    sorted_judged = judged if order is None else judged[order]
+    row_topic = np.repeat(np.arange(len(topics)), lengths)
+    row_rank = np.arange(sorted_judged.size) - starts[row_topic] + 1
+    unjudged = np.flatnonzero(~sorted_judged & (row_rank <= unjudged_depth))
+    rows = unjudged if order is None else order[unjudged]
+    names = docnos[rows].astype(str).tolist() if isinstance(docnos, np.ndarray) else [docnos[row] for row in rows]
+    return replace(
+        ranked,
+        unjudged_topic=row_topic[unjudged],
+        unjudged_rank=row_rank[unjudged],
+        unjudged_depth=unjudged_depth,
+        unjudged_docno=tuple(names),
+    )
 
 
 def _gains(
@@ -186,8 +242,11 @@ def _gains(
     topics: Sequence[str],
     stops: np.ndarray,
     docnos: Sequence[str] | np.ndarray,
-) -> np.ndarray:
-    """Each row's gain: its topic's grade of the document, 0 when unjudged or graded below 0.
+    *,
+    with_judged: bool = False,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each row's gain: its topic's grade of the document, 0 when unjudged or graded below 0; and, when
+    ``with_judged``, whether its topic judges the document at all (any grade).
 
     Most retrieved documents are judged in no topic at all, so the rows whose docno is judged
     somewhere are found first at C speed; only those are looked up in their own topic's judgments.
@@ -203,10 +262,17 @@ def _gains(
         candidate_docnos = [docnos[row] for row in candidates.tolist()]
     candidate_topics = np.searchsorted(stops, candidates, side="right").tolist()
     gains = np.zeros(len(docnos), dtype=np.int64)
-    gains[candidates] = [
-        judgments[topics[topic]].get(docno, 0) for docno, topic in zip(candidate_docnos, candidate_topics)
-    ]
-    return np.maximum(gains, 0, out=gains)
+    judged = None
+    if with_judged:
+        grades = [judgments[topics[topic]].get(docno) for docno, topic in zip(candidate_docnos, candidate_topics)]
+        judged = np.zeros(len(docnos), dtype=bool)
+        judged[candidates] = [grade is not None for grade in grades]
+        gains[candidates] = [0 if grade is None else grade for grade in grades]
+    else:
+        gains[candidates] = [
+            judgments[topics[topic]].get(docno, 0) for docno, topic in zip(candidate_docnos, candidate_topics)
+        ]
+    return np.maximum(gains, 0, out=gains), judged
 
 
 def _rows_maybe_judged(docnos: np.ndarray, judged: set[str]) -> np.ndarray:
@@ -227,12 +293,21 @@ def _rows_maybe_judged(docnos: np.ndarray, judged: set[str]) -> np.ndarray:
     return np.flatnonzero(table[docno_keys(docnos) >> shift])
 
 
-def evaluate(ranked: RankedGains, measures: Sequence[Measure]) -> dict[Measure, dict[str, float]]:
-    """Per-topic values of each measure (every one must satisfy :func:`computes`), keyed by topic."""
+def evaluate(ranked: RankedGains, measures: Sequence[RunMeasure]) -> dict[RunMeasure, dict[str, float]]:
+    """Per-topic values of each measure (every one must satisfy :func:`computes`), keyed by topic; ``ranked`` must
+    hold the unjudged documents as deep as :func:`unjudged_depth` of the measures."""
     topic_count = len(ranked.topics)
-    values: dict[Measure, dict[str, float]] = {}
+    values: dict[RunMeasure, dict[str, float]] = {}
     for measure in measures:
-        if measure.name == "nDCG":
+        if isinstance(measure, OptimisticMeasure):
+            values[measure] = optimistic_values(ranked, measure)
+            continue
+        if isinstance(measure, UnjudgedCount):
+            per_topic = _unjudged_counts(ranked, measure.depth).astype(float)
+        elif measure.name == "Judged":
+            shown = np.minimum(ranked.lengths, measure.cutoff)
+            per_topic = (shown - _unjudged_counts(ranked, measure.cutoff)) / shown
+        elif measure.name == "nDCG":
             per_topic = _ndcg(ranked, measure.cutoff)
         else:
             relevant = ranked.gain >= measure.rel
@@ -254,6 +329,67 @@ def evaluate(ranked: RankedGains, measures: Sequence[Measure]) -> dict[Measure, 
                     )
         values[measure] = dict(zip(ranked.topics, per_topic.tolist()))
     return values
+
+
+def _unjudged_counts(ranked: RankedGains, depth: int) -> np.ndarray:
+    """Per topic, the unjudged documents among its first ``depth`` ranks."""
+    assert ranked.unjudged_rank is not None and ranked.unjudged_depth >= depth, "unjudged documents not searched"
+    return np.bincount(ranked.unjudged_topic[ranked.unjudged_rank <= depth], minlength=len(ranked.topics))
+
+
+def optimistic_values(ranked: RankedGains, optimistic: OptimisticMeasure) -> dict[str, float]:
+    """M+ per topic (docs/mathematics.md §8 PIN): the unjudged documents of the first ``optimistic.depth`` ranks
+    gain ``optimistic.grade``; the relevant count and the ideal ranking stay the judged qrels'; capped at 1."""
+    return with_unjudged_graded(ranked, optimistic, ranked.unjudged_rank <= optimistic.depth)
+
+
+def with_unjudged_graded(ranked: RankedGains, optimistic: OptimisticMeasure, lifted: np.ndarray) -> dict[str, float]:
+    """``optimistic.measure`` with the unjudged documents selected by ``lifted`` (a mask over ``ranked``'s
+    unjudged documents) given ``optimistic.grade``, normalised by the judged qrels and capped at 1."""
+    assert ranked.unjudged_rank is not None and ranked.unjudged_depth >= optimistic.depth
+    topic = np.concatenate([ranked.topic, ranked.unjudged_topic[lifted]])
+    rank = np.concatenate([ranked.rank, ranked.unjudged_rank[lifted]])
+    gain = np.concatenate([ranked.gain, np.full(int(lifted.sum()), optimistic.grade, dtype=ranked.gain.dtype)])
+    order = np.lexsort((rank, topic))
+    graded = replace(ranked, topic=topic[order], rank=rank[order], gain=gain[order])
+    (per_topic,) = evaluate(graded, [optimistic.measure]).values()
+    return {qid: min(value, 1.0) for qid, value in per_topic.items()}
+
+
+def single_lifts(ranked: RankedGains, optimistic: OptimisticMeasure) -> np.ndarray:
+    """For each unjudged document of the first ``optimistic.depth`` ranks (in ``ranked``'s order of unjudged
+    documents, those deeper left out), its topic's value with that document alone graded ``optimistic.grade``:
+    judging leverage's per-topic move (docs/mathematics.md §10). Every document is a topic of its own, made of its
+    topic's relevant documents, judgments and the one graded document, so that all are scored in one pass."""
+    assert ranked.unjudged_rank is not None and ranked.unjudged_depth >= optimistic.depth
+    chosen = np.flatnonzero(ranked.unjudged_rank <= optimistic.depth)
+    pair_topic = ranked.unjudged_topic[chosen]
+    every = np.arange(len(ranked.topics))
+
+    def copied(topic_of_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of each pair's topic, repeated per pair: (pair index, source row) of each copy."""
+        starts = np.searchsorted(topic_of_row, every, side="left")[pair_topic]
+        counts = np.searchsorted(topic_of_row, every, side="right")[pair_topic] - starts
+        pair = np.repeat(np.arange(chosen.size), counts)
+        offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        return pair, np.repeat(starts, counts) + offsets
+
+    pair, source = copied(ranked.topic)
+    topic = np.concatenate([pair, np.arange(chosen.size)])
+    rank = np.concatenate([ranked.rank[source], ranked.unjudged_rank[chosen]])
+    gain = np.concatenate([ranked.gain[source], np.full(chosen.size, optimistic.grade, dtype=ranked.gain.dtype)])
+    order = np.lexsort((rank, topic))
+    judged_pair, judged_source = copied(ranked.judged_topic)
+    pairs = RankedGains(
+        tuple(map(str, range(chosen.size))),
+        topic[order],
+        rank[order],
+        gain[order],
+        judged_pair,
+        ranked.judged_grades[judged_source],
+    )
+    (per_pair,) = evaluate(pairs, [optimistic.measure]).values()
+    return np.minimum(np.fromiter(per_pair.values(), dtype=float, count=chosen.size), 1.0)
 
 
 def _average_precision(topic: np.ndarray, rank: np.ndarray, relevant_count: np.ndarray) -> np.ndarray:

@@ -60,6 +60,8 @@ def ranked_grade_matrix(
     rankings: Mapping[str, Mapping[str, float]],
     topics: Sequence[str],
     depth: int | None = None,
+    *,
+    unjudged: float = 0.0,
 ) -> np.ndarray:
     """Grades of each topic's ranked documents, one row per topic.
 
@@ -73,18 +75,31 @@ def ranked_grade_matrix(
         The rows, in order.
     depth:
         Ranks to keep (the largest cutoff needed); ``None`` keeps every retrieved document.
+    unjudged:
+        What an unjudged document's cell holds: 0 (gain 0, as gdeval.pl scores it), or NaN to mark it
+        (:func:`with_unjudged_graded`).
 
     Returns
     -------
     numpy.ndarray
         ``grades[j, r]`` = the grade of the document at rank ``r + 1`` of topic ``topics[j]``,
-        0 for an unjudged document and for ranks past the end of a shorter ranking; float64.
+        ``unjudged`` for an unjudged document and 0 for ranks past the end of a shorter ranking; float64.
     """
     rows = []
     for qid in topics:
         topic_grades = judgments.get(qid, {})
-        rows.append([topic_grades.get(docno, 0) for docno in ranked_docnos(rankings[qid], depth)])
+        rows.append([topic_grades.get(docno, unjudged) for docno in ranked_docnos(rankings[qid], depth)])
     return _zero_padded(rows, depth)
+
+
+def with_unjudged_graded(marked: np.ndarray, grade: float, depth: int) -> np.ndarray:
+    """The grade matrix of docs/mathematics.md §8's optimistic corner: the unjudged documents (NaN in ``marked``,
+    :func:`ranked_grade_matrix` with ``unjudged=nan``) of the first ``depth`` ranks graded ``grade``, those below
+    them 0."""
+    graded = np.nan_to_num(marked, nan=0.0)
+    top = graded[:, :depth]
+    top[np.isnan(marked[:, :depth])] = grade
+    return graded
 
 
 def ideal_grade_matrix(

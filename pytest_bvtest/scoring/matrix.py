@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pytest_bvtest.errors import InputError, excerpt, short_list
-from pytest_bvtest.io.qrels import Qrels, read_qrels
+from pytest_bvtest.io.qrels import Qrels, read_qrels_files
 from pytest_bvtest.io.runbytes import NotInChunks
 from pytest_bvtest.io.runs import (
     CHUNK_LINES,
@@ -33,7 +33,7 @@ from pytest_bvtest.io.runs import (
     read_run_columns,
     same_rankings,
 )
-from pytest_bvtest.io.tables import ScoreTable, read_score_table
+from pytest_bvtest.io.tables import ScoreTable, TopicScores, read_score_table
 from pytest_bvtest.scoring.cache import CachedScores, ScoreCache
 from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run
 from pytest_bvtest.scoring.progress import EvaluationProgress
@@ -233,9 +233,17 @@ class MatrixBuilder:
 
     @classmethod
     def from_qrels_file(
-        cls, path: str | os.PathLike[str] | None, cache: ScoreCache | None = None, *, jobs: int = 1
+        cls,
+        path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None,
+        cache: ScoreCache | None = None,
+        *,
+        jobs: int = 1,
     ) -> MatrixBuilder:
-        return cls(None if path is None else read_qrels(path), cache, jobs=jobs)
+        """A builder for the judgments of ``path``: one qrels file, or several read as one (``read_qrels_files``)."""
+        if path is None:
+            return cls(None, cache, jobs=jobs)
+        paths = [path] if isinstance(path, str | os.PathLike) else list(path)
+        return cls(read_qrels_files(paths), cache, jobs=jobs)
 
     def _require_qrels(self, what: str) -> Qrels:
         if self.qrels is None:
@@ -399,6 +407,12 @@ class MatrixBuilder:
             each_run = (system, *system.repeats)
             rows = np.zeros((len(each_run), len(topics)))
             for k, run in enumerate(each_run):
+                if isinstance(run.per_topic, TopicScores) and run.per_topic.topics == topics:
+                    rows[k] = run.per_topic.array  # a Parquet table's row: every topic, in order
+                    continue
+                if tuple(run.per_topic) == topics:  # every topic, in order (a table's rows usually are)
+                    rows[k] = np.fromiter(run.per_topic.values(), dtype=float, count=len(topics))
+                    continue
                 if run.from_table:
                     _check_table_topics(run, topics)
                 imputed[i] |= ~np.fromiter(map(run.per_topic.__contains__, topics), dtype=bool, count=len(topics))

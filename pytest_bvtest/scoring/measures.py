@@ -19,6 +19,9 @@ Who computes what (docs/mathematics.md §1):
 - ``RR@k`` is trec_eval's ``recip_rank`` set to 0 when the first relevant document is below rank k
   (trec_eval has no cut-off reciprocal rank; recip_rank is exactly 1/rank, so this is exact).
 - ``ERR@k`` and ``nDCG(dcg='exp-log2')@k`` come from :mod:`pytest_bvtest.scoring.gdeval` (gdeval.pl).
+- ``Judged@k``, and what the corners of docs/mathematics.md §8 read beside a measure (its optimistic value M+
+  and the unjudged documents of a run's top d), come from :mod:`~pytest_bvtest.scoring.columnar`, M+ of gdeval's
+  measures from :mod:`~pytest_bvtest.scoring.gdeval`.
 - Not supported, with a message saying why: interpolated precision (``IPrec``, ``11pt_avg``;
   pytrec_eval's bundled trec_eval rounds recall points differently from trec_eval 10.0 and
   disagrees with trec_eval's own expected outputs), custom ``gains=``, ``SetF`` with ``beta`` other
@@ -30,11 +33,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
+
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels, check_top_grade
 from pytest_bvtest.io.runs import Run, RunColumns
 from pytest_bvtest.scoring import columnar, gdeval
-from pytest_bvtest.spec.measures import Measure, TableMeasure
+from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, RunMeasure, TableMeasure
 
 #: The largest grade nDCG (either gain) accepts: trec_eval's nDCG allocates and walks an array per
 #: grade level (grade 3e9 took 23 GB), and gdeval's gain 2^g - 1 overflows a float near g = 1024.
@@ -63,7 +68,16 @@ def check_relevance_levels(qrels: Qrels, measures: Sequence[Measure | TableMeasu
         )
 
 
-def evaluate_run(qrels: Qrels, run: Run | RunColumns, measures: Sequence[Measure]) -> dict[Measure, dict[str, float]]:
+def _scored(measure: RunMeasure) -> Measure | None:
+    """The measure whose conventions ``measure`` follows: itself, an optimistic value's measure, or none (a count)."""
+    if isinstance(measure, OptimisticMeasure):
+        return measure.measure
+    return measure if isinstance(measure, Measure) else None
+
+
+def evaluate_run(
+    qrels: Qrels, run: Run | RunColumns, measures: Sequence[RunMeasure]
+) -> dict[RunMeasure, dict[str, float]]:
     """Per-topic values of each measure for one run.
 
     Parameters
@@ -90,9 +104,10 @@ def evaluate_run(qrels: Qrels, run: Run | RunColumns, measures: Sequence[Measure
         For ERR when a grade exceeds 4 (docs/mathematics.md §1 PIN), for nDCG when a grade exceeds
         :data:`NDCG_TOP_GRADE`, naming the judgment's file and line.
     """
-    if any(measure.name == "ERR" for measure in measures):
+    scored = [measure for measure in map(_scored, measures) if measure is not None]
+    if any(measure.name == "ERR" for measure in scored):
         gdeval.check_err_grades(qrels)
-    if any(measure.name == "nDCG" for measure in measures):
+    if any(measure.name == "nDCG" for measure in scored):
         check_top_grade(
             qrels,
             NDCG_TOP_GRADE,
@@ -108,15 +123,24 @@ def evaluate_run(qrels: Qrels, run: Run | RunColumns, measures: Sequence[Measure
     if not topics:
         return {measure: {} for measure in measures}
     judgments = {qid: qrels.judgments[qid] for qid in topics}
-    values: dict[Measure, dict[str, float]] = {}
+    values: dict[RunMeasure, dict[str, float]] = {}
     columnar_measures = [measure for measure in measures if columnar.computes(measure)]
-    trec_eval_measures = [measure for measure in measures if not measure.uses_gdeval and not columnar.computes(measure)]
-    gdeval_measures = [measure for measure in measures if measure.uses_gdeval]
+    gdeval_measures = [
+        measure
+        for measure in measures
+        if measure not in columnar_measures and _scored(measure).uses_gdeval  # type: ignore[union-attr]
+    ]
+    trec_eval_measures = [
+        measure for measure in measures if measure not in columnar_measures and measure not in gdeval_measures
+    ]
     if columnar_measures:
+        depth = columnar.unjudged_depth(columnar_measures)
         if isinstance(run, RunColumns):
-            ranked = columnar.ranked_gains_from_columns(judgments, run, topics)
+            ranked = columnar.ranked_gains_from_columns(judgments, run, topics, depth)
         else:
-            ranked = columnar.ranked_gains_from_rankings(judgments, {qid: run.scores[qid] for qid in topics}, topics)
+            ranked = columnar.ranked_gains_from_rankings(
+                judgments, {qid: run.scores[qid] for qid in topics}, topics, depth
+            )
         values.update(columnar.evaluate(ranked, columnar_measures))
     if len(columnar_measures) == len(measures):
         return values
@@ -170,18 +194,30 @@ def _evaluate_with_gdeval(
     judgments: dict[str, dict[str, int]],
     rankings: dict[str, dict[str, float]],
     topics: list[str],
-    measures: Sequence[Measure],
-) -> dict[Measure, dict[str, float]]:
-    """ERR@k and exponential-gain nDCG@k for every topic and cutoff from one grade matrix."""
-    depth = None if any(measure.cutoff is None for measure in measures) else max(measure.cutoff for measure in measures)
-    grades = gdeval.ranked_grade_matrix(judgments, rankings, topics, depth)
+    measures: Sequence[Measure | OptimisticMeasure],
+) -> dict[RunMeasure, dict[str, float]]:
+    """ERR@k and exponential-gain nDCG@k (and their optimistic values M+, docs/mathematics.md §8) for every topic
+    and cutoff from one grade matrix."""
+    cutoffs = [_scored(measure).cutoff for measure in measures]  # type: ignore[union-attr]
+    depth = None if any(cutoff is None for cutoff in cutoffs) else max(cutoffs)  # type: ignore[type-var]
+    optimistic = any(isinstance(measure, OptimisticMeasure) for measure in measures)
+    # unjudged documents are NaN until each measure says what they gain: 0 as judged, g+ at the optimistic corner
+    marked = gdeval.ranked_grade_matrix(judgments, rankings, topics, depth, unjudged=np.nan if optimistic else 0.0)
     ideal = gdeval.ideal_grade_matrix(judgments, topics, depth)
-    values: dict[Measure, dict[str, float]] = {}
+    values: dict[RunMeasure, dict[str, float]] = {}
     for measure in measures:
-        ranks = slice(None, measure.cutoff)
-        if measure.name == "ERR":
-            scores = gdeval.expected_reciprocal_rank(grades[:, ranks])
+        scored = _scored(measure)
+        assert scored is not None
+        grades = marked[:, slice(None, scored.cutoff)]
+        if isinstance(measure, OptimisticMeasure):
+            grades = gdeval.with_unjudged_graded(grades, measure.grade, measure.depth)
+        elif optimistic:
+            grades = np.nan_to_num(grades, nan=0.0)
+        if scored.name == "ERR":
+            scores = gdeval.expected_reciprocal_rank(grades)
         else:
-            scores = gdeval.exponential_ndcg(grades[:, ranks], ideal[:, ranks])
+            scores = gdeval.exponential_ndcg(grades, ideal[:, slice(None, scored.cutoff)])
+        if isinstance(measure, OptimisticMeasure):
+            scores = np.minimum(scores, 1.0)
         values[measure] = dict(zip(topics, scores.tolist()))
     return values

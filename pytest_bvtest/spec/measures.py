@@ -58,6 +58,7 @@ _FAMILIES: dict[str, _Family] = {
     "SetR": _Family("set_recall", None, True),
     "SetF": _Family("set_F", None, True),
     "SetAP": _Family("set_map", None, True),
+    "Judged": _Family(None, None, False),
 }
 
 _UNSUPPORTED_REASONS = {
@@ -68,7 +69,7 @@ _UNSUPPORTED_REASONS = {
 _SUPPORTED_SUMMARY = (
     "supported: AP, AP@k, P@k, R@k, RR, RR@k, nDCG, nDCG@k (linear gain, trec_eval), "
     "nDCG(dcg='exp-log2')@k and ERR@k (gdeval), Rprec, Bpref, infAP, Success@k, NumRet, NumRel, "
-    "SetP, SetR, SetF, SetAP; binary measures take (rel=N), most take (judged_only=True); "
+    "SetP, SetR, SetF, SetAP, Judged@k; binary measures take (rel=N), most take (judged_only=True); "
     "trec_eval names such as map, ndcg_cut_10, P_10, recip_rank, recall_1000 are accepted too"
 )
 
@@ -160,6 +161,53 @@ class Measure:
         if self.cutoff is None:
             return family.label
         return None if family.cut_label is None else f"{family.cut_label}_{self.cutoff}"
+
+    def depth(self, judging_depth: int) -> int:
+        """How deep the measure looks into a ranking for the judgments it needs (docs/mathematics.md §8): its
+        cut-off, or ``judging_depth`` for a measure without one (AP, RR, nDCG)."""
+        return self.cutoff if self.cutoff is not None else judging_depth
+
+    @property
+    def has_corners(self) -> bool:
+        """Whether the optimistic value M+ of docs/mathematics.md §8 is computed for this measure: AP, nDCG(@k),
+        P@k, R@k, RR(@k), ERR@k and gdeval's nDCG@k, as judged with unjudged documents non-relevant (not
+        ``judged_only``, which drops them)."""
+        if self.judged_only:
+            return False
+        if self.name == "AP":
+            return self.cutoff is None
+        if self.name in ("P", "R", "ERR"):
+            return self.cutoff is not None
+        return self.name in ("nDCG", "RR")
+
+
+@dataclass(frozen=True)
+class UnjudgedCount:
+    """Per topic, how many of a run's first ``depth`` documents the qrels do not judge (docs/mathematics.md §8):
+    what a verdict's corners rest on. Computed beside a measure, never named in a spec."""
+
+    depth: int
+
+    def __str__(self) -> str:
+        return f"unjudged@{self.depth}"
+
+
+@dataclass(frozen=True)
+class OptimisticMeasure:
+    """``M+`` of docs/mathematics.md §8 (PIN): ``measure`` with every unjudged document of a run's first ``depth``
+    ranks given the grade ``grade``, normalised by the judged qrels and capped at the measure's maximum.
+    Computed beside the measure when a spec's gates are judged at their corners, never named in a spec."""
+
+    measure: Measure
+    grade: int
+    depth: int
+
+    def __str__(self) -> str:
+        return f"{self.measure}+(unjudged@{self.depth}={self.grade})"
+
+
+#: What a run is scored by: a measure, or what the corners of docs/mathematics.md §8 read beside it.
+RunMeasure = Measure | UnjudgedCount | OptimisticMeasure
 
 
 @dataclass(frozen=True)
@@ -324,6 +372,9 @@ def _from_ir_measure(parsed: Any, text: str, path: str | PathLike[str] | None, l
     if exponential and judged_only:
         raise unsupported("judged_only=True with gdeval's measures; gdeval.pl scores unjudged documents as gain 0")
     cutoff = params.get("cutoff")
+    if family == "Judged" and cutoff is None:
+        # ir_measures' Judged without a cut-off is the judged share of the whole ranking, which no gate reads
+        raise InputError(f"measure '{text}' needs a cutoff", path=path, line=line, hint="e.g. Judged@10")
     # ir_measures checks isinstance(int), which lets booleans through; pytrec_eval holds both in a C int.
     if cutoff is not None and (type(cutoff) is not int or not 1 <= cutoff <= _C_INT_MAX):
         raise InputError(

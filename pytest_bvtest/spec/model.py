@@ -289,6 +289,26 @@ class GuardSettings:
     stale_reference_gain: float = STALE_REFERENCE_GAIN
 
 
+#: The judging depth d of docs/mathematics.md §8 for a measure without a cut-off (AP, RR, nDCG): how many ranks
+#: of a run its judged share and its optimistic value M+ look at (at a run's full depth AP+ sits at its cap).
+JUDGING_DEPTH = 10
+#: What a gate whose verdict depends on the missing judgments (UNDECIDED) does to CI: ``warn`` (the default:
+#: it passes, shown as UNDECIDED with the documents to judge) or ``fail``.
+UNDECIDED_POLICIES = ("warn", "fail")
+
+
+@dataclass(frozen=True)
+class JudgmentSettings:
+    """The spec's ``judgments`` section (docs/mathematics.md §8): ``depth`` is the judging depth d of a measure
+    without a cut-off; ``optimistic_grade`` the grade g+ the unjudged documents get at the optimistic corner
+    (``None``: the top grade of the qrels); ``undecided`` whether a verdict the missing judgments decide passes
+    with a warning (``warn``) or fails (``fail``)."""
+
+    depth: int = JUDGING_DEPTH
+    optimistic_grade: int | None = None
+    undecided: str = "warn"
+
+
 @dataclass(frozen=True)
 class AnalysisSettings:
     """How an evaluation computes its statistics: the spec's ``analysis`` section, the one settings type.
@@ -357,7 +377,11 @@ class AnalysisSettings:
 
 @dataclass(frozen=True)
 class Spec:
-    """A validated spec. ``baselines`` maps names to sources; ``candidate`` is ``None`` for analysis only."""
+    """A validated spec. ``baselines`` maps names to sources; ``candidate`` is ``None`` for analysis only.
+
+    ``qrels`` is the first qrels file and ``extra_qrels`` those listed after it (a team's own judgments, read as
+    one with the first: :meth:`qrels_files`).
+    """
 
     path: Path
     measures: tuple[Measure | TableMeasure, ...]
@@ -370,6 +394,12 @@ class Spec:
     cache: Path | None = None
     topics: Path | None = None
     lines: Mapping[tuple[Any, ...], int] = field(default_factory=dict, repr=False, compare=False)
+    judgments: JudgmentSettings = field(default_factory=JudgmentSettings)
+    extra_qrels: tuple[Path, ...] = ()
+
+    def qrels_files(self) -> tuple[Path, ...]:
+        """Every qrels file, in the order they are read (the official qrels first, then a team's own)."""
+        return () if self.qrels is None else (self.qrels, *self.extra_qrels)
 
     @property
     def folder(self) -> Path:
@@ -397,7 +427,7 @@ class Spec:
         repeated runs under its name)."""
         files = [
             ("spec", None, self.path),
-            ("qrels", None, self.qrels),
+            *(("qrels", None, path) for path in self.qrels_files()),
             ("topics", None, self.topics),
             ("weights", None, self.analysis.mve.weights),
             ("variations", None, self.analysis.mve.variations),

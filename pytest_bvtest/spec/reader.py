@@ -31,7 +31,9 @@ from pytest_bvtest.spec.model import (
     BOUND_KEYS,
     DEFAULT_GROUP_SIZE,
     DEFAULT_RESAMPLES,
+    JUDGING_DEPTH,
     REGRESSION_MODELS,
+    UNDECIDED_POLICIES,
     UPPER_BOUNDS,
     AlphaSweepSpec,
     AnalysisSettings,
@@ -43,6 +45,7 @@ from pytest_bvtest.spec.model import (
     GateSpec,
     Grouping,
     GuardSettings,
+    JudgmentSettings,
     MeanVarianceSpec,
     PowerSpec,
     RandomGrouping,
@@ -89,6 +92,7 @@ _TOP_KEYS = (
     "cache",
     "table_format",
     "topics",
+    "judgments",
 )
 _MVE_FORMS = ("auto", "general", "intra-topic")
 _ANALYSIS_KEYS = (
@@ -210,7 +214,7 @@ class _SpecReader:
             raise self.error((), "the spec is empty", "see docs/spec.md for a minimal spec")
         top = self.check_keys(document, (), _TOP_KEYS, "top-level")
         self.table_format = self.format_value(top.get("table_format", "auto"), ("table_format",))
-        qrels = self.path_value(top["qrels"], ("qrels",)) if top.get("qrels") is not None else None
+        qrels, extra_qrels = self.qrels(top.get("qrels"))
         measures_value = top.get("measures")
         baselines = self.baselines(top.get("baselines"))
         candidate = self.candidate(top.get("candidate"), baselines)
@@ -260,10 +264,61 @@ class _SpecReader:
             if run_keys:
                 raise self.error(run_keys[0], "run files need relevance judgments", "add `qrels: path/to/qrels`")
         spec = Spec(
-            self.path, measures, baselines, qrels, candidate, reference, analysis, gates, cache_path, topics, self.lines
+            self.path,
+            measures,
+            baselines,
+            qrels,
+            candidate,
+            reference,
+            analysis,
+            gates,
+            cache_path,
+            topics,
+            self.lines,
+            judgments=self.judgments(top.get("judgments")),
+            extra_qrels=extra_qrels,
         )
         check_combinations(spec)
         return spec
+
+    def qrels(self, value: Any) -> tuple[Path | None, tuple[Path, ...]]:
+        """``qrels:`` a file, or a list of files read as one in order (the official qrels, then a team's own): the
+        first, and the others."""
+        if value is None:
+            return None, ()
+        if not isinstance(value, list):
+            return self.path_value(value, ("qrels",)), ()
+        if not value:
+            raise self.error(("qrels",), "expected a qrels file or a list of them, got an empty list")
+        paths = [self.path_value(entry, ("qrels", index)) for index, entry in enumerate(value)]
+        for index, path in enumerate(paths):
+            if path in paths[:index]:
+                raise self.error(("qrels", index), f"{path.name} is listed twice")
+        return paths[0], tuple(paths[1:])
+
+    def judgments(self, value: Any) -> JudgmentSettings:
+        """The ``judgments`` section (docs/mathematics.md §10): judging depth, optimistic grade, undecided policy."""
+        if value is None:
+            return JudgmentSettings()
+        key = ("judgments",)
+        section = self.check_keys(value, key, ("undecided", "depth", "optimistic_grade"), "judgments")
+        undecided = section.get("undecided", "warn")
+        if undecided not in UNDECIDED_POLICIES:
+            raise self.error(
+                (*key, "undecided"),
+                f"expected warn or fail, got {_kind(undecided)}",
+                "warn: a gate that unjudged documents decide passes, shown as UNDECIDED (the default); "
+                "fail: it fails the check",
+            )
+        depth = self.number(section.get("depth", JUDGING_DEPTH), (*key, "depth"), minimum=1, integer=True)
+        grade = section.get("optimistic_grade")
+        return JudgmentSettings(
+            depth=int(depth),
+            optimistic_grade=None
+            if grade is None
+            else int(self.number(grade, (*key, "optimistic_grade"), minimum=1, integer=True)),
+            undecided=str(undecided),
+        )
 
     def measures(self, value: Any, free_labels: bool = False) -> tuple[Measure | TableMeasure, ...]:
         """The spec's measures; with ``free_labels`` (every system from tables) a name the project cannot

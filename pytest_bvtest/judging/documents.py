@@ -1,0 +1,177 @@
+"""The documents to judge (docs/mathematics.md §10, judging leverage): the unjudged documents of the candidate's and
+its references' top d, each with how far it alone moves every gate that has corners.
+
+The judging leverage of an unjudged (topic, document) pair on a gate is how far the gated statistic moves when
+that document alone goes from non-relevant to g+ in the runs that hold it in their top d (the candidate, the gate's
+reference, or both: one document, one grade), every other document as judged. It is measured on what the gate's
+limit reads: the candidate's value minus the reference's for a limit relative to the reference, the candidate's
+value otherwise. Across gates, whose statistics have different scales, a document is ranked by its largest
+*share*: its move over the gate's span between its two corners (what all the gate's unjudged documents together
+could move it), among the undecided gates first (those the judgments settle), then among the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from pytest_bvtest.judging.decision import Verdict
+from pytest_bvtest.judging.evaluation import Evaluation, MeasureEvaluation
+from pytest_bvtest.judging.judgments import UnjudgedDocuments
+from pytest_bvtest.stats.registry import STATISTICS
+
+#: A move smaller than this is floating-point noise: the document cannot move the gate.
+NEGLIGIBLE = 1e-12
+#: How many copies of a score matrix one batch of the leverage computation holds.
+_BATCH_CELLS = 2_000_000
+
+
+@dataclass(frozen=True)
+class GateMove:
+    """How far one document alone moves one gate: ``change`` on what the limit reads (candidate minus reference,
+    or the candidate's value), and ``share``, that change over the gate's span between its two corners;
+    ``undecided`` when the gate is (the judgments settle it)."""
+
+    gate: str
+    change: float
+    share: float
+    undecided: bool
+
+
+@dataclass(frozen=True)
+class DocumentToJudge:
+    """An unjudged document of the candidate's or a reference's top d: its topic, its query, its rank in each of
+    those runs (``None`` where the run does not retrieve it) and the gates it moves, most first."""
+
+    topic: str
+    docno: str
+    query: str | None
+    ranks: Mapping[str, int | None]
+    moves: tuple[GateMove, ...]
+
+    @property
+    def leverage(self) -> float:
+        """The document's largest share of a gate's span: how much of the way between a gate's corners it alone
+        covers (0 when it moves no gate)."""
+        return max((move.share for move in self.moves), default=0.0)
+
+    @property
+    def settling(self) -> float:
+        """The document's largest share of an undecided gate's span (0 when it moves none)."""
+        return max((move.share for move in self.moves if move.undecided), default=0.0)
+
+
+def _short_id(verdict: Verdict) -> str:
+    return verdict.id.split("::", 1)[-1]
+
+
+def _gate_topics(measure: MeasureEvaluation, verdict: Verdict) -> list[str]:
+    """The topics the gate judges: every evaluated topic, or its segment's."""
+    return list(verdict.inputs.topics or measure.topics)
+
+
+def _margins(measure: MeasureEvaluation, verdict: Verdict, scores: np.ndarray) -> np.ndarray:
+    """What the gate's limit reads, for a stack of score matrices ``scores[k, i, j]`` over the gate's topics: the
+    candidate's statistic minus the reference's where the limit is relative to it, else the candidate's."""
+    statistic = STATISTICS[verdict.statistic]
+    gate = verdict.gate
+    reference = measure.matrix.index(gate.reference) if gate.reference is not None else None
+    candidate = measure.matrix.index(verdict.system)
+    settings = measure.settings
+    if settings.topic_weights is not None and len(settings.topic_weights) != scores.shape[-1]:
+        columns = [measure.topics.index(topic) for topic in _gate_topics(measure, verdict)]
+        settings = replace(settings, topic_weights=np.asarray(settings.topic_weights)[columns])
+    values = np.asarray(statistic.compute(scores, reference, settings), dtype=float)
+    if values.shape != scores.shape[:2]:  # a statistic that does not broadcast over a stack: one matrix at a time
+        values = np.stack([np.asarray(statistic.compute(matrix, reference, settings)) for matrix in scores])
+    relative = verdict.reference_value is not None and reference is not None
+    return values[:, candidate] - (values[:, reference] if relative else 0.0)
+
+
+def _gate_moves(
+    measure: MeasureEvaluation,
+    verdict: Verdict,
+    documents: UnjudgedDocuments,
+    pairs: Sequence[tuple[str, str]],
+) -> np.ndarray:
+    """Each pair's move of the gate (on what its limit reads) when that document alone is graded g+ in the runs that
+    hold it in their top d."""
+    judged = _gate_topics(measure, verdict)
+    topics = {topic: j for j, topic in enumerate(judged)}
+    scores = measure.matrix.scores[:, [measure.topics.index(topic) for topic in judged]]
+    rows = [(measure.matrix.index(system), documents.lifts[measure.measure, system]) for system in _systems(verdict)]
+    today = _margins(measure, verdict, scores[np.newaxis])[0]
+    batch = max(1, _BATCH_CELLS // scores.size)
+    moves = []
+    for start in range(0, len(pairs), batch):
+        chunk = pairs[start : start + batch]
+        stack = np.repeat(scores[np.newaxis], len(chunk), axis=0)
+        for k, pair in enumerate(chunk):
+            for row, lifts in rows:
+                if pair in lifts.single:
+                    stack[k, row, topics[pair[0]]] = lifts.single[pair]
+        moves.append(_margins(measure, verdict, stack) - today)
+    return np.concatenate(moves) if moves else np.zeros(0)
+
+
+def _systems(verdict: Verdict) -> list[str]:
+    reference = verdict.gate.reference
+    return [verdict.system] + ([reference] if reference is not None else [])
+
+
+def _span(verdict: Verdict) -> float:
+    """How far the gate's unjudged documents together move what its limit reads: between its two corners."""
+    corners = verdict.corners
+    assert corners is not None
+
+    def margin(value: float, reference_value: float | None) -> float:
+        return value - (reference_value if verdict.reference_value is not None and reference_value is not None else 0)
+
+    optimistic, pessimistic = corners.optimistic, corners.pessimistic
+    return abs(
+        margin(optimistic.value, optimistic.reference_value) - margin(pessimistic.value, pessimistic.reference_value)
+    )
+
+
+def documents_to_judge(evaluation: Evaluation) -> list[DocumentToJudge]:
+    """Every unjudged document of the top d of the candidate and of the references of the gates that have corners,
+    with its rank in each of those runs and the gates it moves, by decreasing leverage on the undecided gates, then
+    on every gate (ties by topic and docno)."""
+    documents = evaluation.unjudged
+    if documents is None:
+        return []
+    rankers = {system: lifts.rank for (_, system), lifts in documents.lifts.items()}
+    moves: dict[tuple[str, str], list[GateMove]] = {}
+    for measure in evaluation.measures:
+        for verdict in measure.gates:
+            if verdict.corners is None:
+                continue
+            judged = set(_gate_topics(measure, verdict))
+            pairs = sorted(
+                {
+                    (topic, docno)
+                    for system in _systems(verdict)
+                    for topic, docnos in documents.lifts[measure.measure, system].documents.items()
+                    if topic in judged
+                    for docno in docnos
+                }
+            )
+            span = _span(verdict)
+            for pair, change in zip(pairs, _gate_moves(measure, verdict, documents, pairs).tolist()):
+                moves.setdefault(pair, [])
+                if abs(change) > NEGLIGIBLE:
+                    share = abs(change) / span if span > NEGLIGIBLE else 1.0
+                    moves[pair].append(GateMove(_short_id(verdict), change, share, verdict.undecided))
+    listed = [
+        DocumentToJudge(
+            topic,
+            docno,
+            evaluation.texts.get(topic),
+            {system: rank(topic, docno) for system, rank in rankers.items()},
+            tuple(sorted(gate_moves, key=lambda move: (not move.undecided, -move.share))),
+        )
+        for (topic, docno), gate_moves in moves.items()
+    ]
+    return sorted(listed, key=lambda document: (-document.settling, -document.leverage, document.topic, document.docno))

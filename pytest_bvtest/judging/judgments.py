@@ -1,0 +1,192 @@
+"""What was judged (docs/mathematics.md §8): each system's judged share of its top d, and its optimistic values.
+
+Qrels are pools: a document no pooled system retrieved has no judgment and counts as non-relevant. For every
+measure a spec evaluates from run files, the pipeline scores beside it, in the same pass over each run: Judged@d
+(the share of each top d the qrels judge, d the measure's cut-off or the judging depth), the number of unjudged
+documents in each top d, and, for the measures that have one, the optimistic value M+ (every unjudged document of
+the top d given the grade g+). :class:`MeasureJudgments` holds them as matrices aligned with the measure's score
+matrix; the corners of a gate read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from pytest_bvtest.errors import InputError
+from pytest_bvtest.io.qrels import Qrels
+from pytest_bvtest.io.runs import Run
+from pytest_bvtest.scoring.lifts import Lifts
+from pytest_bvtest.scoring.matrix import ScoreMatrix
+from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, RunMeasure, TableMeasure, UnjudgedCount
+from pytest_bvtest.spec.model import RunFile, Spec
+
+
+@dataclass(frozen=True)
+class JudgmentMeasures:
+    """What is scored beside one measure: its judged share ``judged`` (Judged@d), the count of unjudged documents
+    ``unjudged`` and, where the measure has one, its optimistic value ``optimistic`` with the unjudged documents
+    graded ``grade`` (``None`` otherwise)."""
+
+    depth: int
+    grade: int
+    judged: Measure
+    unjudged: UnjudgedCount
+    optimistic: OptimisticMeasure | None
+
+    def measures(self) -> list[RunMeasure]:
+        return [self.judged, self.unjudged, *([self.optimistic] if self.optimistic is not None else [])]
+
+
+def judgment_measures(spec: Spec, qrels: Qrels | None) -> dict[Measure, JudgmentMeasures]:
+    """For each measure of ``spec`` evaluated from runs, what is scored beside it (docs/mathematics.md §8).
+
+    Nothing when a system comes from a per-topic table (it has no ranking to count in), over query variations, or
+    for ``Judged@k`` itself. The grade g+ of the optimistic values is the spec's ``judgments.optimistic_grade``,
+    else the top grade of the qrels; a grade above it is refused (the key may only lower it).
+    """
+    sources = spec.sources()
+    if qrels is None or spec.analysis.mve.variations is not None or not sources:
+        return {}
+    if not all(isinstance(source, RunFile | Run) for source in sources):
+        return {}
+    top = max(max(grades.values()) for grades in qrels.judgments.values())
+    grade = spec.judgments.optimistic_grade
+    if grade is None:
+        grade = top
+    elif grade > top:
+        raise InputError(
+            f"judgments.optimistic_grade: {grade} is above the top grade of the qrels, {top}",
+            path=spec.path,
+            line=spec.line_of("judgments", "optimistic_grade"),
+            hint=f"the key may lower the grade unjudged documents get at the optimistic corner: give at most {top}",
+        )
+    derived = {}
+    for measure in spec.measures:
+        if isinstance(measure, TableMeasure) or measure.name == "Judged":
+            continue
+        depth = measure.depth(spec.judgments.depth)
+        derived[measure] = JudgmentMeasures(
+            depth,
+            grade,
+            Measure("Judged", cutoff=depth),
+            UnjudgedCount(depth),
+            OptimisticMeasure(measure, grade, depth) if measure.has_corners else None,
+        )
+    return derived
+
+
+@dataclass(frozen=True)
+class MeasureJudgments:
+    """What was judged of every system at one measure's depth (docs/mathematics.md §8), rows as the measure's
+    score matrix: ``shares[i, j]`` is Judged@``depth`` of system i on topic j, ``unjudged[i, j]`` the unjudged
+    documents of its top ``depth``; ``optimistic[i, j]`` M+ with the unjudged ones graded ``grade`` (``None``
+    for a measure without corners)."""
+
+    measure: str
+    depth: int
+    label: str
+    shares: np.ndarray
+    unjudged: np.ndarray
+    grade: int
+    optimistic: np.ndarray | None
+
+    def restricted(self, columns: np.ndarray) -> MeasureJudgments:
+        """The same on the topics ``columns`` only (a gate on a segment of the topics)."""
+        optimistic = None if self.optimistic is None else self.optimistic[:, columns]
+        return replace(self, shares=self.shares[:, columns], unjudged=self.unjudged[:, columns], optimistic=optimistic)
+
+    @property
+    def complete(self) -> bool:
+        """Every system's top ``depth`` is judged on every topic."""
+        return not self.unjudged.any()
+
+    def unjudged_documents(self, row: int) -> int:
+        """How many unjudged documents the top ``depth`` of system ``row`` holds, over every topic."""
+        return int(self.unjudged[row].sum())
+
+
+def measure_judgments(
+    measure: Measure, derived: JudgmentMeasures, matrices: Mapping[RunMeasure, ScoreMatrix]
+) -> MeasureJudgments:
+    """The judged shares, unjudged counts and optimistic values of every system, from their score matrices."""
+    optimistic = None if derived.optimistic is None else matrices[derived.optimistic].scores
+    return MeasureJudgments(
+        str(measure),
+        derived.depth,
+        str(derived.judged),
+        matrices[derived.judged].scores,
+        matrices[derived.unjudged].scores.astype(np.int64),
+        derived.grade,
+        optimistic,
+    )
+
+
+def every_measure(
+    spec_measures: Sequence[Measure | TableMeasure], derived: Mapping[Measure, JudgmentMeasures]
+) -> list[Measure | TableMeasure | RunMeasure]:
+    """The spec's measures, then what is scored beside them, each once (a spec may list ``Judged@10`` itself)."""
+    listed = list(spec_measures)
+    for judged in derived.values():
+        listed += [measure for measure in judged.measures() if measure not in listed]
+    return listed
+
+
+#: The corners of docs/mathematics.md §10 (MATH.md §8): the candidate's unjudged documents relevant, the reference at
+#: its value as judged; and the other way round.
+OPTIMISTIC = "optimistic"
+PESSIMISTIC = "pessimistic"
+
+
+@dataclass(frozen=True)
+class CornerJudgment:
+    """A gate judged at one corner: its value, the reference value its limit reads, its limit there (set as today's
+    is, from the corner's scores), how far the value is past it, and whether it passes."""
+
+    corner: str
+    value: float
+    reference_value: float | None
+    limit: float
+    excess: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class Corners:
+    """What a gate's verdict would be if the missing judgments came out for the candidate (``optimistic``: its
+    unjudged documents of the top ``depth`` graded ``grade``, the reference as judged) or against it
+    (``pessimistic``: the reference's unjudged documents graded so, the candidate as judged); one document has one
+    grade, so the ``shared`` ones, in both top ``depth``, are graded for both runs at either corner; every other
+    system as judged. ``candidate_unjudged`` and ``reference_unjudged`` count the unjudged documents of the two
+    top ``depth`` over every topic (``topics``: the topics with any)."""
+
+    depth: int
+    grade: int
+    candidate: str
+    reference: str | None
+    candidate_unjudged: int
+    reference_unjudged: int
+    shared: int
+    topics: int
+    optimistic: CornerJudgment
+    pessimistic: CornerJudgment
+
+    @property
+    def unjudged(self) -> int:
+        """The unjudged documents the corners rest on, each once: the judgments that would settle the gate."""
+        return self.candidate_unjudged + self.reference_unjudged - self.shared
+
+
+@dataclass(frozen=True)
+class UnjudgedDocuments:
+    """The unjudged documents of the candidate's and its partners' top d, read from their runs once:
+    ``lifts[(measure, system)]`` for every measure with corners of a cornered gate."""
+
+    lifts: Mapping[tuple[str, str], Lifts]
+
+    def shared(self, measure: str, first: str, second: str) -> dict[str, set[str]]:
+        """Per topic, the unjudged documents in both systems' top d: one document, one grade at a corner."""
+        ones, others = self.lifts[measure, first].documents, self.lifts[measure, second].documents
+        return {topic: set(ones[topic]) & set(others[topic]) for topic in ones.keys() & others.keys()}

@@ -1,0 +1,159 @@
+"""A run's unjudged documents, and its measure with chosen ones graded g+ (docs/mathematics.md §10).
+
+The optimistic value M+ beside each measure (:mod:`~pytest_bvtest.scoring.columnar`,
+:mod:`~pytest_bvtest.scoring.gdeval`) grades every unjudged document of a run's top d. The corners of a gate and
+the documents to judge need more, for the candidate and its reference only, when their top d holds unjudged
+documents: which documents those are (with their ranks), the measure with only some of them graded (those both
+runs retrieve: one document has one grade at a corner), and the measure with each alone graded (its judging
+leverage). :func:`run_lifts` reads one run once for all of that; the normalisation stays the judged qrels' and
+every value is capped at the measure's maximum, 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pytest_bvtest.io.qrels import Qrels
+from pytest_bvtest.io.runs import Run, RunColumns
+from pytest_bvtest.scoring import columnar, gdeval
+from pytest_bvtest.spec.measures import OptimisticMeasure
+
+#: Per topic, the documents graded g+: ``topic -> docnos``.
+Lifted = Mapping[str, Collection[str]]
+
+
+@dataclass(frozen=True)
+class Lifts:
+    """One run under one optimistic measure: ``documents[topic]`` maps each unjudged document of the first
+    ``optimistic.depth`` ranks to its rank (rank order); ``single[(topic, docno)]`` is the topic's value with that
+    document alone graded g+; :meth:`values` the value with any set of them graded; ``rank(topic, docno)`` any
+    document's rank in the run (trec_eval's order), ``None`` where it does not retrieve it."""
+
+    optimistic: OptimisticMeasure
+    documents: Mapping[str, Mapping[str, int]]
+    single: Mapping[tuple[str, str], float]
+    _values: Callable[[Lifted], dict[str, float]]
+    rank: Callable[[str, str], int | None]
+
+    def values(self, lifted: Lifted) -> dict[str, float]:
+        """Per ranked topic of the universe, the measure with the unjudged documents of the top d named in
+        ``lifted`` graded g+ (others, and documents below the top d, as judged)."""
+        return self._values(lifted)
+
+
+def run_lifts(
+    qrels: Qrels, run: Run | RunColumns, measures: Sequence[OptimisticMeasure]
+) -> dict[OptimisticMeasure, Lifts]:
+    """:class:`Lifts` of ``run`` under each of ``measures`` (columnar or gdeval measures with corners)."""
+    if isinstance(run, RunColumns):
+        ranked_topics = set(run.topics)
+        topics = [qid for qid in qrels.evaluated_topics() if qid in ranked_topics]
+    else:
+        topics = [qid for qid in qrels.evaluated_topics() if run.scores.get(qid)]
+    judgments = {qid: qrels.judgments[qid] for qid in topics}
+    rank = _ranker(run)
+    lifts: dict[OptimisticMeasure, Lifts] = {}
+    by_columns = [measure for measure in measures if columnar.computes(measure)]
+    if by_columns:
+        depth = max(measure.depth for measure in by_columns)
+        if isinstance(run, RunColumns):
+            ranked = columnar.ranked_gains_from_columns(judgments, run, topics, depth)
+        else:
+            rankings = {qid: run.scores[qid] for qid in topics}
+            ranked = columnar.ranked_gains_from_rankings(judgments, rankings, topics, depth)
+        lifts.update({measure: _columnar_lifts(ranked, measure, rank) for measure in by_columns})
+    by_gdeval = [measure for measure in measures if measure not in by_columns]
+    if by_gdeval:
+        rankings = run.rankings(topics) if isinstance(run, RunColumns) else {qid: run.scores[qid] for qid in topics}
+        lifts.update({measure: _gdeval_lifts(judgments, rankings, topics, measure, rank) for measure in by_gdeval})
+    return lifts
+
+
+def _ranker(run: Run | RunColumns) -> Callable[[str, str], int | None]:
+    """A document's rank in ``run`` by trec_eval's order (its score as a C float descending, ties by docno
+    descending), each topic ranked once when first asked."""
+    ranked: dict[str, dict[str, int]] = {}
+    rows = run.topic_starts() if isinstance(run, RunColumns) else {}
+
+    def scores_of(topic: str) -> Mapping[str, float]:
+        if not isinstance(run, RunColumns):
+            return run.scores.get(topic, {})
+        if topic not in rows:
+            return {}
+        start, stop = rows[topic]
+        return dict(zip(run.docno_strings(start, stop), run.scores[start:stop].tolist()))
+
+    def rank(topic: str, docno: str) -> int | None:
+        if topic not in ranked:
+            scores = scores_of(topic)
+            order = sorted(((np.float32(score), name) for name, score in scores.items()), reverse=True)
+            ranked[topic] = {name: position for position, (_, name) in enumerate(order, start=1)}
+        return ranked[topic].get(docno)
+
+    return rank
+
+
+def _columnar_lifts(
+    ranked: columnar.RankedGains, measure: OptimisticMeasure, rank: Callable[[str, str], int | None]
+) -> Lifts:
+    assert ranked.unjudged_topic is not None and ranked.unjudged_rank is not None
+    in_top = ranked.unjudged_rank <= measure.depth
+    topic_names = [ranked.topics[topic] for topic in ranked.unjudged_topic[in_top].tolist()]
+    docnos = [docno for docno, kept in zip(ranked.unjudged_docno, in_top.tolist()) if kept]
+    documents: dict[str, dict[str, int]] = {}
+    for topic, docno, position in zip(topic_names, docnos, ranked.unjudged_rank[in_top].tolist()):
+        documents.setdefault(topic, {})[docno] = position
+    single = dict(zip(zip(topic_names, docnos), columnar.single_lifts(ranked, measure).tolist()))
+
+    def values(lifted: Lifted) -> dict[str, float]:
+        chosen = np.fromiter(
+            (
+                kept and docno in lifted.get(ranked.topics[topic], ())
+                for topic, docno, kept in zip(ranked.unjudged_topic.tolist(), ranked.unjudged_docno, in_top.tolist())
+            ),
+            dtype=bool,
+            count=len(ranked.unjudged_docno),
+        )
+        return columnar.with_unjudged_graded(ranked, measure, chosen)
+
+    return Lifts(measure, documents, single, values, rank)
+
+
+def _gdeval_lifts(
+    judgments: Mapping[str, Mapping[str, int]],
+    rankings: Mapping[str, Mapping[str, float]],
+    topics: Sequence[str],
+    measure: OptimisticMeasure,
+    rank: Callable[[str, str], int | None],
+) -> Lifts:
+    cutoff = measure.measure.cutoff
+    marked = gdeval.ranked_grade_matrix(judgments, rankings, topics, cutoff, unjudged=np.nan)
+    ideal = gdeval.ideal_grade_matrix(judgments, topics, cutoff)
+    ranked = [gdeval.ranked_docnos(rankings[qid], cutoff) for qid in topics]
+    documents: dict[str, dict[str, int]] = {}
+    for qid, docnos, row in zip(topics, ranked, marked):
+        for position in np.flatnonzero(np.isnan(row[: measure.depth])).tolist():
+            documents.setdefault(qid, {})[docnos[position]] = position + 1
+
+    def scored(grades: np.ndarray, ideal_grades: np.ndarray) -> np.ndarray:
+        if measure.measure.name == "ERR":
+            return np.minimum(gdeval.expected_reciprocal_rank(grades), 1.0)
+        return np.minimum(gdeval.exponential_ndcg(grades, ideal_grades), 1.0)
+
+    def values(lifted: Lifted) -> dict[str, float]:
+        grades = np.nan_to_num(marked, nan=0.0)
+        for j, qid in enumerate(topics):
+            for docno, position in documents.get(qid, {}).items():
+                if docno in lifted.get(qid, ()):
+                    grades[j, position - 1] = measure.grade
+        return dict(zip(topics, scored(grades, ideal).tolist()))
+
+    pairs = [(j, qid, docno, at) for j, qid in enumerate(topics) for docno, at in documents.get(qid, {}).items()]
+    rows = np.array([j for j, _, _, _ in pairs], dtype=np.int64)
+    grades = np.nan_to_num(marked[rows], nan=0.0)
+    grades[np.arange(len(pairs)), [at - 1 for _, _, _, at in pairs]] = measure.grade
+    single = dict(zip(((qid, docno) for _, qid, docno, _ in pairs), scored(grades, ideal[rows]).tolist()))
+    return Lifts(measure, documents, single, values, rank)
