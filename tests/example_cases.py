@@ -1,7 +1,7 @@
 """The example project's candidates a reviewer meets, as run files: the docs' screenshots and the width test use them.
 
-The passing and risky candidates are the example's own runs; the failing one is production with the rankings of
-five hard topics reversed (their relevant documents fall out of the top ten), and the ``OK*`` one the passing
+The passing and risky candidates are the example's own runs; the failing one is production with the documents
+judged non-relevant moved to the top of five hard topics (their relevant documents fall out of the top ten), and the ``OK*`` one the passing
 candidate without three topics (a truncated run: the ``candidate_missing`` guard warns).
 """
 
@@ -15,14 +15,24 @@ BROKEN_TOPICS = ("19", "22", "35", "39", "49")
 MISSING_TOPICS = ("10", "25", "54")
 
 
-def broken_run(production: Path, out: Path) -> Path:
-    """``production`` with the rankings of :data:`BROKEN_TOPICS` reversed, tagged ``broken``."""
-    lines = []
-    by_topic: dict[str, list[list[str]]] = {}
+def broken_run(production: Path, qrels: Path, out: Path) -> Path:
+    """``production`` with the documents ``qrels`` judges non-relevant moved to the top of each of
+    :data:`BROKEN_TOPICS`, tagged ``broken``: their relevant documents fall out of the top ten, and every document of
+    the new top ten is judged, so the loss is a loss whatever the missing judgments say (a plain ``FAIL``, not
+    ``UNDECIDED``)."""
+    not_relevant = set()
+    for line in qrels.read_text(encoding="utf-8").splitlines():
+        topic, _, doc, grade = line.split()
+        if int(grade) <= 0:
+            not_relevant.add((topic, doc))
+    by_topic: dict[str, list[str]] = {}
     for line in production.read_text(encoding="utf-8").splitlines():
-        by_topic.setdefault(line.split()[0], []).append(line.split())
-    for topic, rows in by_topic.items():
-        docs = [row[2] for row in rows][::-1] if topic in BROKEN_TOPICS else [row[2] for row in rows]
+        topic, _, doc = line.split()[:3]
+        by_topic.setdefault(topic, []).append(doc)
+    lines = []
+    for topic, docs in by_topic.items():
+        if topic in BROKEN_TOPICS:
+            docs = sorted(docs, key=lambda doc: (topic, doc) not in not_relevant)  # stable: production's order kept
         lines += [f"{topic} Q0 {doc} {rank} {len(docs) - rank + 1}.0 broken" for rank, doc in enumerate(docs, 1)]
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out

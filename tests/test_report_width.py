@@ -22,7 +22,9 @@ def example(pytester: pytest.Pytester) -> pytest.Pytester:
             shutil.copytree(source, pytester.path / part)
         else:
             shutil.copy(source, pytester.path / part)
-    broken_run(EXAMPLE / "runs" / "production.run", pytester.path / "runs" / "broken.run")
+    broken_run(
+        EXAMPLE / "runs" / "production.run", EXAMPLE / "eval" / "qrels.txt", pytester.path / "runs" / "broken.run"
+    )
     truncated_run(EXAMPLE / "runs" / "candidate-pass.run", pytester.path / "runs" / "truncated.run")
     return pytester
 
