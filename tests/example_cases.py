@@ -1,8 +1,8 @@
 """The example project's candidates a reviewer meets, as run files: the docs' screenshots and the width test use them.
 
 The passing and risky candidates are the example's own runs; the failing one is production with the documents
-judged non-relevant moved to the top of five hard topics (their relevant documents fall out of the top ten), and the ``OK*`` one the passing
-candidate without three topics (a truncated run: the ``candidate_missing`` guard warns).
+judged non-relevant moved to the top of five hard topics (their relevant documents fall out of the top ten), and the
+``OK*`` one the passing candidate without three topics (a truncated run: the ``candidate_missing`` guard warns).
 """
 
 from __future__ import annotations
