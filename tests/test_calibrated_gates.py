@@ -462,10 +462,13 @@ def test_the_dl_hard_examples_calibrated_family_passes_rm3_against_bm25(tmp_path
     document = yaml.safe_load((EXAMPLE / "trec" / "bvtest-dl-hard.yaml").read_text())
     assert document["analysis"]["calibration"] == {"family": True}
     evaluation = evaluate_spec(load_spec(EXAMPLE / "trec" / "bvtest-dl-hard.yaml"), use_cache=False)
-    # the mean gates pass, warned: they would miss the drop their `detect: 10%` names (test_power_gates.py)
+    # every gate passes as judged, and the mean gates would miss the drop their `detect: 10%` names
+    # (test_power_gates.py); DL-HARD judges about half of each top 10, and all but nDCG@10's Bias²+Var fail if
+    # BM25's (or, for Var and Bias²+Var, RM3's) unjudged documents are relevant: undecided, passing CI (warn)
+    assert len(evaluation.gates) == 12 and all(gate.passed_as_judged and gate.passed for gate in evaluation.gates)
+    assert all(gate.missed_aim is not None for gate in evaluation.gates if gate.id.endswith("::mean"))
     outcomes = {gate.id.split("::", 1)[1]: gate.outcome for gate in evaluation.gates}
-    assert len(outcomes) == 12 and {outcome for gate, outcome in outcomes.items() if "::mean" not in gate} == {"OK"}
-    assert {outcome for gate, outcome in outcomes.items() if "::mean" in gate} == {"OK*"}
+    assert {gate for gate, outcome in outcomes.items() if outcome != "UNDECIDED"} == {"nDCG@10::bias2_plus_var"}
     families = {(len(gate.limits.family.limits), gate.limits.family.rate) for gate in evaluation.gates}
     assert len(families) == 1
     ((members, rate),) = families

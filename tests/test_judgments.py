@@ -7,6 +7,7 @@ reference. Each real-data evaluation is computed once per module.
 
 from __future__ import annotations
 
+import itertools
 import os
 import textwrap
 from pathlib import Path
@@ -225,9 +226,12 @@ def test_the_dl19_pooled_case_is_undecided_not_a_plain_fail_and_says_how_many_do
         in (gate["headline"])
     )
     assert gate["sentence"].startswith("Undecided: fails as judged (Mean 0.745 vs 0.804, limit 0.759")
+    # the optimistic corner grades monoBERT's 66 but for the 3 both top 10 hold that monoT5 ranks higher
     assert gate["sentence"].endswith(
-        "but passes if the 66 unjudged documents of monobert's top 10 are relevant (grade 3)."
+        "but passes if 63 of the 66 unjudged documents of monobert's top 10 (not the 3 that raise monot5's nDCG@10 "
+        "more) are relevant (grade 3)."
     )
+    assert (gate["judgments"]["optimistic"]["graded"], gate["judgments"]["pessimistic"]["graded"]) == (63, 21)
     assert document["summary"]["undecided"] == 3 and document["passed"]
     jsonschema.validate(document, schema())
     final = terminal.summary_lines(document, verbosity=0)[-1][0]
@@ -270,7 +274,15 @@ def trec_covid(tmp_path_factory: pytest.TempPathFactory):
 
 def test_the_trec_covid_case_is_undecided_not_a_plain_fail(trec_covid):
     verdicts = {verdict.gate.name: verdict for verdict in trec_covid.gates}
-    assert outcomes(trec_covid) == {"trisk": "UNDECIDED", "var": "OK", "bias2_plus_var": "OK", "mean": "UNDECIDED"}
+    # Bias²+Var passes as judged and fails if production's unjudged documents are relevant, but for the 9 both top 10
+    # hold that AbstractOHSU ranks higher (graded for both, they had hidden it)
+    assert outcomes(trec_covid) == {
+        "trisk": "UNDECIDED",
+        "var": "OK",
+        "bias2_plus_var": "UNDECIDED",
+        "mean": "UNDECIDED",
+    }
+    assert verdicts["bias2_plus_var"].passed_as_judged and verdicts["bias2_plus_var"].corners.pessimistic.graded == 18
     assert [verdicts[name].passed_as_judged for name in ("trisk", "mean")] == [False, False]
     judged = trec_covid.measure().judgments
     rows = [trec_covid.measure().matrix.index(name) for name in ("AbstractOHSU", "production")]
@@ -282,11 +294,11 @@ def test_the_trec_covid_case_is_undecided_not_a_plain_fail(trec_covid):
     document = evaluation_document(trec_covid)
     page = html.render(document)
     assert "<h2>Each undecided gate: its headline and topics</h2>" in page
-    assert page.count('badge warn">⚠ UNDECIDED') == 4  # table and sections
+    assert page.count('badge warn">⚠ UNDECIDED') == 6  # table and sections
     assert "Judged@10 AbstractOHSU" in page  # the per-topic table's judged shares
     markdown = render(document)
     assert "**❔ `nDCG@10::trisk`**" in markdown
-    assert "- **Unjudged documents decide 2 gates:** `bvtest judge " in markdown
+    assert "- **Unjudged documents decide 3 gates:** `bvtest judge " in markdown
 
 
 def fully_judged_regression(folder: Path) -> Path:
@@ -393,56 +405,117 @@ def test_each_gate_with_corners_is_decided_exactly_once(dl19_pooled, monkeypatch
     assert decided == Counter({verdict.id: 1 for verdict in evaluation.gates})
 
 
+def write_small_runs(folder: Path, judgments, candidate, reference, measure: str) -> Path:
+    """Two runs (candidate ``new``, reference ``prod``), qrels and a spec with one mean gate on ``measure``."""
+    for name, ranked in (("new", candidate), ("prod", reference)):
+        (folder / f"{name}.run").write_text(
+            "".join(
+                f"{q} Q0 {d} {rank} {10 - rank} {name}\n" for q, docs in ranked.items() for rank, d in enumerate(docs)
+            )
+        )
+    (folder / "qrels.txt").write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in judgments.items() for d, g in docs.items())
+    )
+    spec = folder / "bvtest.yaml"
+    spec.write_text(
+        f"qrels: qrels.txt\nmeasures: [{measure}]\nbaselines: {{prod: prod.run}}\n"
+        "candidate: {run: new.run, name: new}\ncache: false\ngates:\n  - {statistic: mean, max_decrease: 0.05}\n"
+    )
+    return spec
+
+
 def test_a_gates_corners_are_the_gate_on_the_qrels_each_side_would_complete(tmp_path):
     """Brute force: at the optimistic corner, both runs scored by pytrec_eval on the qrels completed with the
-    candidate's unjudged top-3 documents at the top grade (P@3 has no normalisation to keep), the bound placed on
-    the reference's value there; at the pessimistic corner, the qrels completed with the reference's."""
+    candidate's unjudged top-3 documents at the top grade but for those both top 3 hold (P@3 has no normalisation to
+    keep; a shared document raises both runs' P@3 alike, so it favours neither and neither corner grades it), the bound
+    placed on the reference's value there; at the pessimistic corner, the qrels completed with the reference's."""
     import pytrec_eval
 
     judgments = {"t1": {"a": 1, "b": 0, "c": 2}, "t2": {"x": 2, "y": 0}, "t3": {"m": 1}}
     candidate = {"t1": ["u1", "a", "b", "u2"], "t2": ["x", "u3", "y"], "t3": ["u4", "m"]}
     reference = {"t1": ["a", "u1", "c"], "t2": ["u5", "x", "u3"], "t3": ["m", "n", "o"]}
-
-    def write(path: Path, ranked: dict[str, list[str]], tag: str) -> dict[str, dict[str, float]]:
-        path.write_text(
-            "".join(
-                f"{qid} Q0 {docno} {rank} {10 - rank} {tag}\n"
-                for qid, docs in ranked.items()
-                for rank, docno in enumerate(docs)
-            )
-        )
-        return {qid: {docno: float(10 - rank) for rank, docno in enumerate(docs)} for qid, docs in ranked.items()}
-
-    runs = {
-        "new": write(tmp_path / "new.run", candidate, "new"),
-        "prod": write(tmp_path / "prod.run", reference, "prod"),
-    }
-    (tmp_path / "qrels.txt").write_text(
-        "".join(f"{q} 0 {d} {g}\n" for q, docs in judgments.items() for d, g in docs.items())
-    )
-    spec = tmp_path / "bvtest.yaml"
-    spec.write_text(
-        "qrels: qrels.txt\nmeasures: [P@3]\nbaselines: {prod: prod.run}\ncandidate: {run: new.run, name: new}\n"
-        "cache: false\ngates:\n  - {statistic: mean, max_decrease: 0.05}\n"
-    )
+    spec = write_small_runs(tmp_path, judgments, candidate, reference, "P@3")
     (verdict,) = evaluate_spec(load_spec(spec), use_cache=False).gates
+    runs = {
+        name: {q: {d: float(10 - rank) for rank, d in enumerate(docs)} for q, docs in ranked.items()}
+        for name, ranked in (("new", candidate), ("prod", reference))
+    }
 
-    def completed_by(side: dict[str, list[str]]) -> tuple[float, float]:
+    def completed_by(side: dict[str, list[str]], other: dict[str, list[str]]) -> tuple[float, float]:
         full = {qid: dict(docs) for qid, docs in judgments.items()}
         for qid, docs in side.items():
             for docno in docs[:3]:
-                full[qid].setdefault(docno, 2)
+                if docno not in other[qid][:3]:
+                    full[qid].setdefault(docno, 2)
         evaluator = pytrec_eval.RelevanceEvaluator(full, {"P_3"})
         means = {name: np.mean([v["P_3"] for v in evaluator.evaluate(run).values()]) for name, run in runs.items()}
         return means["new"], means["prod"]
 
     corners = verdict.corners
     assert (corners.candidate_unjudged, corners.reference_unjudged, corners.shared) == (3, 5, 2)
-    for corner, side in ((corners.optimistic, candidate), (corners.pessimistic, reference)):
-        value, reference_value = completed_by(side)
+    assert (corners.optimistic.graded, corners.pessimistic.graded) == (1, 3)  # u4; u5, n, o
+    for corner, side, other in (
+        (corners.optimistic, candidate, reference),
+        (corners.pessimistic, reference, candidate),
+    ):
+        value, reference_value = completed_by(side, other)
         assert (corner.value, corner.reference_value) == pytest.approx((value, reference_value), abs=1e-12)
         assert corner.limit == pytest.approx(reference_value - 0.05, abs=1e-12)
         assert corner.passed == (value >= reference_value - 0.05)
+
+
+def test_the_corners_of_a_mean_gate_are_the_best_and_worst_gradings_of_the_unjudged_documents(tmp_path):
+    """Brute force over all 2^6 gradings (0 or the top grade 2) of the unjudged documents of both top 3: the mean
+    gate's candidate-minus-reference nDCG@3 (trec_eval's linear gain, the judged ideal DCG of the PIN, no cap reached)
+    is largest at the optimistic corner and smallest at the pessimistic one, each reached by one grading only.
+    Documents both top 3 hold: u1 (candidate rank 3, reference rank 1) is graded only at the pessimistic corner, u3
+    (ranks 2 and 3) only at the optimistic one. Grading them at both corners, as this reading did first, left the
+    corners short of both extremes (+0.0952 and -0.4389 against +0.1734 and -0.4594)."""
+    judgments = {
+        "t1": {"a": 1, "b": 0, "c": 2, "d": 2, "e": 2},
+        "t2": {"x": 2, "y": 0, "z": 2, "w": 2},
+        "t3": {"m": 1, "p": 2, "q": 2},
+    }
+    candidate = {"t1": ["a", "b", "u1", "u2"], "t2": ["x", "u3", "y"], "t3": ["u4", "m"]}
+    reference = {"t1": ["u1", "a", "c"], "t2": ["u5", "x", "u3"], "t3": ["m", "n", "o"]}
+    (verdict,) = evaluate_spec(
+        load_spec(write_small_runs(tmp_path, judgments, candidate, reference, "nDCG@3")), use_cache=False
+    ).gates
+
+    def dcg(grades: list[int]) -> float:
+        return sum(grade / np.log2(rank + 2) for rank, grade in enumerate(grades[:3]))
+
+    ideal = {q: dcg(sorted((g for g in docs.values() if g > 0), reverse=True)) for q, docs in judgments.items()}
+    unjudged = sorted(
+        {
+            (q, d)
+            for side in (candidate, reference)
+            for q, docs in side.items()
+            for d in docs[:3]
+            if d not in judgments[q]
+        }
+    )
+    assert len(unjudged) == 6
+
+    def difference(graded: set[tuple[str, str]]) -> float:
+        def mean(ranked: dict[str, list[str]]) -> float:
+            grades = {
+                q: [judgments[q].get(d, 2 if (q, d) in graded else 0) for d in docs] for q, docs in ranked.items()
+            }
+            values = [dcg(grades[q]) / ideal[q] for q in ranked]
+            assert max(values) <= 1.0  # no cap reached: the difference is the measure's own
+            return float(np.mean(values))
+
+        return mean(candidate) - mean(reference)
+
+    gradings = [set(chosen) for k in range(7) for chosen in itertools.combinations(unjudged, k)]
+    differences = sorted((difference(graded), len(graded)) for graded in gradings)
+    (worst, worst_graded), (best, best_graded) = differences[0], differences[-1]
+    assert differences[1][0] > worst + 1e-9 and differences[-2][0] < best - 1e-9  # one grading each
+    corners = verdict.corners
+    assert corners.optimistic.value - corners.optimistic.reference_value == pytest.approx(best, abs=1e-12)
+    assert corners.pessimistic.value - corners.pessimistic.reference_value == pytest.approx(worst, abs=1e-12)
+    assert (corners.optimistic.graded, corners.pessimistic.graded) == (best_graded, worst_graded) == (2, 4)
 
 
 @pytest.mark.parametrize(
@@ -476,8 +549,8 @@ def test_a_verdict_the_corners_do_not_agree_on_is_undecided_and_the_policy_says_
         0,
         0,
         2,
-        CornerJudgment("optimistic", 0.3, None, 0.25, -0.05, optimistic),
-        CornerJudgment("pessimistic", 0.2, None, 0.25, 0.05, pessimistic),
+        CornerJudgment("optimistic", 0.3, None, 0.25, -0.05, optimistic, 4),
+        CornerJudgment("pessimistic", 0.2, None, 0.25, 0.05, pessimistic, 0),
     )
     verdict = decide(inputs, gate_limit(inputs), (), corners=corners, undecided=policy)
     assert (verdict.outcome, verdict.passed, verdict.passed_as_judged) == (outcome, passed, value >= 0.25)

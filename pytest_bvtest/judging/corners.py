@@ -1,22 +1,24 @@
-"""Every gate judged at the two corners of unjudged documents (docs/mathematics.md §10; MATH.md §8), before any gate
-is decided.
+"""Every gate judged at the two corners of unjudged documents (docs/mathematics.md §10; MATH.md §8), before any gate is
+decided.
 
-A gate whose candidate's or reference's top d holds unjudged documents is judged three times: as judged (today's
-inputs and limit), at the *optimistic* corner (the candidate's unjudged documents of its top d graded g+: its
-measure M+) and at the *pessimistic* corner (the reference's graded g+). One document has one grade at a corner: an
-unjudged document in both top d is graded g+ for both runs at either corner (our reading of MATH.md's "reference
-M-": the reference as judged, but for the documents the corner grades). Every other system stays as judged, and
-the virtual target, a max over systems, follows. A corner is a world of its own: the gate's inputs are computed
-again from that world's score matrix (value, reference value, bootstrap interval, null of no change) and its
-limit is set as today's is, family-wise with the gates that share its swaps in that world (docs/mathematics.md
-§10, "Limits at a corner"). The decision (:mod:`.decision`) then takes the two corners' judgements as inputs. A
-gate without unjudged documents in either top d gets no corners, and nothing is computed for it.
+A gate whose candidate's or reference's top d holds unjudged documents is judged three times: as judged (today's inputs
+and limit), at the *optimistic* corner (the candidate's unjudged documents of its top d graded g+: its measure M+) and
+at the *pessimistic* corner (the reference's graded g+). One document has one grade at a corner, in both runs: an
+unjudged document in both top d is graded g+ at the corner whose side it favours, where it alone raises that side's
+score on its topic more than the other's (our reading of MATH.md's "reference M-": graded for both at either corner, a
+document the reference ranks first and the candidate tenth would lift the reference at the optimistic corner, and the
+corners would no longer bound what the missing judgments can do). Every other system stays as judged, and the virtual
+target, a max over systems, follows. A corner is a world of its own: the gate's inputs are computed again from that
+world's score matrix (value, reference value, bootstrap interval, null of no change) and its limit is set as today's is,
+family-wise with the gates that share its swaps in that world (docs/mathematics.md §10, "Limits at a corner"). The
+decision (:mod:`.decision`) then takes the two corners' judgements as inputs. A gate without unjudged documents in
+either top d gets no corners, and nothing is computed for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,7 +26,7 @@ from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run, read_run_columns
 from pytest_bvtest.judging.decision import judgement
 from pytest_bvtest.judging.evaluation import MeasureEvaluation
-from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs
+from pytest_bvtest.judging.gate_inputs import NEGLIGIBLE, GateInputs, gate_inputs
 from pytest_bvtest.judging.judgments import (
     OPTIMISTIC,
     PESSIMISTIC,
@@ -103,22 +105,49 @@ def _row(measure: MeasureEvaluation, values: Mapping[str, float]) -> np.ndarray:
     return np.fromiter((values.get(topic, 0.0) for topic in measure.topics), dtype=float, count=len(measure.topics))
 
 
+def _favouring(
+    measure: MeasureEvaluation, documents: UnjudgedDocuments, lifted: str, other: str
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The unjudged documents both top d hold, per topic: all of them, and those that favour ``lifted``: graded g+
+    alone, each raises ``lifted``'s score on its topic more than ``other``'s (docs/mathematics.md §10)."""
+    shared = documents.shared(measure.measure, lifted, other)
+    rows = {system: measure.matrix.index(system) for system in (lifted, other)}
+    columns = {topic: measure.topics.index(topic) for topic in shared}
+
+    def gain(system: str, topic: str, docno: str) -> float:
+        single = documents.lifts[measure.measure, system].single[topic, docno]
+        return single - float(measure.matrix.scores[rows[system], columns[topic]])
+
+    favoured = {
+        topic: {docno for docno in docnos if gain(lifted, topic, docno) > gain(other, topic, docno) + NEGLIGIBLE}
+        for topic, docnos in shared.items()
+    }
+    return shared, favoured
+
+
 def _world_matrix(
     measure: MeasureEvaluation, documents: UnjudgedDocuments, lifted: str, other: str | None
-) -> MeasureEvaluation | None:
-    """``measure`` in the world where ``lifted``'s unjudged documents of its top d are graded g+ (its row M+), and
-    ``other``'s as judged but for those same documents; ``None`` when that world changes nothing."""
+) -> tuple[MeasureEvaluation, dict[str, set[str]]] | None:
+    """``measure`` in the world where ``lifted``'s unjudged documents of its top d are graded g+, but for those
+    ``other``'s top d holds too that do not favour ``lifted``, and ``other`` as judged but for the documents graded;
+    with those documents per topic. ``None`` when that world changes nothing."""
     judged = measure.judgments
     assert judged is not None and judged.optimistic is not None
     row = measure.matrix.index(lifted)
     if not judged.unjudged_documents(row):
         return None
+    own = documents.lifts[measure.measure, lifted]
+    graded = {topic: set(docnos) for topic, docnos in own.documents.items()}
     scores = measure.matrix.scores.copy()
     scores[row] = judged.optimistic[row]
     if other is not None and judged.unjudged_documents(measure.matrix.index(other)):
-        shared = documents.shared(measure.measure, lifted, other)
-        scores[measure.matrix.index(other)] = _row(measure, documents.lifts[measure.measure, other].values(shared))
-    return replace(measure, matrix=replace(measure.matrix, scores=scores))
+        shared, favoured = _favouring(measure, documents, lifted, other)
+        left_out = {topic: docnos - favoured[topic] for topic, docnos in shared.items()}
+        if any(left_out.values()):
+            graded = {topic: docnos - left_out.get(topic, set()) for topic, docnos in graded.items()}
+            scores[row] = _row(measure, own.values(graded))
+        scores[measure.matrix.index(other)] = _row(measure, documents.lifts[measure.measure, other].values(favoured))
+    return replace(measure, matrix=replace(measure.matrix, scores=scores)), graded
 
 
 def _world(
@@ -133,29 +162,48 @@ def _world(
     lifted: str,
     other: str | None,
     family: bool,
-) -> tuple[list[GateInputs], list[GateLimit]]:
+) -> World:
     """Every gate's inputs and limit in the world of a corner of the gates swapped with ``partner``: ``lifted``'s
-    unjudged documents graded g+, and ``other``'s shared ones with them. Those gates are computed again from the
-    world's matrix; every other gate keeps today's inputs (its family, keyed by its own partner, is another)."""
+    unjudged documents graded g+, but for those ``other``'s top d holds too that favour ``other``. Those gates are
+    computed again from the world's matrix; every other gate keeps today's inputs (its family, keyed by its own partner,
+    is another)."""
     every: list[GateInputs] = []
+    graded: dict[str, dict[str, set[str]]] = {}
     for measure, row, flags in zip(measures, gates, cornered):
         world = None
         if any(flag and _partner(inputs) == partner for inputs, flag in zip(row, flags)):
             world = _world_matrix(measure, documents, lifted, other)
+        if world is not None:
+            graded[measure.measure] = world[1]
         for inputs, flag in zip(row, flags):
             if world is None or not flag or _partner(inputs) != partner:
                 every.append(inputs)
                 continue
-            candidate = world.matrix.index(inputs.system)
-            every.append(
-                gate_inputs(spec, inputs.gate, world.matrix, world.settings, candidate, {}, None, texts, segments)
-            )
-    return every, gate_limits(every, family)
+            matrix, settings = world[0].matrix, world[0].settings
+            candidate = matrix.index(inputs.system)
+            every.append(gate_inputs(spec, inputs.gate, matrix, settings, candidate, {}, None, texts, segments))
+    return World(every, gate_limits(every, family), graded)
 
 
-def _judged_at(corner: str, inputs: GateInputs, limit: GateLimit) -> CornerJudgment:
+@dataclass(frozen=True)
+class World:
+    """A corner's world: every gate's inputs and limit there (aligned with the gates of every measure, in order) and,
+    per measure, the unjudged documents graded g+ (per topic)."""
+
+    inputs: list[GateInputs]
+    limits: list[GateLimit]
+    graded: Mapping[str, Mapping[str, set[str]]]
+
+    def graded_on(self, measure: str, topics: Collection[str]) -> int:
+        """How many documents this world grades g+ on ``topics`` (a gate's: its segment's, or every topic)."""
+        return sum(len(docnos) for topic, docnos in self.graded.get(measure, {}).items() if topic in topics)
+
+
+def _judged_at(corner: str, inputs: GateInputs, limit: GateLimit, graded: int) -> CornerJudgment:
     judged = judgement(inputs, limit)
-    return CornerJudgment(corner, inputs.value, inputs.reference_value, limit.value, judged.excess, judged.passed)
+    return CornerJudgment(
+        corner, inputs.value, inputs.reference_value, limit.value, judged.excess, judged.passed, graded
+    )
 
 
 def judgment_corners(
@@ -204,21 +252,23 @@ def _corners(
     measure: MeasureEvaluation,
     inputs: GateInputs,
     documents: UnjudgedDocuments,
-    worlds: Mapping[tuple[str, str | None], tuple[list[GateInputs], list[GateLimit]]],
+    worlds: Mapping[tuple[str, str | None], World],
     at: int,
 ) -> Corners:
     judged = _judged(measure, inputs)
     assert judged is not None
     partner = _partner(inputs)
-    optimistic_inputs, optimistic_limits = worlds[OPTIMISTIC, partner]
+    judged_topics = set(inputs.topics or measure.topics)
+    optimistic = worlds[OPTIMISTIC, partner]
     if partner is None:  # no reference to grade: the pessimistic corner is the gate as judged
-        pessimistic = _judged_at(PESSIMISTIC, inputs, gate_limits([inputs], False)[0])
+        pessimistic = _judged_at(PESSIMISTIC, inputs, gate_limits([inputs], False)[0], 0)
         partner_unjudged, shared = 0, 0
     else:
-        pessimistic_inputs, pessimistic_limits = worlds[PESSIMISTIC, partner]
-        pessimistic = _judged_at(PESSIMISTIC, pessimistic_inputs[at], pessimistic_limits[at])
+        world = worlds[PESSIMISTIC, partner]
+        pessimistic = _judged_at(
+            PESSIMISTIC, world.inputs[at], world.limits[at], world.graded_on(measure.measure, judged_topics)
+        )
         partner_unjudged = judged.unjudged_documents(measure.matrix.index(partner))
-        judged_topics = set(inputs.topics or measure.topics)
         shared = sum(
             len(docnos)
             for topic, docnos in documents.shared(measure.measure, inputs.system, partner).items()
@@ -234,6 +284,11 @@ def _corners(
         reference_unjudged=partner_unjudged,
         shared=shared,
         topics=int(np.count_nonzero(judged.unjudged[rows].sum(axis=0))),
-        optimistic=_judged_at(OPTIMISTIC, optimistic_inputs[at], optimistic_limits[at]),
+        optimistic=_judged_at(
+            OPTIMISTIC,
+            optimistic.inputs[at],
+            optimistic.limits[at],
+            optimistic.graded_on(measure.measure, judged_topics),
+        ),
         pessimistic=pessimistic,
     )

@@ -143,7 +143,8 @@ PESSIMISTIC = "pessimistic"
 @dataclass(frozen=True)
 class CornerJudgment:
     """A gate judged at one corner: its value, the reference value its limit reads, its limit there (set as today's
-    is, from the corner's scores), how far the value is past it, and whether it passes."""
+    is, from the corner's scores), how far the value is past it, whether it passes, and how many unjudged documents
+    the corner grades g+ (on the gate's topics)."""
 
     corner: str
     value: float
@@ -151,16 +152,17 @@ class CornerJudgment:
     limit: float
     excess: float
     passed: bool
+    graded: int
 
 
 @dataclass(frozen=True)
 class Corners:
-    """What a gate's verdict would be if the missing judgments came out for the candidate (``optimistic``: its
-    unjudged documents of the top ``depth`` graded ``grade``, the reference as judged) or against it
-    (``pessimistic``: the reference's unjudged documents graded so, the candidate as judged); one document has one
-    grade, so the ``shared`` ones, in both top ``depth``, are graded for both runs at either corner; every other
-    system as judged. ``candidate_unjudged`` and ``reference_unjudged`` count the unjudged documents of the two
-    top ``depth`` over every topic (``topics``: the topics with any)."""
+    """What a gate's verdict would be if the missing judgments came out for the candidate (``optimistic``: its unjudged
+    documents of the top ``depth`` graded ``grade``, the reference as judged) or against it (``pessimistic``: the
+    reference's unjudged documents graded so, the candidate as judged); one document has one grade, so one of the
+    ``shared`` ones, in both top ``depth``, is graded for both runs, at the corner of the run it alone raises more;
+    every other system as judged. ``candidate_unjudged`` and ``reference_unjudged`` count the unjudged documents of the
+    two top ``depth`` over every topic (``topics``: the topics with any)."""
 
     depth: int
     grade: int

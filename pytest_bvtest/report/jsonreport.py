@@ -180,6 +180,7 @@ def _corner_document(corner: CornerJudgment) -> dict[str, Any]:
         "limit": _number(corner.limit),
         "excess": _number(corner.excess),
         "passed": corner.passed,
+        "graded": corner.graded,
     }
 
 

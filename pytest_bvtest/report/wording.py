@@ -987,7 +987,7 @@ def sentence(gate: Mapping[str, Any]) -> str:
     judgments = gate.get("judgments")
     if judgments and judgments["undecided"]:
         as_judged = "holds" if judgments["as_judged"] else "fails"
-        return f"Undecided: {as_judged} as judged ({numbers}), but {_corner_outcomes(judgments)}."
+        return f"Undecided: {as_judged} as judged ({numbers}), but {_corner_outcomes(judgments, gate['measure'])}."
     reasons = gate_reasons(gate)
     if gate["passed"] and reasons and not gate.get("within_noise"):
         # the warnings themselves follow the sentence (terminal) or head the report (Markdown): point to them
@@ -1059,25 +1059,38 @@ def _deciding(judgments: Mapping[str, Any]) -> str:
     return f"{_documents(judgments['unjudged'])} decide it ({parts})"
 
 
-def _corner_outcomes(judgments: Mapping[str, Any]) -> str:
+def _corner_sides(judgments: Mapping[str, Any]) -> list[tuple[str, str, int]]:
+    """Each corner with the run whose unjudged documents it grades and how many that run's top d holds."""
+    sides = [("optimistic", judgments["candidate"], judgments["candidate_unjudged"])]
+    if judgments["reference"] is not None:
+        sides.append(("pessimistic", judgments["reference"], judgments["reference_unjudged"]))
+    return sides
+
+
+def _graded(judgments: Mapping[str, Any], corner: str, system: str, count: int, measure: str) -> str:
+    """``the 66 unjudged documents of monobert's top 10``, or, where the corner leaves out documents both top d hold
+    that raise the other run's score more, ``64 of the 66 ... (not the 2 that raise monot5's nDCG@10 more)``."""
+    graded = judgments[corner]["graded"]
+    documents = f"{_documents(count)} of {system}'s top {judgments['depth']}"
+    if graded >= count:
+        return f"the {documents}"
+    other = judgments["reference"] if system == judgments["candidate"] else judgments["candidate"]
+    return f"{graded:,} of the {documents} (not the {count - graded:,} that raise {other}'s {measure} more)"
+
+
+def _corner_outcomes(judgments: Mapping[str, Any], measure: str) -> str:
     """What the gate does at the corners where it differs from its verdict as judged: ``passes if the 66 unjudged
     documents of monobert's top 10 are relevant (grade 3)``."""
     verb = {True: "passes", False: "fails"}
-    lifted = [("optimistic", judgments["candidate"], judgments["candidate_unjudged"])]
-    if judgments["reference"] is not None:
-        lifted.append(("pessimistic", judgments["reference"], judgments["reference_unjudged"]))
     differing = [
-        (judgments[corner]["passed"], system, count)
-        for corner, system, count in lifted
+        (judgments[corner]["passed"], _graded(judgments, corner, system, count, measure))
+        for corner, system, count in _corner_sides(judgments)
         if judgments[corner]["passed"] != judgments["as_judged"]
     ]
-    (passed, system, count), *rest = differing
-    text = (
-        f"{verb[passed]} if the {_documents(count)} of {system}'s top {judgments['depth']} are relevant "
-        f"(grade {judgments['optimistic_grade']})"
-    )
-    for _, system, count in rest:  # both corners differ from the verdict as judged (and so agree)
-        text += f", or if the {count:,} of {system}'s are"
+    (passed, documents), *rest = differing
+    text = f"{verb[passed]} if {documents} are relevant (grade {judgments['optimistic_grade']})"
+    for _, documents in rest:  # both corners differ from the verdict as judged (and so agree)
+        text += f", or if {documents} are"
     return text
 
 
@@ -1096,7 +1109,8 @@ def undecided_text(gate: Mapping[str, Any]) -> str | None:
     spec = gate["id"].split("::", 1)[0]
     return (
         f"UNDECIDED: {_deciding(judgments)}: {gate['measure']} {gate['label']} {as_judged} as judged, but "
-        f"{_corner_outcomes(judgments)}; {effect}; `bvtest judge {spec} -o judgments.tsv` lists them to grade"
+        f"{_corner_outcomes(judgments, gate['measure'])}; {effect}; `bvtest judge {spec} -o judgments.tsv` lists them "
+        "to grade"
     )
 
 
@@ -1106,7 +1120,7 @@ def corner_lines(gate: Mapping[str, Any]) -> list[str]:
     judgments = gate.get("judgments")
     if not judgments:
         return []
-    label, depth, grade = gate["label"], judgments["depth"], judgments["optimistic_grade"]
+    label, grade = gate["label"], judgments["optimistic_grade"]
     if judgments["undecided"]:
         lines = [f"at its corners, with the unjudged documents graded {grade}, it passes at one, fails at the other:"]
     else:
@@ -1115,14 +1129,11 @@ def corner_lines(gate: Mapping[str, Any]) -> list[str]:
             f"{_deciding(judgments).replace(' decide it', '')} cannot change it: at its corners, with the unjudged "
             f"documents graded {grade}, it {held} as judged:"
         ]
-    lifted = [("optimistic", judgments["candidate"], judgments["candidate_unjudged"])]
-    if judgments["reference"] is not None:
-        lifted.append(("pessimistic", judgments["reference"], judgments["reference_unjudged"]))
-    for corner, system, count in lifted:
+    for corner, system, count in _corner_sides(judgments):
         at = judgments[corner]
         versus = "" if at["reference_value"] is None else f" vs {_float(at['reference_value']):.6g}"
         lines.append(
-            f"  {corner}, the {_documents(count)} of {system}'s top {depth} relevant: {label} "
+            f"  {corner}, {_graded(judgments, corner, system, count, gate['measure'])} relevant: {label} "
             f"{_float(at['value']):.6g}{versus}, limit {_float(at['limit']):.6g}: "
             f"{'passes' if at['passed'] else 'fails'}"
         )
