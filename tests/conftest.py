@@ -40,6 +40,9 @@ def _outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     """
     for variable in ("CI", "BUILD_NUMBER", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
         monkeypatch.delenv(variable, raising=False)
+    # the reports wrap their lines at pytest's terminal width (80 without a terminal); tests that read a message
+    # read it on one line, and the width test (tests/test_report_width.py) sets the width it checks
+    monkeypatch.setenv("COLUMNS", "1000")
 
 
 def words(verdict):

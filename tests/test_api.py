@@ -402,7 +402,7 @@ def test_a_candidate_worse_on_every_topic_fails_a_trisk_gate_and_reports_minus_i
     assert new["trisk"] == "-Infinity" and float(new["trisk"]) == -np.inf
     assert document["evaluations"][0]["gates"][0]["value"] == "-Infinity"
     assert wording.format_number(new["trisk"]) == "-inf"
-    assert "-inf (new)" in markdown.render(document)
+    assert "| ❌ FAIL | `AP::trisk[min]` | -inf |" in markdown.render(document)
 
 
 def four_system_tables(tmp_path: Path, extra_analysis: str = "") -> Path:

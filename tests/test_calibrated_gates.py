@@ -17,9 +17,9 @@ from test_plugin import PRODUCTION, QRELS, RISKY, run_text
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
+from pytest_bvtest.report import wording
 from pytest_bvtest.report.jsonreport import gate_document
-from pytest_bvtest.report.markdown import false_alarm_text
-from pytest_bvtest.report.terminal import together_lines
+from pytest_bvtest.report.wording import together_lines
 from pytest_bvtest.spec.reader import load_spec
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -105,13 +105,15 @@ def test_a_calibrated_gate_takes_the_brute_force_quantile_and_every_report_shows
         }
         assert gate["calibration"]["family"] is None  # one calibrated gate: a family of one is its own limit
     together = (
-        f"Together: an equal-quality change fails at least one of these 2 gates (bvtest.yaml, against production) "
-        f"{joint:.2%} of the time (64 swaps)."
+        f"An equal-quality change fails at least one of these 2 gates (bvtest.yaml, against production) "
+        f"{wording.percent(joint)} of the time (64 swaps), each gate alone "
+        f"{wording.percent(min(calibrated['calibration']['rate'], fixed['calibration']['rate']))} to "
+        f"{wording.percent(max(calibrated['calibration']['rate'], fixed['calibration']['rate']))}."
     )
-    result.stdout.fnmatch_lines([together])
+    result.stdout.fnmatch_lines([f"How sure: {together}"])
     markdown = (calibrated_project.path / "report.md").read_text()
-    assert "| false alarm |" in markdown and f"\n\n{together}\n\n" in markdown
-    assert f"{fixed['calibration']['rate']:.2%} (exact; {joint:.2%} for 2 gates together)" in markdown
+    assert "| false alarm |" in markdown and f"**How sure:** {together}" in markdown
+    assert f"| {wording.percent(fixed['calibration']['rate'])} |" in markdown
     properties = {
         f"AP::{case.get('name')}": {p.get("name"): p.get("value") for p in case.iter("property")}
         for case in ElementTree.parse(calibrated_project.path / "junit.xml").iter("testcase")
@@ -317,12 +319,14 @@ def test_family_wise_limits_are_the_default_and_hold_the_examples_recommended_ga
     # the five gates, calibrated one by one, fail an equal change far more often than 5% together, and say so
     assert joint_rate(alone) == pytest.approx(0.1464)
     assert all(gate.limits.together.rate == pytest.approx(joint_rate(alone)) for gate in alone)
-    assert "false-alarm rate 5%; 14.6% for the 5 gates together (10,000 swaps" in words(alone[1])["message"]
+    assert "false-alarm rate 5% (10,000 swaps" in words(alone[1])["message"]  # the joint rate is said once
+    (line,) = together_lines({"evaluations": [{"gates": [gate_document(gate) for gate in alone]}]})
+    assert "fails at least one of these 5 gates (bvtest.yaml, against production) 14.6% of the time" in line
     assert joint_rate(together) == pytest.approx(family.rate) and family.rate <= 0.05
     assert family.rate > 0.045  # and not much less: the min-p level uses the family's dependence
     for gate in together:  # every limit is the gate's own null at the family's per-gate count
         assert gate.limits.calibrated == gate.null.distribution.limit_past(family.count) + gate.null.offset
-        assert "false-alarm rate 1.55% (family-wise limit); 4.99% for the 5 gates together" in words(gate)["message"]
+        assert "false-alarm rate 1.55%, family-wise with 5 gates at false_alarm 5% together" in words(gate)["message"]
         document = gate_document(gate)["calibration"]
         assert document["family"] == {
             "false_alarm": 0.05,
@@ -333,9 +337,12 @@ def test_family_wise_limits_are_the_default_and_hold_the_examples_recommended_ga
         }
         # the effective limits: the bounds beside false_alarm are more lenient here, so no more than the family
         assert document["together"]["gates"] == 5 and document["together"]["rate"] <= family.rate
-        assert false_alarm_text(document).endswith(
-            f"seed 0; family-wise limit; {document['together']['rate']:.2%} for 5 gates together)"
-        )
+    (line,) = together_lines({"evaluations": [{"gates": [gate_document(gate) for gate in together]}]})
+    assert line == (
+        "Together: an equal-quality change fails at least one of these 5 gates (bvtest.yaml, against production) "
+        f"{wording.percent(together[0].limits.together.rate)} of the time (10,000 swaps), each gate alone "
+        f"{wording.percent(together[0].limits.rate)}; the spec allows 5% together (family-wise limits)."
+    )
     # Var's 19% growth on the risky candidate is past 95% of equal changes for Var alone, not for the five
     verdict = {
         gate.id.split("::", 1)[1]: (alone_gate.outcome, gate.outcome) for alone_gate, gate in zip(alone, together)
@@ -392,12 +399,14 @@ def test_gates_asking_for_different_rates_form_one_family_per_rate_and_report_th
         gate.limits.together.rate == pytest.approx(joint) and len(gate.limits.together.gates) == 5 for gate in gates
     )
     assert max(families["nDCG@10::trisk"].rate, families["AP::mean"].rate) <= joint <= 0.15
-    lines = together_lines({"evaluations": [{"gates": [gate_document(gate) for gate in gates]}]})
+    documents = [gate_document(gate) for gate in gates]
+    lines = together_lines({"evaluations": [{"gates": documents}]})
+    rates = sorted({gate["calibration"]["rate"] for gate in documents})
     assert lines == [
         f"Together: an equal-quality change fails at least one of these 5 gates (bvtest.yaml, against production) "
-        f"{joint:.2%} of the time (2,000 swaps); family-wise limits, one family per false_alarm rate: the false_alarm "
-        f"10% gates each held to {families['AP::mean'].level:.2%}; the false_alarm 5% gates each held to "
-        f"{families['nDCG@10::trisk'].level:.2%}."
+        f"{wording.percent(joint)} of the time (2,000 swaps), each gate alone {wording.percent(rates[0])} to "
+        f"{wording.percent(rates[-1])}; the spec allows 10% to its false_alarm 10% gates, 5% to its false_alarm 5% "
+        "gates together (family-wise limits, one family per rate)."
     ]
 
 
@@ -489,8 +498,9 @@ def test_real_pass_on_a_limit_that_sits_on_the_candidate_says_headroom_0_not_pas
     gate = evaluate_spec(spec_under_test(spec), use_cache=False).measure().gates[0]
     assert gate.passed and gate.outcome == "OK*" and 0 <= gate.excess <= 1e-12
     assert gate.value == pytest.approx(0.373404, abs=1e-6) and gate.limit == pytest.approx(gate.value, abs=1e-12)
-    assert "; headroom 0; false-alarm rate 0%" in words(gate)["message"].split("\n")[0]
-    assert "past the limit" not in words(gate)["message"]
+    # a limit no equal-quality change crosses is not printed, nor a margin to it (issue 21)
+    assert "gives no limit that can fail; false-alarm rate 0%" in words(gate)["message"].split("\n")[0]
+    assert "past the limit" not in words(gate)["message"] and "headroom" not in words(gate)["message"]
 
 
 def test_the_default_family_and_the_joint_rate_equal_a_brute_force_over_every_swap(tmp_path: Path) -> None:
@@ -566,18 +576,11 @@ def test_the_together_line_names_each_family_a_gate_alone_at_its_rate_and_leaves
     family = gates[0].limits.family
     assert gates[2].limits.family is None and len(family.limits) == 2
     (line,) = together_lines({"evaluations": [{"gates": [gate_document(gate) for gate in gates]}]})
-    if lone_rate is None:
-        assert line.endswith(
-            f"family-wise limits: each calibrated gate alone is held to {family.level:.2%} so that together they "
-            "fail at most 5%."
-        )
-    else:
+    # the two calibrated gates keep 5% together; the plain bound and a gate with a rate of its own are not in it
+    assert line.endswith("; the spec allows 5% together (family-wise limits).")
+    if lone_rate is not None:
         assert gates[3].limits.family is None and gates[3].limits.rate <= 0.2
-        assert line.endswith(
-            "family-wise limits, one family per false_alarm rate: the false_alarm 20% gate at 20% alone; the "
-            f"false_alarm 5% gates each held to {family.level:.2%}."
-        )
-    assert f"{gates[0].limits.together.rate:.2%} of the time (2,000 swaps)" in line
+    assert f"{wording.percent(gates[0].limits.together.rate)} of the time (2,000 swaps)" in line
 
 
 def test_real_gates_without_a_relative_bound_name_the_system_their_null_swaps_with(tmp_path: Path) -> None:

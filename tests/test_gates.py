@@ -272,7 +272,7 @@ def test_a_null_too_coarse_for_its_rate_makes_a_pass_ok_star_and_names_the_small
     )
     # the sentence points to the warning instead of repeating it; the warning line follows it in the message
     assert coarse.sentence == (
-        "Holds on paper, but do not trust it: a warning says why (Var 0.095, limit 0.095 at a 0% false-alarm rate)."
+        "Holds on paper, but do not trust it: a warning says why (Var 0.095, no limit that can fail)."
     )
     assert f"  warning: {coarse.guards[0]}" in coarse.message
     # at the rate it names, the same candidate fails: it is the worst of the 16 equal changes
@@ -281,15 +281,19 @@ def test_a_null_too_coarse_for_its_rate_makes_a_pass_ok_star_and_names_the_small
     assert calibrated(0.08 + 0.018, None).outcome == "OK"
 
 
-def test_a_null_of_one_value_says_the_two_systems_do_not_differ() -> None:
-    """A candidate identical to the reference: every swap gives the same value, the limit is that value."""
+def test_a_null_of_one_value_is_no_change_and_a_plain_pass() -> None:
+    """A candidate identical to the reference: every swap gives the same value, the limit is that value. Nothing
+    changed, so there is nothing to fail: a plain OK (right after --bvtest-update every build of main sees this; it
+    was OK* with a warning on every gate, issue 21)."""
     same = null_of([0.0] * 20, True, "trisk")
     outcome = judged("trisk", 0.0, reference="production", null=same, false_alarm=0.05)
-    assert outcome.passed and outcome.outcome == "OK*" and outcome.excess == 0.0
-    assert outcome.guards == (
-        "every swap with production gives the same TRisk: the two systems do not differ where "
-        "it looks (no change), so no calibrated limit can fail",
+    assert outcome.passed and outcome.outcome == "OK" and outcome.excess == 0.0
+    assert outcome.guards == () and outcome.verdict.cannot_fail is None
+    # one swap that differs is a coarse null again: a limit that cannot fail is a reason not to trust the pass
+    coarse = judged(
+        "trisk", 0.0, reference="production", null=null_of([0.0] * 19 + [-1.0], True, "trisk"), false_alarm=0.01
     )
+    assert coarse.outcome == "OK*" and coarse.verdict.cannot_fail is not None
 
 
 def test_a_coarse_null_joins_the_measures_guards_after_them() -> None:

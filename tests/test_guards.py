@@ -70,18 +70,14 @@ def test_topics_every_system_misses_are_a_note_up_to_ten_percent_then_a_warning(
 
 def test_stale_reference_needs_a_clear_and_large_gain() -> None:
     guard = stale_reference(0.60, 0.50, "production", 0.001, "nDCG@10", 10_000)
-    assert guard is not None and guard.warning and guard.reference == "production"
-    assert (
-        "0.6000 is far above the reference production's 0.5000 (+0.1000, +20%; randomization p 0.0010 < 0.01"
-        in said(guard)
+    assert guard is not None and guard.reference == "production"
+    assert said(guard) == (
+        "a big improvement over production: mean nDCG@10 0.5000 → 0.6000 (+0.1000, +20%, randomization p 0.0010); "
+        "gates against a reference this far behind let the next changes lose most of it, so once this change is "
+        "merged, make it the reference: pytest --bvtest-update"
     )
-    assert "pytest --bvtest-update" in said(guard)
-    # it concerns the gates measured against that reference only
-    assert (
-        guard.concerns("trisk", "production")
-        and not guard.concerns("bias2", None)
-        and not guard.concerns("mean", "bm25")
-    )
+    # a note (issue 21): a big improvement is no reason to distrust this change's gates, which stay OK
+    assert not guard.warning and not guard.concerns("trisk", "production") and not guard.concerns("mean", None)
     assert stale_reference(0.60, 0.50, "production", 0.02, "nDCG@10", 10_000) is None  # not clear
     assert stale_reference(0.54, 0.50, "production", 0.0001, "nDCG@10", 10_000) is None  # clear but +8% only
     assert stale_reference(0.55, 0.50, "production", 0.0001, "nDCG@10", 10_000) is not None  # +10% exactly
@@ -155,10 +151,10 @@ def test_real_dl19_runs_against_dl19_and_20_qrels(tmp_path: Path) -> None:
     assert not missed & ranked  # the missed topics are exactly those no DL19 run ranks (DL20's)
     comparison = next(c for c in evaluation.comparisons if c.baseline == "drmm")
     assert comparison.p_randomization < 0.01 and comparison.difference > 0.1 * evaluation.system("drmm").values["mean"]
-    # both gates are OK*: TRisk against the stale reference and by the unanswered topics; Bias² by the latter only
+    # both gates are OK* by the unanswered topics; the stale reference is a note, no reason to distrust a gate
     trisk, bias2 = evaluation.gates
-    assert trisk.outcome == bias2.outcome == "OK*"
-    assert len(tuple(words(trisk)["guards"])) == 2 and len(tuple(words(bias2)["guards"])) == 1
+    assert trisk.outcome == bias2.outcome == "OK*" and not evaluation.guards[0].warning
+    assert tuple(words(trisk)["guards"]) == tuple(words(bias2)["guards"]) == (said(unanswered),)
 
 
 def test_real_run_tested_against_itself_is_identical(tmp_path: Path) -> None:
@@ -167,10 +163,22 @@ def test_real_run_tested_against_itself_is_identical(tmp_path: Path) -> None:
     )
     evaluation = evaluate_spec(spec, use_cache=False).measure()
     assert kinds(evaluation.guards) == ["identical", "unanswered_topics"]
-    assert evaluation.guards[0].systems == ("monobert",)
+    identical, unanswered = evaluation.guards
+    assert identical.systems == ("monobert",)
+    # the reference's own run: no change, as right after --bvtest-update, a note that makes no gate OK*; the gates
+    # are OK* by the unanswered topics alone
+    assert not identical.warning and said(identical).startswith("no change: the candidate's per-topic nDCG@10 scores")
     assert all(
-        gate.outcome == "OK*" and tuple(words(gate)["guards"])[0].startswith("identical:") for gate in evaluation.gates
+        gate.outcome == "OK*" and tuple(words(gate)["guards"]) == (said(unanswered),) for gate in evaluation.gates
     )
+    # the same run under another baseline's name is a run tested by mistake: a warning on every gate
+    mistaken = spec_under_test(
+        dl_spec(tmp_path, "drmm"), shared_path(DL, "runs", "run-msmarco-passage-bm25-monobert-0.8-0.5.txt.gz")
+    )
+    evaluation = evaluate_spec(mistaken, use_cache=False).measure()
+    identical = evaluation.guards[0]
+    assert identical.kind == "identical" and identical.warning and identical.systems == ("monobert",)
+    assert all(tuple(words(gate)["guards"])[0].startswith("identical:") for gate in evaluation.gates)
 
 
 @pytest.mark.parametrize("target, fires", [("mean", False), ("1", False), ("0.2", True)])
@@ -191,7 +199,7 @@ def test_thresholds_come_from_the_spec() -> None:
     lenient = GuardSettings(stale_reference_p=0.05, stale_reference_gain=0.05)
     assert stale_reference(0.54, 0.50, "production", 0.02, "nDCG@10", 10_000) is None
     guard = stale_reference(0.54, 0.50, "production", 0.02, "nDCG@10", 10_000, lenient)
-    assert guard is not None and "randomization p 0.0200 < 0.05," in said(guard)
+    assert guard is not None and "(+0.0400, +8%, randomization p 0.0200)" in said(guard)
 
 
 def test_a_reference_without_a_ranking_where_the_candidate_scores_is_a_free_win() -> None:
@@ -309,10 +317,10 @@ def test_a_gate_with_its_own_reference_is_checked_for_that_references_missing_to
     assert not any(guard.startswith("the reference") for guard in tuple(words(against_production)["guards"]))
 
 
-def test_real_dl_hard_a_gate_with_its_own_stale_reference_is_ok_star_and_only_that_gate(tmp_path: Path) -> None:
+def test_real_dl_hard_a_gate_with_its_own_stale_reference_gets_a_note(tmp_path: Path) -> None:
     """DL-HARD documents: BM25+ELECTRA beats plain BM25 by +0.1134 nDCG@10 (+42%, randomization p 0.0003) and
-    BM25+PARADE by +0.0289 (p 0.35). A gate that names `reference: bm25` passed plain OK before: only the spec's
-    reference (PARADE) was checked for being stale."""
+    BM25+PARADE by +0.0289 (p 0.35). A gate that names `reference: bm25` got no word before: only the spec's
+    reference (PARADE) was checked for being stale. The word is a note: the gate stays OK (issue 21)."""
     runs = shared_path("dl_hard", "dataset", "baselines", "doc")
     spec = tmp_path / "bvtest.yaml"
     spec.write_text(
@@ -337,11 +345,10 @@ def test_real_dl_hard_a_gate_with_its_own_stale_reference_is_ok_star_and_only_th
     assert [guard.reference for guard in stale] == ["bm25"]  # PARADE, +0.0289 at p 0.35, is not stale
     assert said(stale[0]).endswith("compare the gates that name `reference: bm25` with a recent baseline")
     vs_bm25, vs_parade = evaluation.gates
-    # undecided too (DL-HARD judges half of each top 10), the guard among its warnings
-    assert vs_bm25.outcome == "UNDECIDED" and tuple(words(vs_bm25)["guards"])[0].startswith(
-        "the candidate's mean nDCG@10 0.3850 is far"
-    )
-    assert vs_parade.outcome == "UNDECIDED" and not tuple(words(vs_parade)["guards"])
+    assert said(stale[0]).startswith("a big improvement over bm25: mean nDCG@10 0.2716 → 0.3850 (+0.1134, +42%")
+    # undecided too (DL-HARD judges half of each top 10); the big improvement is a note of the measure, not the gates'
+    assert vs_bm25.outcome == vs_parade.outcome == "UNDECIDED"
+    assert not tuple(words(vs_bm25)["guards"]) and not tuple(words(vs_parade)["guards"])
 
 
 def test_real_candidate_made_for_other_topics_no_longer_passes_the_var_gate_green(tmp_path: Path) -> None:

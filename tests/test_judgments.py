@@ -293,10 +293,11 @@ def test_the_trec_covid_case_is_undecided_not_a_plain_fail(trec_covid):
 
     document = evaluation_document(trec_covid)
     page = html.render(document)
-    assert "<h2>Undecided gates</h2>" in page and page.count('badge warn">⚠ UNDECIDED') == 6  # table and sections
+    assert "<h2>Each undecided gate: its headline and topics</h2>" in page
+    assert page.count('badge warn">⚠ UNDECIDED') == 6  # table and sections
     assert "Judged@10 AbstractOHSU" in page  # the per-topic table's judged shares
     markdown = render(document)
-    assert "### ❔ `bvtest.yaml::nDCG@10::trisk`" in markdown
+    assert "**❔ `nDCG@10::trisk`**" in markdown
     assert "- **Unjudged documents decide 3 gates:** `bvtest judge " in markdown
 
 

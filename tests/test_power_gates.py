@@ -123,7 +123,12 @@ def test_power_is_in_every_report_of_the_example(tmp_path: Path) -> None:
     assert power["draws"] == 1000 and power["seed"] == 0 and power["topics"] == 56 and power["harmed"] == 6
     assert [model["model"] for model in power["models"]] == ["uniform", "few"]
     mde = power["models"][0]["mde"]
-    compact = [text for text, _ in terminal.summary_lines(document, 0)]
+    compact = []
+    for text, _ in terminal.summary_lines(document, 0):  # a wrapped line read whole
+        if text.startswith("    ") and compact:
+            compact[-1] += " " + text.strip()
+        else:
+            compact.append(text)
     assert compact[0].split()[-4:] == ["MDE", "(all", "/", "10%)"]
     assert any(line.startswith("MDE (all / 10%): the smallest drop in a query's score") for line in compact)
     # the check fails when any gate does: at least as often as its most powerful gate

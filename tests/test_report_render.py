@@ -25,7 +25,7 @@ import pytest
 from conftest import shared_path, words
 
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.report import github, markdown, terminal
+from pytest_bvtest.report import github, markdown, terminal, wording
 from pytest_bvtest.stats.biasvar import bias_variance_analysis
 from pytest_bvtest.stats.registry import STATISTICS
 
@@ -526,9 +526,9 @@ def test_write_summary_on_pytests_terminal_reporter(pytestconfig: pytest.Config)
 
 def test_display_path_is_relative_inside_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert terminal.display_path(str(tmp_path / "specs" / "bvtest.yaml")) == "specs/bvtest.yaml"
+    assert wording.display_path(str(tmp_path / "specs" / "bvtest.yaml")) == "specs/bvtest.yaml"
     outside = str(tmp_path.parent / "elsewhere.yaml")
-    assert terminal.display_path(outside) == outside
+    assert wording.display_path(outside) == outside
 
 
 # --- Markdown ------------------------------------------------------------------------------------
@@ -555,50 +555,82 @@ def test_markdown_summary() -> None:
     text = markdown.render(sample_document())
     lines = text.splitlines()
     assert lines[0] == "<!-- pytest-bvtest -->"
-    assert lines[1] == "## ❌ pytest-bvtest: 4 gates, 1 failed, 1 with a warning (OK*)"
-    # one sentence per gate, in document order, the sentence of a gate whose document has none is its headline
+    # the first screen: the verdict, what changed, the cause (its queries, the gate they break), the warning, the
+    # commands; the details are folded below it
+    assert lines[1] == "## ❌ pytest-bvtest: 1 of 4 gates fails, for 2 queries"
     assert lines[3] == (
-        "- ❌ Quality varies more from query to query or sits further below the best achievable than in "
-        "production (Bias²+Var 0.0371 vs 0.0158, limit 0.0174). `nDCG@10::bias2_plus_var`"
+        "Candidate against production, mean over 5 queries: nDCG@10 0.5400 → 0.4780 (-0.0620), AP 0.5400 → 0.4780 "
+        "(-0.0620)"
     )
-    assert lines[4].startswith("- ✅ nDCG@10 mean passed: candidate 0.478") and lines[4].endswith("`nDCG@10::mean`")
+    assert lines[5] == "**❌ 2 queries got worse (production → candidate) and break 1 gate**"
+    assert lines[7:11] == [
+        "| topic | nDCG@10 |",
+        "| --- | ---: |",
+        "| 302 | 0.7000 → 0.2000 (-0.5000) |",
+        "| 301 | 0.6200 → 0.6000 (-0.0200) |",
+    ]
+    assert lines[12] == (
+        "- ❌ nDCG@10 Bias²+Var 0.0371 vs 0.0158, limit &lt;= 0.0174: quality varies more from query to query or sits "
+        "further below the best achievable than in production"
+    )
+    assert lines[14] == (
+        "> ⚠️ **Warning** (`nDCG@10::urisk`): point estimate past the bound by 0.112, but the 95% interval "
+        "[-0.41, 0.02] reaches the safe side: within noise (OK*)"
+    )
+    assert lines[16] == (
+        "**Reproduce:** `pytest bvtest.yaml` · **Accept it on purpose:** `pytest bvtest.yaml --bvtest-update-force`, "
+        "then commit the reference run it writes"
+    )
+    assert lines[18] == "<details><summary>All 4 gates: values, limits, false-alarm rates</summary>"
     rows = {table_cells(line)[1]: table_cells(line) for line in lines if line.startswith("| ") and "::" in line}
     header = next(line for line in lines if line.startswith("| outcome"))
     assert table_cells(header) == [
         "outcome",
         "gate",
         "value",
-        "reference",
-        "Δ candidate − reference",
+        "compared with",
+        "change",
         "limit",
+        "rule",
         "false alarm",
+        "equal change as bad",
         "bootstrap interval",
     ]
-    assert rows[f"`{FAIL_ID}`"] == [
+    assert rows["`nDCG@10::bias2_plus_var`"] == [
         "❌ FAIL",
-        f"`{FAIL_ID}`",
-        "0.037136 (candidate)",
-        "0.015804 (production)",
+        "`nDCG@10::bias2_plus_var`",
+        "0.0371",
+        "0.0158 production",
         "+0.02133 (worse)",
-        "≤ 0.0173844 (max_increase 10%)",
-        "46.90% (10,000 swaps, seed 0)",
+        "&lt;= 0.0174",
+        "max_increase 10%",
+        "46.9%",
+        "-",
         "-",
     ]
-    assert rows[f"`{WARN_ID}`"][0] == "⚠️ OK*"
-    assert rows[f"`{WARN_ID}`"][4] == "-0.162 (worse)"
-    assert rows[f"`{WARN_ID}`"][6:] == ["6.25% (exact)", "candidate − reference: [-0.41, 0.02] 95%, seed 0"]
-    assert rows["`bvtest.yaml::AP::bias2`"][4:7] == ["-", "≤ 0.05 (max 0.05)", "-"]
-    assert f"### ❌ `{FAIL_ID}`" in lines
-    # the blamed topics with each one's share of the change of Bias²+Var, once
+    assert rows["`nDCG@10::urisk`"][0] == "⚠️ OK*"
+    assert rows["`nDCG@10::urisk`"][3:5] == ["0 production", "-0.162 (worse)"]
+    assert rows["`nDCG@10::urisk`"][7:] == ["6.25%", "-", "candidate - reference [-0.410, 0.0200] 95%, seed 0"]
+    assert rows["`AP::bias2`"][3:8] == ["-", "-", "&lt;= 0.0500", "max 0.05", "-"]
+    # each gate's sentence, in document order, folded with the table; a gate whose document has none shows its
+    # headline
+    assert (
+        "- ❌ `nDCG@10::bias2_plus_var` Quality varies more from query to query or sits further below the best "
+        "achievable than in production (Bias²+Var 0.0371 vs 0.0158, limit 0.0174)." in lines
+    )
+    assert (
+        "- ✅ `nDCG@10::mean` nDCG@10 mean passed: candidate 0.478; bound min 0.4 requires &gt;= 0.4; headroom 0.078"
+        in lines
+    )
+    # the blamed topics with each one's share of the change of Bias²+Var, once, folded
     assert (
         "Topics that moved Bias²+Var most the wrong way (each topic's share of the change against production):" in lines
     )
     assert "| topic | candidate | production | score Δ | moves Bias²+Var by |" in lines
     assert "| 302 | 0.2000 | 0.7000 | -0.5000 | +0.0286 |" in lines
     assert "| 301 | 0.6000 | 0.6200 | -0.0200 | +0.0009 |" in lines
-    assert text.count("| 302 |") == 1
-    # comparisons (none in the sample) would be folded; the two system tables are
-    assert text.count("<details>") == 2 and text.count("</details>") == 2
+    # folded: every gate, the failing gate's topics, the two system tables, what else to do
+    assert text.count("<details>") == 5 and text.count("</details>") == 5
     assert (
         "| **candidate** | candidate | 0.4780 | 0.0100 | 0.0271 | 0.0371 | -0.1620 | 0.4733 | 0.4237 | 1 OK, 1 OK*, "
         "1 FAIL |" in lines
@@ -610,10 +642,10 @@ def test_markdown_summary() -> None:
 def test_markdown_escapes_pipes_in_cells() -> None:
     document = sample_document()
     document["evaluations"][0]["systems"][1]["name"] = "bm25|rm3"
-    document["evaluations"][0]["gates"][0]["id"] = "a|b.yaml::nDCG@10::bias2_plus_var"
+    document["evaluations"][0]["gates"][0]["id"] = "bvtest.yaml::nDCG|x@10::bias2_plus_var"
     text = markdown.render(document)
     assert "| bm25\\|rm3 | baseline |" in text
-    assert "`a\\|b.yaml::nDCG@10::bias2_plus_var`" in text
+    assert "`nDCG\\|x@10::bias2_plus_var`" in text
     assert_tables_well_formed(text)
 
 
@@ -624,7 +656,7 @@ def test_markdown_code_spans_survive_backticks() -> None:
 
 def test_markdown_passing_and_analysis_only() -> None:
     text = markdown.render(analysis_only_document())
-    assert text.splitlines()[1] == "## ✅ pytest-bvtest: 0 gates, 0 failed"
+    assert text.splitlines()[1] == "## ✅ pytest-bvtest: analysis only, no gates"
     assert "No gates: analysis only." in text
     assert "| production | baseline | 0.5400 | 0.0014 | 0.0144 | 0.0158 | - | 0.5076 | 0.5113 | - |" in text
 
@@ -806,7 +838,11 @@ def test_reports_on_129_real_trec8_runs(tmp_path: Path, validator: Any) -> None:
     document = real_trec8_document()
     validator.validate(document)
     lines = texts(terminal.summary_lines(document))
-    assert len(lines) == 1 + 1 + 129 + 1
+    assert len(lines) == 1 + 1 + 129 + 1 + 3  # title, header, systems, tradeoff; a blank line, verdict, the change
+    assert lines[-2:] == [
+        "analysis only, no gates",
+        "READWARE2 against pir9Aatd, mean over 50 queries: AP 0.3303 → 0.4692 (+0.1389)",
+    ]
     assert sum(line.startswith(terminal.CANDIDATE_MARKER) for line in lines) == 1
     assert_tables_well_formed(markdown.render(document))
     pytest.importorskip("matplotlib")
@@ -936,67 +972,82 @@ def test_markdown_what_to_do_footer_and_folded_comparisons() -> None:
         "seed 0):",
         "  production  -0.0620  W/T/L 2/0/3  t-test p 0.4100 (Holm 0.4100)  randomization p 0.4400 (Holm 0.4400)",
     ]
-    footer = lines[lines.index("### What to do") :]
-    assert footer[2] == "- **Reproduce locally:** `pytest bvtest.yaml --bvtest-run 'runs/new run.txt'`"
-    assert footer[3].startswith(
-        "- **The change is intended** (the new behaviour becomes the reference): "
-        "`pytest bvtest.yaml --bvtest-run 'runs/new run.txt' --bvtest-update-force`"
-    )
-    # the failing and the OK* gate, each at its line in the spec
-    assert "`nDCG@10::bias2_plus_var` at `bvtest.yaml:12`, `nDCG@10::urisk` at `bvtest.yaml:14`" in footer[4]
-    assert footer[5].startswith("- **What the statistics mean:** Bias²+Var")
+    # the commands on the first screen: reproduce, and accept the failing change on purpose
     assert (
-        "concepts.md#bias-and-variance" in footer[5] and "concepts.md#risk-harm-compared-with-a-baseline" in footer[5]
+        "**Reproduce:** `pytest bvtest.yaml --bvtest-run 'runs/new run.txt'` · **Accept it on purpose:** "
+        "`pytest bvtest.yaml --bvtest-run 'runs/new run.txt' --bvtest-update-force`, then commit the reference run it "
+        "writes" in lines
     )
-    assert "### What to do" not in markdown.render(analysis_only_document())
-    # with no failed gate (only OK*), the plain update is accepted: it refuses only after a failure
+    folded = lines.index("<details><summary>What else to do: adjust a gate, read what a statistic means</summary>")
+    footer = lines[folded:]
+    # the failing and the OK* gate, each at its line in the spec
+    assert "`nDCG@10::bias2_plus_var` at `bvtest.yaml:12`, `nDCG@10::urisk` at `bvtest.yaml:14`" in footer[2]
+    assert footer[3].startswith("- **What the statistics mean:** Bias²+Var")
+    assert (
+        "concepts.md#bias-and-variance" in footer[3] and "concepts.md#risk-harm-compared-with-a-baseline" in footer[3]
+    )
+    assert "What else to do" not in markdown.render(analysis_only_document())
+    # with no failed gate, the only command is the one that reproduces the verdict
     for gate in evaluation["gates"]:
-        gate["outcome"] = "OK*" if gate["outcome"] == "FAIL" else gate["outcome"]
-    relaxed = markdown.what_to_do(document)
-    assert "--bvtest-update`" in relaxed[4] and "--bvtest-update-force" not in relaxed[4]
+        gate.update(passed=True, outcome="OK*" if gate["outcome"] == "FAIL" else gate["outcome"])
+    assert wording.commands(document) == [("Reproduce", ["pytest bvtest.yaml --bvtest-run 'runs/new run.txt'"], "")]
 
 
 def test_terminal_quiet_and_compact_summaries() -> None:
     document = sample_document()
     quiet = terminal.summary_lines(document, verbosity=-1)
-    # the OK* gate says why at every verbosity (its own warning: within noise)
-    within_noise = (
-        f"WARNING: {WARN_ID}: point estimate past the bound by 0.112, but the 95% interval [-0.41, 0.02] reaches "
-        "the safe side: within noise (OK*)"
-    )
+    # the OK* gate says why at every verbosity (its own warning: within noise), wrapped at the terminal's width
+    within_noise = [
+        "WARNING (nDCG@10::urisk): point estimate past the bound by 0.112, but the 95% interval [-0.41, 0.02] reaches "
+        "the safe",
+        "    side: within noise (OK*)",
+    ]
     assert texts(quiet) == [
-        within_noise,
-        f"[FAIL] {FAIL_ID}: Bias²+Var 0.037136 vs 0.015804 production, limit <= 0.0173844 (false alarm 46.9%)",
-        "[OK] bvtest.yaml::nDCG@10::mean: Mean 0.478, limit >= 0.4",
-        f"[OK*] {WARN_ID}: URisk -0.162 vs 0 production, limit >= -0.05 (false alarm 6.2%)",
-        "[OK] bvtest.yaml::AP::bias2: Bias² 0.01, limit <= 0.05",
+        *within_noise,
+        "[FAIL] nDCG@10::bias2_plus_var: nDCG@10 Bias²+Var 0.0371 vs 0.0158, limit <= 0.0174: quality varies more "
+        "from query to",
+        "    query or sits further below the best achievable than in production",
+        "[OK] nDCG@10::mean: nDCG@10 Mean 0.478, limit >= 0.400",
+        "[OK*] nDCG@10::urisk: nDCG@10 URisk -0.162 vs 0, limit >= -0.0500",
+        "[OK] AP::bias2: AP Bias² 0.0100, limit <= 0.0500",
         "bvtest: 4 gates, 1 failed, 1 with a warning (OK*)",
     ]
-    assert quiet[1][1] == {"red": True, "bold": True}
+    assert quiet[2][1] == quiet[3][1] == {"red": True, "bold": True}
     compact = texts(terminal.summary_lines(document, verbosity=0))
-    assert within_noise in compact
-    assert compact[0].split() == ["outcome", "gate", "value", "reference", "delta", "limit"]
+    assert compact[0].split() == ["outcome", "gate", "value", "compared", "with", "change", "limit", "false", "alarm"]
     assert compact[1].split() == [
         "FAIL",
-        FAIL_ID,
-        "0.037136",
-        "0.015804",
+        "nDCG@10::bias2_plus_var",
+        "0.0371",
+        "0.0158",
         "production",
         "+0.02133",
         "(worse)",
         "<=",
-        "0.0173844",
-        "(false",
-        "alarm",
-        "46.9%)",
+        "0.0174",
+        "46.9%",
     ]
-    assert compact[3].split()[:3] == ["OK*", WARN_ID, "-0.162"]
-    assert compact[-3:] == [
+    assert compact[3].split()[:3] == ["OK*", "nDCG@10::urisk", "-0.162"]
+    # then the page: the verdict, what changed, the cause, the warning, the commands
+    assert compact[6:15] == [
+        "1 of 4 gates fails, for 2 queries",
+        "candidate against production, mean over 5 queries: nDCG@10 0.5400 → 0.4780 (-0.0620), AP 0.5400 → 0.4780 "
+        "(-0.0620)",
+        "2 queries got worse (production → candidate) and break 1 gate:",
+        "  topic  nDCG@10",
+        "  302    0.7000 → 0.2000 (-0.5000)",
+        "  301    0.6200 → 0.6000 (-0.0200)",
+        "  breaks nDCG@10::bias2_plus_var",
+        *within_noise,
+    ]
+    assert compact[-5:] == [
+        "Reproduce: pytest bvtest.yaml",
+        "Accept it on purpose: pytest bvtest.yaml --bvtest-update-force, then commit the reference run it writes",
         "(-v adds the system tables, comparisons and notes)",
         "",
         "bvtest: 4 gates, 1 failed, 1 with a warning (OK*)",
     ]
-    assert len(compact) == 9
+    assert all(len(line) <= 120 for line in compact + texts(quiet))
 
 
 def test_progress_line_appears_only_after_the_delay() -> None:
@@ -1016,7 +1067,7 @@ def test_progress_line_appears_only_after_the_delay() -> None:
 
 
 def test_markdown_escapes_every_sentence_and_the_ok_star_sentence_points_to_the_warning(tmp_path: Path) -> None:
-    """The example project's production run tested against itself (every gate OK*, identical guard), with a
+    """The example project's candidate run listed as a baseline too (every gate OK*, identical guard), with a
     hurt-topics gate, whose label `<Init` GitHub would read as an HTML tag in a bullet, and a risky candidate's
     failing gate. Every `<` outside code spans is escaped by one helper, and the OK* sentence no longer repeats the
     guard's warning (which the Markdown shows once, under the headline)."""
@@ -1025,15 +1076,18 @@ def test_markdown_escapes_every_sentence_and_the_ok_star_sentence_points_to_the_
 
     example = Path(__file__).resolve().parent.parent / "example_project"
     spec = tmp_path / "bvtest.yaml"
+    previous = tmp_path / "previous.run"  # a baseline's run as the candidate: tested by mistake
+    previous.write_bytes((example / "runs" / "candidate-pass.run").read_bytes())
     spec.write_text(
         f"qrels: {example / 'eval' / 'qrels.txt'}\n"
         f"topics: {example / 'eval' / 'topics.tsv'}\n"
         "measures: [nDCG@10]\n"
-        f"baselines: {{production: {example / 'runs' / 'production.run'}}}\n"
-        f"candidate: {example / 'runs' / 'production.run'}\n"
+        f"baselines: {{production: {example / 'runs' / 'production.run'}, previous: {previous}}}\n"
+        f"candidate: {example / 'runs' / 'candidate-pass.run'}\n"
+        "reference: production\n"
         "cache: false\n"
         "gates:\n"
-        "  - {statistic: hurt_topics, max: 5}\n"
+        "  - {statistic: hurt_topics, max: 20}\n"
         "  - {statistic: mean, max_decrease: 0.01}\n"
     )
     evaluation = evaluate_spec(spec_under_test(spec), use_cache=False)
@@ -1042,19 +1096,20 @@ def test_markdown_escapes_every_sentence_and_the_ok_star_sentence_points_to_the_
     assert hurt.outcome == mean.outcome == "OK*" and said["guards"][0].startswith("identical: candidate's per-topic")
     assert (
         said["sentence"]
-        == "Holds on paper, but do not trust it: a warning says why (<Init 0, limit 5 at a 0% false-alarm rate)."
+        == "Holds on paper, but do not trust it: a warning says why (<Init 17, limit 20 at a 49.6% false-alarm rate)."
     )
     assert said["guards"][0] not in said["sentence"] and f"  warning: {said['guards'][0]}" in said["message"]
     rendered = markdown.render(outputs.evaluation_document(evaluation))
     assert (
-        "- ⚠️ Holds on paper, but do not trust it: a warning says why (&lt;Init 0, limit 5 at a 0% false-alarm rate). "
-        in rendered
+        "- ⚠️ `nDCG@10::hurt_topics` Holds on paper, but do not trust it: a warning says why (&lt;Init 17, limit 20 at "
+        "a 49.6% false-alarm rate)." in rendered
     )
-    assert rendered.count(said["guards"][0].split(";")[0]) == 1  # the warning once, under the headline
+    assert rendered.count(said["guards"][0].split(";")[0]) == 1  # the warning once, on the first screen
     without_code = re.sub(r"`[^`\n]*`", "", rendered)
     tags = {"details", "/details", "summary", "/summary", "sub", "/sub", "!--"}
     assert {tag for tag in re.findall(r"<(!--|/?[A-Za-z]+)", without_code)} <= tags
 
+    spec.write_text(spec.read_text().replace("max: 20", "max: 5"))
     risky = spec_under_test(spec, example / "runs" / "candidate-risky.run")
     failing = evaluate_spec(risky, use_cache=False)
     document = outputs.evaluation_document(failing)
@@ -1092,9 +1147,9 @@ def test_real_ok_star_from_a_gates_own_warning_says_why_at_every_verbosity(tmp_p
     own = [message for message in words(gate)["guards"] if message.startswith("the null of no change is too coarse")]
     assert gate.outcome == "OK*" and len(own) == 1
     document = outputs.evaluation_document(evaluation)
-    for verbosity in (-1, 0):
-        text = [line for line, _ in terminal.summary_lines(document, verbosity)]
-        assert f"WARNING: bvtest.yaml::nDCG@10::var: {own[0]}" in text
+    for verbosity in (-1, 0):  # wrapped at the terminal's width
+        text = " ".join(line.strip() for line, _ in terminal.summary_lines(document, verbosity))
+        assert f"WARNING (nDCG@10::var): {own[0]}" in text
     verbose = [line for line, _ in terminal.summary_lines(document, 1)]
-    assert f"  warning: {own[0]}" in verbose
+    assert f"WARNING (nDCG@10::var): {own[0]}" in verbose
     assert markdown.render(document).count(own[0].split(":")[0]) == 1

@@ -397,34 +397,22 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
         f"scores on random topics (seed {calibration.seed})\n\n"
     )
     from pytest_bvtest.report.outputs import evaluation_document
-    from pytest_bvtest.report.wording import (
-        AIM_COLUMNS_NOTE,
-        gate_warnings,
-        guard_warnings,
-        power_legend,
-        together_lines,
-    )
+    from pytest_bvtest.report.wording import AIM_COLUMNS_NOTE, notices, power_legend, together_lines
 
-    measures = evaluation_document(evaluation)["evaluations"]
-    # the guards' warnings, then each gate's own (a limit that cannot fail): the null swaps this candidate with
-    # the reference, so a candidate identical to it (or one differing on few topics) gives a null of no spread,
-    # limits on the reference's own value, and a joint false-alarm rate of 0
-    warnings = list(
-        dict.fromkeys(
-            [
-                *(warning for measure in measures for warning in guard_warnings(measure)),
-                *(
-                    f"{gate['id']}: {warning}"
-                    for measure in measures
-                    for gate in measure["gates"]
-                    for warning in gate_warnings(measure, gate)
-                ),
-            ]
-        )
-    )
-    if warnings:
-        out.write("The limits below are computed for this candidate, and these warnings say they may mean little:\n")
-        out.write("".join(f"WARNING: {warning}\n" for warning in warnings) + "\n")
+    document = evaluation_document(evaluation)
+    measures = document["evaluations"]
+    # the guards' warnings and notes, then each gate's own (a limit that cannot fail): the null swaps this candidate
+    # with the reference, so a candidate identical to it gives a null of no spread, limits on the reference's own
+    # value and a joint false-alarm rate of 0, and one differing on few topics a null too coarse for its rate
+    said = [
+        f"{'WARNING' if notice.severity == 'warning' else 'note'}"
+        + (f" ({', '.join(notice.gates)})" if notice.gates else "")
+        + f": {notice.text}"
+        for notice in notices(document)
+    ]
+    if said:
+        out.write("The limits below are computed for this candidate, and these words say they may mean little:\n")
+        out.write("".join(f"{line}\n" for line in said) + "\n")
     header = (
         "gate",
         "reference",

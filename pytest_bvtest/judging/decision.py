@@ -44,9 +44,8 @@ class CannotFail:
     """A calibrated limit that no swap of the null crosses: the null is too coarse for the rate asked
     (few topics, or few where the two systems differ), so a pass there is no evidence.
 
-    ``smallest_rate`` is the share of swaps tied at the null's most extreme value (1.0: every swap gives the
-    same value, the systems do not differ where the statistic looks); ``swaps`` of them, all ``2**n`` when
-    ``exact``.
+    ``smallest_rate`` is the share of swaps tied at the null's most extreme value (below 1: a null whose every swap
+    gives the same value is no change, not a coarse null); ``swaps`` of them, all ``2**n`` when ``exact``.
     """
 
     smallest_rate: float
@@ -251,8 +250,11 @@ def decide(
     null = limit.null
     if point_passes and limit.calibrated is not None and null is not None:
         offset = inputs.null.offset  # type: ignore[union-attr]
-        if null.false_alarm_rate(limit.calibrated - offset) == 0:
-            cannot_fail = CannotFail(null.smallest_rate(), null.swaps, null.exact)
+        smallest = null.smallest_rate()
+        # every swap giving one value is no change where the statistic looks (the candidate scores as its
+        # reference, as right after --bvtest-update): nothing to fail, which is no reason to distrust the pass
+        if null.false_alarm_rate(limit.calibrated - offset) == 0 and smallest < 1.0:
+            cannot_fail = CannotFail(smallest, null.swaps, null.exact)
     # a failing gate keeps its guards too: they say what its FAIL should not be trusted for
     concerning = tuple(guard for guard in guards if guard.concerns(gate.statistic, inputs.reference))
     passed = judged.passed

@@ -80,6 +80,28 @@ class GateNull:
         """The false-alarm rate of ``limit`` (on the value's scale): the null's tail past it."""
         return self.distribution.false_alarm_rate(limit - self.offset)
 
+    @property
+    def typical(self) -> float:
+        """What an equal-quality change typically gets, on the value's scale: the null's median (NaN in a NaN null).
+
+        The anchor a value that already compares two systems is read against (TRisk with losses weighted: an
+        equal-quality change scores below 0 too, so a negative TRisk alone is no loss)."""
+        return float(np.median(self.distribution.values)) + self.offset
+
+    def share_as_bad(self, value: float) -> float:
+        """How often an equal-quality change is at least as bad as ``value`` (on the value's scale): the gate's
+        one-sided p-value under the null, ties included (NaN for a NaN value or null)."""
+        null = self.distribution
+        at = value - self.offset
+        if np.isnan(at) or np.isnan(null.values).any():
+            return float("nan")
+        slack = NEGLIGIBLE * max(1.0, abs(at)) if np.isfinite(at) else 0.0
+        if null.higher_is_better:
+            as_bad = np.searchsorted(null.values, at + slack, side="right")
+        else:
+            as_bad = null.swaps - np.searchsorted(null.values, at - slack, side="left")
+        return float(as_bad / null.swaps)
+
 
 @dataclass(frozen=True)
 class GateInputs:

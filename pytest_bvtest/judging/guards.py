@@ -7,7 +7,8 @@ guard's message in every report), a *note* is only reported. ``docs/troubleshoot
 to do about each one.
 
 - ``identical``: the candidate's per-topic scores equal a baseline's on every topic (a CI step that
-  did not write the new run tests the reference against itself).
+  did not write the new run tests a baseline's run); equal to the reference's alone, nothing changed (as right
+  after ``--bvtest-update``), a note.
 - ``candidate_missing``: the candidate has no ranking for topics other systems rank (a truncated run,
   or one made for other topics): scored 0 there, it may still pass, and its pass says nothing about them.
 - ``candidate_zero``: the candidate scores 0 on every topic while other systems score (document ids in
@@ -18,8 +19,9 @@ to do about each one.
   another year or track than the runs), fewer a note.
 - ``stale_reference``: the candidate beats the reference on the mean by a large, clear margin
   (randomization p below :data:`STALE_REFERENCE_P` and a gain of at least :data:`STALE_REFERENCE_GAIN`
-  of the reference's mean). Gates against the reference are then lenient; it may be stale. Each system
-  a gate is measured against (the spec's reference, a gate's own ``reference:``) is judged.
+  of the reference's mean). Gates against the reference are then lenient on the next changes; it may be
+  stale. A note. Each system a gate is measured against (the spec's reference, a gate's own ``reference:``)
+  is judged.
 - ``reference_missing``: the reference has no ranking for topics on which the candidate scores above
   0 (scored 0 by the missing-topic rule): the candidate's wins there are free, so gates against the
   reference are lenient (a truncated reference run, or one made for fewer topics).
@@ -77,8 +79,16 @@ class Guard:
         return self.reference is None or reference == self.reference
 
 
-def identical_to_baseline(scores: np.ndarray, systems: Sequence[str], candidate: int, measure: str) -> Guard | None:
-    """The candidate's per-topic scores are those of one or more other systems, on every topic."""
+def identical_to_baseline(
+    scores: np.ndarray, systems: Sequence[str], candidate: int, measure: str, reference: str | None = None
+) -> Guard | None:
+    """The candidate's per-topic scores are those of one or more other systems, on every topic.
+
+    A warning when one of them is not the ``reference``: a baseline's run tested as the candidate by mistake. When
+    the candidate scores as the reference alone, nothing changed: a note, as right after ``--bvtest-update`` (the
+    stored reference is then the run under test, and every build of the main branch sees it), or for a change that
+    does not touch the ranking; its gates pass without a warning.
+    """
     same = tuple(
         name for i, name in enumerate(systems) if i != candidate and np.array_equal(scores[i], scores[candidate])
     )
@@ -86,8 +96,14 @@ def identical_to_baseline(scores: np.ndarray, systems: Sequence[str], candidate:
         return None
     return Guard(
         "identical",
-        True,
-        {"candidate": systems[candidate], "measure": measure, "same": same, "topics": scores.shape[1]},
+        any(name != reference for name in same),
+        {
+            "candidate": systems[candidate],
+            "measure": measure,
+            "same": same,
+            "topics": scores.shape[1],
+            "reference": reference,
+        },
         systems=same,
     )
 
@@ -162,7 +178,9 @@ def stale_reference(
     spec_reference: bool = True,
 ) -> Guard | None:
     """The candidate beats the reference by a gain large (``settings.stale_reference_gain`` of its mean) and
-    clear (randomization p below ``settings.stale_reference_p``): gates against the reference are lenient.
+    clear (randomization p below ``settings.stale_reference_p``): a note, said once. Gates against a reference this
+    far behind are lenient on the next changes, which can lose most of this gain and still pass; this change's
+    gates hold as they are (a big improvement is no reason to distrust them), so they stay ``OK``.
 
     ``spec_reference`` says whether ``reference`` is the spec's reference, which ``--bvtest-update``
     replaces, or only a gate's own ``reference:``, which the spec's author points elsewhere.
@@ -173,7 +191,7 @@ def stale_reference(
         return None
     return Guard(
         "stale_reference",
-        True,
+        False,
         {
             "measure": measure,
             "candidate_mean": candidate_mean,
@@ -257,7 +275,7 @@ def measure_guards(
     found = []
     if candidate is not None:
         index = matrix.index(candidate)
-        found.append(identical_to_baseline(scores, matrix.systems, index, matrix.measure))
+        found.append(identical_to_baseline(scores, matrix.systems, index, matrix.measure, reference))
         found.append(candidate_missing_topics(matrix.imputed, matrix.topics, index, matrix.systems, matrix.measure))
         found.append(candidate_scores_zero(scores, index, matrix.systems, matrix.measure))
         # every system a gate is measured against: the spec's reference and the gates' own `reference:`

@@ -213,7 +213,9 @@ _COLLECTED_SPECS = pytest.StashKey[list]()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    named = config.stash[_SPECS]
+    from pytest_bvtest.report.wording import display_path
+
+    named = [display_path(path) for path in config.stash[_SPECS]]
     header = f"bvtest: {__version__}" + (f", specs {', '.join(named)}" if named else "")
     run = option(config, "run")
     if run:
@@ -260,7 +262,7 @@ def refused_run(config: pytest.Config) -> InputError | None:
     if run is None or config.stash[_SPECS] or len(collected) < 2:
         return None
     from pytest_bvtest.errors import short_list
-    from pytest_bvtest.report.terminal import display_path
+    from pytest_bvtest.report.wording import display_path
 
     specs = [display_path(spec) for spec in collected]
     run = run if isinstance(run, str) else " --bvtest-run ".join(run)
@@ -418,10 +420,19 @@ class _BvtestItem(pytest.Item):
         # a gate's own verdict, an input error, or an OK* warning turned into an error by -W error
         if isinstance(excinfo.value, GateFailure):
             # -q: the one plain sentence; otherwise the whole explanation, printed only here
-            return excinfo.value.sentence if self.config.option.verbose < 0 else str(excinfo.value)
+            text = excinfo.value.sentence if self.config.option.verbose < 0 else str(excinfo.value)
+            return self._wrapped(text)
         if isinstance(excinfo.value, BvtestError | GateWithinNoiseWarning | GateGuardWarning | GateUndecidedWarning):
-            return str(excinfo.value)
+            return self._wrapped(str(excinfo.value))
         return super().repr_failure(excinfo)
+
+    def _wrapped(self, text: str, taken: int = 0) -> str:
+        """``text`` wrapped at pytest's terminal width (``-v`` leaves it whole)."""
+        from pytest_bvtest.report.terminal import wrap
+
+        if self.config.option.verbose > 0:
+            return text
+        return wrap(text, self.config.get_terminal_writer().fullwidth, taken)
 
     def reportinfo(self):
         return self.path, None, f"bvtest: {self.nodeid.split('::', 1)[-1]}"
@@ -470,15 +481,17 @@ class GateItem(_BvtestItem):
         self.stash[_ITEM_PAYLOAD] = payload
         if gate["warning"]:
             # attributed to the gate's line in the spec, so the warnings summary points there
-            warnings.warn_explicit(
-                f"{self.nodeid}: {gate['warning']}", GateWithinNoiseWarning, str(self.path), self.gate.line
-            )
-        for guard in gate["guards"]:
-            warnings.warn_explicit(f"{self.nodeid}: {guard}", GateGuardWarning, str(self.path), self.gate.line)
+            self._warn(gate["warning"], GateWithinNoiseWarning, self.gate.line)
+        spec = self.spec_file.evaluation().spec
+        facts = gate.get("guard_facts") or []
+        for number, guard in enumerate(gate["guards"]):
+            # a guard of the measure is said once: at the spec's line it is about (pytest's warnings summary lists
+            # every gate it concerns above one message); a gate's own reason at the gate's line
+            kind = facts[number]["kind"] if number < len(facts) else None
+            line = spec.line_of(_GUARD_KEYS[kind]) if kind in _GUARD_KEYS else None
+            self._warn(guard, GateGuardWarning, line or self.gate.line)
         if gate.get("undecided") and gate["passed"]:  # judgments: {undecided: warn}: a yellow that never blocks
-            warnings.warn_explicit(
-                f"{self.nodeid}: {gate['undecided']}", GateUndecidedWarning, str(self.path), self.gate.line
-            )
+            self._warn(gate["undecided"], GateUndecidedWarning, self.gate.line)
         from pytest_bvtest.judging.pipeline import checks_failing_most_equal_changes
         from pytest_bvtest.spec.reader import SpecWarning
 
@@ -487,6 +500,28 @@ class GateItem(_BvtestItem):
                 warnings.warn_explicit(check.message, SpecWarning, str(self.path), check.line)
         if not gate["passed"]:
             raise GateFailure(gate["message"], gate["sentence"])
+
+    def _warn(self, text: str, category: type[Warning], line: int | None) -> None:
+        """Warn at ``line`` of the spec, the text wrapped after the place pytest prints before it."""
+        # pytest's warnings summary indents every line of the message by 2
+        taken = len(f"{self.path}:{line}: {category.__name__}: ")
+        from pytest_bvtest.report.terminal import wrap
+
+        width = self.config.get_terminal_writer().fullwidth - 2
+        shown = text if self.config.option.verbose > 0 else wrap(text, width, taken)
+        warnings.warn_explicit(shown, category, str(self.path), line or 0)
+
+
+#: The spec key each guard is about: its warning is attributed to that key's line.
+_GUARD_KEYS = {
+    "identical": "candidate",
+    "candidate_missing": "candidate",
+    "candidate_zero": "candidate",
+    "stale_reference": "reference",
+    "reference_missing": "reference",
+    "unanswered_topics": "qrels",
+    "target_constant": "target",
+}
 
 
 class GateWithinNoiseWarning(UserWarning):
@@ -829,8 +864,11 @@ class SessionOutputs:
             terminalreporter.write_line(
                 f"bvtest: could not write the reports: {self.output_error}", red=True, bold=True
             )
+        from pytest_bvtest.report.terminal import wrap
+
         for line, failed in self.update_lines:
-            terminalreporter.write_line(line, red=failed, bold=True)
+            for piece in wrap(line, terminalreporter._tw.fullwidth).split("\n"):
+                terminalreporter.write_line(piece, red=failed, bold=True)
 
     def write_judge_file(self, session: pytest.Session) -> None:
         """``--bvtest-judge FILE``: the documents that decide the session's spec's gates, as ``bvtest judge`` writes

@@ -23,41 +23,45 @@ from typing import Any
 from pytest_bvtest.io.textfiles import atomic_write_text
 from pytest_bvtest.report import svg
 from pytest_bvtest.report.history import GateSeries
-from pytest_bvtest.report.markdown import (
-    ERRORS_TITLE,
-    blame_rows,
-    blame_title,
-    delta_text,
-    false_alarm_text,
-    interval_text,
-    limit_text,
-    short_id,
-    what_to_do,
-)
+from pytest_bvtest.report.markdown import ERRORS_TITLE, what_to_do
 from pytest_bvtest.report.plots import ROLE_STYLES, SERIES, SERIES_COLORS, limit_lines, slug, topic_differences
 from pytest_bvtest.report.wording import (
+    GATE_HEADERS,
     NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
+    Cause,
     analysis_lines,
+    blame_heading,
+    blame_rows,
+    calibration_note,
+    cause_title,
+    causes,
+    change_lines,
+    commands,
     comparison_lines,
     corner_lines,
-    display_path,
     error_groups,
     evaluation_title,
+    failing_gates,
+    failing_gates_title,
     format_number,
-    gate_warnings,
-    guard_warnings,
+    gate_cells,
+    gate_name,
+    gate_summary,
+    gate_table_columns,
+    harmed_query_table,
     judged_line,
-    judged_nothing,
-    power_cell,
+    more_queries_text,
+    notices,
+    page_title,
+    page_verdict,
     power_legend,
-    power_lines,
     power_text,
     run_spread_lines,
     summary_counts,
+    sure_lines,
     system_rows,
-    together_lines,
     topic_notes,
     tradeoff_text,
 )
@@ -78,6 +82,10 @@ h1{font-size:1.6em;margin:.8em 0 .2em}h2{font-size:1.3em;margin:1.6em 0 .4em;bor
 h3{font-size:1.05em;margin:1.2em 0 .3em}
 .meta{color:#555;margin:0 0 1em}.verdict.fail{color:#b71c1c}.verdict.warn{color:#a15c00}.verdict.ok{color:#1b5e20}
 .warning{background:#fff4e0;border-left:4px solid #ef6c00;padding:.5em .8em;margin:.5em 0}
+.note{background:#eef4fb;border-left:4px solid #1565c0;padding:.5em .8em;margin:.5em 0}
+.changes{margin:.2em 0 .8em}.sure,.command{margin:.5em 0}.command code{white-space:nowrap}
+section.cause h2{border-bottom:none;margin:1em 0 .3em;color:#b71c1c}ul.broken{margin:.3em 0 .8em;padding-left:1.2em}
+details>summary{cursor:pointer}details>summary h2{display:inline-block;border-bottom:none;margin:1.2em 0 .4em}
 table{border-collapse:collapse;margin:.5em 0;font-size:.92em}
 th,td{border:1px solid #ddd;padding:.3em .5em;vertical-align:top}
 th{background:#f4f4f4;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
@@ -180,98 +188,128 @@ def _inline(text: str) -> str:
     return "".join(out)
 
 
-def _verdict(document: Mapping[str, Any]) -> tuple[str, str]:
-    """The headline's class and icon, as the Markdown comment's: failed, warned or passed."""
-    evaluations = document["evaluations"]
-    warned = (
-        document["summary"]["warnings"]
-        or document["summary"].get("undecided")
-        or document["summary"].get("not_run")
-        or any(guard_warnings(evaluation) for evaluation in evaluations)
-        or judged_nothing(document)
-    )
-    css = "fail" if not document["passed"] else "warn" if warned else "ok"
-    return css, _ICONS[css]
+def _outcome_class(gate: Mapping[str, Any]) -> str:
+    """The gate's row class: ``ok``, ``warn`` or ``fail``; an outcome the reports do not know yet is ``warn`` when it
+    passed."""
+    return _OUTCOME_CLASSES.get(gate["outcome"], "warn" if gate["passed"] else "fail")
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _cause_section(document: Mapping[str, Any], cause: Cause) -> list[str]:
+    """One cause: its title, the harmed queries, the gates they break, each one line with its numbers."""
+    lines = [f'<section class="cause"><h2>{_ICONS["fail"]} {escape(_capital(cause_title(cause)))}</h2>']
+    header, rows = harmed_query_table(cause)
+    if rows:
+        numeric = set(range(len(header) - len(cause.measures), len(header)))
+        body = [
+            "<tr>"
+            + "".join(
+                _num_cell(None, text) if index in numeric else f"<td>{escape(text)}</td>"
+                for index, text in enumerate(row)
+            )
+            + "</tr>"
+            for row in rows
+        ]
+        lines.append(_table(header, body, css="harmed"))
+        more = more_queries_text(cause)
+        if more:
+            lines.append(f"<p>{escape(more)}</p>")
+        lines.append(
+            '<ul class="broken">'
+            + "".join(f'<li title="{escape(gate["id"])}">{escape(gate_summary(gate))}</li>' for gate in cause.gates)
+            + "</ul>"
+        )
+    return lines + ["</section>"]
 
 
 def _header(document: Mapping[str, Any]) -> list[str]:
-    css, icon = _verdict(document)
+    """The first screen: the verdict, what changed, the causes, the warnings and notes, how sure, the commands."""
+    css = page_verdict(document)
     tool = document.get("tool") or {}
     meta = [f"{tool.get('name', 'pytest-bvtest')} {tool.get('version', '')}".strip()]
     meta += [f"{name} {document[name]}" for name in ("commit", "branch") if document.get(name)]
     if document.get("timestamp"):
         meta.append(document["timestamp"])
     lines = [
-        f'<h1 class="verdict {css}" id="verdict">{icon} pytest-bvtest: {escape(summary_counts(document))}</h1>',
+        f'<h1 class="verdict {css}" id="verdict">{_ICONS[css]} pytest-bvtest: {escape(page_title(document))}</h1>',
         f'<p class="meta">{escape(" · ".join(meta))}</p>',
-        *(f'<p class="together">{escape(text)}</p>' for text in together_lines(document) + power_lines(document)),
     ]
-    for evaluation in document["evaluations"]:
-        for warning in guard_warnings(evaluation):
-            where = f"{display_path(evaluation['spec'])} · {evaluation['measure']}"
-            lines.append(f'<p class="warning">⚠ <strong>Warning</strong> ({escape(where)}): {escape(warning)}</p>')
+    changes = change_lines(document)
+    if changes:
+        lines.append('<p class="changes">' + "<br>".join(escape(_capital(text)) for text in changes) + "</p>")
+    for cause in causes(document):
+        lines += _cause_section(document, cause)
+    for notice in notices(document):
+        gates = f" ({', '.join(f'<code>{escape(gate)}</code>' for gate in notice.gates)})" if notice.gates else ""
+        if notice.severity == "warning":
+            lines.append(f'<p class="warning">⚠ <strong>Warning</strong>{gates}: {escape(notice.text)}</p>')
+        else:
+            lines.append(f'<p class="note">{escape(_capital(notice.text))}</p>')
+    sure = sure_lines(document)
+    if sure:
+        lines.append(f'<p class="sure"><strong>How sure:</strong> {escape(" ".join(sure))}</p>')
+    for what, listed, after in commands(document):
+        shown = "; ".join(f"<code>{escape(command)}</code>" for command in listed)
+        lines.append(
+            f'<p class="command"><strong>{escape(what)}:</strong> {shown}{escape(", " + after if after else "")}</p>'
+        )
     return lines
 
 
-def _reference_text(gate: Mapping[str, Any]) -> str:
-    if not gate["reference"]:
-        return "-"
-    if gate["reference_value"] is None:
-        return f"against {gate['reference']}"
-    return f"{_number(gate['reference_value'])} ({gate['reference']})"
-
-
-def _gate_rows(gate: Mapping[str, Any], columns: Sequence[str], full_ids: bool) -> str:
-    """The gate's numbers in one row, and its plain sentence across the row beneath; the gate's id
-    without its spec file where the session has one spec (``full_ids`` false)."""
-    css = _OUTCOME_CLASSES[gate["outcome"]]
-    calibration = gate.get("calibration")
-    cells = {
-        "outcome": f'<td class="outcome"><span class="badge {css}">{_ICONS[css]} {escape(gate["outcome"])}</span></td>',
-        "gate": f'<td title="{escape(gate["id"])}"><code>{escape(gate["id"] if full_ids else short_id(gate))}</code>'
-        f"</td>",
-        "value": _num_cell(gate["value"], f"{_number(gate['value'])} ({gate['system']})"),
-        "reference": _num_cell(gate["reference_value"], _reference_text(gate)),
-        _DELTA: _num_cell(gate.get("delta"), delta_text(gate)),
-        "limit": _num_cell(gate["limit"], limit_text(gate)),
-        "false alarm": f"<td>{escape(false_alarm_text(calibration) if calibration else '-')}</td>",
-        "bootstrap interval": f"<td>{escape(interval_text(gate))}</td>",
-        _MDE: f'<td class="num" title="{escape(power_text(gate) or "")}">{escape(power_cell(gate))}</td>',
+def _gate_rows(document: Mapping[str, Any], gate: Mapping[str, Any], columns: Sequence[str]) -> str:
+    """The gate's numbers in one row, and its plain sentence across the row beneath."""
+    css = _outcome_class(gate)
+    cells = gate_cells(document, gate)
+    sorts = {
+        "value": gate["value"],
+        "reference": gate.get("reference_value"),
+        "limit": gate.get("limit"),
+        "false alarm": (gate.get("calibration") or {}).get("rate"),
+        "as bad": (gate.get("calibration") or {}).get("p_value"),
     }
+    rendered = []
+    for name in columns:
+        if name == "outcome":
+            rendered.append(
+                f'<td class="outcome"><span class="badge {css}">{_ICONS[css]} {escape(gate["outcome"])}</span></td>'
+            )
+        elif name == "gate":
+            rendered.append(f'<td title="{escape(gate["id"])}"><code>{escape(cells["gate"])}</code></td>')
+        elif name == "mde":
+            rendered.append(f'<td class="num" title="{escape(power_text(gate) or "")}">{escape(cells[name])}</td>')
+        elif name in sorts or name == "change":
+            rendered.append(_num_cell(sorts.get(name), cells[name]))
+        else:
+            rendered.append(f"<td>{escape(cells[name])}</td>")
     sentence = escape(gate.get("sentence") or gate["headline"])
     return (
-        f'<tr class="gate {css}" data-gate="{escape(gate["id"])}">{"".join(cells[name] for name in columns)}</tr>'
+        f'<tr class="gate {css}" data-gate="{escape(gate["id"])}">{"".join(rendered)}</tr>'
         f'<tr class="sentence {css}"><td></td><td colspan="{len(columns) - 1}"><div class="said">{sentence}</div>'
         f"</td></tr>"
     )
 
 
-_DELTA = "Δ candidate − reference"
-_MDE = "MDE (all / 10%)"
-
-
-def _gate_section(evaluations: Sequence[Mapping[str, Any]]) -> list[str]:
+def _gate_section(document: Mapping[str, Any], evaluations: Sequence[Mapping[str, Any]]) -> list[str]:
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
     if not gates:
         return ["<p>No gates: analysis only.</p>"]
-    # columns that no gate fills are left out, so the table fits a screen
-    columns = ["outcome", "gate", "value", "reference", _DELTA, "limit"]
-    columns += ["false alarm"] * any(gate.get("calibration") for gate in gates)
-    columns += ["bootstrap interval"] * any(gate["interval"] for gate in gates)
-    legend = power_legend({"evaluations": evaluations})
-    columns += [_MDE] * (legend is not None)
-    full_ids = len({evaluation["spec"] for evaluation in evaluations}) > 1
-    rows = [_gate_rows(gate, columns, full_ids) for gate in gates]
-    lines = ['<h2 id="gates">Gates</h2>', _table(columns, rows, css="gates")]
-    lines += [f'<p class="legend">{escape(legend)}</p>'] if legend else []
-    # each gate's own reasons for OK* (within noise, a limit that cannot fail); the measure's guards head the page
-    lines += [
-        f'<p class="warning">⚠ <code>{escape(gate["id"])}</code>: {escape(warning)}</p>'
-        for evaluation in evaluations
-        for gate in evaluation["gates"]
-        for warning in gate_warnings(evaluation, gate)
+    columns = gate_table_columns(gates)
+    rows = [_gate_rows(document, gate, columns) for gate in gates]
+    summary = "The gate" if len(gates) == 1 else f"All {len(gates)} gates"
+    lines = [
+        f'<details class="gates"><summary><h2 id="gates">{summary}: values, limits, false-alarm rates</h2></summary>',
+        _table([GATE_HEADERS[name] for name in columns], rows, css="gates"),
     ]
-    return lines
+    note = calibration_note(document)
+    if note:
+        lines.append(f'<p class="meta">{escape(_capital(note))}.</p>')
+    legend = power_legend(document) if "mde" in columns else None
+    if legend:
+        lines.append(f'<p class="meta legend">{escape(legend)}</p>')
+    return lines + ["</details>"]
 
 
 def _team_test_section(tests: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -307,12 +345,12 @@ def _problem_section(document: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _failure_section(gate: Mapping[str, Any]) -> list[str]:
+def _failure_section(document: Mapping[str, Any], gate: Mapping[str, Any]) -> list[str]:
     """A failing or undecided gate: sentence, headline, its corners of unjudged documents, its blamed topics."""
-    css = _OUTCOME_CLASSES[gate["outcome"]]
+    css = _outcome_class(gate)
     lines = [
         f'<h3><span class="badge {css}">{_ICONS[css]} {escape(gate["outcome"])}</span> '
-        f"<code>{escape(gate['id'])}</code></h3>",
+        f"<code>{escape(gate_name(document, gate))}</code></h3>",
         f"<p>{escape(gate.get('sentence') or '')}</p>",
         f"<p><code>{escape(gate['headline'])}</code></p>",
     ]
@@ -332,7 +370,7 @@ def _failure_section(gate: Mapping[str, Any]) -> list[str]:
             + "</tr>"
             for row in rows
         ]
-        lines += [f"<p>{escape(blame_title(gate))}</p>", _table(header, body)]
+        lines += [f"<p>{escape(blame_heading(gate))}</p>", _table(header, body)]
     if gate.get("hint"):
         lines.append(f"<p>Hint: {escape(gate['hint'])}</p>")
     return lines
@@ -526,27 +564,25 @@ def history_chart(series: GateSeries) -> str:
 def render(document: Mapping[str, Any], history: Sequence[GateSeries] = ()) -> str:
     """The HTML report of a session document; ``history`` adds each gate's series over time."""
     evaluations = list(document["evaluations"])
-    css, _ = _verdict(document)
+    css = page_verdict(document)
     body = _header(document)
-    body += _gate_section(evaluations)
     body += _problem_section(document)
     body += _team_test_section(list(document.get("tests") or []))
-    failing = [
-        gate for evaluation in evaluations for gate in evaluation["gates"] if gate["outcome"] in ("FAIL", "UNDECIDED")
-    ]
+    body += _gate_section(document, evaluations)
+    failing = failing_gates(document)
     if failing:
-        kinds = {gate["outcome"] for gate in failing}
-        title = {"FAIL": "Failing gates", "UNDECIDED": "Undecided gates"}.get(min(kinds) if len(kinds) == 1 else "")
-        body.append(f"<h2>{title or 'Failing and undecided gates'}</h2>")
+        what = failing_gates_title(failing)
+        body.append(f'<details class="failing"><summary><h2>{what}: its headline and topics</h2></summary>')
         for gate in failing:
-            body += _failure_section(gate)
+            body += _failure_section(document, gate)
+        body.append("</details>")
     for evaluation in evaluations:
         body += _evaluation_section(evaluation)
     body += _history_section(history)
     advice = what_to_do(document)
     if advice:
         body.append(
-            "<h2>What to do</h2><ul>"
+            "<h2>What else to do</h2><ul>"
             + "".join(f"<li>{_inline(line[2:])}</li>" for line in advice if line.startswith("- "))
             + "</ul>"
         )

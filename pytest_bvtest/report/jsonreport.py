@@ -91,6 +91,9 @@ def _calibration_document(verdict: Verdict) -> dict[str, Any] | None:
         "exact": limits.null.exact,
         "seed": limits.null.seed,
         "reference": gate_null.partner,
+        # what an equal-quality change typically gets, and how often it is at least as bad as the candidate
+        "typical": _number(gate_null.typical),
+        "p_value": _number(gate_null.share_as_bad(verdict.value)),
         "runs": None
         if limits.null.runs is None
         else {"candidate": limits.null.runs[0], "reference": limits.null.runs[1]},

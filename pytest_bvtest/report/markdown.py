@@ -9,34 +9,45 @@ from __future__ import annotations
 
 import html
 import re
-import shlex
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, metadata
 from typing import Any
 
 from pytest_bvtest.report.wording import (
+    GATE_HEADERS,
     NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
+    Cause,
     analysis_lines,
+    blame_heading,
+    blame_rows,
+    calibration_note,
+    cause_title,
+    causes,
+    change_lines,
+    commands,
     comparison_lines,
     corner_lines,
-    delta_text,
     display_path,
     error_groups,
     evaluation_title,
-    format_number,
-    gate_warnings,
-    guard_warnings,
+    failing_gates,
+    failing_gates_title,
+    gate_cells,
+    gate_name,
+    gate_summary,
+    gate_table_columns,
+    harmed_query_table,
     judged_line,
-    judged_nothing,
-    power_cell,
+    more_queries_text,
+    notices,
+    page_title,
+    page_verdict,
     power_legend,
-    power_lines,
     run_spread_lines,
-    summary_counts,
+    sure_lines,
     system_rows,
-    together_lines,
     topic_notes,
     tradeoff_text,
 )
@@ -87,101 +98,121 @@ def _number(value: float | str | None) -> str:
     return "-" if value is None else f"{float(value):.6g}"
 
 
-def is_upper(gate: Mapping[str, Any]) -> bool:
-    """True when the value must stay at or below the limit."""
-    if "upper" in gate:
-        return bool(gate["upper"])
-    return gate["bound"]["kind"] in ("max", "max_increase")
+def icon(outcome: str, passed: bool) -> str:
+    """The outcome's icon; an outcome the reports do not know yet gets a neutral one, or the failure's."""
+    return OUTCOME_ICONS.get(outcome, "❔" if passed else "❌")
 
 
-def limit_text(gate: Mapping[str, Any]) -> str:
-    """``≤ 0.0812468 (max_increase 5%)``: the effective limit, its side and the rule that set it."""
-    rule = gate.get("rule") or (gate.get("bound") or {}).get("text", "")
-    limit = gate["limit"] if "limit" in gate else gate["bound"]["limit"]
-    return f"{'≤' if is_upper(gate) else '≥'} {_number(limit)} ({rule})"
+def _cause_section(cause: Cause, document: Mapping[str, Any], single: bool) -> list[str]:
+    """One cause: its title, the harmed queries, the gates they break (each one line with its numbers)."""
+    title = prose(cause_title(cause))
+    lines = ["", f"**❌ {title}**" if single else f"### ❌ {title}"]
+    header, rows = harmed_query_table(cause)
+    if rows:
+        lines += [
+            "",
+            *_table(
+                header,
+                [tuple(cell(text) for text in row) for row in rows],
+                set(range(len(header) - len(cause.measures), len(header))),
+            ),
+        ]
+        more = more_queries_text(cause)
+        if more:
+            lines += ["", prose(more)]
+    if cause.queries:
+        lines += [""] + [
+            f"- {icon(gate['outcome'], gate['passed'])} {prose(gate_summary(gate))}" for gate in cause.gates
+        ]
+    return lines
 
 
-def interval_text(gate: Mapping[str, Any]) -> str:
-    interval = gate["interval"]
-    if interval is None:
-        return "-"
-    what = "candidate − reference" if gate["reference_value"] is not None else "candidate"
-    return (
-        f"{what}: [{_number(interval['low'])}, {_number(interval['high'])}] "
-        f"{interval['confidence']:.0%}, seed {interval['seed']}"
-    )
+def _notice_lines(document: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for notice in notices(document):
+        gates = f" ({', '.join(code(gate) for gate in notice.gates)})" if notice.gates else ""
+        if notice.severity == "warning":
+            lines += ["", f"> ⚠️ **Warning**{gates}: {prose(notice.text)}"]
+        else:
+            lines += ["", f"> ℹ️ {prose(notice.text[0].upper() + notice.text[1:])}"]
+    return lines
 
 
-def short_id(gate: Mapping[str, Any]) -> str:
-    """The gate id without the spec file (``nDCG@10::trisk``)."""
-    return gate["id"].split("::", 1)[-1]
+def _first_screen(document: Mapping[str, Any]) -> list[str]:
+    """The verdict, what changed, the causes, the warnings and notes, how sure, the commands."""
+    lines = [MARKER, f"## {VERDICT_ICONS[page_verdict(document)]} pytest-bvtest: {prose(page_title(document))}"]
+    changes = change_lines(document)
+    if changes:
+        lines += [line for text in changes for line in ("", prose(text[0].upper() + text[1:]))]
+    found = causes(document)
+    for cause in found:
+        lines += _cause_section(cause, document, single=len(found) == 1)
+    lines += _notice_lines(document)
+    sure = sure_lines(document)
+    if sure:
+        lines += ["", "**How sure:** " + " ".join(prose(text) for text in sure)]
+    said = commands(document)
+    if said:
+        lines += [
+            "",
+            " · ".join(
+                f"**{prose(what)}:** "
+                + "; ".join(code(command) for command in listed)
+                + (f", {prose(after)}" if after else "")
+                for what, listed, after in said
+            ),
+        ]
+    return lines
 
 
-def _gate_row(gate: Mapping[str, Any], with_power: bool) -> tuple[str, ...]:
-    reference = "-"
-    if gate["reference"]:
-        # An absolute bound on a statistic measured against a reference (TRisk >= -2) has no reference value.
-        reference = (
-            f"against {cell(gate['reference'])}"
-            if gate["reference_value"] is None
-            else f"{_number(gate['reference_value'])} ({cell(gate['reference'])})"
-        )
-    return (
-        f"{OUTCOME_ICONS[gate['outcome']]} {gate['outcome']}",
-        code(_one_line(gate["id"])),
-        f"{_number(gate['value'])} ({cell(gate['system'])})",
-        reference,
-        cell(delta_text(gate)),
-        cell(limit_text(gate)),
-        "-" if gate.get("calibration") is None else cell(false_alarm_text(gate["calibration"])),
-        cell(interval_text(gate)),
-        *((cell(power_cell(gate)),) if with_power else ()),
-    )
+VERDICT_ICONS = {"fail": "❌", "warn": "⚠️", "ok": "✅"}
 
 
-def false_alarm_text(calibration: Mapping[str, Any]) -> str:
-    """The false-alarm rate of the gate's limit and how its null was drawn (docs/mathematics.md §7)."""
-    rate = "undefined" if calibration["rate"] is None else f"{calibration['rate']:.2%}"
-    drawn = "exact" if calibration["exact"] else f"{calibration['swaps']:,} swaps, seed {calibration['seed']}"
-    family = "" if calibration.get("family") is None else "; family-wise limit"
-    joint = calibration.get("together")
-    together = "" if joint is None else f"; {joint['rate']:.2%} for {joint['gates']} gates together"
-    return f"{rate} ({drawn}{family}{together})"
-
-
-def _sentence(gate: Mapping[str, Any]) -> str:
-    return gate.get("sentence") or gate["headline"]
-
-
-def _gate_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
+def _gate_section(document: Mapping[str, Any], evaluations: list[Mapping[str, Any]]) -> list[str]:
+    """Every gate's numbers in one folded table, with how its rates were drawn."""
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
     if not gates:
-        return ["No gates: analysis only."] if evaluations else []
-    lines = [f"- {OUTCOME_ICONS[gate['outcome']]} {prose(_sentence(gate))} {code(short_id(gate))}" for gate in gates]
-    lines.append("")
-    header = (
-        "outcome",
-        "gate",
-        "value",
-        "reference",
-        "Δ candidate − reference",
-        "limit",
-        "false alarm",
-        "bootstrap interval",
-    )
-    legend = power_legend({"evaluations": evaluations})
-    header += ("MDE (all / 10%)",) * (legend is not None)
-    lines += _table(header, [_gate_row(gate, legend is not None) for gate in gates], {2, 3, 4, 6, 8})
-    lines += ["", prose(legend)] if legend else []
-    for evaluation in evaluations:  # the measure's guards are listed once, under the headline
-        for gate in evaluation["gates"]:
-            for message in gate_warnings(evaluation, gate):
-                lines += ["", f"⚠️ {code(gate['id'])}: {prose(message)}"]
+        return ["", "No gates: analysis only."] if evaluations else []
+    columns = gate_table_columns(gates)
+    rows = []
+    for gate in gates:
+        cells = gate_cells(document, gate)
+        cells["outcome"] = f"{icon(gate['outcome'], gate['passed'])} {gate['outcome']}"
+        rows.append(tuple(code(_one_line(cells[name])) if name == "gate" else cell(cells[name]) for name in columns))
+    numeric = {
+        columns.index(name)
+        for name in ("value", "reference", "change", "false alarm", "as bad", "mde")
+        if name in columns
+    }
+    lines = [
+        "",
+        f"<details><summary>{prose(_plural_gates(len(gates)))}: values, limits, false-alarm rates</summary>",
+        "",
+    ]
+    lines += _table(tuple(GATE_HEADERS[name] for name in columns), rows, numeric)
+    note = calibration_note(document)
+    if note:
+        lines += ["", prose(note[0].upper() + note[1:]) + "."]
+    legend = power_legend(document) if "mde" in columns else None
+    if legend:
+        lines += ["", prose(legend)]
     for evaluation in evaluations:  # beside the gated measure, unless every top d is judged (then in its details)
         judgments = evaluation.get("judgments")
         if evaluation["gates"] and judgments and not judgments["complete"]:
             lines += ["", f"**{prose(evaluation['measure'])}** · {prose(judged_line(evaluation))}"]
-    return lines
+    lines += [""] + [
+        f"- {icon(gate['outcome'], gate['passed'])} {code(gate_name(document, gate))} {prose(_sentence(gate))}"
+        for gate in gates
+    ]
+    return lines + ["", "</details>"]
+
+
+def _plural_gates(count: int) -> str:
+    return "The gate" if count == 1 else f"All {count} gates"
+
+
+def _sentence(gate: Mapping[str, Any]) -> str:
+    return gate.get("sentence") or gate["headline"]
 
 
 #: Heads the list of specs that could not be evaluated (Markdown and HTML).
@@ -219,83 +250,12 @@ def _team_test_section(tests: list[Mapping[str, Any]]) -> list[str]:
     return ["", f"**{TEAM_TESTS_TITLE}**", "", *_table(("outcome", "test", "message"), rows, set())]
 
 
-def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
-    """The blamed topics of a gate as a header and rows: scores, their difference, each topic's share.
-
-    The share column is left out where the topics were ranked by their raw loss (no per-topic split).
-    """
-    worst = gate.get("worst_topics") or []
-    against = gate.get("worst_against") or "the comparison"
-    with_text = any(impact.get("text") for impact in worst)
-    with_share = gate.get("blame_by", "contribution") == "contribution" and any(
-        impact.get("contribution") is not None for impact in worst
-    )
-    label = gate.get("label") or gate["statistic"]
-    # where the gate has corners: each topic's unjudged documents in the two top d (docs/mathematics.md §10)
-    depth = (gate.get("judgments") or {}).get("depth")
-    unjudged = [] if depth is None or not worst or worst[0].get("unjudged") is None else [gate["system"]]
-    if unjudged and worst[0].get("compared_unjudged") is not None:
-        unjudged.append(against)
-    header = (
-        "topic",
-        *(["query"] if with_text else []),
-        gate["system"],
-        against,
-        f"{label} term Δ" if _by_term(gate) else "score Δ",
-        *([f"moves {label} by"] if with_share else []),
-        *(f"unjudged in {name}'s top {depth}" for name in unjudged),
-    )
-    rows = [
-        (
-            impact["topic"],
-            *([impact.get("text") or ""] if with_text else []),
-            format_number(impact["candidate"]),
-            format_number(impact["compared"]),
-            f"{impact['delta']:+.4f}",
-            *(
-                [
-                    format_number(impact["contribution"], 4)
-                    if impact["contribution"] is None
-                    else f"{float(impact['contribution']):+.4g}"
-                ]
-                if with_share
-                else []
-            ),
-            *(str(impact[key]) for key in ("unjudged", "compared_unjudged")[: len(unjudged)]),
-        )
-        for impact in worst
-    ]
-    return header, rows
-
-
-def _by_term(gate: Mapping[str, Any]) -> bool:
-    """A gate on a statistic of the per-topic simulation: its blamed topics show per-topic terms, not scores."""
-    return gate.get("blame_by") == "term difference"
-
-
-def blame_title(gate: Mapping[str, Any]) -> str:
-    label = gate.get("label") or gate["statistic"]
-    against = gate.get("worst_against") or "the comparison"
-    worst = gate.get("worst_topics") or []
-    basis = gate.get("blame_by", "contribution")
-    if basis == "raw loss" or (worst and worst[0].get("contribution") is None):
-        return f"Topics that lost most against {against} ({label} has no per-topic split here):"
-    if basis == "term difference":
-        return f"Topics whose per-topic {label} grew most against {against} (the simulation's per-topic terms):"
-    if basis == "score difference":
-        return f"Topics that lost most against {against}:"
-    return f"Topics that moved {label} most the wrong way (each topic's share of the change against {against}):"
-
-
-def _failure_section(gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[str]:
-    """A failing or undecided gate: its sentence and headline, its corners of unjudged documents, its topics."""
+def _failure_section(document: Mapping[str, Any], gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[str]:
+    """A failing or undecided gate's whole headline, its corners of unjudged documents, and the topics that moved
+    it, each topic's share of the change."""
     lines = [
         "",
-        f"### {OUTCOME_ICONS[gate['outcome']]} {code(gate['id'])}",
-        "",
-        prose(_sentence(gate)),
-        "",
-        prose(gate["headline"]),
+        f"**{icon(gate['outcome'], gate['passed'])} {code(gate_name(document, gate))}** {prose(gate['headline'])}",
     ]
     corners = corner_lines(gate)
     if corners:
@@ -307,10 +267,10 @@ def _failure_section(gate: Mapping[str, Any], shown: dict[tuple, str]) -> list[s
     key = (header, tuple(rows))
     if key in shown:
         return lines + ["", f"The topics are those listed under {code(shown[key])}."] + hint
-    shown[key] = gate["id"]
-    numeric = set(range(2 if header[1] == "query" else 1, len(header)))
+    shown[key] = gate_name(document, gate)
+    numeric = {index for index, name in enumerate(header) if name not in ("topic", "query")}
     table = _table(header, [tuple(cell(text) for text in row) for row in rows], numeric)
-    return lines + ["", prose(blame_title(gate)), ""] + table + hint
+    return lines + ["", prose(blame_heading(gate)), ""] + table + hint
 
 
 def _comparison_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
@@ -386,24 +346,21 @@ def _simulation_section(simulation: Mapping[str, Any]) -> list[str]:
 
 def _render(document: Mapping[str, Any], all_systems: bool) -> str:
     evaluations = list(document["evaluations"])
-    warnings = [(evaluation, warning) for evaluation in evaluations for warning in guard_warnings(evaluation)]
-    summary = document["summary"]
-    warned = warnings or summary["warnings"] or summary.get("undecided")
-    warned = warned or summary.get("not_run") or judged_nothing(document)
-    verdict = "❌" if not document["passed"] else "⚠️" if warned else "✅"
-    lines = [MARKER, f"## {verdict} pytest-bvtest: {summary_counts(document)}", ""]
-    lines += [line for text in together_lines(document) + power_lines(document) for line in (prose(text), "")]
-    for evaluation, warning in warnings:
-        where = f"{display_path(evaluation['spec'])} · {evaluation['measure']}"
-        lines += [f"> ⚠️ **Warning** ({prose(where)}): {prose(warning)}", ""]
-    lines += _gate_section(evaluations)
+    lines = _first_screen(document)
     lines += _problem_section(document)
-    shown: dict[tuple, str] = {}
     lines += _team_test_section(list(document.get("tests") or []))
-    for evaluation in evaluations:
-        for gate in evaluation["gates"]:
-            if gate["outcome"] in ("FAIL", "UNDECIDED"):
-                lines += _failure_section(gate, shown)
+    lines += _gate_section(document, evaluations)
+    failing = failing_gates(document)
+    if failing:
+        what = failing_gates_title(failing)
+        lines += [
+            "",
+            f"<details><summary>{what}: its headline and each topic's share of the change</summary>",
+        ]
+        shown: dict[tuple, str] = {}
+        for gate in failing:
+            lines += _failure_section(document, gate, shown)
+        lines += ["", "</details>"]
     lines += _comparison_section(evaluations)
     simulated = set()
     for evaluation in evaluations:
@@ -413,17 +370,22 @@ def _render(document: Mapping[str, Any], all_systems: bool) -> str:
             simulated.add(evaluation["spec"])
             for simulation in evaluation.get("simulations") or [evaluation["simulation"]]:
                 lines += _simulation_section(simulation)
-    lines += what_to_do(document)
+    advice = what_to_do(document)
+    if advice:
+        lines += [
+            "",
+            "<details><summary>What else to do: adjust a gate, read what a statistic means</summary>",
+            "",
+            *advice,
+            "",
+            "</details>",
+        ]
     tool = document.get("tool") or {}
     footer = (
         f"{tool.get('name', 'pytest-bvtest')} {tool.get('version', '')}, report schema {document['schema_version']}"
     )
     lines += ["", f"<sub>{prose(footer)}</sub>", ""]
     return "\n".join(lines)
-
-
-def _candidate_input(evaluation: Mapping[str, Any]) -> str | None:
-    return next((item["path"] for item in evaluation.get("inputs") or [] if item["role"] == "candidate"), None)
 
 
 def _spec_location(evaluation: Mapping[str, Any], gate: Mapping[str, Any]) -> str:
@@ -453,34 +415,23 @@ def documentation_url() -> str | None:
 
 
 def what_to_do(document: Mapping[str, Any]) -> list[str]:
-    """The footer: reproduce locally, accept the change, adjust a bound, read about each failing statistic."""
+    """Beyond the commands on the first screen: where to adjust each gate that is not a plain ``OK``, and what its
+    statistic means."""
     evaluations = list(document["evaluations"])
-    failing = [
+    concerned = [
         (evaluation, gate) for evaluation in evaluations for gate in evaluation["gates"] if gate["outcome"] != "OK"
     ]
-    if not failing:
+    if not concerned:
         return []
-    specs = dict.fromkeys((display_path(evaluation["spec"]), _candidate_input(evaluation)) for evaluation, _ in failing)
-    commands = [
-        f"pytest {shlex.quote(spec)}" + (f" --bvtest-run {shlex.quote(display_path(run))}" if run else "")
-        for spec, run in specs
-    ]
-    lines = ["", "### What to do", "", "- **Reproduce locally:** " + "; ".join(code(command) for command in commands)]
-    # --bvtest-update refuses after a failed gate, so accepting a failing change needs the force option
-    update = "--bvtest-update-force" if any(gate["outcome"] == "FAIL" for _, gate in failing) else "--bvtest-update"
-    lines.append(
-        "- **The change is intended** (the new behaviour becomes the reference): "
-        + "; ".join(code(f"{command} {update}") for command in commands)
-        + ", then commit the updated reference run."
-    )
     where = ", ".join(
-        f"{code(short_id(gate))} at {code(_spec_location(evaluation, gate))}" for evaluation, gate in failing
+        f"{code(gate_name(document, gate))} at {code(_spec_location(evaluation, gate))}"
+        for evaluation, gate in concerned
     )
-    lines.append(
-        f"- **The bound is too strict:** edit the gate in the spec ({where}); "
+    lines = [
+        f"- **A bound is too strict:** edit the gate in the spec ({where}); "
         f"`bvtest check SPEC` shows the new verdict without pytest."
-    )
-    undecided = [(evaluation, gate) for evaluation, gate in failing if gate["outcome"] == "UNDECIDED"]
+    ]
+    undecided = [(evaluation, gate) for evaluation, gate in concerned if gate["outcome"] == "UNDECIDED"]
     if undecided:
         judge = "; ".join(
             code(f"bvtest judge {spec} -o judgments.tsv")
@@ -492,7 +443,7 @@ def what_to_do(document: Mapping[str, Any]) -> list[str]:
             f"{code('qrels')} after the official ones ({docs_link('unjudged documents', 'judgments.md')})."
         )
     docs = dict.fromkeys(
-        (gate.get("label") or gate["statistic"], gate.get("docs")) for _, gate in failing if gate.get("docs")
+        (gate.get("label") or gate["statistic"], gate.get("docs")) for _, gate in concerned if gate.get("docs")
     )
     if docs:
         lines.append("- **What the statistics mean:** " + ", ".join(docs_link(label, target) for label, target in docs))

@@ -21,8 +21,7 @@ from typing import Any
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.textfiles import atomic_write_bytes
-from pytest_bvtest.report.markdown import limit_text
-from pytest_bvtest.report.wording import display_path, format_number
+from pytest_bvtest.report.wording import display_path, format_number, limit_cell
 from pytest_bvtest.stats.registry import PLOT_SERIES, STATISTICS
 
 ROLE_STYLES = {
@@ -88,7 +87,7 @@ def limit_lines(evaluation: Mapping[str, Any]) -> list[tuple[str, float, str]]:
     colors = {key: color for (key, _, _), color in zip(SERIES, SERIES_COLORS)}
     return [
         (
-            f"{gate.get('label') or gate['statistic']} limit {limit_text(gate)}",
+            f"{gate.get('label') or gate['statistic']} limit {limit_cell(gate)} ({gate['rule']})",
             float(gate["limit"]),
             colors[gate["statistic"]],
         )

@@ -16,6 +16,7 @@ from pytest_bvtest.io.textfiles import (
     require_inside,
 )
 from pytest_bvtest.judging.evaluation import Evaluation
+from pytest_bvtest.report.wording import display_path
 from pytest_bvtest.spec.model import RepeatedRuns, RunFile
 
 
@@ -131,7 +132,7 @@ def update_reference(
         )
         if not kept.exists():
             atomic_write_bytes(kept, old)
-        kept_line = f"bvtest: previous reference kept as {kept}"
+        kept_line = f"bvtest: previous reference kept as {display_path(str(kept))}"
     else:
         kept_line = (
             "bvtest: previous reference not kept (no cache folder): "
@@ -140,7 +141,8 @@ def update_reference(
     data = new_text.encode("utf-8")
     atomic_write_bytes(stored.path, gzip.compress(data, mtime=0) if stored.path.name.endswith(".gz") else data)
     lines += [
-        f"bvtest: reference {spec.reference!r} updated: {stored.path} now holds the candidate {spec.candidate.path}"
+        f"bvtest: reference {spec.reference!r} updated: {display_path(str(stored.path))} now holds the candidate "
+        f"{display_path(str(spec.candidate.path))}"
         + (f" (tag {stored.tag!r}, the file's other systems kept)" if stored.tag is not None else ""),
         kept_line,
     ]

@@ -8,33 +8,42 @@ pytest's terminal reporter.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_bvtest.errors import short_list
 from pytest_bvtest.report.wording import (
+    GATE_HEADERS,
     NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
     analysis_lines,
+    cause_title,
+    causes,
+    change_lines,
+    commands,
     comparison_lines,
-    display_path,
     error_groups,
     evaluation_title,
-    gate_numbers,
-    gate_warnings,
-    guard_warnings,
+    gate_cells,
+    gate_name,
+    gate_summary,
+    gate_table_columns,
+    harmed_query_table,
     judged_line,
-    power_cell,
+    more_queries_text,
+    notices,
+    page_title,
+    page_verdict,
     power_legend,
-    power_lines,
     power_text,
     run_spread_lines,
     simulation_lines,
     summary_counts,
+    sure_lines,
     system_rows,
     team_test_text,
-    together_lines,
     topic_notes,
     tradeoff_text,
 )
@@ -43,6 +52,11 @@ Markup = dict[str, bool]
 
 
 Line = tuple[str, Markup]
+
+
+#: The width the summary is wrapped at when pytest's terminal writer does not say (pytest's default, 80, is for a
+#: terminal; CI logs are read wider).
+DEFAULT_WIDTH = 120
 
 
 #: Prefixes the candidate's row so it stands out without colour too.
@@ -96,94 +110,156 @@ def _first_of_spec(document: Mapping[str, Any], evaluation: Mapping[str, Any]) -
     return next(i for i, other in enumerate(document["evaluations"]) if other["spec"] == evaluation["spec"])
 
 
-def _gate_id(gate: Mapping[str, Any]) -> str:
-    return gate["id"].split("::", 1)[-1]
-
-
 def _guard_lines(document: Mapping[str, Any]) -> list[Line]:
-    """The guards' warnings of every evaluation, then each gate's own (:func:`gate_warnings`): every ``OK*``
-    says why, at every verbosity."""
-    evaluations = document["evaluations"]
-    return [
-        *(
-            (f"WARNING: {warning}", _WARNING_MARKUP)
-            for evaluation in evaluations
-            for warning in guard_warnings(evaluation)
-        ),
-        *(
-            (f"WARNING: {gate['id']}: {warning}", _WARNING_MARKUP)
-            for evaluation in evaluations
-            for gate in evaluation["gates"]
-            for warning in gate_warnings(evaluation, gate)
-        ),
-    ]
-
-
-def quiet_lines(document: Mapping[str, Any]) -> list[Line]:
-    """``-q``: one line per gate (outcome, gate, the numbers), the guards' warnings, then the counts."""
-    lines: list[Line] = _guard_lines(document)
-    for evaluation in document["evaluations"]:
-        for gate in evaluation["gates"]:
-            value, reference, delta, limit = gate_numbers(gate)
-            label = gate.get("label") or gate["statistic"]
-            versus = (
-                "" if reference == "-" else (f" {reference}" if gate["reference_value"] is None else f" vs {reference}")
-            )
-            lines.append(
-                (
-                    f"[{gate['outcome']}] {gate['id']}: {label} {value}{versus}, limit {limit}",
-                    OUTCOME_MARKUP[gate["outcome"]],
-                )
-            )
-    lines += [(text, {}) for text in together_lines(document)]
-    lines += problem_lines(document)
-    lines += team_test_lines(document)
-    lines.append(_final_line(document))
+    """The warnings and notes a reviewer reads first, each once (:func:`notices`), naming the gates a warning makes
+    ``OK*``: every ``OK*`` says why, at every verbosity."""
+    lines: list[Line] = []
+    for notice in notices(document):
+        if notice.severity == "warning":
+            gates = f" ({', '.join(notice.gates)})" if notice.gates else ""
+            lines.append((f"WARNING{gates}: {notice.text}", _WARNING_MARKUP))
+        else:
+            lines.append((f"note: {notice.text}", {}))
     return lines
 
 
-def compact_lines(document: Mapping[str, Any]) -> list[Line]:
-    """Default verbosity: one table of every gate; ``-v`` adds the system tables and comparisons."""
-    gates = [(evaluation, gate) for evaluation in document["evaluations"] for gate in evaluation["gates"]]
+def _gate_table(document: Mapping[str, Any], width: int) -> list[Line]:
+    """Every gate in one aligned table; the columns that would not fit ``width`` are left out, least needed first."""
+    gates = [gate for evaluation in document["evaluations"] for gate in evaluation["gates"]]
+    columns = [name for name in gate_table_columns(gates, rule=False) if name != "interval"]
+    cells = [gate_cells(document, gate) for gate in gates]
+    header = {name: GATE_HEADERS[name] for name in columns}
+    right = {"value", "reference", "change", "false alarm", "as bad", "mde"}
+
+    def render(names: list[str]) -> list[str]:
+        widths = {name: max(len(row[name]) for row in (header, *cells)) for name in names}
+        return [
+            "  ".join(
+                row[name].rjust(widths[name]) if name in right else row[name].ljust(widths[name]) for name in names
+            ).rstrip()
+            for row in (header, *cells)
+        ]
+
+    for dropped in ("as bad", "false alarm", "mde", "change", "reference"):
+        lines = render(columns)
+        if max(len(line) for line in lines) <= width:
+            break
+        columns = [name for name in columns if name != dropped]
+    lines = render(columns)
+    legend = power_legend(document) if "mde" in columns else None
+    return (
+        [(lines[0], {"bold": True})]
+        + [(line, OUTCOME_MARKUP.get(gate["outcome"], {})) for line, gate in zip(lines[1:], gates)]
+        + ([(legend, {})] if legend else [])
+    )
+
+
+def _wrapped(lines: Sequence[Line], width: int) -> list[Line]:
+    """Each line wrapped at ``width`` (pytest's terminal width), its continuation indented by 4 past its own indent."""
+    return [(piece, markup) for text, markup in lines for piece in wrap(text, width).split("\n")]
+
+
+#: Fewer columns than this left on a line are no room to wrap a text into.
+_NARROWEST = 30
+
+
+def wrap(text: str, width: int, taken: int = 0) -> str:
+    """``text`` with each of its lines wrapped at ``width``, continuations indented by 4 past the line's own indent;
+    ``taken`` columns of the first line are used by what pytest prints before it. A word longer than a line is not
+    broken (a path stays whole)."""
+    out = []
+    width = max(width, _NARROWEST)
+    if taken and width - taken < _NARROWEST:  # what comes before leaves no room: the text starts on the next line
+        return "\n" + wrap(text, width)
+    for number, line in enumerate(text.split("\n")):
+        room = width - (taken if number == 0 else 0)
+        if len(line) <= room:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()) + 4)
+        pieces = textwrap.wrap(line, room, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False)
+        if len(pieces) > 1 and room < width:  # the continuation lines have the whole width
+            rest = " ".join(piece.strip() for piece in pieces[1:])
+            pieces = pieces[:1] + textwrap.wrap(
+                indent + rest, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False
+            )
+        out += pieces
+    return "\n".join(out)
+
+
+def _aligned(rows: Sequence[Sequence[str]], indent: str) -> list[str]:
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    return [indent + "  ".join(text.ljust(width) for text, width in zip(row, widths)).rstrip() for row in rows]
+
+
+def page_lines(document: Mapping[str, Any]) -> list[Line]:
+    """The reviewer's page in text: the verdict, what changed, each cause (its harmed queries and the gates they
+    break), the warnings and notes, how sure, and the commands to reproduce or accept it."""
+    verdict = page_verdict(document)
+    lines: list[Line] = [(page_title(document), _VERDICT_MARKUP[verdict])]
+    lines += [(text, {}) for text in change_lines(document)]
+    for cause in causes(document):
+        lines.append((f"{cause_title(cause)}:" if cause.queries else cause_title(cause), {"bold": True}))
+        header, rows = harmed_query_table(cause)
+        if rows:
+            lines += [(text, {}) for text in _aligned([header, *rows], "  ")]
+            more = more_queries_text(cause)
+            if more:
+                lines.append((f"  {more}", {}))
+            lines.append((f"  breaks {', '.join(gate_name(document, gate) for gate in cause.gates)}", {}))
+    lines += _guard_lines(document)
+    lines += [(f"How sure: {text}" if number == 0 else text, {}) for number, text in enumerate(sure_lines(document))]
+    lines += [
+        (f"{what}: {'; '.join(listed)}" + (f", {after}" if after else ""), {})
+        for what, listed, after in commands(document)
+    ]
+    return lines
+
+
+_VERDICT_MARKUP: dict[str, Markup] = {
+    "fail": {"red": True, "bold": True},
+    "warn": _WARNING_MARKUP,
+    "ok": {"green": True, "bold": True},
+}
+
+
+def quiet_lines(document: Mapping[str, Any], width: int = DEFAULT_WIDTH) -> list[Line]:
+    """``-q``: the warnings and notes, one line per gate (outcome, gate, its numbers), then the counts."""
+    lines: list[Line] = _guard_lines(document)
+    for evaluation in document["evaluations"]:
+        for gate in evaluation["gates"]:
+            lines.append(
+                (
+                    f"[{gate['outcome']}] {gate_name(document, gate)}: {gate_summary(gate)}",
+                    OUTCOME_MARKUP.get(gate["outcome"], {}),
+                )
+            )
+    lines += problem_lines(document)
+    lines += team_test_lines(document)
+    lines.append(_final_line(document))
+    return _wrapped(lines, width)
+
+
+def compact_lines(document: Mapping[str, Any], width: int = DEFAULT_WIDTH) -> list[Line]:
+    """Default verbosity: the table of every gate, then the reviewer's page; ``-v`` adds the system tables and
+    comparisons."""
+    gates = [gate for evaluation in document["evaluations"] for gate in evaluation["gates"]]
     if not gates:
         lines = [(evaluation_title(evaluation), {"bold": True}) for evaluation in document["evaluations"]]
         if document["evaluations"]:
             lines.append(("analysis only: no gates (-v shows the system tables)", {}))
         lines += problem_lines(document) + team_test_lines(document)
         shown = document.get("tests") or document.get("errors") or document.get("not_run")
-        return lines + ([_final_line(document)] if shown else [])
-    legend = power_legend(document)
-    header = ("outcome", "gate", "value", "reference", "delta", "limit", *(("MDE (all / 10%)",) if legend else ()))
-    rows = [
-        (
-            gate["outcome"],
-            f"{display_path(evaluation['spec'])}::{_gate_id(gate)}",
-            *gate_numbers(gate),
-            *((power_cell(gate),) if legend else ()),
-        )
-        for evaluation, gate in gates
-    ]
-    widths = [max(len(row[column]) for row in (header, *rows)) for column in range(len(header))]
-    right = {2, 3, 4, 6}
-
-    def line(row: tuple[str, ...]) -> str:
-        return "  ".join(
-            text.rjust(width) if column in right else text.ljust(width)
-            for column, (text, width) in enumerate(zip(row, widths))
-        ).rstrip()
-
-    lines: list[Line] = [(line(header), {"bold": True})]
-    lines += [(line(row), OUTCOME_MARKUP[row[0]]) for row in rows]
-    lines += [(text, {}) for text in together_lines(document)]
-    lines += [(text, {}) for text in power_lines(document)]
-    lines += [(legend, {})] if legend else []
-    lines += _guard_lines(document)
+        return _wrapped(lines + ([_final_line(document)] if shown else []), width)
+    lines = _gate_table(document, width)
+    lines.append(("", {}))
+    lines += page_lines(document)
     lines += problem_lines(document)
     lines += team_test_lines(document)
     lines.append(("(-v adds the system tables, comparisons and notes)", {}))
     lines.append(("", {}))
     lines.append(_final_line(document))
-    return lines
+    return _wrapped(lines, width)
 
 
 def _final_line(document: Mapping[str, Any]) -> Line:
@@ -207,16 +283,17 @@ def team_test_lines(document: Mapping[str, Any]) -> list[Line]:
     return lines
 
 
-def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]:
+def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = DEFAULT_WIDTH) -> list[Line]:
     """The summary below the section title, as ``(text, markup)`` lines, following pytest's verbosity.
 
-    ``-q`` (``verbosity < 0``): :func:`quiet_lines`; default (0): :func:`compact_lines`; ``-v``: every
-    table, comparison, gate headline and note.
+    ``-q`` (``verbosity < 0``): :func:`quiet_lines`; default (0): :func:`compact_lines`, wrapped at the terminal's
+    ``width``; ``-v``: every table, comparison, gate headline and note, then the reviewer's page, each line whole
+    (``-v`` may be wider than the terminal).
     """
     if verbosity < 0:
-        return quiet_lines(document)
+        return quiet_lines(document, width)
     if verbosity == 0:
-        return compact_lines(document)
+        return compact_lines(document, width)
     lines: list[Line] = []
     for number, evaluation in enumerate(document["evaluations"]):
         if number:
@@ -237,21 +314,18 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
             for simulation in evaluation.get("simulations") or [evaluation["simulation"]]:
                 lines.extend((text, {}) for text in simulation_lines(simulation))
-        lines.extend((f"WARNING: {warning}", {"yellow": True, "bold": True}) for warning in guard_warnings(evaluation))
         for gate in evaluation["gates"]:
-            lines.append((f"[{gate['outcome']}] {gate['id']}: {gate['headline']}", OUTCOME_MARKUP[gate["outcome"]]))
-            lines.extend((f"  warning: {warning}", _WARNING_MARKUP) for warning in gate_warnings(evaluation, gate))
+            markup = OUTCOME_MARKUP.get(gate["outcome"], {})
+            lines.append((f"[{gate['outcome']}] {gate['id']}: {gate['headline']}", markup))
             power = power_text(gate)
             lines.extend([(f"  {power}", {})] if power else [])
             if gate.get("hint"):
                 lines.append((f"  hint: {gate['hint']}", {}))
         lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
-    together = together_lines(document) + power_lines(document)
-    if together:
-        lines += [("", {}), *((text, {}) for text in together)]
+    if document["evaluations"]:
+        lines.append(("", {}))
+    lines += [*page_lines(document), *problem_lines(document), *team_test_lines(document)]
     tests = document.get("tests") or []
-    lines += problem_lines(document)
-    lines += team_test_lines(document)
     if document["summary"]["gates"] or tests or document.get("errors") or document.get("not_run"):
         lines.append(("", {}))
         lines.append(_final_line(document))
@@ -259,7 +333,8 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1) -> list[Line]
 
 
 def write_summary(document: Mapping[str, Any], writer: Any, verbosity: int = 1) -> None:
-    """Write the ``bvtest summary`` section on pytest's terminal reporter."""
+    """Write the ``bvtest summary`` section on pytest's terminal reporter, at its width."""
     writer.write_sep("=", "bvtest summary", bold=True)
-    for text, markup in summary_lines(document, verbosity):
+    width = getattr(getattr(writer, "_tw", None), "fullwidth", DEFAULT_WIDTH)
+    for text, markup in summary_lines(document, verbosity, width):
         writer.write_line(text, **markup)

@@ -11,7 +11,9 @@ rendered by the pytest controller from its workers' payloads says exactly what t
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +45,10 @@ def display_path(path: str) -> str:
 
 
 def outcome_counts(gates: Sequence[Mapping[str, Any]]) -> str:
-    """``"3 OK, 1 FAIL"`` for a system's gates, ``-`` when it has none."""
-    counts = [(sum(gate["outcome"] == outcome for gate in gates), outcome) for outcome in OUTCOMES]
+    """``"3 OK, 1 FAIL"`` for a system's gates, ``-`` when it has none; an outcome the reports do not know yet is
+    counted under its own name."""
+    known = [*OUTCOMES, *dict.fromkeys(gate["outcome"] for gate in gates if gate["outcome"] not in OUTCOMES)]
+    counts = [(sum(gate["outcome"] == outcome for gate in gates), outcome) for outcome in known]
     return ", ".join(f"{count} {outcome}" for count, outcome in counts if count) or "-"
 
 
@@ -143,7 +147,12 @@ def topic_notes(evaluation: Mapping[str, Any]) -> list[str]:
                 f"{system['name']} ranked {len(ignored)} {topics} outside the evaluated topics (unjudged, or no "
                 f"relevant document; ignored): {_topic_list(ignored)}"
             )
-    notes += [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "note"]
+    # the notes a reviewer reads first (no change, a big improvement) are said once, on the first screen
+    notes += [
+        guard["message"]
+        for guard in evaluation.get("guards") or []
+        if guard["severity"] == "note" and guard["kind"] not in FIRST_SCREEN_NOTES
+    ]
     return notes
 
 
@@ -182,47 +191,37 @@ def gate_warnings(evaluation: Mapping[str, Any], gate: Mapping[str, Any]) -> lis
 
 def together_lines(document: Mapping[str, Any]) -> list[str]:
     """How often an equal-quality change fails at least one gate, once per set of gates that share their swaps
-    (each gate's ``calibration.together``, docs/mathematics.md §7): the false-alarm rate of the check those gates
-    make together, which each gate's own rate does not tell."""
-    groups: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
-    for evaluation in document["evaluations"]:
-        for gate in evaluation["gates"]:
-            together = (gate.get("calibration") or {}).get("together")
-            if together:
-                groups.setdefault(tuple(together["ids"]), []).append(gate)
-    return [_together_line(gates) for gates in groups.values()]
+    (each gate's ``calibration.together``, docs/mathematics.md §7), with each gate's own rate beside it: ``Together:
+    an equal-quality change fails at least one of these 5 gates (bvtest.yaml, against production) 3.89% of the time
+    (10,000 swaps), each gate alone 0.04% to 1.33%; the spec allows 5% together.``"""
+    return [f"Together: {together_sentence(gates)}." for gates in _together_groups(document)]
 
 
-def _together_line(gates: Sequence[Mapping[str, Any]]) -> str:
+def together_sentence(gates: Sequence[Mapping[str, Any]]) -> str:
+    """The joint false-alarm rate of gates that share their swaps, their own rates, and what the spec asked for: the
+    families' rates together, or that each calibrated gate keeps its ``false_alarm`` alone."""
     calibrations = [gate["calibration"] for gate in gates]
     together = calibrations[0]["together"]
-    spec = gates[0]["id"].split("::", 1)[0]
-    line = (
-        f"Together: an equal-quality change fails at least one of these {together['gates']} gates ({spec}, against "
-        f"{calibrations[0]['reference']}) {together['rate']:.2%} of the time ({together['swaps']:,} swaps)"
+    spec = display_path(gates[0]["id"].split("::", 1)[0])
+    text = (
+        f"an equal-quality change fails at least one of these {together['gates']} gates ({spec}, against "
+        f"{calibrations[0]['reference']}) {percent(together['rate'])} of the time ({together['swaps']:,} swaps), "
+        f"each gate alone {_rates(gates)}"
     )
     calibrated = [c for c in calibrations if c["false_alarm"] is not None]
-    families = {(c["family"]["false_alarm"], c["family"]["level"]) for c in calibrated if c.get("family")}
-    alone = {c["false_alarm"] for c in calibrated if not c.get("family")}  # a rate no other gate asked for
-    if len(families) == 1 and not alone:
-        ((rate, level),) = families
-        subject = "each gate" if len(calibrated) == len(calibrations) else "each calibrated gate"
-        return (
-            f"{line}; family-wise limits: {subject} alone is held to {level:.2%} so that together they fail at "
-            f"most {rate * 100:.3g}%."
-        )
+    families = sorted({c["family"]["false_alarm"] for c in calibrated if c.get("family")}, reverse=True)
+    if len(families) == 1:
+        return f"{text}; the spec allows {percent(families[0])} together (family-wise limits)"
     if families:
-        held = [(rate, f"the false_alarm {rate * 100:.3g}% gates each held to {level:.2%}") for rate, level in families]
-        held += [(rate, f"the false_alarm {rate * 100:.3g}% gate at {rate * 100:.3g}% alone") for rate in alone]
-        listed = "; ".join(text for _, text in sorted(held, reverse=True))
-        return f"{line}; family-wise limits, one family per false_alarm rate: {listed}."
+        allowed = ", ".join(f"{percent(rate)} to its false_alarm {percent(rate)} gates" for rate in families)
+        return f"{text}; the spec allows {allowed} together (family-wise limits, one family per rate)"
     asked = [c["false_alarm"] for c in calibrated]
     if len(asked) > len(set(asked)):  # calibrated gates that would form a family: per-gate limits were asked for
         return (
-            f"{line}; each gate's false-alarm rate is its own alone: analysis: {{calibration: {{family: true}}}} "
-            f"(the default) holds the calibrated ones to their rate together."
+            f"{text}; each calibrated gate keeps its false_alarm alone (analysis: {{calibration: {{family: true}}}}, "
+            "the default, holds them to it together)"
         )
-    return line + "."
+    return text
 
 
 def judged_nothing(document: Mapping[str, Any]) -> bool:
@@ -401,41 +400,222 @@ def run_spread_lines(evaluation: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def delta_text(gate: Mapping[str, Any]) -> str:
-    """``+0.0105 (worse)``: candidate minus reference, and whether that change is for the better or the worse.
+def _compares_already(gate: Mapping[str, Any]) -> bool:
+    """The gate's statistic already compares the candidate with its reference (TRisk, URisk, ...): its value is no
+    level of its own to subtract the reference's from."""
+    statistic = STATISTICS.get(gate["statistic"])
+    return statistic is not None and statistic.needs_reference and gate.get("reference_value") is None
 
-    The word is the change's verdict in the statistic's own direction (a lower Var is better), so a
-    reader need not know which way each statistic points; whether the gate passes is the limit's call.
+
+def _typical(gate: Mapping[str, Any]) -> float | None:
+    return _float((gate.get("calibration") or {}).get("typical"))
+
+
+def delta_text(gate: Mapping[str, Any]) -> str:
+    """``+0.0105 (worse)``: the candidate's change, and whether it is for the better or the worse.
+
+    The change is candidate minus reference; for a statistic that already compares the two (TRisk, URisk), it is the
+    change from what an equal-quality change typically gets (the null's median: with losses weighted that is below
+    0, so a negative TRisk alone is no loss), and ``-`` without a null. The word is the change's verdict in the
+    statistic's own direction (a lower Var is better), so a reader need not know which way each statistic points;
+    whether the gate passes is the limit's call.
     """
-    delta = gate.get("delta")
-    if delta is None:
+    if _compares_already(gate):
+        typical = _typical(gate)
+        delta = None if typical is None else _float(gate["value"]) - typical
+    else:
+        delta = _float(gate.get("delta"))
+    if delta is None or math.isnan(delta):
         return "-"
-    delta = float(delta)
-    if not math.isfinite(delta) or delta == 0:
-        return f"{delta:+.4g}" if delta else "0 (no change)"
+    if not math.isfinite(delta) or abs(delta) <= _ROUNDING:
+        return f"{delta:+.4g}" if abs(delta) > _ROUNDING else "0 (no change)"
     better = (delta > 0) == gate.get("higher_is_better", True)
     return f"{delta:+.4g} ({'better' if better else 'worse'})"
 
 
-def _short_number(value: float | str | None) -> str:
-    return "-" if value is None else f"{float(value):.6g}"
+def reference_text(gate: Mapping[str, Any]) -> str:
+    """What a gate's value is compared with: ``0.0706 production``; for a statistic that already compares the two,
+    ``-1.12 equal change`` (the null's median), else ``against production``; ``-`` without a reference."""
+    if not gate.get("reference"):
+        return "-"
+    if gate.get("reference_value") is not None:
+        return f"{figure(gate['reference_value'], gate['value'])} {gate['reference']}"
+    typical = _typical(gate)
+    if _compares_already(gate) and typical is not None:
+        return f"{figure(typical, gate['value'])} equal change"
+    return f"against {gate['reference']}"
 
 
-def gate_numbers(gate: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    """The cells of a gate in the compact table: value, reference, delta (better or worse), limit."""
-    reference = "-"
-    if gate["reference"]:
-        reference = (
-            f"{_short_number(gate['reference_value'])} {gate['reference']}"
-            if gate["reference_value"] is not None
-            else f"against {gate['reference']}"
+def limit_cell(gate: Mapping[str, Any]) -> str:
+    """``<= 0.0839``; ``none can fail`` for a calibrated limit that no equal-quality change crosses (the null is too
+    coarse: its number would suggest a check that is not made), ``undefined`` for a NaN one."""
+    if gate.get("cannot_fail"):
+        return "none can fail"
+    if gate.get("limit") is None:
+        return "undefined"
+    return f"{_side(gate)} {figure(gate['limit'], gate['value'])}"
+
+
+def interval_text(gate: Mapping[str, Any]) -> str:
+    """``candidate - reference [-0.41, 0.02] 95%, seed 0``, or ``-`` for a gate without a bootstrap interval."""
+    interval = gate.get("interval")
+    if interval is None:
+        return "-"
+    what = "candidate - reference" if gate.get("reference_value") is not None else "candidate"
+    return (
+        f"{what} [{figure(interval['low'])}, {figure(interval['high'])}] "
+        f"{interval['confidence']:.0%}, seed {interval['seed']}"
+    )
+
+
+#: The columns of the table of every gate, each cell rendered by :func:`gate_cells`.
+GATE_COLUMNS = (
+    "outcome",
+    "gate",
+    "value",
+    "reference",
+    "change",
+    "limit",
+    "rule",
+    "false alarm",
+    "as bad",
+    "mde",
+    "interval",
+)
+
+#: How the table of every gate heads its columns.
+GATE_HEADERS = {
+    "outcome": "outcome",
+    "gate": "gate",
+    "value": "value",
+    "reference": "compared with",
+    "change": "change",
+    "limit": "limit",
+    "rule": "rule",
+    "false alarm": "false alarm",
+    "as bad": "equal change as bad",
+    "mde": "MDE (all / 10%)",
+    "interval": "bootstrap interval",
+}
+
+
+def gate_cells(document: Mapping[str, Any], gate: Mapping[str, Any]) -> dict[str, str]:
+    """A gate's cells in the table of every gate (:data:`GATE_COLUMNS`): outcome, name, value, what it is compared
+    with, the change (better or worse), the limit and the rule that set it, the gate's own false-alarm rate (how
+    often an equal-quality change fails it), how often an equal-quality change is as bad as the candidate, and the
+    bootstrap interval."""
+    calibration = gate.get("calibration") or {}
+    return {
+        "outcome": gate["outcome"],
+        "gate": gate_name(document, gate),
+        "value": figure(gate["value"], gate.get("limit"), gate.get("reference_value")),
+        "reference": reference_text(gate),
+        "change": delta_text(gate),
+        "limit": limit_cell(gate),
+        "rule": gate.get("rule") or "-",
+        "false alarm": "-" if calibration.get("rate") is None else percent(calibration["rate"]),
+        "as bad": "-" if calibration.get("p_value") is None else percent(calibration["p_value"]),
+        "mde": power_cell(gate),
+        "interval": interval_text(gate),
+    }
+
+
+def gate_table_columns(gates: Sequence[Mapping[str, Any]], *, rule: bool = True) -> list[str]:
+    """The columns of :data:`GATE_COLUMNS` that some gate fills (no empty interval or rate column)."""
+    columns = [column for column in GATE_COLUMNS if rule or column != "rule"]
+    if not any(gate.get("calibration") for gate in gates):
+        columns = [column for column in columns if column not in ("false alarm", "as bad")]
+    if not any(gate.get("interval") for gate in gates):
+        columns.remove("interval")
+    if not any(gate.get("power") and not gate["power"].get("skipped") for gate in gates):
+        columns.remove("mde")
+    return columns
+
+
+def calibration_note(document: Mapping[str, Any]) -> str | None:
+    """How the false-alarm rates of the gate table were drawn: ``false alarm: how often an equal-quality change
+    fails the gate (10,000 swaps with production, seed 0); equal change as bad: ...``."""
+    drawn = []
+    for gate in _gates(document):
+        calibration = gate.get("calibration")
+        if calibration:
+            how = (
+                f"all {calibration['swaps']:,} swaps with {calibration['reference']}"
+                if calibration["exact"]
+                else f"{calibration['swaps']:,} swaps with {calibration['reference']}, seed {calibration['seed']}"
+            )
+            drawn.append(how)
+    if not drawn:
+        return None
+    return (
+        "false alarm: how often an equal-quality change (the candidate's and the reference's scores swapped on "
+        "random topics) fails the gate at its limit; equal change as bad: how often it is at least as bad as the "
+        f"candidate (the gate's one-sided p-value); {'; '.join(dict.fromkeys(drawn))}"
+    )
+
+
+def blame_rows(gate: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """The blamed topics of a gate as a header and rows: scores, their difference, each topic's share.
+
+    The share column is left out where the topics were ranked by their raw loss (no per-topic split).
+    """
+    worst = gate.get("worst_topics") or []
+    against = gate.get("worst_against") or "the comparison"
+    with_text = any(impact.get("text") for impact in worst)
+    with_share = gate.get("blame_by", "contribution") == "contribution" and any(
+        impact.get("contribution") is not None for impact in worst
+    )
+    label = gate.get("label") or gate["statistic"]
+    # where the gate has corners: each topic's unjudged documents in the two top d (docs/mathematics.md §10)
+    depth = (gate.get("judgments") or {}).get("depth")
+    unjudged = [] if depth is None or not worst or worst[0].get("unjudged") is None else [gate["system"]]
+    if unjudged and worst[0].get("compared_unjudged") is not None:
+        unjudged.append(against)
+    header = (
+        "topic",
+        *(["query"] if with_text else []),
+        gate["system"],
+        against,
+        f"{label} term Δ" if gate.get("blame_by") == "term difference" else "score Δ",
+        *([f"moves {label} by"] if with_share else []),
+        *(f"unjudged in {name}'s top {depth}" for name in unjudged),
+    )
+    rows = [
+        (
+            impact["topic"],
+            *([impact.get("text") or ""] if with_text else []),
+            format_number(impact["candidate"]),
+            format_number(impact["compared"]),
+            f"{impact['delta']:+.4f}",
+            *(
+                [
+                    format_number(impact["contribution"])
+                    if impact["contribution"] is None
+                    else f"{float(impact['contribution']):+.4g}"
+                ]
+                if with_share
+                else []
+            ),
+            *(str(impact[key]) for key in ("unjudged", "compared_unjudged")[: len(unjudged)]),
         )
-    upper = gate["upper"] if "upper" in gate else gate["bound"]["kind"] in ("max", "max_increase")
-    limit = f"{'<=' if upper else '>='} {_short_number(gate['limit'] if 'limit' in gate else gate['bound']['limit'])}"
-    calibration = gate.get("calibration")
-    if calibration is not None and calibration.get("rate") is not None:
-        limit += f" (false alarm {float(calibration['rate']):.1%})"
-    return _short_number(gate["value"]), reference, delta_text(gate), limit
+        for impact in worst
+    ]
+    return header, rows
+
+
+def blame_heading(gate: Mapping[str, Any]) -> str:
+    """What the table of :func:`blame_rows` lists: by each topic's share of the change, by term, or by raw loss."""
+    label = gate.get("label") or gate["statistic"]
+    against = gate.get("worst_against") or "the comparison"
+    worst = gate.get("worst_topics") or []
+    basis = gate.get("blame_by", "contribution")
+    if basis == "raw loss" or (worst and worst[0].get("contribution") is None):
+        return f"Topics that lost most against {against} ({label} has no per-topic split here):"
+    if basis == "term difference":
+        return f"Topics whose per-topic {label} grew most against {against} (the simulation's per-topic terms):"
+    if basis == "score difference":
+        return f"Topics that lost most against {against}:"
+    return f"Topics that moved {label} most the wrong way (each topic's share of the change against {against}):"
 
 
 # --- a gate ---------------------------------------------------------------------------------------------------
@@ -470,9 +650,9 @@ def rule_text(bound: str | None, false_alarm: float | None) -> str:
 
 
 def calibration_text(gate: Mapping[str, Any]) -> str:
-    """``false-alarm rate 4.9% (10,000 swaps with production, seed 0)``; when other gates share the swaps,
-    how often they fail together: ``false-alarm rate 1.33% (family-wise limit); 4.99% for the 5 gates together
-    (...)``."""
+    """``false-alarm rate 4.9% (10,000 swaps with production, seed 0)``: how often an equal-quality change fails
+    this gate at its limit; ``family-wise`` when its limit shares its ``false_alarm`` with other gates (the rate of
+    them together is said once, by :func:`sure_lines`)."""
     calibration = gate["calibration"]
     drawn = (
         f"all {calibration['swaps']:,} swaps with {calibration['reference']}"
@@ -482,10 +662,13 @@ def calibration_text(gate: Mapping[str, Any]) -> str:
     runs = calibration.get("runs")
     if runs:
         drawn += f"; engine noise from {runs['candidate']} and {runs['reference']} runs"
-    together = calibration.get("together")
-    joint = "" if not together else f"; {percent(together['rate'])} for the {together['gates']} gates together"
-    family = " (family-wise limit)" if calibration.get("family") else ""
-    return f"false-alarm rate {percent(_float(calibration['rate']))}{family}{joint} ({drawn})"
+    family = calibration.get("family")
+    shared = (
+        ""
+        if not family
+        else f", family-wise with {family['gates']} gates at false_alarm {percent(family['false_alarm'])} together"
+    )
+    return f"false-alarm rate {percent(_float(calibration['rate']))}{shared} ({drawn})"
 
 
 def _verdict_word(gate: Mapping[str, Any]) -> str:
@@ -550,10 +733,17 @@ def headline(gate: Mapping[str, Any]) -> str:
         margin = f"{'past the limit by ' if past else 'headroom '}{abs(excess):.6g} as judged; {_deciding(judgments)}"
     rule = f"bound {gate['rule']}" if gate["bound"] is not None else gate["rule"]
     calibration = f"; {calibration_text(gate)}" if gate.get("calibration") else ""
-    return (
-        f"{judged_text(gate)} {verdict}: {gate['system']} {_float(gate['value']):.6g}{versus}; "
-        f"{rule} requires {relation} {_float(gate['limit']):.6g}; {margin}{calibration}"
+    typical = _typical(gate)
+    if _compares_already(gate) and typical is not None:
+        versus += f" (an equal-quality change: {typical:.6g})"
+    # a limit no equal-quality change crosses is no check: its number is not printed (the warning says why)
+    limit = (
+        f"{rule} gives no limit that can fail"
+        if gate.get("cannot_fail")
+        else f"{rule} requires {relation} {_float(gate['limit']):.6g}; {margin}"
     )
+    value = f"{gate['system']} {_float(gate['value']):.6g}{versus}"
+    return f"{judged_text(gate)} {verdict}: {value}; {limit}{calibration}"
 
 
 def within_noise_text(gate: Mapping[str, Any]) -> str | None:
@@ -580,11 +770,6 @@ def cannot_fail_text(gate: Mapping[str, Any]) -> str | None:
         return None
     label, calibration = gate["label"], gate["calibration"]
     partner = calibration["reference"]
-    if coarse["smallest_rate"] == 1.0:
-        return (
-            f"every swap with {partner} gives the same {label}: the two systems do not differ where it "
-            f"looks (no change), so no calibrated limit can fail"
-        )
     family = calibration.get("family")
     level = (
         f"false_alarm {percent(calibration['false_alarm'])}"
@@ -791,9 +976,12 @@ def sentence(gate: Mapping[str, Any]) -> str:
     )
     if gate["reference_value"] is not None:
         numbers += f" vs {short_number(_float(gate['reference_value']), limit)}"
-    numbers += f", limit {short_number(limit, value)}"
-    if gate.get("calibration"):
-        numbers += f" at a {percent(_float(gate['calibration']['rate']))} false-alarm rate"
+    if gate.get("cannot_fail"):
+        numbers += ", no limit that can fail"
+    else:
+        numbers += f", limit {short_number(limit, value)}"
+        if gate.get("calibration"):
+            numbers += f" at a {percent(_float(gate['calibration']['rate']))} false-alarm rate"
     than = f" than in {gate['reference']}" if gate["reference_value"] is not None else " than allowed"
     worse = wording.worse.replace("the reference", reference) + than
     judgments = gate.get("judgments")
@@ -1040,6 +1228,32 @@ def with_words(gate: Mapping[str, Any]) -> dict[str, Any]:
 # --- a guard --------------------------------------------------------------------------------------------------
 
 
+def stale_reference_message(guards: Sequence[Mapping[str, Any]]) -> str:
+    """One note for the ``stale_reference`` guards of a spec's measures against one reference: a big improvement,
+    the means of each measure, and that gates against a reference this far behind are lenient on the next changes."""
+    facts = guards[0]["facts"]
+    reference = facts["reference"]
+    gains = []
+    for number, guard in enumerate(guards):
+        said = guard["facts"]
+        gain = said["candidate_mean"] - said["reference_mean"]
+        relative = f", {gain / said['reference_mean']:+.0%}" if said["reference_mean"] else ""
+        test = "randomization p" if number == 0 else "p"
+        gains.append(
+            f"{said['measure']} {said['reference_mean']:.4f} → {said['candidate_mean']:.4f} ({gain:+.4f}{relative}, "
+            f"{test} {said['p_value']:.4f})"
+        )
+    advice = (
+        "once this change is merged, make it the reference: pytest --bvtest-update"
+        if facts["spec_reference"]
+        else f"compare the gates that name `reference: {reference}` with a recent baseline"
+    )
+    return (
+        f"a big improvement over {reference}: mean {', '.join(gains)}; gates against a reference this far behind "
+        f"let the next changes lose most of it, so {advice}"
+    )
+
+
 def _candidate_called(name: str) -> str:
     """How a guard names the candidate: by its system name where it is not the run under test."""
     return "the candidate" if name == "candidate" else f"the candidate {name}"
@@ -1051,10 +1265,17 @@ def guard_message(guard: Mapping[str, Any]) -> str:
     measure = facts.get("measure")
     kind = guard["kind"]
     if kind == "identical":
+        if guard["severity"] == "note":
+            return (
+                f"no change: {_candidate_called(facts['candidate'])}'s per-topic {measure} scores are "
+                f"{facts['reference']}'s on all "
+                f"{facts['topics']} topics, as right after pytest --bvtest-update; if this change should move the "
+                "ranking, check that CI wrote the new run where --bvtest-run points"
+            )
         return (
             f"identical: {facts['candidate']}'s per-topic {measure} scores are identical to "
             f"{' and '.join(facts['same'])}'s on all {facts['topics']} topics; is this the run you meant to test? "
-            "(a CI step that did not write the new run tests the old one against itself)"
+            "(a CI step that did not write the new run tests an old one)"
         )
     if kind == "candidate_missing":
         return (
@@ -1085,20 +1306,7 @@ def guard_message(guard: Mapping[str, Any]) -> str:
             f"missed by every system ({measure} 0 for all): {short_list(topics)}; {advice}"
         )
     if kind == "stale_reference":
-        candidate, reference_mean, reference = facts["candidate_mean"], facts["reference_mean"], facts["reference"]
-        gain = candidate - reference_mean
-        relative = f", {gain / reference_mean:+.0%}" if reference_mean else ""
-        advice = (
-            "once this change is accepted, make it the reference: pytest --bvtest-update"
-            if facts["spec_reference"]
-            else f"compare the gates that name `reference: {reference}` with a recent baseline"
-        )
-        return (
-            f"the candidate's mean {measure} {candidate:.4f} is far above the reference {reference}'s "
-            f"{reference_mean:.4f} ({gain:+.4f}{relative}; randomization p {facts['p_value']:.4f} < "
-            f"{facts['p_threshold']:g}, {facts['permutations']:,} sign flips): the reference may be stale, which "
-            f"makes gates against it lenient; {advice}"
-        )
+        return stale_reference_message([guard])
     if kind == "reference_missing":
         name = facts["reference"]
         return (
@@ -1119,3 +1327,606 @@ def guard_message(guard: Mapping[str, Any]) -> str:
             f"{why} (IPM 2022 Lemma 1); use `target: mean` or a number in that range"
         )
     raise ValueError(f"no words for the guard {kind!r}")
+
+
+# --- the reviewer's page: the verdict, one story per cause, how sure, what to do --------------------------------
+#
+# What a reviewer reads first in the Markdown comment, the HTML page and the terminal summary, in this order: the
+# verdict, what changed, the causes (the queries that got worse and the gates they break, said once), the warnings
+# and notes that concern the verdict (each said once), how sure the verdict is, and the command to reproduce or
+# accept it. Every report lays out the same words; the per-gate numbers, the calibration and the comparisons
+# follow, folded.
+
+#: Harmed queries listed per cause on the first screen; the JSON report has every topic's scores.
+HARMED_QUERIES = 8
+
+
+@dataclass(frozen=True)
+class HarmedQuery:
+    """A query behind a cause: its id, its text and, per measure of the cause, ``(compared, candidate)`` scores
+    (``None`` where that measure's evaluation does not have them)."""
+
+    topic: str
+    text: str | None
+    scores: tuple[tuple[float, float] | None, ...]
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Failing gates that fail for the same topics: one story, told once.
+
+    Failing gates of one spec and candidate, blamed against the same system, join a cause when most of the topics
+    they blame are already the cause's; a failing gate that blames no topic (an undefined value) is a cause of its
+    own. ``queries`` are the blamed topics, worst first, ``measures`` the measures of the gates in it.
+    """
+
+    spec: str
+    system: str
+    against: str
+    measures: tuple[str, ...]
+    queries: tuple[HarmedQuery, ...]
+    gates: tuple[Mapping[str, Any], ...]
+
+
+def _blamed(gate: Mapping[str, Any]) -> list[str]:
+    return [impact["topic"] for impact in gate.get("worst_topics") or []]
+
+
+def _shares_most(topics: Sequence[str], known: set[str]) -> bool:
+    """More than half of ``topics`` are in ``known`` (an empty list shares nothing)."""
+    return bool(topics) and 2 * sum(topic in known for topic in topics) > len(topics)
+
+
+def causes(document: Mapping[str, Any]) -> list[Cause]:
+    """The failing gates of a session grouped by cause, in document order (:class:`Cause`)."""
+    groups: list[list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = []
+    for evaluation in document["evaluations"]:
+        for gate in evaluation["gates"]:
+            if gate["passed"]:
+                continue
+            topics = _blamed(gate)
+            key = (evaluation["spec"], gate["system"], gate.get("worst_against"))
+            for group in groups:
+                first_evaluation, first = group[0]
+                known = {topic for _, member in group for topic in _blamed(member)}
+                if (first_evaluation["spec"], first["system"], first.get("worst_against")) == key and _shares_most(
+                    topics, known
+                ):
+                    group.append((evaluation, gate))
+                    break
+            else:
+                groups.append([(evaluation, gate)])
+    return [_cause(group) for group in groups]
+
+
+def _per_topic(evaluation: Mapping[str, Any], system: str) -> dict[str, float] | None:
+    row = next((entry.get("per_topic") for entry in evaluation["systems"] if entry["name"] == system), None)
+    if row is None:
+        return None
+    return {topic: _float(value) for topic, value in zip(evaluation["topics"], row)}
+
+
+def _cause(group: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Cause:
+    first_evaluation, first = group[0]
+    measures = list(dict.fromkeys(evaluation["measure"] for evaluation, _ in group))
+    by_measure = {evaluation["measure"]: evaluation for evaluation, _ in group}
+    against = first.get("worst_against") or first.get("reference") or ""
+    topics: dict[str, str | None] = {}
+    listed: dict[tuple[str, str], tuple[float, float]] = {}
+    for evaluation, gate in group:
+        for impact in gate.get("worst_topics") or []:
+            topics.setdefault(impact["topic"], impact.get("text"))
+            listed.setdefault((evaluation["measure"], impact["topic"]), (impact["compared"], impact["candidate"]))
+    rows = {
+        measure: (_per_topic(by_measure[measure], first["system"]), _per_topic(by_measure[measure], against))
+        for measure in measures
+    }
+
+    def scores(measure: str, topic: str) -> tuple[float, float] | None:
+        candidate, compared = rows[measure]
+        if candidate is not None and compared is not None and topic in candidate:
+            return compared[topic], candidate[topic]
+        return listed.get((measure, topic))
+
+    queries = tuple(
+        HarmedQuery(topic, text, tuple(scores(measure, topic) for measure in measures))
+        for topic, text in topics.items()
+    )
+    return Cause(
+        display_path(first_evaluation["spec"]),
+        first["system"],
+        against,
+        tuple(measures),
+        queries,
+        tuple(gate for _, gate in group),
+    )
+
+
+def _all_worse(cause: Cause) -> bool:
+    """Every query of the cause scores lower for the candidate on the cause's first measure."""
+    return all(query.scores[0] is not None and query.scores[0][1] < query.scores[0][0] for query in cause.queries)
+
+
+def cause_title(cause: Cause) -> str:
+    """``5 queries got worse (production → candidate) and break 4 gates``; for a gate that blames no topic, what
+    failed it."""
+    gates = "1 gate" if len(cause.gates) == 1 else f"{len(cause.gates)} gates"
+    if not cause.queries:
+        gate = cause.gates[0]
+        return f"{gate['measure']} {gate['label']} fails, and no query is to blame: {gate_summary(gate)}"
+    count = len(cause.queries)
+    queries = "1 query" if count == 1 else f"{count} queries"
+    moved = "got worse" if _all_worse(cause) else "moved these gates"
+    return f"{queries} {moved} ({cause.against} → {cause.system}) and break {gates}"
+
+
+def harmed_query_table(cause: Cause) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """The harmed queries as a header and rows: topic, query text (when any has one), then per measure the
+    compared system's score, the candidate's and the change (``0.2918 → 0.0000 (-0.2918)``)."""
+    with_text = any(query.text for query in cause.queries)
+    header = ("topic", *(["query"] if with_text else []), *cause.measures)
+    rows = []
+    for query in cause.queries[:HARMED_QUERIES]:
+        cells = [
+            "-" if scores is None else f"{scores[0]:.4f} → {scores[1]:.4f} ({scores[1] - scores[0]:+.4f})"
+            for scores in query.scores
+        ]
+        rows.append((query.topic, *([query.text or ""] if with_text else []), *cells))
+    return header, rows
+
+
+def more_queries_text(cause: Cause) -> str | None:
+    """``... and 3 more queries: 12, 17, 40`` past :data:`HARMED_QUERIES`, or ``None``."""
+    rest = [query.topic for query in cause.queries[HARMED_QUERIES:]]
+    return None if not rest else f"... and {len(rest)} more: {_topic_list(rest)}"
+
+
+def figure(value: float | str | None, *others: float | str | None) -> str:
+    """``value`` with 3 significant digits (trailing zeros kept: ``0.560``), more (up to 6) where needed to tell it
+    from ``others``; ``-`` for a missing value."""
+    if value is None:
+        return "-"
+    number = float(value)
+    if not math.isfinite(number) or number == 0:
+        return f"{number:g}"
+    rest = [float(other) for other in others if other is not None and float(other) != number]
+    for digits in range(3, 7):
+        text = f"{number:#.{digits}g}".rstrip(".")
+        if all(text != f"{other:#.{digits}g}".rstrip(".") for other in rest):
+            return text
+    return text
+
+
+def _side(gate: Mapping[str, Any]) -> str:
+    upper = gate["upper"] if "upper" in gate else (gate.get("bound") or {}).get("kind") in ("max", "max_increase")
+    return "<=" if upper else ">="
+
+
+def gate_summary(gate: Mapping[str, Any]) -> str:
+    """One line with a gate's numbers, as a cause lists the gates it breaks: ``nDCG@10 Var 0.0877 vs 0.0706, limit
+    <= 0.0839: quality varies more from query to query than in production``; for a statistic that already compares
+    the two systems, its value is set beside what an equal-quality change typically gets."""
+    undefined = undefined_text(gate)
+    name = judged_text(gate)
+    if undefined is not None:
+        return f"{name}: undefined: {undefined}; a gate never passes on NaN"
+    value = gate["value"]
+    text = f"{name} {figure(value, gate['limit'])}"
+    typical = _typical(gate)
+    if gate.get("reference_value") is not None:
+        text += f" vs {figure(gate['reference_value'], value)}"
+    elif _compares_already(gate) and typical is not None:
+        text += f" vs {figure(typical, value)} for an equal-quality change"
+    text += f", limit {limit_cell(gate)}"
+    statistic = STATISTICS.get(gate["statistic"])
+    if statistic is not None and statistic.wording is not None and not gate["passed"]:
+        reference = gate.get("reference") or "the reference"
+        than = f" than in {reference}" if gate.get("reference_value") is not None else " than allowed"
+        worse = statistic.wording.worse.replace("the reference", reference) + than
+        text += f": {worse[0].lower()}{worse[1:]}"
+    return text
+
+
+def gate_name(document: Mapping[str, Any], gate: Mapping[str, Any]) -> str:
+    """A gate's id without its spec file (``nDCG@10::trisk``) when the session has one spec, else whole."""
+    specs = {evaluation["spec"] for evaluation in document["evaluations"]}
+    return gate["id"].split("::", 1)[-1] if len(specs) <= 1 else gate["id"]
+
+
+def _gates(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [gate for evaluation in document["evaluations"] for gate in evaluation["gates"]]
+
+
+def unchanged(document: Mapping[str, Any]) -> bool:
+    """Every evaluated candidate scores as its reference on every topic of every measure (the ``identical``
+    guard names the reference): nothing changed, as right after ``--bvtest-update``."""
+    evaluations = [evaluation for evaluation in document["evaluations"] if evaluation.get("candidate")]
+    return bool(evaluations) and all(
+        any(
+            guard["kind"] == "identical" and evaluation.get("reference") in guard["facts"]["same"]
+            for guard in evaluation.get("guards") or []
+        )
+        for evaluation in evaluations
+    )
+
+
+def failing_gates(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The gates whose headline and topics the details list: the failing ones and the undecided ones (an undecided
+    gate may pass, under ``judgments: {undecided: warn}``, and still wants its unjudged documents shown)."""
+    return [gate for gate in _gates(document) if not gate["passed"] or gate["outcome"] == "UNDECIDED"]
+
+
+def failing_gates_title(gates: Sequence[Mapping[str, Any]]) -> str:
+    """The title of the details of :func:`failing_gates`."""
+    undecided = {gate["outcome"] == "UNDECIDED" for gate in gates}
+    if undecided == {True}:
+        return "Each undecided gate"
+    return "Each failing gate" if undecided == {False} else "Each failing or undecided gate"
+
+
+def page_verdict(document: Mapping[str, Any]) -> str:
+    """``fail`` (a gate, team test or spec failed), ``warn`` (passed, but a gate is not a plain ``OK``, a warning
+    was raised, a gate did not run, or nothing was judged) or ``ok``."""
+    if not document["passed"]:
+        return "fail"
+    warned = (
+        any(gate["outcome"] != "OK" for gate in _gates(document))
+        or any(notice.severity == "warning" for notice in notices(document))
+        or document["summary"].get("not_run")
+        or judged_nothing(document)
+    )
+    return "warn" if warned else "ok"
+
+
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural or word + 's'}"
+
+
+def _session_parts(document: Mapping[str, Any]) -> list[str]:
+    """The team tests, the specs that could not be evaluated and the gates that did not run, as summary parts."""
+    summary = document["summary"]
+    parts = []
+    tests = summary.get("tests") or 0
+    if tests:
+        parts.append(f"{_plural(tests, 'team test')}, {summary['tests_failed']} failed")
+    errors = document.get("errors") or []
+    if errors:
+        specs = len({error["spec"] for error in errors})
+        parts.append(f"{_plural(specs, 'spec')} could not be evaluated ({_plural(len(errors), 'item')})")
+    not_run = summary.get("not_run") or 0
+    if not_run:
+        parts.append(f"{_plural(not_run, 'gate')} {NOT_RUN_REASON}")
+    return parts
+
+
+def page_title(document: Mapping[str, Any]) -> str:
+    """The verdict in words, after the report's name: ``5 of 5 gates fail, all for the same 5 queries``, ``5 gates
+    pass``, ``no change against production: 5 gates pass``, ``5 gates pass, 1 with a warning (OK*)``."""
+    if judged_nothing(document):
+        return summary_counts(document)
+    summary = document["summary"]
+    gates, failed = summary["gates"], summary["failed"]
+    parts = []
+    if failed:
+        found = causes(document)
+        why = ""
+        if len(found) == 1 and found[0].queries:
+            count = len(found[0].queries)
+            queries = "query" if count == 1 else f"{count} queries"
+            why = f", all for the same {queries}" if failed > 1 else f", for {'1 ' if count == 1 else ''}{queries}"
+            if not _all_worse(found[0]):  # some of them gained: they moved the statistic, not all lost
+                why = (
+                    f", moved by the same {queries}"
+                    if failed > 1
+                    else f", moved by {'1 ' if count == 1 else ''}{queries}"
+                )
+        elif len(found) > 1:
+            why = f", for {len(found)} causes"
+        failing = "the gate fails" if gates == 1 else f"{failed} of {gates} gates fail{'s' if failed == 1 else ''}"
+        parts.append(f"{failing}{why}")
+    elif gates:
+        others = [gate["outcome"] for gate in _gates(document) if gate["outcome"] != "OK"]
+        text = f"{_plural(gates, 'gate')} pass{'es' if gates == 1 else ''}"
+        if others:
+            text += f", {len(others)} with a warning ({', '.join(dict.fromkeys(others))})"
+        if unchanged(document):
+            references = ", ".join(dict.fromkeys(evaluation["reference"] for evaluation in document["evaluations"]))
+            text = f"no change against {references}: {text}"
+        parts.append(text)
+    elif document["evaluations"]:
+        parts.append("analysis only, no gates")
+    return "; ".join(parts + _session_parts(document))
+
+
+def _by_spec(document: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
+    specs: dict[str, list[Mapping[str, Any]]] = {}
+    for evaluation in document["evaluations"]:
+        specs.setdefault(evaluation["spec"], []).append(evaluation)
+    return specs
+
+
+def _system(evaluation: Mapping[str, Any], name: str | None) -> Mapping[str, Any] | None:
+    return next((system for system in evaluation["systems"] if system["name"] == name), None)
+
+
+#: The candidate's largest per-topic losses named in the change line of a spec whose gates pass.
+LARGEST_LOSSES = 3
+
+
+def change_lines(document: Mapping[str, Any]) -> list[str]:
+    """What changed, per spec with a candidate and a reference: the mean of every measure, reference → candidate;
+    where no gate of the spec failed (the causes say it otherwise), on how many queries the candidate got worse on
+    its first measure and the largest losses."""
+    lines = []
+    for evaluations in _by_spec(document).values():
+        pairs = [
+            (
+                evaluation,
+                _system(evaluation, evaluation.get("candidate")),
+                _system(evaluation, evaluation.get("reference")),
+            )
+            for evaluation in evaluations
+        ]
+        pairs = [
+            (evaluation, candidate, reference) for evaluation, candidate, reference in pairs if candidate and reference
+        ]
+        if not pairs:
+            continue
+        first, candidate, reference = pairs[0]
+        means = ", ".join(
+            f"{evaluation['measure']} {format_number(ref['mean'])} → {format_number(cand['mean'])} "
+            f"({_float(cand['mean']) - _float(ref['mean']):+.4f})"
+            for evaluation, cand, ref in pairs
+            if cand.get("mean") is not None and ref.get("mean") is not None
+        )
+        lines.append(
+            f"{first['candidate']} against {first['reference']}, mean over {len(first['topics'])} queries: {means}"
+        )
+        if any(not gate["passed"] for evaluation in evaluations for gate in evaluation["gates"]):
+            continue
+        losses = _losses(first, candidate, reference)
+        if losses:
+            texts = dict(zip(first["topics"], first.get("topic_texts") or []))
+            largest = ", ".join(
+                f"{topic}{f' ({texts[topic]})' if texts.get(topic) else ''} {delta:+.4f}"
+                for topic, delta in losses[:LARGEST_LOSSES]
+            )
+            lines.append(
+                f"worse on {len(losses)} of {len(first['topics'])} queries ({first['measure']}); "
+                f"the largest losses: {largest}"
+            )
+    return lines
+
+
+def _losses(
+    evaluation: Mapping[str, Any], candidate: Mapping[str, Any], reference: Mapping[str, Any]
+) -> list[tuple[str, float]]:
+    """The topics on which the candidate scores below the reference, largest loss first (empty without scores)."""
+    if candidate.get("per_topic") is None or reference.get("per_topic") is None:
+        return []
+    deltas = [
+        (topic, float(ours) - float(theirs))
+        for topic, ours, theirs in zip(evaluation["topics"], candidate["per_topic"], reference["per_topic"])
+        if ours is not None and theirs is not None
+    ]
+    return sorted(((topic, delta) for topic, delta in deltas if delta < -_ROUNDING), key=lambda item: item[1])
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A warning (the reason a pass is ``OK*``) or a note a reviewer reads first, said once: ``gates`` are the
+    gates it concerns (empty for a note that concerns the whole check)."""
+
+    severity: str
+    text: str
+    gates: tuple[str, ...] = ()
+
+
+#: Notes that belong on the first screen (the others are folded with their measure's tables).
+FIRST_SCREEN_NOTES = ("identical", "stale_reference")
+
+
+def _without_measure(guard: Mapping[str, Any]) -> tuple[Any, ...]:
+    facts = {key: value for key, value in guard["facts"].items() if key != "measure"}
+    return (guard["kind"], guard["severity"], repr(sorted(facts.items())), tuple(guard.get("topics") or []))
+
+
+def _combined_guard_messages(guards: Sequence[Mapping[str, Any]]) -> list[tuple[str, set[str]]]:
+    """The messages of one kind of guard over a spec's measures, each said once, with the per-measure messages each
+    stands for: guards whose facts differ only in the measure are one message naming the measures (``nDCG@10 and
+    AP``)."""
+    groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+    for guard in guards:
+        groups.setdefault(_without_measure(guard), []).append(guard)
+    messages: dict[str, set[str]] = {}
+    stale = [guard for guard in guards if guard["kind"] == "stale_reference"]
+    if stale:  # one big improvement, its numbers per measure
+        references: dict[str, list[Mapping[str, Any]]] = {}
+        for guard in stale:
+            references.setdefault(guard["facts"]["reference"], []).append(guard)
+        for same in references.values():
+            messages[stale_reference_message(same)] = {guard["message"] for guard in same}
+        groups = {key: group for key, group in groups.items() if group[0]["kind"] != "stale_reference"}
+    for group in groups.values():
+        measures = [guard["facts"].get("measure") for guard in group]
+        if len(group) == 1 or None in measures:
+            for guard in group:
+                messages.setdefault(guard["message"], set()).add(guard["message"])
+            continue
+        combined = guard_message({**group[0], "facts": {**group[0]["facts"], "measure": _joined(measures)}})
+        messages.setdefault(combined, set()).update(guard["message"] for guard in group)
+    return list(messages.items())
+
+
+def notices(document: Mapping[str, Any]) -> list[Notice]:
+    """The warnings and first-screen notes of a session, each once: the guards' (over a spec's measures, with the
+    gates each makes ``OK*``), then each gate's own reason not to trust it (a pass within noise, a limit that cannot
+    fail, an outcome the reports know no words for)."""
+    found: list[Notice] = []
+    for evaluations in _by_spec(document).values():
+        kinds: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for evaluation in evaluations:
+            for guard in evaluation.get("guards") or []:
+                if guard["severity"] == "warning" or guard["kind"] in FIRST_SCREEN_NOTES:
+                    kinds.setdefault((guard["kind"], guard["severity"]), []).append(guard)
+        for (_, severity), guards in kinds.items():
+            for text, said in _combined_guard_messages(guards):
+                concerned = tuple(
+                    gate_name(document, gate)
+                    for evaluation in evaluations
+                    for gate in evaluation["gates"]
+                    if said & set(gate.get("guards") or [])
+                )
+                found.append(Notice(severity, text, concerned))
+    for evaluation in document["evaluations"]:
+        listed = {guard["message"] for guard in evaluation.get("guards") or []}
+        for gate in evaluation["gates"]:
+            own = [gate[key] for key in ("warning", "undecided") if gate.get(key)] + [
+                text for text in gate.get("guards") or [] if text not in listed
+            ]
+            if not own and gate["passed"] and gate["outcome"] not in OUTCOMES:
+                own = [f"{gate['outcome']}: {gate.get('sentence') or gate['headline']}"]
+            found += [Notice("warning", text, (gate_name(document, gate),)) for text in own]
+    return found
+
+
+def _together_groups(document: Mapping[str, Any]) -> list[list[Mapping[str, Any]]]:
+    groups: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+    for gate in _gates(document):
+        together = (gate.get("calibration") or {}).get("together")
+        if together:
+            groups.setdefault(tuple(together["ids"]), []).append(gate)
+    return list(groups.values())
+
+
+def _rates(gates: Sequence[Mapping[str, Any]]) -> str:
+    """``1.33%``, or ``0.04% to 1.33%`` when the gates' own false-alarm rates differ."""
+    rates = sorted({_float(gate["calibration"]["rate"]) for gate in gates if gate["calibration"]["rate"] is not None})
+    if not rates:
+        return "undefined"
+    low, high = percent(rates[0]), percent(rates[-1])
+    return low if low == high else f"{low} to {high}"
+
+
+def sure_lines(document: Mapping[str, Any]) -> list[str]:
+    """How sure the verdict is: how often an equal-quality change (the candidate's and the reference's scores
+    swapped on random topics) fails the gates, together and each alone, with the rates the spec asked for; where a
+    gate on the mean and the randomization test of the comparisons disagree, why (:func:`test_agreement_lines`)."""
+    if unchanged(document):  # every swap gives one value: no rate to tell, and the note says why
+        return []
+    lines = []
+    grouped = set()
+    for gates in _together_groups(document):
+        grouped.update(gate["id"] for gate in gates)
+        sentence = together_sentence(gates)
+        lines.append(f"{sentence[0].upper()}{sentence[1:]}.")
+    for gate in _gates(document):
+        calibration = gate.get("calibration")
+        if gate["id"] in grouped or not calibration or calibration.get("false_alarm") is None:
+            continue
+        lines.append(
+            f"An equal-quality change fails {gate_name(document, gate)} {percent(_float(calibration['rate']))} of the "
+            f"time ({calibration['swaps']:,} swaps with {calibration['reference']})."
+        )
+    failing = [gate for gate in _gates(document) if not gate["passed"]]
+    shares = [(gate, (gate.get("calibration") or {}).get("p_value")) for gate in failing]
+    shares = [(gate, share) for gate, share in shares if share is not None]
+    if shares:
+        gates = "the failing gate" if len(failing) == 1 else f"each of the {len(failing)} failing gates"
+        if len(shares) < len(failing):
+            gates = _joined([gate_name(document, gate) for gate, _ in shares])
+        low, high = percent(min(share for _, share in shares)), percent(max(share for _, share in shares))
+        lines.append(
+            f"It is at least as bad as the candidate on {gates} {low if low == high else f'{low} to {high}'} of the "
+            "time."
+        )
+    # what a green is worth against a worse change (docs/mathematics.md §9): the smallest drops the check catches
+    return lines + test_agreement_lines(document) + power_lines(document)
+
+
+def _joined(texts: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``; repeated texts once."""
+    unique = list(dict.fromkeys(texts))
+    return unique[0] if len(unique) == 1 else f"{', '.join(unique[:-1])} and {unique[-1]}"
+
+
+def test_agreement_lines(document: Mapping[str, Any]) -> list[str]:
+    """Gates on the mean and the randomization test of the comparisons, side by side where they disagree: gates
+    that fail while the test finds no difference, or pass a drop the test finds real. They ask different questions:
+    a gate looks one way (at losses past its limit), the test both ways (a gain as large counts as much)."""
+    failing: dict[str, list[tuple[str, float, float]]] = {}
+    passing: dict[str, list[tuple[str, float, Mapping[str, Any]]]] = {}
+    for evaluation in document["evaluations"]:
+        comparisons = {comparison["baseline"]: comparison for comparison in evaluation.get("comparisons") or []}
+        for gate in evaluation["gates"]:
+            comparison = comparisons.get(gate.get("reference") or "")
+            calibration = gate.get("calibration") or {}
+            if gate["statistic"] != "mean" or comparison is None or comparison.get("p_randomization") is None:
+                continue
+            p, level = _float(comparison["p_randomization"]), calibration.get("false_alarm") or 0.05
+            name = gate_name(document, gate)
+            if not gate["passed"] and p >= level and calibration.get("p_value") is not None:
+                failing.setdefault(gate["reference"], []).append((name, p, _float(calibration["p_value"])))
+            elif gate["passed"] and p < level and _float(comparison["difference"]) < 0:
+                passing.setdefault(gate["reference"], []).append((name, p, gate))
+    lines = []
+    for reference, gates in failing.items():
+        names, said = _joined([name for name, _, _ in gates]), "fails" if len(gates) == 1 else "fail"
+        lines.append(
+            f"{names} {said} while the randomization test of the means against {reference} finds p "
+            f"{_joined([f'{p:.4f}' for _, p, _ in gates])}: a gate looks one way, at drops, and an equal-quality "
+            f"change drops this far {_joined([percent(share) for _, _, share in gates])} of the time; the test looks "
+            "both ways (a gain as large counts too), so its p is about twice that."
+        )
+    for reference, gates in passing.items():
+        names, said = _joined([name for name, _, _ in gates]), "passes" if len(gates) == 1 else "pass"
+        limits = _joined([f"{figure(gate['limit'])} ({gate['rule']})" for _, _, gate in gates])
+        lines.append(
+            f"{names} {said} while the randomization test of the means against {reference} finds the drop real "
+            f"(p {_joined([f'{p:.4f}' for _, p, _ in gates])}): a gate allows a drop down to its limit, {limits}."
+        )
+    return lines
+
+
+def commands(document: Mapping[str, Any]) -> list[tuple[str, list[str], str]]:
+    """The commands of the verdict, as ``(what, commands, after)``: reproduce it; for a failing one, accept the
+    change on purpose (``--bvtest-update`` refuses after a failed gate, so the force option)."""
+    runs: dict[str, str | None] = {}
+    for evaluation in document["evaluations"]:
+        if evaluation["gates"]:
+            spec = display_path(evaluation["spec"])
+            runs[spec] = runs.get(spec) or _candidate_input(evaluation)
+    reproduce = [
+        f"pytest {shlex.quote(spec)}" + (f" --bvtest-run {shlex.quote(display_path(run))}" if run else "")
+        for spec, run in runs.items()
+    ]
+    if not reproduce:
+        return []
+    found = [("Reproduce", reproduce, "")]
+    undecided = dict.fromkeys(
+        display_path(evaluation["spec"])
+        for evaluation in document["evaluations"]
+        for gate in evaluation["gates"]
+        if gate["outcome"] == "UNDECIDED"
+    )
+    if undecided:
+        found.append(
+            (
+                "List the unjudged documents that decide it",
+                [f"bvtest judge {shlex.quote(spec)} -o judgments.tsv" for spec in undecided],
+                "fill in their grades and list the file under the spec's qrels",
+            )
+        )
+    if any(not gate["passed"] for gate in _gates(document)):
+        found.append(
+            (
+                "Accept it on purpose",
+                [f"{command} --bvtest-update-force" for command in reproduce],
+                "then commit the reference run it writes",
+            )
+        )
+    return found
+
+
+def _candidate_input(evaluation: Mapping[str, Any]) -> str | None:
+    return next((item["path"] for item in evaluation.get("inputs") or [] if item["role"] == "candidate"), None)
