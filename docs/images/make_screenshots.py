@@ -7,7 +7,8 @@ Not part of the test suite. It needs, besides the project's test environment:
   ``Pillow`` (to trim the full-page shots and make the PNGs small): ``pip install markdown-it-py pillow``;
 - GitHub's stylesheet for Markdown, the npm package ``github-markdown-css`` (installed with ``npm`` into
   ``--npm-cache`` when it is not there yet);
-- Debian's Chromium (``apt-get install chromium``), run headless;
+- Debian's Chromium and an emoji font, run headless (``apt-get install chromium fonts-noto-color-emoji``: without
+  the font GitHub's ✅ ❌ ⚠️ show as empty boxes);
 - ``optipng`` (optional, ``apt-get install optipng``): a few percent smaller files;
 - the shared TREC data beside the repository (``../shared/data``) for the ``UNDECIDED`` case (DL-HARD, the
   example's ``trec/bvtest-dl-hard.yaml``); without it that case is left out.
@@ -81,7 +82,7 @@ def run_case(project: Path, case: Case) -> tuple[Path, Path]:
     command += ["--bvtest-run", case.run] if case.run else []
     command += ["--bvtest-markdown", str(markdown), "--bvtest-html", str(page)]
     done = subprocess.run(command, cwd=project, capture_output=True, text=True, check=False)
-    print(f"{case.name}: pytest exit {done.returncode}: {done.stdout.strip().splitlines()[-1]}")
+    print(f"{case.name} ({case.what}): pytest exit {done.returncode}: {done.stdout.strip().splitlines()[-1]}")
     if done.returncode not in (0, 1):
         raise SystemExit(done.stdout + done.stderr)
     return project / markdown, project / page
