@@ -128,13 +128,13 @@ def test_an_edited_run_file_is_evaluated_again(tmp_path, files, parsed):
 def test_only_the_measures_not_cached_are_evaluated(tmp_path, files, monkeypatch):
     qrels, run_file = files
     evaluated: list[list[str]] = []
-    real_evaluate_run = pytest_bvtest.scoring.matrix.evaluate_run
+    real_evaluate_run = pytest_bvtest.scoring.matrix.evaluate_run_documents
 
-    def recording_evaluate_run(qrels_, run_, measures):
+    def recording_evaluate_run(qrels_, run_, measures, depth=0):
         evaluated.append([str(measure) for measure in measures])
-        return real_evaluate_run(qrels_, run_, measures)
+        return real_evaluate_run(qrels_, run_, measures, depth)
 
-    monkeypatch.setattr(pytest_bvtest.scoring.matrix, "evaluate_run", recording_evaluate_run)
+    monkeypatch.setattr(pytest_bvtest.scoring.matrix, "evaluate_run_documents", recording_evaluate_run)
     build(qrels, RunFile(run_file), tmp_path / "cache", (AP,))
     both, cache = build(qrels, RunFile(run_file), tmp_path / "cache", (AP, NDCG10))
     assert evaluated == [["AP"], ["nDCG@10"]]
@@ -442,8 +442,11 @@ def test_bvtest_check_reads_past_implausible_entries_to_the_same_verdict(tmp_pat
     shutil.copytree(example, project, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__"))
     assert main(["check", str(project / "bvtest.yaml"), "--json", str(tmp_path / "first.json")]) == 0
     stored = entries(project / DEFAULT_CACHE_DIR)
-    # 3 baselines and the candidate: 2 measures each, and beside them Judged@10, the unjudged count, nDCG@10+ and AP+
-    assert len(stored) == 4 * 6
+    # 3 baselines and the candidate: 2 measures each, and beside them Judged@10, the unjudged count, nDCG@10+ and AP+;
+    # and each run's ranked documents, which the corners read
+    documents = [entry for entry in stored if "chunks" in json.loads(entry.read_text())]
+    stored = [entry for entry in stored if entry not in documents]
+    assert (len(stored), len(documents)) == (4 * 6, 4)
     for entry in stored:
         payload = json.loads(entry.read_text())
         if damage == b"{}":

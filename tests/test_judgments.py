@@ -417,6 +417,76 @@ def test_each_gate_with_corners_is_decided_exactly_once(dl19_pooled, monkeypatch
     assert decided == Counter({verdict.id: 1 for verdict in evaluation.gates})
 
 
+def test_the_corners_nulls_are_read_in_one_pass_and_equal_each_drawn_alone(dl19_pooled, monkeypatch):
+    from pytest_bvtest.judging import corners
+    from pytest_bvtest.stats import swaps
+
+    spec, shared = dl19_pooled
+    passes = []
+    drawing = swaps.topic_assignments
+    monkeypatch.setattr(
+        swaps, "topic_assignments", lambda *args, **kwargs: passes.append(args) or drawing(*args, **kwargs)
+    )
+    # no pending null: every corner's gate draws its own, as gate_inputs does alone
+    monkeypatch.setattr(corners, "pending_gate_null", lambda *arguments: None)
+    alone = evaluate_spec(load_spec(spec), use_cache=False)
+    assert len(passes) == 1 + 4 * 2  # the evaluation's pass, then one per gate and corner
+    cornered = [verdict for verdict in shared.gates if verdict.corners is not None]
+    assert len(cornered) == 4
+    for verdict, drawn_alone in zip(shared.gates, alone.gates):
+        assert (verdict.corners is None) == (drawn_alone.corners is None)
+        if verdict.corners is None:
+            continue
+        for corner in ("optimistic", "pessimistic"):
+            ours, theirs = getattr(verdict.corners, corner), getattr(drawn_alone.corners, corner)
+            assert (ours.passed, ours.value, ours.graded) == (theirs.passed, theirs.value, theirs.graded)
+            assert ours.reference_value == theirs.reference_value
+            np.testing.assert_allclose([ours.limit, ours.excess], [theirs.limit, theirs.excess], rtol=1e-12, atol=1e-15)
+    monkeypatch.undo()
+    monkeypatch.setattr(
+        swaps, "topic_assignments", lambda *args, **kwargs: passes.append(args) or drawing(*args, **kwargs)
+    )
+    passes.clear()
+    evaluate_spec(load_spec(spec), use_cache=False)
+    assert len(passes) == 2  # the evaluation's gates and comparisons, then every corner's gates together
+
+
+def test_the_corners_read_the_runs_documents_kept_with_their_scores_never_the_runs_again(
+    dl19_pooled, tmp_path, monkeypatch
+):
+    """The corners and the documents to judge come from each run's ranked documents, kept when the run was evaluated
+    and cached beside its scores: the same corners and documents as read from the runs (the slow path), and no run is
+    read again, but for the ranks the judge file lists."""
+    from pytest_bvtest.judging import corners
+    from pytest_bvtest.judging.documents import documents_to_judge
+
+    spec, _ = dl19_pooled
+    cached = tmp_path / "bvtest.yaml"
+    cached.write_text(spec.read_text().replace("cache: false", "cache: .cache"))
+    read = []
+    reading = corners.read_run_columns
+    monkeypatch.setattr(
+        corners, "read_run_columns", lambda *args, **kwargs: read.append(args) or reading(*args, **kwargs)
+    )
+    monkeypatch.setattr(corners, "documents_lifts", lambda *arguments: None)  # every run read again: the slow path
+    slow = evaluate_spec(load_spec(cached), use_cache=False)
+    slow_documents = documents_to_judge(slow)
+    assert len(read) == 2 and len(slow_documents) == 84  # monoBERT's and monoT5's
+    monkeypatch.undo()
+    monkeypatch.setattr(
+        corners, "read_run_columns", lambda *args, **kwargs: read.append(args) or reading(*args, **kwargs)
+    )
+    for use_cache in (False, True, True):  # documents kept from the evaluation; then filled into the cache, read
+        read.clear()
+        evaluation = evaluate_spec(load_spec(cached), use_cache=use_cache)
+        assert read == []
+        assert [verdict.corners for verdict in evaluation.gates] == [verdict.corners for verdict in slow.gates]
+        assert sum(verdict.corners is not None for verdict in evaluation.gates) == 4
+        assert documents_to_judge(evaluation) == slow_documents
+        assert len(read) == 2  # the ranks of the judge file: each run read when first asked
+    assert len(list((tmp_path / ".cache").rglob("*.json"))) > 4 * 5
+
+
 def write_small_runs(folder: Path, judgments, candidate, reference, measure: str) -> Path:
     """Two runs (candidate ``new``, reference ``prod``), qrels and a spec with one mean gate on ``measure``."""
     for name, ranked in (("new", candidate), ("prod", reference)):

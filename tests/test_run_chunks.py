@@ -6,6 +6,8 @@ per-topic values of the whole file, and a run that cannot be read in chunks must
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,7 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run_column_chunks, read_run_columns
 from pytest_bvtest.io.textfiles import file_digest
+from pytest_bvtest.scoring import columnar
 from pytest_bvtest.spec.measures import parse_measure
 from pytest_bvtest.spec.model import RunFile
 
@@ -61,13 +64,27 @@ def test_a_run_evaluated_in_chunks_gives_the_values_of_the_whole_file(monkeypatc
     source = RunFile(folder / "baselines" / "doc" / "bm25+rm3.run.gz")
     whole = matrix_module._per_topic_from_run(read_run_columns(source.path), qrels, MEASURES)
     monkeypatch.setattr(runbytes, "_BLOCK_BYTES", 1 << 14)
-    chunked, digest = matrix_module._per_topic_from_run_chunks(source, qrels, MEASURES, digest=True, lines=5000)
+    chunked, digest, documents = matrix_module._per_topic_from_run_chunks(
+        source, qrels, MEASURES, digest=True, lines=5000, documents_depth=20
+    )
     assert digest == file_digest(source.path)  # the bytes read, chunk after chunk
     for measure in MEASURES:
         assert chunked[measure].per_topic == whole[measure].per_topic  # the same floats, in the qrels' order
         assert list(chunked[measure].per_topic) == list(whole[measure].per_topic)
         assert chunked[measure].ignored_topics == whole[measure].ignored_topics
         assert chunked[measure].run_name == whole[measure].run_name
+    # the ranked documents the corners read, one per chunk (through JSON, as cached), are the whole run's
+    assert len(documents) > 3
+    run = read_run_columns(source.path)
+    topics = [qid for qid in qrels.evaluated_topics() if qid in set(run.topics)]
+    judgments = {qid: qrels.judgments[qid] for qid in topics}
+    expected = columnar.ranked_gains_from_columns(judgments, run, topics, 20)
+    ranked = columnar.ranked_from_payloads(json.loads(json.dumps(documents)), judgments, topics)
+    for field in dataclasses.fields(columnar.RankedGains):
+        mine, theirs = getattr(ranked, field.name), getattr(expected, field.name)
+        assert type(mine) is type(theirs) and np.array_equal(mine, theirs), field.name
+        assert getattr(mine, "dtype", None) == getattr(theirs, "dtype", None), field.name
+    assert len(ranked.unjudged_docno) > 400 and ranked.unjudged_depth == 20
 
 
 def test_a_run_not_grouped_by_topic_is_read_whole_with_the_same_values(tmp_path: Path, monkeypatch) -> None:
@@ -86,7 +103,7 @@ def test_a_run_not_grouped_by_topic_is_read_whole_with_the_same_values(tmp_path:
         "read_run_column_chunks",
         lambda path, **options: read_run_column_chunks(path, lines=60, hasher=options.get("hasher")),
     )
-    values, digest = matrix_module._per_topic_from_run_file(RunFile(run), read_qrels(qrels), MEASURES, True)
+    values, digest, _ = matrix_module._per_topic_from_run_file(RunFile(run), read_qrels(qrels), MEASURES, True)
     assert digest == file_digest(run)  # from the whole file's reading, not the chunks abandoned
     expected = matrix_module._per_topic_from_run(read_run_columns(run), read_qrels(qrels), MEASURES)
     assert {m: v.per_topic for m, v in values.items()} == {m: v.per_topic for m, v in expected.items()}

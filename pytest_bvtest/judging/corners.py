@@ -17,8 +17,10 @@ either top d gets no corners, and nothing is computed for it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +28,7 @@ from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run, read_run_columns
 from pytest_bvtest.judging.decision import judgement
 from pytest_bvtest.judging.evaluation import MeasureEvaluation
-from pytest_bvtest.judging.gate_inputs import NEGLIGIBLE, GateInputs, gate_inputs
+from pytest_bvtest.judging.gate_inputs import NEGLIGIBLE, GateInputs, gate_inputs, pending_gate_null
 from pytest_bvtest.judging.judgments import (
     OPTIMISTIC,
     PESSIMISTIC,
@@ -36,10 +38,15 @@ from pytest_bvtest.judging.judgments import (
     UnjudgedDocuments,
 )
 from pytest_bvtest.judging.limits import GateLimit, gate_limits
-from pytest_bvtest.scoring.lifts import run_lifts
+from pytest_bvtest.scoring.lifts import documents_lifts, run_lifts
 from pytest_bvtest.spec.measures import OptimisticMeasure
-from pytest_bvtest.spec.model import Source, Spec
+from pytest_bvtest.spec.model import RunFile, Source, Spec
+from pytest_bvtest.stats.calibration import PendingNull, SwapNull
 from pytest_bvtest.stats.registry import STATISTICS
+from pytest_bvtest.stats.swaps import read_swaps
+
+#: A run file's ranked documents when they are known without reading it (``None`` otherwise).
+RankedDocuments = Callable[[RunFile], Sequence[Mapping[str, Any]] | None]
 
 
 def _partner(inputs: GateInputs) -> str | None:
@@ -77,9 +84,15 @@ def _source(spec: Spec, system: str) -> Source:
 
 
 def unjudged_documents(
-    spec: Spec, qrels: Qrels, measures: Sequence[MeasureEvaluation], systems: Mapping[str, Sequence[str]]
+    spec: Spec,
+    qrels: Qrels,
+    measures: Sequence[MeasureEvaluation],
+    systems: Mapping[str, Sequence[str]],
+    ranked_documents: RankedDocuments | None = None,
 ) -> UnjudgedDocuments:
-    """The unjudged documents of ``systems[measure]``'s top d for each measure with corners; each run read once."""
+    """The unjudged documents of ``systems[measure]``'s top d for each measure with corners: from each run file's
+    ranked documents where ``ranked_documents`` has them (kept when the run was evaluated, or cached then:
+    :meth:`~pytest_bvtest.scoring.matrix.MatrixBuilder.run_documents`), else from the run, read once."""
     wanted: dict[str, list[OptimisticMeasure]] = {}
     for measure in measures:
         for system in systems.get(measure.measure, ()):
@@ -87,8 +100,18 @@ def unjudged_documents(
     lifts = {}
     for system, optimistic in wanted.items():
         source = _source(spec, system)
-        run = source if isinstance(source, Run) else read_run_columns(source.path, tag=source.tag)  # type: ignore[union-attr]
-        for measure, values in run_lifts(qrels, run, optimistic).items():
+        found = None
+        if isinstance(source, Run):
+            found = run_lifts(qrels, source, optimistic)
+        else:
+            assert isinstance(source, RunFile)  # judgment_measures: systems from run files or runs only
+            documents = ranked_documents(source) if ranked_documents is not None else None
+            read = partial(read_run_columns, source.path, tag=source.tag)
+            if documents is not None:
+                found = documents_lifts(qrels, documents, optimistic, read)
+            if found is None:
+                found = run_lifts(qrels, read(), optimistic)
+        for measure, values in found.items():
             lifts[str(measure.measure), system] = values
     return UnjudgedDocuments(lifts)
 
@@ -112,7 +135,8 @@ def _favouring(
     alone, each raises ``lifted``'s score on its topic more than ``other``'s (docs/mathematics.md §10)."""
     shared = documents.shared(measure.measure, lifted, other)
     rows = {system: measure.matrix.index(system) for system in (lifted, other)}
-    columns = {topic: measure.topics.index(topic) for topic in shared}
+    position = {topic: j for j, topic in enumerate(measure.topics)}  # tuple.index per topic cost 1.3 s at 7,000
+    columns = {topic: position[topic] for topic, docnos in shared.items() if docnos}
 
     def gain(system: str, topic: str, docno: str) -> float:
         single = documents.lifts[measure.measure, system].single[topic, docno]
@@ -150,38 +174,98 @@ def _world_matrix(
     return replace(measure, matrix=replace(measure.matrix, scores=scores)), graded
 
 
-def _world(
-    spec: Spec,
+#: A measure in a corner's world, with the unjudged documents graded g+ there (per topic); ``None`` for a measure none
+#: of whose gates is judged there again, or whose world changes nothing.
+WorldMeasure = tuple[MeasureEvaluation, dict[str, set[str]]] | None
+
+
+def _world_measures(
     measures: Sequence[MeasureEvaluation],
     gates: Sequence[Sequence[GateInputs]],
     cornered: Sequence[Sequence[bool]],
     documents: UnjudgedDocuments,
-    texts: Mapping[str, str],
-    segments: Mapping[str, str],
     partner: str | None,
     lifted: str,
     other: str | None,
+) -> list[WorldMeasure]:
+    """Each measure in the world of a corner of the gates swapped with ``partner``: ``lifted``'s unjudged documents
+    graded g+, but for those ``other``'s top d holds too that favour ``other``."""
+    return [
+        _world_matrix(measure, documents, lifted, other)
+        if any(flag and _partner(inputs) == partner for inputs, flag in zip(row, flags))
+        else None
+        for measure, row, flags in zip(measures, gates, cornered)
+    ]
+
+
+def _judged_again(
+    worlds: Sequence[WorldMeasure],
+    gates: Sequence[Sequence[GateInputs]],
+    cornered: Sequence[Sequence[bool]],
+    partner: str | None,
+) -> Iterator[tuple[int, int, MeasureEvaluation, GateInputs]]:
+    """The gates computed again in a corner's world: their measure's and their own position, the measure in that
+    world and the gate's inputs as judged."""
+    for m, (world, row, flags) in enumerate(zip(worlds, gates, cornered)):
+        for g, (inputs, flag) in enumerate(zip(row, flags)):
+            if world is not None and flag and _partner(inputs) == partner:
+                yield m, g, world[0], inputs
+
+
+def _world_nulls(
+    spec: Spec,
+    worlds: Mapping[tuple[str, str | None], Sequence[WorldMeasure]],
+    gates: Sequence[Sequence[GateInputs]],
+    cornered: Sequence[Sequence[bool]],
+    segments: Mapping[str, str],
+) -> dict[tuple[str, str | None, int, int], SwapNull]:
+    """The null of every gate computed again at a corner, all read in one pass over the evaluation's swaps
+    (:func:`~pytest_bvtest.stats.swaps.read_swaps`: the draws each would make alone), keyed by the corner, its
+    partner, and the gate's measure's and own position."""
+    pending: dict[tuple[str, str | None, int, int], PendingNull] = {}
+    for (corner, partner), world in worlds.items():
+        for m, g, measure, inputs in _judged_again(world, gates, cornered, partner):
+            candidate = measure.matrix.index(inputs.system)
+            null = pending_gate_null(spec, inputs.gate, measure.matrix, measure.settings, candidate, segments)
+            if null is not None:
+                pending[corner, partner, m, g] = null
+    read_swaps(list(pending.values()))
+    return {key: null.null() for key, null in pending.items()}
+
+
+def _world(
+    spec: Spec,
+    measures: Sequence[MeasureEvaluation],
+    worlds: Sequence[WorldMeasure],
+    nulls: Mapping[tuple[int, int], SwapNull],
+    gates: Sequence[Sequence[GateInputs]],
+    cornered: Sequence[Sequence[bool]],
+    texts: Mapping[str, str],
+    segments: Mapping[str, str],
+    partner: str | None,
     family: bool,
 ) -> World:
-    """Every gate's inputs and limit in the world of a corner of the gates swapped with ``partner``: ``lifted``'s
-    unjudged documents graded g+, but for those ``other``'s top d holds too that favour ``other``. Those gates are
-    computed again from the world's matrix; every other gate keeps today's inputs (its family, keyed by its own partner,
-    is another)."""
-    every: list[GateInputs] = []
-    graded: dict[str, dict[str, set[str]]] = {}
-    for measure, row, flags in zip(measures, gates, cornered):
-        world = None
-        if any(flag and _partner(inputs) == partner for inputs, flag in zip(row, flags)):
-            world = _world_matrix(measure, documents, lifted, other)
-        if world is not None:
-            graded[measure.measure] = world[1]
-        for inputs, flag in zip(row, flags):
-            if world is None or not flag or _partner(inputs) != partner:
-                every.append(inputs)
-                continue
-            matrix, settings = world[0].matrix, world[0].settings
-            candidate = matrix.index(inputs.system)
-            every.append(gate_inputs(spec, inputs.gate, matrix, settings, candidate, {}, None, texts, segments))
+    """Every gate's inputs and limit in the world of a corner of the gates swapped with ``partner`` (``worlds``: each
+    measure's there, :func:`_world_measures`; ``nulls``: the nulls of the gates computed again, by measure and gate
+    position). Those gates are computed again from the world's matrix; every other gate keeps today's inputs (its
+    family, keyed by its own partner, is another)."""
+    every = [inputs for row in gates for inputs in row]
+    starts = np.cumsum([0, *(len(row) for row in gates)])
+    for m, g, world, inputs in _judged_again(worlds, gates, cornered, partner):
+        candidate = world.matrix.index(inputs.system)
+        every[starts[m] + g] = gate_inputs(
+            spec,
+            inputs.gate,
+            world.matrix,
+            world.settings,
+            candidate,
+            {},
+            None,
+            texts,
+            segments,
+            drawn=nulls.get((m, g)),
+        )
+    graded = {measure.measure: world[1] for measure, world in zip(measures, worlds) if world is not None}
     return World(every, gate_limits(every, family), graded)
 
 
@@ -214,12 +298,14 @@ def judgment_corners(
     texts: Mapping[str, str],
     family: bool,
     segments: Mapping[str, str] | None = None,
+    ranked_documents: RankedDocuments | None = None,
 ) -> tuple[list[list[Corners | None]], UnjudgedDocuments | None]:
     """Each gate's corners, aligned with ``gates`` (one list per measure; ``None`` for a gate with nothing unjudged
     in its candidate's and its reference's top d), and the unjudged documents they were read from (``None`` when
     no gate has corners). The worlds are computed only when some gate needs them: per reference of a cornered
     gate, the optimistic one (the candidate lifted) and the pessimistic one (the reference lifted); a gate without
-    a reference is judged as judged at its pessimistic corner."""
+    a reference is judged as judged at its pessimistic corner. ``ranked_documents`` gives a run file's ranked documents
+    when they are known without reading it (:func:`unjudged_documents`)."""
     cornered = [[_cornered(measure, inputs) for inputs in row] for measure, row in zip(measures, gates)]
     corners: list[list[Corners | None]] = [[None] * len(row) for row in gates]
     if not any(any(row) for row in cornered):
@@ -232,13 +318,32 @@ def judgment_corners(
         for measure, flags in zip(measures, cornered)
         if any(flags)
     }
-    documents = unjudged_documents(spec, qrels, measures, systems)
-    worlds = {}
-    for partner in partners:
-        common = (spec, measures, gates, cornered, documents, texts, segments or {}, partner)
-        worlds[OPTIMISTIC, partner] = _world(*common, candidate, partner, family)
-        if partner is not None:
-            worlds[PESSIMISTIC, partner] = _world(*common, partner, candidate, family)
+    documents = unjudged_documents(spec, qrels, measures, systems, ranked_documents)
+    segments = segments or {}
+    sides = {(OPTIMISTIC, partner): (candidate, partner) for partner in partners}
+    sides.update({(PESSIMISTIC, partner): (partner, candidate) for partner in partners if partner is not None})
+    matrices = {
+        (corner, partner): _world_measures(measures, gates, cornered, documents, partner, lifted, other)
+        for (corner, partner), (lifted, other) in sides.items()
+    }
+    # every corner's null in one pass over the swaps (each gate and corner drew its own before: 10 passes for the
+    # README's five gates)
+    nulls = _world_nulls(spec, matrices, gates, cornered, segments)
+    worlds = {
+        (corner, partner): _world(
+            spec,
+            measures,
+            world,
+            {(m, g): null for (at, which, m, g), null in nulls.items() if (at, which) == (corner, partner)},
+            gates,
+            cornered,
+            texts,
+            segments,
+            partner,
+            family,
+        )
+        for (corner, partner), world in matrices.items()
+    }
     position = 0
     for m, (measure, row, flags) in enumerate(zip(measures, gates, cornered)):
         for g, (inputs, flag) in enumerate(zip(row, flags)):

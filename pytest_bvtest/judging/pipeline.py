@@ -119,6 +119,7 @@ def evaluate_spec(
     qrels = read_qrels_files(spec.qrels_files()) if spec.qrels is not None else None
     variations = None
     judgments: dict[Measure | TableMeasure, MeasureJudgments] = {}
+    builder = None
     if spec.analysis.mve.variations is not None:
         matrices, variations = variation_matrices(spec, qrels, cache, jobs, progress)
         weights = variations.weights
@@ -161,7 +162,14 @@ def evaluate_spec(
     family = spec.analysis.calibration.family
     gates = [gates for _, gates in evaluated]
     corners, unjudged = judgment_corners(
-        spec, qrels, [measure for measure, _ in evaluated], gates, texts, family, segments
+        spec,
+        qrels,
+        [measure for measure, _ in evaluated],
+        gates,
+        texts,
+        family,
+        segments,
+        None if builder is None else builder.run_documents,  # the runs' documents, read with their scores
     )
     verdicts = judge_gates(
         gates, [measure.guards for measure, _ in evaluated], family, corners, spec.judgments.undecided

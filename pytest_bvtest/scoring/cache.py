@@ -6,7 +6,9 @@ are small JSON files written atomically (temporary file + rename): pytest-xdist 
 the same run at once both succeed, and a reader never sees half an entry. A corrupt, truncated or
 implausible entry (no scores, a score that is NaN or infinite) is treated as a miss and rewritten; the
 cache never makes an evaluation fail: a folder that cannot be written (full disk, read-only checkout)
-gives one :class:`CacheWriteWarning` naming it, and the evaluation goes on without storing.
+gives one :class:`CacheWriteWarning` naming it, and the evaluation goes on without storing. Beside a run's
+scores, one entry keeps its ranked documents (those with a gain and the unjudged ones of its top d, found in the
+same pass): what the corners of a gate read (docs/mathematics.md §10), so that no run is read again for them.
 
 Finding a run's entries needs its digest, and hashing a 250 MB run on every lookup costs about a
 second. :meth:`ScoreCache.file_digest` therefore keeps, beside the entries, one small stat record per
@@ -93,6 +95,17 @@ class ScoreCache:
         self.hits += 1
         return entry
 
+    def get_documents(self, key: str) -> dict[str, Any] | None:
+        """A run's ranked documents stored under ``key`` (:func:`~pytest_bvtest.scoring.columnar.documents_payload`,
+        one per chunk of topics), or ``None`` when absent or unreadable; the reader checks the rest."""
+        if self.folder is None:
+            return None
+        try:
+            payload = json.loads(self._entry_path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return payload if isinstance(payload, dict) and isinstance(payload.get("chunks"), list) else None
+
     def file_digest(self, path: str | os.PathLike[str]) -> str:
         """SHA-256 of the file's bytes, taken from its stat record when the file is unchanged since it was hashed.
 
@@ -130,19 +143,26 @@ class ScoreCache:
 
     def put(self, key: str, entry: CachedScores) -> None:
         """Store ``entry``; a folder that cannot be written warns once (the cache is an optimisation)."""
-        if self.folder is None or self.write_failure is not None:
-            return
         payload = {
             "run_name": entry.run_name,
             "per_topic": entry.per_topic,
             "ignored_topics": list(entry.ignored_topics),
         }
+        self._write(key, payload)
+
+    def put_documents(self, key: str, chunks: list[dict[str, Any]]) -> None:
+        """Store a run's ranked documents (see :meth:`get_documents`), as :meth:`put` stores scores."""
+        self._write(key, {"chunks": chunks})
+
+    def _write(self, key: str, payload: dict[str, Any]) -> None:
+        if self.folder is None or self.write_failure is not None:
+            return
         try:
             atomic_write_text(self._entry_path(key), json.dumps(payload))
         except InputError as error:
             self.write_failure = str(error)
             warnings.warn(
-                f"bvtest: score cache not written, going on without it: {error}", CacheWriteWarning, stacklevel=2
+                f"bvtest: score cache not written, going on without it: {error}", CacheWriteWarning, stacklevel=3
             )
 
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -102,6 +102,75 @@ class RankedGains:
     unjudged_rank: np.ndarray | None = None
     unjudged_depth: int = 0
     unjudged_docno: tuple[str, ...] = ()
+
+
+def documents_payload(ranked: RankedGains) -> dict[str, Any]:
+    """What a run's corners and documents to judge read of ``ranked`` (docs/mathematics.md §10), as JSON: its topics
+    and their lengths, the documents with a positive gain and the unjudged documents of the first ``unjudged_depth``
+    ranks. The qrels' part (``judged_topic``, ``judged_grades``) is left out: :func:`ranked_from_payloads` takes it
+    from the qrels again. Cached beside the run's scores, so that the corners never read a run evaluated once."""
+    assert ranked.lengths is not None and ranked.unjudged_topic is not None and ranked.unjudged_rank is not None
+    return {
+        "depth": ranked.unjudged_depth,
+        "topics": list(ranked.topics),
+        "lengths": ranked.lengths.tolist(),
+        "topic": ranked.topic.tolist(),
+        "rank": ranked.rank.tolist(),
+        "gain": ranked.gain.tolist(),
+        "unjudged_topic": ranked.unjudged_topic.tolist(),
+        "unjudged_rank": ranked.unjudged_rank.tolist(),
+        "unjudged_docno": list(ranked.unjudged_docno),
+    }
+
+
+#: The per-document columns of :func:`documents_payload`, and which of them are topic indices.
+_PAYLOAD_COLUMNS = {"topic": True, "rank": False, "gain": False, "unjudged_topic": True, "unjudged_rank": False}
+
+
+def ranked_from_payloads(
+    payloads: Sequence[Mapping[str, Any]], judgments: Mapping[str, Mapping[str, int]], topics: Sequence[str]
+) -> RankedGains:
+    """The :class:`RankedGains` of ``topics``, each found in one of ``payloads`` (:func:`documents_payload` of the
+    whole run, or of each chunk of its topics), with ``judgments``' qrels part: equal to what the whole run gives
+    with the same unjudged depth, topics in the order of ``topics``. A ``KeyError`` for a topic none holds."""
+    position = {qid: j for j, qid in enumerate(topics)}
+    held = {qid for payload in payloads for qid in payload["topics"]}
+    missing = [qid for qid in topics if qid not in held]
+    if missing or not payloads:
+        raise KeyError(f"no ranked documents of topic {missing[0] if missing else None!r}")
+    lengths = np.zeros(len(topics), dtype=np.int64)
+    parts: dict[str, list[np.ndarray]] = {key: [] for key in _PAYLOAD_COLUMNS}
+    for payload in payloads:
+        # the payload's topic indices as indices of ``topics``; -1 for a topic not asked for
+        renumbered = np.array([position.get(qid, -1) for qid in payload["topics"]], dtype=np.int64)
+        asked = renumbered >= 0
+        lengths[renumbered[asked]] = np.asarray(payload["lengths"], dtype=np.int64)[asked]
+        for key, is_topic in _PAYLOAD_COLUMNS.items():
+            column = np.asarray(payload[key], dtype=np.int64)
+            parts[key].append(renumbered[column] if is_topic else column)
+    joined = {key: np.concatenate(columns) for key, columns in parts.items()}
+    docnos = np.array([docno for payload in payloads for docno in payload["unjudged_docno"]], dtype=object)
+    # topic order, then rank order within a topic; the rows of topics not asked for (-1) sort first and are dropped
+    positive = np.lexsort((joined["rank"], joined["topic"]))[np.count_nonzero(joined["topic"] < 0) :]
+    unjudged = np.lexsort((joined["unjudged_rank"], joined["unjudged_topic"]))
+    unjudged = unjudged[np.count_nonzero(joined["unjudged_topic"] < 0) :]
+    judged_counts = np.fromiter((len(judgments[qid]) for qid in topics), dtype=np.int64, count=len(topics))
+    judged_grades = np.fromiter(
+        chain.from_iterable(judgments[qid].values() for qid in topics), dtype=np.int64, count=int(judged_counts.sum())
+    )
+    return RankedGains(
+        tuple(topics),
+        joined["topic"][positive],
+        joined["rank"][positive],
+        joined["gain"][positive],
+        np.repeat(np.arange(len(topics)), judged_counts),
+        judged_grades,
+        lengths=lengths,
+        unjudged_topic=joined["unjudged_topic"][unjudged],
+        unjudged_rank=joined["unjudged_rank"][unjudged],
+        unjudged_depth=min(int(payload["depth"]) for payload in payloads),
+        unjudged_docno=tuple(docnos[unjudged].tolist()),
+    )
 
 
 def rank_by_trec_eval_order(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ def run_lifts(
     else:
         topics = [qid for qid in qrels.evaluated_topics() if run.scores.get(qid)]
     judgments = {qid: qrels.judgments[qid] for qid in topics}
-    rank = _ranker(run)
+    rank = _ranker(lambda: run)
     lifts: dict[OptimisticMeasure, Lifts] = {}
     by_columns = [measure for measure in measures if columnar.computes(measure)]
     if by_columns:
@@ -72,13 +73,41 @@ def run_lifts(
     return lifts
 
 
-def _ranker(run: Run | RunColumns) -> Callable[[str, str], int | None]:
-    """A document's rank in ``run`` by trec_eval's order (its score as a C float descending, ties by docno
-    descending), each topic ranked once when first asked."""
+def documents_lifts(
+    qrels: Qrels,
+    documents: Sequence[Mapping[str, Any]],
+    measures: Sequence[OptimisticMeasure],
+    read: Callable[[], Run | RunColumns],
+) -> dict[OptimisticMeasure, Lifts] | None:
+    """:func:`run_lifts` from the run's ranked documents (:func:`~pytest_bvtest.scoring.columnar.documents_payload`,
+    cached when the run was evaluated) instead of the run: the same values; the run is read (``read``) only if a
+    document's rank is asked for (the documents to judge). ``None`` when they cannot stand for the run: a measure
+    gdeval computes, unjudged documents not searched deep enough, or an entry that does not hold what it should."""
+    if not measures or not all(columnar.computes(measure) for measure in measures):
+        return None
+    try:
+        held = {qid for payload in documents for qid in payload["topics"]}
+        topics = [qid for qid in qrels.evaluated_topics() if qid in held]
+        ranked = columnar.ranked_from_payloads(documents, {qid: qrels.judgments[qid] for qid in topics}, topics)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+    if ranked.unjudged_depth < max(measure.depth for measure in measures):
+        return None
+    rank = _ranker(read)
+    return {measure: _columnar_lifts(ranked, measure, rank) for measure in measures}
+
+
+def _ranker(read: Callable[[], Run | RunColumns]) -> Callable[[str, str], int | None]:
+    """A document's rank in the run ``read`` gives (read when first needed) by trec_eval's order (its score as a C
+    float descending, ties by docno descending), each topic ranked once when first asked."""
     ranked: dict[str, dict[str, int]] = {}
-    rows = run.topic_starts() if isinstance(run, RunColumns) else {}
+    loaded: list[tuple[Run | RunColumns, dict[str, tuple[int, int]]]] = []
 
     def scores_of(topic: str) -> Mapping[str, float]:
+        if not loaded:
+            run = read()
+            loaded.append((run, run.topic_starts() if isinstance(run, RunColumns) else {}))
+        run, rows = loaded[0]
         if not isinstance(run, RunColumns):
             return run.scores.get(topic, {})
         if topic not in rows:

@@ -34,10 +34,12 @@ from pytest_bvtest.io.runs import (
     same_rankings,
 )
 from pytest_bvtest.io.tables import ScoreTable, TopicScores, read_score_table
+from pytest_bvtest.scoring import columnar
 from pytest_bvtest.scoring.cache import CachedScores, ScoreCache
-from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run
+from pytest_bvtest.scoring.columnar import RankedGains, documents_payload
+from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run_documents
 from pytest_bvtest.scoring.progress import EvaluationProgress
-from pytest_bvtest.spec.measures import Measure, TableMeasure
+from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, TableMeasure
 from pytest_bvtest.spec.model import RepeatedRuns, RunFile, ScoreTableFile, SingleSource, Source
 
 if TYPE_CHECKING:
@@ -105,10 +107,22 @@ class ScoreMatrix:
 def _per_topic_from_run(
     run: Run | RunColumns, qrels: Qrels, measures: Sequence[Measure]
 ) -> dict[Measure, CachedScores]:
+    return _evaluated(run, qrels, measures)[0]
+
+
+def _evaluated(
+    run: Run | RunColumns, qrels: Qrels, measures: Sequence[Measure], documents_depth: int = 0
+) -> tuple[dict[Measure, CachedScores], list[dict[str, object]]]:
+    """A run's scores, and its ranked documents as deep as ``documents_depth`` (:func:`_documents`)."""
     run_topics = list(run.topics if isinstance(run, RunColumns) else run.scores)
     _require_shared_topic(run.name, run.path, run_topics, qrels)
-    values = evaluate_run(qrels, run, measures)
-    return _cached(run.name, run_topics, values, qrels)
+    values, ranked = evaluate_run_documents(qrels, run, measures, documents_depth)
+    return _cached(run.name, run_topics, values, qrels), _documents(ranked, documents_depth)
+
+
+def _documents(ranked: RankedGains | None, depth: int) -> list[dict[str, object]]:
+    """The ranked documents a run's corners read, as a cache entry's chunk (none when ``depth`` is 0)."""
+    return [documents_payload(ranked)] if depth and ranked is not None else []
 
 
 def _require_shared_topic(name: str, path: Path | None, run_topics: Sequence[str], qrels: Qrels) -> None:
@@ -133,46 +147,56 @@ def _cached(
 
 
 def _per_topic_from_run_file(
-    source: RunFile, qrels: Qrels, measures: Sequence[Measure], digest: bool
-) -> tuple[dict[Measure, CachedScores], str | None]:
+    source: RunFile, qrels: Qrels, measures: Sequence[Measure], digest: bool, documents_depth: int = 0
+) -> tuple[dict[Measure, CachedScores], str | None, list[dict[str, object]]]:
     """Read and evaluate one run file (in a worker process when evaluating in parallel); with ``digest``, also the
     SHA-256 of the bytes read, the key its scores are cached under (a file replaced since it was looked up in
-    the cache is cached as what was read).
+    the cache is cached as what was read); with ``documents_depth``, also its ranked documents for the corners
+    (:func:`~pytest_bvtest.scoring.columnar.documents_payload`, one per chunk), found in the same pass.
 
     A regular run grouped by topic (as every tool writes them) is read and evaluated a chunk of topics at a
     time, so memory is bounded by the chunk, not the file; any other run is read whole (with the same values).
     """
     try:
-        return _per_topic_from_run_chunks(source, qrels, measures, digest)
+        return _per_topic_from_run_chunks(source, qrels, measures, digest, documents_depth=documents_depth)
     except NotInChunks:
         run = read_run_columns(source.path, tag=source.tag, digest=digest)
-        return _per_topic_from_run(run, qrels, measures), run.sha256
+        scores, documents = _evaluated(run, qrels, measures, documents_depth)
+        return scores, run.sha256, documents
 
 
 def _per_topic_from_run_chunks(
-    source: RunFile, qrels: Qrels, measures: Sequence[Measure], digest: bool = False, lines: int = CHUNK_LINES
-) -> tuple[dict[Measure, CachedScores], str | None]:
+    source: RunFile,
+    qrels: Qrels,
+    measures: Sequence[Measure],
+    digest: bool = False,
+    lines: int = CHUNK_LINES,
+    documents_depth: int = 0,
+) -> tuple[dict[Measure, CachedScores], str | None, list[dict[str, object]]]:
     """Evaluate a run file a chunk of whole topics at a time (:func:`~pytest_bvtest.io.runs.read_run_column_chunks`),
-    with the SHA-256 of the bytes read when ``digest``.
+    with the SHA-256 of the bytes read when ``digest`` and each chunk's ranked documents to ``documents_depth``.
 
     Raises :class:`~pytest_bvtest.io.runbytes.NotInChunks` when the file must be read whole.
     """
     universe = set(qrels.evaluated_topics())
     run_topics: list[str] = []
     gathered: dict[Measure, dict[str, float]] = {measure: {} for measure in measures}
+    documents: list[dict[str, object]] = []
     name = str(source.path)
     hasher = hashlib.sha256() if digest else None
     for chunk in read_run_column_chunks(source.path, tag=source.tag, lines=lines, hasher=hasher):
         name = chunk.name
         run_topics.extend(chunk.topics)
         if universe.intersection(chunk.topics):
-            for measure, per_topic in evaluate_run(qrels, chunk, measures).items():
+            values, ranked = evaluate_run_documents(qrels, chunk, measures, documents_depth)
+            for measure, per_topic in values.items():
                 gathered[measure].update(per_topic)
+            documents += _documents(ranked, documents_depth)
     _require_shared_topic(name, source.path, run_topics, qrels)
     # in the qrels' topic order, as evaluate_run gives them
     order = [topic for topic in qrels.evaluated_topics() if topic in gathered[measures[0]]] if measures else []
     values = {measure: {topic: per_topic[topic] for topic in order} for measure, per_topic in gathered.items()}
-    return _cached(name, run_topics, values, qrels), None if hasher is None else hasher.hexdigest()
+    return _cached(name, run_topics, values, qrels), None if hasher is None else hasher.hexdigest(), documents
 
 
 #: How often a worker process looks whether its parent is still there.
@@ -230,6 +254,10 @@ class MatrixBuilder:
         self.jobs = jobs
         self._evaluated_run_files: dict[RunFile, dict[Measure, CachedScores]] = {}
         self.progress: EvaluationProgress | None = None
+        #: How deep the runs' unjudged documents are kept for the corners (0: no measure has corners), and the
+        #: ranked documents of the run files read in this evaluation (:meth:`run_documents`)
+        self._documents_depth = 0
+        self._documents: dict[RunFile, list[dict[str, object]]] = {}
 
     @classmethod
     def from_qrels_file(
@@ -265,12 +293,45 @@ class MatrixBuilder:
                     found[measure] = entry
         return found
 
-    def _store(self, source: RunFile, fresh: Mapping[Measure, CachedScores], read_digest: str | None) -> None:
-        """Cache a run file's fresh scores under the digest of the bytes they were computed from."""
+    def _store(
+        self,
+        source: RunFile,
+        fresh: Mapping[Measure, CachedScores],
+        read_digest: str | None,
+        documents: list[dict[str, object]],
+    ) -> None:
+        """Cache a run file's fresh scores (and its ranked documents) under the digest of the bytes they were
+        computed from; keep the documents for :meth:`run_documents`."""
+        if documents:
+            self._documents[source] = documents
         if read_digest is None:
             return
         for measure, entry in fresh.items():
             self.cache.put(ScoreCache.key(read_digest, self._qrels_digest, str(measure), source.tag), entry)
+        if documents:
+            self.cache.put_documents(self._documents_key(read_digest, source), documents)
+
+    def _documents_key(self, run_digest: str, source: RunFile) -> str:
+        assert self._qrels_digest is not None
+        return ScoreCache.key(run_digest, self._qrels_digest, f"ranked documents@{self._documents_depth}", source.tag)
+
+    def run_documents(self, source: RunFile) -> list[dict[str, object]] | None:
+        """The ranked documents of a run file of the last :meth:`build`, with its unjudged ones as deep as its
+        measures with corners look (:func:`~pytest_bvtest.scoring.columnar.documents_payload`, one per chunk of
+        topics): kept from this evaluation's reading, else the cache's, else read now (and cached); ``None`` when
+        no measure has corners."""
+        if source in self._documents:
+            return self._documents[source]
+        if not self._documents_depth:
+            return None
+        if self._caching:
+            entry = self.cache.get_documents(self._documents_key(self.cache.file_digest(source.path), source))
+            if entry is not None:
+                return entry["chunks"]
+        qrels = self._require_qrels(f"run file {source.path}")
+        _, read_digest, documents = _per_topic_from_run_file(source, qrels, [], self._caching, self._documents_depth)
+        self._store(source, {}, read_digest, documents)
+        return documents
 
     def _run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
         if source in self._evaluated_run_files:
@@ -279,8 +340,10 @@ class MatrixBuilder:
         found = self._cached_run_file_scores(source, measures)
         missing = [measure for measure in measures if measure not in found]
         if missing:
-            fresh, read_digest = _per_topic_from_run_file(source, qrels, missing, self._caching)
-            self._store(source, fresh, read_digest)
+            fresh, read_digest, documents = _per_topic_from_run_file(
+                source, qrels, missing, self._caching, self._documents_depth
+            )
+            self._store(source, fresh, read_digest, documents)
             found.update(fresh)
         return found
 
@@ -297,12 +360,12 @@ class MatrixBuilder:
         qrels = self._require_qrels(f"run file {pending[0][0].path}")
         with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending)), initializer=_exit_with_parent) as pool:
             futures = [
-                pool.submit(_per_topic_from_run_file, source, qrels, missing, self._caching)
+                pool.submit(_per_topic_from_run_file, source, qrels, missing, self._caching, self._documents_depth)
                 for source, _, missing in pending
             ]
             for (source, found, _), future in zip(pending, futures):
-                fresh, read_digest = future.result()
-                self._store(source, fresh, read_digest)
+                fresh, read_digest, documents = future.result()
+                self._store(source, fresh, read_digest, documents)
                 self._evaluated_run_files[source] = {**found, **fresh}
 
     def _evaluate(self, source: SingleSource, measures: Sequence[Measure]) -> dict[Measure, list[_EvaluatedSystem]]:
@@ -363,6 +426,8 @@ class MatrixBuilder:
         several runs is one row, the mean of its runs (each run evaluated and cached on its own)."""
         if self.qrels is not None and any(isinstance(run, RunFile | Run) for s in sources for run in _runs_of(s)):
             check_relevance_levels(self.qrels, measures)
+        cornered = [m for m in measures if isinstance(m, OptimisticMeasure) and columnar.computes(m)]
+        self._documents_depth = max((measure.depth for measure in cornered), default=0)
         if self.jobs > 1:
             self._evaluate_run_files_in_parallel(sources, measures)
         systems: dict[Measure, list[_EvaluatedSystem]] = {measure: [] for measure in measures}

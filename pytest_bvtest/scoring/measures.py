@@ -78,7 +78,17 @@ def _scored(measure: RunMeasure) -> Measure | None:
 def evaluate_run(
     qrels: Qrels, run: Run | RunColumns, measures: Sequence[RunMeasure]
 ) -> dict[RunMeasure, dict[str, float]]:
-    """Per-topic values of each measure for one run.
+    """Per-topic values of each measure for one run (:func:`evaluate_run_documents` without the documents)."""
+    return evaluate_run_documents(qrels, run, measures)[0]
+
+
+def evaluate_run_documents(
+    qrels: Qrels, run: Run | RunColumns, measures: Sequence[RunMeasure], unjudged_depth: int = 0
+) -> tuple[dict[RunMeasure, dict[str, float]], columnar.RankedGains | None]:
+    """Per-topic values of each measure for one run, and the run's ranked documents that its corners read
+    (:func:`~pytest_bvtest.scoring.columnar.documents_payload`): found with the unjudged documents of the first
+    ``unjudged_depth`` ranks, or as deep as the measures search for them, in the same pass (``None`` when neither
+    asks for unjudged documents).
 
     Parameters
     ----------
@@ -93,10 +103,10 @@ def evaluate_run(
 
     Returns
     -------
-    dict[Measure, dict[str, float]]
+    tuple[dict[Measure, dict[str, float]], RankedGains | None]
         ``values[measure][qid]`` for every topic of the universe that the run ranks at least one
         document for, in the qrels' topic order. Topics the run misses are absent (the score matrix
-        zero-fills them); topics outside the universe are ignored.
+        zero-fills them); topics outside the universe are ignored. Then the ranked documents, or ``None``.
 
     Raises
     ------
@@ -121,10 +131,11 @@ def evaluate_run(
     else:
         topics = [qid for qid in qrels.evaluated_topics() if run.scores.get(qid)]
     if not topics:
-        return {measure: {} for measure in measures}
+        return {measure: {} for measure in measures}, None
     judgments = {qid: qrels.judgments[qid] for qid in topics}
     values: dict[RunMeasure, dict[str, float]] = {}
     columnar_measures = [measure for measure in measures if columnar.computes(measure)]
+    ranked = None
     gdeval_measures = [
         measure
         for measure in measures
@@ -133,8 +144,8 @@ def evaluate_run(
     trec_eval_measures = [
         measure for measure in measures if measure not in columnar_measures and measure not in gdeval_measures
     ]
-    if columnar_measures:
-        depth = columnar.unjudged_depth(columnar_measures)
+    depth = max(columnar.unjudged_depth(columnar_measures), unjudged_depth)
+    if columnar_measures or depth:
         if isinstance(run, RunColumns):
             ranked = columnar.ranked_gains_from_columns(judgments, run, topics, depth)
         else:
@@ -142,14 +153,15 @@ def evaluate_run(
                 judgments, {qid: run.scores[qid] for qid in topics}, topics, depth
             )
         values.update(columnar.evaluate(ranked, columnar_measures))
+    documents = ranked if depth else None
     if len(columnar_measures) == len(measures):
-        return values
+        return values, documents
     rankings = run.rankings(topics) if isinstance(run, RunColumns) else {qid: run.scores[qid] for qid in topics}
     if trec_eval_measures:
         values.update(_evaluate_with_pytrec_eval(judgments, rankings, trec_eval_measures))
     if gdeval_measures:
         values.update(_evaluate_with_gdeval(judgments, rankings, topics, gdeval_measures))
-    return {measure: values[measure] for measure in measures}
+    return {measure: values[measure] for measure in measures}, documents
 
 
 def _evaluate_with_pytrec_eval(
