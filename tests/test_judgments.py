@@ -299,6 +299,18 @@ def test_the_trec_covid_case_is_undecided_not_a_plain_fail(trec_covid):
     markdown = render(document)
     assert "**❔ `nDCG@10::trisk`**" in markdown
     assert "- **Unjudged documents decide 3 gates:** `bvtest judge " in markdown
+    # the first screen says it once for the gates the same documents decide the same way (TRisk and the mean fail as
+    # judged), not once per gate (DL-HARD's 11 undecided gates filled the screen); Bias²+Var passes as judged: its own
+    first_screen = markdown.split("<details>", 1)[0]
+    assert first_screen.count("UNDECIDED: ") == 2
+    assert (
+        "> ⚠️ **Warning** (`nDCG@10::trisk`, `nDCG@10::mean`): UNDECIDED: 120 unjudged documents decide these 2 gates "
+        "(102 in AbstractOHSU's top 10, 27 in production's, 9 of them in both): they fail as judged, but each would "
+        "pass if enough of them are relevant (grade 2; each gate's details say how many); they pass CI"
+    ) in first_screen
+    assert f"> ⚠️ **Warning** (`nDCG@10::bias2_plus_var`): {document['evaluations'][0]['gates'][2]['undecided']}" in (
+        first_screen
+    )
 
 
 def fully_judged_regression(folder: Path) -> Path:

@@ -6,6 +6,7 @@ The browser tests run Chromium (Debian's ``chromium`` package) and skip where it
 from __future__ import annotations
 
 import copy
+import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -708,3 +709,63 @@ def test_real_ok_star_from_a_gates_own_warning_is_explained_on_the_html_page(tmp
     assert escape(words(gate)["sentence"]) in page and words(gate)["sentence"].startswith(
         "Holds on paper, but do not trust it"
     )
+
+
+# --- what the screenshots of docs/images/ showed (issue 21) ------------------------------------------------------
+
+
+def test_a_tick_at_zero_is_never_minus_zero() -> None:
+    # all losses: the top tick is zero, which rounding made "-0.0" on the failing example's difference plot
+    chart = svg.bar_chart(["a", "b"], [-0.2918, -0.2330], ["a", "b"], title="t", y_label="y", x_label="x")
+    ticks = re.findall(r'class="tick">([^<]*)</text>', chart)
+    assert "0.0" in ticks and not any(tick.startswith("-") and float(tick) == 0 for tick in ticks), ticks
+
+
+def test_two_close_limits_have_labels_that_do_not_overlap() -> None:
+    # the failing example's Var and Bias²+Var limits, 0.0828 and 0.0858: one label was printed over the other
+    levels = [svg.Level("Var limit <= 0.0828", 0.0828, "#f00"), svg.Level("Bias²+Var limit <= 0.0858", 0.0858, "#0f0")]
+    chart = svg.point_chart(
+        ["a", "b"], [svg.Series("Var", [0.0706, 0.09], "#00f")], title="t", y_label="y", x_label="x", levels=levels
+    )
+    labels = dict(
+        (text, float(y))
+        for y, text in re.findall(r'<text x="[\d.]+" y="([\d.]+)"[^>]*class="level"[^>]*>([^<]*)<', chart)
+    )
+    assert len(labels) == 2
+    assert abs(labels["Var limit &lt;= 0.0828"] - labels["Bias²+Var limit &lt;= 0.0858"]) >= 13  # 11px text apart
+    # the higher limit's label stays above its line, the lower one goes under its own
+    assert labels["Bias²+Var limit &lt;= 0.0858"] < labels["Var limit &lt;= 0.0828"]
+
+
+def test_a_point_label_at_the_right_edge_goes_left_of_its_point() -> None:
+    # past-release, the largest Bias², was cut to "past-r" at the chart's right edge
+    points = [svg.Point("production", 0.0015, 0.07, "#90f"), svg.Point("past-release", 0.0097, 0.062)]
+    chart = svg.scatter_chart(points, title="t", x_label="Bias²", y_label="Var")
+    x, anchor = re.search(r'<text x="([\d.]+)" y="[\d.]+" text-anchor="(\w+)"[^>]*>past-release<', chart).groups()
+    assert anchor == "end" and float(x) <= svg.WIDTH
+    assert re.search(r'text-anchor="start"[^>]*>production<', chart)
+
+
+def test_a_command_in_a_warning_is_code_on_the_page_not_backticks() -> None:
+    document = sample_document()
+    gate = document["evaluations"][0]["gates"][2]
+    gate["warning"] = "judge them: `bvtest judge bvtest.yaml -o judgments.tsv` lists them <to grade>"
+    page = html.render(document)
+    assert "judge them: <code>bvtest judge bvtest.yaml -o judgments.tsv</code> lists them &lt;to grade&gt;" in page
+    assert "`" not in page.split('<p class="warning">', 1)[1].split("</p>", 1)[0]
+
+
+def test_a_line_that_starts_with_a_systems_name_keeps_its_spelling() -> None:
+    from pytest_bvtest.report.markdown import render
+
+    document = sample_document()
+    evaluation = document["evaluations"][0]
+    # DL-HARD's candidate: the line read "Bm25+rm3 against bm25"
+    for system in evaluation["systems"]:
+        if system["name"] == "candidate":
+            system["name"] = "bm25+rm3"
+    evaluation["candidate"] = "bm25+rm3"
+    assert "<br>bm25+rm3 against production, mean over" in html.render(document).replace('<p class="changes">', "<br>")
+    assert "\n\nbm25+rm3 against production, mean over" in render(document)
+    # the default name is a word, raised as any sentence's first
+    assert "\n\nCandidate against production, mean over" in render(sample_document())

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape, unescape
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,7 @@ from pytest_bvtest.report.wording import (
     power_legend,
     power_text,
     run_spread_lines,
+    sentence_start,
     summary_counts,
     sure_lines,
     system_rows,
@@ -169,23 +170,29 @@ def _table(header: Sequence[str], rows: Sequence[str], *, sortable: bool = False
     )
 
 
-def _inline(text: str) -> str:
-    """The Markdown footer's inline syntax as HTML: code spans, bold and links; the rest escaped."""
-    parts = []
-    for piece in re.split(r"(`+)(?: ?)(.+?)(?: ?)\1", text):
-        parts.append(piece)
-    out = []
+def _code_spans(text: str, plain: Callable[[str], str] = lambda piece: escape(piece, quote=False)) -> str:
+    """``text`` with its Markdown code spans as ``<code>`` (a warning names a command so), the rest through
+    ``plain`` (escaped)."""
     # re.split with two groups yields: text, fence, code, text, fence, code, ...
+    parts = re.split(r"(`+)(?: ?)(.+?)(?: ?)\1", text)
+    out = []
     for index in range(0, len(parts), 3):
-        plain = escape(parts[index], quote=False)
-        plain = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", plain)
-        plain = re.sub(
-            r"\[([^\]]+)\]\(([^)\s]+)\)", lambda m: f'<a href="{escape(unescape(m.group(2)))}">{m.group(1)}</a>', plain
-        )
-        out.append(plain)
+        out.append(plain(parts[index]))
         if index + 2 < len(parts):
             out.append(f"<code>{escape(parts[index + 2], quote=False)}</code>")
     return "".join(out)
+
+
+def _inline(text: str) -> str:
+    """The Markdown footer's inline syntax as HTML: code spans, bold and links; the rest escaped."""
+
+    def plain(piece: str) -> str:
+        piece = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", escape(piece, quote=False))
+        return re.sub(
+            r"\[([^\]]+)\]\(([^)\s]+)\)", lambda m: f'<a href="{escape(unescape(m.group(2)))}">{m.group(1)}</a>', piece
+        )
+
+    return _code_spans(text, plain)
 
 
 def _outcome_class(gate: Mapping[str, Any]) -> str:
@@ -239,15 +246,17 @@ def _header(document: Mapping[str, Any]) -> list[str]:
     ]
     changes = change_lines(document)
     if changes:
-        lines.append('<p class="changes">' + "<br>".join(escape(_capital(text)) for text in changes) + "</p>")
+        lines.append(
+            '<p class="changes">' + "<br>".join(escape(sentence_start(text, document)) for text in changes) + "</p>"
+        )
     for cause in causes(document):
         lines += _cause_section(document, cause)
     for notice in notices(document):
         gates = f" ({', '.join(f'<code>{escape(gate)}</code>' for gate in notice.gates)})" if notice.gates else ""
         if notice.severity == "warning":
-            lines.append(f'<p class="warning">⚠ <strong>Warning</strong>{gates}: {escape(notice.text)}</p>')
+            lines.append(f'<p class="warning">⚠ <strong>Warning</strong>{gates}: {_code_spans(notice.text)}</p>')
         else:
-            lines.append(f'<p class="note">{escape(_capital(notice.text))}</p>')
+            lines.append(f'<p class="note">{_code_spans(_capital(notice.text))}</p>')
     sure = sure_lines(document)
     if sure:
         lines.append(f'<p class="sure"><strong>How sure:</strong> {escape(" ".join(sure))}</p>')

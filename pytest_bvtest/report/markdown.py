@@ -46,6 +46,7 @@ from pytest_bvtest.report.wording import (
     page_verdict,
     power_legend,
     run_spread_lines,
+    sentence_start,
     sure_lines,
     system_rows,
     topic_notes,
@@ -143,7 +144,7 @@ def _first_screen(document: Mapping[str, Any]) -> list[str]:
     lines = [MARKER, f"## {VERDICT_ICONS[page_verdict(document)]} pytest-bvtest: {prose(page_title(document))}"]
     changes = change_lines(document)
     if changes:
-        lines += [line for text in changes for line in ("", prose(text[0].upper() + text[1:]))]
+        lines += [line for text in changes for line in ("", prose(sentence_start(text, document)))]
     found = causes(document)
     for cause in found:
         lines += _cause_section(cause, document, single=len(found) == 1)

@@ -22,6 +22,10 @@ HEIGHT = 320
 _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 16, 48, 64
 # Beyond this many categories only the highlighted ones are named on the x axis.
 MAX_CATEGORY_LABELS = 40
+# The height a level's label takes (11px text and a gap), so that two labels do not overlap.
+_LEVEL_LABEL_HEIGHT = 13
+# About the width of a character of a tick label (10.5px): a point's label that would leave the chart goes left.
+_CHARACTER_WIDTH = 6.5
 
 
 #: The charts' styles: in the HTML report's ``<style>``, and inside a chart written as its own file.
@@ -88,7 +92,9 @@ def _tick_text(value: float, values: Sequence[float]) -> str:
     step = min((abs(b - a) for a, b in zip(values, values[1:])), default=1.0) or 1.0
     # ticks are 1, 2 or 5 times a power of ten apart: that power's decimals show every tick exactly
     decimals = max(0, -math.floor(math.log10(step) + 1e-9))
-    return f"{value:.{min(decimals, 8)}f}"
+    text = f"{value:.{min(decimals, 8)}f}"
+    # a tick at a rounding error below zero is zero, not "-0.0"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 class _Canvas:
@@ -126,16 +132,24 @@ class _Canvas:
         """The centre of the ``index``-th of ``count`` equal slots across the plot area."""
         return _LEFT + (index + 0.5) * (WIDTH - _LEFT - _RIGHT) / max(count, 1)
 
-    def level(self, level: Level) -> None:
-        y = self.y(level.value)
-        self.parts.append(
-            f'<line x1="{_LEFT}" x2="{WIDTH - _RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="{level.color}" '
-            f'stroke-dasharray="6 4" stroke-width="1.5"><title>{escape(level.label)}</title></line>'
-        )
-        self.parts.append(
-            f'<text x="{WIDTH - _RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end" class="level" '
-            f'fill="{level.color}">{escape(level.label)}</text>'
-        )
+    def levels(self, levels: Sequence[Level]) -> None:
+        """Dashed lines across the plot, each labelled above its line at the right; a label that would overlap the
+        one above it (two limits a few pixels apart) moves down below its line."""
+        placed: list[float] = []
+        for level in sorted(levels, key=lambda level: -level.value):
+            y = self.y(level.value)
+            self.parts.append(
+                f'<line x1="{_LEFT}" x2="{WIDTH - _RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="{level.color}" '
+                f'stroke-dasharray="6 4" stroke-width="1.5"><title>{escape(level.label)}</title></line>'
+            )
+            baseline = y - 4
+            if placed and baseline < placed[-1] + _LEVEL_LABEL_HEIGHT:
+                baseline = max(y + _LEVEL_LABEL_HEIGHT, placed[-1] + _LEVEL_LABEL_HEIGHT)
+            placed.append(baseline)
+            self.parts.append(
+                f'<text x="{WIDTH - _RIGHT - 4}" y="{baseline:.1f}" text-anchor="end" class="level" '
+                f'fill="{level.color}">{escape(level.label)}</text>'
+            )
 
     def x_label(self, text: str) -> None:
         self.parts.append(
@@ -149,7 +163,7 @@ class _Canvas:
         for label, color, shape in entries:
             self.parts.append(_marker(shape, x + 5, _TOP - 14, 4.5, color, ""))
             self.parts.append(f'<text x="{x + 14:.1f}" y="{_TOP - 10}" class="tick">{escape(label)}</text>')
-            x += 24 + 6.5 * len(label)
+            x += 24 + _CHARACTER_WIDTH * len(label)
 
     def svg(self, description: str) -> str:
         return (
@@ -232,8 +246,7 @@ def point_chart(
                 f'text-anchor="end" class="tick" fill="{color or "#333"}"{weight}>'
                 f"{escape(category)}</text>"
             )
-    for level in levels:
-        canvas.level(level)
+    canvas.levels(levels)
     size = 4.5 if count <= MAX_CATEGORY_LABELS else 2.5
     for entry in series:
         for index, (category, value) in enumerate(zip(categories, entry.values)):
@@ -280,9 +293,11 @@ def scatter_chart(
         tip = f"{point.label}: {x_label} {point.x:.6g}, {y_label} {point.y:.6g}"
         canvas.parts.append(_marker("circle", x, y, 7 if point.color else 4, point.color or NEUTRAL, tip))
         if point.color or label_all:
+            right = x + 8 + _CHARACTER_WIDTH * len(point.label) <= WIDTH
+            anchor = "start" if right else "end"
             canvas.parts.append(
-                f'<text x="{x + 8:.1f}" y="{y - 6:.1f}" class="tick" fill="{point.color or "#444"}">'
-                f"{escape(point.label)}</text>"
+                f'<text x="{x + 8 if right else x - 8:.1f}" y="{y - 6:.1f}" text-anchor="{anchor}" class="tick" '
+                f'fill="{point.color or "#444"}">{escape(point.label)}</text>'
             )
     canvas.x_label(x_label)
     return canvas.svg(title)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import short_list
 from pytest_bvtest.stats.registry import STATISTICS, TABLE_COLUMNS
 
@@ -1653,6 +1654,18 @@ def _system(evaluation: Mapping[str, Any], name: str | None) -> Mapping[str, Any
 LARGEST_LOSSES = 3
 
 
+def sentence_start(text: str, document: Mapping[str, Any]) -> str:
+    """``text`` as a sentence on its own (the Markdown and HTML reports): its first letter raised, unless it starts
+    with a system's name, which is written as the spec spells it (``bm25+rm3 against bm25``, not ``Bm25+rm3``); the
+    default name of the run under test is a word and is raised."""
+    names = {system["name"] for evaluation in document["evaluations"] for system in evaluation.get("systems") or []} - {
+        CANDIDATE_NAME
+    }
+    if any(text.startswith(f"{name} ") for name in names):
+        return text
+    return text[:1].upper() + text[1:]
+
+
 def change_lines(document: Mapping[str, Any]) -> list[str]:
     """What changed, per spec with a candidate and a reference: the mean of every measure, reference → candidate;
     where no gate of the spec failed (the causes say it otherwise), on how many queries the candidate got worse on
@@ -1778,16 +1791,56 @@ def notices(document: Mapping[str, Any]) -> list[Notice]:
                     if said & set(gate.get("guards") or [])
                 )
                 found.append(Notice(severity, text, concerned))
+    undecided = _undecided_groups(document)
     for evaluation in document["evaluations"]:
         listed = {guard["message"] for guard in evaluation.get("guards") or []}
         for gate in evaluation["gates"]:
-            own = [gate[key] for key in ("warning", "undecided") if gate.get(key)] + [
+            group = undecided.get(gate["id"])
+            if group and group[0] is gate:
+                found.append(
+                    Notice(
+                        "warning", undecided_group_text(group), tuple(gate_name(document, member) for member in group)
+                    )
+                )
+            own = ([gate["warning"]] if gate.get("warning") else []) + [
                 text for text in gate.get("guards") or [] if text not in listed
             ]
+            if gate.get("undecided") and not group:
+                own.insert(1 if gate.get("warning") else 0, gate["undecided"])
             if not own and gate["passed"] and gate["outcome"] not in OUTCOMES:
                 own = [f"{gate['outcome']}: {gate.get('sentence') or gate['headline']}"]
             found += [Notice("warning", text, (gate_name(document, gate),)) for text in own]
     return found
+
+
+def _undecided_groups(document: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
+    """The ``UNDECIDED`` gates of a spec that the same unjudged documents decide the same way (as judged they pass,
+    or fail, and CI passes or fails them), by gate id: said once on the first screen, not once per gate (DL-HARD's 11
+    undecided gates filled it); a gate alone in its group is not listed."""
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
+    for gate in _gates(document):
+        judgments = gate.get("judgments")
+        if gate.get("undecided") and judgments:
+            key = (gate["id"].split("::", 1)[0], _deciding(judgments), judgments["as_judged"], gate["passed"])
+            groups.setdefault(key, []).append(gate)
+    return {gate["id"]: gates for gates in groups.values() if len(gates) > 1 for gate in gates}
+
+
+def undecided_group_text(gates: Sequence[Mapping[str, Any]]) -> str:
+    """One warning for several ``UNDECIDED`` gates that the same unjudged documents decide: how many documents, which
+    way each gate goes as judged and in CI; each gate's count is in its details (:func:`corner_lines`)."""
+    judgments = gates[0]["judgments"]
+    deciding = _deciding(judgments).replace(" decide it ", f" decide these {len(gates)} gates ")
+    as_judged, otherwise = ("pass", "fail") if judgments["as_judged"] else ("fail", "pass")
+    effect = (
+        "they pass CI with this warning (judgments: {undecided: warn})"
+        if gates[0]["passed"]
+        else "they fail CI (judgments: {undecided: fail})"
+    )
+    return (
+        f"UNDECIDED: {deciding}: they {as_judged} as judged, but each would {otherwise} if enough of them are "
+        f"relevant (grade {judgments['optimistic_grade']}; each gate's details say how many); {effect}"
+    )
 
 
 def _together_groups(document: Mapping[str, Any]) -> list[list[Mapping[str, Any]]]:
