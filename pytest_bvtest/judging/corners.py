@@ -137,10 +137,12 @@ def _favouring(
     rows = {system: measure.matrix.index(system) for system in (lifted, other)}
     position = {topic: j for j, topic in enumerate(measure.topics)}  # tuple.index per topic cost 1.3 s at 7,000
     columns = {topic: position[topic] for topic, docnos in shared.items() if docnos}
+    pairs = [(topic, docno) for topic, docnos in shared.items() for docno in docnos]
+    # only the shared documents' single lifts: every unjudged document's cost 0.2 s at 7,000 topics
+    single = {system: dict(zip(pairs, documents.lifts[measure.measure, system].single_of(pairs))) for system in rows}
 
     def gain(system: str, topic: str, docno: str) -> float:
-        single = documents.lifts[measure.measure, system].single[topic, docno]
-        return single - float(measure.matrix.scores[rows[system], columns[topic]])
+        return single[system][topic, docno] - float(measure.matrix.scores[rows[system], columns[topic]])
 
     favoured = {
         topic: {docno for docno in docnos if gain(lifted, topic, docno) > gain(other, topic, docno) + NEGLIGIBLE}

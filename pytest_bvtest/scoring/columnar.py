@@ -425,13 +425,15 @@ def with_unjudged_graded(ranked: RankedGains, optimistic: OptimisticMeasure, lif
     return {qid: min(value, 1.0) for qid, value in per_topic.items()}
 
 
-def single_lifts(ranked: RankedGains, optimistic: OptimisticMeasure) -> np.ndarray:
+def single_lifts(ranked: RankedGains, optimistic: OptimisticMeasure, chosen: np.ndarray | None = None) -> np.ndarray:
     """For each unjudged document of the first ``optimistic.depth`` ranks (in ``ranked``'s order of unjudged
-    documents, those deeper left out), its topic's value with that document alone graded ``optimistic.grade``:
-    judging leverage's per-topic move (docs/mathematics.md §10). Every document is a topic of its own, made of its
-    topic's relevant documents, judgments and the one graded document, so that all are scored in one pass."""
+    documents, those deeper left out; or those at the positions ``chosen``), its topic's value with that document
+    alone graded ``optimistic.grade``: judging leverage's per-topic move (docs/mathematics.md §10). Every document is a
+    topic of its own, made of its topic's relevant documents, judgments and the one graded document, so that all are
+    scored in one pass (each one's value is the same whichever others are scored with it)."""
     assert ranked.unjudged_rank is not None and ranked.unjudged_depth >= optimistic.depth
-    chosen = np.flatnonzero(ranked.unjudged_rank <= optimistic.depth)
+    if chosen is None:
+        chosen = np.flatnonzero(ranked.unjudged_rank <= optimistic.depth)
     pair_topic = ranked.unjudged_topic[chosen]
     every = np.arange(len(ranked.topics))
 

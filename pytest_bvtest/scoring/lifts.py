@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -29,15 +30,27 @@ Lifted = Mapping[str, Collection[str]]
 @dataclass(frozen=True)
 class Lifts:
     """One run under one optimistic measure: ``documents[topic]`` maps each unjudged document of the first
-    ``optimistic.depth`` ranks to its rank (rank order); ``single[(topic, docno)]`` is the topic's value with that
-    document alone graded g+; :meth:`values` the value with any set of them graded; ``rank(topic, docno)`` any
-    document's rank in the run (trec_eval's order), ``None`` where it does not retrieve it."""
+    ``optimistic.depth`` ranks to its rank (rank order); :meth:`single_of` gives each listed document's topic value
+    with that document alone graded g+ (``single``: every document's, computed when first asked); :meth:`values` the
+    value with any set of them graded; ``rank(topic, docno)`` any document's rank in the run (trec_eval's order),
+    ``None`` where it does not retrieve it."""
 
     optimistic: OptimisticMeasure
     documents: Mapping[str, Mapping[str, int]]
-    single: Mapping[tuple[str, str], float]
+    _single: Callable[[Sequence[tuple[str, str]]], list[float]]
     _values: Callable[[Lifted], dict[str, float]]
     rank: Callable[[str, str], int | None]
+
+    def single_of(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """For each ``(topic, docno)`` of ``pairs`` (unjudged documents of the top d), the topic's value with that
+        document alone graded g+: only those are computed (a corner asks for the few documents two runs share)."""
+        return self._single(pairs)
+
+    @cached_property
+    def single(self) -> Mapping[tuple[str, str], float]:
+        """:meth:`single_of` every unjudged document of the top d (the documents to judge read them all)."""
+        pairs = [(topic, docno) for topic, docnos in self.documents.items() for docno in docnos]
+        return dict(zip(pairs, self._single(pairs)))
 
     def values(self, lifted: Lifted) -> dict[str, float]:
         """Per ranked topic of the universe, the measure with the unjudged documents of the top d named in
@@ -65,7 +78,8 @@ def run_lifts(
         else:
             rankings = {qid: run.scores[qid] for qid in topics}
             ranked = columnar.ranked_gains_from_rankings(judgments, rankings, topics, depth)
-        lifts.update({measure: _columnar_lifts(ranked, measure, rank) for measure in by_columns})
+        found = _UnjudgedInTop(ranked)
+        lifts.update({measure: _columnar_lifts(ranked, measure, rank, found) for measure in by_columns})
     by_gdeval = [measure for measure in measures if measure not in by_columns]
     if by_gdeval:
         rankings = run.rankings(topics) if isinstance(run, RunColumns) else {qid: run.scores[qid] for qid in topics}
@@ -93,8 +107,8 @@ def documents_lifts(
         return None
     if ranked.unjudged_depth < max(measure.depth for measure in measures):
         return None
-    rank = _ranker(read)
-    return {measure: _columnar_lifts(ranked, measure, rank) for measure in measures}
+    rank, found = _ranker(read), _UnjudgedInTop(ranked)
+    return {measure: _columnar_lifts(ranked, measure, rank, found) for measure in measures}
 
 
 def _ranker(read: Callable[[], Run | RunColumns]) -> Callable[[str, str], int | None]:
@@ -125,27 +139,50 @@ def _ranker(read: Callable[[], Run | RunColumns]) -> Callable[[str, str], int | 
     return rank
 
 
+class _UnjudgedInTop:
+    """The unjudged documents of a run's first ``depth`` ranks, per depth (the measures of one depth share them):
+    ``topic -> docno -> rank``, and each one's position among ``ranked``'s unjudged documents."""
+
+    def __init__(self, ranked: columnar.RankedGains) -> None:
+        self.ranked = ranked
+        self._found: dict[int, tuple[dict[str, dict[str, int]], dict[tuple[str, str], int]]] = {}
+
+    def at(self, depth: int) -> tuple[dict[str, dict[str, int]], dict[tuple[str, str], int]]:
+        if depth not in self._found:
+            ranked = self.ranked
+            assert ranked.unjudged_topic is not None and ranked.unjudged_rank is not None
+            rows = np.flatnonzero(ranked.unjudged_rank <= depth)
+            documents: dict[str, dict[str, int]] = {}
+            index: dict[tuple[str, str], int] = {}
+            names = ranked.topics
+            for row, topic, position in zip(
+                rows.tolist(), ranked.unjudged_topic[rows].tolist(), ranked.unjudged_rank[rows].tolist()
+            ):
+                docno = ranked.unjudged_docno[row]
+                documents.setdefault(names[topic], {})[docno] = position
+                index[names[topic], docno] = row
+            self._found[depth] = documents, index
+        return self._found[depth]
+
+
 def _columnar_lifts(
-    ranked: columnar.RankedGains, measure: OptimisticMeasure, rank: Callable[[str, str], int | None]
+    ranked: columnar.RankedGains,
+    measure: OptimisticMeasure,
+    rank: Callable[[str, str], int | None],
+    found: _UnjudgedInTop,
 ) -> Lifts:
-    assert ranked.unjudged_topic is not None and ranked.unjudged_rank is not None
-    in_top = ranked.unjudged_rank <= measure.depth
-    topic_names = [ranked.topics[topic] for topic in ranked.unjudged_topic[in_top].tolist()]
-    docnos = [docno for docno, kept in zip(ranked.unjudged_docno, in_top.tolist()) if kept]
-    documents: dict[str, dict[str, int]] = {}
-    for topic, docno, position in zip(topic_names, docnos, ranked.unjudged_rank[in_top].tolist()):
-        documents.setdefault(topic, {})[docno] = position
-    single = dict(zip(zip(topic_names, docnos), columnar.single_lifts(ranked, measure).tolist()))
+    documents, index = found.at(measure.depth)
+
+    def single(pairs: Sequence[tuple[str, str]]) -> list[float]:
+        if not pairs:
+            return []
+        rows = np.fromiter((index[pair] for pair in pairs), dtype=np.int64, count=len(pairs))
+        return columnar.single_lifts(ranked, measure, rows).tolist()
 
     def values(lifted: Lifted) -> dict[str, float]:
-        chosen = np.fromiter(
-            (
-                kept and docno in lifted.get(ranked.topics[topic], ())
-                for topic, docno, kept in zip(ranked.unjudged_topic.tolist(), ranked.unjudged_docno, in_top.tolist())
-            ),
-            dtype=bool,
-            count=len(ranked.unjudged_docno),
-        )
+        chosen = np.zeros(len(ranked.unjudged_docno), dtype=bool)
+        rows = [index[topic, docno] for topic, docnos in lifted.items() for docno in docnos if (topic, docno) in index]
+        chosen[rows] = True
         return columnar.with_unjudged_graded(ranked, measure, chosen)
 
     return Lifts(measure, documents, single, values, rank)
@@ -185,4 +222,4 @@ def _gdeval_lifts(
     grades = np.nan_to_num(marked[rows], nan=0.0)
     grades[np.arange(len(pairs)), [at - 1 for _, _, _, at in pairs]] = measure.grade
     single = dict(zip(((qid, docno) for _, qid, docno, _ in pairs), scored(grades, ideal[rows]).tolist()))
-    return Lifts(measure, documents, single, values, rank)
+    return Lifts(measure, documents, lambda asked: [single[pair] for pair in asked], values, rank)
