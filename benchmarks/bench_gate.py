@@ -265,7 +265,9 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
     check = [python, "-m", "pytest_bvtest.cli", "check", str(spec)]
     check_without_power = [python, "-m", "pytest_bvtest.cli", "check", str(without_power)]
     # hypothesis (installed by the test extra, not by the plugin) imports itself in its terminal summary: 1 s more
+    # --bvtest-spec: the folder holds the no-power spec too, and a --bvtest-run names the spec it is for
     run_pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", spec.name]
+    run_pytest += ["--bvtest-spec", spec.name]
     for _ in range(2):  # fills the spec's cache; the second pass records the files' stat once they have aged
         timed(check)
     timed([*evaluate, "--cache-dir", str(folder / "cache-evaluate"), str(candidate)])

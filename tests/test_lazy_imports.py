@@ -29,6 +29,23 @@ def test_help_and_the_plugin_import_no_part_of_the_pipeline(tmp_path: Path) -> N
     assert not imported_after(code, tmp_path).intersection(HEAVY)
 
 
+def test_a_pytest_session_without_specs_imports_no_part_of_the_pipeline(tmp_path: Path) -> None:
+    """The plugin loads in every pytest session of a project: one without specs pays nothing for it (the gate ids of
+    its items imported the gating core, numpy and scipy: 0.4 s more per session)."""
+    (tmp_path / "test_light.py").write_text(
+        "import sys\n\n"
+        "def test_nothing_heavy_was_imported():\n"
+        f"    assert not {{name.split('.')[0] for name in sys.modules}}.intersection({HEAVY!r})\n"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "test_light.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert finished.returncode == 0, finished.stdout
+
+
 def test_a_gate_with_every_run_cached_loads_neither_scipy_stats_nor_pytrec_eval(tmp_path: Path) -> None:
     project = tmp_path / "project"
     shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__"))

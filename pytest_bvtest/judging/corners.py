@@ -130,7 +130,7 @@ def _row(measure: MeasureEvaluation, values: Mapping[str, float]) -> np.ndarray:
 
 def _favouring(
     measure: MeasureEvaluation, documents: UnjudgedDocuments, lifted: str, other: str
-) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+) -> tuple[Mapping[str, frozenset[str]], dict[str, set[str]]]:
     """The unjudged documents both top d hold, per topic: all of them, and those that favour ``lifted``: graded g+
     alone, each raises ``lifted``'s score on its topic more than ``other``'s (docs/mathematics.md §10)."""
     shared = documents.shared(measure.measure, lifted, other)

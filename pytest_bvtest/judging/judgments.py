@@ -11,7 +11,7 @@ matrix; the corners of a gate read them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -187,8 +187,15 @@ class UnjudgedDocuments:
     ``lifts[(measure, system)]`` for every measure with corners of a cornered gate."""
 
     lifts: Mapping[tuple[str, str], Lifts]
+    _shared: dict[tuple[str, frozenset[str]], dict[str, frozenset[str]]] = field(default_factory=dict, compare=False)
 
-    def shared(self, measure: str, first: str, second: str) -> dict[str, set[str]]:
-        """Per topic, the unjudged documents in both systems' top d: one document, one grade at a corner."""
-        ones, others = self.lifts[measure, first].documents, self.lifts[measure, second].documents
-        return {topic: set(ones[topic]) & set(others[topic]) for topic in ones.keys() & others.keys()}
+    def shared(self, measure: str, first: str, second: str) -> Mapping[str, frozenset[str]]:
+        """Per topic, the unjudged documents in both systems' top d: one document, one grade at a corner (found once
+        per pair of systems: every gate's corners ask)."""
+        pair = (measure, frozenset((first, second)))
+        if pair not in self._shared:
+            ones, others = self.lifts[measure, first].documents, self.lifts[measure, second].documents
+            self._shared[pair] = {
+                topic: frozenset(ones[topic].keys() & others[topic].keys()) for topic in ones.keys() & others.keys()
+            }
+        return self._shared[pair]

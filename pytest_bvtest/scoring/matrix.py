@@ -355,6 +355,8 @@ class MatrixBuilder:
             missing = [measure for measure in measures if measure not in found]
             if missing:
                 pending.append((source, found, missing))
+            else:  # every score cached: kept, so that build does not read the entries again
+                self._evaluated_run_files[source] = found
         if len(pending) < 2:
             return
         qrels = self._require_qrels(f"run file {pending[0][0].path}")
