@@ -313,6 +313,20 @@ def test_the_trec_covid_case_is_undecided_not_a_plain_fail(trec_covid):
     )
 
 
+def test_a_passing_gate_gets_no_judging_hint_and_the_judge_command_names_the_spec_from_here(trec_covid, monkeypatch):
+    document = evaluation_document(trec_covid)
+    gates = {gate["statistic"]: gate for gate in document["evaluations"][0]["gates"]}
+    # Var passes at every corner: the topics it lists are no loss to explain with unjudged documents
+    assert gates["var"]["outcome"] == "OK" and gates["var"]["hint"] is None
+    assert gates["mean"]["outcome"] == "UNDECIDED" and "lose only as judged" in gates["mean"]["hint"]
+    spec = Path(gates["mean"]["spec"])
+    assert spec == trec_covid.spec.path
+    monkeypatch.chdir(spec.parent.parent)  # a command run from the spec's parent folder names its folder too
+    document = evaluation_document(trec_covid)
+    mean = next(gate for gate in document["evaluations"][0]["gates"] if gate["statistic"] == "mean")
+    assert f"`bvtest judge {spec.parent.name}/{spec.name} -o judgments.tsv`" in mean["undecided"]
+
+
 def fully_judged_regression(folder: Path) -> Path:
     """DL19, monoT5 with DRMM's rankings on monoT5's five hardest topics, against monoT5, with qrels that judge every
     document of both top 10s: the official DL19 qrels, and the documents of the two top 10s they lack judged 0 (as

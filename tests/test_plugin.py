@@ -283,6 +283,25 @@ def test_a_run_among_several_specs_names_its_spec_or_judges_none(project: pytest
     assert [test["message"] for test in document["tests"]] == [f"pytest_bvtest.errors.InputError: {refusal}; {hint}"]
 
 
+def test_a_spec_named_on_the_command_line_takes_the_run_though_another_spec_shares_its_folder(
+    project: pytest.Pytester,
+) -> None:
+    """pytest offers every file of the folder to the plugin on its way to the named spec: only the named one is
+    collected, so the run is its candidate, not an ambiguous one."""
+    (project.path / "bvtest-try.yaml").write_text((project.path / "bvtest.yaml").read_text())
+    result = project.runpytest("bvtest.yaml", "--bvtest-run", "runs/risky.run", "--bvtest-json", "report.json")
+    result.assert_outcomes(passed=2, failed=4)  # the risky run judged by its gates, not refused as ambiguous
+    document = json.loads((project.path / "report.json").read_text())
+    assert document["errors"] == [] and document["summary"]["gates"] == 6
+    assert [Path(evaluation["spec"]).name for evaluation in document["evaluations"]] == ["bvtest.yaml", "bvtest.yaml"]
+    assert {
+        Path(entry["path"]).name
+        for evaluation in document["evaluations"]
+        for entry in evaluation["inputs"]
+        if entry["role"] == "candidate"
+    } == {"risky.run"}
+
+
 def test_a_run_judges_the_specs_it_names_and_the_others_their_own_candidates(project: pytest.Pytester) -> None:
     scratch_spec(project)
     project.makepyfile(test_team=TEAM_TEST_OF_THE_SESSION_RUN)

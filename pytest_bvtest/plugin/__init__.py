@@ -102,6 +102,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every spec pytest collected is known only now: a run that names no spec among several fails each of
     their items with the reason (in each xdist worker alike, so the reports agree)."""
+    # the specs of the session are those with items: to reach a named spec pytest offers every file of its folder
+    # to pytest_collect_file, and a second spec there is no input of the session (`pytest bvtest.yaml --bvtest-run`
+    # beside a bvtest-try.yaml was refused as ambiguous)
+    config.stash[COLLECTED_SPECS] = list(
+        dict.fromkeys(str(item.spec_file.path.resolve()) for item in items if isinstance(item, BvtestItem))
+    )
     refusal = refused_run(config)
     if refusal is None:
         return

@@ -206,13 +206,14 @@ def corners_document(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def gate_document(verdict: Verdict) -> dict[str, Any]:
-    """One gate's verdict: its numbers, how its limit was set, its outcome and why, and its words
-    (:func:`~pytest_bvtest.report.wording.with_words`)."""
+def gate_document(verdict: Verdict, spec_path: str | None = None) -> dict[str, Any]:
+    """One gate's verdict in the spec at ``spec_path`` (when known): its numbers, how its limit was set, its outcome
+    and why, and its words (:func:`~pytest_bvtest.report.wording.with_words`)."""
     gate, inputs, limits = verdict.gate, verdict.inputs, verdict.limits
     cannot_fail = verdict.cannot_fail
     document = {
         "id": verdict.id,
+        "spec": spec_path,
         "statistic": verdict.statistic,
         "measure": verdict.measure,
         "system": verdict.system,

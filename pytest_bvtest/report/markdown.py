@@ -441,7 +441,7 @@ def what_to_do(document: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"- **Unjudged documents decide {len(undecided)} gate{'' if len(undecided) == 1 else 's'}:** {judge} "
             "lists them by how far each moves the gates; fill in their grades and list the file in the spec's "
-            f"{code('qrels')} after the official ones ({docs_link('unjudged documents', 'judgments.md')})."
+            f"{code('qrels')} after the official ones; see {docs_link('unjudged documents', 'judgments.md')}."
         )
     docs = dict.fromkeys(
         (gate.get("label") or gate["statistic"], gate.get("docs")) for _, gate in concerned if gate.get("docs")

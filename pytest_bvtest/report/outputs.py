@@ -42,7 +42,7 @@ def item_payload(evaluation: Evaluation, outcome: Verdict | None) -> dict[str, A
             )
             for measure in measures
         ],
-        "gate": None if outcome is None else gate_document(outcome),
+        "gate": None if outcome is None else gate_document(outcome, str(evaluation.spec.path)),
         "position": _position(evaluation, outcome),
         # every gate of the spec, so the controller can say which of them did not run (-k, --lf, -x)
         "spec_gates": [gate.id for gate in evaluation.gates],
@@ -235,7 +235,7 @@ def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
             **measure_document(
                 str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
             ),
-            "gates": [gate_document(outcome) for outcome in measure.gates],
+            "gates": [gate_document(outcome, str(evaluation.spec.path)) for outcome in measure.gates],
         }
         for measure in evaluation.measures
     ]

@@ -1107,7 +1107,7 @@ def undecided_text(gate: Mapping[str, Any]) -> str | None:
         if gate["passed"]
         else "it fails CI (judgments: {undecided: fail})"
     )
-    spec = gate["id"].split("::", 1)[0]
+    spec = _spec_of(gate)
     return (
         f"UNDECIDED: {_deciding(judgments)}: {gate['measure']} {gate['label']} {as_judged} as judged, but "
         f"{_corner_outcomes(judgments, gate['measure'])}; {effect}; `bvtest judge {spec} -o judgments.tsv` lists them "
@@ -1156,10 +1156,17 @@ def judged_only_form(measure: str) -> str | None:
         return None
 
 
+def _spec_of(gate: Mapping[str, Any]) -> str:
+    """The spec of a gate as a command names it: its path from the working folder (the id names only its file)."""
+    return shlex.quote(display_path(gate["spec"])) if gate.get("spec") else gate["id"].split("::", 1)[0]
+
+
 def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
     """When most of the topics a gate blames lose only as judged (with the candidate's unjudged documents of the top
     d relevant, its score there would reach the comparison's), that, and the judged-only form of the measure."""
     judgments, worst = gate.get("judgments"), gate.get("worst_topics") or []
+    if gate["outcome"] not in ("FAIL", "UNDECIDED"):  # a gate that passes has no loss to explain
+        return None
     if not judgments or not worst or worst[0].get("candidate_optimistic") is None:
         return None
     within = [
@@ -1169,7 +1176,7 @@ def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
     ]
     if 2 * len(within) <= len(worst):
         return None
-    spec = gate["id"].split("::", 1)[0]
+    spec = _spec_of(gate)
     text = (
         f"{len(within)} of the {len(worst)} topics listed lose only as judged: with the unjudged documents of "
         f"{gate['system']}'s top {judgments['depth']} relevant they would not lose "
