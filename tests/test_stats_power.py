@@ -281,3 +281,28 @@ def test_a_limit_every_equal_change_crosses_has_an_mde_of_zero_and_an_undefined_
     assert problem.detectable(UNIFORM, [Crossing(DIFFERENCE, 1.0, False)]).drop == 0.0
     undefined = problem.detectable(UNIFORM, [Crossing(DIFFERENCE, float("nan"), False)])
     assert undefined.drop is None and math.isnan(undefined.power)
+
+
+@pytest.mark.parametrize("statistic", ["mean", "var", "bias2_plus_var", "trisk", "zrisk", "urisk"])
+@pytest.mark.parametrize("gaussian_from", [1000, 10**9])
+def test_the_other_systems_through_their_extremes_give_every_draw_bit_for_bit(
+    statistic: str, gaussian_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statistic that reads the other systems only through their per-topic max and min (the virtual target, the
+    normalisations) is drawn from the candidate's and reference's rows and those two: the same values, bit for bit,
+    as from all 26 systems of MQ07, under both models, simulated and from the Gaussian sums."""
+    scores = newbestsub("MQ07-Top26.csv")
+    settings = AnalysisSettings(normalize="max-min") if statistic == "var" else AnalysisSettings()
+    monkeypatch.setattr(power, "GAUSSIAN_TOPICS", gaussian_from)
+    compact = PowerProblem(scores, statistic, 4, 11, settings, draws=300, seed=5)
+    # ZRisk against the other systems reads their totals: a sum, kept whole
+    assert compact._scores.shape[0] == (26 if statistic == "zrisk" else 4)
+    monkeypatch.setattr(power, "reads_others_through_extremes", lambda *arguments: False)
+    whole = PowerProblem(scores, statistic, 4, 11, settings, draws=300, seed=5)
+    assert whole._scores.shape[0] == 26 and compact.method == whole.method
+    for model in (UNIFORM, FEW):
+        for delta in (0.0, 0.01, 0.2):
+            for ours, theirs in zip(compact.values(delta, model), whole.values(delta, model)):
+                assert (ours is None) == (theirs is None)
+                if ours is not None:
+                    assert ours.tobytes() == theirs.tobytes(), (model, delta)

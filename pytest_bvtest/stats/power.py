@@ -58,7 +58,7 @@ from pytest_bvtest.checks import checked_seed, open_interval, whole_number
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.spec.model import AnalysisSettings
 from pytest_bvtest.stats.inference import paired_problem
-from pytest_bvtest.stats.registry import Statistic
+from pytest_bvtest.stats.registry import Statistic, reads_others_through_extremes
 from pytest_bvtest.stats.sums import LinearSums
 
 #: A drop on every topic.
@@ -237,12 +237,20 @@ class PowerProblem:
         self.seed = checked_seed(seed)
         self.minimum = float(minimum)
         self.topics = x.shape[1]
+        rows = [candidate] if reference is None else [candidate, reference]
+        if reads_others_through_extremes(chosen, settings) and x.shape[0] > len(rows) + 2:
+            # a drop and a swap change only these rows, and the statistic reads the others through their per-topic
+            # max and min: every state is built from those four rows (each state copied all 201 rows of a
+            # 200-baseline spec, 0.37 s of its check), with the same sufficient matrices bit for bit
+            others = np.delete(x, rows, axis=0)
+            x = np.vstack([x[rows], others.max(axis=0), others.min(axis=0)])
+            candidate, reference = 0, (None if reference is None else 1)
+            rows = list(range(len(rows)))
         self._scores = x
         self._candidate = candidate
         self._reference = reference
         self._positions = list(positions)
         self._reference_position = None if reference is None else self._positions[1]
-        rows = [candidate] if reference is None else [candidate, reference]
         self._kept = list(dict.fromkeys(rows))
         #: The drop that takes every harmed score to the minimum: no larger drop changes anything.
         self.largest = float(max(0.0, x[rows].max() - self.minimum))

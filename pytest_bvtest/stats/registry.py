@@ -305,6 +305,22 @@ def _rows_and_extremes(scores: np.ndarray, rows: Sequence[int], settings: Analys
     return np.vstack([scores[list(rows)], *extremes])
 
 
+def reads_others_through_extremes(statistic: Statistic, settings: AnalysisSettings) -> bool:
+    """Whether ``statistic`` reads the systems other than the ones asked about only through their per-topic max and
+    min, or not at all (its sufficient matrix is :func:`_rows_alone` or :func:`_rows_and_extremes`' rows and
+    extremes): then those rows with the others' max and min give the same sufficient matrix, bit for bit (a max or
+    a min is exact in any order), however many systems there are."""
+    reduce = statistic.sufficient_matrix
+    if reduce is _rows_alone:
+        return True
+    if reduce is _zrisk_sufficient and settings.zrisk_against != "target":
+        return False  # the other systems' totals: a sum depends on its order
+    if reduce not in (_rows_and_extremes, _zrisk_sufficient):
+        return False
+    every_row = isinstance(settings.grouping, DifficultyGrouping) and settings.grouping.difficulty == "mean"
+    return settings.target_row is None and not every_row
+
+
 def _rows_and_remaining_total(scores: np.ndarray, rows: Sequence[int], settings: AnalysisSettings) -> np.ndarray:
     """Rows plus one row holding every other system's per-topic total.
 
