@@ -776,7 +776,9 @@ def test_pytest_writes_the_same_judge_file(dl19_pooled, dl19_judge_file, pyteste
     collected.write_text(spec.read_text())
     result = pytester.runpytest("--bvtest-judge", "judged.tsv", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=4, warnings=3)
-    result.stdout.fnmatch_lines(["bvtest: wrote judged.tsv: 84 unjudged documents to judge"])
+    result.stdout.fnmatch_lines(
+        ["bvtest-pooled.yaml U.UU*", "bvtest: wrote judged.tsv: 84 unjudged documents to judge"]
+    )
     written = (pytester.path / "judged.tsv").read_text().splitlines()
     expected = dl19_judge_file.read_text().splitlines()
     assert written[3:] == expected[3:]  # the table; the comments name the spec and the file's own path

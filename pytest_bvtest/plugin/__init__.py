@@ -12,13 +12,14 @@ import fnmatch
 import importlib.util
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_bvtest import __version__
 from pytest_bvtest.errors import BvtestError
 from pytest_bvtest.plugin.fixture import BvtestAPI, bvtest
-from pytest_bvtest.plugin.items import BvtestItem, SpecFile, carry_result
+from pytest_bvtest.plugin.items import PAYLOAD_ATTRIBUTE, BvtestItem, SpecFile, carry_result
 from pytest_bvtest.plugin.options import (
     COLLECTED_SPECS,
     NAMED_SPECS,
@@ -121,3 +122,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     report = yield
     carry_result(item, report)
     return report
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:
+    """A gate that passes ``UNDECIDED`` (``judgments: {undecided: warn}``) shows ``U`` in the progress line and
+    ``UNDECIDED`` under ``-v``: a pass the missing judgments decide, not a plain ``.``. It still counts as passed, as
+    pytest's summary and exit code say."""
+    payload = getattr(report, PAYLOAD_ATTRIBUTE, None)
+    gate = payload.get("gate") if payload else None
+    if report.when == "call" and report.passed and gate and gate["outcome"] == "UNDECIDED":
+        return "passed", "U", ("UNDECIDED", {"yellow": True})
+    return None
