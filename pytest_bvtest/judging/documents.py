@@ -20,6 +20,7 @@ import numpy as np
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import Evaluation, MeasureEvaluation
 from pytest_bvtest.judging.judgments import UnjudgedDocuments
+from pytest_bvtest.spec.model import AnalysisSettings
 from pytest_bvtest.stats.registry import STATISTICS
 
 #: A move smaller than this is floating-point noise: the document cannot move the gate.
@@ -72,22 +73,71 @@ def _gate_topics(measure: MeasureEvaluation, verdict: Verdict) -> list[str]:
     return list(verdict.inputs.topics or measure.topics)
 
 
+def _gate_columns(measure: MeasureEvaluation, verdict: Verdict) -> list[int]:
+    """The columns of the gate's topics in the measure's score matrix."""
+    column = {topic: j for j, topic in enumerate(measure.topics)}
+    return [column[topic] for topic in _gate_topics(measure, verdict)]
+
+
+def _settings(measure: MeasureEvaluation, verdict: Verdict, topics: int) -> AnalysisSettings:
+    """The measure's settings for a matrix of the gate's ``topics`` topics: a segment's topic weights are its own."""
+    settings = measure.settings
+    if settings.topic_weights is not None and len(settings.topic_weights) != topics:
+        settings = replace(settings, topic_weights=np.asarray(settings.topic_weights)[_gate_columns(measure, verdict)])
+    return settings
+
+
+def _rows(measure: MeasureEvaluation, verdict: Verdict) -> tuple[int, int | None, bool]:
+    """The candidate's row, the reference's (``None`` without one) and whether the limit reads the candidate's value
+    minus the reference's (else the candidate's)."""
+    reference = measure.matrix.index(verdict.gate.reference) if verdict.gate.reference is not None else None
+    relative = verdict.reference_value is not None and reference is not None
+    return measure.matrix.index(verdict.system), reference, relative
+
+
 def _margins(measure: MeasureEvaluation, verdict: Verdict, scores: np.ndarray) -> np.ndarray:
     """What the gate's limit reads, for a stack of score matrices ``scores[k, i, j]`` over the gate's topics: the
     candidate's statistic minus the reference's where the limit is relative to it, else the candidate's."""
     statistic = STATISTICS[verdict.statistic]
-    gate = verdict.gate
-    reference = measure.matrix.index(gate.reference) if gate.reference is not None else None
-    candidate = measure.matrix.index(verdict.system)
-    settings = measure.settings
-    if settings.topic_weights is not None and len(settings.topic_weights) != scores.shape[-1]:
-        columns = [measure.topics.index(topic) for topic in _gate_topics(measure, verdict)]
-        settings = replace(settings, topic_weights=np.asarray(settings.topic_weights)[columns])
+    candidate, reference, relative = _rows(measure, verdict)
+    settings = _settings(measure, verdict, scores.shape[-1])
     values = np.asarray(statistic.compute(scores, reference, settings), dtype=float)
     if values.shape != scores.shape[:2]:  # a statistic that does not broadcast over a stack: one matrix at a time
         values = np.stack([np.asarray(statistic.compute(matrix, reference, settings)) for matrix in scores])
-    relative = verdict.reference_value is not None and reference is not None
     return values[:, candidate] - (values[:, reference] if relative else 0.0)
+
+
+def _moves_by_sums(
+    measure: MeasureEvaluation, verdict: Verdict, scores: np.ndarray, topics: np.ndarray, columns: np.ndarray
+) -> np.ndarray | None:
+    """Each move of what the gate's limit reads when column ``topics[k]`` of ``scores`` alone becomes
+    ``columns[:, k]``, from the statistic's sums over topics (NaN where they cannot decide it); ``None`` for a
+    statistic without a sum form, or under settings it does not cover."""
+    form = STATISTICS[verdict.statistic].sums
+    if form is None:
+        return None
+    candidate, reference, relative = _rows(measure, verdict)
+    rows = [candidate, reference] if relative and reference is not None else [candidate]
+    settings = _settings(measure, verdict, scores.shape[-1])
+    moves = form.replaced_columns(scores, rows, reference, settings, topics, columns)
+    if moves is None:
+        return None
+    return moves[:, 0] - (moves[:, 1] if len(rows) > 1 else 0.0)
+
+
+def _recomputed_moves(
+    measure: MeasureEvaluation, verdict: Verdict, scores: np.ndarray, topics: np.ndarray, columns: np.ndarray
+) -> np.ndarray:
+    """The same moves, the statistic computed again on copies of ``scores`` that differ in one column, in blocks."""
+    today = _margins(measure, verdict, scores[np.newaxis])[0]
+    batch = max(1, _BATCH_CELLS // scores.size)
+    moves = [np.zeros(0)]
+    for start in range(0, len(topics), batch):
+        block = slice(start, start + batch)
+        stack = np.repeat(scores[np.newaxis], len(topics[block]), axis=0)
+        stack[np.arange(len(topics[block])), :, topics[block]] = columns[:, block].T
+        moves.append(_margins(measure, verdict, stack) - today)
+    return np.concatenate(moves)
 
 
 def _gate_moves(
@@ -97,23 +147,25 @@ def _gate_moves(
     pairs: Sequence[tuple[str, str]],
 ) -> np.ndarray:
     """Each pair's move of the gate (on what its limit reads) when that document alone is graded g+ in the runs that
-    hold it in their top d."""
+    hold it in their top d: its topic's column of the score matrix changes, and nothing else. From the statistic's
+    sums over topics where it has them, else (or where they cannot decide) recomputed."""
     judged = _gate_topics(measure, verdict)
-    topics = {topic: j for j, topic in enumerate(judged)}
-    scores = measure.matrix.scores[:, [measure.topics.index(topic) for topic in judged]]
-    rows = [(measure.matrix.index(system), documents.lifts[measure.measure, system]) for system in _systems(verdict)]
-    today = _margins(measure, verdict, scores[np.newaxis])[0]
-    batch = max(1, _BATCH_CELLS // scores.size)
-    moves = []
-    for start in range(0, len(pairs), batch):
-        chunk = pairs[start : start + batch]
-        stack = np.repeat(scores[np.newaxis], len(chunk), axis=0)
-        for k, pair in enumerate(chunk):
-            for row, lifts in rows:
-                if pair in lifts.single:
-                    stack[k, row, topics[pair[0]]] = lifts.single[pair]
-        moves.append(_margins(measure, verdict, stack) - today)
-    return np.concatenate(moves) if moves else np.zeros(0)
+    position = {topic: j for j, topic in enumerate(judged)}
+    scores = measure.matrix.scores[:, _gate_columns(measure, verdict)]
+    topics = np.array([position[topic] for topic, _ in pairs], dtype=np.int64)
+    columns = scores[:, topics]  # each pair's column, then with the document graded g+
+    for system in _systems(verdict):
+        row, single = measure.matrix.index(system), documents.lifts[measure.measure, system].single
+        for k, pair in enumerate(pairs):
+            if pair in single:
+                columns[row, k] = single[pair]
+    moves = _moves_by_sums(measure, verdict, scores, topics, columns)
+    if moves is None:
+        return _recomputed_moves(measure, verdict, scores, topics, columns)
+    undecided = np.isnan(moves)
+    if undecided.any():
+        moves[undecided] = _recomputed_moves(measure, verdict, scores, topics[undecided], columns[:, undecided])
+    return moves
 
 
 def _systems(verdict: Verdict) -> list[str]:
@@ -158,12 +210,12 @@ def documents_to_judge(evaluation: Evaluation) -> list[DocumentToJudge]:
                     for docno in docnos
                 }
             )
-            span = _span(verdict)
+            gate, span = _short_id(verdict), _span(verdict)
             for pair, change in zip(pairs, _gate_moves(measure, verdict, documents, pairs).tolist()):
                 moves.setdefault(pair, [])
                 if abs(change) > NEGLIGIBLE:
                     share = abs(change) / span if span > NEGLIGIBLE else 1.0
-                    moves[pair].append(GateMove(_short_id(verdict), change, share, verdict.undecided))
+                    moves[pair].append(GateMove(gate, change, share, verdict.undecided))
     listed = [
         DocumentToJudge(
             topic,

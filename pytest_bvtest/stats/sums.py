@@ -28,6 +28,11 @@ Draws are sorted by ``k`` and taken in small groups: a topic below ``k T_j`` for
 ``k`` is a shortfall in all of them, one at or above it for the largest ``k`` in none, and only the few
 topics between are compared draw by draw.
 
+The judging leverage of the documents to judge (docs/mathematics.md §10) changes one topic's column at a time,
+tens of thousands of times: :meth:`SumForm.replaced_columns` moves each sum by that column's change of its
+per-topic quantities alone (the column's target and normalisation with it), instead of a statistic of each changed
+matrix.
+
 A form's evaluator returns NaN where the sums cannot decide a value to 1e-12 (TRisk's spread at
 rounding level, where its PIN needs the exact deltas); the caller recomputes those draws exactly.
 Settings a form does not cover (topic grouping; ZRisk against the target) give no evaluator, and the
@@ -105,6 +110,20 @@ class SumForm(Protocol):
         """
         ...
 
+    def replaced_columns(
+        self,
+        matrix: np.ndarray,
+        rows: Sequence[int],
+        reference: int | None,
+        settings: AnalysisSettings,
+        topics: np.ndarray,
+        columns: np.ndarray,
+    ) -> np.ndarray | None:
+        """How far the values of ``rows`` move when column ``topics[k]`` of ``matrix`` alone is replaced by
+        ``columns[:, k]``, for each ``k`` (``(K, len(rows))``, NaN where undecided); ``None`` where the form does
+        not apply (the judging leverage of documents, docs/mathematics.md §10)."""
+        ...
+
 
 Centre = np.ndarray | None
 """A form's centre: ``None`` asks the terms to choose it (the unswapped matrix), an array reuses it (swapped)."""
@@ -155,6 +174,50 @@ class LinearSums:
         if swapped is None:
             return None
         return _swap_sums(per_topic, swapped[0], lambda sums: self.finish(sums, centre, topics, settings))
+
+    def replaced_columns(
+        self,
+        matrix: np.ndarray,
+        rows: Sequence[int],
+        reference: int | None,
+        settings: AnalysisSettings,
+        topics: np.ndarray,
+        columns: np.ndarray,
+    ) -> np.ndarray | None:
+        """See :meth:`SumForm.replaced_columns`.
+
+        A replaced column moves each sum by its quantities' change on that topic alone. The quantities of a column
+        read that column only (the target, the normalisation), and the count of topics (MVE's weights): they are
+        computed on whole matrices, in layers that replace each topic at most once, about the unreplaced matrix's
+        centre. A replacement equal to the column moves no sum, and no value.
+        """
+        made = self.terms(matrix, rows, reference, settings, None)
+        if made is None:
+            return None
+        per_topic, centre = made
+        base = per_topic.sum(axis=1)
+        count = matrix.shape[-1]
+        today = self.finish(base[np.newaxis], centre, count, settings)
+        moves = np.empty((len(topics), len(rows)))
+        for layer in _layers(topics):
+            replaced = matrix.copy()
+            replaced[:, topics[layer]] = columns[:, layer]
+            terms = self.terms(replaced, rows, reference, settings, centre)
+            if terms is None:
+                return None
+            change = terms[0][:, topics[layer]] - per_topic[:, topics[layer]]
+            moves[layer] = self.finish(base + change.T, centre, count, settings) - today
+        return moves
+
+
+def _layers(topics: np.ndarray) -> list[np.ndarray]:
+    """The positions of ``topics`` split so that no layer holds a topic twice: the first of each topic, the second,
+    and so on."""
+    order = np.argsort(topics, kind="stable")
+    ordered = topics[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    occurrence = np.arange(len(topics)) - np.repeat(starts, np.diff(np.r_[starts, len(topics)]))
+    return [order[occurrence == layer] for layer in range(int(occurrence.max(initial=-1)) + 1)]
 
 
 def _swap_sums(
@@ -507,6 +570,18 @@ class ZRiskSums:
             return values
 
         return evaluate
+
+    def replaced_columns(
+        self,
+        matrix: np.ndarray,
+        rows: Sequence[int],
+        reference: int | None,
+        settings: AnalysisSettings,
+        topics: np.ndarray,
+        columns: np.ndarray,
+    ) -> np.ndarray | None:
+        """See :meth:`SumForm.replaced_columns`: ``None``, a column moves ``k`` and so every topic's shortfall."""
+        return None
 
 
 def _drawn_sums(draws: np.ndarray, own: np.ndarray, other: np.ndarray | None) -> np.ndarray:
