@@ -203,7 +203,7 @@ def together_sentence(gates: Sequence[Mapping[str, Any]]) -> str:
     families' rates together, or that each calibrated gate keeps its ``false_alarm`` alone."""
     calibrations = [gate["calibration"] for gate in gates]
     together = calibrations[0]["together"]
-    spec = display_path(gates[0]["id"].split("::", 1)[0])
+    spec = display_path(gates[0].get("spec") or gates[0]["id"].split("::", 1)[0])
     text = (
         f"an equal-quality change fails at least one of these {together['gates']} gates ({spec}, against "
         f"{calibrations[0]['reference']}) {percent(together['rate'])} of the time ({together['swaps']:,} swaps), "
