@@ -112,7 +112,7 @@ def test_a_calibrated_gate_takes_the_brute_force_quantile_and_every_report_shows
     )
     result.stdout.fnmatch_lines([f"How sure: {together}"])
     markdown = (calibrated_project.path / "report.md").read_text()
-    assert "| false alarm |" in markdown and f"**How sure:** {together}" in markdown
+    assert "| false alarm |" in markdown and f"**How sure:**\n\n- {together}\n" in markdown
     assert f"| {wording.percent(fixed['calibration']['rate'])} |" in markdown
     properties = {
         f"AP::{case.get('name')}": {p.get("name"): p.get("value") for p in case.iter("property")}

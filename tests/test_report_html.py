@@ -324,9 +324,9 @@ def test_plugin_and_cli_write_the_same_report_from_a_real_evaluation(tmp_path: P
     assert '<p class="note">A big improvement over production: mean AP 0.4866 → 0.5574' in text
     # under the headline: how often the five gates together and each alone fail an equal-quality change
     assert (
-        '<p class="sure"><strong>How sure:</strong> An equal-quality change fails at least one of these 5 gates '
-        "(bvtest.yaml, against production) 4.99% of the time (10,000 swaps), each gate alone 1.55%; the "
-        "spec allows 5% together (family-wise limits). Power ("
+        '<p class="sure"><strong>How sure:</strong></p><ul class="sure"><li>An equal-quality change fails at least '
+        "one of these 5 gates (bvtest.yaml, against production) 4.99% of the time (10,000 swaps), each gate alone "
+        "1.55%; the spec allows 5% together (family-wise limits).</li><li>Power ("
     ) in text
     # the difference plot against pytrec_eval's per-topic nDCG@10, sorted
     qrels = read_qrels_dict(EXAMPLE / "eval" / "qrels.txt")

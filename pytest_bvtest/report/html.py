@@ -259,7 +259,11 @@ def _header(document: Mapping[str, Any]) -> list[str]:
             lines.append(f'<p class="note">{_code_spans(_capital(notice.text))}</p>')
     sure = sure_lines(document)
     if sure:
-        lines.append(f'<p class="sure"><strong>How sure:</strong> {escape(" ".join(sure))}</p>')
+        if len(sure) == 1:
+            lines.append(f'<p class="sure"><strong>How sure:</strong> {escape(sure[0])}</p>')
+        else:  # one sentence per item: the false alarms, a disagreement with the comparisons' test, each power
+            items = "".join(f"<li>{escape(text)}</li>" for text in sure)
+            lines.append(f'<p class="sure"><strong>How sure:</strong></p><ul class="sure">{items}</ul>')
     for what, listed, after in commands(document):
         shown = "; ".join(f"<code>{escape(command)}</code>" for command in listed)
         lines.append(

@@ -151,7 +151,9 @@ def _first_screen(document: Mapping[str, Any]) -> list[str]:
     lines += _notice_lines(document)
     sure = sure_lines(document)
     if sure:
-        lines += ["", "**How sure:** " + " ".join(prose(text) for text in sure)]
+        # one sentence per line: the false alarms, a disagreement with the comparisons' test, each measure's power
+        lines += ["", "**How sure:** " + prose(sure[0]) if len(sure) == 1 else "**How sure:**"]
+        lines += [] if len(sure) == 1 else ["", *(f"- {prose(text)}" for text in sure)]
     said = commands(document)
     if said:
         lines += [
