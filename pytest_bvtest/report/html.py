@@ -195,6 +195,18 @@ def _inline(text: str) -> str:
     return _code_spans(text, plain)
 
 
+def _text_rows(rows: Sequence[Sequence[str]], numeric: set[int]) -> list[str]:
+    """Table rows of texts, the ``numeric`` columns' cells right-aligned as numbers."""
+    return [
+        "<tr>"
+        + "".join(
+            _num_cell(None, text) if index in numeric else f"<td>{escape(text)}</td>" for index, text in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    ]
+
+
 def _outcome_class(gate: Mapping[str, Any]) -> str:
     """The gate's row class: ``ok``, ``warn`` or ``fail``; an outcome the reports do not know yet is ``warn`` when it
     passed."""
@@ -211,15 +223,7 @@ def _cause_section(document: Mapping[str, Any], cause: Cause) -> list[str]:
     header, rows = harmed_query_table(cause)
     if rows:
         numeric = set(range(len(header) - len(cause.measures), len(header)))
-        body = [
-            "<tr>"
-            + "".join(
-                _num_cell(None, text) if index in numeric else f"<td>{escape(text)}</td>"
-                for index, text in enumerate(row)
-            )
-            + "</tr>"
-            for row in rows
-        ]
+        body = _text_rows(rows, numeric)
         lines.append(_table(header, body, css="harmed"))
         more = more_queries_text(cause)
         if more:
@@ -374,15 +378,7 @@ def _failure_section(document: Mapping[str, Any], gate: Mapping[str, Any]) -> li
     header, rows = blame_rows(gate)
     if rows:
         numeric = {index for index, name in enumerate(header) if name not in ("topic", "query")}
-        body = [
-            "<tr>"
-            + "".join(
-                _num_cell(None, text) if index in numeric else f"<td>{escape(text)}</td>"
-                for index, text in enumerate(row)
-            )
-            + "</tr>"
-            for row in rows
-        ]
+        body = _text_rows(rows, numeric)
         lines += [f"<p>{escape(blame_heading(gate))}</p>", _table(header, body)]
     if gate.get("hint"):
         lines.append(f"<p>Hint: {escape(gate['hint'])}</p>")
