@@ -19,7 +19,7 @@ from conftest import shared_path, words
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
 from pytest_bvtest.judging.power import crossings
-from pytest_bvtest.report import html, markdown, terminal
+from pytest_bvtest.report import html, markdown, terminal, wording
 from pytest_bvtest.report.jsonreport import schema
 from pytest_bvtest.report.outputs import evaluation_document, junit_properties
 from pytest_bvtest.report.wording import power_lines
@@ -71,6 +71,14 @@ def test_the_weak_dl_hard_mean_gate_is_warned_with_the_topics_it_needs() -> None
         verdict.passed_as_judged and verdict.missed_aim is None and verdict.power.aim is None
         for verdict in evaluation.gates
         if not verdict.id.endswith("::mean")
+    )
+    # the three mean gates (one per measure) that miss the same aim are one warning on the first screen
+    missed = [notice for notice in wording.notices(evaluation_document(evaluation)) if "detect:" in notice.text]
+    assert [notice.gates for notice in missed] == [("nDCG@10::mean", "AP(rel=2)::mean", "RR(rel=2)::mean")]
+    assert missed[0].text.startswith(
+        "3 gates catch the drop their detect: asks for (10% of the reference's mean, on every query on 50 topics) "
+        f"less than 80% of the time: nDCG@10 Mean misses a drop of 0.0272 ({wording.percent(aim.power)} caught; "
+        f"about {wording.about(aim.topics_needed)} topics needed); AP(rel=2) Mean misses a drop of 0.0174"
     )
 
 
