@@ -47,7 +47,7 @@ an estimate.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -451,13 +451,7 @@ class PowerProblem:
             low, high = high, 2 * high
             if high > most or (self._form is None and self.draws * high * self._unharmed.shape[1] > _RESAMPLED_CELLS):
                 return None
-        while high - low > max(1, 0.05 * high):
-            middle = (low + high) // 2
-            if reaches(middle):
-                high = middle
-            else:
-                low = middle
-        return high
+        return _smallest_reaching(reaches, low, high, within=0.05)
 
     def _mean_difference(self, crossings: Sequence[Crossing]) -> bool:
         """The mean's closed form applies: a mean-like statistic of unweighted topics, lower limits on the
@@ -729,8 +723,14 @@ def mean_topics_needed(
     most = min(_MOST_TOPICS, _MOST_TOPICS_FACTOR * observed)
     if not reaches(most):
         return None
-    low, high = 1, most
-    while high - low > 1:
+    return _smallest_reaching(reaches, 1, most)
+
+
+def _smallest_reaching(reaches: Callable[[int], bool], low: int, high: int, within: float = 0.0) -> int:
+    """The smallest number of topics in ``(low, high]`` that ``reaches`` the power asked for, by bisection, given
+    that ``high`` reaches it and ``low`` does not (power grows with the topics): exact, or within a share ``within``
+    of the answer."""
+    while high - low > max(1, within * high):
         middle = (low + high) // 2
         if reaches(middle):
             high = middle
