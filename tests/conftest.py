@@ -24,6 +24,17 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+def dl_hard_segments(data: Path, target: Path) -> Path:
+    """DL-HARD's topic file (``data`` the dataset folder) with a segment column, as docs/recipes/segments.md writes
+    it: queries of at most four words ``short`` (13), the others ``long`` (37)."""
+    lines = ["topic\tquery\tsegment"]
+    for line in (data / "topics.tsv").read_text().splitlines():
+        topic, query = line.split("\t", 1)
+        lines.append(f"{topic}\t{query}\t{'short' if len(query.split()) <= 4 else 'long'}")
+    target.write_text("\n".join(lines) + "\n")
+    return target
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The ``../shared/data`` folder; the test is skipped when it is absent."""

@@ -14,7 +14,7 @@ import jsonschema
 import numpy as np
 import pytest
 import yaml
-from conftest import shared_path, words
+from conftest import dl_hard_segments, shared_path, words
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
@@ -281,11 +281,7 @@ def test_each_segment_says_what_its_gates_could_have_caught(tmp_path: Path) -> N
     DL-HARD's 13 short queries (at most four words) catch a drop on every query only from 0.14, twice the 50
     topics' MDE."""
     data = shared_path("dl_hard", "dataset")
-    lines = ["topic\tquery\tsegment"]
-    for line in (data / "topics.tsv").read_text().splitlines():
-        topic, query = line.split("\t", 1)
-        lines.append(f"{topic}\t{query}\t{'short' if len(query.split()) <= 4 else 'long'}")
-    (tmp_path / "topics.tsv").write_text("\n".join(lines) + "\n")
+    dl_hard_segments(data, tmp_path / "topics.tsv")
     runs = data / "baselines" / "doc"
     spec = tmp_path / "bvtest.yaml"
     spec.write_text(

@@ -20,7 +20,7 @@ from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
 from pytest_bvtest.judging.pipeline import evaluate_spec
 from pytest_bvtest.spec.reader import load_spec
 from pytest_bvtest.stats.calibration import swap_null
-from tests.conftest import shared_path, words
+from tests.conftest import dl_hard_segments, shared_path, words
 
 TOPICS = [f"q{j}" for j in range(1, 9)]
 SEGMENTS = ["head"] * 4 + ["tail"] * 4
@@ -330,11 +330,7 @@ def test_the_recipes_dl_hard_example(tmp_path: Path) -> None:
     """docs/recipes/segments.md and docs/mathematics.md §7: BM25+RM3 against BM25 on DL-HARD, queries of at most
     four words "short" (13), the others "long" (37)."""
     data = shared_path("dl_hard", "dataset")
-    lines = ["topic\tquery\tsegment"]
-    for line in (data / "topics.tsv").read_text().splitlines():
-        topic, query = line.split("\t", 1)
-        lines.append(f"{topic}\t{query}\t{'short' if len(query.split()) <= 4 else 'long'}")
-    (tmp_path / "topics.tsv").write_text("\n".join(lines) + "\n")
+    dl_hard_segments(data, tmp_path / "topics.tsv")
     runs = data / "baselines" / "doc"
     spec = tmp_path / "bvtest.yaml"
     spec.write_text(
