@@ -95,7 +95,6 @@ def pytest_report_header(config: pytest.Config) -> str:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     explicit = str(file_path.resolve()) in parent.config.stash[NAMED_SPECS]
     if explicit or any(fnmatch.fnmatch(file_path.name, pattern) for pattern in SPEC_PATTERNS):
-        parent.config.stash[COLLECTED_SPECS].append(str(file_path.resolve()))
         return SpecFile.from_parent(parent, path=file_path)
     return None
 
