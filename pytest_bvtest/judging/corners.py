@@ -13,6 +13,9 @@ world's score matrix (value, reference value, bootstrap interval, null of no cha
 family-wise with the gates that share its swaps in that world (docs/mathematics.md §10, "Limits at a corner"). The
 decision (:mod:`.decision`) then takes the two corners' judgements as inputs. A gate without unjudged documents in
 either top d gets no corners, and nothing is computed for it.
+
+Two steps, around the evaluation's one pass over its swaps: :func:`corner_worlds` sets up the worlds and the nulls to
+read there before any gate is computed, and :func:`judgment_corners` judges each gate in them once the nulls are read.
 """
 
 from __future__ import annotations
@@ -24,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
+from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run, read_run_columns
 from pytest_bvtest.judging.decision import judgement
-from pytest_bvtest.judging.evaluation import MeasureEvaluation
-from pytest_bvtest.judging.gate_inputs import NEGLIGIBLE, GateInputs, gate_inputs, pending_gate_null
+from pytest_bvtest.judging.gate_inputs import NEGLIGIBLE, GateInputs, gate_inputs, pending_gate_null, segment_columns
 from pytest_bvtest.judging.judgments import (
     OPTIMISTIC,
     PESSIMISTIC,
@@ -39,30 +42,45 @@ from pytest_bvtest.judging.judgments import (
 )
 from pytest_bvtest.judging.limits import GateLimit, gate_limits
 from pytest_bvtest.scoring.lifts import documents_lifts, run_lifts
+from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.measures import OptimisticMeasure
-from pytest_bvtest.spec.model import RunFile, Source, Spec
-from pytest_bvtest.stats.calibration import PendingNull, SwapNull
+from pytest_bvtest.spec.model import AnalysisSettings, GateSpec, RunFile, Source, Spec
+from pytest_bvtest.stats.calibration import PendingNull
 from pytest_bvtest.stats.registry import STATISTICS
-from pytest_bvtest.stats.swaps import read_swaps
 
 #: A run file's ranked documents when they are known without reading it (``None`` otherwise).
 RankedDocuments = Callable[[RunFile], Sequence[Mapping[str, Any]] | None]
 
 
-def _partner(inputs: GateInputs) -> str | None:
-    """The system a gate is compared and swapped with: its reference (the spec's unless the gate names one)."""
-    return inputs.gate.reference
+@dataclass(frozen=True)
+class GatedMeasure:
+    """One measure as its gates read it, before any gate is computed: its score matrix, the settings of its
+    statistics, what was judged at its depth (``None`` when unknown) and its gates (the spec's gates on it, in
+    order)."""
+
+    matrix: ScoreMatrix
+    settings: AnalysisSettings
+    judgments: MeasureJudgments | None
+    gates: tuple[GateSpec, ...]
+
+    @property
+    def measure(self) -> str:
+        return self.matrix.measure
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        return self.matrix.topics
 
 
-def _judged(measure: MeasureEvaluation, inputs: GateInputs) -> MeasureJudgments | None:
-    """What was judged on the topics the gate judges (a gate on a segment: its segment's)."""
+def _judged(measure: GatedMeasure, topics: Sequence[str]) -> MeasureJudgments | None:
+    """What was judged on ``topics``, the topics a gate judges (a gate on a segment: its segment's)."""
     judged = measure.judgments
-    if judged is None or tuple(inputs.topics) in ((), measure.topics):
+    if judged is None or tuple(topics) in ((), measure.topics):
         return judged
-    return judged.restricted(np.array([measure.topics.index(topic) for topic in inputs.topics], dtype=np.int64))
+    return judged.restricted(np.array([measure.topics.index(topic) for topic in topics], dtype=np.int64))
 
 
-def _cornered(measure: MeasureEvaluation, inputs: GateInputs) -> bool:
+def _cornered(spec: Spec, measure: GatedMeasure, gate: GateSpec, segments: Mapping[str, str]) -> bool:
     """Whether the gate has corners: its measure has an optimistic value, its statistic reads the scores (not the
     per-topic simulation) and the candidate's or its reference's top d holds an unjudged document on its topics.
 
@@ -70,10 +88,15 @@ def _cornered(measure: MeasureEvaluation, inputs: GateInputs) -> bool:
     the pool missed, the qrels are not about it (document ids in another form, another collection or round; the
     ``candidate_zero`` and ``candidate_missing`` guards say so), and grading all its documents g+ would turn its
     plain failure into a pass at the optimistic corner."""
-    judged = _judged(measure, inputs)
-    if judged is None or judged.optimistic is None or STATISTICS[inputs.statistic].from_simulation is not None:
+    judged = measure.judgments
+    if judged is None or judged.optimistic is None or STATISTICS[gate.statistic].from_simulation is not None:
         return False
-    rows = [measure.matrix.index(system) for system in (inputs.system, _partner(inputs)) if system is not None]
+    if gate.segment is not None:
+        try:
+            judged = judged.restricted(np.asarray(segment_columns(spec, gate, measure.matrix, segments), np.int64))
+        except InputError:  # a segment without topics: the gate's inputs say so at its line
+            return False
+    rows = [measure.matrix.index(system) for system in (spec.candidate_name, gate.reference) if system is not None]
     if any(not judged.shares[row].any() for row in rows):
         return False
     return any(judged.unjudged_documents(row) for row in rows)
@@ -86,7 +109,7 @@ def _source(spec: Spec, system: str) -> Source:
 def unjudged_documents(
     spec: Spec,
     qrels: Qrels,
-    measures: Sequence[MeasureEvaluation],
+    measures: Sequence[GatedMeasure],
     systems: Mapping[str, Sequence[str]],
     ranked_documents: RankedDocuments | None = None,
 ) -> UnjudgedDocuments:
@@ -116,20 +139,20 @@ def unjudged_documents(
     return UnjudgedDocuments(lifts)
 
 
-def _optimistic(spec: Spec, measure: MeasureEvaluation) -> OptimisticMeasure:
+def _optimistic(spec: Spec, measure: GatedMeasure) -> OptimisticMeasure:
     judged = measure.judgments
     assert judged is not None
     scored = next(listed for listed in spec.measures if str(listed) == measure.measure)
     return OptimisticMeasure(scored, judged.grade, judged.depth)  # type: ignore[arg-type]
 
 
-def _row(measure: MeasureEvaluation, values: Mapping[str, float]) -> np.ndarray:
+def _row(measure: GatedMeasure, values: Mapping[str, float]) -> np.ndarray:
     """Per-topic values aligned with the measure's topics; a topic the run misses scores 0 (the missing-topic rule)."""
     return np.fromiter((values.get(topic, 0.0) for topic in measure.topics), dtype=float, count=len(measure.topics))
 
 
 def _favouring(
-    measure: MeasureEvaluation, documents: UnjudgedDocuments, lifted: str, other: str
+    measure: GatedMeasure, documents: UnjudgedDocuments, lifted: str, other: str
 ) -> tuple[Mapping[str, frozenset[str]], dict[str, set[str]]]:
     """The unjudged documents both top d hold, per topic: all of them, and those that favour ``lifted``: graded g+
     alone, each raises ``lifted``'s score on its topic more than ``other``'s (docs/mathematics.md §10)."""
@@ -152,8 +175,8 @@ def _favouring(
 
 
 def _world_matrix(
-    measure: MeasureEvaluation, documents: UnjudgedDocuments, lifted: str, other: str | None
-) -> tuple[MeasureEvaluation, dict[str, set[str]]] | None:
+    measure: GatedMeasure, documents: UnjudgedDocuments, lifted: str, other: str | None
+) -> tuple[GatedMeasure, dict[str, set[str]]] | None:
     """``measure`` in the world where ``lifted``'s unjudged documents of its top d are graded g+, but for those
     ``other``'s top d holds too that do not favour ``lifted``, and ``other`` as judged but for the documents graded;
     with those documents per topic. ``None`` when that world changes nothing."""
@@ -178,12 +201,11 @@ def _world_matrix(
 
 #: A measure in a corner's world, with the unjudged documents graded g+ there (per topic); ``None`` for a measure none
 #: of whose gates is judged there again, or whose world changes nothing.
-WorldMeasure = tuple[MeasureEvaluation, dict[str, set[str]]] | None
+WorldMeasure = tuple[GatedMeasure, dict[str, set[str]]] | None
 
 
 def _world_measures(
-    measures: Sequence[MeasureEvaluation],
-    gates: Sequence[Sequence[GateInputs]],
+    measures: Sequence[GatedMeasure],
     cornered: Sequence[Sequence[bool]],
     documents: UnjudgedDocuments,
     partner: str | None,
@@ -194,80 +216,123 @@ def _world_measures(
     graded g+, but for those ``other``'s top d holds too that favour ``other``."""
     return [
         _world_matrix(measure, documents, lifted, other)
-        if any(flag and _partner(inputs) == partner for inputs, flag in zip(row, flags))
+        if any(flag and gate.reference == partner for gate, flag in zip(measure.gates, flags))
         else None
-        for measure, row, flags in zip(measures, gates, cornered)
+        for measure, flags in zip(measures, cornered)
     ]
 
 
 def _judged_again(
-    worlds: Sequence[WorldMeasure],
-    gates: Sequence[Sequence[GateInputs]],
-    cornered: Sequence[Sequence[bool]],
-    partner: str | None,
-) -> Iterator[tuple[int, int, MeasureEvaluation, GateInputs]]:
+    worlds: Sequence[WorldMeasure], cornered: Sequence[Sequence[bool]], partner: str | None
+) -> Iterator[tuple[int, int, GatedMeasure, GateSpec]]:
     """The gates computed again in a corner's world: their measure's and their own position, the measure in that
-    world and the gate's inputs as judged."""
-    for m, (world, row, flags) in enumerate(zip(worlds, gates, cornered)):
-        for g, (inputs, flag) in enumerate(zip(row, flags)):
-            if world is not None and flag and _partner(inputs) == partner:
-                yield m, g, world[0], inputs
+    world and the gate."""
+    for m, (world, flags) in enumerate(zip(worlds, cornered)):
+        if world is None:
+            continue
+        for g, (gate, flag) in enumerate(zip(world[0].gates, flags)):
+            if flag and gate.reference == partner:
+                yield m, g, world[0], gate
 
 
-def _world_nulls(
+#: A corner's world's key: the corner (:data:`~.judgments.OPTIMISTIC` or :data:`~.judgments.PESSIMISTIC`) and the
+#: partner of the gates judged there again.
+WorldKey = tuple[str, str | None]
+
+
+@dataclass(frozen=True)
+class CornerWorlds:
+    """The worlds of the corners of an evaluation's gates, set up before any gate is computed: which gates have
+    corners (``cornered``, aligned with each measure's gates), the unjudged documents they were read from (``None``
+    when no gate has corners), each world's measures and the nulls of the gates judged again there, keyed by
+    world, measure position and gate position. The nulls are read with the evaluation's other readers of the swaps
+    (:attr:`readers`; :func:`~pytest_bvtest.stats.swaps.read_swaps`): one pass over the swaps for every null of the
+    evaluation (a second pass for the corners cost a quarter of a cached gate at 7,000 topics)."""
+
+    measures: Sequence[GatedMeasure]
+    cornered: list[list[bool]]
+    documents: UnjudgedDocuments | None
+    worlds: Mapping[WorldKey, Sequence[WorldMeasure]]
+    nulls: Mapping[tuple[WorldKey, int, int], PendingNull]
+
+    @property
+    def readers(self) -> list[PendingNull]:
+        return list(self.nulls.values())
+
+
+def corner_worlds(
     spec: Spec,
-    worlds: Mapping[tuple[str, str | None], Sequence[WorldMeasure]],
-    gates: Sequence[Sequence[GateInputs]],
-    cornered: Sequence[Sequence[bool]],
-    segments: Mapping[str, str],
-) -> dict[tuple[str, str | None, int, int], SwapNull]:
-    """The null of every gate computed again at a corner, all read in one pass over the evaluation's swaps
-    (:func:`~pytest_bvtest.stats.swaps.read_swaps`: the draws each would make alone), keyed by the corner, its
-    partner, and the gate's measure's and own position."""
-    pending: dict[tuple[str, str | None, int, int], PendingNull] = {}
-    for (corner, partner), world in worlds.items():
-        for m, g, measure, inputs in _judged_again(world, gates, cornered, partner):
-            candidate = measure.matrix.index(inputs.system)
-            null = pending_gate_null(spec, inputs.gate, measure.matrix, measure.settings, candidate, segments)
+    qrels: Qrels | None,
+    measures: Sequence[GatedMeasure],
+    segments: Mapping[str, str] | None = None,
+    ranked_documents: RankedDocuments | None = None,
+) -> CornerWorlds:
+    """The worlds of the corners of every gate that has them (:func:`_cornered`): per reference of a cornered gate,
+    the optimistic one (the candidate lifted) and the pessimistic one (the reference lifted), with the nulls of the
+    gates judged again there, still to be read. ``ranked_documents`` gives a run file's ranked documents when they
+    are known without reading it (:func:`unjudged_documents`)."""
+    segments = segments or {}
+    cornered = [[_cornered(spec, measure, gate, segments) for gate in measure.gates] for measure in measures]
+    if not any(any(flags) for flags in cornered):
+        return CornerWorlds(measures, cornered, None, {}, {})
+    assert qrels is not None and spec.candidate_name is not None  # judged shares come from run files and qrels
+    candidate = spec.candidate_name
+    partners = {
+        gate.reference for measure, flags in zip(measures, cornered) for gate, flag in zip(measure.gates, flags) if flag
+    }
+    systems = {
+        measure.measure: [candidate, *sorted(partner for partner in partners if partner is not None)]
+        for measure, flags in zip(measures, cornered)
+        if any(flags)
+    }
+    documents = unjudged_documents(spec, qrels, measures, systems, ranked_documents)
+    sides = {(OPTIMISTIC, partner): (candidate, partner) for partner in partners}
+    sides.update({(PESSIMISTIC, partner): (partner, candidate) for partner in partners if partner is not None})
+    worlds = {
+        (corner, partner): _world_measures(measures, cornered, documents, partner, lifted, other)
+        for (corner, partner), (lifted, other) in sides.items()
+    }
+    nulls: dict[tuple[WorldKey, int, int], PendingNull] = {}
+    for key, world in worlds.items():
+        for m, g, measure, gate in _judged_again(world, cornered, key[1]):
+            null = pending_gate_null(
+                spec, gate, measure.matrix, measure.settings, measure.matrix.index(candidate), segments
+            )
             if null is not None:
-                pending[corner, partner, m, g] = null
-    read_swaps(list(pending.values()))
-    return {key: null.null() for key, null in pending.items()}
+                nulls[key, m, g] = null
+    return CornerWorlds(measures, cornered, documents, worlds, nulls)
 
 
 def _world(
     spec: Spec,
-    measures: Sequence[MeasureEvaluation],
-    worlds: Sequence[WorldMeasure],
-    nulls: Mapping[tuple[int, int], SwapNull],
+    corners: CornerWorlds,
+    key: WorldKey,
     gates: Sequence[Sequence[GateInputs]],
-    cornered: Sequence[Sequence[bool]],
     texts: Mapping[str, str],
     segments: Mapping[str, str],
-    partner: str | None,
     family: bool,
 ) -> World:
-    """Every gate's inputs and limit in the world of a corner of the gates swapped with ``partner`` (``worlds``: each
-    measure's there, :func:`_world_measures`; ``nulls``: the nulls of the gates computed again, by measure and gate
-    position). Those gates are computed again from the world's matrix; every other gate keeps today's inputs (its
-    family, keyed by its own partner, is another)."""
+    """Every gate's inputs and limit in the world ``key`` (its null read). The gates swapped with its partner are
+    computed again from the world's matrix; every other gate keeps today's inputs (its family, keyed by its own
+    partner, is another)."""
     every = [inputs for row in gates for inputs in row]
     starts = np.cumsum([0, *(len(row) for row in gates)])
-    for m, g, world, inputs in _judged_again(worlds, gates, cornered, partner):
-        candidate = world.matrix.index(inputs.system)
+    worlds = corners.worlds[key]
+    for m, g, world, gate in _judged_again(worlds, corners.cornered, key[1]):
+        null = corners.nulls.get((key, m, g))
         every[starts[m] + g] = gate_inputs(
             spec,
-            inputs.gate,
+            gate,
             world.matrix,
             world.settings,
-            candidate,
+            world.matrix.index(gates[m][g].system),
             {},
             None,
             texts,
             segments,
-            drawn=nulls.get((m, g)),
+            drawn=None if null is None else null.null(),
         )
-    graded = {measure.measure: world[1] for measure, world in zip(measures, worlds) if world is not None}
+    graded = {measure.measure: world[1] for measure, world in zip(corners.measures, worlds) if world is not None}
     return World(every, gate_limits(every, family), graded)
 
 
@@ -294,77 +359,38 @@ def _judged_at(corner: str, inputs: GateInputs, limit: GateLimit, graded: int) -
 
 def judgment_corners(
     spec: Spec,
-    qrels: Qrels | None,
-    measures: Sequence[MeasureEvaluation],
+    corners: CornerWorlds,
     gates: Sequence[Sequence[GateInputs]],
     texts: Mapping[str, str],
     family: bool,
     segments: Mapping[str, str] | None = None,
-    ranked_documents: RankedDocuments | None = None,
-) -> tuple[list[list[Corners | None]], UnjudgedDocuments | None]:
-    """Each gate's corners, aligned with ``gates`` (one list per measure; ``None`` for a gate with nothing unjudged
-    in its candidate's and its reference's top d), and the unjudged documents they were read from (``None`` when
-    no gate has corners). The worlds are computed only when some gate needs them: per reference of a cornered
-    gate, the optimistic one (the candidate lifted) and the pessimistic one (the reference lifted); a gate without
-    a reference is judged as judged at its pessimistic corner. ``ranked_documents`` gives a run file's ranked documents
-    when they are known without reading it (:func:`unjudged_documents`)."""
-    cornered = [[_cornered(measure, inputs) for inputs in row] for measure, row in zip(measures, gates)]
-    corners: list[list[Corners | None]] = [[None] * len(row) for row in gates]
-    if not any(any(row) for row in cornered):
-        return corners, None
-    assert qrels is not None and spec.candidate_name is not None  # judged shares come from run files and qrels
-    candidate = spec.candidate_name
-    partners = {_partner(inputs) for row, flags in zip(gates, cornered) for inputs, flag in zip(row, flags) if flag}
-    systems = {
-        measure.measure: [candidate, *sorted(partner for partner in partners if partner is not None)]
-        for measure, flags in zip(measures, cornered)
-        if any(flags)
-    }
-    documents = unjudged_documents(spec, qrels, measures, systems, ranked_documents)
-    segments = segments or {}
-    sides = {(OPTIMISTIC, partner): (candidate, partner) for partner in partners}
-    sides.update({(PESSIMISTIC, partner): (partner, candidate) for partner in partners if partner is not None})
-    matrices = {
-        (corner, partner): _world_measures(measures, gates, cornered, documents, partner, lifted, other)
-        for (corner, partner), (lifted, other) in sides.items()
-    }
-    # every corner's null in one pass over the swaps (each gate and corner drew its own before: 10 passes for the
-    # README's five gates)
-    nulls = _world_nulls(spec, matrices, gates, cornered, segments)
-    worlds = {
-        (corner, partner): _world(
-            spec,
-            measures,
-            world,
-            {(m, g): null for (at, which, m, g), null in nulls.items() if (at, which) == (corner, partner)},
-            gates,
-            cornered,
-            texts,
-            segments,
-            partner,
-            family,
-        )
-        for (corner, partner), world in matrices.items()
-    }
+) -> list[list[Corners | None]]:
+    """Each gate's corners, aligned with ``gates`` (one list per measure of ``corners``; ``None`` for a gate with
+    nothing unjudged in its candidate's and its reference's top d), once the worlds' nulls are read. A gate without a
+    reference is judged as judged at its pessimistic corner."""
+    found: list[list[Corners | None]] = [[None] * len(row) for row in gates]
+    if corners.documents is None:
+        return found
+    worlds = {key: _world(spec, corners, key, gates, texts, segments or {}, family) for key in corners.worlds}
     position = 0
-    for m, (measure, row, flags) in enumerate(zip(measures, gates, cornered)):
+    for m, (measure, row, flags) in enumerate(zip(corners.measures, gates, corners.cornered)):
         for g, (inputs, flag) in enumerate(zip(row, flags)):
             at, position = position, position + 1
             if flag:
-                corners[m][g] = _corners(measure, inputs, documents, worlds, at)
-    return corners, documents
+                found[m][g] = _corners(measure, inputs, corners.documents, worlds, at)
+    return found
 
 
 def _corners(
-    measure: MeasureEvaluation,
+    measure: GatedMeasure,
     inputs: GateInputs,
     documents: UnjudgedDocuments,
-    worlds: Mapping[tuple[str, str | None], World],
+    worlds: Mapping[WorldKey, World],
     at: int,
 ) -> Corners:
-    judged = _judged(measure, inputs)
+    judged = _judged(measure, inputs.topics)
     assert judged is not None
-    partner = _partner(inputs)
+    partner = inputs.gate.reference
     judged_topics = set(inputs.topics or measure.topics)
     optimistic = worlds[OPTIMISTIC, partner]
     if partner is None:  # no reference to grade: the pessimistic corner is the gate as judged

@@ -23,7 +23,7 @@ from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
 from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
 from pytest_bvtest.judging.comparisons import Comparison, compare_with_baselines, comparison_tests
-from pytest_bvtest.judging.corners import judgment_corners
+from pytest_bvtest.judging.corners import CornerWorlds, GatedMeasure, corner_worlds, judgment_corners
 from pytest_bvtest.judging.decision import Verdict, decide
 from pytest_bvtest.judging.evaluation import (
     ROLE_BASELINE,
@@ -139,6 +139,15 @@ def evaluate_spec(
     segments = _segments(spec, topic_file, ordered_topics(matrices))
     candidate_name = spec.candidate_name
     ordered = [matrices[measure] for measure in spec.measures]
+    gated = [
+        GatedMeasure(
+            matrix,
+            _measure_settings(spec, matrix, settings),
+            judgments.get(measure),
+            tuple(gate for gate in spec.gates if gate.measure is None or str(gate.measure) == matrix.measure),
+        )
+        for measure, matrix in zip(spec.measures, ordered)
+    ]
     simulations: dict[str, SimulationResult] = {}
     if spec.analysis.simulation is not None:
         assert qrels is not None  # reader.check_combinations
@@ -146,33 +155,36 @@ def evaluate_spec(
         simulations = simulate_spec(spec, qrels, ordered[0].topics, ordered[0].systems)
     comparisons: list[tuple[Comparison, ...]] = [()] * len(ordered)
     nulls: list[dict[int, PendingNull]] = [{} for _ in ordered]
+    corners = CornerWorlds(gated, [[] for _ in gated], None, {}, {})
     if candidate_name is not None:
-        # every gate's null and the comparisons' randomization tests read the same swaps, drawn once
+        # every gate's null, the corners' and the comparisons' randomization tests read the same swaps, drawn once
         seed = spec.analysis.bootstrap.seed
         tests = comparison_tests(ordered, candidate_name, seed)
-        nulls = [_pending_nulls(spec, matrix, settings, simulations, segments) for matrix in ordered]
-        read_swaps([*((tests,) if tests is not None else ()), *(null for each in nulls for null in each.values())])
+        nulls = [_pending_nulls(spec, measure, simulations, segments) for measure in gated]
+        corners = corner_worlds(
+            spec,
+            qrels,
+            gated,
+            segments,
+            None if builder is None else builder.run_documents,  # the runs' documents, read with their scores
+        )
+        read_swaps(
+            [
+                *((tests,) if tests is not None else ()),
+                *(null for each in nulls for null in each.values()),
+                *corners.readers,
+            ]
+        )
         comparisons = compare_with_baselines(ordered, candidate_name, seed, tests)
     evaluated = [
-        _evaluate_measure(
-            spec, matrix, settings, variations, texts, compared, simulations, segments, drawn, judgments.get(measure)
-        )
-        for measure, matrix, compared, drawn in zip(spec.measures, ordered, comparisons, nulls)
+        _evaluate_measure(spec, measure, variations, texts, compared, simulations, segments, drawn)
+        for measure, compared, drawn in zip(gated, comparisons, nulls)
     ]
     family = spec.analysis.calibration.family
     gates = [gates for _, gates in evaluated]
-    corners, unjudged = judgment_corners(
-        spec,
-        qrels,
-        [measure for measure, _ in evaluated],
-        gates,
-        texts,
-        family,
-        segments,
-        None if builder is None else builder.run_documents,  # the runs' documents, read with their scores
-    )
+    cornered = judgment_corners(spec, corners, gates, texts, family, segments)
     verdicts = judge_gates(
-        gates, [measure.guards for measure, _ in evaluated], family, corners, spec.judgments.undecided
+        gates, [measure.guards for measure, _ in evaluated], family, cornered, spec.judgments.undecided
     )
     measures = tuple(replace(measure, gates=judged) for (measure, _), judged in zip(evaluated, verdicts))
     return Evaluation(
@@ -181,7 +193,7 @@ def evaluate_spec(
         simulations=tuple(simulations.values()),
         inputs=input_files(spec, cache),
         texts=texts,
-        unjudged=unjudged,
+        unjudged=corners.documents,
     )
 
 
@@ -205,19 +217,17 @@ def _refuse_one_system_twice(spec: Spec, matrices: list[ScoreMatrix]) -> None:
 
 def _evaluate_measure(
     spec: Spec,
-    matrix: ScoreMatrix,
-    settings: AnalysisSettings,
+    measure: GatedMeasure,
     variations: VariationMVE | None,
     texts: Mapping[str, str],
     comparisons: tuple[Comparison, ...],
     simulations: Mapping[str, SimulationResult],
     segments: Mapping[str, str],
     nulls: Mapping[int, PendingNull],
-    judged: MeasureJudgments | None = None,
 ) -> tuple[MeasureEvaluation, list[GateInputs]]:
     """One measure's statistics of every system, its guards, and the inputs of its gates (not yet decided), whose
-    nulls were drawn already (``nulls``: by the gate's position in the spec, :func:`_pending_nulls`)."""
-    settings = _measure_settings(spec, matrix, settings)
+    nulls were drawn already (``nulls``: by the gate's position among the measure's, :func:`_pending_nulls`)."""
+    matrix, settings, judged = measure.matrix, measure.settings, measure.judgments
     candidate_name = spec.candidate_name
     reference = matrix.index(spec.reference) if spec.reference is not None else None
     memo: dict[str, object] = {}  # the computations several statistics share: each runs once
@@ -262,28 +272,27 @@ def _evaluate_measure(
     gates: list[GateInputs] = []
     if candidate_name is not None:
         candidate = matrix.index(candidate_name)
-        for position, gate in enumerate(spec.gates):
-            if gate.measure is None or str(gate.measure) == matrix.measure:
-                gated = simulation_matrix(matrix, simulations, gate.statistic)
-                converged = _converged(gate.statistic, memo)
-                seen = judged if gated is matrix else None  # a simulation statistic's terms are not the scores
-                null = nulls[position].null() if position in nulls else None
-                gates.append(
-                    gate_inputs(
-                        spec,
-                        gate,
-                        gated,
-                        settings,
-                        candidate,
-                        values,
-                        variations,
-                        texts,
-                        segments,
-                        converged,
-                        seen,
-                        drawn=null,
-                    )
+        for position, gate in enumerate(measure.gates):
+            gated = simulation_matrix(matrix, simulations, gate.statistic)
+            converged = _converged(gate.statistic, memo)
+            seen = judged if gated is matrix else None  # a simulation statistic's terms are not the scores
+            null = nulls[position].null() if position in nulls else None
+            gates.append(
+                gate_inputs(
+                    spec,
+                    gate,
+                    gated,
+                    settings,
+                    candidate,
+                    values,
+                    variations,
+                    texts,
+                    segments,
+                    converged,
+                    seen,
+                    drawn=null,
                 )
+            )
     method = MVE_INTER_TOPIC if variations is None else variations.method
     gate_references = tuple(inputs.reference for inputs in gates if inputs.reference is not None)
     guards = measure_guards(
@@ -320,23 +329,18 @@ def _measure_settings(spec: Spec, matrix: ScoreMatrix, settings: AnalysisSetting
 
 
 def _pending_nulls(
-    spec: Spec,
-    matrix: ScoreMatrix,
-    settings: AnalysisSettings,
-    simulations: Mapping[str, SimulationResult],
-    segments: Mapping[str, str],
+    spec: Spec, measure: GatedMeasure, simulations: Mapping[str, SimulationResult], segments: Mapping[str, str]
 ) -> dict[int, PendingNull]:
-    """The nulls of the measure's gates, by the gate's position in the spec, to be read with every other reader of
-    the evaluation's swaps (:func:`~pytest_bvtest.stats.swaps.read_swaps`)."""
-    settings = _measure_settings(spec, matrix, settings)
+    """The nulls of the measure's gates, by the gate's position among the measure's, to be read with every other
+    reader of the evaluation's swaps (:func:`~pytest_bvtest.stats.swaps.read_swaps`)."""
+    matrix = measure.matrix
     candidate = matrix.index(spec.candidate_name)  # type: ignore[arg-type]
     nulls = {}
-    for position, gate in enumerate(spec.gates):
-        if gate.measure is None or str(gate.measure) == matrix.measure:
-            gated = simulation_matrix(matrix, simulations, gate.statistic)
-            pending = pending_gate_null(spec, gate, gated, settings, candidate, segments)
-            if pending is not None:
-                nulls[position] = pending
+    for position, gate in enumerate(measure.gates):
+        gated = simulation_matrix(matrix, simulations, gate.statistic)
+        pending = pending_gate_null(spec, gate, gated, measure.settings, candidate, segments)
+        if pending is not None:
+            nulls[position] = pending
     return nulls
 
 
