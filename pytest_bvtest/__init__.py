@@ -12,3 +12,7 @@ __version__ = "0.2.0.dev0"
 
 #: The name of the system under test where the spec or the caller gives none.
 CANDIDATE_NAME = "candidate"
+
+#: The score cache's folder, beside the spec, when the spec has no ``cache:`` key (here, so that the command line
+#: names it without loading numpy: numpy must load after the command line has chosen the BLAS's threads).
+DEFAULT_CACHE_DIR = ".bvtest_cache"

@@ -6,6 +6,7 @@ to parse nothing. Cache entries are JSON files below ``<folder>/v1/``.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import multiprocessing
@@ -142,17 +143,32 @@ def test_only_the_measures_not_cached_are_evaluated(tmp_path, files, monkeypatch
     assert list(both) == [AP, NDCG10]
 
 
+def rewritten(data: bytes, **fields: object) -> bytes:
+    return json.dumps({**json.loads(data), **fields}).encode()
+
+
+def first_score(data: bytes, value: float) -> bytes:
+    """The entry with its first score replaced by ``value`` (the scores are base64 float64)."""
+    scores = np.frombuffer(base64.b64decode(json.loads(data)["scores"]), dtype="<f8").copy()
+    scores[0] = value
+    return rewritten(data, scores=base64.b64encode(scores.tobytes()).decode())
+
+
 CORRUPTIONS = {
     "truncated": lambda data: data[: len(data) // 2],
     "empty": lambda data: b"",
     "not UTF-8": lambda data: b"\xff\xfe\x00\x81" + data,
     "a list": lambda data: b"[]",
     "null": lambda data: b"null",
-    "text scores": lambda data: data.replace(b"1.0", b'"high"'),
+    "text scores": lambda data: rewritten(data, scores="high"),
+    "scores not base64": lambda data: rewritten(data, scores="*" * 16),
+    "numbers as scores": lambda data: rewritten(data, scores=[1.0, 2.0]),
     # before: a NaN stopped the run naming no file; an entry without scores scored the system 0 everywhere
-    "a NaN score": lambda data: data.replace(b"1.0", b"NaN"),
-    "an infinite score": lambda data: data.replace(b"1.0", b"-Infinity"),
-    "no scores": lambda data: json.dumps({**json.loads(data), "per_topic": {}}).encode(),
+    "a NaN score": lambda data: first_score(data, float("nan")),
+    "an infinite score": lambda data: first_score(data, float("-inf")),
+    "no scores": lambda data: rewritten(data, topics=[], scores=""),
+    "a topic more than scores": lambda data: rewritten(data, topics=[*json.loads(data)["topics"], "9999"]),
+    "a topic that is a number": lambda data: rewritten(data, topics=[7, *json.loads(data)["topics"][1:]]),
     "missing key": lambda data: json.dumps(
         {k: v for k, v in json.loads(data).items() if k != "ignored_topics"}
     ).encode(),
@@ -198,7 +214,7 @@ def test_an_unwritable_cache_folder_does_not_fail_the_evaluation(tmp_path, files
         folder.write_text("not a folder")
     elif blocked == "a file below":
         folder.mkdir()
-        (folder / "v2").write_text("not a folder")  # the layout folder of cache entries
+        (folder / "v3").write_text("not a folder")  # the layout folder of cache entries
     else:
         if os.geteuid() == 0:
             pytest.skip("root writes into read-only folders")
@@ -363,7 +379,11 @@ def test_processes_writing_the_same_entries_at_once_all_succeed(tmp_path, proces
         assert len(written) == 2, written  # complete entries, no temporary file left behind
         stored = [json.loads(path.read_text()) for path in written]
         assert all(payload["run_name"] == "concurrent" and payload["ignored_topics"] == ignored for payload in stored)
-        assert sorted((payload["per_topic"] for payload in stored), key=str) == sorted(expected.values(), key=str)
+        per_topic = [
+            dict(zip(payload["topics"], np.frombuffer(base64.b64decode(payload["scores"]), dtype="<f8").tolist()))
+            for payload in stored
+        ]
+        assert sorted(per_topic, key=str) == sorted(expected.values(), key=str)
     # Released together, the workers all looked the entries up before any was written, at least once.
     assert max(concurrent_writers) >= 2
 
@@ -448,12 +468,8 @@ def test_bvtest_check_reads_past_implausible_entries_to_the_same_verdict(tmp_pat
     stored = [entry for entry in stored if entry not in documents]
     assert (len(stored), len(documents)) == (4 * 6, 4)
     for entry in stored:
-        payload = json.loads(entry.read_text())
-        if damage == b"{}":
-            payload["per_topic"] = {}
-        else:
-            payload["per_topic"][next(iter(payload["per_topic"]))] = float(damage)
-        entry.write_text(json.dumps(payload))
+        data = entry.read_bytes()
+        entry.write_bytes(rewritten(data, topics=[], scores="") if damage == b"{}" else first_score(data, float(damage)))
     assert main(["check", str(project / "bvtest.yaml"), "--json", str(tmp_path / "second.json")]) == 0
     first, second = (json.loads((tmp_path / name).read_text()) for name in ("first.json", "second.json"))
     assert [evaluation["gates"] for evaluation in first["evaluations"]] == [

@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pytest_bvtest import __version__
+from pytest_bvtest import DEFAULT_CACHE_DIR, __version__
 from pytest_bvtest.errors import BvtestError, InputError, short_list
-from pytest_bvtest.scoring.cache import DEFAULT_CACHE_DIR
 
 if TYPE_CHECKING:
     from pytest_bvtest.judging.decision import Verdict

@@ -40,7 +40,7 @@ class Qrels:
 
     def evaluated_topics(self) -> list[str]:
         """The topic universe of docs/mathematics.md §1: topics with at least one positive grade, in file order."""
-        return [qid for qid, docs in self.judgments.items() if any(grade > 0 for grade in docs.values())]
+        return [qid for qid, docs in self.judgments.items() if max(docs.values(), default=0) > 0]
 
 
 def _grade(text: str, path: str | os.PathLike[str], number: int) -> int:

@@ -2,7 +2,8 @@
 
 An entry is keyed by (run file digest, qrels file digest, measure, tag selection, package version),
 so editing either file, upgrading the package or asking for another measure misses the cache. Entries
-are small JSON files written atomically (temporary file + rename): pytest-xdist workers that evaluate
+are small JSON files, their scores one base64 string of little-endian float64 (exact, and read at C speed: a
+cached gate reads 66 entries of 7,000 topics, whose scores as JSON numbers cost 0.16 s to parse), written atomically (temporary file + rename): pytest-xdist workers that evaluate
 the same run at once both succeed, and a reader never sees half an entry. A corrupt, truncated or
 implausible entry (no scores, a score that is NaN or infinite) is treated as a miss and rewritten; the
 cache never makes an evaluation fail: a folder that cannot be written (full disk, read-only checkout)
@@ -25,22 +26,25 @@ it has aged.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
-import math
 import os
 import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
-from pytest_bvtest import __version__
+import numpy as np
+
+from pytest_bvtest import DEFAULT_CACHE_DIR, __version__
 from pytest_bvtest.errors import InputError
+from pytest_bvtest.io.tables import TopicScores
 from pytest_bvtest.io.textfiles import atomic_write_text, file_digest
 
-DEFAULT_CACHE_DIR = ".bvtest_cache"
-_LAYOUT = "v2"
+_LAYOUT = "v3"
 _STAT_FOLDER = "stat"
 
 #: A stat record is trusted only for files whose times are this much older than its hashing (git's racy rule).
@@ -53,10 +57,11 @@ class CacheWriteWarning(UserWarning):
 
 @dataclass(frozen=True)
 class CachedScores:
-    """What one cache entry holds: a run's name and its per-topic values for one measure."""
+    """What one cache entry holds: a run's name and its per-topic values for one measure (read back as
+    :class:`~pytest_bvtest.io.tables.TopicScores`, in the order they were stored)."""
 
     run_name: str
-    per_topic: dict[str, float]
+    per_topic: Mapping[str, float]
     ignored_topics: tuple[str, ...]
 
 
@@ -143,9 +148,11 @@ class ScoreCache:
 
     def put(self, key: str, entry: CachedScores) -> None:
         """Store ``entry``; a folder that cannot be written warns once (the cache is an optimisation)."""
+        scores = np.fromiter(entry.per_topic.values(), dtype="<f8", count=len(entry.per_topic))
         payload = {
             "run_name": entry.run_name,
-            "per_topic": entry.per_topic,
+            "topics": list(entry.per_topic),
+            "scores": base64.b64encode(scores.tobytes()).decode("ascii"),
             "ignored_topics": list(entry.ignored_topics),
         }
         self._write(key, payload)
@@ -183,18 +190,17 @@ def _entry_from_payload(payload: Any) -> CachedScores:
 
     An evaluated run always scores at least one topic (a run sharing none with the qrels is an error),
     and every score is a finite number: an entry without scores (it would score the system 0 on every
-    topic, and the warnings would blame the qrels) or with NaN or infinity (JSON reads both) is a miss.
+    topic, and the warnings would blame the qrels), with NaN or infinity, or with another number of scores
+    than topics is a miss.
     """
-    per_topic = payload["per_topic"]
-    # JSON object keys are strings; the values must be numbers (checked and converted at C speed: a
-    # gate reads 22 entries of 7,000 topics each).
-    if not isinstance(per_topic, dict) or not per_topic or not set(map(type, per_topic.values())) <= {float, int}:
+    topics = payload["topics"]
+    scores = np.frombuffer(base64.b64decode(payload["scores"], validate=True), dtype="<f8")
+    if not isinstance(topics, list) or not topics or set(map(type, topics)) != {str}:  # at C speed
         raise ValueError("malformed cache entry")
-    values = list(map(float, per_topic.values()))
-    if not all(map(math.isfinite, values)):
+    if not np.isfinite(scores).all():
         raise ValueError("a cache entry with a score that is not a finite number")
     return CachedScores(
         run_name=str(payload["run_name"]),
-        per_topic=dict(zip(per_topic, values)),
+        per_topic=TopicScores(tuple(topics), scores.astype(float)),  # TopicScores checks the lengths agree
         ignored_topics=tuple(str(topic) for topic in payload["ignored_topics"]),
     )

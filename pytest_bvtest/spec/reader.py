@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from pytest_bvtest import CANDIDATE_NAME
+from pytest_bvtest import CANDIDATE_NAME, DEFAULT_CACHE_DIR
 from pytest_bvtest.errors import InputError, excerpt, short_list
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
@@ -253,7 +253,7 @@ class _SpecReader:
         if cache is False:
             cache_path = None
         elif cache is None:
-            cache_path = self.path.parent / ".bvtest_cache"
+            cache_path = self.path.parent / DEFAULT_CACHE_DIR
         elif isinstance(cache, str):
             cache_path = (self.path.parent / cache).resolve()
         else:
