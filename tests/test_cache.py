@@ -21,9 +21,10 @@ import pytest
 
 import pytest_bvtest.scoring.cache
 import pytest_bvtest.scoring.matrix
+from pytest_bvtest import DEFAULT_CACHE_DIR
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import read_run
-from pytest_bvtest.scoring.cache import DEFAULT_CACHE_DIR, CachedScores, CacheWriteWarning, ScoreCache
+from pytest_bvtest.scoring.cache import CachedScores, CacheWriteWarning, ScoreCache
 from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix
 from pytest_bvtest.scoring.measures import evaluate_run
 from pytest_bvtest.spec.measures import parse_measure
@@ -469,7 +470,8 @@ def test_bvtest_check_reads_past_implausible_entries_to_the_same_verdict(tmp_pat
     assert (len(stored), len(documents)) == (4 * 6, 4)
     for entry in stored:
         data = entry.read_bytes()
-        entry.write_bytes(rewritten(data, topics=[], scores="") if damage == b"{}" else first_score(data, float(damage)))
+        damaged = rewritten(data, topics=[], scores="") if damage == b"{}" else first_score(data, float(damage))
+        entry.write_bytes(damaged)
     assert main(["check", str(project / "bvtest.yaml"), "--json", str(tmp_path / "second.json")]) == 0
     first, second = (json.loads((tmp_path / name).read_text()) for name in ("first.json", "second.json"))
     assert [evaluation["gates"] for evaluation in first["evaluations"]] == [

@@ -194,7 +194,7 @@ def _world_matrix(
         left_out = {topic: docnos - favoured[topic] for topic, docnos in shared.items()}
         if any(left_out.values()):
             graded = {topic: docnos - left_out.get(topic, set()) for topic, docnos in graded.items()}
-            scores[row] = _row(measure, own.values(graded))
+            scores[row] = _row(measure, own.values_without(left_out))
         scores[measure.matrix.index(other)] = _row(measure, documents.lifts[measure.measure, other].values(favoured))
     return replace(measure, matrix=replace(measure.matrix, scores=scores)), graded
 

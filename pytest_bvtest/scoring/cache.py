@@ -2,9 +2,10 @@
 
 An entry is keyed by (run file digest, qrels file digest, measure, tag selection, package version),
 so editing either file, upgrading the package or asking for another measure misses the cache. Entries
-are small JSON files, their scores one base64 string of little-endian float64 (exact, and read at C speed: a
-cached gate reads 66 entries of 7,000 topics, whose scores as JSON numbers cost 0.16 s to parse), written atomically (temporary file + rename): pytest-xdist workers that evaluate
-the same run at once both succeed, and a reader never sees half an entry. A corrupt, truncated or
+are small JSON files, their scores one base64 string of little-endian float64 (exact, and read at C
+speed: a cached gate reads 66 entries of 7,000 topics, whose scores as JSON numbers cost 0.16 s to
+parse), written atomically (temporary file + rename): pytest-xdist workers that evaluate the same run
+at once both succeed, and a reader never sees half an entry. A corrupt, truncated or
 implausible entry (no scores, a score that is NaN or infinite) is treated as a miss and rewritten; the
 cache never makes an evaluation fail: a folder that cannot be written (full disk, read-only checkout)
 gives one :class:`CacheWriteWarning` naming it, and the evaluation goes on without storing. Beside a run's
@@ -32,14 +33,14 @@ import json
 import os
 import time
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from pytest_bvtest import DEFAULT_CACHE_DIR, __version__
+from pytest_bvtest import __version__
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.tables import TopicScores
 from pytest_bvtest.io.textfiles import atomic_write_text, file_digest

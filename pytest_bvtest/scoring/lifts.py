@@ -39,6 +39,7 @@ class Lifts:
     documents: Mapping[str, Mapping[str, int]]
     _single: Callable[[Sequence[tuple[str, str]]], list[float]]
     _values: Callable[[Lifted], dict[str, float]]
+    _values_without: Callable[[Lifted], dict[str, float]]
     rank: Callable[[str, str], int | None]
 
     def single_of(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
@@ -56,6 +57,11 @@ class Lifts:
         """Per ranked topic of the universe, the measure with the unjudged documents of the top d named in
         ``lifted`` graded g+ (others, and documents below the top d, as judged)."""
         return self._values(lifted)
+
+    def values_without(self, left_out: Lifted) -> dict[str, float]:
+        """:meth:`values` with every unjudged document of the top d graded g+ but those named in ``left_out`` (a
+        corner grades all but a few: naming the few costs a lookup each, naming all of them one each)."""
+        return self._values_without(left_out)
 
 
 def run_lifts(
@@ -152,16 +158,19 @@ class _UnjudgedInTop:
             ranked = self.ranked
             assert ranked.unjudged_topic is not None and ranked.unjudged_rank is not None
             rows = np.flatnonzero(ranked.unjudged_rank <= depth)
-            documents: dict[str, dict[str, int]] = {}
-            index: dict[tuple[str, str], int] = {}
-            names = ranked.topics
-            for row, topic, position in zip(
-                rows.tolist(), ranked.unjudged_topic[rows].tolist(), ranked.unjudged_rank[rows].tolist()
-            ):
-                docno = ranked.unjudged_docno[row]
-                documents.setdefault(names[topic], {})[docno] = position
-                index[names[topic], docno] = row
-            self._found[depth] = documents, index
+            topic = ranked.unjudged_topic[rows]
+            docnos = [ranked.unjudged_docno[row] for row in rows.tolist()]
+            ranks = ranked.unjudged_rank[rows].tolist()
+            names = [ranked.topics[j] for j in topic.tolist()]
+            # the unjudged documents are in topic order: one dictionary per stretch of a topic (a loop over the
+            # 68,000 documents of 6,980 topics cost 0.1 s)
+            bounds = [0, *(np.flatnonzero(np.diff(topic)) + 1).tolist(), len(rows)]
+            documents = {
+                names[start]: dict(zip(docnos[start:stop], ranks[start:stop]))
+                for start, stop in zip(bounds[:-1], bounds[1:])
+                if stop > start
+            }
+            self._found[depth] = documents, dict(zip(zip(names, docnos), rows.tolist()))
         return self._found[depth]
 
 
@@ -179,13 +188,21 @@ def _columnar_lifts(
         rows = np.fromiter((index[pair] for pair in pairs), dtype=np.int64, count=len(pairs))
         return columnar.single_lifts(ranked, measure, rows).tolist()
 
+    def rows(named: Lifted) -> list[int]:
+        return [index[topic, docno] for topic, docnos in named.items() for docno in docnos if (topic, docno) in index]
+
     def values(lifted: Lifted) -> dict[str, float]:
         chosen = np.zeros(len(ranked.unjudged_docno), dtype=bool)
-        rows = [index[topic, docno] for topic, docnos in lifted.items() for docno in docnos if (topic, docno) in index]
-        chosen[rows] = True
+        chosen[rows(lifted)] = True
         return columnar.with_unjudged_graded(ranked, measure, chosen)
 
-    return Lifts(measure, documents, single, values, rank)
+    def values_without(left_out: Lifted) -> dict[str, float]:
+        assert ranked.unjudged_rank is not None
+        chosen = ranked.unjudged_rank <= measure.depth
+        chosen[rows(left_out)] = False
+        return columnar.with_unjudged_graded(ranked, measure, chosen)
+
+    return Lifts(measure, documents, single, values, values_without, rank)
 
 
 def _gdeval_lifts(
@@ -222,4 +239,8 @@ def _gdeval_lifts(
     grades = np.nan_to_num(marked[rows], nan=0.0)
     grades[np.arange(len(pairs)), [at - 1 for _, _, _, at in pairs]] = measure.grade
     single = dict(zip(((qid, docno) for _, qid, docno, _ in pairs), scored(grades, ideal[rows]).tolist()))
-    return Lifts(measure, documents, lambda asked: [single[pair] for pair in asked], values, rank)
+
+    def values_without(left_out: Lifted) -> dict[str, float]:
+        return values({topic: docnos.keys() - set(left_out.get(topic, ())) for topic, docnos in documents.items()})
+
+    return Lifts(measure, documents, lambda asked: [single[pair] for pair in asked], values, values_without, rank)
