@@ -8,6 +8,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,12 @@ class Qrels:
 
     def evaluated_topics(self) -> list[str]:
         """The topic universe of docs/mathematics.md §1: topics with at least one positive grade, in file order."""
-        return [qid for qid, docs in self.judgments.items() if max(docs.values(), default=0) > 0]
+        return list(self._evaluated_topics)
+
+    @cached_property
+    def _evaluated_topics(self) -> tuple[str, ...]:
+        # found once: an evaluation asks eight times, 6 ms each at 7,000 topics (the judgments are never changed)
+        return tuple(qid for qid, docs in self.judgments.items() if max(docs.values(), default=0) > 0)
 
 
 def _grade(text: str, path: str | os.PathLike[str], number: int) -> int:
