@@ -187,3 +187,87 @@ def test_an_evaluation_draws_its_swaps_once_and_gives_what_each_call_alone_gives
         alone = randomization_tests(matrix.scores[candidate], matrix.scores[others], 10_000, 0)
         assert [c.p_randomization for c in measure.comparisons] == [test.p_value for test in alone]
         assert [c.baseline for c in measure.comparisons] == [matrix.systems[i] for i in others]
+
+
+class DictStore:
+    """A :class:`~pytest_bvtest.stats.swaps.SwapStore` in memory, counting what is saved."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, bytes] = {}
+        self.saved = 0
+
+    def load_swaps(self, name: str) -> bytes | None:
+        return self.data.get(name)
+
+    def save_swaps(self, name: str, data: bytes) -> None:
+        self.data[name] = data
+        self.saved += 1
+
+
+def drawn_alone(draws: Draws) -> np.ndarray:
+    return np.vstack(list(topic_assignments(draws.topics, draws.count, draws.seed, exact=draws.exact, block=64)))
+
+
+def test_stored_swaps_are_the_drawn_ones_and_are_read_instead_of_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(swaps, "_BLOCK_CELLS", 37 * 50)  # several blocks, the last one short
+    draws, columns = Draws(53, 300, 4, False), np.random.default_rng(2).random((53, 3))  # 53: not whole bytes
+    store = DictStore()
+    first = Recorder(draws, columns)
+    read_swaps([first], store)
+    assert store.saved == 1 and list(store.data) == [f"53x300-seed4-numpy{np.__version__}.bits"]
+    drawing = []
+    monkeypatch.setattr(swaps, "topic_assignments", lambda *args, **kwargs: drawing.append(args))
+    again = Recorder(draws, columns)
+    read_swaps([again], store)
+    assert drawing == [(53, 300, 4)] and store.saved == 1  # asked for, never iterated: nothing was drawn
+    monkeypatch.undo()
+    assert np.array_equal(np.vstack(again.swapped), drawn_alone(draws))
+    assert np.array_equal(np.vstack(first.swapped), np.vstack(again.swapped))
+    assert np.array_equal(np.vstack(first.products), np.vstack(again.products))  # bit for bit
+
+
+@pytest.mark.parametrize("damage", ["a flipped bit", "truncated", "empty"])
+def test_stored_swaps_that_do_not_match_their_digest_are_drawn_again(damage: str) -> None:
+    draws = Draws(40, 100, 7, False)
+    store = DictStore()
+    read_swaps([Recorder(draws, None)], store)
+    (name,) = store.data
+    data = bytearray(store.data[name])
+    if damage == "a flipped bit":
+        data[17] ^= 0b100
+    store.data[name] = bytes(data[: len(data) // 2] if damage == "truncated" else b"" if damage == "empty" else data)
+    redrawn = Recorder(draws, None)
+    read_swaps([redrawn], store)
+    assert np.array_equal(np.vstack(redrawn.swapped), drawn_alone(draws)) and store.saved == 2
+
+
+def test_enumerated_and_very_large_draws_are_not_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(swaps, "_MOST_STORED_BYTES", 100 * 5 - 1)  # 100 swaps of 40 topics: 500 bytes
+    store = DictStore()
+    read_swaps([Recorder(Draws(6, 64, 0, True), None), Recorder(Draws(40, 100, 0, False), None)], store)
+    assert store.saved == 0
+
+
+def test_an_evaluation_with_a_cache_stores_its_swaps_and_gives_the_same_verdicts(tmp_path: Path) -> None:
+    names, scores = web14()
+    lines = ["system,topic,measure,value"]
+    for name in ("uogTrDwl", "CiirAll1", "udel_itu"):
+        lines += [f"{name},{j + 1},nDCG@20,{v}" for j, v in enumerate(scores[names.index(name)])]
+    (tmp_path / "scores.csv").write_text("\n".join(lines) + "\n")
+    spec = {
+        "measures": ["nDCG@20"],
+        "baselines": {name: {"scores": "scores.csv", "system": name} for name in ("CiirAll1", "udel_itu")},
+        "candidate": {"scores": "scores.csv", "system": "uogTrDwl"},
+        "reference": "CiirAll1",
+        "gates": [{"statistic": "trisk", "false_alarm": 0.05}, {"statistic": "mean", "max_decrease": 0.01}],
+    }
+    (tmp_path / "bvtest.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    (tmp_path / "uncached.yaml").write_text(yaml.safe_dump({**spec, "cache": False}, sort_keys=False))
+    uncached = evaluate_spec(load_spec(tmp_path / "uncached.yaml"))
+    for _ in range(2):  # drawn and stored, then read
+        cached = evaluate_spec(load_spec(tmp_path / "bvtest.yaml"))
+        (stored,) = (tmp_path / ".bvtest_cache").rglob("*.bits")
+        assert stored.stat().st_size == 10_000 * 7 + 32  # 50 topics in 7 bytes per swap, and the digest
+        for ours, theirs in zip(cached.gates, uncached.gates):
+            assert np.array_equal(ours.inputs.null.distribution.by_swap, theirs.inputs.null.distribution.by_swap)
+            assert ours.outcome == theirs.outcome

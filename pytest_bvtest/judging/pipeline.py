@@ -173,7 +173,8 @@ def evaluate_spec(
                 *((tests,) if tests is not None else ()),
                 *(null for each in nulls for null in each.values()),
                 *corners.readers,
-            ]
+            ],
+            cache if cache.enabled else None,  # the same swaps every time: kept beside the scores
         )
         comparisons = compare_with_baselines(ordered, candidate_name, seed, tests)
     evaluated = [

@@ -43,10 +43,11 @@ import numpy as np
 from pytest_bvtest import __version__
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.tables import TopicScores
-from pytest_bvtest.io.textfiles import atomic_write_text, file_digest
+from pytest_bvtest.io.textfiles import atomic_write_bytes, atomic_write_text, file_digest
 
 _LAYOUT = "v3"
 _STAT_FOLDER = "stat"
+_SWAPS_FOLDER = "swaps"
 
 #: A stat record is trusted only for files whose times are this much older than its hashing (git's racy rule).
 RACY_WINDOW_NS = 2_000_000_000
@@ -162,11 +163,29 @@ class ScoreCache:
         """Store a run's ranked documents (see :meth:`get_documents`), as :meth:`put` stores scores."""
         self._write(key, {"chunks": chunks})
 
+    def load_swaps(self, name: str) -> bytes | None:
+        """The drawn swaps stored under ``name`` (:class:`~pytest_bvtest.stats.swaps.SwapStore`), or ``None``."""
+        if self.folder is None:
+            return None
+        try:
+            return (self.folder / _LAYOUT / _SWAPS_FOLDER / name).read_bytes()
+        except OSError:
+            return None
+
+    def save_swaps(self, name: str, data: bytes) -> None:
+        """Store drawn swaps under ``name``, as :meth:`put` stores scores."""
+        if self.folder is not None:
+            self._write_bytes(self.folder / _LAYOUT / _SWAPS_FOLDER / name, data)
+
     def _write(self, key: str, payload: dict[str, Any]) -> None:
-        if self.folder is None or self.write_failure is not None:
+        if self.folder is not None:
+            self._write_bytes(self._entry_path(key), json.dumps(payload).encode("utf-8"))
+
+    def _write_bytes(self, path: Path, data: bytes) -> None:
+        if self.write_failure is not None:
             return
         try:
-            atomic_write_text(self._entry_path(key), json.dumps(payload))
+            atomic_write_bytes(path, data)
         except InputError as error:
             self.write_failure = str(error)
             warnings.warn(
