@@ -13,6 +13,7 @@ import pytest
 import pytrec_eval
 import yaml
 
+from pytest_bvtest import blas
 from pytest_bvtest.cli import main
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
@@ -247,23 +248,21 @@ def test_calibrate_without_a_candidate_is_an_input_error(tmp_path: Path) -> None
 @pytest.mark.parametrize("preset", [None, "3"])
 def test_a_fresh_bvtest_process_runs_the_blas_on_one_thread_unless_told_otherwise(preset: str | None) -> None:
     probe = (
-        "import os, sys; from pytest_bvtest import cli; cli._one_blas_thread(); import numpy; "
-        "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['MKL_NUM_THREADS'])"
+        "import contextlib, os\nfrom pytest_bvtest import cli\nwith contextlib.suppress(SystemExit):\n"
+        "    cli.main(['--version'])\nimport numpy\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), os.environ.get('MKL_NUM_THREADS'))"
     )
-    environment = {
-        key: value for key, value in os.environ.items() if key not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-    }
+    environment = {key: value for key, value in os.environ.items() if key not in blas.THREAD_VARIABLES}
     if preset is not None:
         environment["OPENBLAS_NUM_THREADS"] = preset
     printed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=environment, check=True)
-    assert printed.stdout.split() == [preset or "1", "1"]
+    assert printed.stdout.split()[-2:] == ([preset, "None"] if preset else ["1", "1"])
 
 
 def test_the_blas_threads_are_left_alone_once_numpy_has_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_bvtest.cli as cli
-
-    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
-    cli._one_blas_thread()  # numpy is loaded in this process: setting the variable now would change nothing
+    for variable in blas.THREAD_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    blas.one_thread_for_this_process()  # numpy is loaded in this process: setting the variable now would change nothing
     assert "OPENBLAS_NUM_THREADS" not in os.environ
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pytest_bvtest import DEFAULT_CACHE_DIR, __version__
+from pytest_bvtest.blas import one_thread_for_this_process
 from pytest_bvtest.errors import BvtestError, InputError, short_list
 
 if TYPE_CHECKING:
@@ -546,24 +547,8 @@ def _calibrated_gates_yaml(spec: Spec, calibration: CalibrationSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-# numpy's BLAS libraries read their thread count once, when numpy loads.
-_BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def _one_blas_thread() -> None:
-    """Run the BLAS on one thread unless the environment says otherwise, if numpy has not loaded yet.
-
-    The gate's matrix products are small (a block of swaps or sign flips times a few topic vectors):
-    on a 2-core CI runner threads cost a third more CPU and save no time, and ``-j`` already runs
-    one process per core. An explicit ``OPENBLAS_NUM_THREADS`` or ``MKL_NUM_THREADS`` wins.
-    """
-    if "numpy" not in sys.modules:
-        for variable in _BLAS_THREAD_VARIABLES:
-            os.environ.setdefault(variable, "1")
-
-
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    _one_blas_thread()
+    one_thread_for_this_process()
     arguments = _parser().parse_args(argv)
     out = out or sys.stdout
     with warnings.catch_warnings(record=True) as caught:

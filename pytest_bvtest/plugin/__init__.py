@@ -17,10 +17,12 @@ from typing import Any
 import pytest
 
 from pytest_bvtest import __version__
+from pytest_bvtest.blas import default_threads
 from pytest_bvtest.errors import BvtestError
 from pytest_bvtest.plugin.fixture import BvtestAPI, bvtest
 from pytest_bvtest.plugin.items import PAYLOAD_ATTRIBUTE, BvtestItem, SpecFile, carry_result
 from pytest_bvtest.plugin.options import (
+    BLAS_STARTED_ON_ONE_THREAD,
     COLLECTED_SPECS,
     NAMED_SPECS,
     SPEC_PATTERNS,
@@ -114,6 +116,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if isinstance(item, BvtestItem):
             item.spec_file.refuse(refusal)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A spec's collection loaded numpy's BLAS on one thread (:func:`~pytest_bvtest.blas.import_on_one_thread`): the
+    team's own tests of the session get its threads back before they run; a session of gates alone keeps one, and
+    no BLAS worker ever starts."""
+    config = session.config
+    if config.stash.get(BLAS_STARTED_ON_ONE_THREAD, False) and not all(
+        isinstance(item, BvtestItem) for item in session.items
+    ):
+        default_threads()
+        config.stash[BLAS_STARTED_ON_ONE_THREAD] = False
 
 
 @pytest.hookimpl(wrapper=True)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_bvtest import CANDIDATE_NAME
+from pytest_bvtest.blas import default_threads, import_on_one_thread, one_thread_while_computing
 from pytest_bvtest.errors import BvtestError, InputError
-from pytest_bvtest.plugin.items import one_blas_thread
 from pytest_bvtest.plugin.options import COLLECTED_SPECS, NAMED_SPECS, evaluation_options, option, refused_run
 
 if TYPE_CHECKING:
@@ -59,11 +59,13 @@ class BvtestAPI:
         when omitted, the session's ``--bvtest-run`` when it is for this spec (as for the gates), else the
         spec's own candidate.
         """
+        if import_on_one_thread("pytest_bvtest.judging.pipeline"):  # this team test is the first to load numpy
+            default_threads()
         from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
 
         if spec is None:
             spec = self.session_spec()
-        with one_blas_thread():
+        with one_thread_while_computing():
             return evaluate_spec(
                 spec_under_test(spec, run if run is not None else self.session_run(spec), name=name),
                 cache_dir=self.cache_dir,

@@ -8,7 +8,6 @@ the plugin: a test run without bvtest specs pays nothing for it.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import warnings
 from collections.abc import Sequence
@@ -16,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_bvtest.blas import one_thread_while_computing
 from pytest_bvtest.errors import BvtestError
-from pytest_bvtest.plugin.options import evaluation_options, spec_with_session_run
+from pytest_bvtest.plugin.options import evaluation_options, load_pipeline, spec_with_session_run
 from pytest_bvtest.plugin.warning_types import GateGuardWarning, GateUndecidedWarning, GateWithinNoiseWarning
 from pytest_bvtest.scoring.progress import EvaluationProgress, ProgressLine
 
@@ -34,25 +34,6 @@ TEAM_TEST_ATTRIBUTE = "bvtest_team_test"
 ERROR_ATTRIBUTE = "bvtest_error"
 
 
-# Set by the team (or their CI) to choose the BLAS's threads themselves.
-_BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def one_blas_thread() -> contextlib.AbstractContextManager:
-    """Run numpy's BLAS on one thread during an evaluation, unless the environment chooses its thread count.
-
-    ``bvtest`` sets the variables before numpy loads; under pytest numpy may already be loaded (another
-    plugin, a conftest) and the team's own tests keep their threads, so the limit holds only while a spec is
-    evaluated (threadpoolctl). The gate's matrix products are small: a second thread spun for as much CPU
-    as the work itself (1.6 to 2.0 s of CPU against 0.9 to 1.0 s for a 2,000-topic gate) and saved no time.
-    """
-    if any(variable in os.environ for variable in _BLAS_THREAD_VARIABLES):
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 class SpecFile(pytest.File):
     """A spec file: one node per measure, whose items are the gates on that measure."""
 
@@ -66,6 +47,7 @@ class SpecFile(pytest.File):
         return self._spec
 
     def collect(self):
+        load_pipeline(self.config)
         from pytest_bvtest.judging.pipeline import require_candidate_for_gates
 
         try:
@@ -103,7 +85,7 @@ class SpecFile(pytest.File):
             # the progress line goes to the real stderr, past pytest's capture of the running test
             uncaptured = capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()
             try:
-                with uncaptured, ProgressLine(f"{self.path.name}", progress), one_blas_thread():
+                with uncaptured, ProgressLine(f"{self.path.name}", progress), one_thread_while_computing():
                     self._evaluation = evaluate_spec(self.load(), **evaluation_options(self.config), progress=progress)
             except BvtestError as error:
                 self._evaluation = error

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_bvtest.blas import import_on_one_thread
 from pytest_bvtest.errors import BvtestError, InputError
 from pytest_bvtest.io.textfiles import require_inside
 
@@ -156,10 +157,22 @@ NAMED_SPECS = pytest.StashKey[list]()
 COLLECTED_SPECS = pytest.StashKey[list]()
 
 
+#: Whether the plugin loaded numpy's BLAS on one thread, to be given its threads back before a team's test.
+BLAS_STARTED_ON_ONE_THREAD = pytest.StashKey[bool]()
+
+
+def load_pipeline(config: pytest.Config) -> None:
+    """Import the gating core (numpy, scipy, ...): where that loads numpy, its BLAS starts on one thread
+    (:func:`~pytest_bvtest.blas.import_on_one_thread`), noted for ``pytest_collection_finish``."""
+    if import_on_one_thread("pytest_bvtest.judging.pipeline"):
+        config.stash[BLAS_STARTED_ON_ONE_THREAD] = True
+
+
 def spec_with_session_run(config: pytest.Config, path: str | os.PathLike[str]) -> Spec:
     """The spec at ``path`` with the session's ``--bvtest-run`` as its candidate when the run is for it
     (:func:`session_run_for`): what its gates judge and what ``--bvtest-update`` stores (the fixture's
     :class:`BvtestAPI` follows the same rule)."""
+    load_pipeline(config)
     from pytest_bvtest.judging.pipeline import spec_under_test
 
     return spec_under_test(path, session_run_for(config, path))

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from pytest_bvtest.blas import one_thread_while_computing
 from pytest_bvtest.errors import BvtestError
 from pytest_bvtest.plugin.items import (
     ERROR_ATTRIBUTE,
     PAYLOAD_ATTRIBUTE,
     TEAM_TEST_ATTRIBUTE,
     GateItem,
-    one_blas_thread,
 )
 from pytest_bvtest.plugin.options import (
     COLLECTED_SPECS,
@@ -239,7 +239,7 @@ class SessionOutputs:
                         f"{spec_path}: reference not updated: {session.testsfailed} test(s) failed in this "
                         "session; update after they pass, or on purpose with --bvtest-update-force"
                     )
-                with one_blas_thread():
+                with one_thread_while_computing():
                     evaluation = evaluate_spec(spec_with_session_run(config, spec_path), **evaluation_options(config))
                 lines = update_reference(
                     evaluation,
