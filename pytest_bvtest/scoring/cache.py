@@ -75,6 +75,9 @@ class ScoreCache:
         self.hits = 0
         self.misses = 0
         self.write_failure: str | None = None
+        # the files hashed by this cache (one evaluation), with their stat fields then: a run written just before
+        # the gate is racy for two seconds, and was hashed three times (0.8 s for a 321 MB run)
+        self._hashed: dict[Path, tuple[list[int], str]] = {}
 
     @property
     def enabled(self) -> bool:
@@ -117,33 +120,31 @@ class ScoreCache:
         """SHA-256 of the file's bytes, taken from its stat record when the file is unchanged since it was hashed.
 
         Without a cache folder, or when the record is missing, stale or racy (see the module docstring),
-        the file is hashed and the record (re)written. Equal to :func:`~pytest_bvtest.io.textfiles.file_digest`.
+        the file is hashed and the record (re)written; a file this cache hashed is not hashed again while its
+        stat fields are unchanged. Equal to :func:`~pytest_bvtest.io.textfiles.file_digest`.
         """
-        if self.folder is None:
-            return file_digest(path)
         path = Path(path).absolute()
-        record_path = (
-            self.folder
-            / _LAYOUT
-            / _STAT_FOLDER
-            / f"{hashlib.blake2b(os.fsencode(path), digest_size=16).hexdigest()}.json"
-        )
         try:
             stat = _stat_fields(path)
         except OSError:
             return file_digest(path)  # raises the InputError naming the file
-        try:
-            record = json.loads(record_path.read_text(encoding="utf-8"))
-            if record["path"] == str(path) and record["stat"] == stat and _aged(stat, record["hashed_at_ns"]):
-                return str(record["digest"])
-        except (OSError, ValueError, TypeError, KeyError):
-            pass
+        if path in self._hashed and self._hashed[path][0] == stat:
+            return self._hashed[path][1]
+        record_path = None
+        if self.folder is not None:
+            name = f"{hashlib.blake2b(os.fsencode(path), digest_size=16).hexdigest()}.json"
+            record_path = self.folder / _LAYOUT / _STAT_FOLDER / name
+            recorded = _recorded_digest(record_path, path, stat)
+            if recorded is not None:
+                return recorded
         hashed_at_ns = time.time_ns()
         digest = file_digest(path)
         try:
             if _stat_fields(path) == stat:  # unchanged while it was read
-                record = {"path": str(path), "stat": stat, "hashed_at_ns": hashed_at_ns, "digest": digest}
-                atomic_write_text(record_path, json.dumps(record))
+                self._hashed[path] = stat, digest
+                if record_path is not None:
+                    record = {"path": str(path), "stat": stat, "hashed_at_ns": hashed_at_ns, "digest": digest}
+                    atomic_write_text(record_path, json.dumps(record))
         except (OSError, InputError):
             pass
         return digest
@@ -191,6 +192,18 @@ class ScoreCache:
             warnings.warn(
                 f"bvtest: score cache not written, going on without it: {error}", CacheWriteWarning, stacklevel=3
             )
+
+
+def _recorded_digest(record_path: Path, path: Path, stat: list[int]) -> str | None:
+    """The digest the stat record at ``record_path`` keeps for ``path``, if it is of this version of the file and
+    was taken after the racy window (see the module docstring)."""
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        if record["path"] == str(path) and record["stat"] == stat and _aged(stat, record["hashed_at_ns"]):
+            return str(record["digest"])
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    return None
 
 
 def _stat_fields(path: Path) -> list[int]:
