@@ -95,6 +95,22 @@ def test_small_blocks_long_lines_and_a_topic_split_over_the_file(tmp_path, monke
     assert fast.scores[1] == 0 and np.signbit(fast.scores[1])  # "-0" is -0.0, as float() reads it
 
 
+@pytest.mark.parametrize("ending", [b"\n\n", b"\n\n\n\n", b"\n\n\n"])
+def test_empty_lines_that_end_the_file_are_read_by_the_fast_path(tmp_path, monkeypatch, ending):
+    text = b"1 Q0 a 1 2 s\n1 Q0 b 2 1 s\n2 Q0 c 1 5 s" + ending
+    path = write_bytes(tmp_path / "ending.run", text)
+    assert runbytes.read_well_formed_run(path, None) is not None
+    assert_same_columns(read_run_columns(path), validated_columns(path))
+    # blocks of 8 bytes: the newlines may make a block of their own, which the validated reader then reads
+    monkeypatch.setattr(runbytes, "_BLOCK_BYTES", 8)
+    columns = read_run_columns(path)
+    assert (columns.topics, columns.docno_strings(0, 3), columns.scores.tolist()) == (
+        ("1", "2"),
+        ["a", "b", "c"],
+        [2, 1, 5],
+    )
+
+
 # --- anything unusual is left to the validated reader ------------------------------------------
 
 UNUSUAL = {
@@ -128,6 +144,8 @@ UNUSUAL = {
     "a repeated docno": b"1 Q0 a 1 2 s\n2 Q0 a 1 2 s\n1 Q0 a 3 0 s\n",
     "an empty file": b"",
     "only a newline": b"\n",
+    "only empty lines": b"\n\n\n",
+    "a line of blanks at the end": b"1 Q0 a 1 2 s\n \n",
 }
 
 
