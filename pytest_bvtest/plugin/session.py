@@ -190,6 +190,8 @@ class SessionOutputs:
             terminalreporter.write_line(
                 f"bvtest: could not write the reports: {self.output_error}", red=True, bold=True
             )
+        if not self.update_lines:
+            return  # a session without --bvtest-update imports none of the words (nor scipy, through them)
         from pytest_bvtest.report.terminal import wrap
 
         for line, failed in self.update_lines:
