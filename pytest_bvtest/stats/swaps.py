@@ -31,6 +31,10 @@ import numpy as np
 # Cells (swaps x topics) drawn at once: a block of 10,000 swaps of 7,000 topics is 150 swaps (8 MB), which a
 # product with a few dozen columns reads at cache speed (blocks 4 times larger took 10 to 40% longer).
 _BLOCK_CELLS = 1 << 20
+# ... but never fewer swaps than this: a product of a few swaps reads every topic's columns for only those, and at
+# 200,000 topics (5 swaps a block) the products took twice as long (10 s against 5 s; 32 swaps of 1,000,000 topics
+# are 256 MB).
+_FEWEST_SWAPS = 32
 
 # The most swaps a store keeps, as packed bits: 10,000 swaps of 50,000 topics (larger draws are drawn each time).
 _MOST_STORED_BYTES = 64 << 20
@@ -104,7 +108,7 @@ def read_swaps(readers: Sequence[SwapReader], store: SwapStore | None = None) ->
             else None
         )
         first = 0
-        block = max(1, _BLOCK_CELLS // draws.topics)
+        block = max(_FEWEST_SWAPS, _BLOCK_CELLS // draws.topics)
         for swapped in _stored_or_drawn(draws, block, store):
             products = None if columns is None else swapped @ columns
             for reader, start, stop in zip(together, offsets[:-1], offsets[1:]):
