@@ -512,7 +512,11 @@ def test_qrels_replaced_after_they_were_read_file_their_scores_under_what_was_re
     assert fresh[AP].scores.tolist() == [[1.0, 1.0, 0.0]]  # now a2, at rank 1, is the relevant one
 
 
-def test_a_run_replaced_between_its_lookup_and_its_reading_is_cached_as_what_was_read(tmp_path, files, monkeypatch):
+def test_a_run_replaced_between_its_lookup_and_its_reading_is_not_cached_under_the_digest_looked_up(
+    tmp_path, files, monkeypatch
+):
+    """The bytes read are those hashed for the lookup only while the file's stat is unchanged: a run replaced in
+    between is scored as read and not cached (not hashed again while it is read: 0.16 s for a 321 MB run)."""
     qrels_path, run_file = files
     original = run_file.read_text()
     swapped = original.replace("a2 1 3.0", "a2 1 2.0").replace("a1 2 2.0", "a1 2 3.0")  # a1 first in topic A
@@ -530,6 +534,8 @@ def test_a_run_replaced_between_its_lookup_and_its_reading_is_cached_as_what_was
     again, cache = build(qrels_path, RunFile(run_file), tmp_path / "cache")
     assert cache.hits == 0  # before: the swapped run's scores came back under the original's digest
     assert again[AP].scores.tolist() == [[1.0, 0.5, 0.0]]
-    run_file.write_text(swapped)  # the first build's entry is the swapped run's, under the swapped run's digest
+    run_file.write_text(swapped)  # the first build stored nothing
+    swapped_again, cache = build(qrels_path, RunFile(run_file), tmp_path / "cache")
+    assert cache.hits == 0 and swapped_again[AP].scores.tolist() == [[1.0, 1.0, 0.0]]
     _, cache = build(qrels_path, RunFile(run_file), tmp_path / "cache")
-    assert cache.hits == 1
+    assert cache.hits == 1  # read unchanged this time: cached

@@ -75,8 +75,8 @@ class ScoreCache:
         self.hits = 0
         self.misses = 0
         self.write_failure: str | None = None
-        # the files hashed by this cache (one evaluation), with their stat fields then: a run written just before
-        # the gate is racy for two seconds, and was hashed three times (0.8 s for a 321 MB run)
+        # the files hashed by this cache (one evaluation) or whose record it trusted, with their stat fields then: a
+        # run written just before the gate is racy for two seconds, and was hashed three times (0.8 s for 321 MB)
         self._hashed: dict[Path, tuple[list[int], str]] = {}
 
     @property
@@ -136,6 +136,7 @@ class ScoreCache:
             record_path = self.folder / _LAYOUT / _STAT_FOLDER / name
             recorded = _recorded_digest(record_path, path, stat)
             if recorded is not None:
+                self._hashed[path] = stat, recorded
                 return recorded
         hashed_at_ns = time.time_ns()
         digest = file_digest(path)
@@ -148,6 +149,16 @@ class ScoreCache:
         except (OSError, InputError):
             pass
         return digest
+
+    def hashed_digest(self, path: str | os.PathLike[str]) -> str | None:
+        """The digest :meth:`file_digest` gave the file, if its stat fields are unchanged since (else ``None``)."""
+        path = Path(path).absolute()
+        try:
+            stat = _stat_fields(path)
+        except OSError:
+            return None
+        known = self._hashed.get(path)
+        return known[1] if known is not None and known[0] == stat else None
 
     def put(self, key: str, entry: CachedScores) -> None:
         """Store ``entry``; a folder that cannot be written warns once (the cache is an optimisation)."""

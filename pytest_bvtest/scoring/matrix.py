@@ -340,9 +340,15 @@ class MatrixBuilder:
         found = self._cached_run_file_scores(source, measures)
         missing = [measure for measure in measures if measure not in found]
         if missing:
+            # the file was hashed (or its digest trusted) to look it up just now: read unchanged, the bytes read are
+            # those, and hashing them again while reading cost 0.16 s for a 321 MB run; changed while read, it is
+            # not cached
+            hashed = self._caching and self.cache.hashed_digest(source.path) is not None
             fresh, read_digest, documents = _per_topic_from_run_file(
-                source, qrels, missing, self._caching, self._documents_depth
+                source, qrels, missing, self._caching and not hashed, self._documents_depth
             )
+            if hashed:
+                read_digest = self.cache.hashed_digest(source.path)
             self._store(source, fresh, read_digest, documents)
             found.update(fresh)
         return found
