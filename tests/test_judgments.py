@@ -770,6 +770,31 @@ def test_the_judge_file_is_never_written_over_grades_or_a_file_that_is_not_one(
     )
 
 
+def test_judge_refuses_a_spec_without_gates_and_names_the_runs_when_nothing_is_unjudged(tmp_path, capsys):
+    from pytest_bvtest.cli import main
+
+    spec = small_project(tmp_path)
+    text = spec.read_text()
+    spec.write_text(text.split("gates:")[0])
+    assert main(["judge", str(spec), "-o", str(tmp_path / "judgments.tsv"), "--no-cache"]) == 2
+    assert "judge needs a candidate and gates" in capsys.readouterr().err  # was an empty file, "0 of 0 gates"
+    assert not (tmp_path / "judgments.tsv").exists()
+    (tmp_path / "official.txt").write_text("1 0 d1 1\n1 0 d2 0\n1 0 d3 0\n2 0 e1 1\n2 0 e2 0\n")  # all judged
+    spec.write_text(text)
+    assert main(["judge", str(spec), "-o", str(tmp_path / "judgments.tsv"), "--no-cache"]) == 0
+    first = (tmp_path / "judgments.tsv").read_text().splitlines()[0]
+    assert first.startswith("# bvtest judge bvtest.yaml: 0 unjudged documents of the top 2 of candidate, prod,")
+
+
+def test_pytest_refuses_a_judge_file_for_a_spec_without_gates(pytester):
+    spec = small_project(pytester.path)
+    spec.write_text(spec.read_text().split("gates:")[0])
+    result = pytester.runpytest("bvtest.yaml", "--bvtest-judge", "judged.tsv", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["bvtest: --bvtest-judge: *judge needs a candidate and gates*"])
+    assert not (pytester.path / "judged.tsv").exists()
+
+
 def test_pytest_writes_the_same_judge_file(dl19_pooled, dl19_judge_file, pytester):
     spec, _ = dl19_pooled
     collected = pytester.path / "bvtest-pooled.yaml"

@@ -285,13 +285,14 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
 def _judge(arguments: argparse.Namespace, out: TextIO) -> int:
     """Write the documents to judge: the unjudged documents of the candidate's and its references' top d, by
     leverage, with an empty grade column (docs/judgments.md)."""
-    from pytest_bvtest.judging.documents import documents_to_judge
+    from pytest_bvtest.judging.documents import documents_to_judge, require_gates_to_judge
     from pytest_bvtest.judging.pipeline import evaluate_spec, require_candidate_for_gates, spec_under_test
     from pytest_bvtest.report.judgefile import check_judge_file_path, write_judge_file
     from pytest_bvtest.report.paths import check_output_paths
 
     spec = spec_under_test(arguments.spec, arguments.run)
     require_candidate_for_gates(spec)
+    require_gates_to_judge(spec)
     check_output_paths({"-o": arguments.output}, [spec])
     check_judge_file_path(arguments.output, force=arguments.force)
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project)

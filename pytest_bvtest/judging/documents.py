@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from pytest_bvtest.errors import InputError
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import Evaluation, MeasureEvaluation
 from pytest_bvtest.judging.judgments import UnjudgedDocuments
-from pytest_bvtest.spec.model import AnalysisSettings
+from pytest_bvtest.spec.model import AnalysisSettings, Spec
 from pytest_bvtest.stats.registry import STATISTICS
 
 #: A move smaller than this is floating-point noise: the document cannot move the gate.
@@ -62,6 +63,17 @@ class DocumentToJudge:
     def settling(self) -> float:
         """The document's largest share of an undecided gate's span (0 when it moves none)."""
         return max((move.share for move in self.moves if move.undecided), default=0.0)
+
+
+def require_gates_to_judge(spec: Spec) -> None:
+    """Refuse a judge file for a spec without a candidate or gates: nothing decides what to judge (it was written
+    empty, "0 of 0 gates undecided")."""
+    if spec.candidate is None or not spec.gates:
+        raise InputError(
+            "judge needs a candidate and gates: the documents to judge are the unjudged ones that decide a gate",
+            path=spec.path,
+            hint="add `candidate:` (or pass --run) and at least one gate",
+        )
 
 
 def _short_id(verdict: Verdict) -> str:

@@ -201,7 +201,7 @@ class SessionOutputs:
     def write_judge_file(self, session: pytest.Session) -> None:
         """``--bvtest-judge FILE``: the documents that decide the session's spec's gates, as ``bvtest judge`` writes
         them (the spec evaluated again, from the score cache). One spec's: its topics are its qrels' own."""
-        from pytest_bvtest.judging.documents import documents_to_judge
+        from pytest_bvtest.judging.documents import documents_to_judge, require_gates_to_judge
         from pytest_bvtest.judging.pipeline import evaluate_spec
         from pytest_bvtest.report.judgefile import write_judge_file
 
@@ -214,7 +214,9 @@ class SessionOutputs:
                     f"--bvtest-judge {path}: the judge file is one spec's, and {len(specs)} were evaluated; name "
                     "one with --bvtest-spec, or run bvtest judge SPEC -o FILE for each"
                 )
-            evaluation = evaluate_spec(spec_with_session_run(config, specs[0]), **evaluation_options(config))
+            spec = spec_with_session_run(config, specs[0])
+            require_gates_to_judge(spec)
+            evaluation = evaluate_spec(spec, **evaluation_options(config))
             documents = documents_to_judge(evaluation)
             write_judge_file(path, evaluation, documents)
         except BvtestError as error:

@@ -38,7 +38,12 @@ def judge_file_text(
     """The judge file of ``evaluation`` to be written at ``path``: a comment header saying what it is and how to use
     it, then the TSV."""
     spec = evaluation.spec
-    systems = list(dict.fromkeys(system for document in documents for system in document.ranks))
+    # the runs whose top d was read: the candidate and its gates' references (named even when nothing is unjudged)
+    systems = list(dict.fromkeys(system for document in documents for system in document.ranks)) or [
+        name
+        for name in dict.fromkeys([spec.candidate_name, *(verdict.gate.reference for verdict in evaluation.gates)])
+        if name is not None
+    ]
     judged = [measure.judgments for measure in evaluation.measures if measure.judgments is not None]
     top = max((judgments.grade for judgments in judged), default=1)
     depths = sorted({judgments.depth for judgments in judged})
