@@ -77,7 +77,8 @@ def _judged(measure: GatedMeasure, topics: Sequence[str]) -> MeasureJudgments | 
     judged = measure.judgments
     if judged is None or tuple(topics) in ((), measure.topics):
         return judged
-    return judged.restricted(np.array([measure.topics.index(topic) for topic in topics], dtype=np.int64))
+    position = {topic: j for j, topic in enumerate(measure.topics)}  # tuple.index per topic: quadratic
+    return judged.restricted(np.array([position[topic] for topic in topics], dtype=np.int64))
 
 
 def _cornered(spec: Spec, measure: GatedMeasure, gate: GateSpec, segments: Mapping[str, str]) -> bool:
@@ -88,14 +89,15 @@ def _cornered(spec: Spec, measure: GatedMeasure, gate: GateSpec, segments: Mappi
     the pool missed, the qrels are not about it (document ids in another form, another collection or round; the
     ``candidate_zero`` and ``candidate_missing`` guards say so), and grading all its documents g+ would turn its
     plain failure into a pass at the optimistic corner."""
-    judged = measure.judgments
-    if judged is None or judged.optimistic is None or STATISTICS[gate.statistic].from_simulation is not None:
-        return False
+    topics: Sequence[str] = ()
     if gate.segment is not None:
         try:
-            judged = judged.restricted(np.asarray(segment_columns(spec, gate, measure.matrix, segments), np.int64))
+            topics = [measure.topics[j] for j in segment_columns(spec, gate, measure.matrix, segments)]
         except InputError:  # a segment without topics: the gate's inputs say so at its line
             return False
+    judged = _judged(measure, topics)
+    if judged is None or judged.optimistic is None or STATISTICS[gate.statistic].from_simulation is not None:
+        return False
     rows = [measure.matrix.index(system) for system in (spec.candidate_name, gate.reference) if system is not None]
     if any(not judged.shares[row].any() for row in rows):
         return False
