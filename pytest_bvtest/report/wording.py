@@ -203,7 +203,7 @@ def together_sentence(gates: Sequence[Mapping[str, Any]]) -> str:
     families' rates together, or that each calibrated gate keeps its ``false_alarm`` alone."""
     calibrations = [gate["calibration"] for gate in gates]
     together = calibrations[0]["together"]
-    spec = display_path(gates[0].get("spec") or gates[0]["id"].split("::", 1)[0])
+    spec = _spec_path(gates[0])
     text = (
         f"an equal-quality change fails at least one of these {together['gates']} gates ({spec}, against "
         f"{calibrations[0]['reference']}) {percent(together['rate'])} of the time ({together['swaps']:,} swaps), "
@@ -1156,9 +1156,15 @@ def judged_only_form(measure: str) -> str | None:
         return None
 
 
+def _spec_path(gate: Mapping[str, Any]) -> str:
+    """The path of a gate's spec from the working folder (the id names only its file, which a document without
+    ``spec`` falls back to)."""
+    return display_path(gate.get("spec") or gate["id"].split("::", 1)[0])
+
+
 def _spec_of(gate: Mapping[str, Any]) -> str:
-    """The spec of a gate as a command names it: its path from the working folder (the id names only its file)."""
-    return shlex.quote(display_path(gate["spec"])) if gate.get("spec") else gate["id"].split("::", 1)[0]
+    """The spec of a gate as a command names it."""
+    return shlex.quote(_spec_path(gate))
 
 
 def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
@@ -1835,7 +1841,7 @@ def _missed_aim_groups(document: Mapping[str, Any]) -> dict[str, list[Mapping[st
     for gate in _gates(document):
         if missed_aim_text(gate):
             aim = gate["power"]["aim"]
-            key = (gate["id"].split("::", 1)[0], aim["relative"], aim["model"], aim["level"], aim["topics"])
+            key = (_spec_path(gate), aim["relative"], aim["model"], aim["level"], aim["topics"])
             groups.setdefault(key, []).append(gate)
     return {gate["id"]: gates for gates in groups.values() if len(gates) > 1 for gate in gates}
 
@@ -1872,7 +1878,7 @@ def _undecided_groups(document: Mapping[str, Any]) -> dict[str, list[Mapping[str
     for gate in _gates(document):
         judgments = gate.get("judgments")
         if gate.get("undecided") and judgments:
-            key = (gate["id"].split("::", 1)[0], _deciding(judgments), judgments["as_judged"], gate["passed"])
+            key = (_spec_path(gate), _deciding(judgments), judgments["as_judged"], gate["passed"])
             groups.setdefault(key, []).append(gate)
     return {gate["id"]: gates for gates in groups.values() if len(gates) > 1 for gate in gates}
 
