@@ -198,6 +198,16 @@ def spec_with(tmp_path: Path, gate: str, analysis: str = "") -> Path:
         ("{statistic: mean, false_alarm: 0.05, detect: 0}", "", "a drop to detect is above 0, got 0"),
         ("{statistic: mean, false_alarm: 0.05, detect: 150%}", "", "a relative drop lies above 0% and at most 100%"),
         ("{statistic: mean, false_alarm: 0.05, detect: lots}", "", "expected a number or a percentage"),
+        (
+            "{statistic: mean, false_alarm: 0.05, detect: 1.5}",
+            "",
+            "a drop of 1.5 is larger than AP's whole range (0 to 1): no score can drop that far",
+        ),
+        (
+            "{statistic: mean, false_alarm: 0.05, detect: {drop: 2, model: few}}",
+            "",
+            "a drop of 2 is larger than AP's whole range",
+        ),
         ("{statistic: mean, false_alarm: 0.05, detect: {model: few}}", "", "`detect` needs a `drop`"),
         ("{statistic: mean, false_alarm: 0.05, detect: {drop: 0.02, model: some}}", "", "unknown model 'some'"),
         ("{statistic: mean, false_alarm: 0.05, detect: {drop: 0.02, on: few}}", "", "unknown detect key"),
@@ -259,6 +269,14 @@ def test_calibrate_gives_the_power_at_a_stated_drop_and_the_topics_it_needs() ->
         timeout=120,
     )
     assert bad.returncode == 2 and "--detect must be a drop above 0" in bad.stderr
+    beyond = subprocess.run(
+        [sys.executable, "-m", "pytest_bvtest.cli", "calibrate", "bvtest.yaml", "--detect", "5"],
+        capture_output=True,
+        text=True,
+        cwd=EXAMPLE,
+        timeout=120,
+    )
+    assert beyond.returncode == 2 and "--detect 5 is larger than AP's whole range (0 to 1)" in beyond.stderr
 
 
 def test_the_junit_file_of_a_session_carries_the_aim(tmp_path: Path, pytester: pytest.Pytester) -> None:

@@ -110,6 +110,17 @@ def test_a_list_of_runs_is_one_system_and_every_run_is_an_input(tmp_path: Path) 
             10,
             "baselines.other[1]: 'other' names the same run as 'production' (prod2.run)",
         ),
+        (
+            {"baselines": {"production": "prod1.run"}, "candidate": ["new1.run", "prod1.run"]},
+            8,
+            "candidate[1]: run prod1.run belongs to baseline 'production': among the candidate's runs it would pull "
+            "their mean towards production (halfway with two runs)",
+        ),
+        (
+            {"baselines": {"production": ["prod1.run", "prod2.run"]}, "candidate": {"run": ["new1.run", "prod2.run"]}},
+            11,
+            "candidate.run[1]: run prod2.run belongs to baseline 'production'",
+        ),
         ({"candidate": []}, 4, "candidate: expected at least one run, got an empty list"),
         ({"candidate": [["new1.run"]]}, 5, "candidate[0]: expected a run, got a list inside the list of runs"),
     ],
@@ -151,6 +162,24 @@ def test_the_command_lines_candidate_may_be_several_runs_or_a_glob(tmp_path: Pat
         spec_under_test(spec, str(tmp_path / "absent-*.run"))
     with pytest.raises(InputError, match="candidate run given twice"):
         spec_under_test(spec, [files["new1"], files["new1"]])
+    # the reference's run among the candidate's: the mean of the two would be a blend, halfway towards production
+    with_production = load_spec(
+        write_spec(
+            tmp_path,
+            {
+                "qrels": "qrels.txt",
+                "measures": ["P@1"],
+                "baselines": {"production": "prod1.run"},
+                "candidate": "new1.run",
+            },
+        )
+    )
+    with pytest.raises(InputError) as blended:
+        spec_under_test(with_production, [files["new1"], files["prod1"]])
+    assert blended.value.message.startswith("candidate run 2 of 2: run prod1.run belongs to baseline 'production'")
+    assert blended.value.hint.endswith("(--bvtest-run / --run)")
+    # one run that is a baseline's is a candidate identical to it: a guard's concern (OK*), not an error
+    assert spec_under_test(with_production, files["prod1"]).candidate.path == files["prod1"].resolve()
 
 
 # --- the matrix and the spread ------------------------------------------------------------------------
@@ -505,3 +534,13 @@ def test_bvtest_check_takes_the_candidates_runs_from_run_repeated_or_a_glob(
         "new2.run",
         "new3.run",
     ]
+    # the command that reproduces the verdict names every run of the candidate, not the first
+    reproduce = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Reproduce:"))
+    assert (
+        reproduce == "Reproduce: pytest bvtest.yaml --bvtest-run new1.run --bvtest-run new2.run --bvtest-run new3.run"
+    )
+    assert main(["check", "bvtest.yaml", "--run", "new1.run", "--run", "prod2.run"]) == 2
+    assert "candidate run 2 of 2: run prod2.run belongs to baseline 'production'" in capsys.readouterr().err
+    # bvtest judge reads --run as check does: every one of them (the second was kept alone before)
+    assert main(["judge", "bvtest.yaml", "--run", "new1.run", "--run", "new1.run", "-o", "j.tsv"]) == 2
+    assert "candidate run given twice" in capsys.readouterr().err

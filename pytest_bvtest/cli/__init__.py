@@ -141,7 +141,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     judge.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
     judge.add_argument("-o", "--output", required=True, metavar="FILE", help="the judge file to write (TSV)")
-    judge.add_argument("--run", default=None, help="run file to judge instead of the spec's candidate")
+    judge.add_argument(
+        "--run",
+        action="append",
+        default=None,
+        help="run file to judge instead of the spec's candidate (repeatable, as for check)",
+    )
     judge.add_argument(
         "--force", action="store_true", help="write over FILE even when it holds grades, or is not a judge file"
     )
@@ -381,7 +386,7 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
         )
     if arguments.seed is not None and arguments.seed < 0:
         raise InputError(f"--seed must be a whole number >= 0, got {arguments.seed}")
-    detect = _detect_argument(arguments.detect)
+    detect = _detect_argument(arguments.detect, spec)
     calibration = spec.analysis.calibration
     calibration = replace(
         calibration,
@@ -452,8 +457,11 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _detect_argument(text: str | None) -> tuple[float, bool] | None:
-    """``--detect``: ``(drop, relative)`` from ``0.02`` or ``5%`` (of the reference's mean score)."""
+def _detect_argument(text: str | None, spec: Spec) -> tuple[float, bool] | None:
+    """``--detect``: ``(drop, relative)`` from ``0.02`` or ``5%`` (of the reference's mean score); a drop in the
+    measures' units lies within the range of every measure a gate of ``spec`` reads."""
+    from pytest_bvtest.spec.reader import measure_range
+
     if text is None:
         return None
     relative = text.strip().endswith("%")
@@ -464,6 +472,17 @@ def _detect_argument(text: str | None) -> tuple[float, bool] | None:
     if not drop > 0 or drop == float("inf") or (relative and drop > 1):
         raise InputError(
             f"--detect must be a drop above 0 (0.02, or a percentage of the reference's mean such as 5%), got {text!r}"
+        )
+    gated = {measure for gate in spec.gates for measure in ((gate.measure,) if gate.measure else spec.measures)}
+    beyond = sorted((str(measure), span) for measure in gated if (span := measure_range(measure)) is not None)
+    beyond = [(name, span) for name, span in beyond if not relative and drop > span]
+    if beyond:
+        name, span = beyond[0]
+        raise InputError(
+            f"--detect {text.strip()} is larger than {name}'s whole range (0 to {span:g}): no score can drop that far, "
+            "and every gate would seem to catch it",
+            hint=f"give --detect a drop in the measure's units, at most {span:g} (0.02), or a share of the reference's "
+            "mean (5%)",
         )
     return drop, relative
 

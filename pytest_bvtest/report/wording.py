@@ -2001,14 +2001,14 @@ def test_agreement_lines(document: Mapping[str, Any]) -> list[str]:
 def commands(document: Mapping[str, Any]) -> list[tuple[str, list[str], str]]:
     """The commands of the verdict, as ``(what, commands, after)``: reproduce it; for a failing one, accept the
     change on purpose (``--bvtest-update`` refuses after a failed gate, so the force option)."""
-    runs: dict[str, str | None] = {}
+    runs: dict[str, list[str]] = {}
     for evaluation in document["evaluations"]:
         if evaluation["gates"]:
             spec = display_path(evaluation["spec"])
-            runs[spec] = runs.get(spec) or _candidate_input(evaluation)
+            runs[spec] = runs.get(spec) or _candidate_inputs(evaluation)
     reproduce = [
-        f"pytest {shlex.quote(spec)}" + (f" --bvtest-run {shlex.quote(display_path(run))}" if run else "")
-        for spec, run in runs.items()
+        f"pytest {shlex.quote(spec)}" + "".join(f" --bvtest-run {shlex.quote(display_path(run))}" for run in each)
+        for spec, each in runs.items()
     ]
     if not reproduce:
         return []
@@ -2038,5 +2038,6 @@ def commands(document: Mapping[str, Any]) -> list[tuple[str, list[str], str]]:
     return found
 
 
-def _candidate_input(evaluation: Mapping[str, Any]) -> str | None:
-    return next((item["path"] for item in evaluation.get("inputs") or [] if item["role"] == "candidate"), None)
+def _candidate_inputs(evaluation: Mapping[str, Any]) -> list[str]:
+    """The candidate's input files: its run, or every run of a candidate given as several."""
+    return [item["path"] for item in evaluation.get("inputs") or [] if item["role"] == "candidate"]

@@ -55,6 +55,7 @@ from pytest_bvtest.spec.model import (
     SampledGrouping,
     ScoreTableFile,
     SimulationSpec,
+    SingleSource,
     Source,
     Spec,
 )
@@ -463,6 +464,7 @@ class _SpecReader:
         if isinstance(value, list):
             candidate = self.table_or_run(value, key, CANDIDATE_NAME)
             self.check_listed_once(candidate, key, CANDIDATE_NAME, {})
+            self.check_own_runs(candidate, key, baselines)
             return candidate
         entry = self.check_keys(value, key, ("run", "tag", "scores", "system", "format", "name"), "candidate")
         name = str(entry.get("name", CANDIDATE_NAME))
@@ -470,7 +472,15 @@ class _SpecReader:
             raise self.error((*key, "name"), f"{name!r} is already a baseline's name")
         candidate = self.table_or_run({k: v for k, v in entry.items() if k != "name"}, key, name)
         self.check_listed_once(candidate, key, name, {})
+        self.check_own_runs(candidate, (*key, "run") if "run" in entry else key, baselines)
         return candidate
+
+    def check_own_runs(self, candidate: Source, key: tuple[Any, ...], baselines: Mapping[str, Source]) -> None:
+        """Refuse a candidate given as several runs of which one is a baseline's (:func:`baseline_run_among`)."""
+        found = baseline_run_among(candidate, baselines)
+        if found is not None:
+            index, name, run = found
+            raise self.error((*key, index), _baseline_run_message(run, name), _OWN_RUNS_HINT)
 
     def reference(self, value: Any, baselines: dict[str, Source], candidate: Source | None) -> str | None:
         names = list(baselines)
@@ -843,7 +853,8 @@ class _SpecReader:
                 )
             detect = None
             if gate.get("detect") is not None:
-                detect = self.detect(gate["detect"], (*key, "detect"), statistic, gate_reference)
+                gated = (measure,) if measure is not None else measures
+                detect = self.detect(gate["detect"], (*key, "detect"), statistic, gate_reference, gated)
             name = gate.get("name", statistic)
             gates.append(
                 GateSpec(
@@ -927,9 +938,17 @@ class _SpecReader:
             seed=self.number(power.get("seed", PowerSpec.seed), (*key, "seed"), minimum=0, integer=True),
         )
 
-    def detect(self, value: Any, key: tuple[Any, ...], statistic: str, reference: str | None) -> DetectAim:
+    def detect(
+        self,
+        value: Any,
+        key: tuple[Any, ...],
+        statistic: str,
+        reference: str | None,
+        measures: Sequence[Measure | TableMeasure] = (),
+    ) -> DetectAim:
         """The gate's stated aim (docs/mathematics.md §9): ``detect: 0.02``, ``detect: 5%`` (of the reference's
-        mean score) or ``detect: {drop: 0.02, model: few}``."""
+        mean score) or ``detect: {drop: 0.02, model: few}``; a drop in the measure's units lies within the range of
+        each of ``measures`` (the gate's) that has a known one (:func:`measure_range`)."""
         example = "`detect: 0.02` (a drop of 0.02 on every query) or `detect: {drop: 0.02, model: few}`"
         if STATISTICS[statistic].from_simulation is not None:
             raise self.error(
@@ -969,6 +988,15 @@ class _SpecReader:
         drop = self.number(value, drop_key)
         if drop <= 0:
             raise self.error(drop_key, f"a drop to detect is above 0, got {drop:g}", f"write {example}")
+        beyond = [measure for measure in measures if drop > (measure_range(measure) or float("inf"))]
+        if beyond:
+            raise self.error(
+                drop_key,
+                f"a drop of {drop:g} is larger than {beyond[0]}'s whole range (0 to {measure_range(beyond[0]):g}): "
+                "no score can drop that far, and every gate would seem to catch it",
+                f"write a drop in {beyond[0]}'s units, at most {measure_range(beyond[0]):g} (0.02), or a share of "
+                "the reference's mean (5%)",
+            )
         return DetectAim(drop, model)
 
     def false_alarm(self, gate: Mapping[str, Any], key: tuple[Any, ...]) -> float | None:
@@ -1284,6 +1312,18 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
     return _SpecReader(spec_path, lines).read(document)
 
 
+#: Measures that count documents: they have no upper end, and a drop in them may be any size.
+_COUNTS = ("NumRet", "NumRel")
+
+
+def measure_range(measure: Measure | TableMeasure) -> float | None:
+    """How far a score of ``measure`` can drop: 1 for every measure the project computes but the counts (their
+    scores lie in [0, 1]), ``None`` when it is unknown (a count, a measure read from a table)."""
+    if isinstance(measure, TableMeasure) or measure.name in _COUNTS:
+        return None
+    return 1.0
+
+
 def check_combinations(spec: Spec) -> None:
     """The checks that read several sections of ``spec`` at once, raised at the line of the section that
     cannot work with the others, so a broken spec fails before anything is evaluated."""
@@ -1360,8 +1400,60 @@ def check_combinations(spec: Spec) -> None:
                 )
 
 
+_OWN_RUNS_HINT = "list only runs of the system under test: several runs of one engine, each of them once"
+
+
+def _run_key(run: SingleSource) -> tuple[Path, str | None] | None:
+    """What makes two runs the same system: the file and its tag, or a table's file and system (``None`` in memory)."""
+    if isinstance(run, RunFile):
+        return run.path.resolve(), run.tag
+    if isinstance(run, ScoreTableFile):
+        return run.path.resolve(), run.systems[0] if run.systems else None
+    return None
+
+
+def baseline_run_among(candidate: Source, baselines: Mapping[str, Source]) -> tuple[int, str, SingleSource] | None:
+    """The first of a candidate's several runs that is a baseline's run: its position, the baseline and the run.
+
+    A candidate's runs are runs of the system under test, and its score is their mean: a baseline's run among them
+    would pull that mean towards the baseline (halfway, with two runs), and the check would judge a blend
+    (docs/spec.md, "Several runs of one system"). ``None`` for a candidate of one run (a candidate identical to a
+    baseline is a guard's concern, not an error).
+    """
+    if not isinstance(candidate, RepeatedRuns):
+        return None
+    owners = {
+        _run_key(run): name
+        for name, source in baselines.items()
+        for run in (source.runs if isinstance(source, RepeatedRuns) else (source,))
+        if _run_key(run) is not None
+    }
+    for index, run in enumerate(candidate.runs):
+        key = _run_key(run)
+        if key is not None and key in owners:
+            return index, owners[key], run
+    return None
+
+
+def _baseline_run_message(run: SingleSource, baseline: str) -> str:
+    what = f"run {run.path.name}" if isinstance(run, RunFile) else f"table system {run.systems[0]!r}"  # type: ignore[union-attr]
+    return (
+        f"{what} belongs to baseline {baseline!r}: among the candidate's runs it would pull their mean towards "
+        f"{baseline} (halfway with two runs), and the check would judge that blend"
+    )
+
+
 def with_candidate(spec: Spec, candidate: Source) -> Spec:
-    """``spec`` with another system under test, checked again (the candidate's kind matters)."""
+    """``spec`` with another system under test, checked again (the candidate's kind matters; several runs of it
+    hold no baseline's run, :func:`baseline_run_among`)."""
+    found = baseline_run_among(candidate, spec.baselines)
+    if found is not None:
+        index, name, run = found
+        raise InputError(
+            f"candidate run {index + 1} of {len(candidate.runs)}: {_baseline_run_message(run, name)}",  # type: ignore[union-attr]
+            path=getattr(run, "path", None),
+            hint=f"{_OWN_RUNS_HINT} (--bvtest-run / --run)",
+        )
     replaced = replace(spec, candidate=candidate)
     check_combinations(replaced)
     return replaced
