@@ -501,18 +501,67 @@ class FamilyLevel:
         return self.count / self.swaps
 
 
-def tail_counts(by_swap: np.ndarray, higher_is_better: bool) -> np.ndarray:
-    """For each swap, how many swaps lie at or past its value on the bad side (``N`` times its tail p-value).
+def family_counts(
+    by_swap: np.ndarray, higher_is_better: Sequence[bool], false_alarm: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The family-wise count of :func:`family_level` for many sets of nulls at once: one per harmed draw of a
+    gate's power (docs/mathematics.md §9, "Power at delta").
 
-    A gate whose limit is :meth:`SwapNull.limit_past` ``(k)`` fails swap ``b`` exactly when this count is
-    ``<= k`` (values within ``1e-12`` relative count as equal, as the gates do).
+    Parameters
+    ----------
+    by_swap:
+        ``(gates, B, N)``: for each of ``B`` sets, each gate's null values in swap order; no NaN (``+/-inf``
+        compare as numbers).
+    higher_is_better, false_alarm:
+        As in :func:`family_level`.
+
+    Returns
+    -------
+    counts, limits, past
+        ``(B,)`` each set's count ``k``; ``(gates, B)`` each gate's limit (its ``k``-th value from the bad side);
+        ``(B, N)`` each swap's smallest tail count over the gates, exact up to ``floor(P N) + 1`` and capped above
+        it (a swap whose count is above ``floor(P N)`` fails no gate at any count the family can take).
+
+    Only the ``floor(P N) + 2`` most extreme values of each gate and set decide them: their tail counts, counted
+    among themselves, are exact up to ``floor(P N) + 1`` (a value tied with one outside them counts more).
     """
-    ordered = np.sort(by_swap)
-    finite = np.isfinite(by_swap)  # +/-inf compare as numbers (TRisk with zero spread): no slack
-    slack = np.where(finite, _TOLERANCE * np.maximum(1.0, np.abs(np.where(finite, by_swap, 0.0))), 0.0)
-    if higher_is_better:
-        return np.searchsorted(ordered, by_swap + slack, side="right")
-    return by_swap.size - np.searchsorted(ordered, by_swap - slack, side="left")
+    values = np.asarray(by_swap, dtype=np.float64)
+    if values.ndim != 3 or values.shape[0] < 1 or values.shape[2] < 1:
+        raise StatisticError(f"a family needs (gates, sets, swaps) null values, got shape {values.shape}")
+    if len(higher_is_better) != values.shape[0]:
+        raise StatisticError(f"{values.shape[0]} nulls but {len(higher_is_better)} directions")
+    if np.isnan(values).any():
+        raise StatisticError("a family-wise limit needs null values that are numbers (a NaN null has no limit)")
+    open_interval(false_alarm, "a false-alarm rate", 0, 0.5)
+    gates, sets, swaps = values.shape
+    allowed = int(np.floor(false_alarm * swaps + 1e-9))
+    kept = min(swaps, allowed + 2)
+    cap = allowed + 2
+    smallest = np.full((sets, swaps), cap, dtype=np.int64)
+    extremes = []
+    rows = np.arange(sets)[:, np.newaxis]
+    for gate, better in enumerate(higher_is_better):
+        oriented = values[gate] if better else -values[gate]  # the bad side low
+        chosen = (
+            np.argpartition(oriented, kept - 1, axis=1)[:, :kept] if kept < swaps else np.indices(oriented.shape)[1]
+        )
+        extreme = np.take_along_axis(oriented, chosen, axis=1)
+        order = np.argsort(extreme, axis=1, kind="stable")
+        chosen, extreme = np.take_along_axis(chosen, order, axis=1), np.take_along_axis(extreme, order, axis=1)
+        finite = np.isfinite(extreme)
+        slack = np.where(finite, _TOLERANCE * np.maximum(1.0, np.abs(np.where(finite, extreme, 0.0))), 0.0)
+        counts = (extreme[:, np.newaxis, :] <= (extreme + slack)[:, :, np.newaxis]).sum(axis=2)
+        smallest[rows, chosen] = np.minimum(smallest[rows, chosen], np.minimum(counts, cap))
+        extremes.append(extreme)
+    # at count k the family fails the swaps whose smallest count is <= k: at most `allowed` of them
+    counts = np.minimum(allowed, np.partition(smallest, allowed, axis=1)[:, allowed] - 1)
+    limits = np.array(
+        [
+            np.take_along_axis(extreme, counts[:, np.newaxis], axis=1)[:, 0] * (1.0 if better else -1.0)
+            for extreme, better in zip(extremes, higher_is_better)
+        ]
+    ).reshape(gates, sets)
+    return counts, limits, smallest
 
 
 def family_level(by_swap: np.ndarray, higher_is_better: Sequence[bool], false_alarm: float) -> FamilyLevel:
@@ -520,12 +569,14 @@ def family_level(by_swap: np.ndarray, higher_is_better: Sequence[bool], false_al
 
     Westfall & Young (1993), *Resampling-Based Multiple Testing*, single-step min-p: on each swap of
     the null of "no change" (docs/mathematics.md §7, "Calibrated limits" and
-    "Family-wise limits", our reading), every gate has a tail count ``c_gb`` (:func:`tail_counts`);
+    "Family-wise limits", our reading), every gate has a tail count ``c_gb``, how many swaps lie at or past
+    its value on the bad side (``N`` times its tail p-value; values within ``1e-12`` relative count as equal);
     the family fails swap ``b`` at per-gate count ``k`` exactly when ``min_g c_gb <= k``. The largest
     ``k`` with at most ``floor(P N)`` such swaps, and no larger than the single gate's own
     ``floor(P N)``, is the family's: a family of one gate gets exactly :meth:`SwapNull.limit`'s limit.
     The gates share the swaps (the same topics, swaps and seed: row ``b`` of every null is the same
     swap), so the dependence between the statistics is kept, as the max-statistic method needs.
+    Computed by :func:`family_counts`, which does the same for many sets of nulls at once.
 
     Parameters
     ----------
@@ -545,19 +596,7 @@ def family_level(by_swap: np.ndarray, higher_is_better: Sequence[bool], false_al
     by_swap = np.asarray(by_swap, dtype=np.float64)
     if by_swap.ndim != 2 or by_swap.shape[0] < 1 or by_swap.shape[1] < 1:
         raise StatisticError(f"a family needs a (gates, swaps) matrix of null values, got shape {by_swap.shape}")
-    if len(higher_is_better) != by_swap.shape[0]:
-        raise StatisticError(f"{by_swap.shape[0]} nulls but {len(higher_is_better)} directions")
-    if np.isnan(by_swap).any():
-        raise StatisticError("a family-wise limit needs null values that are numbers (a NaN null has no limit)")
-    open_interval(false_alarm, "a false-alarm rate", 0, 0.5)
-    swaps = by_swap.shape[1]
-    smallest = np.min([tail_counts(row, better) for row, better in zip(by_swap, higher_is_better)], axis=0)
-    allowed = int(np.floor(false_alarm * swaps + 1e-9))
-    # at count k the family fails the swaps whose smallest count is <= k: at most `allowed` of them
-    count = min(allowed, int(np.sort(smallest)[allowed]) - 1)
-    rate = float(np.count_nonzero(smallest <= count) / swaps)
-    ordered = np.sort(by_swap, axis=1)
-    limits = tuple(
-        float(row[count] if better else row[swaps - 1 - count]) for row, better in zip(ordered, higher_is_better)
-    )
-    return FamilyLevel(false_alarm, count, swaps, rate, limits)
+    counts, limits, smallest = family_counts(by_swap[:, np.newaxis, :], higher_is_better, false_alarm)
+    count = int(counts[0])
+    rate = float(np.count_nonzero(smallest[0] <= count) / by_swap.shape[1])
+    return FamilyLevel(false_alarm, count, by_swap.shape[1], rate, tuple(float(limit) for limit in limits[:, 0]))
