@@ -497,7 +497,7 @@ def _calibration_row(
     :data:`CALIBRATION_RATES`, its MDE under each model (docs/mathematics.md §9), its outcome with each baseline
     replayed as the candidate, and with ``aim_asked`` (``--detect`` and ``--model``, the drop ``None`` for the
     gate's own ``detect:``) its power at that drop and about how many topics it needs."""
-    from pytest_bvtest.judging.power import aim_power, crossings
+    from pytest_bvtest.judging.power import aim_power
     from pytest_bvtest.report.wording import about, power_cell
 
     replayed = []
@@ -518,9 +518,8 @@ def _calibration_row(
     power = verdict.power
     if aim_asked is not None:
         (detect, model), aim = aim_asked, ("-", "-")
-        if power is not None and power.result is not None and detect is not None:
-            limits = crossings(verdict.inputs, verdict.limits)
-            aim = _aim_cells(aim_power(verdict.inputs, limits, detect[0], model, detect[1]), about)
+        if power is not None and power.result is not None and power.group is not None and detect is not None:
+            aim = _aim_cells(aim_power(verdict.inputs, power.group, power.index, detect[0], model, detect[1]), about)
         elif power is not None and power.aim is not None:
             aim = _aim_cells(power.aim, about)
     return (

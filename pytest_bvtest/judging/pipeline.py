@@ -45,7 +45,7 @@ from pytest_bvtest.judging.judgments import (
     measure_judgments,
 )
 from pytest_bvtest.judging.limits import gate_limits, joint_false_alarms
-from pytest_bvtest.judging.power import gate_power
+from pytest_bvtest.judging.power import gate_powers
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
     MVE_INTER_TOPIC,
@@ -418,7 +418,7 @@ def judge_gates(
     limits = gate_limits(every, family)
     for position, together in joint_false_alarms(every, limits).items():
         limits[position] = replace(limits[position], together=together)
-    powers = [gate_power(inputs, limit) for inputs, limit in zip(every, limits)]
+    powers = gate_powers(every, limits)
     verdicts: list[tuple[Verdict, ...]] = []
     position = 0
     for m, (measure, concerning) in enumerate(zip(gates, guards)):

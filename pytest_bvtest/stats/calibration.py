@@ -502,7 +502,10 @@ class FamilyLevel:
 
 
 def family_counts(
-    by_swap: np.ndarray, higher_is_better: Sequence[bool], false_alarm: float
+    by_swap: np.ndarray,
+    higher_is_better: Sequence[bool],
+    false_alarm: float,
+    others: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The family-wise count of :func:`family_level` for many sets of nulls at once: one per harmed draw of a
     gate's power (docs/mathematics.md §9, "Power at delta").
@@ -514,17 +517,44 @@ def family_counts(
         compare as numbers).
     higher_is_better, false_alarm:
         As in :func:`family_level`.
+    others:
+        ``(B, N)``: the smallest tail count of the family's other gates on each swap (:func:`smallest_tail_counts`),
+        whose limits are not asked for; ``None`` when ``by_swap`` holds the whole family.
 
     Returns
     -------
-    counts, limits, past
+    counts, limits, smallest
         ``(B,)`` each set's count ``k``; ``(gates, B)`` each gate's limit (its ``k``-th value from the bad side);
-        ``(B, N)`` each swap's smallest tail count over the gates, exact up to ``floor(P N) + 1`` and capped above
-        it (a swap whose count is above ``floor(P N)`` fails no gate at any count the family can take).
-
-    Only the ``floor(P N) + 2`` most extreme values of each gate and set decide them: their tail counts, counted
-    among themselves, are exact up to ``floor(P N) + 1`` (a value tied with one outside them counts more).
+        ``(B, N)`` each swap's smallest tail count over the family (:func:`smallest_tail_counts`).
     """
+    values, allowed = _family_values(by_swap, higher_is_better, false_alarm)
+    smallest, extremes = _smallest_and_extremes(values, higher_is_better, allowed)
+    if others is not None:
+        np.minimum(smallest, others, out=smallest)
+    # at count k the family fails the swaps whose smallest count is <= k: at most `allowed` of them
+    counts = np.minimum(allowed, np.partition(smallest, allowed, axis=1)[:, allowed] - 1)
+    limits = np.array(
+        [
+            np.take_along_axis(extreme, counts[:, np.newaxis], axis=1)[:, 0] * (1.0 if better else -1.0)
+            for extreme, better in zip(extremes, higher_is_better)
+        ]
+    ).reshape(values.shape[0], values.shape[1])
+    return counts, limits, smallest
+
+
+def smallest_tail_counts(by_swap: np.ndarray, higher_is_better: Sequence[bool], false_alarm: float) -> np.ndarray:
+    """Each swap's smallest tail count over the gates, ``(B, N)`` for ``(gates, B, N)`` null values: how many swaps lie
+    at or past its value on the bad side (values within ``1e-12`` relative count as equal), the least over the
+    gates. Exact up to ``floor(P N) + 1`` and capped above it: a swap whose count is above ``floor(P N)`` fails no
+    gate at any count a family can take. Only the ``floor(P N) + 2`` most extreme values of each gate and set decide
+    it: their counts among themselves are exact up to ``floor(P N) + 1`` (a value tied with one outside them
+    counts more)."""
+    values, allowed = _family_values(by_swap, higher_is_better, false_alarm)
+    return _smallest_and_extremes(values, higher_is_better, allowed)[0]
+
+
+def _family_values(by_swap: np.ndarray, higher_is_better: Sequence[bool], false_alarm: float) -> tuple[np.ndarray, int]:
+    """The checked ``(gates, B, N)`` null values and ``floor(P N)``."""
     values = np.asarray(by_swap, dtype=np.float64)
     if values.ndim != 3 or values.shape[0] < 1 or values.shape[2] < 1:
         raise StatisticError(f"a family needs (gates, sets, swaps) null values, got shape {values.shape}")
@@ -533,8 +563,15 @@ def family_counts(
     if np.isnan(values).any():
         raise StatisticError("a family-wise limit needs null values that are numbers (a NaN null has no limit)")
     open_interval(false_alarm, "a false-alarm rate", 0, 0.5)
-    gates, sets, swaps = values.shape
-    allowed = int(np.floor(false_alarm * swaps + 1e-9))
+    return values, int(np.floor(false_alarm * values.shape[2] + 1e-9))
+
+
+def _smallest_and_extremes(
+    values: np.ndarray, higher_is_better: Sequence[bool], allowed: int
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Each swap's smallest tail count over the gates, capped at ``allowed + 2`` (:func:`smallest_tail_counts`), and
+    each gate's ``allowed + 2`` most extreme values per set, sorted from the bad side, oriented bad side low."""
+    _, sets, swaps = values.shape
     kept = min(swaps, allowed + 2)
     cap = allowed + 2
     smallest = np.full((sets, swaps), cap, dtype=np.int64)
@@ -542,9 +579,10 @@ def family_counts(
     rows = np.arange(sets)[:, np.newaxis]
     for gate, better in enumerate(higher_is_better):
         oriented = values[gate] if better else -values[gate]  # the bad side low
-        chosen = (
-            np.argpartition(oriented, kept - 1, axis=1)[:, :kept] if kept < swaps else np.indices(oriented.shape)[1]
-        )
+        if kept < swaps:
+            chosen = np.argpartition(oriented, kept - 1, axis=1)[:, :kept]
+        else:
+            chosen = np.broadcast_to(np.arange(swaps), oriented.shape)
         extreme = np.take_along_axis(oriented, chosen, axis=1)
         order = np.argsort(extreme, axis=1, kind="stable")
         chosen, extreme = np.take_along_axis(chosen, order, axis=1), np.take_along_axis(extreme, order, axis=1)
@@ -553,15 +591,7 @@ def family_counts(
         counts = (extreme[:, np.newaxis, :] <= (extreme + slack)[:, :, np.newaxis]).sum(axis=2)
         smallest[rows, chosen] = np.minimum(smallest[rows, chosen], np.minimum(counts, cap))
         extremes.append(extreme)
-    # at count k the family fails the swaps whose smallest count is <= k: at most `allowed` of them
-    counts = np.minimum(allowed, np.partition(smallest, allowed, axis=1)[:, allowed] - 1)
-    limits = np.array(
-        [
-            np.take_along_axis(extreme, counts[:, np.newaxis], axis=1)[:, 0] * (1.0 if better else -1.0)
-            for extreme, better in zip(extremes, higher_is_better)
-        ]
-    ).reshape(gates, sets)
-    return counts, limits, smallest
+    return smallest, extremes
 
 
 def family_level(by_swap: np.ndarray, higher_is_better: Sequence[bool], false_alarm: float) -> FamilyLevel:

@@ -47,7 +47,7 @@ an estimate.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -57,9 +57,11 @@ from scipy.special import ndtr, ndtri
 from pytest_bvtest.checks import checked_seed, open_interval, whole_number
 from pytest_bvtest.errors import StatisticError
 from pytest_bvtest.spec.model import AnalysisSettings
+from pytest_bvtest.stats.calibration import family_counts, smallest_tail_counts
 from pytest_bvtest.stats.inference import paired_problem
 from pytest_bvtest.stats.registry import Statistic, reads_others_through_extremes
 from pytest_bvtest.stats.sums import LinearSums
+from pytest_bvtest.stats.swaps import topic_assignments
 
 #: A drop on every topic.
 UNIFORM = "uniform"
@@ -79,6 +81,21 @@ GAUSSIAN_TOPICS = 1000
 DRAWS_STREAM = 20
 GAUSSIAN_STREAM = 21
 RESAMPLED_STREAM = 22
+#: The Gaussian nulls of harmed draws (:meth:`PowerProblem.gaussian_draw_nulls`), and the order an enumerated null's
+#: swaps are dealt into a pool's chunks in (:func:`swap_pool`).
+GAUSSIAN_NULL_STREAM = 23
+POOL_STREAM = 24
+
+#: Swaps of the null's own that recalibrate a calibrated limit on each harmed draw (docs/mathematics.md §9): a chunk
+#: of its first swaps, the chunks dealt to the draws in turn.
+RECALIBRATION_SWAPS = 500
+#: ... the swaps the null keeps for that: this many chunks (the null's own 10,000 by default).
+RECALIBRATION_CHUNKS = 20
+#: A coarse evaluation, which finds where the MDE lies before every draw is read: its first draws, on fewer swaps.
+COARSE_DRAWS = 200
+COARSE_SWAPS = 100
+#: Swaps per harmed draw of a statistic evaluated on stacks of matrices (no sum form): each costs a stack.
+STACKED_RECALIBRATION_SWAPS = 200
 
 #: The two scales a limit may be on.
 OWN = "own"
@@ -86,10 +103,20 @@ DIFFERENCE = "difference"
 
 # A value this close to a limit counts as on it, as the gates do (floating-point noise).
 _TOLERANCE = 1e-12
+# From this many topics a harmed draw's null reads its few harmed topics' swaps alone (below, one product is faster).
+_GATHERED_TOPICS = 400
 # Cells (draws x topics x rows) evaluated at once: bounds memory.
 _BLOCK_CELLS = 1 << 20
 # The bisection stops when the bracket is this small relative to its top: about 3 significant digits.
 _RELATIVE_PRECISION = 3e-3
+# ... and with recalibrated limits at 2% (each drop evaluated costs a null per draw; the MDE's Monte-Carlo error is
+# about as large, and reported), after coarse evaluations at 5%.
+_RECALIBRATED_PRECISION = 2e-2
+_COARSE_PRECISION = 5e-2
+# A bracket this narrow (relative to its top) is narrowed by interpolation; a wider one by steps along the slope.
+_INTERPOLATED_BRACKET = 0.3
+# Evaluations a bracket's search makes at most, at each fidelity.
+_MOST_STEPS = 30
 # Draws of the Gaussian null that places a calibrated limit at other topic counts (topics needed).
 _NULL_DRAWS = 20_000
 # Topics needed are searched up to this many times the topics at hand (and at most this many topics).
@@ -117,7 +144,9 @@ class Crossing:
     (:func:`topics_needed`): a bound stays (``kind="bound"``); a bound of a noise-aware gate is widened by the
     reach of its bootstrap interval towards the safe side, ``reach``, which shrinks as ``1/sqrt(n)``
     (``kind="noise"``: ``limit`` is the bound minus or plus ``reach``); a calibrated limit is the null's quantile
-    at the false-alarm ``level`` it holds (``kind="calibrated"``), placed again at each topic count.
+    at the false-alarm ``level`` it holds (``kind="calibrated"``), recalibrated on every harmed draw
+    (:class:`PowerGroup`). ``relative`` is the share of a ``max_increase``/``max_decrease: N%`` bound: its limit
+    on the difference is that share of the reference's value on each draw (``limit`` is the observed pair's).
     """
 
     scale: str
@@ -126,6 +155,7 @@ class Crossing:
     kind: str = "bound"
     reach: float = 0.0
     level: float | None = None
+    relative: float | None = None
 
     def __post_init__(self) -> None:
         if self.scale not in (OWN, DIFFERENCE):
@@ -133,23 +163,48 @@ class Crossing:
         if self.kind not in ("bound", "noise", "calibrated"):
             raise StatisticError(f"a limit's kind is 'bound', 'noise' or 'calibrated', got {self.kind!r}")
 
-    def crossed(self, own: np.ndarray, difference: np.ndarray | None) -> np.ndarray:
-        """Which draws are past the limit; a NaN value is past it (a gate never passes on NaN)."""
+    def crossed(
+        self,
+        own: np.ndarray,
+        difference: np.ndarray | None,
+        reference: np.ndarray | None = None,
+        limit: np.ndarray | float | None = None,
+    ) -> np.ndarray:
+        """Which draws are past the limit; a NaN value or limit is past it (a gate never passes on NaN).
+
+        ``reference`` holds each draw's reference value (a relative bound reads it); ``limit`` replaces the
+        observed pair's limit with each draw's own (a recalibrated limit).
+        """
         values = own if self.scale == OWN else difference
         if values is None:
             raise StatisticError("a limit on candidate minus reference needs a reference")
-        limit = self.limit
-        slack = _TOLERANCE * max(1.0, abs(limit)) if math.isfinite(limit) else 0.0
+        if limit is None:
+            limit = self.limit
+            if self.relative is not None and reference is not None:
+                # a noise-aware gate's bound moved by its interval's reach towards the safe side, as `limit` is
+                side = 1.0 if self.upper else -1.0
+                limit = side * (self.relative * np.abs(reference) + self.reach)
+        limit = np.asarray(limit, dtype=np.float64)
+        finite = np.isfinite(limit)
+        slack = np.where(finite, _TOLERANCE * np.maximum(1.0, np.abs(np.where(finite, limit, 0.0))), 0.0)
         with np.errstate(invalid="ignore"):
             past = values > limit + slack if self.upper else values < limit - slack
-        return past | np.isnan(values)
+        return past | np.isnan(values) | np.isnan(limit)
 
 
-def failed(own: np.ndarray, difference: np.ndarray | None, crossings: Sequence[Crossing]) -> np.ndarray:
-    """Which draws the gate fails: those past every one of its limits."""
+def failed(
+    own: np.ndarray,
+    difference: np.ndarray | None,
+    crossings: Sequence[Crossing],
+    reference: np.ndarray | None = None,
+    recalibrated: np.ndarray | None = None,
+) -> np.ndarray:
+    """Which draws the gate fails: those past every one of its limits (a calibrated one at ``recalibrated``, each
+    draw's own limit, when given)."""
     failing = np.ones(own.shape, dtype=bool)
     for crossing in crossings:
-        failing &= crossing.crossed(own, difference)
+        own_limit = recalibrated if crossing.kind == "calibrated" else None
+        failing &= crossing.crossed(own, difference, reference, own_limit)
     return failing
 
 
@@ -160,7 +215,9 @@ class Detectable:
     ``drop`` is the MDE (``None`` when even ``largest``, the drop that takes every harmed score to the
     measure's minimum, is caught less often); ``power`` the share of draws failed at ``drop`` (at ``largest``
     when ``drop`` is ``None``); ``moves`` False when the statistic never gets worse under the model (Var under
-    a drop on every topic: the spread stays, and clipping only narrows it).
+    a drop on every topic: the spread stays, and clipping only narrows it); ``error`` the Monte-Carlo standard
+    error of ``drop`` (the draws' binomial error read through the slope of the power at it; ``None`` when there is
+    no drop, or no slope to read).
     """
 
     model: str
@@ -168,6 +225,7 @@ class Detectable:
     power: float
     largest: float
     moves: bool = True
+    error: float | None = None
 
 
 @dataclass(frozen=True)
@@ -175,7 +233,9 @@ class GatePower:
     """A gate's power under both models: each model's :class:`Detectable`, and how the draws were made.
 
     ``harmed`` is how many topics a :data:`FEW` draw harms, of ``topics``; ``method`` is ``"simulation"``
-    (every draw's topics) or ``"gaussian"`` (sums drawn from their exact Gaussian, :data:`GAUSSIAN_TOPICS`).
+    (every draw's topics) or ``"gaussian"`` (sums drawn from their exact Gaussian, :data:`GAUSSIAN_TOPICS`);
+    ``swaps`` how many swaps recalibrate a calibrated limit on each harmed draw (``None``: the gate has no
+    calibrated limit), ``family`` how many gates' nulls set its level on each draw (1: its own).
     """
 
     level: float
@@ -185,6 +245,8 @@ class GatePower:
     harmed: int
     method: str
     detectable: tuple[Detectable, ...]
+    swaps: int | None = None
+    family: int = 1
 
     def of(self, model: str) -> Detectable:
         for each in self.detectable:
@@ -193,8 +255,70 @@ class GatePower:
         raise StatisticError(f"no power for the regression model {model!r}")
 
 
-Values = tuple[np.ndarray, "np.ndarray | None"]
-"""A block of draws' values: the candidate's own, and candidate minus reference (``None`` without a reference)."""
+@dataclass(frozen=True)
+class SwapPool:
+    """The swaps of a gate's null of no change that recalibrate its limit on each harmed draw (docs/mathematics.md
+    §9, "Power at delta"): ``swapped[c]`` ``(per_draw, n)`` booleans, chunk ``c`` of them, which draw ``b`` reads
+    when ``b mod chunks == c``; ``order[c]`` the places of those swaps in the null's swap order, where the other gates
+    of its family hold their values (:class:`FixedNull`)."""
+
+    swapped: np.ndarray
+    order: np.ndarray
+
+    @property
+    def chunks(self) -> int:
+        return int(self.swapped.shape[0])
+
+    @property
+    def per_draw(self) -> int:
+        return int(self.swapped.shape[1])
+
+
+def swap_pool(
+    universe: int,
+    count: int,
+    seed: int,
+    exact: bool,
+    columns: Sequence[int] | np.ndarray | None = None,
+    per_draw: int = RECALIBRATION_SWAPS,
+    chunks: int = RECALIBRATION_CHUNKS,
+) -> SwapPool:
+    """The pool of a null of ``count`` swaps of ``universe`` topics drawn with ``seed`` (every ``2**universe`` when
+    ``exact``; :func:`~pytest_bvtest.stats.swaps.topic_assignments`, the same rows as the null's), read on
+    ``columns`` (a segment's topics): its first ``chunks`` chunks of ``per_draw`` swaps. An enumerated null's swaps
+    are in binary order, so they are dealt in a seeded random order (``default_rng([seed, POOL_STREAM])``); one that
+    has no more than ``per_draw`` swaps is one chunk, read whole by every draw (exact)."""
+    total = 2**universe if exact else whole_number(count, "swaps")
+    per_draw = min(whole_number(per_draw, "swaps per draw"), total)
+    chunks = max(1, min(whole_number(chunks, "chunks"), total // per_draw))
+    kept = chunks * per_draw
+    order = np.arange(kept)
+    if exact and total > per_draw:
+        order = np.random.default_rng([checked_seed(seed), POOL_STREAM]).permutation(total)[:kept]
+    rows = np.empty((total if exact else kept, universe if columns is None else len(columns)), dtype=bool)
+    first = 0
+    block = max(1, _BLOCK_CELLS // universe)
+    for swapped in topic_assignments(universe, total if exact else kept, seed, exact=exact, block=block):
+        picked = swapped if columns is None else swapped[:, columns]
+        rows[first : first + len(swapped)] = picked > 0.5
+        first += len(swapped)
+    return SwapPool(rows[order].reshape(chunks, per_draw, -1), order.reshape(chunks, per_draw))
+
+
+@dataclass(frozen=True)
+class DrawNulls:
+    """Every harmed draw's values (its own, candidate minus reference and the reference's own; ``(B,)`` each) and
+    its own null of no change on the gate's scale, ``(B, swaps)``."""
+
+    own: np.ndarray
+    difference: np.ndarray | None
+    reference: np.ndarray | None
+    null: np.ndarray
+
+
+Values = tuple[np.ndarray, "np.ndarray | None", "np.ndarray | None"]
+"""A block of draws' values: the candidate's own, candidate minus reference and the reference's own (``None``
+without a reference)."""
 
 
 class PowerProblem:
@@ -256,6 +380,8 @@ class PowerProblem:
         self.largest = float(max(0.0, x[rows].max() - self.minimum))
         self._unharmed = self._state_matrices(0.0)
         self._zero: dict[str, Values] = {}
+        # the pools' swaps times the unharmed topics' change (:meth:`_unharmed_products`), with the pool they are of
+        self._pool_products: dict[int, tuple[SwapPool, np.ndarray]] = {}
         form = chosen.sums if isinstance(chosen.sums, LinearSums) else None
         if (
             form is not None
@@ -305,8 +431,10 @@ class PowerProblem:
         return np.stack([self._sufficient(state) for state in states])
 
     def _split(self, computed: np.ndarray) -> Values:
-        own = computed[:, 0]
-        return own, (None if self._reference is None else own - computed[:, 1])
+        own = computed[..., 0]
+        if self._reference is None:
+            return own, None, None
+        return own, own - computed[..., 1], computed[..., 1]
 
     def values(self, delta: float, model: str) -> Values:
         """Every draw's value at a drop of ``delta`` under ``model``: own, and candidate minus reference."""
@@ -366,12 +494,204 @@ class PowerProblem:
         computed = self.statistic.compute(stack, self._reference_position, self.settings)
         return computed[:, self._positions]
 
+    # --- each harmed draw's own null (docs/mathematics.md §9, "Power at delta") ------------------------------
+
+    def _null_states(self, delta: float) -> np.ndarray:
+        """The sufficient matrices of the six states a topic takes in a harmed draw's null, ``(6, k, n)``.
+
+        The first four are :meth:`_state_matrices`'; the null of a draw exchanges its candidate (harm and all)
+        with its reference on the topics a swap picks, which on a harmed topic gives two more: 4, the reference's
+        score as the candidate's beside the harmed candidate's as the reference's; 5, the candidate's beside the
+        harmed reference's (the draw harmed the reference's score, swapped onto the candidate's row).
+        """
+        observed = self._scores
+        pair = [self._candidate, self._reference]
+        swapped = observed.copy()
+        swapped[pair] = observed[pair[::-1]]
+        harmed, harmed_swapped = self._harmed_matrix(observed, delta), self._harmed_matrix(swapped, delta)
+        exchanged = [matrix.copy() for matrix in (harmed, harmed_swapped)]
+        for matrix, original in zip(exchanged, (harmed, harmed_swapped)):
+            matrix[pair] = original[pair[::-1]]
+        return np.stack([self._sufficient(state) for state in (observed, swapped, harmed, harmed_swapped, *exchanged)])
+
+    def draw_nulls(
+        self,
+        delta: float,
+        model: str,
+        pool: SwapPool,
+        scale: str,
+        swaps: int | None = None,
+        draws: int | None = None,
+    ) -> DrawNulls:
+        """Every draw's values at a drop of ``delta`` under ``model``, and its own null of no change on ``scale``
+        (the first ``draws`` draws, all by default).
+
+        The null of draw ``b`` is the swap null of §7 of the draw's candidate and reference, read on the swaps of
+        chunk ``b mod chunks`` of ``pool`` (``swaps`` of them, all by default). Swap ``t`` puts topic ``j`` in the
+        state its candidate row shows: the candidate's original scores when ``t_j = 0``, the reference's when 1,
+        either harmed when the draw harmed the system that shows there (states of :meth:`_null_states`): so the
+        draw's own value is the null's at ``t = `` the draw's swap, and a null is a sum over topics of that state's
+        terms. A sum form reads each chunk as one matrix product with the draws' per-topic changes (only the
+        harmed topics' when few are); the rest are stacks of picked matrices.
+        """
+        if not self.swapped:
+            raise StatisticError("a harmed draw's null swaps the candidate with a reference, and there is none")
+        harmed = harmed_topics(self.topics, model)
+        count = self.draws if draws is None else min(draws, self.draws)
+        swapped, hurt = (drawn[:count] for drawn in _draw_states(self.topics, self.draws, self.seed, harmed))
+        states = self._null_states(delta)
+        picks = _null_picks(swapped, hurt)
+        terms = (
+            None
+            if self._form is None
+            else _state_terms(self._form, states, self._positions, self._reference_position, self.settings)
+        )
+        per_draw = pool.per_draw if swaps is None else min(swaps, pool.per_draw)
+        own = self._evaluated(states[:4], swapped, hurt)
+        null = np.empty((count, per_draw))
+        for chunk in range(pool.chunks):
+            draws = np.arange(chunk, count, pool.chunks)
+            if not draws.size:
+                continue
+            chunk_swaps = pool.swapped[chunk, :per_draw]
+            if terms is None:
+                computed = self._picked_values(states, picks[:, draws], chunk_swaps)
+            else:
+                computed = self._summed_nulls(terms, pool, chunk, per_draw, swapped[draws], hurt[draws], harmed)
+                undecided = np.isnan(computed).any(axis=-1)
+                if undecided.any():  # the sums cannot give these to 1e-12 (TRisk without spread): exactly
+                    columns, rows = np.nonzero(undecided)
+                    for row in np.unique(rows):
+                        chosen = columns[rows == row]
+                        computed[chosen, row] = self._picked_values(
+                            states, picks[:, draws[row : row + 1]], chunk_swaps[chosen]
+                        )[:, 0]
+            values = self._split(computed)
+            null[draws] = (values[0] if scale == OWN else values[1]).T  # type: ignore[union-attr]
+        return DrawNulls(*self._split(own), null)  # type: ignore[arg-type]
+
+    def _summed_nulls(
+        self,
+        terms: tuple[np.ndarray, np.ndarray],
+        pool: SwapPool,
+        chunk: int,
+        per_draw: int,
+        swapped: np.ndarray,
+        hurt: np.ndarray,
+        harmed: int,
+    ) -> np.ndarray:
+        """The values ``(swaps, draws, positions)`` of the nulls of ``draws`` on a chunk's swaps, from the six states'
+        per-topic terms: each draw's sums at no swap, plus the chunk's swaps times each topic's change when swapped
+        (the observed pair's on an unharmed topic, :meth:`_unharmed_products` when few are harmed, and the harmed
+        state's on a harmed one)."""
+        per_topic, centre = terms
+        f0, f1, f2, f3, f4, f5 = per_topic
+        s, h = swapped.astype(np.float64), hurt.astype(np.float64)
+        # at no swap (the candidate's original scores on every topic): state 0, or 2 / 5 where harmed
+        base = f0.sum(axis=1) + h @ (f2 - f0).T + (h * s) @ (f5 - f2).T
+        unharmed_change = f1 - f0
+        # a harmed topic changes by f4 - f2 (the draw harmed the candidate) or f3 - f5 (the reference), when swapped
+        moved = (f4 - f2).T, (f3 - f5).T
+        chunk_swaps = pool.swapped[chunk, :per_draw]
+        draws, width = len(hurt), base.shape[1]
+        if 4 * harmed <= self.topics and self.topics > _GATHERED_TOPICS:
+            topics = np.nonzero(hurt)[1].reshape(draws, harmed)  # each draw's harmed topics
+            which = np.take_along_axis(swapped, topics, axis=1)[..., np.newaxis]
+            changes = np.where(which, moved[1][topics], moved[0][topics]) - unharmed_change.T[topics]  # (d, k, q)
+            sums = np.einsum("sdk,dkq->sdq", chunk_swaps[:, topics].astype(np.float64), changes)
+            sums += self._unharmed_products(pool, unharmed_change)[chunk, :per_draw, np.newaxis, :]
+        else:
+            changes = np.where(
+                hurt[..., np.newaxis], np.where(swapped[..., np.newaxis], *moved[::-1]), unharmed_change.T
+            )
+            flat = np.ascontiguousarray(np.moveaxis(changes, 1, 0)).reshape(self.topics, draws * width)
+            sums = (chunk_swaps.astype(np.float64) @ flat).reshape(per_draw, draws, width)
+        sums += base
+        finished = self._form.finish(sums.reshape(-1, width), centre, self.topics, self.settings)  # type: ignore[union-attr]
+        return finished.reshape(per_draw, draws, -1)
+
+    def _picked_values(self, states: np.ndarray, picks: np.ndarray, chunk_swaps: np.ndarray) -> np.ndarray:
+        """The statistic ``(swaps, draws, positions)`` of each draw's null on ``chunk_swaps``, on stacks of sufficient
+        matrices picked topic by topic among the six states (``picks``: the state at no swap and when swapped, ``(2,
+        draws, n)``)."""
+        draws, swaps = picks.shape[1], len(chunk_swaps)
+        by_topic = np.moveaxis(states, 2, 1)  # (6, n, k)
+        columns = np.arange(self.topics)
+        computed = np.empty((swaps, draws, len(self._positions)))
+        block = max(1, _BLOCK_CELLS // (self.topics * states.shape[1] * swaps))
+        for first in range(0, draws, block):
+            chosen = np.where(
+                chunk_swaps[np.newaxis],
+                picks[1, first : first + block, np.newaxis],
+                picks[0, first : first + block, np.newaxis],
+            )
+            stack = np.ascontiguousarray(np.moveaxis(by_topic[chosen, columns], -1, -2))  # (d, swaps, k, n)
+            flat = stack.reshape(-1, *stack.shape[2:])
+            result = self.statistic.compute(flat, self._reference_position, self.settings)[:, self._positions]
+            computed[:, first : first + block] = np.moveaxis(result.reshape(len(chosen), swaps, -1), 0, 1)
+        return computed
+
+    def gaussian_draw_nulls(
+        self, delta: float, model: str, scale: str, swaps: int, chunks: int, draws: int | None = None
+    ) -> DrawNulls:
+        """:meth:`draw_nulls` from Gaussian sums (from :data:`GAUSSIAN_TOPICS` topics, a sum form): each draw's sums
+        at its own swap and at no swap (the centre of its null, as the swap's terms average the two states of each
+        topic) are drawn jointly from their exact Gaussian over the draws' states; its null around that centre
+        from the Gaussian of a swap's change of the sums, with the covariance averaged over the draws' states
+        (``swaps`` of ``chunks`` seeded pools of standard normals, ``default_rng([seed, GAUSSIAN_NULL_STREAM])``).
+        """
+        assert self._form is not None
+        harmed = harmed_topics(self.topics, model)
+        states = self._null_states(delta)
+        made = _state_terms(self._form, states, self._positions, self._reference_position, self.settings)
+        assert made is not None
+        (f0, f1, f2, f3, f4, f5), centre = made
+        # per state of a topic (swap s, harm h as in :func:`_sum_moments`): the draw's own terms and its null's centre
+        middle_unharmed = (f0 + f1) / 2
+        joint = np.stack(
+            [
+                np.vstack([f0, middle_unharmed]),
+                np.vstack([f1, middle_unharmed]),
+                np.vstack([f2, (f2 + f4) / 2]),
+                np.vstack([f3, (f5 + f3) / 2]),
+            ]
+        )
+        mean, covariance = _sum_moments(joint, harmed)
+        rng = np.random.default_rng([self.seed, GAUSSIAN_STREAM])
+        count = self.draws if draws is None else min(draws, self.draws)
+        drawn = mean + rng.standard_normal((self.draws, mean.size))[:count] @ _root(covariance).T
+        width = f0.shape[0]
+        own_sums, middles = drawn[:, :width], drawn[:, width:]
+        # a swap moves the sums by (t - 1/2) times each topic's change: covariance 1/4 sum_j E[G_j G_j']
+        share = harmed / self.topics
+        spread = (
+            (1 - share) * (f1 - f0) @ (f1 - f0).T + share / 2 * ((f4 - f2) @ (f4 - f2).T + (f3 - f5) @ (f3 - f5).T)
+        ) / 4
+        normals = np.random.default_rng([self.seed, GAUSSIAN_NULL_STREAM]).standard_normal((chunks, swaps, width))
+        moves = normals @ _root(spread).T  # (chunks, swaps, q)
+        chunk_of = np.arange(count) % chunks
+        sums = middles[:, np.newaxis, :] + moves[chunk_of]
+        finished = self._form.finish(sums.reshape(-1, width), centre, self.topics, self.settings)
+        values = self._split(finished.reshape(count, swaps, -1))
+        own = self._split(self._form.finish(own_sums, centre, self.topics, self.settings))
+        return DrawNulls(*own, values[0] if scale == OWN else values[1])  # type: ignore[arg-type]
+
+    def _unharmed_products(self, pool: SwapPool, change: np.ndarray) -> np.ndarray:
+        """The pool's swaps times an unharmed topic's change when swapped, ``(chunks, swaps, q)``: the same at every
+        drop (the unharmed states do not move), so computed once per pool."""
+        key = id(pool)
+        if key not in self._pool_products:
+            flat = pool.swapped.reshape(-1, self.topics).astype(np.float64) @ change.T
+            self._pool_products[key] = (pool, flat.reshape(pool.chunks, pool.per_draw, -1))
+        return self._pool_products[key][1]
+
     # --- power and the MDE ---------------------------------------------------------------------------------
 
     def power(self, delta: float, model: str, crossings: Sequence[Crossing]) -> float:
-        """The share of draws the gate fails at a drop of ``delta`` under ``model``."""
-        own, difference = self.values(delta, model)
-        return float(failed(own, difference, crossings).mean())
+        """The share of draws the gate fails at a drop of ``delta`` under ``model``, every limit held at the observed
+        pair's (a bound's; for a calibrated limit, :class:`PowerGroup` recalibrates it on each draw)."""
+        own, difference, reference = self.values(delta, model)
+        return float(failed(own, difference, crossings, reference).mean())
 
     def detectable(self, model: str, crossings: Sequence[Crossing], level: float = TARGET_POWER) -> Detectable:
         """The MDE under ``model``: the smallest drop the gate fails with power ``level`` (bisection)."""
@@ -475,8 +795,8 @@ class PowerProblem:
         whole_number(topics, "topics")
         null = self._resampled(0.0, 0, topics, _NULL_DRAWS if self._form is not None else self.draws)
         placed = [self._placed(crossing, topics, null) for crossing in crossings]
-        own, difference = self._resampled(drop, harmed_topics(topics, model), topics, self.draws)
-        return float(failed(own, difference, placed).mean())
+        own, difference, reference = self._resampled(drop, harmed_topics(topics, model), topics, self.draws)
+        return float(failed(own, difference, placed, reference).mean())
 
     def _placed(self, crossing: Crossing, topics: int, null: Values) -> Crossing:
         """``crossing`` on ``topics`` topics (see :class:`Crossing`)."""
@@ -526,6 +846,308 @@ class PowerProblem:
                 np.put_along_axis(hurt, np.argsort(rng.random((count, topics)), axis=1)[:, :harmed], True, axis=1)
             computed[first : first + count] = self._stacked(states, swapped, hurt, drawn)
         return self._split(computed)
+
+
+def _null_picks(swapped: np.ndarray, hurt: np.ndarray) -> np.ndarray:
+    """The state of :meth:`PowerProblem._null_states` each topic of each draw takes in the draw's null, ``(2, B, n)``:
+    at no swap (0, or 2 / 5 where the draw harmed the candidate / the reference) and swapped (1, or 4 / 3)."""
+    at_no_swap = np.where(hurt, np.where(swapped, 5, 2), 0)
+    when_swapped = np.where(hurt, np.where(swapped, 3, 4), 1)
+    return np.stack([at_no_swap, when_swapped]).astype(np.intp)
+
+
+@dataclass(frozen=True)
+class GroupGate:
+    """A gate whose power a :class:`PowerGroup` measures: its draws, and its limits for the observed pair (a
+    calibrated one is recalibrated on every draw)."""
+
+    problem: PowerProblem
+    crossings: tuple[Crossing, ...]
+
+    @property
+    def calibrated(self) -> Crossing | None:
+        return next((crossing for crossing in self.crossings if crossing.kind == "calibrated"), None)
+
+
+@dataclass(frozen=True)
+class FixedNull:
+    """A gate of the family that the harm does not reach (on another measure, or another segment): its null of the
+    observed pair in swap order and the statistic's direction. On every draw it is what it was: a draw swaps topics
+    of every measure, and in the orientation the pool's swaps are read in (:meth:`PowerProblem.draw_nulls`) a
+    topic's swap shows the same system whatever the draw swapped."""
+
+    by_swap: np.ndarray
+    higher_is_better: bool
+
+
+class PowerGroup:
+    """The power of gates that must be measured together (docs/mathematics.md §9, "Power at delta").
+
+    ``bvtest check`` calibrates a gate's limit on the candidate it is given, and a family of calibrated gates
+    together (§7): a harmed draw is judged with its own limits, each gate's its null's value at the count the
+    family's nulls on that draw allow (:func:`~pytest_bvtest.stats.calibration.family_counts`). So the gates of one
+    family on one score matrix (the harm reaches each of them) are measured together, on the same draws and the
+    same swaps of their nulls, ``pool`` (:func:`swap_pool`), beside the ``fixed`` nulls of the family's other gates;
+    ``false_alarm`` is the family's rate (a gate alone: its own). A gate without a calibrated limit is a group of
+    one, its limits those of the observed pair (a relative bound read on each draw's reference). From
+    :data:`GAUSSIAN_TOPICS` topics a draw's null is Gaussian (:meth:`PowerProblem.gaussian_draw_nulls`) and each
+    gate keeps the per-gate level it holds on the observed pair (``Crossing.level``).
+
+    Every drop evaluated is kept, so the search for one gate's MDE reads the others' evaluations; a coarse
+    evaluation reads the first :data:`COARSE_DRAWS` draws on :data:`COARSE_SWAPS` swaps each, to find where to look.
+    """
+
+    def __init__(
+        self,
+        gates: Sequence[GroupGate],
+        fixed: Sequence[FixedNull] = (),
+        pool: SwapPool | None = None,
+        false_alarm: float | None = None,
+    ) -> None:
+        if not gates:
+            raise StatisticError("a power group needs at least one gate")
+        first = gates[0].problem
+        if any(
+            (gate.problem.topics, gate.problem.draws, gate.problem.seed) != (first.topics, first.draws, first.seed)
+            for gate in gates
+        ):
+            raise StatisticError("the gates of a power group share their topics and draws")
+        self.gates = tuple(gates)
+        self.fixed = tuple(fixed)
+        self._calibrated = [index for index, gate in enumerate(gates) if gate.calibrated is not None]
+        self.gaussian = first.method == "gaussian"
+        if self._calibrated and not self.gaussian and (pool is None or false_alarm is None):
+            raise StatisticError("a calibrated limit is recalibrated on the swaps of its null: give their pool")
+        self.pool = pool
+        self.false_alarm = false_alarm
+        stacked = any(gates[index].problem.stacked_cells for index in self._calibrated)
+        #: Swaps each draw's limit is recalibrated on (``None`` without a calibrated limit).
+        self.swaps: int | None = None
+        if self._calibrated:
+            per_draw = RECALIBRATION_SWAPS if pool is None else pool.per_draw
+            self.swaps = min(per_draw, STACKED_RECALIBRATION_SWAPS) if stacked else per_draw
+        self._evaluated: dict[tuple[str, float, bool], list[np.ndarray]] = {}
+        self._fixed_counts: dict[int, np.ndarray] = {}
+
+    # --- which draws each gate fails ----------------------------------------------------------------------
+
+    def failures(self, delta: float, model: str, coarse: bool = False) -> list[np.ndarray]:
+        """Which draws each gate fails at a drop of ``delta`` under ``model`` (every draw; the first
+        :data:`COARSE_DRAWS` on :data:`COARSE_SWAPS` swaps each when ``coarse``), kept for the search."""
+        key = (model, float(delta), coarse)
+        if key in self._evaluated:
+            return self._evaluated[key]
+        draws = min(COARSE_DRAWS, self.gates[0].problem.draws) if coarse else None
+        swaps = None if self.swaps is None else (min(COARSE_SWAPS, self.swaps) if coarse else self.swaps)
+        found: list[np.ndarray] = []
+        nulls: dict[int, DrawNulls] = {}
+        for index, gate in enumerate(self.gates):
+            crossing = gate.calibrated
+            if crossing is None:
+                own, difference, reference = (
+                    None if values is None else values[:draws] for values in gate.problem.values(delta, model)
+                )
+                assert own is not None
+                found.append(failed(own, difference, gate.crossings, reference))
+                continue
+            assert swaps is not None
+            if self.gaussian:
+                nulls[index] = gate.problem.gaussian_draw_nulls(
+                    delta, model, crossing.scale, swaps, RECALIBRATION_CHUNKS, draws
+                )
+            else:
+                assert self.pool is not None
+                nulls[index] = gate.problem.draw_nulls(delta, model, self.pool, crossing.scale, swaps, draws)
+            found.append(np.zeros(0, dtype=bool))
+        limits = self._gaussian_limits(nulls) if self.gaussian else self._family_limits(nulls, swaps)
+        for index, drawn in nulls.items():
+            gate = self.gates[index]
+            found[index] = failed(
+                drawn.own, drawn.difference, gate.crossings, drawn.reference, recalibrated=limits[index]
+            )
+        self._evaluated[key] = found
+        return found
+
+    def _family_limits(self, nulls: Mapping[int, DrawNulls], swaps: int | None) -> dict[int, np.ndarray]:
+        """Each calibrated gate's limit on each draw: its null's value at the count its family allows on that draw,
+        the family's harmed nulls beside the fixed ones read on the same swaps. A draw whose nulls hold a NaN gets a
+        NaN limit (the check fails a gate whose null has one)."""
+        assert self.pool is not None and self.false_alarm is not None and swaps is not None
+        draws = next(iter(nulls.values())).null.shape[0]
+        chunk_of = np.arange(draws) % self.pool.chunks
+        values = np.stack([drawn.null for drawn in nulls.values()])
+        directions = [self.gates[index].problem.statistic.higher_is_better for index in nulls]
+        valid = ~np.isnan(values).any(axis=(0, 2))
+        others = None if not self.fixed else self._fixed_smallest(swaps)[chunk_of[valid]]
+        limits = np.full((len(nulls), draws), np.nan)
+        if valid.any():
+            limits[:, valid] = family_counts(values[:, valid], directions, self.false_alarm, others)[1]
+        return {index: limits[position] for position, index in enumerate(nulls)}
+
+    def _fixed_smallest(self, swaps: int) -> np.ndarray:
+        """The smallest tail count of the fixed nulls on each swap of each chunk, ``(chunks, swaps)``: the same at
+        every drop, so computed once per number of swaps."""
+        if swaps not in self._fixed_counts:
+            assert self.pool is not None and self.false_alarm is not None
+            order = self.pool.order[:, :swaps]
+            values = np.stack([fixed.by_swap[order] for fixed in self.fixed])
+            directions = [fixed.higher_is_better for fixed in self.fixed]
+            self._fixed_counts[swaps] = smallest_tail_counts(values, directions, self.false_alarm)
+        return self._fixed_counts[swaps]
+
+    def _gaussian_limits(self, nulls: Mapping[int, DrawNulls]) -> dict[int, np.ndarray]:
+        """Each calibrated gate's limit on each Gaussian null: its value at the per-gate level the gate holds on the
+        observed pair (its family's, when it has one)."""
+        limits = {}
+        for index, drawn in nulls.items():
+            gate = self.gates[index]
+            crossing = gate.calibrated
+            assert crossing is not None
+            level = 0.0 if crossing.level is None or math.isnan(crossing.level) else crossing.level
+            count = int(np.floor(level * drawn.null.shape[1] + 1e-9))
+            oriented = drawn.null if gate.problem.statistic.higher_is_better else -drawn.null
+            limit = np.partition(oriented, count, axis=1)[:, count]
+            limits[index] = limit if gate.problem.statistic.higher_is_better else -limit
+        return limits
+
+    def power(self, index: int, delta: float, model: str, coarse: bool = False) -> float:
+        """The share of draws gate ``index`` fails at a drop of ``delta`` under ``model``."""
+        return float(self.failures(delta, model, coarse)[index].mean())
+
+    # --- the MDE ------------------------------------------------------------------------------------------
+
+    def detectable(self, index: int, model: str, level: float = TARGET_POWER) -> Detectable:
+        """Gate ``index``'s MDE under ``model``: the smallest drop whose draws it fails with power ``level``.
+
+        A gate without a calibrated limit has its limits where they are: :meth:`PowerProblem.detectable`. Otherwise
+        coarse evaluations bracket the MDE to :data:`_COARSE_PRECISION`, starting from the MDE with the observed
+        pair's limit held (a harm widens the null, so the recalibrated MDE is mostly larger); then evaluations of
+        every draw narrow it to :data:`_RECALIBRATED_PRECISION`, stepping along the power's probit slope until they
+        bracket it and interpolating the probit inside. The MDE is the smallest drop so evaluated whose power
+        reaches ``level``; ``error`` is read from the slope there.
+        """
+        open_interval(level, "a power", 0, 1)
+        gate = self.gates[index]
+        problem = gate.problem
+        if any(math.isnan(crossing.limit) for crossing in gate.crossings):
+            return Detectable(model, None, float("nan"), problem.largest, True)
+        if index not in self._calibrated:
+            return problem.detectable(model, gate.crossings, level)
+        largest = problem.largest
+        if self.power(index, 0.0, model, coarse=True) >= level and self.power(index, 0.0, model) >= level:
+            return Detectable(model, 0.0, self.power(index, 0.0, model), largest)
+        at_largest = self.power(index, largest, model) if largest > 0 else self.power(index, 0.0, model)
+        if at_largest < level:
+            return Detectable(model, None, at_largest, largest, problem._moves(model, gate.crossings))
+        held = problem.detectable(model, gate.crossings, level).drop if problem._form is not None else None
+        start = held if held is not None and 0 < held < largest else largest / 2
+        low, high = self._narrowed(index, model, level, start, True, _COARSE_PRECISION)
+        slope = self._slope(index, model, high)
+        estimate = self._interpolated(index, model, level, low, high, coarse=True)
+        low, high = self._narrowed(index, model, level, estimate, False, _RECALIBRATED_PRECISION, slope)
+        return Detectable(
+            model, high, self.power(index, high, model), largest, error=self._error(index, model, high, level)
+        )
+
+    def _narrowed(
+        self,
+        index: int,
+        model: str,
+        level: float,
+        start: float,
+        coarse: bool,
+        precision: float,
+        slope: float | None = None,
+    ) -> tuple[float, float]:
+        """The bracket ``(low, high)`` of the MDE among evaluations of this fidelity, narrowed to ``precision``:
+        from ``start``, steps along the probit ``slope`` (or by a quarter, without one) until the evaluations
+        bracket it, then probit interpolation inside (a drop that takes every harmed score to the minimum reaches
+        ``level``, :meth:`detectable` made sure)."""
+        largest = self.gates[index].problem.largest
+        point = start
+        for _ in range(_MOST_STEPS):
+            self.failures(point, model, coarse)
+            low, high = self._bracket(index, model, level, coarse)
+            if high is not None and high - low <= precision * high:
+                return low, high
+            if high is not None and low > 0 and high - low <= _INTERPOLATED_BRACKET * high:
+                point = self._interpolated(index, model, level, low, high, coarse)
+                continue
+            at = self.power(index, point, model, coarse)
+            if slope is None:
+                point = point * 1.25 if at < level else point / 1.25
+            else:
+                step = (float(ndtri(level)) - float(ndtri(np.clip(at, 0.005, 0.995)))) / slope
+                point = point + float(np.clip(step, -0.15 * point, 0.15 * point))
+                point = point * (1 + precision / 2) if at < level and point <= low else point
+            point = min(largest, max(point, low * (1 + precision / 2)))
+            if high is not None:
+                point = min(point, high * (1 - precision / 2))
+        low, high = self._bracket(index, model, level, coarse)
+        return low, high if high is not None else largest
+
+    def _bracket(self, index: int, model: str, level: float, coarse: bool) -> tuple[float, float | None]:
+        """Among evaluations of this fidelity: the smallest drop that reaches ``level`` (``None``: none does, yet),
+        and the largest below it that does not (0 when none)."""
+        powers = [
+            (delta, float(found[index].mean()))
+            for (evaluated, delta, fidelity), found in self._evaluated.items()
+            if evaluated == model and fidelity == coarse
+        ]
+        reaching = [delta for delta, power in powers if power >= level]
+        high = min(reaching) if reaching else None
+        low = max((delta for delta, power in powers if (high is None or delta < high) and power < level), default=0.0)
+        return low, high
+
+    def _interpolated(self, index: int, model: str, level: float, low: float, high: float, coarse: bool) -> float:
+        """The drop where the power's probit, interpolated between ``low`` and ``high``, reaches ``level``; kept a
+        tenth of the bracket from either end (so the bracket shrinks however the power bends)."""
+        draws = min(COARSE_DRAWS, self.gates[index].problem.draws) if coarse else self.gates[index].problem.draws
+        low_z, high_z = (
+            float(ndtri(np.clip(self.power(index, drop, model, coarse), 0.5 / draws, 1 - 0.5 / draws)))
+            for drop in (low, high)
+        )
+        share = (float(ndtri(level)) - low_z) / (high_z - low_z) if high_z > low_z else 0.5
+        return low + (high - low) * min(0.9, max(0.1, share))
+
+    def _slope(self, index: int, model: str, drop: float) -> float | None:
+        """The slope of the power's probit in the drop near ``drop``: least squares over every evaluation within a
+        third of it whose power is not 0 or 1 (``None`` with fewer than two such drops, or a slope not above 0)."""
+        points = [
+            (delta, float(found[index].mean()))
+            for (evaluated, delta, _), found in self._evaluated.items()
+            if evaluated == model and abs(delta - drop) <= drop / 3 and 0 < found[index].mean() < 1
+        ]
+        if len({delta for delta, _ in points}) < 2:
+            return None
+        slope = float(np.polyfit([delta for delta, _ in points], ndtri([power for _, power in points]), 1)[0])
+        return slope if slope > 0 else None
+
+    def _error(self, index: int, model: str, drop: float, level: float) -> float | None:
+        """The Monte-Carlo standard error of an MDE: the binomial error of the power ``level`` over the draws, divided
+        by the power's slope at ``drop`` (:meth:`_slope`: ``d power / d drop = phi(z) d probit / d drop``)."""
+        slope = self._slope(index, model, drop)
+        if slope is None:
+            return None
+        draws = self.gates[index].problem.draws
+        level_z = float(ndtri(level))
+        density = math.exp(-level_z * level_z / 2) / math.sqrt(2 * math.pi)
+        return math.sqrt(level * (1 - level) / draws) / (density * slope)
+
+    def gate_power(self, index: int, level: float = TARGET_POWER) -> GatePower:
+        """Gate ``index``'s MDE under each of :data:`MODELS`."""
+        problem = self.gates[index].problem
+        return GatePower(
+            level,
+            problem.draws,
+            problem.seed,
+            problem.topics,
+            harmed_topics(problem.topics, FEW),
+            problem.method,
+            tuple(self.detectable(index, model, level) for model in MODELS),
+            self.swaps if index in self._calibrated else None,
+            len(self._calibrated) + len(self.fixed) if index in self._calibrated else 1,
+        )
 
 
 @lru_cache(maxsize=4)
