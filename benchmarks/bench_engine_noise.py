@@ -58,8 +58,9 @@ def engine_runs(quality: np.ndarray, count: int, rng: np.random.Generator) -> np
     return np.clip(quality + shifts + rng.normal(0.0, TOPIC_NOISE, (count, quality.size)), 0.0, 1.0)
 
 
-def judge_runs(folder: Path, candidate: np.ndarray, reference: np.ndarray) -> dict[str, str]:
-    """Every gate's outcome for ``candidate`` runs against ``reference`` runs, through ``evaluate_spec``."""
+def judge_runs(folder: Path, candidate: np.ndarray, reference: np.ndarray, swaps: int | None = None) -> dict[str, str]:
+    """Every gate's outcome for ``candidate`` runs against ``reference`` runs, through ``evaluate_spec`` (the null's
+    ``swaps``: the spec's default when ``None``)."""
     lines = ["system,topic,measure,value"]
     names = {"c": candidate, "r": reference}
     for prefix, runs in names.items():
@@ -77,7 +78,7 @@ def judge_runs(folder: Path, candidate: np.ndarray, reference: np.ndarray) -> di
         "baselines": {"production": system("r", reference)},
         "candidate": system("c", candidate),
         "reference": "production",
-        "analysis": {"power": False},
+        "analysis": {"power": False, **({} if swaps is None else {"calibration": {"swaps": swaps}})},
         "gates": GATES,
     }
     (folder / "bvtest.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
@@ -85,7 +86,9 @@ def judge_runs(folder: Path, candidate: np.ndarray, reference: np.ndarray) -> di
     return {verdict.gate.statistic: verdict.outcome for verdict in evaluation.gates}
 
 
-def false_alarms(candidate_runs: int, reference_runs: int, repetitions: int, seed: int = SEED) -> tuple[float, Counter]:
+def false_alarms(
+    candidate_runs: int, reference_runs: int, repetitions: int, seed: int = SEED, swaps: int | None = None
+) -> tuple[float, Counter]:
     """The share of repetitions in which at least one gate FAILs, and how often each gate does."""
     quality = engine_scores()
     rng = np.random.default_rng([seed, candidate_runs, reference_runs])
@@ -93,7 +96,7 @@ def false_alarms(candidate_runs: int, reference_runs: int, repetitions: int, see
     with tempfile.TemporaryDirectory(prefix="bvtest-noise-") as scratch:
         for _ in range(repetitions):
             runs = engine_runs(quality, candidate_runs + reference_runs, rng)
-            outcomes = judge_runs(Path(scratch), runs[:candidate_runs], runs[candidate_runs:])
+            outcomes = judge_runs(Path(scratch), runs[:candidate_runs], runs[candidate_runs:], swaps)
             failing = [name for name, outcome in outcomes.items() if outcome == "FAIL"]
             red += bool(failing)
             by_gate.update(failing)

@@ -19,10 +19,19 @@ from pytest_bvtest.errors import InputError, StatisticError
 from pytest_bvtest.judging.judgments import MeasureJudgments
 from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.model import UPPER_BOUNDS, AnalysisSettings, GateSpec, Spec
-from pytest_bvtest.stats.calibration import PendingNull, SwapNull, null_of_own_value, pending_null, swap_null
+from pytest_bvtest.stats.calibration import (
+    PendingNull,
+    SwapNull,
+    default_swaps,
+    engine_shifts,
+    null_of_own_value,
+    pending_null,
+    swap_null,
+)
 from pytest_bvtest.stats.inference import BootstrapInterval, paired_bootstrap
-from pytest_bvtest.stats.power import PowerProblem
+from pytest_bvtest.stats.power import EngineNoise, PowerProblem
 from pytest_bvtest.stats.registry import STATISTICS
+from pytest_bvtest.stats.runs import run_shift
 
 if TYPE_CHECKING:
     from pytest_bvtest.judging.variations import VariationMVE
@@ -263,6 +272,14 @@ def _power_draws(
         return None, "over query variations its value is not one of these per-topic scores"
     if reference == candidate:
         return None, "the gate's reference is the candidate"
+    engine = None
+    if reference is not None:
+        arguments = _null_arguments(spec, gate, matrix, candidate, reference)
+        runs = arguments["runs"]
+        if runs is not None and runs[0].shape[0] * runs[1].shape[0] > 1:
+            # a harmed candidate is a fresh run of the engine, and its null draws the shifts the gate's null drew
+            shifts = engine_shifts(runs, default_swaps(gate.statistic, arguments["swaps"]), arguments["seed"])
+            engine = EngineNoise(run_shift(*runs), shifts)
     try:
         problem = PowerProblem(
             matrix.scores,
@@ -273,6 +290,7 @@ def _power_draws(
             minimum=min(0.0, float(matrix.scores.min())),
             draws=power.draws,
             seed=power.seed,
+            engine=engine,
         )
     except StatisticError as error:
         return None, str(error)

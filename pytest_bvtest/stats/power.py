@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -60,6 +60,7 @@ from pytest_bvtest.spec.model import AnalysisSettings
 from pytest_bvtest.stats.calibration import family_counts, smallest_tail_counts
 from pytest_bvtest.stats.inference import paired_problem
 from pytest_bvtest.stats.registry import Statistic, reads_others_through_extremes
+from pytest_bvtest.stats.runs import RunShift
 from pytest_bvtest.stats.sums import LinearSums
 from pytest_bvtest.stats.swaps import topic_assignments
 
@@ -85,6 +86,8 @@ RESAMPLED_STREAM = 22
 #: swaps are dealt into a pool's chunks in (:func:`swap_pool`).
 GAUSSIAN_NULL_STREAM = 23
 POOL_STREAM = 24
+#: Each draw's own shift of the engine, when a system is given as several runs.
+ENGINE_STREAM = 25
 
 #: Swaps of the null's own that recalibrate a calibrated limit on each harmed draw (docs/mathematics.md §9): a chunk
 #: of its first swaps, the chunks dealt to the draws in turn.
@@ -109,9 +112,9 @@ _GATHERED_TOPICS = 400
 _BLOCK_CELLS = 1 << 20
 # The bisection stops when the bracket is this small relative to its top: about 3 significant digits.
 _RELATIVE_PRECISION = 3e-3
-# ... and with recalibrated limits at 2% (each drop evaluated costs a null per draw; the MDE's Monte-Carlo error is
-# about as large, and reported), after coarse evaluations at 5%.
-_RECALIBRATED_PRECISION = 2e-2
+# ... and with recalibrated limits at 3% (each drop evaluated costs a null per draw; the MDE's Monte-Carlo error is
+# about half that, and reported), after coarse evaluations at 5%.
+_RECALIBRATED_PRECISION = 3e-2
 _COARSE_PRECISION = 5e-2
 # A bracket this narrow (relative to its top) is narrowed by interpolation; a wider one by steps along the slope.
 _INTERPOLATED_BRACKET = 0.3
@@ -316,6 +319,17 @@ class DrawNulls:
     null: np.ndarray
 
 
+@dataclass(frozen=True)
+class EngineNoise:
+    """The engine's shift of a whole run, when the candidate or the reference is given as several runs
+    (docs/mathematics.md §7, "Run-to-run noise"; §9): ``shift`` its distribution
+    (:func:`~pytest_bvtest.stats.runs.run_shift`), ``by_swap`` the shift the gate's null drew for each of its swaps
+    (:func:`~pytest_bvtest.stats.calibration.engine_shifts`)."""
+
+    shift: RunShift
+    by_swap: np.ndarray = field(repr=False, compare=False)
+
+
 Values = tuple[np.ndarray, "np.ndarray | None", "np.ndarray | None"]
 """A block of draws' values: the candidate's own, candidate minus reference and the reference's own (``None``
 without a reference)."""
@@ -351,6 +365,7 @@ class PowerProblem:
         minimum: float = 0.0,
         draws: int = 1000,
         seed: int = 0,
+        engine: EngineNoise | None = None,
     ) -> None:
         chosen, x, (_, positions) = paired_problem(scores, statistic, candidate, reference, settings, "power")
         if reference is not None and reference == candidate:
@@ -380,6 +395,15 @@ class PowerProblem:
         self.largest = float(max(0.0, x[rows].max() - self.minimum))
         self._unharmed = self._state_matrices(0.0)
         self._zero: dict[str, Values] = {}
+        #: The engine's shift of a whole run (``None`` without several runs, or when its runs share none).
+        self.engine = engine if engine is not None and engine.shift.scale > 0 else None
+        #: Each draw's own shift, a fresh run of the harmed engine: ``scale * t`` from ``[seed, ENGINE_STREAM]``.
+        self._engine_draws = (
+            None
+            if self.engine is None
+            else self.engine.shift.scale
+            * np.random.default_rng([self.seed, ENGINE_STREAM]).standard_t(self.engine.shift.degrees, size=self.draws)
+        )
         # the pools' swaps times the unharmed topics' change (:meth:`_unharmed_products`), with the pool they are of
         self._pool_products: dict[int, tuple[SwapPool, np.ndarray]] = {}
         form = chosen.sums if isinstance(chosen.sums, LinearSums) else None
@@ -418,8 +442,9 @@ class PowerProblem:
         matrix = None if reduced is None else reduced(scores, self._kept, self.settings)
         return np.ascontiguousarray(scores if matrix is None else matrix, dtype=np.float64)
 
-    def _state_matrices(self, delta: float) -> np.ndarray:
-        """The sufficient matrices of the four states, ``(4, k, n)``: as observed, swapped, harmed, both.
+    def _state_matrices(self, delta: float, shift: float = 0.0) -> np.ndarray:
+        """The sufficient matrices of the four states, ``(4, k, n)``: as observed, swapped, harmed, both; with the
+        candidate's row of each moved by ``shift`` on every topic (stopping at the minimum), when given.
 
         Without a reference nothing is swapped: the swapped states are the observed ones.
         """
@@ -428,6 +453,10 @@ class PowerProblem:
         if self._reference is not None:
             swapped[[self._candidate, self._reference]] = observed[[self._reference, self._candidate]]
         states = [observed, swapped, self._harmed_matrix(observed, delta), self._harmed_matrix(swapped, delta)]
+        if shift:
+            states = [state.copy() for state in states]
+            for state in states:
+                state[self._candidate] = np.maximum(state[self._candidate] + shift, self.minimum)
         return np.stack([self._sufficient(state) for state in states])
 
     def _split(self, computed: np.ndarray) -> Values:
@@ -437,11 +466,21 @@ class PowerProblem:
         return own, own - computed[..., 1], computed[..., 1]
 
     def values(self, delta: float, model: str) -> Values:
-        """Every draw's value at a drop of ``delta`` under ``model``: own, and candidate minus reference."""
-        harmed = harmed_topics(self.topics, model)
+        """Every draw's value at a drop of ``delta`` under ``model``: own, candidate minus reference and the
+        reference's (with the engine's shift of a fresh run, :meth:`_with_engine`)."""
         if delta == 0.0 and model in self._zero:
             return self._zero[model]
-        states = self._unharmed if delta == 0.0 else self._state_matrices(delta)
+        result = self._split(self._with_engine(delta, model)[0])
+        if delta == 0.0:
+            self._zero[model] = result
+        return result
+
+    def _drawn(self, delta: float, model: str, shift: float = 0.0) -> np.ndarray:
+        """Every draw's statistic ``(B, positions)`` at a drop of ``delta`` under ``model``, the candidate moved by
+        ``shift`` on every topic: from the four states' sums (drawn from their Gaussian from
+        :data:`GAUSSIAN_TOPICS` topics), or stacks of picked matrices."""
+        harmed = harmed_topics(self.topics, model)
+        states = self._unharmed if delta == 0.0 and shift == 0.0 else self._state_matrices(delta, shift)
         if self.method == "gaussian":
             assert self._form is not None
             terms = _state_terms(self._form, states, self._positions, self._reference_position, self.settings)
@@ -450,13 +489,25 @@ class PowerProblem:
             mean, covariance = _sum_moments(per_topic, harmed)
             rng = np.random.default_rng([self.seed, GAUSSIAN_STREAM])
             sums = mean + rng.standard_normal((self.draws, mean.size)) @ _root(covariance).T
-            result = self._split(self._form.finish(sums, centre, self.topics, self.settings))
-        else:
-            swapped, hurt = _draw_states(self.topics, self.draws, self.seed, harmed)
-            result = self._split(self._evaluated(states, swapped if self.swapped else np.zeros_like(swapped), hurt))
-        if delta == 0.0:
-            self._zero[model] = result
-        return result
+            return self._form.finish(sums, centre, self.topics, self.settings)
+        swapped, hurt = _draw_states(self.topics, self.draws, self.seed, harmed)
+        return self._evaluated(states, swapped if self.swapped else np.zeros_like(swapped), hurt)
+
+    def _with_engine(self, delta: float, model: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """Every draw's statistic, and its slope in a shift of the candidate on every topic (``None`` without the
+        engine's noise).
+
+        With several runs a harmed candidate is a fresh run of the engine, shifted as a whole by its own draw
+        (``EngineNoise``): its value moves by that shift times the statistic's slope, the secant over one shift's
+        scale either side (docs/mathematics.md §9, "Several runs"; linear in the shift, our reading).
+        """
+        computed = self._drawn(delta, model)
+        if self.engine is None or self._engine_draws is None:
+            return computed, None
+        scale = self.engine.shift.scale
+        slope = (self._drawn(delta, model, scale) - self._drawn(delta, model, -scale)) / (2 * scale)
+        slope = np.where(np.isfinite(slope), slope, 0.0)
+        return computed + self._engine_draws[:, np.newaxis] * slope, slope
 
     def _evaluated(self, states: np.ndarray, swapped: np.ndarray, harmed: np.ndarray) -> np.ndarray:
         """The statistic of draws given by which topics they swap and harm (booleans), in blocks: from the four
@@ -541,13 +592,16 @@ class PowerProblem:
         swapped, hurt = (drawn[:count] for drawn in _draw_states(self.topics, self.draws, self.seed, harmed))
         states = self._null_states(delta)
         picks = _null_picks(swapped, hurt)
+        # a null of the candidate's own value reads its row alone (TRisk's reference row is 0 on every swap)
+        rows = self._positions[:1] if scale == OWN else self._positions
         terms = (
             None
             if self._form is None
-            else _state_terms(self._form, states, self._positions, self._reference_position, self.settings)
+            else _state_terms(self._form, states, rows, self._reference_position, self.settings)
         )
         per_draw = pool.per_draw if swaps is None else min(swaps, pool.per_draw)
-        own = self._evaluated(states[:4], swapped, hurt)
+        own, slope = (None if each is None else each[:count] for each in self._with_engine(delta, model))
+        assert own is not None
         null = np.empty((count, per_draw))
         for chunk in range(pool.chunks):
             draws = np.arange(chunk, count, pool.chunks)
@@ -555,19 +609,23 @@ class PowerProblem:
                 continue
             chunk_swaps = pool.swapped[chunk, :per_draw]
             if terms is None:
-                computed = self._picked_values(states, picks[:, draws], chunk_swaps)
+                values = _on_scale(self._picked_values(states, picks[:, draws], chunk_swaps), scale)
             else:
-                computed = self._summed_nulls(terms, pool, chunk, per_draw, swapped[draws], hurt[draws], harmed)
-                undecided = np.isnan(computed).any(axis=-1)
+                values = _on_scale(
+                    self._summed_nulls(terms, pool, chunk, per_draw, swapped[draws], hurt[draws], harmed), scale
+                )
+                undecided = np.isnan(values)
                 if undecided.any():  # the sums cannot give these to 1e-12 (TRisk without spread): exactly
-                    columns, rows = np.nonzero(undecided)
-                    for row in np.unique(rows):
-                        chosen = columns[rows == row]
-                        computed[chosen, row] = self._picked_values(
-                            states, picks[:, draws[row : row + 1]], chunk_swaps[chosen]
-                        )[:, 0]
-            values = self._split(computed)
-            null[draws] = (values[0] if scale == OWN else values[1]).T  # type: ignore[union-attr]
+                    swap_rows, draw_columns = np.nonzero(undecided)
+                    for column in np.unique(draw_columns):
+                        chosen = swap_rows[draw_columns == column]
+                        exact = self._picked_values(states, picks[:, draws[column : column + 1]], chunk_swaps[chosen])
+                        values[chosen, column] = _on_scale(exact, scale)[:, 0]
+            null[draws] = values.T
+            if slope is not None and self.engine is not None:
+                # the engine's shift the null drew for each of these swaps, through each draw's slope
+                shifts = self.engine.by_swap[pool.order[chunk, :per_draw]]
+                null[draws] += shifts[np.newaxis, :] * _on_scale(slope[draws], scale)[:, np.newaxis]
         return DrawNulls(*self._split(own), null)  # type: ignore[arg-type]
 
     def _summed_nulls(
@@ -594,20 +652,23 @@ class PowerProblem:
         moved = (f4 - f2).T, (f3 - f5).T
         chunk_swaps = pool.swapped[chunk, :per_draw]
         draws, width = len(hurt), base.shape[1]
+        # the sums quantity by quantity, each (swaps, draws) contiguous: a finish reads its columns at memory speed
+        sums = np.empty((width, per_draw, draws))
         if 4 * harmed <= self.topics and self.topics > _GATHERED_TOPICS:
             topics = np.nonzero(hurt)[1].reshape(draws, harmed)  # each draw's harmed topics
             which = np.take_along_axis(swapped, topics, axis=1)[..., np.newaxis]
             changes = np.where(which, moved[1][topics], moved[0][topics]) - unharmed_change.T[topics]  # (d, k, q)
-            sums = np.einsum("sdk,dkq->sdq", chunk_swaps[:, topics].astype(np.float64), changes)
-            sums += self._unharmed_products(pool, unharmed_change)[chunk, :per_draw, np.newaxis, :]
+            np.einsum("sdk,dkq->qsd", chunk_swaps[:, topics].astype(np.float64), changes, out=sums)
+            sums += self._unharmed_products(pool, unharmed_change)[chunk, :per_draw].T[:, :, np.newaxis]
         else:
             changes = np.where(
                 hurt[..., np.newaxis], np.where(swapped[..., np.newaxis], *moved[::-1]), unharmed_change.T
             )
-            flat = np.ascontiguousarray(np.moveaxis(changes, 1, 0)).reshape(self.topics, draws * width)
-            sums = (chunk_swaps.astype(np.float64) @ flat).reshape(per_draw, draws, width)
-        sums += base
-        finished = self._form.finish(sums.reshape(-1, width), centre, self.topics, self.settings)  # type: ignore[union-attr]
+            swaps_as_floats = chunk_swaps.astype(np.float64)
+            for quantity in range(width):
+                np.matmul(swaps_as_floats, changes[:, :, quantity].T, out=sums[quantity])
+        sums += base.T[:, np.newaxis, :]
+        finished = self._form.finish(sums.reshape(width, -1).T, centre, self.topics, self.settings)  # type: ignore[union-attr]
         return finished.reshape(per_draw, draws, -1)
 
     def _picked_values(self, states: np.ndarray, picks: np.ndarray, chunk_swaps: np.ndarray) -> np.ndarray:
@@ -632,16 +693,26 @@ class PowerProblem:
         return computed
 
     def gaussian_draw_nulls(
-        self, delta: float, model: str, scale: str, swaps: int, chunks: int, draws: int | None = None
+        self,
+        delta: float,
+        model: str,
+        scale: str,
+        swaps: int,
+        chunks: int,
+        draws: int | None = None,
+        topics: int | None = None,
     ) -> DrawNulls:
-        """:meth:`draw_nulls` from Gaussian sums (from :data:`GAUSSIAN_TOPICS` topics, a sum form): each draw's sums
-        at its own swap and at no swap (the centre of its null, as the swap's terms average the two states of each
-        topic) are drawn jointly from their exact Gaussian over the draws' states; its null around that centre
-        from the Gaussian of a swap's change of the sums, with the covariance averaged over the draws' states
-        (``swaps`` of ``chunks`` seeded pools of standard normals, ``default_rng([seed, GAUSSIAN_NULL_STREAM])``).
+        """:meth:`draw_nulls` from Gaussian sums (a sum form: from :data:`GAUSSIAN_TOPICS` topics, and for the topics
+        needed). Each draw's sums at its own swap and at no swap (the centre of its null, as a swap's terms average
+        the two states of each topic) are drawn jointly from their exact Gaussian over the draws' states (the first
+        ``draws`` of :data:`GAUSSIAN_STREAM`); its null around that centre from the Gaussian of a swap's change of the
+        sums, with the covariance averaged over the draws' states (``swaps`` of ``chunks`` seeded pools of standard
+        normals, ``default_rng([seed, GAUSSIAN_NULL_STREAM])``). With ``topics``, on that many topics resampled with
+        replacement, each swapped with probability 1/2 and harmed with the model's share (independently).
         """
         assert self._form is not None
-        harmed = harmed_topics(self.topics, model)
+        size = self.topics if topics is None else topics
+        harmed = harmed_topics(size, model)
         states = self._null_states(delta)
         made = _state_terms(self._form, states, self._positions, self._reference_position, self.settings)
         assert made is not None
@@ -656,25 +727,38 @@ class PowerProblem:
                 np.vstack([f3, (f5 + f3) / 2]),
             ]
         )
-        mean, covariance = _sum_moments(joint, harmed)
-        rng = np.random.default_rng([self.seed, GAUSSIAN_STREAM])
+        share = harmed / size
+        if topics is None:
+            mean, covariance = _sum_moments(joint, harmed)
+            rng = np.random.default_rng([self.seed, GAUSSIAN_STREAM])
+        else:
+            mean, covariance = _resampled_moments(joint, share, topics)
+            rng = np.random.default_rng([self.seed, RESAMPLED_STREAM, topics])
         count = self.draws if draws is None else min(draws, self.draws)
         drawn = mean + rng.standard_normal((self.draws, mean.size))[:count] @ _root(covariance).T
         width = f0.shape[0]
         own_sums, middles = drawn[:, :width], drawn[:, width:]
         # a swap moves the sums by (t - 1/2) times each topic's change: covariance 1/4 sum_j E[G_j G_j']
-        share = harmed / self.topics
         spread = (
-            (1 - share) * (f1 - f0) @ (f1 - f0).T + share / 2 * ((f4 - f2) @ (f4 - f2).T + (f3 - f5) @ (f3 - f5).T)
-        ) / 4
+            (size / self.topics)
+            * ((1 - share) * (f1 - f0) @ (f1 - f0).T + share / 2 * ((f4 - f2) @ (f4 - f2).T + (f3 - f5) @ (f3 - f5).T))
+            / 4
+        )
         normals = np.random.default_rng([self.seed, GAUSSIAN_NULL_STREAM]).standard_normal((chunks, swaps, width))
         moves = normals @ _root(spread).T  # (chunks, swaps, q)
         chunk_of = np.arange(count) % chunks
         sums = middles[:, np.newaxis, :] + moves[chunk_of]
-        finished = self._form.finish(sums.reshape(-1, width), centre, self.topics, self.settings)
-        values = self._split(finished.reshape(count, swaps, -1))
-        own = self._split(self._form.finish(own_sums, centre, self.topics, self.settings))
-        return DrawNulls(*own, values[0] if scale == OWN else values[1])  # type: ignore[arg-type]
+        finished = self._form.finish(sums.reshape(-1, width), centre, size, self.settings)
+        null = _on_scale(finished.reshape(count, swaps, -1), scale)
+        own = self._form.finish(own_sums, centre, size, self.settings)
+        slope = None if topics is not None else self._with_engine(delta, model)[1]
+        if slope is not None and self.engine is not None and self._engine_draws is not None:
+            # as :meth:`draw_nulls`: each draw a fresh run's shift, its null the shifts its null drew
+            own = own + self._engine_draws[:count, np.newaxis] * slope[:count]
+            drawn_shifts = self.engine.by_swap
+            shifts = drawn_shifts[np.arange(chunks * swaps) % drawn_shifts.size].reshape(chunks, swaps)[chunk_of]
+            null = null + shifts * _on_scale(slope[:count], scale)[:, np.newaxis]
+        return DrawNulls(*self._split(own), null)  # type: ignore[arg-type]
 
     def _unharmed_products(self, pool: SwapPool, change: np.ndarray) -> np.ndarray:
         """The pool's swaps times an unharmed topic's change when swapped, ``(chunks, swaps, q)``: the same at every
@@ -788,26 +872,44 @@ class PowerProblem:
         """The power at ``drop`` on ``topics`` topics resampled with replacement from these (docs/mathematics.md §9).
 
         Each draw resamples ``topics`` topics, swaps each with probability 1/2 and harms them as ``model`` does;
-        each limit is placed again at that size (:class:`Crossing`: a calibrated one at the quantile of its level
-        of draws without harm; a noise-aware one with its reach scaled by ``sqrt(n / topics)``). A sum form's
-        sums are drawn from their Gaussian, whose moments per resampled topic are exact; the rest is simulated.
+        each limit is placed again at that size (:class:`Crossing`: a noise-aware one with its reach scaled by
+        ``sqrt(n / topics)``; a calibrated one recalibrated on each draw, at the per-gate level it holds, from the
+        draw's Gaussian null, :meth:`gaussian_draw_nulls`). A sum form's sums are drawn from their Gaussian, whose
+        moments per resampled topic are exact; the rest is simulated, a calibrated limit placed at the quantile of
+        its level among draws without harm (the observed pair's, on that many topics: an estimate that leans
+        optimistic, as a harm widens the null).
         """
         whole_number(topics, "topics")
+        calibrated = next((crossing for crossing in crossings if crossing.kind == "calibrated"), None)
+        if calibrated is not None and self._form is not None and self.swapped:
+            others = [self._placed(crossing, topics, None) for crossing in crossings if crossing is not calibrated]
+            drawn = self.gaussian_draw_nulls(
+                drop, model, calibrated.scale, RECALIBRATION_SWAPS, RECALIBRATION_CHUNKS, topics=topics
+            )
+            limit = _limits_at_level(drawn.null, calibrated.level, self.statistic.higher_is_better)
+            return float(
+                failed(drawn.own, drawn.difference, [*others, calibrated], drawn.reference, recalibrated=limit).mean()
+            )
         null = self._resampled(0.0, 0, topics, _NULL_DRAWS if self._form is not None else self.draws)
         placed = [self._placed(crossing, topics, null) for crossing in crossings]
         own, difference, reference = self._resampled(drop, harmed_topics(topics, model), topics, self.draws)
         return float(failed(own, difference, placed, reference).mean())
 
-    def _placed(self, crossing: Crossing, topics: int, null: Values) -> Crossing:
-        """``crossing`` on ``topics`` topics (see :class:`Crossing`)."""
+    def _placed(self, crossing: Crossing, topics: int, null: Values | None) -> Crossing:
+        """``crossing`` on ``topics`` topics (see :class:`Crossing`; a calibrated one needs the ``null`` of draws
+        without harm)."""
         if crossing.kind == "bound":
             return crossing
         if crossing.kind == "noise":
             side = 1.0 if crossing.upper else -1.0
             bound = crossing.limit - side * crossing.reach
             return Crossing(
-                crossing.scale, bound + side * crossing.reach * math.sqrt(self.topics / topics), crossing.upper
+                crossing.scale,
+                bound + side * crossing.reach * math.sqrt(self.topics / topics),
+                crossing.upper,
+                relative=crossing.relative,
             )
+        assert null is not None
         values = null[0] if crossing.scale == OWN else null[1]
         assert values is not None and crossing.level is not None
         ordered = np.sort(values[~np.isnan(values)])
@@ -826,14 +928,9 @@ class PowerProblem:
         )
         if self._form is not None and made is not None:
             per_topic, centre = made
-            share = harmed / topics
             # one resampled topic: any of these, swapped with probability 1/2, harmed with probability `share`
-            swap = 0.5 if self.swapped else 0.0
-            weights = ((1 - share) * (1 - swap), (1 - share) * swap, share * (1 - swap), share * swap)
-            mean = sum(w * f.mean(axis=1) for w, f in zip(weights, per_topic))
-            second = sum(w * (f @ f.T) / f.shape[1] for w, f in zip(weights, per_topic))
-            covariance = topics * (second - np.outer(mean, mean))
-            sums = topics * mean + rng.standard_normal((draws, mean.size)) @ _root(covariance).T
+            mean, covariance = _resampled_moments(per_topic, harmed / topics, topics, 0.5 if self.swapped else 0.0)
+            sums = mean + rng.standard_normal((draws, mean.size)) @ _root(covariance).T
             return self._split(self._form.finish(sums, centre, topics, self.settings))
         computed = np.empty((draws, len(self._positions)))
         block = max(1, _BLOCK_CELLS // (topics * states.shape[1]))
@@ -846,6 +943,21 @@ class PowerProblem:
                 np.put_along_axis(hurt, np.argsort(rng.random((count, topics)), axis=1)[:, :harmed], True, axis=1)
             computed[first : first + count] = self._stacked(states, swapped, hurt, drawn)
         return self._split(computed)
+
+
+def _limits_at_level(null: np.ndarray, level: float | None, higher_is_better: bool) -> np.ndarray:
+    """Each draw's limit at a per-gate false-alarm ``level``: the ``floor(level N)``-th of its ``N`` null values from
+    the bad side (none past it when the level is unknown or 0)."""
+    level = 0.0 if level is None or math.isnan(level) else level
+    count = int(np.floor(level * null.shape[1] + 1e-9))
+    oriented = null if higher_is_better else -null
+    limit = np.partition(oriented, count, axis=1)[:, count]
+    return limit if higher_is_better else -limit
+
+
+def _on_scale(computed: np.ndarray, scale: str) -> np.ndarray:
+    """A statistic's values ``(..., positions)`` on a null's scale: the candidate's own, or minus the reference's."""
+    return computed[..., 0] if scale == OWN else computed[..., 0] - computed[..., 1]
 
 
 def _null_picks(swapped: np.ndarray, hurt: np.ndarray) -> np.ndarray:
@@ -1001,13 +1113,8 @@ class PowerGroup:
         limits = {}
         for index, drawn in nulls.items():
             gate = self.gates[index]
-            crossing = gate.calibrated
-            assert crossing is not None
-            level = 0.0 if crossing.level is None or math.isnan(crossing.level) else crossing.level
-            count = int(np.floor(level * drawn.null.shape[1] + 1e-9))
-            oriented = drawn.null if gate.problem.statistic.higher_is_better else -drawn.null
-            limit = np.partition(oriented, count, axis=1)[:, count]
-            limits[index] = limit if gate.problem.statistic.higher_is_better else -limit
+            assert gate.calibrated is not None
+            limits[index] = _limits_at_level(drawn.null, gate.calibrated.level, gate.problem.statistic.higher_is_better)
         return limits
 
     def power(self, index: int, delta: float, model: str, coarse: bool = False) -> float:
@@ -1023,8 +1130,8 @@ class PowerGroup:
         coarse evaluations bracket the MDE to :data:`_COARSE_PRECISION`, starting from the MDE with the observed
         pair's limit held (a harm widens the null, so the recalibrated MDE is mostly larger); then evaluations of
         every draw narrow it to :data:`_RECALIBRATED_PRECISION`, stepping along the power's probit slope until they
-        bracket it and interpolating the probit inside. The MDE is the smallest drop so evaluated whose power
-        reaches ``level``; ``error`` is read from the slope there.
+        bracket it and interpolating the probit inside. The MDE is where the probit, read as a line between the last
+        drops either side, reaches ``level``; ``error`` is read from the slope there.
         """
         open_interval(level, "a power", 0, 1)
         gate = self.gates[index]
@@ -1036,18 +1143,24 @@ class PowerGroup:
         largest = problem.largest
         if self.power(index, 0.0, model, coarse=True) >= level and self.power(index, 0.0, model) >= level:
             return Detectable(model, 0.0, self.power(index, 0.0, model), largest)
-        at_largest = self.power(index, largest, model) if largest > 0 else self.power(index, 0.0, model)
-        if at_largest < level:
-            return Detectable(model, None, at_largest, largest, problem._moves(model, gate.crossings))
+        # every draw is read at the largest drop only when the coarse evaluation does not clearly reach the level there
+        coarse_draws = min(COARSE_DRAWS, problem.draws)
+        clearly = level + 3 * math.sqrt(level * (1 - level) / coarse_draws)
+        if largest == 0 or self.power(index, largest, model, coarse=True) < clearly:
+            at_largest = self.power(index, largest, model)
+            if at_largest < level:
+                return Detectable(model, None, at_largest, largest, problem._moves(model, gate.crossings))
         held = problem.detectable(model, gate.crossings, level).drop if problem._form is not None else None
         start = held if held is not None and 0 < held < largest else largest / 2
         low, high = self._narrowed(index, model, level, start, True, _COARSE_PRECISION)
         slope = self._slope(index, model, high)
         estimate = self._interpolated(index, model, level, low, high, coarse=True)
         low, high = self._narrowed(index, model, level, estimate, False, _RECALIBRATED_PRECISION, slope)
-        return Detectable(
-            model, high, self.power(index, high, model), largest, error=self._error(index, model, high, level)
-        )
+        drop = self._interpolated(index, model, level, low, high, coarse=False, margin=0.0)
+        # the bracket's ends are evaluated; between them the power's probit is read as a line, so at the drop it reads
+        # `level` exactly (unless the bracket's top is the drop: then what was measured there)
+        power = self.power(index, high, model) if drop >= high else level
+        return Detectable(model, drop, power, largest, error=self._error(index, model, drop, level))
 
     def _narrowed(
         self,
@@ -1079,7 +1192,8 @@ class PowerGroup:
             else:
                 step = (float(ndtri(level)) - float(ndtri(np.clip(at, 0.005, 0.995)))) / slope
                 point = point + float(np.clip(step, -0.15 * point, 0.15 * point))
-                point = point * (1 + precision / 2) if at < level and point <= low else point
+                # a little past the crossing, so that the next evaluation lands on its other side
+                point *= (1 + precision / 3) if at < level else (1 - precision / 3)
             point = min(largest, max(point, low * (1 + precision / 2)))
             if high is not None:
                 point = min(point, high * (1 - precision / 2))
@@ -1099,16 +1213,19 @@ class PowerGroup:
         low = max((delta for delta, power in powers if (high is None or delta < high) and power < level), default=0.0)
         return low, high
 
-    def _interpolated(self, index: int, model: str, level: float, low: float, high: float, coarse: bool) -> float:
-        """The drop where the power's probit, interpolated between ``low`` and ``high``, reaches ``level``; kept a
-        tenth of the bracket from either end (so the bracket shrinks however the power bends)."""
+    def _interpolated(
+        self, index: int, model: str, level: float, low: float, high: float, coarse: bool, margin: float = 0.1
+    ) -> float:
+        """The drop where the power's probit, interpolated between ``low`` and ``high``, reaches ``level``; kept
+        ``margin`` of the bracket from either end (a tenth while searching: the bracket then shrinks however the power
+        bends)."""
         draws = min(COARSE_DRAWS, self.gates[index].problem.draws) if coarse else self.gates[index].problem.draws
         low_z, high_z = (
             float(ndtri(np.clip(self.power(index, drop, model, coarse), 0.5 / draws, 1 - 0.5 / draws)))
             for drop in (low, high)
         )
         share = (float(ndtri(level)) - low_z) / (high_z - low_z) if high_z > low_z else 0.5
-        return low + (high - low) * min(0.9, max(0.1, share))
+        return low + (high - low) * min(1 - margin, max(margin, share))
 
     def _slope(self, index: int, model: str, drop: float) -> float | None:
         """The slope of the power's probit in the drop near ``drop``: least squares over every evaluation within a
@@ -1226,6 +1343,19 @@ def _sum_moments(per_topic: np.ndarray, harmed: int) -> tuple[np.ndarray, np.nda
     return mean_per_topic.sum(axis=1), covariance
 
 
+def _resampled_moments(
+    per_topic: np.ndarray, share: float, topics: int, swap: float = 0.5
+) -> tuple[np.ndarray, np.ndarray]:
+    """The mean and covariance of the sums ``sum_j f[state_j, :, j]`` over ``topics`` topics resampled with replacement
+    from the observed ones, each swapped with probability ``swap`` and harmed with probability ``share``,
+    independently (the per-resampled-topic moments times ``topics``)."""
+    weights = ((1 - share) * (1 - swap), (1 - share) * swap, share * (1 - swap), share * swap)
+    observed = per_topic.shape[2]
+    mean = sum(weight * f.mean(axis=1) for weight, f in zip(weights, per_topic))
+    second = sum(weight * (f @ f.T) / observed for weight, f in zip(weights, per_topic))
+    return topics * mean, topics * (second - np.outer(mean, mean))
+
+
 def _root(covariance: np.ndarray) -> np.ndarray:
     """A matrix ``A`` with ``A A' = covariance`` (symmetric square root; rounding below 0 clipped)."""
     values, vectors = np.linalg.eigh((covariance + covariance.T) / 2)
@@ -1235,24 +1365,17 @@ def _root(covariance: np.ndarray) -> np.ndarray:
 # --- the mean's closed form -----------------------------------------------------------------------------------
 
 
-def mean_power(
-    candidate: np.ndarray,
-    reference: np.ndarray,
-    delta: float,
-    limit: float,
-    model: str = UNIFORM,
-    minimum: float = 0.0,
-    *,
-    topics: int | None = None,
-) -> float:
-    """The power of a lower limit ``limit`` on the difference of means at a drop of ``delta`` (§9 "Check").
+def _mean_moments(
+    candidate: np.ndarray, reference: np.ndarray, delta: float, model: str, minimum: float, topics: int | None
+) -> tuple[float, float, float]:
+    """A draw's difference of means: its mean, its standard deviation, and the root mean square of the draw's
+    per-topic differences (what the draw's own sign-flip null spreads by), expected over the draws.
 
-    Normal approximation with the exact mean and variance of a draw's difference of means (module docstring):
-    topic ``j`` contributes ``t_j = d_j - h_j g_j(0)`` unswapped and ``-d_j - h_j g_j(1)`` swapped, with
-    ``d = candidate - reference`` and ``g_j(s)`` the clipped drop; the harm ``h_j`` is 1 (``uniform``) or falls
-    on a fixed-size random set (``few``). With ``topics`` given, topics are resampled with replacement to that
-    size instead (each independently harmed with probability 10% under ``few``): the per-topic moments are
-    then those of a topic drawn from the observed ones.
+    Topic ``j`` contributes ``t_j = d_j - h_j g_j(0)`` unswapped and ``-d_j - h_j g_j(1)`` swapped, with ``d =
+    candidate - reference`` and ``g_j(s)`` the drop it takes (clipped at ``minimum``); the harm ``h_j`` is 1
+    (``uniform``) or falls on a fixed-size random set (``few``). With ``topics`` given, topics are resampled with
+    replacement to that size instead (each independently harmed with probability 10% under ``few``): the per-topic
+    moments are then those of a topic drawn from the observed ones.
     """
     d = candidate - reference
     n = d.size
@@ -1270,11 +1393,50 @@ def mean_power(
             together = harmed * (harmed - 1) / (n * (n - 1)) - p * p
             spread = (g0 + g1) / 2
             variance += together * float(spread.sum() ** 2 - (spread**2).sum())
-        mean = float(first.sum()) / n
-        sd = math.sqrt(max(variance, 0.0)) / n
-    else:
-        mean = float(first.mean())
-        sd = math.sqrt(max(float(second.mean()) - mean**2, 0.0) / topics)
+        return float(first.sum()) / n, math.sqrt(max(variance, 0.0)) / n, math.sqrt(float(second.mean()))
+    mean = float(first.mean())
+    return mean, math.sqrt(max(float(second.mean()) - mean**2, 0.0) / topics), math.sqrt(float(second.mean()))
+
+
+def mean_limit(crossings: Sequence[Crossing], rms: float, topics: int, observed: int | None = None) -> float:
+    """The lowest of a mean gate's lower limits on the difference of means, for a draw whose per-topic differences
+    have root mean square ``rms`` on ``topics`` topics (docs/mathematics.md §9 "Check").
+
+    A calibrated limit is recalibrated on the draw: the sign-flip null of its differences has spread ``rms /
+    sqrt(n)`` (rms, not sd: the swap null is centred on no change), so its limit at the level ``a`` it holds is
+    ``-z_(1-a) rms / sqrt(n)``. A bound stays where it is; a noise-aware one moves by its reach scaled by ``sqrt(n0
+    / n)`` when the topics differ from the ``observed`` ``n0``. The gate fails only past every limit.
+    """
+    limits = []
+    for crossing in crossings:
+        if crossing.kind == "calibrated":
+            level = crossing.level if crossing.level is not None and crossing.level > 0 else None
+            limits.append(-math.inf if level is None else -float(ndtri(1 - level)) * rms / math.sqrt(topics))
+        elif crossing.kind == "noise" and observed is not None:
+            limits.append(crossing.limit + crossing.reach * (1 - math.sqrt(observed / topics)))
+        else:
+            limits.append(crossing.limit)
+    return min(limits)
+
+
+def mean_power(
+    candidate: np.ndarray,
+    reference: np.ndarray,
+    delta: float,
+    crossings: Sequence[Crossing],
+    model: str = UNIFORM,
+    minimum: float = 0.0,
+    *,
+    topics: int | None = None,
+) -> float:
+    """The power of a mean gate's lower limits on the difference of means at a drop of ``delta`` (docs/mathematics.md
+    §9 "Check"): normal approximation with the exact mean and variance of a draw's difference of means
+    (:func:`_mean_moments`), against each draw's limits (:func:`mean_limit`: a calibrated one recalibrated on the
+    draw's own differences). With ``topics``, on topics resampled to that size.
+    """
+    mean, sd, rms = _mean_moments(candidate, reference, delta, model, minimum, topics)
+    size = candidate.size if topics is None else topics
+    limit = mean_limit(crossings, rms, size, candidate.size)
     if sd == 0:
         return float(mean < limit - _TOLERANCE * max(1.0, abs(limit)))
     return float(ndtr((limit - mean) / sd))
@@ -1283,21 +1445,21 @@ def mean_power(
 def mean_detectable(
     candidate: np.ndarray,
     reference: np.ndarray,
-    limit: float,
+    crossings: Sequence[Crossing],
     model: str = UNIFORM,
     level: float = TARGET_POWER,
     minimum: float = 0.0,
 ) -> float | None:
-    """The mean gate's MDE by the closed form of :func:`mean_power` (bisection on it); ``None`` when no drop
-    reaches ``level``. Without a topic within the MDE of ``minimum`` this is ``-limit + z_level sqrt(mean(d**2)
-    / n)`` under ``uniform`` (docs/mathematics.md §9 "Check")."""
+    """The mean gate's MDE by the closed form of :func:`mean_power` (bisection on it); ``None`` when no drop reaches
+    ``level``. Without a topic within the MDE of ``minimum``, for a calibrated limit alone, this is
+    :func:`closed_form_mde` (docs/mathematics.md §9 "Check")."""
     largest = float(max(candidate.max(), reference.max()) - minimum)
-    if mean_power(candidate, reference, largest, limit, model, minimum) < level:
+    if mean_power(candidate, reference, largest, crossings, model, minimum) < level:
         return None
     low, high = 0.0, largest
     while high - low > 1e-6 * max(high, 1e-12):
         middle = (low + high) / 2
-        if mean_power(candidate, reference, middle, limit, model, minimum) >= level:
+        if mean_power(candidate, reference, middle, crossings, model, minimum) >= level:
             high = middle
         else:
             low = middle
@@ -1305,10 +1467,21 @@ def mean_detectable(
 
 
 def closed_form_mde(differences: np.ndarray, false_alarm: float, level: float = TARGET_POWER) -> float:
-    """docs/mathematics.md §9's check: ``(z_{1-a} + z_level) sd(d) / sqrt(n)``, ``sd(d)`` the root mean square of
-    the per-topic differences (the spread of the swapped differences ``+-d_j``), for a limit at level ``a``."""
+    """docs/mathematics.md §9's check, a drop on every topic and nothing clipped, for a mean gate whose limit is
+    calibrated at level ``a``: a draw's differences are ``+-d_j - delta``, their mean ``~ N(-delta, m2 / n)`` with
+    ``m2 = mean(d**2)``, and its limit recalibrated on them ``-z_(1-a) sqrt((m2 + delta**2) / n)`` (their root mean
+    square); the MDE solves ``delta - z_(1-a) sqrt((m2 + delta**2) / n) = z_level sqrt(m2 / n)``, so with
+    ``s = sqrt(m2 / n)`` and ``u = z_(1-a) / sqrt(n)``:
+
+        delta = (z_level s + u sqrt(z_level**2 s**2 + (1 - u**2) m2)) / (1 - u**2)
+
+    With the limit held at the observed pair's it would be ``(z_(1-a) + z_level) sqrt(m2 / n)``.
+    """
     d = np.asarray(differences, dtype=np.float64)
-    return float((ndtri(1 - false_alarm) + ndtri(level)) * math.sqrt(float(np.mean(d * d))) / math.sqrt(d.size))
+    m2 = float(np.mean(d * d))
+    n = d.size
+    s, u, z = math.sqrt(m2 / n), float(ndtri(1 - false_alarm)) / math.sqrt(n), float(ndtri(level))
+    return (z * s + u * math.sqrt(z * z * s * s + (1 - u * u) * m2)) / (1 - u * u)
 
 
 def mean_topics_needed(
@@ -1320,29 +1493,16 @@ def mean_topics_needed(
     level: float = TARGET_POWER,
     minimum: float = 0.0,
 ) -> int | None:
-    """The topics a mean gate needs to catch ``drop`` with power ``level``: the closed form of :func:`mean_power`
-    on topics resampled to size ``n`` (docs/mathematics.md §9 "Topics needed"), each limit placed again at ``n``
-    (a calibrated one and a noise-aware reach scaled by ``sqrt(n0 / n)``, as the spread of a mean scales); the
-    smallest such ``n`` by bisection. ``None`` when no number of topics gets there (a bound at or past the drop).
+    """The topics a mean gate needs to catch ``drop`` with power ``level``: the closed form of :func:`mean_power` on
+    topics resampled to size ``n`` (docs/mathematics.md §9 "Topics needed"), each limit placed again at ``n``
+    (:func:`mean_limit`); the smallest such ``n`` by bisection. ``None`` when no number of topics gets there (a bound
+    at or past the drop).
     """
-    observed = candidate.size
-
-    def limit_at(topics: int) -> float:
-        scale = math.sqrt(observed / topics)
-        limits = []
-        for crossing in crossings:
-            if crossing.kind == "calibrated":
-                limits.append(crossing.limit * scale)
-            elif crossing.kind == "noise":
-                limits.append(crossing.limit + crossing.reach * (1 - scale))
-            else:
-                limits.append(crossing.limit)
-        return min(limits)  # lower limits on the difference: the gate fails only past all
 
     def reaches(topics: int) -> bool:
-        return mean_power(candidate, reference, drop, limit_at(topics), model, minimum, topics=topics) >= level
+        return mean_power(candidate, reference, drop, crossings, model, minimum, topics=topics) >= level
 
-    most = min(_MOST_TOPICS, _MOST_TOPICS_FACTOR * observed)
+    most = min(_MOST_TOPICS, _MOST_TOPICS_FACTOR * candidate.size)
     if not reaches(most):
         return None
     return _smallest_reaching(reaches, 1, most)
