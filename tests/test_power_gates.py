@@ -49,8 +49,9 @@ def dl_hard_spec(tmp_path: Path, **gate: object) -> Path:
 def test_the_weak_dl_hard_mean_gate_is_warned_with_the_topics_it_needs() -> None:
     """The issue's case: on 50 DL-HARD topics the nDCG@10 mean gate's limit sits 0.043 below BM25's 0.2716 (a
     16% drop passes). With `detect: 10%` (a drop of 0.0272 on every query) it passes with a warning: it catches that
-    drop about one time in ten, catches 0.0716 at 80%, and would need about (0.0716 / 0.0272)² x 50 = 350 topics.
-    (Its outcome is UNDECIDED rather than OK*: DL-HARD judges half of each top 10, docs/judgments.md.)"""
+    drop about one time in ten, catches 0.0746 at 80% (each harmed draw's limit recalibrated on it: 0.0716 with the
+    observed pair's held), and would need about (0.0746 / 0.0272)² x 50 = 380 topics. (Its outcome is UNDECIDED
+    rather than OK*: DL-HARD judges half of each top 10, docs/judgments.md.)"""
     evaluation = evaluate_spec(load_spec(EXAMPLE / "trec" / "bvtest-dl-hard.yaml"), use_cache=False)
     gate = next(verdict for verdict in evaluation.gates if verdict.id.endswith("nDCG@10::mean"))
     assert gate.passed and gate.outcome == "UNDECIDED" and gate.missed_aim is not None
@@ -58,7 +59,7 @@ def test_the_weak_dl_hard_mean_gate_is_warned_with_the_topics_it_needs() -> None
     assert aim.drop == pytest.approx(0.1 * 0.271607, abs=1e-5) and aim.relative == 0.1 and aim.model == UNIFORM
     assert aim.power < 0.2 and aim.topics == 50
     mde = gate.power.result.of(UNIFORM).drop
-    assert mde == pytest.approx(0.0716, abs=0.002)
+    assert mde == pytest.approx(0.0746, abs=0.002)
     assert aim.topics_needed == pytest.approx(50 * (mde / aim.drop) ** 2, rel=0.1)
     said = words(gate)["guards"]
     assert len(said) == 1 and said[0].startswith(
@@ -114,7 +115,7 @@ def test_a_noise_aware_gate_is_read_past_its_interval_and_matches_the_closed_for
     assert crossing.limit == pytest.approx(-0.01 - (interval.high - interval.estimate))
     matrix = evaluation.measures[0].matrix
     candidate, reference = matrix.row("bm25+rm3"), matrix.row("bm25")
-    closed = mean_detectable(candidate, reference, crossing.limit)
+    closed = mean_detectable(candidate, reference, (crossing,))
     mde = gate.power.result.of(UNIFORM).drop
     assert closed is not None and mde == pytest.approx(closed, rel=0.05)
 
@@ -147,12 +148,14 @@ def test_power_is_in_every_report_of_the_example(tmp_path: Path) -> None:
         if m["model"] == "uniform" and m["mde"] is not None
     )
     said = next(line for line in compact if line.startswith("Power (") and "bvtest.yaml, nDCG@10): " in line)
-    assert said.split("): ", 1)[1].startswith(f"a drop of {best[0]:.3g} on every query ({best[1]}) or one of ")
-    assert said.endswith(
-        " on 6 of the 56 queries (Mean) fails this check at least 80% of the time; smaller drops can pass."
+    # once each harmed draw's limits are its own, no gate catches a drop on 6 of the 56 queries 80% of the time: the
+    # few harmed topics widen the draw's own null as much as they move its value
+    assert said.split("): ", 1)[1] == (
+        f"a drop of {best[0]:.3g} on every query ({best[1]}) fails this check at least 80% of the time; smaller drops "
+        "can pass, and so can a drop on 6 of the 56 queries, however large."
     )
     row = next(line for line in compact if "nDCG@10::mean" in line)
-    assert row.endswith(f"{mde:.3g} / {power['models'][1]['mde']:.3g}")
+    assert power["models"][1]["mde"] is None and row.endswith(f"{mde:.3g} / never")
     verbose = "\n".join(text for text, _ in terminal.summary_lines(document, 1))
     assert f"  power: catches a drop of {mde:.3g} in nDCG@10 on every query 80% of the time" in verbose
     assert "cannot see a drop on every query: Var does not get worse under it" in verbose
