@@ -29,7 +29,7 @@ from pytest_bvtest.stats.calibration import (
     swap_null,
 )
 from pytest_bvtest.stats.inference import BootstrapInterval, paired_bootstrap
-from pytest_bvtest.stats.power import EngineNoise, PowerProblem
+from pytest_bvtest.stats.power import STACKED_RECALIBRATION_SWAPS, EngineNoise, PowerProblem
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.runs import run_shift
 
@@ -294,10 +294,13 @@ def _power_draws(
         )
     except StatisticError as error:
         return None, str(error)
-    if power.stacked_cells is not None and problem.stacked_cells > power.stacked_cells:
+    # a calibrated limit is recalibrated on every harmed draw: without a sum form, a stack per draw and swap
+    recalibrated = STACKED_RECALIBRATION_SWAPS if gate.false_alarm is not None and reference is not None else 1
+    if power.stacked_cells is not None and problem.stacked_cells * recalibrated > power.stacked_cells:
+        swaps = f", each judged on {recalibrated:,} swaps of its own null," if recalibrated > 1 else ""
         return None, (
-            f"{statistic.label} has no sum form over topics, and {power.draws:,} draws of {problem.topics:,} topics "
-            "would take seconds here; bvtest calibrate measures it"
+            f"{statistic.label} has no sum form over topics, and {power.draws:,} draws of {problem.topics:,} topics"
+            f"{swaps} would take seconds here; bvtest calibrate measures it"
         )
     return problem, None
 

@@ -133,12 +133,15 @@ def power_document(verdict: Verdict) -> dict[str, Any] | None:
         "topics": None if result is None else result.topics,
         "harmed": None if result is None else result.harmed,
         "method": None if result is None else result.method,
+        "swaps": None if result is None else result.swaps,
+        "family": None if result is None else result.family,
         "models": []
         if result is None
         else [
             {
                 "model": each.model,
                 "mde": _number(each.drop),
+                "error": _number(each.error),
                 "power": _number(each.power),
                 "largest": _number(each.largest),
                 "moves": each.moves,

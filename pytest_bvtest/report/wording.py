@@ -832,8 +832,9 @@ def power_legend(document: Mapping[str, Any]) -> str | None:
     return (
         f"MDE (all / 10%): the smallest drop in a query's score that each gate catches {powers[0]['level']:.0%} of the "
         f"time, on every query / on 10% of them ({'/'.join(f'{d:,}' for d in draws)} seeded draws of an equal-quality "
-        f"change made worse, seed {'/'.join(str(seed) for seed in seeds)}); never: not even a drop to the measure's "
-        "minimum. A green gate says nothing about smaller drops."
+        "change made worse, each judged as this check would judge it, with its own limits, seed "
+        f"{'/'.join(str(seed) for seed in seeds)}); never: not even a drop to the measure's minimum. A green gate says "
+        "nothing about smaller drops."
     )
 
 
@@ -902,7 +903,10 @@ def power_text(gate: Mapping[str, Any]) -> str | None:
         if each["mde"] is not None and float(each["mde"]) == 0:
             parts.append(f"fails most equal-quality changes already, so any drop {where}")
         elif each["mde"] is not None:
-            parts.append(f"catches a drop of {_drop(float(each['mde']))} in {measure} {where} {level:.0%} of the time")
+            error = f" (±{float(each['error']):.1g})" if each.get("error") is not None else ""
+            parts.append(
+                f"catches a drop of {_drop(float(each['mde']))}{error} in {measure} {where} {level:.0%} of the time"
+            )
         elif not each["moves"]:
             parts.append(f"cannot see a drop {where}: {label} does not get worse under it")
         else:
@@ -912,7 +916,15 @@ def power_text(gate: Mapping[str, Any]) -> str | None:
             )
     partner = f" swapping with {power['reference']}" if power["reference"] else ""
     method = ", sums drawn from their Gaussian" if power["method"] == "gaussian" else ""
-    return f"power: {'; '.join(parts)} ({power['draws']:,} draws{partner}, seed {power['seed']}{method})"
+    swaps = power.get("swaps")
+    family = power.get("family") or 1
+    limits = (
+        ""
+        if swaps is None
+        else f", each judged with its own limit{'s' if family > 1 else ''} from {swaps:,} swaps of its null"
+        + (f" and its family of {family} gates" if family > 1 else "")
+    )
+    return f"power: {'; '.join(parts)} ({power['draws']:,} draws{partner}{limits}, seed {power['seed']}{method})"
 
 
 def missed_aim_text(gate: Mapping[str, Any]) -> str | None:

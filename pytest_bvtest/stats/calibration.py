@@ -525,6 +525,7 @@ def family_counts(
     higher_is_better: Sequence[bool],
     false_alarm: float,
     others: np.ndarray | None = None,
+    nearer: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The family-wise count of :func:`family_level` for many sets of nulls at once: one per harmed draw of a
     gate's power (docs/mathematics.md §9, "Power at delta").
@@ -539,12 +540,17 @@ def family_counts(
     others:
         ``(B, N)``: the smallest tail count of the family's other gates on each swap (:func:`smallest_tail_counts`),
         whose limits are not asked for; ``None`` when ``by_swap`` holds the whole family.
+    nearer:
+        Read each limit this many values nearer the extreme than the count (at least the extreme): a limit read
+        from ``N`` swaps lets a new value past it with probability ``(k + 1) / (N + 1)``, so a set of few swaps
+        standing for a null of many reads it at ``k - 1``, whose rate ``k / (N + 1)`` is the count's (power's
+        recalibrated limits, docs/mathematics.md §9).
 
     Returns
     -------
     counts, limits, smallest
-        ``(B,)`` each set's count ``k``; ``(gates, B)`` each gate's limit (its ``k``-th value from the bad side);
-        ``(B, N)`` each swap's smallest tail count over the family (:func:`smallest_tail_counts`).
+        ``(B,)`` each set's count ``k``; ``(gates, B)`` each gate's limit (its ``k``-th value from the bad side, or
+        ``k - nearer``-th); ``(B, N)`` each swap's smallest tail count over the family (:func:`smallest_tail_counts`).
     """
     values, allowed = _family_values(by_swap, higher_is_better, false_alarm)
     smallest, extremes = _smallest_and_extremes(values, higher_is_better, allowed)
@@ -552,9 +558,10 @@ def family_counts(
         np.minimum(smallest, others, out=smallest)
     # at count k the family fails the swaps whose smallest count is <= k: at most `allowed` of them
     counts = np.minimum(allowed, np.partition(smallest, allowed, axis=1)[:, allowed] - 1)
+    read = np.maximum(counts - nearer, 0)[:, np.newaxis]
     limits = np.array(
         [
-            np.take_along_axis(extreme, counts[:, np.newaxis], axis=1)[:, 0] * (1.0 if better else -1.0)
+            np.take_along_axis(extreme, read, axis=1)[:, 0] * (1.0 if better else -1.0)
             for extreme, better in zip(extremes, higher_is_better)
         ]
     ).reshape(values.shape[0], values.shape[1])

@@ -946,10 +946,11 @@ class PowerProblem:
 
 
 def _limits_at_level(null: np.ndarray, level: float | None, higher_is_better: bool) -> np.ndarray:
-    """Each draw's limit at a per-gate false-alarm ``level``: the ``floor(level N)``-th of its ``N`` null values from
-    the bad side (none past it when the level is unknown or 0)."""
+    """Each draw's limit at a per-gate false-alarm ``level``: the ``j``-th of its ``N`` null values from the bad side
+    that a new value passes with probability ``(j + 1) / (N + 1) = level`` (rounded; at least the extreme, also when
+    the level is unknown)."""
     level = 0.0 if level is None or math.isnan(level) else level
-    count = int(np.floor(level * null.shape[1] + 1e-9))
+    count = max(0, int(round(level * (null.shape[1] + 1))) - 1)
     oriented = null if higher_is_better else -null
     limit = np.partition(oriented, count, axis=1)[:, count]
     return limit if higher_is_better else -limit
@@ -1093,7 +1094,8 @@ class PowerGroup:
         others = None if not self.fixed else self._fixed_smallest(swaps)[chunk_of[valid]]
         limits = np.full((len(nulls), draws), np.nan)
         if valid.any():
-            limits[:, valid] = family_counts(values[:, valid], directions, self.false_alarm, others)[1]
+            # read from a few of the null's swaps, each limit one value nearer the extreme (family_counts' `nearer`)
+            limits[:, valid] = family_counts(values[:, valid], directions, self.false_alarm, others, nearer=1)[1]
         return {index: limits[position] for position, index in enumerate(nulls)}
 
     def _fixed_smallest(self, swaps: int) -> np.ndarray:
