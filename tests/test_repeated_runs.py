@@ -243,10 +243,10 @@ def noisy_matrix(seed: int = 1, topics: int = 30) -> tuple[np.ndarray, np.ndarra
 
 @pytest.mark.parametrize("statistic", ["mean", "var", "bias2_plus_var", "urisk", "trisk", "zrisk", "gawm"])
 def test_the_null_with_runs_is_a_swap_of_the_means_plus_a_draw_of_the_engines_shift(statistic: str) -> None:
-    """A naive loop: swap b exchanges the means on the topics row b of default_rng(seed) picks, then adds the same
-    shift to the swapped candidate on every topic, ``scale * t_b`` (Student's t with the runs' degrees of freedom,
-    draw b of default_rng([seed, 1])), which stops at 0; the target is the means' best per topic, or the shifted
-    candidate where it is higher."""
+    """A naive loop: swap b exchanges the means on the topics row b of default_rng(seed) picks, then moves the swapped
+    candidate against the swapped reference by the same shift on every topic, ``scale * t_b`` (Student's t with the
+    runs' degrees of freedom, draw b of default_rng([seed, 1])), half up and half of the reference down, each
+    stopping at 0; the target is the means' best per topic, or a shifted row where it is higher."""
     scores, candidate, reference = noisy_matrix()
     swaps, seed = 200, 7
     null = swap_null(scores, statistic, 0, 1, swaps=swaps, seed=seed, runs=(candidate, reference))
@@ -258,8 +258,8 @@ def test_the_null_with_runs_is_a_swap_of_the_means_plus_a_draw_of_the_engines_sh
     expected = []
     for b in range(swaps):
         matrix = scores.copy()
-        matrix[0] = np.maximum(np.where(swapped[b], scores[1], scores[0]) + drawn[b], 0)
-        matrix[1] = np.where(swapped[b], scores[0], scores[1])
+        matrix[0] = np.maximum(np.where(swapped[b], scores[1], scores[0]) + drawn[b] / 2, 0)
+        matrix[1] = np.maximum(np.where(swapped[b], scores[0], scores[1]) - drawn[b] / 2, 0)
         if statistic not in ("zrisk", "gawm"):  # they read no target; the means' best joins the others'
             matrix = np.vstack([matrix, scores.max(axis=0)])
         values = STATISTICS[statistic].compute(matrix, 1, AnalysisSettings())

@@ -411,8 +411,10 @@ def _null_with_runs(
     columns: np.ndarray | None,
 ) -> PendingNull:
     """The null of :func:`swap_null` when a system is given as several runs: swap ``b`` exchanges the means on
-    random topics (the Monte-Carlo swaps of the null without runs), then adds the engine's shift of a whole run,
-    :func:`engine_shifts`, to the swapped candidate on every topic (it stops at 0 where every score is at least 0).
+    random topics (the Monte-Carlo swaps of the null without runs), then moves the swapped candidate against the
+    swapped reference by the engine's shift of a whole run, :func:`engine_shifts`, on every topic: half of it up,
+    half of the reference down (each stops at 0 where every score is at least 0: a shift on one row alone, stopping
+    there, narrowed the null of a spread such as Var).
 
     The swap holds the engine's per-topic noise already (each swapped difference carries it), and averages a shift
     that every topic of a run shares away: the shift is what it adds. A draw of the per-topic noise too (as before
@@ -464,8 +466,8 @@ def _swapped_values(
     floor: float | None = None,
 ) -> np.ndarray:
     """The null values of a block of swaps: one swapped sufficient matrix per swap, evaluated as one stack;
-    ``noise`` (one row per swap: the engine's shift), when given, is added to each swapped candidate's row, which
-    then stops at ``floor`` (:func:`_null_with_runs`).
+    ``noise`` (one row per swap: the engine's shift), when given, is split between the two swapped rows, half added
+    to the candidate's and half taken from the reference's, which then stop at ``floor`` (:func:`_null_with_runs`).
 
     The two swapped rows are picked bit for bit (``first ^ ((first ^ second) & mask)``, ``mask`` all ones
     where a topic is swapped): the same floats as ``numpy.where``, five times faster.
@@ -481,9 +483,11 @@ def _swapped_values(
     np.bitwise_xor(mask, first, out=stack[:, positions[0]].view(np.uint64))
     np.bitwise_xor(stack[:, positions[0]].view(np.uint64), differing_bits, out=stack[:, positions[1]].view(np.uint64))
     if noise is not None:
-        stack[:, positions[0]] += noise
+        stack[:, positions[0]] += noise / 2
+        stack[:, positions[1]] -= noise / 2
         if floor is not None:
-            np.maximum(stack[:, positions[0]], floor, out=stack[:, positions[0]])
+            for row in positions[:2]:
+                np.maximum(stack[:, row], floor, out=stack[:, row])
     computed = chosen.compute(stack, positions[1], settings)
     return computed[:, positions[0]] if own_value else computed[:, positions[0]] - computed[:, positions[1]]
 

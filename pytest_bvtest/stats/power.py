@@ -444,7 +444,8 @@ class PowerProblem:
 
     def _state_matrices(self, delta: float, shift: float = 0.0) -> np.ndarray:
         """The sufficient matrices of the four states, ``(4, k, n)``: as observed, swapped, harmed, both; with the
-        candidate's row of each moved by ``shift`` on every topic (stopping at the minimum), when given.
+        candidate's row of each moved against the reference's by ``shift`` on every topic when given, half up and
+        half of the reference's down (each stopping at the minimum), as the null with runs does.
 
         Without a reference nothing is swapped: the swapped states are the observed ones.
         """
@@ -456,7 +457,9 @@ class PowerProblem:
         if shift:
             states = [state.copy() for state in states]
             for state in states:
-                state[self._candidate] = np.maximum(state[self._candidate] + shift, self.minimum)
+                state[self._candidate] = np.maximum(state[self._candidate] + shift / 2, self.minimum)
+                if self._reference is not None:
+                    state[self._reference] = np.maximum(state[self._reference] - shift / 2, self.minimum)
         return np.stack([self._sufficient(state) for state in states])
 
     def _split(self, computed: np.ndarray) -> Values:
