@@ -545,16 +545,19 @@ def family_counts(
         ``(B, N)``: the smallest tail count of the family's other gates on each swap (:func:`smallest_tail_counts`),
         whose limits are not asked for; ``None`` when ``by_swap`` holds the whole family.
     nearer:
-        Read each limit this many values nearer the extreme than the count (at least the extreme): a limit read
-        from ``N`` swaps lets a new value past it with probability ``(k + 1) / (N + 1)``, so a set of few swaps
-        standing for a null of many reads it at ``k - 1``, whose rate ``k / (N + 1)`` is the count's (power's
-        recalibrated limits, docs/mathematics.md §9).
+        Where the count is the cap ``floor(P N)`` itself, read each limit this many values nearer the extreme (at
+        least the extreme). A limit read at count ``k`` of ``N`` swaps lets a new value past it with probability
+        ``(k + 1) / (N + 1)``: at the cap that is ``P + (1 - P) / (N + 1)``, above ``P`` by a share that a few swaps
+        standing for a null of many (power's recalibrated limits, docs/mathematics.md §9) would keep, and ``k - 1``
+        takes it off. Below the cap (a family whose gates fail apart) ``(k + 1) / (N + 1)`` is the family's level on
+        any number of swaps.
 
     Returns
     -------
     counts, limits, smallest
         ``(B,)`` each set's count ``k``; ``(gates, B)`` each gate's limit (its ``k``-th value from the bad side, or
-        ``k - nearer``-th); ``(B, N)`` each swap's smallest tail count over the family (:func:`smallest_tail_counts`).
+        ``k - nearer``-th at the cap); ``(B, N)`` each swap's smallest tail count over the family
+        (:func:`smallest_tail_counts`).
     """
     values, allowed = _family_values(by_swap, higher_is_better, false_alarm)
     smallest, extremes = _smallest_and_extremes(values, higher_is_better, allowed)
@@ -562,7 +565,7 @@ def family_counts(
         np.minimum(smallest, others, out=smallest)
     # at count k the family fails the swaps whose smallest count is <= k: at most `allowed` of them
     counts = np.minimum(allowed, np.partition(smallest, allowed, axis=1)[:, allowed] - 1)
-    read = np.maximum(counts - nearer, 0)[:, np.newaxis]
+    read = np.maximum(np.where(counts == allowed, counts - nearer, counts), 0)[:, np.newaxis]
     limits = np.array(
         [
             np.take_along_axis(extreme, read, axis=1)[:, 0] * (1.0 if better else -1.0)

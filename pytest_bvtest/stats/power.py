@@ -1097,7 +1097,8 @@ class PowerGroup:
         others = None if not self.fixed else self._fixed_smallest(swaps)[chunk_of[valid]]
         limits = np.full((len(nulls), draws), np.nan)
         if valid.any():
-            # read from a few of the null's swaps, each limit one value nearer the extreme (family_counts' `nearer`)
+            # a few of the null's swaps stand for its 10,000: at the cap, each limit one value nearer the extreme
+            # (family_counts' `nearer`)
             limits[:, valid] = family_counts(values[:, valid], directions, self.false_alarm, others, nearer=1)[1]
         return {index: limits[position] for position, index in enumerate(nulls)}
 
