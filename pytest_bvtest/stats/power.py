@@ -11,37 +11,39 @@ the reference's scores exchanged on each topic with probability 1/2: a change of
 swapped candidate's score lowered by ``delta``, clipped at the measure's minimum (a score already at or
 below it stays), on every topic (:data:`UNIFORM`) or on a random 10% of the topics, at least one
 (:data:`FEW`: harm on a few queries, what risk and variance gates exist for). Without a reference there is
-nothing to swap with, and the draw harms the observed candidate. The gate fails a draw when the draw's
-value is past each limit the gate has for the observed pair (:class:`Crossing`), on that limit's scale:
-the candidate's own value, or candidate minus reference. **Power at delta** is the share of the ``draws``
-seeded draws it fails; the **MDE** the smallest delta with power at least :data:`TARGET_POWER`, found by
-bisection on the same draws (power then moves with delta alone), to about 0.3% of itself.
+nothing to swap with, and the draw harms the observed candidate.
+
+**Power at delta** is the share of the ``draws`` seeded draws the gate fails, **each judged as the check would
+judge that candidate** (MATH.md §9, revised 2026-11-28): its bounds where they are (:class:`Crossing`), its
+calibrated limit recalibrated on the draw's own null of no change, family-wise with the other gates of its
+family on that draw (:class:`PowerGroup`: the null read on swaps of the gate's own null, :class:`SwapPool`).
+Holding the observed pair's limit instead stated drops the check caught 28-33% of the time. The **MDE** is the
+smallest delta with power at least :data:`TARGET_POWER`: coarse evaluations on a few draws and swaps, then every
+draw, on the same draws (power then moves with delta alone).
 
 Draws: with ``keys = numpy.random.default_rng([seed, 20]).random((draws, 2, n))`` (:data:`DRAWS_STREAM`), draw
 ``b`` swaps topic ``j`` when ``keys[b, 0, j] < 0.5`` and, under :data:`FEW`, harms the ``k`` topics with the
-smallest ``keys[b, 1]`` (:func:`harmed_topics`), so a naive loop reproduces every draw.
+smallest ``keys[b, 1]`` (:func:`harmed_topics`), so a naive loop reproduces every draw, and its null.
 
-Evaluation: a draw puts every topic in one of four states (swapped or not, harmed or not). Every
-statistic's sufficient matrix (:attr:`~pytest_bvtest.stats.registry.Statistic.sufficient_matrix`) reads
-each topic's column alone (the virtual target, the min of normalisation, ZRisk's topic totals, which
-harming the candidate moves), so a draw's sufficient matrix is the column-wise pick among the four
-states' matrices. A statistic with a sum form (:class:`~pytest_bvtest.stats.sums.LinearSums`) is evaluated
-from the four states' per-topic terms, one matrix product per state change and block of draws; the rest
-on stacks of picked matrices. With :data:`GAUSSIAN_TOPICS` topics or more, a sum-form statistic's draws
-are summed over so many independent topics that the sums are Gaussian (their mean and covariance are
-exact: the four states' terms weighted by their probabilities, with the covariance of a harm set of fixed
-size); the draws' sums are then drawn from that Gaussian (``tests/test_stats_power.py`` checks both ways
-agree within Monte-Carlo error), at a cost that does not grow with the draws times the topics.
+Evaluation: a draw puts every topic in one of four states (swapped or not, harmed or not), and a draw's null six
+(:meth:`PowerProblem._null_states`). Every statistic's sufficient matrix
+(:attr:`~pytest_bvtest.stats.registry.Statistic.sufficient_matrix`) reads each topic's column alone (the virtual
+target, the min of normalisation, ZRisk's topic totals, which harming the candidate moves), so a draw's sufficient
+matrix is the column-wise pick among the states' matrices. A statistic with a sum form
+(:class:`~pytest_bvtest.stats.sums.LinearSums`) is evaluated from the states' per-topic terms, one matrix product
+per state change and block of draws, a draw's null one per quantity and chunk of swaps; the rest on stacks of
+picked matrices. With :data:`GAUSSIAN_TOPICS` topics or more, a sum-form statistic's sums are summed over so many
+independent topics that they are Gaussian (their mean and covariance are exact: the states' terms weighted by
+their probabilities, with the covariance of a harm set of fixed size); the draws' sums and their nulls are then
+drawn from Gaussians (``tests/test_stats_power.py`` checks both ways agree within Monte-Carlo error), at a cost
+that does not grow with the draws times the topics.
 
-The mean has a closed form (§9 "Check"): with ``g_j(s) = min(x_j - lo, delta)`` the drop topic ``j`` takes in
-swap state ``s``, a draw's difference of means has mean ``-D`` and variance ``sigma**2`` that are exact
-(:func:`mean_power`), and its MDE solves ``D(delta) = -L + z_power sigma(delta)`` for a limit ``L`` on the
-difference; without a topic within delta of the minimum it is ``-L + z_0.8 sqrt(mean(d**2) / n)``, which is
-``(z_{1-a} + z_0.8) sd(d) / sqrt(n)`` plus the gate's bound for a limit at level ``a`` (``sd(d)`` read as the
-spread of the swapped differences ``+-d_j``, their root mean square). **Topics needed** to reach a stated
-delta (:func:`topics_needed`) come from that closed form for the mean and from topics resampled with
-replacement to size ``n`` for the other statistics (their sums' moments per resampled topic, for a sum form);
-an estimate.
+The mean has a closed form (§9 "Check", revised): a draw's per-topic differences ``t`` have an exact mean and
+variance (:func:`mean_power`), and the check fails it when ``mean(t)`` is below its recalibrated limit, about
+``-z_(1-a) rms(t) / sqrt(n)`` (rms, not sd: the swap null is centred on no change); without clipping its MDE is
+:func:`closed_form_mde`. **Topics needed** to reach a stated delta (:meth:`PowerProblem.topics_needed`) come from
+that closed form for the mean and from topics resampled with replacement to size ``n`` for the other statistics
+(their sums' moments per resampled topic, for a sum form); an estimate.
 """
 
 from __future__ import annotations
@@ -817,18 +819,6 @@ class PowerProblem:
             if np.any(change > _TOLERANCE * np.maximum(1.0, np.abs(base))):
                 return True
         return False
-
-    def gate_power(self, crossings: Sequence[Crossing], level: float = TARGET_POWER) -> GatePower:
-        """The MDE under each of :data:`MODELS`."""
-        return GatePower(
-            level,
-            self.draws,
-            self.seed,
-            self.topics,
-            harmed_topics(self.topics, FEW),
-            self.method,
-            tuple(self.detectable(model, crossings, level) for model in MODELS),
-        )
 
     # --- topics needed -------------------------------------------------------------------------------------
 
