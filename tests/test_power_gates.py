@@ -157,7 +157,9 @@ def test_power_is_in_every_report_of_the_example(tmp_path: Path) -> None:
     row = next(line for line in compact if "nDCG@10::mean" in line)
     assert power["models"][1]["mde"] is None and row.endswith(f"{mde:.3g} / never")
     verbose = "\n".join(text for text, _ in terminal.summary_lines(document, 1))
-    assert f"  power: catches a drop of {mde:.3g} in nDCG@10 on every query 80% of the time" in verbose
+    error = power["models"][0]["error"]
+    assert f"  power: catches a drop of {mde:.3g} (±{error:.1g}) in nDCG@10 on every query 80% of the time" in verbose
+    assert "each with its own limits from 500 swaps of its null and its family of 5 gates, seed 0)" in verbose
     assert "cannot see a drop on every query: Var does not get worse under it" in verbose
     assert "| MDE (all / 10%) |" in markdown.render(document) and "MDE (all / 10%)" in html.render(document)
     properties = dict(junit_properties(gate))
@@ -264,22 +266,15 @@ def test_calibrate_gives_the_power_at_a_stated_drop_and_the_topics_it_needs() ->
     var = re.split(r"\s{2,}", next(line for line in lines if line.startswith("nDCG@10::var ")))
     assert var[header.index("MDE all / 10%")] == "never / never" and var[-1] == "no number"
     assert any(line.startswith("catches the aim: how often each gate fails a drop") for line in lines)
-    bad = subprocess.run(
-        [sys.executable, "-m", "pytest_bvtest.cli", "calibrate", "bvtest.yaml", "--detect", "-1"],
-        capture_output=True,
-        text=True,
-        cwd=EXAMPLE,
-        timeout=120,
-    )
-    assert bad.returncode == 2 and "--detect must be a drop above 0" in bad.stderr
-    beyond = subprocess.run(
-        [sys.executable, "-m", "pytest_bvtest.cli", "calibrate", "bvtest.yaml", "--detect", "5"],
-        capture_output=True,
-        text=True,
-        cwd=EXAMPLE,
-        timeout=120,
-    )
-    assert beyond.returncode == 2 and "--detect 5 is larger than AP's whole range (0 to 1)" in beyond.stderr
+    for drop, said in (("-1", "--detect must be a drop above 0"), ("5", "--detect 5 is larger than AP's whole range")):
+        bad = subprocess.run(
+            [sys.executable, "-m", "pytest_bvtest.cli", "calibrate", "bvtest.yaml", "--detect", drop],
+            capture_output=True,
+            text=True,
+            cwd=EXAMPLE,
+            timeout=120,
+        )
+        assert bad.returncode == 2 and said in bad.stderr, bad.stderr
 
 
 def test_the_junit_file_of_a_session_carries_the_aim(tmp_path: Path, pytester: pytest.Pytester) -> None:

@@ -832,7 +832,7 @@ def power_legend(document: Mapping[str, Any]) -> str | None:
     return (
         f"MDE (all / 10%): the smallest drop in a query's score that each gate catches {powers[0]['level']:.0%} of the "
         f"time, on every query / on 10% of them ({'/'.join(f'{d:,}' for d in draws)} seeded draws of an equal-quality "
-        "change made worse, each judged as this check would judge it, with its own limits, seed "
+        "change made worse, each with the limits this check would set for it, seed "
         f"{'/'.join(str(seed) for seed in seeds)}); never: not even a drop to the measure's minimum. A green gate says "
         "nothing about smaller drops."
     )
@@ -921,7 +921,7 @@ def power_text(gate: Mapping[str, Any]) -> str | None:
     limits = (
         ""
         if swaps is None
-        else f", each judged with its own limit{'s' if family > 1 else ''} from {swaps:,} swaps of its null"
+        else f", each with its own limit{'s' if family > 1 else ''} from {swaps:,} swaps of its null"
         + (f" and its family of {family} gates" if family > 1 else "")
     )
     return f"power: {'; '.join(parts)} ({power['draws']:,} draws{partner}{limits}, seed {power['seed']}{method})"
