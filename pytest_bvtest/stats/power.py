@@ -110,6 +110,8 @@ DIFFERENCE = "difference"
 _TOLERANCE = 1e-12
 # From this many topics a harmed draw's null reads its few harmed topics' swaps alone (below, one product is faster).
 _GATHERED_TOPICS = 400
+# The relative step of the central differences that read a Gaussian null's spread through a statistic's finish.
+_GRADIENT_STEP = 1e-6
 # Cells (draws x topics x rows) evaluated at once: bounds memory.
 _BLOCK_CELLS = 1 << 20
 # The bisection stops when the bracket is this small relative to its top: about 3 significant digits.
@@ -313,12 +315,15 @@ def swap_pool(
 @dataclass(frozen=True)
 class DrawNulls:
     """Every harmed draw's values (its own, candidate minus reference and the reference's own; ``(B,)`` each) and
-    its own null of no change on the gate's scale, ``(B, swaps)``."""
+    its own null of no change on the gate's scale: ``null``, ``(B, swaps)`` values, or, from Gaussian sums, a normal
+    null given by its ``centre`` and ``spread`` (``(B,)`` each; ``null`` is then ``None``)."""
 
     own: np.ndarray
     difference: np.ndarray | None
     reference: np.ndarray | None
-    null: np.ndarray
+    null: np.ndarray | None
+    centre: np.ndarray | None = None
+    spread: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -710,10 +715,13 @@ class PowerProblem:
         """:meth:`draw_nulls` from Gaussian sums (a sum form: from :data:`GAUSSIAN_TOPICS` topics, and for the topics
         needed). Each draw's sums at its own swap and at no swap (the centre of its null, as a swap's terms average
         the two states of each topic) are drawn jointly from their exact Gaussian over the draws' states (the first
-        ``draws`` of :data:`GAUSSIAN_STREAM`); its null around that centre from the Gaussian of a swap's change of the
-        sums, with the covariance averaged over the draws' states (``swaps`` of ``chunks`` seeded pools of standard
-        normals, ``default_rng([seed, GAUSSIAN_NULL_STREAM])``). With ``topics``, on that many topics resampled with
-        replacement, each swapped with probability 1/2 and harmed with the model's share (independently).
+        ``draws`` of :data:`GAUSSIAN_STREAM`); its null around that centre is the statistic of the Gaussian of a
+        swap's change of the sums, with the covariance averaged over the draws' states: normal to first order (the
+        delta method: the statistic at the centre, spread by its gradient there, central differences). With the
+        engine's noise, whose shifts are Student's t, the null is drawn instead: ``swaps`` of ``chunks`` seeded
+        pools of standard normals, ``default_rng([seed, GAUSSIAN_NULL_STREAM])``, each swap with the shift the gate's
+        null drew. With ``topics``, on that many topics resampled with replacement, each swapped with probability
+        1/2 and harmed with the model's share (independently).
         """
         assert self._form is not None
         size = self.topics if topics is None else topics
@@ -749,14 +757,29 @@ class PowerProblem:
             * ((1 - share) * (f1 - f0) @ (f1 - f0).T + share / 2 * ((f4 - f2) @ (f4 - f2).T + (f3 - f5) @ (f3 - f5).T))
             / 4
         )
+        own = self._form.finish(own_sums, centre, size, self.settings)
+        if self.engine is None or topics is not None:
+            # the null is the statistic of Gaussian sums this many topics make: normal, to first order
+            finish = lambda sums: _on_scale(self._form.finish(sums, centre, size, self.settings), scale)  # noqa: E731
+            middle = finish(middles)
+            gradient = np.stack(
+                [
+                    (finish(middles + step) - finish(middles - step)) / (2 * step[column])
+                    for column, step in enumerate(
+                        np.diag(_GRADIENT_STEP * np.maximum(1.0, np.abs(middles).max(axis=0)))
+                    )
+                ],
+                axis=1,
+            )
+            deviation = np.sqrt(np.maximum(np.einsum("bi,ij,bj->b", gradient, spread, gradient), 0.0))
+            return DrawNulls(*self._split(own), None, middle, deviation)  # type: ignore[arg-type]
         normals = np.random.default_rng([self.seed, GAUSSIAN_NULL_STREAM]).standard_normal((chunks, swaps, width))
         moves = normals @ _root(spread).T  # (chunks, swaps, q)
         chunk_of = np.arange(count) % chunks
         sums = middles[:, np.newaxis, :] + moves[chunk_of]
         finished = self._form.finish(sums.reshape(-1, width), centre, size, self.settings)
         null = _on_scale(finished.reshape(count, swaps, -1), scale)
-        own = self._form.finish(own_sums, centre, size, self.settings)
-        slope = None if topics is not None else self._with_engine(delta, model)[1]
+        slope = self._with_engine(delta, model)[1]
         if slope is not None and self.engine is not None and self._engine_draws is not None:
             # as :meth:`draw_nulls`: each draw a fresh run's shift, its null the shifts its null drew
             own = own + self._engine_draws[:count, np.newaxis] * slope[:count]
@@ -879,7 +902,7 @@ class PowerProblem:
             drawn = self.gaussian_draw_nulls(
                 drop, model, calibrated.scale, RECALIBRATION_SWAPS, RECALIBRATION_CHUNKS, topics=topics
             )
-            limit = _limits_at_level(drawn.null, calibrated.level, self.statistic.higher_is_better)
+            limit = _limits_at_level(drawn, calibrated.level, self.statistic.higher_is_better)
             return float(
                 failed(drawn.own, drawn.difference, [*others, calibrated], drawn.reference, recalibrated=limit).mean()
             )
@@ -938,11 +961,16 @@ class PowerProblem:
         return self._split(computed)
 
 
-def _limits_at_level(null: np.ndarray, level: float | None, higher_is_better: bool) -> np.ndarray:
+def _limits_at_level(drawn: DrawNulls, level: float | None, higher_is_better: bool) -> np.ndarray:
     """Each draw's limit at a per-gate false-alarm ``level``: the ``j``-th of its ``N`` null values from the bad side
     that a new value passes with probability ``(j + 1) / (N + 1) = level`` (rounded; at least the extreme, also when
-    the level is unknown)."""
+    the level is unknown); of a normal null, its ``level`` quantile on the bad side."""
     level = 0.0 if level is None or math.isnan(level) else level
+    null = drawn.null
+    if null is None:
+        assert drawn.centre is not None and drawn.spread is not None
+        side = float(ndtri(level)) if level > 0 else -math.inf
+        return drawn.centre + (side if higher_is_better else -side) * drawn.spread
     count = max(0, int(round(level * (null.shape[1] + 1))) - 1)
     oriented = null if higher_is_better else -null
     limit = np.partition(oriented, count, axis=1)[:, count]
@@ -1110,7 +1138,7 @@ class PowerGroup:
         for index, drawn in nulls.items():
             gate = self.gates[index]
             assert gate.calibrated is not None
-            limits[index] = _limits_at_level(drawn.null, gate.calibrated.level, gate.problem.statistic.higher_is_better)
+            limits[index] = _limits_at_level(drawn, gate.calibrated.level, gate.problem.statistic.higher_is_better)
         return limits
 
     def power(self, index: int, delta: float, model: str, coarse: bool = False) -> float:
