@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gzip
 import io
 import json
 import os
@@ -320,7 +319,8 @@ def judge(scenario: Scenario, change: Change, folder: Path, judgments: str, cach
     gates = [gate for evaluation in document["evaluations"] for gate in evaluation["gates"]]
     outcomes = {gate["statistic"]: gate["outcome"] for gate in gates}
     fuller = _spec(folder, scenario, change, scenario.fuller, "", cache)
-    truth = {verdict.statistic: verdict.passed_as_judged for verdict in evaluate_spec(load_spec(fuller), allow_outside=True).gates}
+    verdicts = evaluate_spec(load_spec(fuller), allow_outside=True).gates
+    truth = {verdict.statistic: verdict.passed_as_judged for verdict in verdicts}
     return Outcome(
         change,
         code == 0,
@@ -342,7 +342,8 @@ def relevance_of_unjudged(scenario: Scenario) -> dict[str, float]:
     candidates and references, each (topic, document) once."""
     partial, fuller = read_qrels(scenario.partial).judgments, read_qrels(scenario.fuller).judgments
     top = max(grade for grades in fuller.values() for grade in grades.values())
-    names = {name for change in scenario.changes if change.harm is None for name in (change.candidate, change.reference)}
+    real = [change for change in scenario.changes if change.harm is None]
+    names = {name for change in real for name in (change.candidate, change.reference)}
     pairs = {(qid, docno) for name in names for qid, docnos in _top10(scenario.runs[name]).items() for docno in docnos}
     pairs = {(qid, docno) for qid, docno in pairs if qid in partial}
     unjudged = [fuller.get(qid, {}).get(docno) for qid, docno in pairs if docno not in partial[qid]]

@@ -137,9 +137,7 @@ def gate_moves(
         return _recomputed_moves(matrix, settings, inputs, scores, topics, columns)
     undecided = np.isnan(moves)
     if undecided.any():
-        moves[undecided] = _recomputed_moves(
-            matrix, settings, inputs, scores, topics[undecided], columns[:, undecided]
-        )
+        moves[undecided] = _recomputed_moves(matrix, settings, inputs, scores, topics[undecided], columns[:, undecided])
     return moves
 
 

@@ -82,18 +82,6 @@ class Lifts:
         as 0)."""
         return self._judged_counts(grades)
 
-    def drawn(self, pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
-        """The run's value on each topic whose top d holds any of ``pairs`` (unjudged ``(topic, docno)``), under each
-        grading: ``grades[s, k]`` is pair ``k``'s grade in draw ``s`` (0: non-relevant); a pair this run's top d does
-        not hold plays no part, and its other unjudged documents stay non-relevant. Each topic's distinct gradings
-        are scored once."""
-        return self._drawn(pairs, grades)
-
-    def judged_counts(self, grades: int) -> Mapping[str, np.ndarray]:
-        """Per ranked topic, the judged documents of grade 0 to ``grades - 1`` in the first d ranks (below 0 counts
-        as 0)."""
-        return self._judged_counts(grades)
-
 
 def run_lifts(
     qrels: Qrels, run: Run | RunColumns, measures: Sequence[OptimisticMeasure]
