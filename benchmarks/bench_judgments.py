@@ -107,6 +107,9 @@ class Outcome:
     outcomes: dict[str, str]
     truth: dict[str, bool]
     seconds: float
+    #: Per gate: whether it passes as judged on the partial qrels, and P where it was weighed over gradings.
+    as_judged: dict[str, bool] = field(default_factory=dict)
+    probability: dict[str, float | None] = field(default_factory=dict)
 
 
 def trec_eval_order(scores: dict[str, float]) -> list[str]:
@@ -330,6 +333,11 @@ def judge(scenario: Scenario, change: Change, folder: Path, judgments: str, cach
         outcomes,
         truth,
         time.perf_counter() - started,
+        {gate["statistic"]: gate.get("judgments", {}).get("as_judged", gate["passed"]) for gate in gates},
+        {
+            gate["statistic"]: ((gate.get("judgments") or {}).get("plausible") or {}).get("probability")
+            for gate in gates
+        },
     )
 
 
@@ -401,6 +409,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="(repeatable; default: all)")
     parser.add_argument("--judgments", default="", help="the specs' `judgments:` section, as YAML (default: none)")
     parser.add_argument("--details", action="store_true", help="print every change's outcomes")
+    parser.add_argument("--save", type=Path, help="write every change's gates (outcomes, P, truth) here as JSON")
     arguments = parser.parse_args(argv)
     if not SHARED_DATA.is_dir():
         raise SystemExit(f"needs the shared data at {SHARED_DATA} (or BVTEST_SHARED_DATA)")
@@ -422,6 +431,29 @@ def main(argv: Sequence[str] | None = None) -> None:
                     truth = "pass" if outcome.truth_passed else "FAIL"
                     ci = "pass" if outcome.ci_passed else "FAIL"
                     print(f"{scenario.name:14} {outcome.change.label:48} fuller {truth} ci {ci} {outcome.outcomes}")
+    if arguments.save:
+        arguments.save.write_text(
+            json.dumps(
+                {
+                    name: [
+                        {
+                            "change": outcome.change.label,
+                            "harm": outcome.change.harm,
+                            "ci_passed": outcome.ci_passed,
+                            "truth_passed": outcome.truth_passed,
+                            "outcomes": outcome.outcomes,
+                            "truth": outcome.truth,
+                            "as_judged": outcome.as_judged,
+                            "probability": outcome.probability,
+                            "seconds": outcome.seconds,
+                        }
+                        for outcome in outcomes
+                    ]
+                    for name, outcomes in results.items()
+                },
+                indent=1,
+            )
+        )
     print(f"judgments: {arguments.judgments or '(defaults)'}; gates: the README's four on nDCG@10; seed {SEED}\n")
     print(
         _table(

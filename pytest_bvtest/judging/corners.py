@@ -44,7 +44,7 @@ from pytest_bvtest.judging.limits import GateLimit, gate_limits
 from pytest_bvtest.scoring.lifts import documents_lifts, run_lifts
 from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.measures import OptimisticMeasure
-from pytest_bvtest.spec.model import AnalysisSettings, GateSpec, RunFile, Source, Spec
+from pytest_bvtest.spec.model import NONRELEVANT, AnalysisSettings, GateSpec, RunFile, Source, Spec
 from pytest_bvtest.stats.calibration import PendingNull
 from pytest_bvtest.stats.registry import STATISTICS
 
@@ -97,6 +97,8 @@ def _cornered(spec: Spec, measure: GatedMeasure, gate: GateSpec, segments: Mappi
             return False
     judged = _judged(measure, topics)
     if judged is None or judged.optimistic is None or STATISTICS[gate.statistic].from_simulation is not None:
+        return False
+    if judged.reading == NONRELEVANT:  # unjudged documents are non-relevant by the qrels' convention: no corners
         return False
     rows = [measure.matrix.index(system) for system in (spec.candidate_name, gate.reference) if system is not None]
     if any(not judged.shares[row].any() for row in rows):

@@ -17,6 +17,7 @@ from pytest_bvtest.judging.comparisons import Comparison
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.guards import Guard
 from pytest_bvtest.judging.judgments import MeasureJudgments, UnjudgedDocuments
+from pytest_bvtest.judging.plausible import PlausibleGradings
 from pytest_bvtest.judging.variations import MVE_INTER_TOPIC, MeanVarianceDetails
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import ScoreMatrix
@@ -141,6 +142,8 @@ class Evaluation:
     #: The unjudged documents of the candidate's and its references' top d, read for the gates' corners (``None``
     #: when no gate has any): what ``bvtest judge`` lists (:mod:`~pytest_bvtest.judging.documents`).
     unjudged: UnjudgedDocuments | None = None
+    #: The plausible gradings the gates whose corners disagree were weighed over (``None`` when none was).
+    gradings: PlausibleGradings | None = None
 
     @property
     def simulation(self) -> SimulationResult | None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError, StatisticError, short_list
-from pytest_bvtest.io.qrels import read_qrels_files
+from pytest_bvtest.io.qrels import Qrels, read_qrels_files
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
 from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
@@ -36,15 +36,17 @@ from pytest_bvtest.judging.evaluation import (
     input_files,
 )
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs, pending_gate_null
-from pytest_bvtest.judging.guards import Guard, measure_guards
+from pytest_bvtest.judging.guards import Guard, judgment_guards, measure_guards
 from pytest_bvtest.judging.judgments import (
     Corners,
     MeasureJudgments,
+    Plausibility,
     every_measure,
     judgment_measures,
     measure_judgments,
 )
 from pytest_bvtest.judging.limits import gate_limits, joint_false_alarms
+from pytest_bvtest.judging.plausible import plausible_verdicts
 from pytest_bvtest.judging.power import gate_power
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
@@ -184,8 +186,11 @@ def evaluate_spec(
     family = spec.analysis.calibration.family
     gates = [gates for _, gates in evaluated]
     cornered = judgment_corners(spec, corners, gates, texts, family, segments)
+    plausible, gradings = plausible_verdicts(
+        spec, corners, gates, cornered, family, _top_grade(qrels), segments, cache if cache.enabled else None
+    )
     verdicts = judge_gates(
-        gates, [measure.guards for measure, _ in evaluated], family, cornered, spec.judgments.undecided
+        gates, [measure.guards for measure, _ in evaluated], family, cornered, spec.judgments.undecided, plausible
     )
     measures = tuple(replace(measure, gates=judged) for (measure, _), judged in zip(evaluated, verdicts))
     return Evaluation(
@@ -195,7 +200,15 @@ def evaluate_spec(
         inputs=input_files(spec, cache),
         texts=texts,
         unjudged=corners.documents,
+        gradings=gradings,
     )
+
+
+def _top_grade(qrels: Qrels | None) -> int:
+    """The top grade of the qrels (1 without any): the plausible gradings draw grades 0 to it."""
+    if qrels is None:
+        return 1
+    return max(1, max(max(grades.values()) for grades in qrels.judgments.values()))
 
 
 def _refuse_one_system_twice(spec: Spec, matrices: list[ScoreMatrix]) -> None:
@@ -298,7 +311,7 @@ def _evaluate_measure(
     gate_references = tuple(inputs.reference for inputs in gates if inputs.reference is not None)
     guards = measure_guards(
         matrix, analysis, settings, candidate_name, spec.reference, comparisons, spec.analysis.guards, gate_references
-    )
+    ) + judgment_guards(judged, matrix, candidate_name)
     mve = mean_variance_details(spec, matrix, settings, variations, candidate_name)
     evaluated = MeasureEvaluation(
         matrix.measure,
@@ -403,6 +416,7 @@ def judge_gates(
     family: bool,
     corners: Sequence[Sequence[Corners | None]] | None = None,
     undecided: str = "warn",
+    plausible: Sequence[Sequence[Plausibility | None]] | None = None,
 ) -> list[tuple[Verdict, ...]]:
     """Every gate of a spec decided once, each measure's gates with that measure's guards and their corners.
 
@@ -411,8 +425,8 @@ def judge_gates(
     rate; then every gate that shares its swaps with others learns how often an equal change fails at least one
     of them. Then each gate's power at that limit (docs/mathematics.md §9). Only then is each gate decided, from
     its inputs, its limit, its power, its measure's guards and, where its top d holds unjudged documents, its two
-    corners (:mod:`~pytest_bvtest.judging.corners`; ``undecided`` is the spec's policy for a verdict they do not
-    agree on).
+    corners (:mod:`~pytest_bvtest.judging.corners`) and, where they do not agree, its plausible gradings
+    (:mod:`~pytest_bvtest.judging.plausible`; ``undecided`` is the spec's policy for a verdict those do not decide).
     """
     every = [inputs for measure in gates for inputs in measure]
     limits = gate_limits(every, family)
@@ -431,6 +445,7 @@ def judge_gates(
                     powers[position + i],
                     None if corners is None else corners[m][i],
                     undecided,
+                    None if plausible is None else plausible[m][i],
                 )
                 for i, inputs in enumerate(measure)
             )

@@ -19,7 +19,7 @@ from pytest_bvtest import __version__
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import InputFile, MeasureEvaluation
 from pytest_bvtest.judging.guards import Guard
-from pytest_bvtest.judging.judgments import CornerJudgment
+from pytest_bvtest.judging.judgments import CornerJudgment, Plausibility
 from pytest_bvtest.report import wording
 from pytest_bvtest.spec.model import Bound
 from pytest_bvtest.stats.registry import STATISTICS
@@ -165,7 +165,7 @@ def guard_document(guard: Guard) -> dict[str, Any]:
     """One guard: its kind, whether it warns (``OK*``) or notes, whom it names, its facts and its words."""
     document = {
         "kind": guard.kind,
-        "severity": "warning" if guard.warning else "note",
+        "severity": "failure" if guard.fails else "warning" if guard.warning else "note",
         "systems": list(guard.systems),
         "topics": list(guard.topics),
         "facts": {key: list(value) if isinstance(value, tuple) else value for key, value in guard.facts.items()},
@@ -203,6 +203,26 @@ def corners_document(verdict: Verdict) -> dict[str, Any]:
         "optimistic": _corner_document(corners.optimistic),
         "pessimistic": _corner_document(corners.pessimistic),
         "undecided": verdict.undecided,
+        "plausible": None if verdict.plausible is None else plausible_document(verdict.plausible),
+    }
+
+
+def plausible_document(plausible: Plausibility) -> dict[str, Any]:
+    """A gate weighed over plausible gradings of its unjudged documents (docs/mathematics.md §10)."""
+    decided = plausible.decided
+    return {
+        "draws": plausible.draws,
+        "passing": plausible.passing,
+        "probability": plausible.probability,
+        "decided": None if decided is None else "pass" if decided else "fail",
+        "seed": plausible.seed,
+        "confidence": plausible.confidence,
+        "discount": plausible.discount,
+        "swaps": plausible.swaps,
+        "documents": plausible.documents,
+        "relevant": plausible.relevant,
+        "judged_relevant": plausible.judged_relevant,
+        "settle": plausible.settle,
     }
 
 

@@ -179,7 +179,7 @@ def judged_line(evaluation: Mapping[str, Any]) -> str | None:
 
 def guard_warnings(evaluation: Mapping[str, Any]) -> list[str]:
     """The guards that warn not to trust this measure's green gates (they are ``OK*``)."""
-    return [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "warning"]
+    return [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] in ("warning", "failure")]
 
 
 def gate_warnings(evaluation: Mapping[str, Any], gate: Mapping[str, Any]) -> list[str]:
@@ -729,9 +729,15 @@ def headline(gate: Mapping[str, Any]) -> str:
     past = excess > _ROUNDING or (excess > 0 and not gate["passed"])
     margin = f"past the limit by {excess:.6g}" if past else f"headroom {max(0.0, -excess):.6g}"
     judgments = gate.get("judgments")
-    if judgments and judgments["undecided"]:
+    if judgments and _corners_disagree(judgments):
         past = not judgments["as_judged"]
-        margin = f"{'past the limit by ' if past else 'headroom '}{abs(excess):.6g} as judged; {_deciding(judgments)}"
+        margin = f"{'past the limit by ' if past else 'headroom '}{abs(excess):.6g} as judged; "
+        weighed = _weighed(judgments)
+        margin += _deciding(judgments) if weighed is None or judgments["undecided"] else weighed
+        if weighed is not None and judgments["undecided"]:
+            margin += f"; {weighed}"
+    if _failing_guard(gate) is not None:
+        margin += f"; fails: {_failing_guard(gate)['kind'].replace('_', ' ')}"
     rule = f"bound {gate['rule']}" if gate["bound"] is not None else gate["rule"]
     calibration = f"; {calibration_text(gate)}" if gate.get("calibration") else ""
     typical = _typical(gate)
@@ -745,6 +751,11 @@ def headline(gate: Mapping[str, Any]) -> str:
     )
     value = f"{gate['system']} {_float(gate['value']):.6g}{versus}"
     return f"{judged_text(gate)} {verdict}: {value}; {limit}{calibration}"
+
+
+def _failing_guard(gate: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The guard that fails the gate whatever its numbers say (nothing judged), or ``None``."""
+    return next((guard for guard in gate.get("guard_facts") or [] if guard["severity"] == "failure"), None)
 
 
 def within_noise_text(gate: Mapping[str, Any]) -> str | None:
@@ -985,10 +996,22 @@ def sentence(gate: Mapping[str, Any]) -> str:
             numbers += f" at a {percent(_float(gate['calibration']['rate']))} false-alarm rate"
     than = f" than in {gate['reference']}" if gate["reference_value"] is not None else " than allowed"
     worse = wording.worse.replace("the reference", reference) + than
+    failing = _failing_guard(gate)
+    if failing is not None:
+        return f"Fails whatever its numbers say ({numbers}): {failing['message']}."
     judgments = gate.get("judgments")
-    if judgments and judgments["undecided"]:
+    if judgments and _corners_disagree(judgments):
         as_judged = "holds" if judgments["as_judged"] else "fails"
-        return f"Undecided: {as_judged} as judged ({numbers}), but {_corner_outcomes(judgments, gate['measure'])}."
+        corners = _corner_outcomes(judgments, gate["measure"])
+        weighed = _weighed(judgments)
+        if weighed is None:
+            return f"Undecided: {as_judged} as judged ({numbers}), but {corners}."
+        prior = _prior_text(judgments)
+        if judgments["undecided"]:
+            return f"Undecided: {as_judged} as judged ({numbers}), {weighed} ({prior}); {corners}{_settle(judgments)}."
+        if gate["passed"]:
+            return f"Holds: {weighed} ({prior}); {as_judged} as judged ({numbers}); it only {corners}."
+        return f"{worse}: {weighed} ({prior}); {as_judged} as judged ({numbers}); it only {corners}."
     reasons = gate_reasons(gate)
     if gate["passed"] and reasons and not gate.get("within_noise"):
         # the warnings themselves follow the sentence (terminal) or head the report (Markdown): point to them
@@ -1060,6 +1083,52 @@ def _deciding(judgments: Mapping[str, Any]) -> str:
     return f"{_documents(judgments['unjudged'])} decide it ({parts})"
 
 
+def _corners_disagree(judgments: Mapping[str, Any]) -> bool:
+    """The gate's corners do not both hold its verdict as judged: the unjudged documents could change it."""
+    return not judgments["optimistic"]["passed"] == judgments["as_judged"] == judgments["pessimistic"]["passed"]
+
+
+def _weighed(judgments: Mapping[str, Any]) -> str | None:
+    """``passes in 97% of 1,000 plausible gradings of its 84 unjudged documents``, or ``fails in ...`` where it
+    passes in at most half of them; ``None`` where the gate was not weighed over gradings."""
+    plausible = judgments.get("plausible")
+    if not plausible:
+        return None
+    passing = plausible["probability"]
+    verb, share = ("passes", passing) if passing > 0.5 else ("fails", 1.0 - passing)
+    return (
+        f"{verb} in {_rounded_share(share)} of {plausible['draws']:,} plausible gradings of its "
+        f"{_documents(plausible['documents'])}"
+    )
+
+
+def _rounded_share(share: float) -> str:
+    """A share of gradings as a percentage that never rounds to 100% or 0% unless it is: ``99.9%``, not ``100%``."""
+    text = f"{share * 100:.0f}%"
+    if text == "100%" and share < 1:
+        text = f"{share * 100:.1f}%" if share < 0.9995 else ">99.9%"
+    if text == "0%" and share > 0:
+        text = f"{share * 100:.1f}%" if share >= 0.0005 else "<0.1%"
+    return text
+
+
+def _prior_text(judgments: Mapping[str, Any]) -> str:
+    """``judged documents at these ranks: 73% relevant; an unjudged one is taken to be relevant with 36%``."""
+    plausible = judgments["plausible"]
+    return (
+        f"judged documents at these ranks: {_rounded_share(plausible['judged_relevant'])} relevant; an unjudged one "
+        f"is taken to be relevant with {_rounded_share(plausible['relevant'])}"
+    )
+
+
+def _settle(judgments: Mapping[str, Any]) -> str:
+    """``; judging about the first 12 documents of `bvtest judge`'s list is expected to settle it``."""
+    settle = (judgments.get("plausible") or {}).get("settle")
+    if settle is None:
+        return ""
+    return f"; judging about the first {settle:,} of its documents that `bvtest judge` lists is expected to settle it"
+
+
 def _corner_sides(judgments: Mapping[str, Any]) -> list[tuple[str, str, int]]:
     """Each corner with the run whose unjudged documents it grades and how many that run's top d holds."""
     sides = [("optimistic", judgments["candidate"], judgments["candidate_unjudged"])]
@@ -1108,10 +1177,16 @@ def undecided_text(gate: Mapping[str, Any]) -> str | None:
         else "it fails CI (judgments: {undecided: fail})"
     )
     spec = _spec_of(gate)
+    weighed = _weighed(judgments)
+    plausible = judgments.get("plausible")
+    how = (
+        f"{_corner_outcomes(judgments, gate['measure'])}"
+        if weighed is None
+        else f"{weighed}, short of the {_rounded_share(plausible['confidence'])} that would decide it"
+    )
     return (
-        f"UNDECIDED: {_deciding(judgments)}: {gate['measure']} {gate['label']} {as_judged} as judged, but "
-        f"{_corner_outcomes(judgments, gate['measure'])}; {effect}; `bvtest judge {spec} -o judgments.tsv` lists them "
-        "to grade"
+        f"UNDECIDED: {_deciding(judgments)}: {gate['measure']} {gate['label']} {as_judged} as judged, but {how}; "
+        f"{effect}; `bvtest judge {spec} -o judgments.tsv` lists them to grade{_settle(judgments)}"
     )
 
 
@@ -1122,7 +1197,7 @@ def corner_lines(gate: Mapping[str, Any]) -> list[str]:
     if not judgments:
         return []
     label, grade = gate["label"], judgments["optimistic_grade"]
-    if judgments["undecided"]:
+    if _corners_disagree(judgments):
         lines = [f"at its corners, with the unjudged documents graded {grade}, it passes at one, fails at the other:"]
     else:
         held = "holds" if judgments["as_judged"] else "fails"
@@ -1137,6 +1212,15 @@ def corner_lines(gate: Mapping[str, Any]) -> list[str]:
             f"  {corner}, {_graded(judgments, corner, system, count, gate['measure'])} relevant: {label} "
             f"{_float(at['value']):.6g}{versus}, limit {_float(at['limit']):.6g}: "
             f"{'passes' if at['passed'] else 'fails'}"
+        )
+    plausible = judgments.get("plausible")
+    if plausible:
+        drawn = f"{plausible['draws']:,} plausible gradings (seed {plausible['seed']}"
+        how = f"pool-bias discount {plausible['discount']:g}; each grading's limits from {plausible['swaps']:,} swaps"
+        passes = _rounded_share(plausible["probability"])
+        lines.append(
+            f"weighed over {drawn}; {_prior_text(judgments)}, {how}): passes in {passes}, decided at "
+            f"{_rounded_share(plausible['confidence'])} either way"
         )
     return lines
 
@@ -1174,6 +1258,8 @@ def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
     if gate["outcome"] not in ("FAIL", "UNDECIDED"):  # a gate that passes has no loss to explain
         return None
     if not judgments or not worst or worst[0].get("candidate_optimistic") is None:
+        return None
+    if (judgments.get("plausible") or {}).get("decided") == "fail":  # it fails however its documents plausibly grade
         return None
     within = [
         impact
@@ -1310,7 +1396,10 @@ def guard_message(guard: Mapping[str, Any]) -> str:
     if kind == "unanswered_topics":
         threshold, total = facts["threshold"], facts["total"]
         advice = (
-            f"more than {threshold:.0%} of the topics: are the qrels for the topics the runs were made for? "
+            "every topic: nothing any system retrieved is judged relevant, so the gates fail (no verdict rests on "
+            "judgments); are the qrels for the topics and the collection the runs were made for?"
+            if guard["severity"] == "failure"
+            else f"more than {threshold:.0%} of the topics: are the qrels for the topics the runs were made for? "
             "Restrict the qrels to them (or raise analysis.guards.unanswered_share when the systems truly miss them)"
             if guard["severity"] == "warning"
             else "such topics tell no system apart and lower every mean"
@@ -1339,6 +1428,28 @@ def guard_message(guard: Mapping[str, Any]) -> str:
         return (
             f"{measure} target constant c = {facts['c']:.4f} is outside [mean target {facts['target_mean']:.4f}, 1]; "
             f"{why} (IPM 2022 Lemma 1); use `target: mean` or a number in that range"
+        )
+    if kind == "nothing_judged":
+        return (
+            f"nothing judged: the qrels judge none of the documents of {_candidate_called(facts['candidate'])}'s top "
+            f"{facts['depth']} on any of the {facts['total']} topics ({facts['label']} 0), so its {measure} rests on "
+            "no judgment and its gates fail; are its document ids in the qrels' form, and is it a run of this "
+            "collection and round?"
+        )
+    if kind == "unjudged_nonrelevant":
+        why = (
+            "the qrels judge only relevant documents (no grade below 1, MS MARCO's convention), so"
+            if facts["chosen"] == "auto"
+            else "as the spec asks (judgments: {unjudged: nonrelevant}),"
+        )
+        instead = (
+            "; `judgments: {unjudged: plausible}` weighs what they probably are instead"
+            if facts["chosen"] == "auto"
+            else ""
+        )
+        return (
+            f"{why} an unjudged document counts as non-relevant in {measure}, as trec_eval counts it, and no gate is "
+            f"judged at its corners ({facts['label']} says how much of each top was judged){instead}"
         )
     raise ValueError(f"no words for the guard {kind!r}")
 
@@ -1749,7 +1860,7 @@ class Notice:
 
 
 #: Notes that belong on the first screen (the others are folded with their measure's tables).
-FIRST_SCREEN_NOTES = ("identical", "stale_reference")
+FIRST_SCREEN_NOTES = ("identical", "stale_reference", "unjudged_nonrelevant")
 
 
 def _without_measure(guard: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -1793,8 +1904,10 @@ def notices(document: Mapping[str, Any]) -> list[Notice]:
         kinds: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
         for evaluation in evaluations:
             for guard in evaluation.get("guards") or []:
-                if guard["severity"] == "warning" or guard["kind"] in FIRST_SCREEN_NOTES:
-                    kinds.setdefault((guard["kind"], guard["severity"]), []).append(guard)
+                if guard["severity"] in ("warning", "failure") or guard["kind"] in FIRST_SCREEN_NOTES:
+                    # a guard that fails its gates is told as warnings are (its gates are FAIL, with their causes)
+                    severity = "warning" if guard["severity"] == "failure" else guard["severity"]
+                    kinds.setdefault((guard["kind"], severity), []).append(guard)
         for (_, severity), guards in kinds.items():
             for text, said in _combined_guard_messages(guards):
                 concerned = tuple(

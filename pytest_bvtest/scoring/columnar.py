@@ -444,14 +444,17 @@ def graded_copies(
     graded: np.ndarray,
     graded_copy: np.ndarray,
     graded_gain: np.ndarray,
+    judged_too: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """``optimistic.measure`` on copies of topics, each with some of its unjudged documents graded: copy ``c`` is
     topic ``copy_topic[c]`` with the unjudged documents at positions ``graded[e]`` (in ``ranked``'s order of unjudged
-    documents) whose ``graded_copy[e]`` is ``c`` given the gain ``graded_gain[e]`` (0: left non-relevant), the
-    normalisation the judged qrels', capped at 1 (docs/mathematics.md §10). Every copy is a topic of its own, made of
-    its topic's relevant documents, judgments and graded documents, so that all are scored in one pass: a document's
-    judging leverage (one document graded g+ per copy) and the plausible gradings of a verdict (one copy per topic
-    and grading) alike."""
+    documents) whose ``graded_copy[e]`` is ``c`` given the gain ``graded_gain[e]`` (0: left non-relevant), capped at 1
+    (docs/mathematics.md §10). The normalisation is the judged qrels' (the corners' PIN), or, with ``judged_too``
+    ``(copies, grades)``, theirs with those grades added to the copies' judgments, as CI would read them had they
+    been judged (the plausible gradings: nDCG's ideal and AP's relevant count grow with them). Every copy is a topic
+    of its own, made of its topic's relevant documents, judgments and graded documents, so that all are scored in
+    one pass: a document's judging leverage (one document graded g+ per copy) and the plausible gradings of a verdict
+    (one copy per topic and grading) alike."""
     assert ranked.unjudged_rank is not None
     every = np.arange(len(ranked.topics))
 
@@ -470,13 +473,12 @@ def graded_copies(
     gain = np.concatenate([ranked.gain[source], graded_gain[lifted].astype(ranked.gain.dtype)])
     order = np.lexsort((rank, topic))
     judged_copy, judged_source = copied(ranked.judged_topic)
+    judged_grades = ranked.judged_grades[judged_source]
+    if judged_too is not None:
+        judged_copy = np.concatenate([judged_copy, judged_too[0]])
+        judged_grades = np.concatenate([judged_grades, judged_too[1].astype(judged_grades.dtype)])
     copies = RankedGains(
-        tuple(map(str, range(copy_topic.size))),
-        topic[order],
-        rank[order],
-        gain[order],
-        judged_copy,
-        ranked.judged_grades[judged_source],
+        tuple(map(str, range(copy_topic.size))), topic[order], rank[order], gain[order], judged_copy, judged_grades
     )
     (per_copy,) = evaluate(copies, [optimistic.measure]).values()
     return np.minimum(np.fromiter(per_copy.values(), dtype=float, count=copy_topic.size), 1.0)

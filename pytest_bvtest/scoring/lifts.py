@@ -222,19 +222,17 @@ def _columnar_lifts(
         return columnar.with_unjudged_graded(ranked, measure, chosen)
 
     def drawn(pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
-        held = [(k, index[pair]) for k, pair in enumerate(pairs) if pair in index]
-        columns = np.array([k for k, _ in held], dtype=np.int64)
-        positions = np.array([row for _, row in held], dtype=np.int64)
-        assert ranked.unjudged_topic is not None
-        patterns = _distinct_gradings(ranked.unjudged_topic[positions], grades[:, columns])
-        copy_topic, graded, graded_copy, graded_gain = [], [], [], []
-        for topic, members, distinct, _ in patterns:
-            first = len(copy_topic)
+        patterns = _distinct_gradings(ranked.topics, pairs, grades, index)
+        copy_topic, graded, graded_copy, graded_gain, extra_copy, extra_grades = [], [], [], [], [], []
+        for topic, members, own, distinct, _ in patterns:
+            copies = len(copy_topic) + np.arange(len(distinct))
             copy_topic += [topic] * len(distinct)
-            copies = first + np.repeat(np.arange(len(distinct)), len(members))
-            graded.append(np.tile(positions[members], len(distinct)))
-            graded_copy.append(copies)
-            graded_gain.append(distinct.reshape(-1))
+            held = own >= 0
+            graded.append(np.tile(own[held], len(distinct)))
+            graded_copy.append(np.repeat(copies, int(held.sum())))
+            graded_gain.append(distinct[:, held].reshape(-1))
+            extra_copy.append(np.repeat(copies, len(members)))
+            extra_grades.append(distinct.reshape(-1))
         if not copy_topic:
             return [], np.zeros((len(grades), 0))
         values = columnar.graded_copies(
@@ -244,6 +242,7 @@ def _columnar_lifts(
             np.concatenate(graded),
             np.concatenate(graded_copy),
             np.concatenate(graded_gain),
+            (np.concatenate(extra_copy), np.concatenate(extra_grades)),
         )
         return _per_draw(ranked.topics, patterns, values)
 
@@ -253,29 +252,48 @@ def _columnar_lifts(
     return Lifts(measure, documents, single, values, values_without, rank, drawn, judged_counts)
 
 
-#: Per topic with graded documents: its index, the columns of its documents among the pairs, its distinct gradings
-#: ``(gradings, documents)`` and each draw's grading among them.
-Gradings = list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]
+#: Per topic whose documents a run's top d holds: its index among the run's topics, the columns of the topic's
+#: documents among the pairs, each one's position among the run's unjudged documents (-1 where its top d does not
+#: hold it), the draws' distinct gradings of them ``(gradings, documents)`` and each draw's grading among them.
+Gradings = list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
 
 
-def _distinct_gradings(topic_of_column: np.ndarray, grades: np.ndarray) -> Gradings:
-    """The draws' distinct gradings of each topic's documents (``grades[:, k]`` the grades of the document whose topic
-    is ``topic_of_column[k]``): most draws grade a topic's few unjudged documents alike, and each grading is scored
-    once."""
+def _distinct_gradings(
+    topics: Sequence[str], pairs: Sequence[tuple[str, str]], grades: np.ndarray, held: Mapping[tuple[str, str], int]
+) -> Gradings:
+    """The draws' distinct gradings of the unjudged documents of each topic whose top d holds any of ``pairs``
+    (``grades[:, k]`` pair ``k``'s grade in each draw; ``held`` a pair's position among the run's unjudged documents).
+    Every pair of such a topic counts, also those this run does not retrieve: judged, they would be in the qrels, and
+    CI would score the run against them (nDCG's ideal, AP's relevant count). Most draws grade a topic's few unjudged
+    documents alike, and each grading is scored once."""
+    row = {topic: j for j, topic in enumerate(topics)}
+    by_topic: dict[int, list[int]] = {}
+    for k, (topic, _) in enumerate(pairs):
+        if topic in row:
+            by_topic.setdefault(row[topic], []).append(k)
     found: Gradings = []
-    for topic in np.unique(topic_of_column).tolist():
-        members = np.flatnonzero(topic_of_column == topic)
+    for topic, listed in by_topic.items():
+        members = np.array(listed, dtype=np.int64)
+        own = np.array([held.get(pairs[k], -1) for k in listed], dtype=np.int64)
+        if (own < 0).all():
+            continue
         distinct, inverse = np.unique(grades[:, members], axis=0, return_inverse=True)
-        found.append((topic, members, distinct, inverse.reshape(-1)))
+        found.append((topic, members, own, distinct, inverse.reshape(-1)))
     return found
 
 
 def _per_draw(topics: Sequence[str], patterns: Gradings, values: np.ndarray) -> DrawnValues:
     """Each draw's value per topic, from the values of the topics' distinct gradings (in :func:`_distinct_gradings`'
     order, one after another)."""
-    starts = np.cumsum([0, *(len(distinct) for _, _, distinct, _ in patterns)])
-    columns = [values[start + inverse] for start, (_, _, _, inverse) in zip(starts, patterns)]
-    return [topics[topic] for topic, _, _, _ in patterns], np.stack(columns, axis=1)
+    starts = np.cumsum([0, *(len(distinct) for _, _, _, distinct, _ in patterns)])
+    columns = [values[start + inverse] for start, (_, _, _, _, inverse) in zip(starts, patterns)]
+    return [topics[topic] for topic, _, _, _, _ in patterns], np.stack(columns, axis=1)
+
+
+def _width(rows: np.ndarray, width: int) -> np.ndarray:
+    """``rows`` cut or padded with 0 to ``width`` columns."""
+    rows = rows[:, :width]
+    return np.pad(rows, ((0, 0), (0, width - rows.shape[1]))) if rows.shape[1] < width else rows
 
 
 def _gdeval_lifts(
@@ -321,20 +339,25 @@ def _gdeval_lifts(
     }
 
     def drawn(pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
-        held = [(k, position[pair]) for k, pair in enumerate(pairs) if pair in position]
-        columns = np.array([k for k, _ in held], dtype=np.int64)
-        cells = np.array([cell for _, cell in held], dtype=np.int64).reshape(-1, 2)
-        patterns = _distinct_gradings(cells[:, 0], grades[:, columns])
+        order = {pair: k for k, pair in enumerate(position)}
+        patterns = _distinct_gradings(topics, pairs, grades, order)
         if not patterns:
             return [], np.zeros((len(grades), 0))
-        rows, copies = [], []
-        for topic, members, distinct, _ in patterns:
+        cells = list(position.values())
+        copies, ideals = [], []
+        for topic, _, own, distinct, _ in patterns:
+            held = own >= 0
             copy = np.nan_to_num(np.repeat(marked[topic][np.newaxis], len(distinct), axis=0), nan=0.0)
-            copy[:, cells[members, 1]] = distinct
-            rows.append(np.full(len(distinct), topic))
+            copy[:, [cells[at][1] for at in own[held]]] = distinct[:, held]
             copies.append(copy)
-        topic_of_copy = np.concatenate(rows)
-        return _per_draw(topics, patterns, scored(np.concatenate(copies), ideal[topic_of_copy]))
+            # judged, the drawn grades join the topic's ideal ranking, as gdeval.pl would read them from the qrels
+            positive = [grade for grade in judgments[topics[topic]].values() if grade > 0]
+            ideals.append(
+                np.stack([np.sort(np.concatenate([positive, grading[grading > 0]]))[::-1] for grading in distinct])
+            )
+        width = cutoff if cutoff is not None else max(ideal.shape[1] for ideal in ideals)
+        ideal_rows = np.concatenate([_width(ideal, width) for ideal in ideals])
+        return _per_draw(topics, patterns, scored(np.concatenate(copies), ideal_rows))
 
     def judged_counts(grades: int) -> Mapping[str, np.ndarray]:
         counts = {}

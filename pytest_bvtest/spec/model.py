@@ -295,18 +295,44 @@ JUDGING_DEPTH = 10
 #: What a gate whose verdict depends on the missing judgments (UNDECIDED) does to CI: ``warn`` (the default:
 #: it passes, shown as UNDECIDED with the documents to judge) or ``fail``.
 UNDECIDED_POLICIES = ("warn", "fail")
+#: How unjudged documents are read (docs/mathematics.md §10): ``plausible`` weighs what they probably are (the corners
+#: and, where the corners disagree, the plausible gradings), ``nonrelevant`` counts them non-relevant as trec_eval
+#: does (no corners, no draws: the convention of sparse positive-only qrels such as MS MARCO's), ``auto`` the latter
+#: for qrels without a judgment below grade 1 and the former otherwise.
+UNJUDGED_READINGS = ("auto", "plausible", "nonrelevant")
+PLAUSIBLE, NONRELEVANT = UNJUDGED_READINGS[1:]
+#: A plausible verdict is decided when it holds in at least this share of the gradings (MATH.md §8: 1 - eps).
+VERDICT_CONFIDENCE = 0.95
+#: The pool-bias discount lambda of the prior of an unjudged grade (MATH.md §8): an unjudged document of the top d
+#: gets each positive grade with lambda times its share among the judged ones. Chosen on benchmarks/bench_judgments.py
+#: (docs/judgments.md, "How the defaults were chosen").
+POOL_BIAS_DISCOUNT = 0.5
+#: How uncertain that discount is: its standard deviation across gradings, drawn per group of documents the same runs
+#: retrieve (docs/mathematics.md §10); chosen with the discount.
+POOL_BIAS_SPREAD = 0.15
+#: How many plausible gradings of the unjudged documents a verdict is weighed over (MATH.md §8: S).
+GRADING_DRAWS = 1000
 
 
 @dataclass(frozen=True)
 class JudgmentSettings:
-    """The spec's ``judgments`` section (docs/mathematics.md §8): ``depth`` is the judging depth d of a measure
+    """The spec's ``judgments`` section (docs/mathematics.md §10): ``depth`` is the judging depth d of a measure
     without a cut-off; ``optimistic_grade`` the grade g+ the unjudged documents get at the optimistic corner
     (``None``: the top grade of the qrels); ``undecided`` whether a verdict the missing judgments decide passes
-    with a warning (``warn``) or fails (``fail``)."""
+    with a warning (``warn``) or fails (``fail``); ``unjudged`` how unjudged documents are read
+    (:data:`UNJUDGED_READINGS`); ``confidence`` the share of plausible gradings a verdict must hold in to be decided,
+    ``discount`` the pool-bias discount of the prior of an unjudged grade, ``draws`` how many gradings, ``seed`` their
+    seed; ``discount_sd`` how uncertain that discount is."""
 
     depth: int = JUDGING_DEPTH
     optimistic_grade: int | None = None
     undecided: str = "warn"
+    unjudged: str = "auto"
+    confidence: float = VERDICT_CONFIDENCE
+    discount: float = POOL_BIAS_DISCOUNT
+    discount_sd: float = POOL_BIAS_SPREAD
+    draws: int = GRADING_DRAWS
+    seed: int = 0
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,15 @@ from pytest_bvtest.spec.model import (
     BOUND_KEYS,
     DEFAULT_GROUP_SIZE,
     DEFAULT_RESAMPLES,
+    GRADING_DRAWS,
     JUDGING_DEPTH,
+    POOL_BIAS_DISCOUNT,
+    POOL_BIAS_SPREAD,
     REGRESSION_MODELS,
     UNDECIDED_POLICIES,
+    UNJUDGED_READINGS,
     UPPER_BOUNDS,
+    VERDICT_CONFIDENCE,
     AlphaSweepSpec,
     AnalysisSettings,
     BootstrapSpec,
@@ -297,11 +302,27 @@ class _SpecReader:
         return paths[0], tuple(paths[1:])
 
     def judgments(self, value: Any) -> JudgmentSettings:
-        """The ``judgments`` section (docs/mathematics.md §10): judging depth, optimistic grade, undecided policy."""
+        """The ``judgments`` section (docs/mathematics.md §10): judging depth, optimistic grade, undecided policy, how
+        unjudged documents are read and the plausible gradings' confidence, discount, draws and seed."""
         if value is None:
             return JudgmentSettings()
         key = ("judgments",)
-        section = self.check_keys(value, key, ("undecided", "depth", "optimistic_grade"), "judgments")
+        section = self.check_keys(
+            value,
+            key,
+            (
+                "undecided",
+                "depth",
+                "optimistic_grade",
+                "unjudged",
+                "confidence",
+                "discount",
+                "discount_sd",
+                "draws",
+                "seed",
+            ),
+            "judgments",
+        )
         undecided = section.get("undecided", "warn")
         if undecided not in UNDECIDED_POLICIES:
             raise self.error(
@@ -310,14 +331,54 @@ class _SpecReader:
                 "warn: a gate that unjudged documents decide passes, shown as UNDECIDED (the default); "
                 "fail: it fails the check",
             )
+        unjudged = section.get("unjudged", "auto")
+        if unjudged not in UNJUDGED_READINGS:
+            raise self.error(
+                (*key, "unjudged"),
+                f"expected auto, plausible or nonrelevant, got {_kind(unjudged)}",
+                "plausible: weigh what unjudged documents probably are; nonrelevant: count them non-relevant as "
+                "trec_eval does; auto (the default): nonrelevant for qrels that judge only relevant documents",
+            )
         depth = self.number(section.get("depth", JUDGING_DEPTH), (*key, "depth"), minimum=1, integer=True)
         grade = section.get("optimistic_grade")
+        confidence = self.number(section.get("confidence", VERDICT_CONFIDENCE), (*key, "confidence"))
+        if not 0.5 < confidence < 1:
+            raise self.error(
+                (*key, "confidence"),
+                f"must lie strictly between 0.5 and 1, got {confidence}",
+                "the share of plausible gradings a verdict must hold in, e.g. 0.95",
+            )
+        discount = self.number(section.get("discount", POOL_BIAS_DISCOUNT), (*key, "discount"))
+        if not 0 <= discount <= 1:
+            raise self.error(
+                (*key, "discount"),
+                f"must lie between 0 and 1, got {discount}",
+                "the share of a judged document's chance of relevance an unjudged one gets (docs/judgments.md)",
+            )
+        spread = self.number(section.get("discount_sd", POOL_BIAS_SPREAD), (*key, "discount_sd"), minimum=0)
+        if spread and not spread**2 < discount * (1 - discount):
+            raise self.error(
+                (*key, "discount_sd"),
+                f"must be below {math.sqrt(discount * (1 - discount)):.3g} for a discount of {discount:g}, "
+                f"got {spread}",
+                "the standard deviation of the pool-bias discount across gradings; 0 holds it fixed",
+            )
+        draws = self.number(
+            section.get("draws", GRADING_DRAWS), (*key, "draws"), minimum=100, maximum=100_000, integer=True
+        )
+        seed = self.number(section.get("seed", 0), (*key, "seed"), minimum=0, maximum=2**32 - 1, integer=True)
         return JudgmentSettings(
             depth=int(depth),
             optimistic_grade=None
             if grade is None
             else int(self.number(grade, (*key, "optimistic_grade"), minimum=1, integer=True)),
             undecided=str(undecided),
+            unjudged=str(unjudged),
+            confidence=float(confidence),
+            discount=float(discount),
+            discount_sd=float(spread),
+            draws=int(draws),
+            seed=int(seed),
         )
 
     def measures(self, value: Any, free_labels: bool = False) -> tuple[Measure | TableMeasure, ...]:

@@ -5,9 +5,11 @@ Carterette, Allan & Sitaraman (SIGIR 2006, *Minimal test collections for retriev
 is a random variable, a verdict has a probability, and the documents worth judging are those that move it most:
 
 - :func:`grade_prior`: the prior of an unjudged document's grade on a topic (MATH.md §8 PIN): the grades of the judged
-  documents at the ranks the gate reads, shrunk towards every topic's, each positive grade discounted by the pool-bias
-  factor lambda;
-- :func:`draw_grades`: seeded draws of every unjudged document's grade from its prior, one grade per document;
+  documents at the ranks the gate reads, shrunk towards every topic's (:func:`grade_shares`), each positive grade
+  discounted by the pool-bias factor lambda;
+- :func:`draw_discounts` and :func:`draw_grades`: seeded draws of lambda per grading and group of documents (our
+  reading: lambda is uncertain, and differs between runs' unpooled documents), then of every unjudged document's
+  grade, one grade per document;
 - :func:`judgments_to_settle`: how many documents, the most uncertain effect first, are expected to settle a gate.
 
 Pure numpy; the gates are evaluated under each draw by :mod:`pytest_bvtest.judging.plausible`.
@@ -16,7 +18,7 @@ Pure numpy; the gates are evaluated under each draw by :mod:`pytest_bvtest.judgi
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import betaincinv, ndtri
 
 from pytest_bvtest.checks import checked_seed, open_interval, whole_number
 from pytest_bvtest.errors import StatisticError
@@ -25,81 +27,153 @@ from pytest_bvtest.errors import StatisticError
 SHRINKAGE = 10.0
 #: The stream of the grades' draws: ``numpy.random.default_rng([seed, GRADES_STREAM])``.
 GRADES_STREAM = 28
+#: The stream of the discounts' draws (:func:`draw_discounts`).
+DISCOUNT_STREAM = 29
 
 
-def grade_prior(counts: np.ndarray, discount: float, shrinkage: float = SHRINKAGE) -> np.ndarray:
-    """The prior of an unjudged document's grade on each topic.
+def grade_shares(counts: np.ndarray, shrinkage: float = SHRINKAGE) -> np.ndarray:
+    """Each topic's grade distribution among its judged documents, shrunk towards every topic's.
 
-    MATH.md §8, "Prior of an unjudged document" (PIN, our reading in docs/mathematics.md §10): with ``n_t(g)`` the
-    judged documents of grade ``g`` at the ranks the gate reads on topic ``t`` and ``N_t`` their number, the topic's
-    distribution shrunk towards every topic's with ``m`` pseudo-documents is
+    MATH.md §8, "Prior of an unjudged document" (PIN): with ``n_t(g)`` the judged documents of grade ``g`` at the ranks
+    the gate reads on topic ``t`` and ``N_t`` their number,
 
-    ``p_t(g) = (n_t(g) + m * p(g)) / (N_t + m)``, with ``p(g) = sum_t n_t(g) / sum_t N_t``,
+    ``p_t(g) = (n_t(g) + m * p(g)) / (N_t + m)``, with ``p(g) = sum_t n_t(g) / sum_t N_t``
 
-    and an unjudged document gets each positive grade ``g`` with probability ``lambda * p_t(g)`` (lambda < 1: the
-    pool-bias discount, unjudged documents being relevant less often than judged ones) and grade 0 otherwise.
+    (``m`` pseudo-documents of the all-topics distribution).
 
     Parameters
     ----------
     counts:
         ``(topics, grades)``: ``counts[t, g]`` judged documents of grade ``g`` (0 to the top grade; a judged grade
         below 0 counts as 0) on topic ``t``.
+    shrinkage:
+        ``m`` (>= 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(topics, grades)``: ``p_t(g)``, each row summing to 1.
+    """
+    counts = np.asarray(counts, dtype=float)
+    if counts.ndim != 2 or counts.shape[1] < 2 or (counts < 0).any() or not np.isfinite(counts).all():
+        raise StatisticError("a grade prior needs (topics, grades) counts, at least two grades, none negative")
+    if shrinkage < 0:
+        raise StatisticError(f"the shrinkage must be at least 0, got {shrinkage!r}")
+    total = counts.sum()
+    overall = counts.sum(axis=0) / total if total > 0 else np.eye(counts.shape[1])[0]
+    weight = counts.sum(axis=1, keepdims=True) + shrinkage
+    # a topic with neither judged documents nor shrinkage takes the all-topics distribution
+    return np.where(weight > 0, (counts + shrinkage * overall) / np.where(weight > 0, weight, 1.0), overall)
+
+
+def grade_prior(counts: np.ndarray, discount: float, shrinkage: float = SHRINKAGE) -> np.ndarray:
+    """The prior of an unjudged document's grade on each topic (MATH.md §8 PIN): each positive grade ``g`` with
+    probability ``lambda * p_t(g)`` (:func:`grade_shares`; lambda < 1, the pool-bias discount: unjudged documents are
+    relevant less often than judged ones), grade 0 otherwise.
+
+    Parameters
+    ----------
+    counts, shrinkage:
+        As :func:`grade_shares` reads them.
     discount:
         lambda, in ``[0, 1]``.
-    shrinkage:
-        ``m``, the pseudo-documents of the all-topics distribution (>= 0).
 
     Returns
     -------
     numpy.ndarray
         ``(topics, grades)`` probabilities, each row summing to 1.
     """
-    counts = np.asarray(counts, dtype=float)
-    if counts.ndim != 2 or counts.shape[1] < 2 or (counts < 0).any() or not np.isfinite(counts).all():
-        raise StatisticError("a grade prior needs (topics, grades) counts, at least two grades, none negative")
     if not 0.0 <= discount <= 1.0:
         raise StatisticError(f"the pool-bias discount must lie in [0, 1], got {discount!r}")
-    if shrinkage < 0:
-        raise StatisticError(f"the shrinkage must be at least 0, got {shrinkage!r}")
-    total = counts.sum()
-    overall = counts.sum(axis=0) / total if total > 0 else np.eye(counts.shape[1])[0]
-    per_topic = counts.sum(axis=1, keepdims=True)
-    weight = per_topic + shrinkage
-    # a topic with neither judged documents nor shrinkage takes the all-topics distribution
-    shrunk = np.where(weight > 0, (counts + shrinkage * overall) / np.where(weight > 0, weight, 1.0), overall)
-    prior = shrunk * discount
+    prior = grade_shares(counts, shrinkage) * discount
     prior[:, 0] = 1.0 - prior[:, 1:].sum(axis=1)
     return prior
 
 
-def draw_grades(priors: np.ndarray, draws: int, seed: int) -> np.ndarray:
-    """``draws`` seeded gradings of documents whose grades follow ``priors``, independently.
+def draw_discounts(groups: np.ndarray, draws: int, discount: float, spread: float, seed: int) -> np.ndarray:
+    """Each grading's pool-bias discount of each document: one per grading and group of documents, drawn from a Beta
+    distribution of mean ``discount`` and standard deviation ``spread`` (0: ``discount`` itself).
 
-    Grading ``s`` gives document ``k`` the smallest grade ``g`` with ``u[s, k] < sum_{h <= g} priors[k, h]``,
+    Our reading of MATH.md §8's lambda (docs/mathematics.md §10): how much less often unjudged documents are relevant
+    than judged ones is not known exactly, and differs between the documents only one run retrieves and those another
+    retrieves (measured on the shared collections: 23% to 29% of the unjudged top-10 documents of five re-rankers of
+    one pool relevant, against 66% to 70% of their judged ones). Documents that the same runs retrieve (``groups``:
+    the candidate's alone, the reference's alone, both) share one discount per grading, so a grading can favour one
+    run's unpooled documents over the other's, as the fuller qrels may; independent grades alone would average that
+    out over a few hundred documents and decide too soon.
+
+    Draw ``s`` gives group ``h`` the Beta draw
+    ``numpy.random.default_rng([seed, DISCOUNT_STREAM]).beta(a, b, (draws, groups))[s, h]`` with ``a = discount * k``,
+    ``b = (1 - discount) * k``, ``k = discount * (1 - discount) / spread**2 - 1``.
+
+    Parameters
+    ----------
+    groups:
+        ``(documents,)`` each document's group, 0 to ``G - 1``.
+    draws, discount, spread, seed:
+        How many gradings; the Beta's mean and standard deviation (``spread`` below
+        ``sqrt(discount * (1 - discount))``, or 0); the seed.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(draws, documents)`` discounts.
+    """
+    draws = whole_number(draws, "draws")
+    seed = checked_seed(seed)
+    groups = np.asarray(groups, dtype=np.int64)
+    if not 0.0 <= discount <= 1.0:
+        raise StatisticError(f"the pool-bias discount must lie in [0, 1], got {discount!r}")
+    if spread == 0 or discount in (0.0, 1.0):
+        return np.full((draws, groups.size), discount)
+    concentration = discount * (1.0 - discount) / spread**2 - 1.0
+    if not concentration > 0:
+        raise StatisticError(
+            f"the discount's spread {spread!r} must be below sqrt(discount * (1 - discount)) = "
+            f"{np.sqrt(discount * (1.0 - discount)):.3g}"
+        )
+    count = int(groups.max()) + 1 if groups.size else 0
+    drawn = np.random.default_rng([seed, DISCOUNT_STREAM]).beta(
+        discount * concentration, (1.0 - discount) * concentration, size=(draws, count)
+    )
+    return drawn[:, groups]
+
+
+def draw_grades(shares: np.ndarray, discounts: np.ndarray, seed: int) -> np.ndarray:
+    """Seeded gradings of documents: in grading ``s`` document ``k`` gets each positive grade ``g`` with probability
+    ``discounts[s, k] * shares[k, g]``, grade 0 otherwise, independently.
+
+    Grading ``s`` gives document ``k`` the smallest positive grade ``g`` with
+    ``u[s, k] < discounts[s, k] * sum_{1 <= h <= g} shares[k, h]``, and 0 when there is none,
     ``u = numpy.random.default_rng([seed, GRADES_STREAM]).random((draws, documents))``: a naive loop reproduces it.
 
     Parameters
     ----------
-    priors:
-        ``(documents, grades)``: each document's grade probabilities (rows summing to 1).
-    draws:
-        How many gradings.
+    shares:
+        ``(documents, grades)``: each document's topic's grade distribution (:func:`grade_shares`).
+    discounts:
+        ``(draws, documents)``: each grading's pool-bias discount of each document (:func:`draw_discounts`).
     seed:
-        Their seed.
+        The seed.
 
     Returns
     -------
     numpy.ndarray
         ``(draws, documents)`` grades, int8.
     """
-    draws = whole_number(draws, "draws")
     seed = checked_seed(seed)
-    priors = np.asarray(priors, dtype=float)
-    if priors.ndim != 2 or priors.shape[1] > 127:
-        raise StatisticError("grade probabilities must be (documents, grades), at most 127 grades")
-    cumulative = np.cumsum(priors, axis=1)
-    uniform = np.random.default_rng([seed, GRADES_STREAM]).random((draws, priors.shape[0]))
-    grades = (uniform[:, :, np.newaxis] >= cumulative[np.newaxis, :, :-1]).sum(axis=2)
+    shares = np.asarray(shares, dtype=float)
+    discounts = np.asarray(discounts, dtype=float)
+    if shares.ndim != 2 or shares.shape[1] > 127 or discounts.shape[-1:] != shares.shape[:1]:
+        raise StatisticError(
+            "grade shares must be (documents, grades), at most 127 grades, discounts (draws, documents)"
+        )
+    positive = np.cumsum(shares[:, 1:], axis=1)  # (documents, grades - 1)
+    uniform = np.random.default_rng([seed, GRADES_STREAM]).random(discounts.shape)
+    # a grade above 0 when u < discount * sum of the positive shares; which one by where u / discount falls
+    scaled = np.divide(uniform, discounts, out=np.full_like(uniform, np.inf), where=discounts > 0)
+    grades = (scaled[:, :, np.newaxis] >= positive[np.newaxis, :, :]).sum(axis=2) + 1
+    grades[scaled >= positive[:, -1]] = 0
     return grades.astype(np.int8)
 
 
@@ -147,3 +221,32 @@ def judgments_to_settle(
         if judged < len(order):
             known = known + terms[:, judged]
     return None
+
+
+#: The risk that stopping the draws early changes a verdict (:func:`verdict_settled`).
+STOPPING_RISK = 1e-3
+
+
+def verdict_settled(passing: int, drawn: int, confidence: float, risk: float = STOPPING_RISK) -> bool:
+    """Whether more draws can no longer change which side of the decision a verdict's probability P lies on.
+
+    Sequential Monte-Carlo (Gandy, JASA 2009, in its simplest form): the Clopper-Pearson interval of P from
+    ``passing`` of ``drawn`` gradings, at level ``1 - risk``, lies wholly at or above ``confidence`` (decided pass),
+    at or below ``1 - confidence`` (decided fail), or strictly between them (undecided). A gate that fails all of the
+    first 100 gradings then stops there: were its P above 5%, 100 failures in a row would happen 0.6% of the time.
+
+    Parameters
+    ----------
+    passing, drawn:
+        The gradings drawn so far and those in which the gate passed.
+    confidence:
+        ``1 - eps``, the share a verdict must hold in to be decided.
+    risk:
+        The chance that the interval misses P.
+    """
+    if drawn <= 0:
+        return False
+    low = 0.0 if passing == 0 else float(betaincinv(passing, drawn - passing + 1, risk / 2))
+    high = 1.0 if passing == drawn else float(betaincinv(passing + 1, drawn - passing, 1 - risk / 2))
+    floor = 1.0 - confidence
+    return low >= confidence or high <= floor or (low > floor and high < confidence)
