@@ -71,10 +71,10 @@ class Lifts:
         return self._values_without(left_out)
 
     def drawn(self, pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
-        """The run's value on each topic whose top d holds any of ``pairs`` (unjudged ``(topic, docno)``), under each
-        grading: ``grades[s, k]`` is pair ``k``'s grade in draw ``s`` (0: non-relevant); a pair this run's top d does
-        not hold plays no part, and its other unjudged documents stay non-relevant. Each topic's distinct gradings
-        are scored once."""
+        """The run's value on each topic it ranks that any of ``pairs`` (unjudged ``(topic, docno)``) is on, under each
+        grading: ``grades[s, k]`` is pair ``k``'s grade in draw ``s`` (0: non-relevant), the grades joining the qrels
+        as CI would read them had they been judged (a pair this run's top d does not hold moves only the
+        normalisation), its other unjudged documents non-relevant. Each topic's distinct gradings are scored once."""
         return self._drawn(pairs, grades)
 
     def judged_counts(self, grades: int) -> Mapping[str, np.ndarray]:
@@ -261,11 +261,11 @@ Gradings = list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
 def _distinct_gradings(
     topics: Sequence[str], pairs: Sequence[tuple[str, str]], grades: np.ndarray, held: Mapping[tuple[str, str], int]
 ) -> Gradings:
-    """The draws' distinct gradings of the unjudged documents of each topic whose top d holds any of ``pairs``
-    (``grades[:, k]`` pair ``k``'s grade in each draw; ``held`` a pair's position among the run's unjudged documents).
-    Every pair of such a topic counts, also those this run does not retrieve: judged, they would be in the qrels, and
-    CI would score the run against them (nDCG's ideal, AP's relevant count). Most draws grade a topic's few unjudged
-    documents alike, and each grading is scored once."""
+    """The draws' distinct gradings of the unjudged documents of each topic of ``pairs`` that the run ranks
+    (``grades[:, k]`` pair ``k``'s grade in each draw; ``held`` a pair's position among the run's unjudged documents of
+    its top d). Every pair of such a topic counts, also those this run's top d does not hold: judged, they would be in
+    the qrels, and CI would score the run against them (nDCG's ideal, AP's relevant count). Most draws grade a
+    topic's few unjudged documents alike, and each grading is scored once."""
     row = {topic: j for j, topic in enumerate(topics)}
     by_topic: dict[int, list[int]] = {}
     for k, (topic, _) in enumerate(pairs):
@@ -275,8 +275,6 @@ def _distinct_gradings(
     for topic, listed in by_topic.items():
         members = np.array(listed, dtype=np.int64)
         own = np.array([held.get(pairs[k], -1) for k in listed], dtype=np.int64)
-        if (own < 0).all():
-            continue
         distinct, inverse = np.unique(grades[:, members], axis=0, return_inverse=True)
         found.append((topic, members, own, distinct, inverse.reshape(-1)))
     return found

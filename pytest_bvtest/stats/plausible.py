@@ -180,8 +180,8 @@ def draw_grades(shares: np.ndarray, discounts: np.ndarray, seed: int) -> np.ndar
 def judgments_to_settle(
     grades: np.ndarray, margins: np.ndarray, effects: np.ndarray, order: np.ndarray, confidence: float
 ) -> int | None:
-    """How many documents, judged in ``order``, are expected to settle a gate: the fewest ``k`` after which the gate
-    is settled in at least half of the draws.
+    """How many documents, judged in ``order``, are expected to settle a gate: the fewest ``k`` (at least 1) after
+    which the gate is settled in at least half of the draws.
 
     A linear model of the gate's margin ``m`` (how far it is past its limit; > 0 fails) in the documents' grades:
     ``m = mean(m) + sum_k b_k (x_k - mean(x_k)) + r``, ``b_k`` a document's effect per grade (its judging leverage,
@@ -215,11 +215,10 @@ def judgments_to_settle(
     remaining = np.concatenate([np.cumsum(parts[::-1])[::-1], [0.0]]) + unexplained  # before judging k documents
     z = float(ndtri(confidence))
     known = np.full(len(margins), float(margins.mean()))
-    for judged in range(len(order) + 1):
+    for judged in range(1, len(order) + 1):  # a gate to settle is not settled before any judgment
+        known = known + terms[:, judged - 1]
         if np.mean(np.abs(known) >= z * np.sqrt(remaining[judged])) >= 0.5:
             return judged
-        if judged < len(order):
-            known = known + terms[:, judged]
     return None
 
 
