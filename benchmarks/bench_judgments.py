@@ -24,8 +24,8 @@ Scenarios (``../shared/data``, or ``BVTEST_SHARED_DATA``):
   against the full DL19 qrels; every ordered pair.
 - **DL-HARD pool**: DL-HARD's document runs, qrels kept to the top 10 of its two first stages (BM25, BM25+RM3),
   against the full qrels; every run against BM25 and against BM25+ELECTRA.
-- **DL19 sparse**: MS MARCO's convention, one relevant passage per topic and no grade-0 row (the top-graded judgment
-  the monoT5 run ranks highest), against the full DL19 qrels.
+- **DL19 sparse**: MS MARCO's convention, one relevant passage per topic and no grade-0 row (one of its top-graded
+  judgments, drawn at random), against the full DL19 qrels.
 
 Clearly worse candidates, in every scenario, made from a reference (seeded with ``SEED``): ``shuffle`` (its top 100
 shuffled on half the topics), ``deep5`` (five documents from ranks 101-1000 moved into the top 5), ``random`` (its
@@ -165,20 +165,16 @@ def pooled(qrels: Path, runs: Sequence[Path], depth: int, target: Path) -> Path:
     return target
 
 
-def sparse(qrels: Path, run: Path, target: Path) -> Path:
-    """MS MARCO's convention: per topic one relevant document (the top-graded one ``run`` ranks highest, else any
-    top-graded one) and no grade-0 row."""
-    judged = read_qrels(qrels).judgments
-    ranked = _rankings(run)
+def sparse(qrels: Path, target: Path) -> Path:
+    """MS MARCO's convention: per topic one relevant document (one of its top-graded ones, drawn with ``SEED``, so
+    that no compared run is favoured) and no grade-0 row."""
+    rng = np.random.default_rng(SEED)
     lines = []
-    for qid, grades in judged.items():
+    for qid, grades in read_qrels(qrels).judgments.items():
         top = max(grades.values())
-        if top <= 0:
-            continue
-        best = [docno for docno, grade in grades.items() if grade == top]
-        order = {docno: rank for rank, docno in enumerate(ranked.get(qid, []))}
-        chosen = min(best, key=lambda docno: (order.get(docno, 10**9), docno))
-        lines.append(f"{qid} 0 {chosen} 1\n")
+        if top > 0:
+            best = sorted(docno for docno, grade in grades.items() if grade == top)
+            lines.append(f"{qid} 0 {best[int(rng.integers(len(best)))]} 1\n")
     target.write_text("".join(lines))
     return target
 
@@ -271,7 +267,7 @@ def dl19(folder: Path) -> Scenario:
 def dl19_sparse(folder: Path) -> Scenario:
     runs = _dl19_runs()
     full = QRELS / "qrels.dl19-passage.txt"
-    scenario = Scenario("DL19 sparse", sparse(full, runs["monot5"], folder / "dl19-sparse.qrels"), full, runs)
+    scenario = Scenario("DL19 sparse", sparse(full, folder / "dl19-sparse.qrels"), full, runs)
     _every_pair(scenario)
     _with_harms(scenario, folder, ("monot5", "colbert"), tuple(runs))
     return scenario

@@ -47,6 +47,7 @@ from pytest_bvtest.stats.plausible import (
     draw_grades,
     grade_shares,
     judgments_to_settle,
+    rank_support,
     verdict_settled,
 )
 from pytest_bvtest.stats.swaps import SwapStore, read_swaps
@@ -121,10 +122,10 @@ def plausible_verdicts(
         for m, (measure, flags) in enumerate(zip(worlds.measures, worlds.cornered))
         if any(flag and gate.reference in partners for gate, flag in zip(measure.gates, flags))
     ]
-    pairs, shares, groups = _priors(worlds.measures, measures, documents, systems, top_grade)
+    pairs, shares, groups, support = _priors(worlds.measures, measures, documents, systems, top_grade)
     discounts = draw_discounts(groups, settings.draws, settings.discount, settings.discount_sd, settings.seed)
-    grades = draw_grades(shares, discounts, settings.seed)
-    priors = shares * settings.discount
+    grades = draw_grades(shares, discounts * support, settings.seed)
+    priors = shares * (settings.discount * support)[:, np.newaxis]
     priors[:, 0] = 1.0 - priors[:, 1:].sum(axis=1)
     drawn = {
         (m, system): documents.lifts[worlds.measures[m].measure, system].drawn(pairs, grades)
@@ -180,11 +181,13 @@ def _priors(
     documents: UnjudgedDocuments,
     systems: Sequence[str],
     top_grade: int,
-) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
+) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray, np.ndarray]:
     """Every unjudged document of the ``systems``' top d in the measures at ``positions``, sorted; each one's topic's
     grade shares (:func:`~pytest_bvtest.stats.plausible.grade_shares`, from the judged documents of the systems' top
-    d at the deepest of those measures' depths); and each one's group: which of the systems retrieve it (they share
-    a pool-bias discount per grading, :func:`~pytest_bvtest.stats.plausible.draw_discounts`)."""
+    d at the deepest of those measures' depths); each one's group: which of the systems retrieve it in their top d
+    (they share a pool-bias discount per grading, :func:`~pytest_bvtest.stats.plausible.draw_discounts`); and each
+    one's support (:func:`~pytest_bvtest.stats.plausible.rank_support`): 1, or :data:`FAR_SUPPORT` for a document
+    the other runs rank far below their top d (or not at all)."""
     lifted = {
         (measures[m].measure, system): documents.lifts[measures[m].measure, system]
         for m in positions
@@ -208,7 +211,12 @@ def _priors(
     shares = grade_shares(np.array([counts[topic] for topic in topics]).reshape(len(topics), top_grade + 1))
     labels: dict[frozenset[str], int] = {}
     groups = np.array([labels.setdefault(frozenset(holders[pair]), len(labels)) for pair in pairs], dtype=np.int64)
-    return pairs, shares[[row[topic] for topic, _ in pairs]].reshape(len(pairs), top_grade + 1), groups
+    rankers = {system: lifts.rank for (_, system), lifts in lifted.items()}
+    ranks = np.array(
+        [[rankers[system](topic, docno) or 0 for system in rankers] for topic, docno in pairs], dtype=np.int64
+    ).reshape(len(pairs), len(rankers))
+    support = rank_support(ranks, deepest)
+    return pairs, shares[[row[topic] for topic, _ in pairs]].reshape(len(pairs), top_grade + 1), groups, support
 
 
 def _lean(spec: Spec) -> Spec:

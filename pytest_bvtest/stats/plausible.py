@@ -90,6 +90,43 @@ def grade_prior(counts: np.ndarray, discount: float, shrinkage: float = SHRINKAG
     return prior
 
 
+#: How much less often an unjudged document is relevant when the other runs rank it far below their top d (beyond
+#: :data:`FAR_RANKS` times d, or not at all) than when one of them ranks it near: measured on the shared collections
+#: (benchmarks/bench_judgments.py; docs/judgments.md), 11% to 14% of such documents relevant by the fuller qrels
+#: against 17% to 70% of those another run ranks within the top 100.
+FAR_SUPPORT = 0.4
+#: A document another run ranks within this many times the depth d is near (supported), else far.
+FAR_RANKS = 10
+
+
+def rank_support(ranks: np.ndarray, depth: int) -> np.ndarray:
+    """Each unjudged document's support from the other runs: 1 when its second-best rank among the runs whose top d
+    is graded is within :data:`FAR_RANKS` times ``depth``, else :data:`FAR_SUPPORT` (our reading of MATH.md §8's
+    "conditioning on rank is allowed where it measurably improves calibration": a document two runs rank high is a
+    pooled document's peer; one that only a single run lifted from deep down, as a shuffled ranking does, is
+    relevant far less often; the metasearch evidence of Aslam & Montague, SIGIR 2001).
+
+    Parameters
+    ----------
+    ranks:
+        ``(documents, runs)``: each document's rank in each run (from 1; 0 where the run does not retrieve it).
+    depth:
+        d.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(documents,)`` factors of the pool-bias discount.
+    """
+    ranks = np.asarray(ranks, dtype=np.int64)
+    if ranks.ndim != 2:
+        raise StatisticError("ranks must be (documents, runs)")
+    if ranks.shape[1] < 2:
+        return np.ones(ranks.shape[0])
+    ordered = np.sort(np.where(ranks > 0, ranks, np.iinfo(np.int64).max), axis=1)
+    return np.where(ordered[:, 1] <= FAR_RANKS * depth, 1.0, FAR_SUPPORT)
+
+
 def draw_discounts(groups: np.ndarray, draws: int, discount: float, spread: float, seed: int) -> np.ndarray:
     """Each grading's pool-bias discount of each document: one per grading and group of documents, drawn from a Beta
     distribution of mean ``discount`` and standard deviation ``spread`` (0: ``discount`` itself).
