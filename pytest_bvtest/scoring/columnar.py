@@ -174,7 +174,11 @@ def ranked_from_payloads(
 
 
 def rank_by_trec_eval_order(
-    lengths: np.ndarray, scores: np.ndarray, gains: np.ndarray, docnos: Sequence[str] | np.ndarray
+    lengths: np.ndarray,
+    scores: np.ndarray,
+    gains: np.ndarray,
+    docnos: Sequence[str] | np.ndarray,
+    exact_within: int = 0,
 ) -> np.ndarray | None:
     """The order that sorts concatenated topics into score descending, docno descending, topic by topic.
 
@@ -189,6 +193,10 @@ def rank_by_trec_eval_order(
         (any order of equal gains gives the same measures).
     docnos:
         The documents' ids.
+    exact_within:
+        Tie groups that reach the first ``exact_within`` ranks of a topic are put in docno order whatever their
+        gains: which unjudged documents a top d holds, and at which rank, is what its corners, its plausible gradings
+        and the documents to judge read (a tie straddling rank 10 was listed by file order).
 
     Returns
     -------
@@ -212,6 +220,10 @@ def rank_by_trec_eval_order(
     del similarity, next_topic_same, row_topic
     # Tie groups are maximal stretches of rows tied with the next; only those whose gains differ matter.
     differs = tied_with_next & (sorted_gains[1:] != sorted_gains[:-1])
+    if exact_within:
+        topic_starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        near_top = np.arange(scores.size)[:-1] - topic_starts[:-1] < exact_within
+        differs |= tied_with_next & near_top
     if not differs.any():
         return order
     if order is None:
@@ -275,7 +287,7 @@ def _ranked_gains(
     # tied documents are put in docno order where what is computed from them differs: their gain, or, when
     # unjudged documents are counted, whether they are judged
     tie_key = gains if judged is None else 2 * gains + judged
-    order = rank_by_trec_eval_order(lengths, scores, tie_key, docnos)
+    order = rank_by_trec_eval_order(lengths, scores, tie_key, docnos, unjudged_depth)
     sorted_gains = gains if order is None else gains[order]
     positive = np.flatnonzero(sorted_gains > 0)
     starts = stops - lengths
