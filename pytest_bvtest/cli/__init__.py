@@ -141,7 +141,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     judge.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
     judge.add_argument("-o", "--output", required=True, metavar="FILE", help="the judge file to write (TSV)")
-    judge.add_argument("--run", default=None, help="run file to judge instead of the spec's candidate")
+    judge.add_argument(
+        "--run",
+        action="append",
+        default=None,
+        help="run file to judge instead of the spec's candidate (repeatable, as for check: every run's documents)",
+    )
     judge.add_argument(
         "--force", action="store_true", help="write over FILE even when it holds grades, or is not a judge file"
     )

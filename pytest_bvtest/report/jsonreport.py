@@ -184,9 +184,10 @@ def _corner_document(corner: CornerJudgment) -> dict[str, Any]:
     }
 
 
-def corners_document(verdict: Verdict) -> dict[str, Any]:
+def corners_document(verdict: Verdict, candidate_runs: Sequence[str] = ()) -> dict[str, Any]:
     """A gate at its two corners of unjudged documents (docs/mathematics.md §10): how many there are, the gate as
-    judged and at each corner, and whether they leave it undecided."""
+    judged and at each corner, whether they leave it undecided, its plausible gradings, and the candidate's run files
+    (``candidate_runs``: what ``bvtest judge --run`` names)."""
     corners = verdict.corners
     assert corners is not None
     return {
@@ -204,6 +205,7 @@ def corners_document(verdict: Verdict) -> dict[str, Any]:
         "pessimistic": _corner_document(corners.pessimistic),
         "undecided": verdict.undecided,
         "plausible": None if verdict.plausible is None else plausible_document(verdict.plausible),
+        "candidate_runs": list(candidate_runs),
     }
 
 
@@ -226,9 +228,10 @@ def plausible_document(plausible: Plausibility) -> dict[str, Any]:
     }
 
 
-def gate_document(verdict: Verdict, spec_path: str | None = None) -> dict[str, Any]:
-    """One gate's verdict in the spec at ``spec_path`` (when known): its numbers, how its limit was set, its outcome
-    and why, and its words (:func:`~pytest_bvtest.report.wording.with_words`)."""
+def gate_document(verdict: Verdict, spec_path: str | None = None, candidate_runs: Sequence[str] = ()) -> dict[str, Any]:
+    """One gate's verdict in the spec at ``spec_path`` (when known; ``candidate_runs``: its candidate's run files):
+    its numbers, how its limit was set, its outcome and why, and its words
+    (:func:`~pytest_bvtest.report.wording.with_words`)."""
     gate, inputs, limits = verdict.gate, verdict.inputs, verdict.limits
     cannot_fail = verdict.cannot_fail
     document = {
@@ -295,7 +298,7 @@ def gate_document(verdict: Verdict, spec_path: str | None = None) -> dict[str, A
         "segment": None if gate.segment is None else {"name": gate.segment, "topics": len(inputs.topics)},
     }
     if verdict.corners is not None:
-        document["judgments"] = corners_document(verdict)
+        document["judgments"] = corners_document(verdict, candidate_runs)
     return wording.with_words(document)
 
 

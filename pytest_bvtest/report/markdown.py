@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import shlex
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, metadata
 from typing import Any
@@ -39,6 +40,7 @@ from pytest_bvtest.report.wording import (
     gate_summary,
     gate_table_columns,
     harmed_query_table,
+    judge_command,
     judged_line,
     more_queries_text,
     notices,
@@ -436,10 +438,8 @@ def what_to_do(document: Mapping[str, Any]) -> list[str]:
     ]
     undecided = [(evaluation, gate) for evaluation, gate in concerned if gate["outcome"] == "UNDECIDED"]
     if undecided:
-        judge = "; ".join(
-            code(f"bvtest judge {spec} -o judgments.tsv")
-            for spec in dict.fromkeys(display_path(evaluation["spec"]) for evaluation, _ in undecided)
-        )
+        first = {display_path(evaluation["spec"]): gate for evaluation, gate in reversed(undecided)}
+        judge = "; ".join(code(judge_command(gate, shlex.quote(spec))) for spec, gate in reversed(first.items()))
         lines.append(
             f"- **Unjudged documents decide {len(undecided)} gate{'' if len(undecided) == 1 else 's'}:** {judge} "
             "lists them by how far each moves the gates; fill in their grades and list the file in the spec's "

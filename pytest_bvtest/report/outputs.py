@@ -42,7 +42,9 @@ def item_payload(evaluation: Evaluation, outcome: Verdict | None) -> dict[str, A
             )
             for measure in measures
         ],
-        "gate": None if outcome is None else gate_document(outcome, str(evaluation.spec.path)),
+        "gate": None
+        if outcome is None
+        else gate_document(outcome, str(evaluation.spec.path), candidate_runs(evaluation)),
         "position": _position(evaluation, outcome),
         # every gate of the spec, so the controller can say which of them did not run (-k, --lf, -x)
         "spec_gates": [gate.id for gate in evaluation.gates],
@@ -228,14 +230,20 @@ def assemble(
     )
 
 
+def candidate_runs(evaluation: Evaluation) -> tuple[str, ...]:
+    """The candidate's run files, each run of a list (what ``bvtest judge --run`` names to list their documents)."""
+    return tuple(item.path for item in evaluation.inputs if item.role == "candidate")
+
+
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
     """The session document of a single evaluation (the command line's report), built directly."""
+    runs = candidate_runs(evaluation)
     documents = [
         {
             **measure_document(
                 str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
             ),
-            "gates": [gate_document(outcome, str(evaluation.spec.path)) for outcome in measure.gates],
+            "gates": [gate_document(outcome, str(evaluation.spec.path), runs) for outcome in measure.gates],
         }
         for measure in evaluation.measures
     ]

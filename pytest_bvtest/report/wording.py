@@ -1176,7 +1176,6 @@ def undecided_text(gate: Mapping[str, Any]) -> str | None:
         if gate["passed"]
         else "it fails CI (judgments: {undecided: fail})"
     )
-    spec = _spec_of(gate)
     weighed = _weighed(judgments)
     plausible = judgments.get("plausible")
     how = (
@@ -1186,7 +1185,7 @@ def undecided_text(gate: Mapping[str, Any]) -> str | None:
     )
     return (
         f"UNDECIDED: {_deciding(judgments)}: {gate['measure']} {gate['label']} {as_judged} as judged, but {how}; "
-        f"{effect}; `bvtest judge {spec} -o judgments.tsv` lists them to grade{_settle(judgments)}"
+        f"{effect}; `{judge_command(gate)}` lists them to grade{_settle(judgments)}"
     )
 
 
@@ -1251,6 +1250,15 @@ def _spec_of(gate: Mapping[str, Any]) -> str:
     return shlex.quote(_spec_path(gate))
 
 
+def judge_command(gate: Mapping[str, Any], spec: str | None = None) -> str:
+    """``bvtest judge SPEC --run RUN -o judgments.tsv``: the command that lists the unjudged documents deciding a
+    gate, naming the candidate's every run file as the check read it (the spec's, or the one CI gave with
+    ``--bvtest-run``)."""
+    runs = (gate.get("judgments") or {}).get("candidate_runs") or []
+    named = "".join(f" --run {shlex.quote(display_path(run))}" for run in runs)
+    return f"bvtest judge {spec or _spec_of(gate)}{named} -o judgments.tsv"
+
+
 def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
     """When most of the topics a gate blames lose only as judged (with the candidate's unjudged documents of the top
     d relevant, its score there would reach the comparison's), that, and the judged-only form of the measure."""
@@ -1268,7 +1276,6 @@ def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
     ]
     if 2 * len(within) <= len(worst):
         return None
-    spec = _spec_of(gate)
     text = (
         f"{len(within)} of the {len(worst)} topics listed lose only as judged: with the unjudged documents of "
         f"{gate['system']}'s top {judgments['depth']} relevant they would not lose "
@@ -1280,7 +1287,7 @@ def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
             f"; {judged_only} scores only the documents that were judged: add it to the spec's measures to see the "
             "change without them"
         )
-    return f"{text}; or judge them: bvtest judge {spec} -o judgments.tsv"
+    return f"{text}; or judge them: {judge_command(gate)}"
 
 
 def _topic_unjudged(gate: Mapping[str, Any], impact: Mapping[str, Any]) -> str:
@@ -1649,6 +1656,10 @@ def gate_summary(gate: Mapping[str, Any]) -> str:
         than = f" than in {reference}" if gate.get("reference_value") is not None else " than allowed"
         worse = statistic.wording.worse.replace("the reference", reference) + than
         text += f": {worse[0].lower()}{worse[1:]}"
+    judgments = gate.get("judgments") or {}
+    weighed = _weighed(judgments) if judgments and not judgments.get("undecided") else None
+    if weighed is not None:  # a verdict the unjudged documents' plausible gradings decided: say what it rests on
+        text += f" ({weighed})"
     return text
 
 
@@ -2007,6 +2018,16 @@ def undecided_group_text(gates: Sequence[Mapping[str, Any]]) -> str:
         if gates[0]["passed"]
         else "they fail CI (judgments: {undecided: fail})"
     )
+    shares = [gate["judgments"]["plausible"]["probability"] for gate in gates if gate["judgments"].get("plausible")]
+    if len(shares) == len(gates):
+        low, high = _rounded_share(min(shares)), _rounded_share(max(shares))
+        draws = f"{gates[0]['judgments']['plausible']['draws']:,}"
+        passing = low if low == high else f"{low} to {high}"
+        return (
+            f"UNDECIDED: {deciding}: they {as_judged} as judged, and pass in {passing} of {draws} plausible gradings "
+            "of them, short of the "
+            f"{_rounded_share(judgments['plausible']['confidence'])} that would decide them either way; {effect}"
+        )
     return (
         f"UNDECIDED: {deciding}: they {as_judged} as judged, but each would {otherwise} if enough of them are "
         f"relevant (grade {judgments['optimistic_grade']}; each gate's details say how many); {effect}"
@@ -2126,17 +2147,17 @@ def commands(document: Mapping[str, Any]) -> list[tuple[str, list[str], str]]:
     if not reproduce:
         return []
     found = [("Reproduce", reproduce, "")]
-    undecided = dict.fromkeys(
-        display_path(evaluation["spec"])
+    undecided = {
+        display_path(evaluation["spec"]): gate
         for evaluation in document["evaluations"]
         for gate in evaluation["gates"]
         if gate["outcome"] == "UNDECIDED"
-    )
+    }
     if undecided:
         found.append(
             (
                 "List the unjudged documents that decide it",
-                [f"bvtest judge {shlex.quote(spec)} -o judgments.tsv" for spec in undecided],
+                [judge_command(gate, shlex.quote(spec)) for spec, gate in undecided.items()],
                 "fill in their grades and list the file under the spec's qrels",
             )
         )
