@@ -21,7 +21,7 @@ from pytest_bvtest.io.runs import Run
 from pytest_bvtest.scoring.lifts import Lifts
 from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, RunMeasure, TableMeasure, UnjudgedCount
-from pytest_bvtest.spec.model import NONRELEVANT, PLAUSIBLE, RunFile, Spec
+from pytest_bvtest.spec.model import NONRELEVANT, PLAUSIBLE, RepeatedRuns, RunFile, Spec
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,8 @@ def judgment_measures(spec: Spec, qrels: Qrels | None) -> dict[Measure, Judgment
     sources = spec.sources()
     if qrels is None or spec.analysis.mve.variations is not None or not sources:
         return {}
-    if not all(isinstance(source, RunFile | Run) for source in sources):
+    runs = [run for source in sources for run in (source.runs if isinstance(source, RepeatedRuns) else (source,))]
+    if not all(isinstance(run, RunFile | Run) for run in runs):
         return {}
     top = max(max(grades.values()) for grades in qrels.judgments.values())
     grade = spec.judgments.optimistic_grade
@@ -133,12 +134,16 @@ def measure_judgments(
 ) -> MeasureJudgments:
     """The judged shares, unjudged counts and optimistic values of every system, from their score matrices."""
     optimistic = None if derived.optimistic is None else matrices[derived.optimistic].scores
+    counts = matrices[derived.unjudged]
+    unjudged = counts.scores.copy()
+    for system, per_run in counts.runs.items():  # several runs: the most any of them leaves unjudged, not their mean
+        unjudged[counts.index(system)] = per_run.max(axis=0)
     return MeasureJudgments(
         str(measure),
         derived.depth,
         str(derived.judged),
         matrices[derived.judged].scores,
-        matrices[derived.unjudged].scores.astype(np.int64),
+        np.rint(unjudged).astype(np.int64),
         derived.grade,
         optimistic,
         derived.reading,

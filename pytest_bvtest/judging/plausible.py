@@ -274,13 +274,14 @@ def _judge_in_gradings(
         pending: dict[tuple[int, int, int], PendingNull] = {}
         for s in chunk:
             for m in columns:
-                measure = worlds.measures[m]
-                scores = measure.matrix.scores.copy()
+                matrix = worlds.measures[m].matrix
+                graded = {}
                 for system in rows:
                     if (m, system) in drawn:
                         topics, values = drawn[m, system]
-                        scores[measure.matrix.index(system), [columns[m][topic] for topic in topics]] = values[s]
-                matrices[s, m] = replace(measure.matrix, scores=scores)
+                        graded[system] = matrix.row(system).copy()
+                        graded[system][[columns[m][topic] for topic in topics]] = values[s]
+                matrices[s, m] = matrix.with_rows(graded)
             for m, g in again:
                 measure = worlds.measures[m]
                 null = pending_gate_null(

@@ -136,6 +136,70 @@ def documents_lifts(
     return {measure: _columnar_lifts(ranked, measure, rank, found) for measure in measures}
 
 
+def combined_lifts(parts: Sequence[Lifts]) -> Lifts:
+    """:class:`Lifts` of a system given as several runs (docs/mathematics.md §7): its value on a topic is the mean of
+    its runs' (0 for a run without a ranking for the topic, the missing-topic rule), each run with the documents
+    graded that its own top d holds, so one document has one grade in all of them; its unjudged documents are the
+    union of its runs', each at its best rank among them; its judged documents those of its runs, averaged."""
+    optimistic = parts[0].optimistic
+    documents: dict[str, dict[str, int]] = {}
+    for part in parts:
+        for topic, held in part.documents.items():
+            merged = documents.setdefault(topic, {})
+            for docno, rank in held.items():
+                merged[docno] = min(rank, merged.get(docno, rank))
+    as_judged = [part.values({}) for part in parts]
+
+    def mean(per_run: Sequence[Mapping[str, float]]) -> dict[str, float]:
+        topics = dict.fromkeys(topic for values in per_run for topic in values)
+        return {topic: float(np.mean([values.get(topic, 0.0) for values in per_run])) for topic in topics}
+
+    def single(pairs: Sequence[tuple[str, str]]) -> list[float]:
+        per_run = []
+        for part, judged in zip(parts, as_judged):
+            held = [pair for pair in pairs if pair[1] in part.documents.get(pair[0], {})]
+            lifted = dict(zip(held, part.single_of(held)))
+            per_run.append([lifted.get(pair, judged.get(pair[0], 0.0)) for pair in pairs])
+        return np.mean(np.array(per_run, dtype=float).reshape(len(parts), len(pairs)), axis=0).tolist()
+
+    def drawn(pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
+        per_run = [part.drawn(pairs, grades) for part in parts]
+        topics = list(dict.fromkeys(topic for names, _ in per_run for topic in names))
+        total = np.zeros((len(grades), len(topics)))
+        column = {topic: j for j, topic in enumerate(topics)}
+        for (names, values), judged in zip(per_run, as_judged):
+            # a topic another run's draws reach but this run's ranking lacks: the run's score there as judged
+            total += np.array([judged.get(topic, 0.0) for topic in topics])
+            if names:
+                at = [column[topic] for topic in names]
+                total[:, at] += values - np.array([judged.get(topic, 0.0) for topic in names])
+        return topics, total / len(parts)
+
+    def judged_counts(grades: int) -> Mapping[str, np.ndarray]:
+        return _mean_counts([part.judged_counts(grades) for part in parts])
+
+    def rank(topic: str, docno: str) -> int | None:
+        found = [at for at in (part.rank(topic, docno) for part in parts) if at is not None]
+        return min(found) if found else None
+
+    return Lifts(
+        optimistic,
+        documents,
+        single,
+        lambda lifted: mean([part.values(lifted) for part in parts]),
+        lambda left_out: mean([part.values_without(left_out) for part in parts]),
+        rank,
+        drawn,
+        judged_counts,
+    )
+
+
+def _mean_counts(per_run: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Per topic, the mean of the runs' judged-grade counts (a run without the topic counts none)."""
+    topics = dict.fromkeys(topic for counts in per_run for topic in counts)
+    return {topic: sum(counts.get(topic, 0) for counts in per_run) / len(per_run) for topic in topics}
+
+
 def _ranker(read: Callable[[], Run | RunColumns]) -> Callable[[str, str], int | None]:
     """A document's rank in the run ``read`` gives (read when first needed) by trec_eval's order (its score as a C
     float descending, ties by docno descending), each topic ranked once when first asked."""

@@ -94,6 +94,19 @@ class ScoreMatrix:
             {name: runs[:, kept] for name, runs in self.runs.items()},
         )
 
+    def with_rows(self, rows: Mapping[str, np.ndarray]) -> ScoreMatrix:
+        """The same matrix with the systems of ``rows`` scored anew (a corner's or a plausible grading's world,
+        docs/mathematics.md §10). A system given as several runs keeps its runs' spread around its new mean: each run
+        moves as its mean moved (a document graded relevant lifts every run that retrieves it alike)."""
+        scores = self.scores.copy()
+        runs = dict(self.runs)
+        for system, values in rows.items():
+            row = self.index(system)
+            if system in runs:
+                runs[system] = runs[system] + (np.asarray(values) - scores[row])
+            scores[row] = values
+        return replace(self, scores=scores, runs=runs)
+
     def run_scores(self, system: str) -> np.ndarray:
         """The per-topic scores ``(k, n)`` of each run of ``system``: its ``k`` repeated runs, or its one row."""
         repeated = self.runs.get(system)
