@@ -3,7 +3,9 @@ its references' top d, each with how far it alone moves every gate that has corn
 
 Across gates, whose statistics have different scales, a document is ranked by its largest
 *share*: its move over the gate's span between its two corners (what all the gate's unjudged documents together
-could move it), among the undecided gates first (those the judgments settle), then among the others.
+could move it), among the undecided gates first (those the judgments settle), then among the others; weighted by
+how uncertain its grade is under its prior where plausible gradings weighed it (docs/mathematics.md §10: the order
+expected to settle the verdict soonest).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import Evaluation
 from pytest_bvtest.judging.leverage import gate_moves, gate_pairs
+from pytest_bvtest.judging.plausible import PlausibleGradings
 from pytest_bvtest.spec.model import Spec
 
 #: A move smaller than this is floating-point noise: the document cannot move the gate.
@@ -43,6 +46,9 @@ class DocumentToJudge:
     query: str | None
     ranks: Mapping[str, int | None]
     moves: tuple[GateMove, ...]
+    #: How uncertain its grade is under its prior (docs/mathematics.md §10): the grade's standard deviation as a share
+    #: of the largest any grade can have (half the top grade); 1 where no grading weighed it.
+    uncertainty: float = 1.0
 
     @property
     def leverage(self) -> float:
@@ -54,6 +60,13 @@ class DocumentToJudge:
     def settling(self) -> float:
         """The document's largest share of an undecided gate's span (0 when it moves none)."""
         return max((move.share for move in self.moves if move.undecided), default=0.0)
+
+    @property
+    def expected(self) -> float:
+        """How much judging it is expected to settle: its leverage (on the undecided gates where it moves any)
+        weighted by the uncertainty of its grade (Carterette, Allan & Sitaraman's selection: a document sure to be
+        non-relevant settles nothing however far it could move a gate)."""
+        return (self.settling or self.leverage) * self.uncertainty
 
 
 def require_gates_to_judge(spec: Spec) -> None:
@@ -106,6 +119,7 @@ def documents_to_judge(evaluation: Evaluation) -> list[DocumentToJudge]:
                 if abs(change) > NEGLIGIBLE:
                     share = abs(change) / span if span > NEGLIGIBLE else 1.0
                     moves[pair].append(GateMove(gate, change, share, verdict.undecided))
+    gradings = evaluation.gradings
     listed = [
         DocumentToJudge(
             topic,
@@ -113,7 +127,26 @@ def documents_to_judge(evaluation: Evaluation) -> list[DocumentToJudge]:
             evaluation.texts.get(topic),
             {system: rank(topic, docno) for system, rank in rankers.items()},
             tuple(sorted(gate_moves, key=lambda move: (not move.undecided, -move.share))),
+            _uncertainty(gradings, (topic, docno)),
         )
         for (topic, docno), gate_moves in moves.items()
     ]
-    return sorted(listed, key=lambda document: (-document.settling, -document.leverage, document.topic, document.docno))
+    return sorted(
+        listed,
+        key=lambda document: (
+            -document.settling * document.uncertainty,
+            -document.expected,
+            -document.leverage,
+            document.topic,
+            document.docno,
+        ),
+    )
+
+
+def _uncertainty(gradings: PlausibleGradings | None, pair: tuple[str, str]) -> float:
+    """A document's grade's standard deviation under its prior, as a share of the largest any grade can have (1
+    where no grading weighed it)."""
+    at = None if gradings is None else gradings.of(pair)
+    if at is None:
+        return 1.0
+    return float(gradings.grade_spread[at]) / (gradings.top_grade / 2.0)
