@@ -23,6 +23,11 @@ LISTED_ITEMS = 10
 #: separators (a new line to some readers) and the bidirectional controls (they reorder what a reader sees).
 CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
+#: A mark that a CI runner reads as a command wherever it stands in a line of a job's log: GitHub Actions' first
+#: syntax ``##[error]...``, Azure Pipelines' ``##vso[``, TeamCity's ``##teamcity[``. A gate's name is part of its
+#: test id, which pytest prints as it is, so a spec's names may not hold one.
+RUNNER_COMMAND_MARK = re.compile(r"##(?:vso|teamcity)?\[", flags=re.IGNORECASE)
+
 
 def visible_controls(text: str, keep: str = "") -> str:
     """``text`` with each :data:`CONTROL_CHARACTER` but those in ``keep`` written as its escape, as ``repr`` writes

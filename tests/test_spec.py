@@ -753,3 +753,15 @@ def test_a_control_character_in_a_system_name_or_a_path_is_refused_at_its_line(p
     assert "holds a control character ('\\r')" in str(error) and error.line == 4
     error = load_error(project, GATED.replace("qrels: qrels.txt", 'qrels: "qrels.txt\\x1b"'))
     assert "holds a control character ('\\x1b')" in str(error) and error.line == 1
+
+
+def test_a_mark_a_ci_log_reads_as_a_command_is_refused_in_a_test_id(project: Path) -> None:
+    """A gate named `##[warning]var` is part of the test id pytest prints as it is (`-v`, the failures' header),
+    and GitHub Actions reads `##[warning]` anywhere in a line as an annotation; Azure's `##vso[` likewise."""
+    for name in ("'##[warning]var'", "'x ##vso[task.setvariable variable=a]1'"):
+        error = load_error(project, GATED + f"gates:\n  - {{statistic: mean, min: 0, name: {name}}}\n")
+        assert "a CI log reads as a command" in str(error) and error.line == 6, str(error)
+    tables = "measures: ['##[error]AP']\nbaselines: table.csv\ncandidate: sysA\ngates: [{statistic: mean, min: 0}]\n"
+    error = load_error(project, tables)
+    assert "measures[0]: the measure '##[error]AP' holds '##['" in str(error) and error.line == 1, str(error)
+    assert load_spec(write_spec(project, GATED + "gates:\n  - {statistic: mean, min: 0, name: '#1 [x]'}\n"))

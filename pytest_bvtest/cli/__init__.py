@@ -44,6 +44,29 @@ class _Writer:
         self.stream.write(text + "\n")
 
 
+class _TerminalText:
+    """A text stream that writes what a terminal or a CI log may show
+    (:func:`~pytest_bvtest.report.untrusted.terminal_text`): the reports of ``check``, ``report``, ``calibrate``,
+    ``history`` and ``judge``, whose names and query texts come from the inputs. ``evaluate``'s TSV and a judge file
+    written to stdout are data, written as they are."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        from pytest_bvtest.report.untrusted import terminal_text
+
+        return self.stream.write(terminal_text(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _say(message: str) -> None:
+    """One line on stderr (an error, a warning, a note), as a terminal or a CI log may show it."""
+    _TerminalText(sys.stderr).write(message + "\n")
+
+
 class _ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # usage errors exit 2 like input errors, without a traceback
         self.print_usage(sys.stderr)
@@ -213,16 +236,12 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
     for system in notes.systems:
         missing = notes.missing_topics(system)
         if missing:
-            print(
-                f"bvtest: {system}: {len(missing)} topic(s) without a ranking scored 0: {short_list(missing)}",
-                file=sys.stderr,
-            )
+            _say(f"bvtest: {system}: {len(missing)} topic(s) without a ranking scored 0: {short_list(missing)}")
         ignored = notes.ignored_topics.get(system, ())
         if ignored:
-            print(
+            _say(
                 f"bvtest: {system}: {len(ignored)} topic(s) outside the evaluated topics "
-                f"(not judged, or no relevant document) ignored: {short_list(ignored)}",
-                file=sys.stderr,
+                f"(not judged, or no relevant document) ignored: {short_list(ignored)}"
             )
     return EXIT_OK
 
@@ -275,7 +294,7 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
         except BvtestError as error:
             if evaluation.passed:
                 raise
-            print(f"bvtest: error: {error}", file=sys.stderr)  # refused: the gates failed (exit 1 says so)
+            _say(f"bvtest: error: {error}")  # refused: the gates failed (exit 1 says so)
             return EXIT_GATE_FAILED
         for line in lines:
             out.write(line + "\n")
@@ -312,7 +331,7 @@ def _history(arguments: argparse.Namespace, out: TextIO) -> int:
 
     history = read_history(arguments.path)
     for message in history.skipped:
-        print(f"bvtest: warning: {message}", file=sys.stderr)
+        _say(f"bvtest: warning: {message}")
     series = gate_series(history.records)
     if not series:
         raise InputError(
@@ -556,7 +575,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         warnings.simplefilter("default")
         code = _run(arguments, out)
     for warning in caught:  # one line each, like the errors (a full cache folder, say)
-        print(f"bvtest: warning: {warning.message}", file=sys.stderr)
+        _say(f"bvtest: warning: {warning.message}")
     return code
 
 
@@ -564,7 +583,7 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
     try:
         code = _command(arguments, out)
     except BvtestError as error:
-        print(f"bvtest: error: {error}", file=sys.stderr)
+        _say(f"bvtest: error: {error}")
         return EXIT_INPUT_ERROR
     except BrokenPipeError:  # before OSError, its base class
         # The reader left before the command finished: its verdict and its reports are unknown, so a
@@ -572,7 +591,7 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
         _discard_stdout(out)
         return EXIT_GATE_FAILED
     except OSError as error:  # a stream the writers do not own (stdout on a full disk); str() names the file if known
-        print(f"bvtest: error: {error}", file=sys.stderr)
+        _say(f"bvtest: error: {error}")
         return EXIT_INPUT_ERROR
     try:
         out.flush()  # a reader that closed the pipe shows here, not in the interpreter's flush at exit
@@ -584,6 +603,7 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
 def _command(arguments: argparse.Namespace, out: TextIO) -> int:
     if arguments.command == "evaluate":
         return _evaluate(arguments, out)
+    out = _TerminalText(out)  # type: ignore[assignment]
     if arguments.command == "calibrate":
         return _calibrate(arguments, out)
     if arguments.command == "history":

@@ -127,6 +127,13 @@ def option(config: pytest.Config, name: str) -> Any:
 _OUTPUT_OPTIONS = ("json", "markdown", "html", "history", "plots", "judge")
 
 
+def usage_error(error: BvtestError) -> pytest.UsageError:
+    """pytest's usage error (exit 4) for ``error``, its text as a terminal may show it."""
+    from pytest_bvtest.report.untrusted import terminal_text
+
+    return pytest.UsageError(terminal_text(f"bvtest: {error}"))
+
+
 def check_outputs(config: pytest.Config, spec_paths: Sequence[str | os.PathLike[str]]) -> None:
     """Refuse report paths that are ``-``, a folder, each other, or an input of the session: the candidate of
     ``--bvtest-run``, the score cache, and the files of the specs at ``spec_paths`` that can be read (one that

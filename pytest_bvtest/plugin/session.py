@@ -23,6 +23,7 @@ from pytest_bvtest.plugin.options import (
     evaluation_options,
     option,
     spec_with_session_run,
+    usage_error,
 )
 
 GATES_OUTPUT = "bvtest_gates"
@@ -103,7 +104,7 @@ class SessionOutputs:
             check_outputs(self.config, spec_paths)
         except BvtestError as error:
             self.refused = str(error)
-            raise pytest.UsageError(f"bvtest: {error}") from None
+            raise usage_error(error) from None
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
@@ -187,16 +188,19 @@ class SessionOutputs:
                 verbosity=self.config.option.verbose,
             )
         if self.output_error:
+            from pytest_bvtest.report.untrusted import terminal_text
+
             terminalreporter.write_line(
-                f"bvtest: could not write the reports: {self.output_error}", red=True, bold=True
+                terminal_text(f"bvtest: could not write the reports: {self.output_error}"), red=True, bold=True
             )
         if not self.update_lines:
             return  # a session without --bvtest-update imports none of the words (nor scipy, through them)
         from pytest_bvtest.report.terminal import wrap
+        from pytest_bvtest.report.untrusted import terminal_text
 
         for line, failed in self.update_lines:
             for piece in wrap(line, terminalreporter._tw.fullwidth).split("\n"):
-                terminalreporter.write_line(piece, red=failed, bold=True)
+                terminalreporter.write_line(terminal_text(piece), red=failed, bold=True)
 
     def write_judge_file(self, session: pytest.Session) -> None:
         """``--bvtest-judge FILE``: the documents that decide the session's spec's gates, as ``bvtest judge`` writes

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from html import escape, unescape
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from pytest_bvtest.report import svg
 from pytest_bvtest.report.history import GateSeries
 from pytest_bvtest.report.markdown import ERRORS_TITLE, what_to_do
 from pytest_bvtest.report.plots import ROLE_STYLES, SERIES, SERIES_COLORS, limit_lines, slug, topic_differences
+from pytest_bvtest.report.untrusted import html_text as escape  # every text on the page goes through it
 from pytest_bvtest.report.wording import (
     GATE_HEADERS,
     NOT_RUN_REASON,

@@ -7,12 +7,12 @@ and the per-measure system tables folded in ``<details>`` blocks. GitHub-flavour
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, metadata
 from typing import Any
 
+from pytest_bvtest.report.untrusted import code_text, markdown_text
 from pytest_bvtest.report.wording import (
     GATE_HEADERS,
     NOT_RUN_REASON,
@@ -63,10 +63,11 @@ MAX_COMMENT_CHARACTERS = 60_000
 
 
 def prose(text: str) -> str:
-    """``text`` made safe as Markdown prose: ``&``, ``<`` and ``>`` escaped, so that GitHub shows them instead of
-    reading HTML (``<Init`` or ``p < 0.01`` would otherwise vanish). Every text outside a code span goes
-    through it; a code span shows its text as it is."""
-    return html.escape(str(text), quote=False)
+    """``text`` made safe as Markdown prose (:func:`~pytest_bvtest.report.untrusted.markdown_text`): ``&``, ``<``
+    and ``>`` escaped, so that GitHub shows them instead of reading HTML (``<Init`` or ``p < 0.01`` would otherwise
+    vanish), control characters visible, and no mention, link, image or issue reference from the inputs. Every
+    text outside a code span goes through it; a code span shows its text as it is (:func:`code`)."""
+    return markdown_text(text)
 
 
 def _one_line(text: str) -> str:
@@ -80,11 +81,23 @@ def cell(text: str) -> str:
 
 
 def code(text: str) -> str:
-    """``text`` as an inline code span, whatever backticks it contains."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
+    """``text`` as an inline code span, whatever backticks it contains, its control characters visible."""
+    text = code_text(text)
+    fence = "`" * (_longest_backticks(text) + 1)
     padding = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{padding}{text}{padding}{fence}"
+
+
+def code_block(lines: list[str], language: str = "text") -> list[str]:
+    """``lines`` as a fenced code block that no line of theirs can close (its fence is longer than any run of
+    backticks in them: a system named ```` ``` ```` ended the block, and the rest was read as Markdown)."""
+    shown = [code_text(line) for line in lines]
+    fence = "`" * max(3, max((_longest_backticks(line) for line in shown), default=0) + 1)
+    return [f"{fence}{language}", *shown, fence]
+
+
+def _longest_backticks(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
@@ -283,7 +296,7 @@ def _comparison_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         return []
     lines = ["", "<details><summary>Comparisons on the mean: wins/ties/losses and paired tests</summary>", ""]
     for evaluation, text in blocks:
-        lines += [f"**{prose(evaluation['measure'])}**", "", "```text", *text, "```", ""]
+        lines += [f"**{prose(evaluation['measure'])}**", "", *code_block(text), ""]
     return lines + ["</details>"]
 
 

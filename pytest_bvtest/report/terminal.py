@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_bvtest.errors import short_list
+from pytest_bvtest.report.untrusted import terminal_text
 from pytest_bvtest.report.wording import (
     GATE_HEADERS,
     NOT_RUN_REASON,
@@ -337,4 +338,4 @@ def write_summary(document: Mapping[str, Any], writer: Any, verbosity: int = 1) 
     writer.write_sep("=", "bvtest summary", bold=True)
     width = getattr(getattr(writer, "_tw", None), "fullwidth", DEFAULT_WIDTH)
     for text, markup in summary_lines(document, verbosity, width):
-        writer.write_line(text, **markup)
+        writer.write_line(terminal_text(text), **markup)

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from pytest_bvtest import CANDIDATE_NAME, DEFAULT_CACHE_DIR
-from pytest_bvtest.errors import CONTROL_CHARACTER, InputError, excerpt, short_list
+from pytest_bvtest.errors import CONTROL_CHARACTER, RUNNER_COMMAND_MARK, InputError, excerpt, short_list
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
@@ -183,6 +183,19 @@ class _SpecReader:
             )
         if not value.strip():
             raise self.error(key, f"{what} is empty", "write a name, or leave the key out")
+        return value
+
+    def test_id_part(self, value: str, key: tuple[Any, ...], what: str) -> str:
+        """A gate's name or a measure's label, part of a test id that pytest prints as it is: without a mark a CI
+        runner reads as a command anywhere in a line (``##[warning]`` became an annotation of GitHub Actions)."""
+        mark = RUNNER_COMMAND_MARK.search(value)
+        if mark is not None:
+            raise self.error(
+                key,
+                f"{what} {excerpt(value)} holds {mark.group()!r}, which a CI log reads as a command wherever it "
+                "stands (it is part of the test id pytest prints)",
+                "name it without it",
+            )
         return value
 
     def format_value(self, value: Any, key: tuple[Any, ...]) -> str:
@@ -353,7 +366,7 @@ class _SpecReader:
                 parsed.append(parse_measure(text))
             except InputError as error:
                 if free_labels and text.strip():
-                    parsed.append(TableMeasure(text.strip()))
+                    parsed.append(TableMeasure(self.test_id_part(text.strip(), key, "the measure")))
                     continue
                 # a real measure the project cannot compute (RBP, ...) may still come from tables
                 free = "tables may carry it: name it freely when every system comes from a table"
@@ -862,6 +875,7 @@ class _SpecReader:
             if gate.get("detect") is not None:
                 detect = self.detect(gate["detect"], (*key, "detect"), statistic, gate_reference)
             name = self.name_value(gate.get("name", statistic), (*key, "name"), "a gate's name")
+            self.test_id_part(name, (*key, "name"), "the name")
             gates.append(
                 GateSpec(
                     statistic,
