@@ -192,7 +192,7 @@ topics: eval/topics.tsv
 measures: [nDCG@10]
 baselines:
   "@octocat [x](https://e.x)": runs/production.run
-  "::error::base": runs/bm25-alt.run
+  '::error::base $\\frac{a$': runs/bm25-alt.run
 candidate: {run: runs/candidate-risky.run, name: "::warning::cand ##[add-mask]c"}
 reference: "@octocat [x](https://e.x)"
 cache: false
@@ -272,16 +272,19 @@ def test_a_hostile_project_under_github_actions_forges_nothing(
 
 
 def test_bvtest_check_on_a_hostile_project_forges_nothing(tmp_path: Path) -> None:
+    """``bvtest check``'s stdout and stderr, and its Markdown; its plots draw a name with ``$`` as written
+    (matplotlib read ``$\\frac{a$`` as mathematics and raised a ValueError)."""
     spec = hostile_project(tmp_path)
+    markdown, plots = str(tmp_path / "out.md"), str(tmp_path / "plots")
     result = subprocess.run(
-        [sys.executable, "-m", "pytest_bvtest.cli", "check", str(spec), "--markdown", str(tmp_path / "out.md")],
+        [sys.executable, "-m", "pytest_bvtest.cli", "check", str(spec), "--markdown", markdown, "--plots", plots],
         capture_output=True,
         text=True,
         cwd=tmp_path,
         timeout=300,
     )
     assert result.returncode == 1, result.stderr
-    assert "pwned" in result.stdout
+    assert "pwned" in result.stdout and len(list((tmp_path / "plots").glob("*.png"))) == 3
     assert_no_command_but_ours(result.stdout + result.stderr, [])
     tags, notified = github_reads((tmp_path / "out.md").read_text(encoding="utf-8"))
     assert not tags & {"a", "img", "b"} and not notified, (tags, notified)

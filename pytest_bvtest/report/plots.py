@@ -304,6 +304,7 @@ def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
     try:
         # The Agg canvas on a bare Figure renders without pyplot, so the user's global backend and
         # figure registry are left alone.
+        from matplotlib import rc_context
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
@@ -315,17 +316,23 @@ def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
     evaluations: Sequence[Mapping[str, Any]] = document["evaluations"]
     prefixes = file_prefixes(evaluation["spec"] for evaluation in evaluations)
     written = []
-    for evaluation in evaluations:
-        stem = f"{prefixes[evaluation['spec']]}-{slug(evaluation['measure'])}"
-        written.append(
-            _write_png(_bias_variance_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-bias-variance.png")
-        )
-        written.append(_write_png(_scatter_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-scatter.png"))
-        difference = _difference_figure(Figure, evaluation)
-        if difference is not None:
-            written.append(_write_png(difference, FigureCanvasAgg, folder / f"{stem}-difference.png"))
-        if (evaluation.get("mve") or {}).get("sweep"):
+    # a name is drawn as written: matplotlib read `$...$` in it as mathematics (`new $\\x$` raised a ValueError)
+    with rc_context({"text.parse_math": False}):
+        for evaluation in evaluations:
+            stem = f"{prefixes[evaluation['spec']]}-{slug(evaluation['measure'])}"
             written.append(
-                _write_png(_mve_sweep_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-mve-sweep.png")
+                _write_png(
+                    _bias_variance_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-bias-variance.png"
+                )
             )
+            written.append(
+                _write_png(_scatter_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-scatter.png")
+            )
+            difference = _difference_figure(Figure, evaluation)
+            if difference is not None:
+                written.append(_write_png(difference, FigureCanvasAgg, folder / f"{stem}-difference.png"))
+            if (evaluation.get("mve") or {}).get("sweep"):
+                written.append(
+                    _write_png(_mve_sweep_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-mve-sweep.png")
+                )
     return written
