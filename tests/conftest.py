@@ -14,6 +14,11 @@ from pathlib import Path
 
 import pytest
 
+# imported here, before any in-process pytester run: pytester's runs drop the modules they imported, and libyaml's
+# extension cannot be imported twice (a second PyYAML composed every scalar with no tag, and tests/test_plugin.py
+# failed 21 of its tests when run alone)
+import yaml
+
 pytest_plugins = ["pytester"]
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -40,8 +45,6 @@ def example_trec_spec(name: str = "bvtest-dl-hard.yaml") -> Path:
     """A spec of ``example_project/trec``, whose paths reach ``../shared/data`` beside the repository itself (not
     ``$BVTEST_SHARED_DATA``), as ``example_project/conftest.py`` reads them; skips the calling test when the files
     it names are absent."""
-    import yaml
-
     spec = REPOSITORY / "example_project" / "trec" / name
     document = yaml.safe_load(spec.read_text(encoding="utf-8"))
     qrels = (spec.parent / document["qrels"]).resolve()

@@ -400,13 +400,30 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def append_text(path: str | os.PathLike[str], text: str) -> None:
-    """Append UTF-8 ``text`` to ``path`` in one write (a log such as ``$GITHUB_STEP_SUMMARY``); a
-    failure is an :class:`InputError` naming ``path``."""
+    """Append UTF-8 ``text`` to ``path`` in one write (a log such as ``$GITHUB_STEP_SUMMARY``), a regular file or
+    a new one; a failure is an :class:`InputError` naming ``path``.
+
+    Opened without blocking and checked once open: a FIFO that nobody reads hung the session (a plain ``open``
+    waits for a reader), and a device or a pipe is no log to append to."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY
     try:
-        with open(path, "a", encoding="utf-8") as stream:
-            stream.write(text)
+        descriptor = os.open(path, flags, 0o666)
+    except OSError as error:
+        if error.errno == errno.ENXIO:  # a FIFO without a reader
+            raise InputError(
+                f"is {_file_kind(stat.S_IFIFO)}, not a file to append to", path=path, hint="name a regular file"
+            ) from None
+        raise _write_error(Path(path), error) from None
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"is {_file_kind(mode)}, not a file to append to", path=path, hint="name a regular file")
+        with os.fdopen(descriptor, "ab", closefd=False) as stream:
+            stream.write(text.encode("utf-8"))
     except OSError as error:
         raise _write_error(Path(path), error) from None
+    finally:
+        os.close(descriptor)
 
 
 def _write_to_stream(path: Path, data: bytes) -> None:

@@ -19,6 +19,7 @@ from pytest_bvtest.plugin.items import (
 )
 from pytest_bvtest.plugin.options import (
     COLLECTED_SPECS,
+    STEP_SUMMARY,
     check_outputs,
     evaluation_options,
     option,
@@ -148,7 +149,7 @@ class SessionOutputs:
                 markdown_path=option(config, "markdown"),
                 html_path=option(config, "html"),
                 plots_dir=option(config, "plots"),
-                github_step_summary=os.environ.get("GITHUB_STEP_SUMMARY"),
+                github_step_summary=os.environ.get(STEP_SUMMARY),
             )
         except BvtestError as error:
             self.output_error = str(error)
