@@ -163,7 +163,9 @@ def _parser() -> argparse.ArgumentParser:
         "judge", help="write the unjudged documents that decide the spec's gates, as a file to fill in with grades"
     )
     judge.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
-    judge.add_argument("-o", "--output", required=True, metavar="FILE", help="the judge file to write (TSV)")
+    judge.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="the judge file to write (TSV); - writes it to stdout"
+    )
     judge.add_argument("--run", default=None, help="run file to judge instead of the spec's candidate")
     judge.add_argument(
         "--force", action="store_true", help="write over FILE even when it holds grades, or is not a judge file"
@@ -306,22 +308,29 @@ def _judge(arguments: argparse.Namespace, out: TextIO) -> int:
     leverage, with an empty grade column (docs/judgments.md)."""
     from pytest_bvtest.judging.documents import documents_to_judge, require_gates_to_judge
     from pytest_bvtest.judging.pipeline import evaluate_spec, require_candidate_for_gates, spec_under_test
-    from pytest_bvtest.report.judgefile import check_judge_file_path, write_judge_file
+    from pytest_bvtest.report.judgefile import check_judge_file_path, judge_file_text, write_judge_file
     from pytest_bvtest.report.paths import check_output_paths
 
+    to_stdout = arguments.output == "-"
     spec = spec_under_test(arguments.spec, arguments.run)
     require_candidate_for_gates(spec)
     require_gates_to_judge(spec)
-    check_output_paths({"-o": arguments.output}, [spec])
-    check_judge_file_path(arguments.output, force=arguments.force)
+    if not to_stdout:
+        check_output_paths({"-o": arguments.output}, [spec])
+        check_judge_file_path(arguments.output, force=arguments.force)
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project)
     documents = documents_to_judge(evaluation)
-    write_judge_file(arguments.output, evaluation, documents, force=arguments.force)
     undecided = sum(verdict.undecided for verdict in evaluation.gates)
-    out.write(
-        f"wrote {arguments.output}: {len(documents):,} unjudged document{'' if len(documents) == 1 else 's'} to "
-        f"judge, by leverage; {undecided} of {len(evaluation.gates)} gates undecided\n"
+    said = (
+        f"{len(documents):,} unjudged document{'' if len(documents) == 1 else 's'} to judge, by leverage; "
+        f"{undecided} of {len(evaluation.gates)} gates undecided"
     )
+    if to_stdout:  # the file itself on stdout, as it is (ids must round-trip); what was written on stderr
+        out.write(judge_file_text(evaluation, documents, spec.folder / "judgments.tsv"))
+        _say(f"bvtest: wrote the judge file to standard output: {said}")
+        return EXIT_OK
+    write_judge_file(arguments.output, evaluation, documents, force=arguments.force)
+    out.write(f"wrote {arguments.output}: {said}\n")
     return EXIT_OK
 
 
@@ -603,6 +612,8 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
 def _command(arguments: argparse.Namespace, out: TextIO) -> int:
     if arguments.command == "evaluate":
         return _evaluate(arguments, out)
+    if arguments.command == "judge" and arguments.output == "-":
+        return _judge(arguments, out)
     out = _TerminalText(out)  # type: ignore[assignment]
     if arguments.command == "calibrate":
         return _calibrate(arguments, out)

@@ -21,7 +21,7 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import Evaluation, MeasureEvaluation
 from pytest_bvtest.judging.judgments import UnjudgedDocuments
-from pytest_bvtest.spec.model import AnalysisSettings, Spec
+from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, ScoreTableFile, SingleSource, Source, Spec
 from pytest_bvtest.stats.registry import STATISTICS
 
 #: A move smaller than this is floating-point noise: the document cannot move the gate.
@@ -74,6 +74,17 @@ def require_gates_to_judge(spec: Spec) -> None:
             path=spec.path,
             hint="add `candidate:` (or pass --run) and at least one gate",
         )
+    if all(isinstance(run, ScoreTableFile) for source in spec.sources() for run in _runs(source)):
+        raise InputError(
+            "every system of this spec is a per-topic table: there are no rankings, so no unjudged documents to judge",
+            path=spec.path,
+            hint="give the candidate and its reference as run files (`candidate: run.txt`) to list the documents "
+            "that decide its gates",
+        )
+
+
+def _runs(source: Source) -> tuple[SingleSource, ...]:
+    return source.runs if isinstance(source, RepeatedRuns) else (source,)
 
 
 def _short_id(verdict: Verdict) -> str:
