@@ -549,10 +549,12 @@ def _history_section(series: Sequence[GateSeries]) -> list[str]:
 
 
 def write_history_charts(series: Sequence[GateSeries], folder: Path) -> list[Path]:
-    """One SVG file per gate of a history (``<gate id slug>.svg``), written atomically; the paths written."""
+    """One SVG file per gate of a history (``<gate id slug>.svg``, gates whose ids slug alike told apart by a
+    digest), written atomically; the paths written."""
     written = []
-    for entry in series:
-        path = Path(folder) / f"{slug(entry.id)}.svg"
+    slugs = [slug(entry.id) for entry in series]
+    for entry, name in zip(series, slugs):
+        path = Path(folder) / f"{slug(entry.id, distinct=slugs.count(name) > 1)}.svg"
         atomic_write_text(path, svg.standalone(history_chart(entry)))
         written.append(path)
     return written

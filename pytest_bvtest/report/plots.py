@@ -12,6 +12,7 @@ only in :func:`write_plots`; the HTML report draws the same pictures without it
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import re
@@ -43,9 +44,20 @@ _MAX_POINT_LABELS = 12
 _DPI = 100
 
 
-def slug(text: str) -> str:
-    """``text`` as a file-name part: runs of other characters than letters, digits and dots become ``-``."""
-    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "x"
+#: The longest slug: a file name holds at most 255 bytes, and a slug is one part of one (a 287-character gate name
+#: made `bvtest history --plot` fail with "File name too long").
+MAX_SLUG = 100
+
+
+def slug(text: str, *, distinct: bool = False) -> str:
+    """``text`` as a file-name part: runs of other characters than letters, digits and dots become ``-``; longer
+    than :data:`MAX_SLUG`, cut and followed by a digest of the whole text, as it is with ``distinct`` (two texts
+    that differ only in what the slug drops, ``a b`` and ``a-b``, get two names)."""
+    plain = re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "x"
+    if len(plain) <= MAX_SLUG and not distinct:
+        return plain
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=6).hexdigest()
+    return f"{plain[:MAX_SLUG].rstrip('-')}-{digest}"
 
 
 def file_prefixes(specs: Iterable[str]) -> dict[str, str]:
