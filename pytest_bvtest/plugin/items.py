@@ -155,6 +155,7 @@ class BvtestItem(pytest.Item):
             text = excinfo.value.sentence if self.config.option.verbose < 0 else str(excinfo.value)
             return self._wrapped(text)
         if isinstance(excinfo.value, BvtestError | GateWithinNoiseWarning | GateGuardWarning | GateUndecidedWarning):
+            self.stash[_ITEM_ERROR] = str(excinfo.value)  # whole, for the reports: the terminal's is wrapped
             return self._wrapped(str(excinfo.value))
         return super().repr_failure(excinfo)
 
@@ -261,6 +262,7 @@ _GUARD_KEYS = {
 
 
 _ITEM_PAYLOAD = pytest.StashKey[dict]()
+_ITEM_ERROR = pytest.StashKey[str]()
 
 
 def carry_result(item: pytest.Item, report: pytest.TestReport) -> None:
@@ -289,7 +291,11 @@ def _carry_result(item: BvtestItem, report: pytest.TestReport) -> None:
             payload = outputs.failed_by_warning(payload, outputs.failure_line(report) or "")
         setattr(report, PAYLOAD_ATTRIBUTE, payload)
     elif report.failed:
-        setattr(report, ERROR_ATTRIBUTE, outputs.error_entry(item.nodeid, str(item.path), report))
+        setattr(
+            report,
+            ERROR_ATTRIBUTE,
+            outputs.error_entry(item.nodeid, str(item.path), report, item.stash.get(_ITEM_ERROR, None)),
+        )
 
 
 def _is_team_test(item: pytest.Item) -> bool:

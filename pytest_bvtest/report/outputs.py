@@ -162,10 +162,12 @@ def failed_by_warning(payload: Mapping[str, Any], reason: str) -> Mapping[str, A
     return {**payload, "gate": wording.failed_by_warning(gate, reason)}
 
 
-def error_entry(test_id: str, spec: str, report: Any) -> dict[str, Any]:
+def error_entry(test_id: str, spec: str, report: Any, message: str | None = None) -> dict[str, Any]:
     """A bvtest item that failed without a verdict (the spec or its inputs could not be read), for the reports;
-    its message whole (``FILE:LINE: what is wrong; what to do``), as the user needs it to fix the input."""
-    return {"id": test_id, "spec": spec, "message": failure_line(report, characters=None)}
+    its ``message`` whole (``FILE:LINE: what is wrong; what to do``, the error's own text: pytest's report holds it
+    wrapped at the terminal's width, and its first line lost the path), as the user needs it to fix the input; the
+    report's first line for an error that is not bvtest's."""
+    return {"id": test_id, "spec": spec, "message": message or failure_line(report, characters=None)}
 
 
 def record_team_test(tests: dict[str, dict[str, Any]], test_id: str, category: str, message: str | None) -> None:
