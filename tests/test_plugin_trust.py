@@ -604,3 +604,19 @@ def test_x_stopping_before_a_second_spec_names_its_gates_as_not_run(
     assert document["not_run"] == [gate for gate in every_gate if gate not in ran]
     assert {gate.split("::")[0] for gate in document["not_run"]} >= {"bvtest-second.yaml"}
     assert document["summary"]["not_run"] == 12 - len(ran)
+
+
+def test_a_collect_only_session_says_that_no_gate_ran(project: pytest.Pytester) -> None:  # noqa: F811
+    """`pytest --collect-only --bvtest-markdown` wrote the gates as "deselected, or the session stopped early"."""
+    result = project.runpytest("--collect-only", "--bvtest-markdown", "pr.md", "--bvtest-json", "report.json")
+    assert result.ret == pytest.ExitCode.OK
+    document = json.loads((project.path / "report.json").read_text())
+    jsonschema.validate(document, schema())
+    assert document["collected_only"] is True and document["summary"]["gates"] == 0
+    assert len(document["not_run"]) == 6
+    markdown = (project.path / "pr.md").read_text()
+    assert "## ⚠️ pytest-bvtest: 6 gates collected, none run (pytest --collect-only)" in markdown
+    assert "deselected" not in markdown
+    result.stdout.fnmatch_lines(["bvtest: 0 gates, 0 failed; 6 gates collected, none run (pytest --collect-only)"])
+    project.runpytest("--bvtest-json", "plain.json")
+    assert "collected_only" not in json.loads((project.path / "plain.json").read_text())

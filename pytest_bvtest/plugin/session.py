@@ -140,6 +140,7 @@ class SessionOutputs:
             run_context(config.rootpath),
             errors=self.errors,
             gates=self.gate_ids,
+            collected_only=config.option.collectonly,
         )
         try:
             outputs.write_session_outputs(

@@ -28,7 +28,6 @@ from pytest_bvtest.report.plots import ROLE_STYLES, SERIES, SERIES_COLORS, limit
 from pytest_bvtest.report.untrusted import html_text as escape  # every text on the page goes through it
 from pytest_bvtest.report.wording import (
     GATE_HEADERS,
-    NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
     Cause,
@@ -54,6 +53,7 @@ from pytest_bvtest.report.wording import (
     harmed_query_table,
     judged_line,
     more_queries_text,
+    not_run_reason,
     notices,
     page_title,
     page_verdict,
@@ -356,10 +356,8 @@ def _problem_section(document: Mapping[str, Any]) -> list[str]:
     not_run = document.get("not_run") or []
     if not_run:
         listed = ", ".join(f"<code>{escape(gate)}</code>" for gate in not_run)
-        lines.append(
-            f'<p class="warning">⚠ {len(not_run)} gate{"" if len(not_run) == 1 else "s"} {escape(NOT_RUN_REASON)}: '
-            f"{listed}</p>"
-        )
+        gates = f"{len(not_run)} gate{'' if len(not_run) == 1 else 's'} {not_run_reason(document)}"
+        lines.append(f'<p class="warning">⚠ {escape(gates)}: {listed}</p>')
     return lines
 
 

@@ -15,7 +15,6 @@ from typing import Any
 from pytest_bvtest.report.untrusted import code_text, markdown_text
 from pytest_bvtest.report.wording import (
     GATE_HEADERS,
-    NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
     Cause,
@@ -41,6 +40,7 @@ from pytest_bvtest.report.wording import (
     harmed_query_table,
     judged_line,
     more_queries_text,
+    not_run_reason,
     notices,
     page_title,
     page_verdict,
@@ -245,7 +245,8 @@ def _problem_section(document: Mapping[str, Any]) -> list[str]:
     not_run = document.get("not_run") or []
     if not_run:
         listed = ", ".join(code(_one_line(gate)) for gate in not_run)
-        lines += ["", f"⚠️ {len(not_run)} gate{'' if len(not_run) == 1 else 's'} {prose(NOT_RUN_REASON)}: {listed}"]
+        gates = f"{len(not_run)} gate{'' if len(not_run) == 1 else 's'} {not_run_reason(document)}"
+        lines += ["", f"⚠️ {prose(gates)}: {listed}"]
     return lines
 
 

@@ -194,6 +194,7 @@ def assemble(
     context: Mapping[str, Any] | None = None,
     errors: Iterable[Mapping[str, Any]] = (),
     gates: Iterable[str] = (),
+    collected_only: bool = False,
 ) -> dict[str, Any]:
     """One session document from the items' payloads, in spec order whatever order they arrived in,
     the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes, the session's
@@ -201,7 +202,8 @@ def assemble(
     (:func:`error_entry`), and the gates that did not run: those of the evaluated specs without a result
     (left out by ``-k``, ``--lf`` or ``--deselect``, or after ``-x`` stopped the session), and the ``gates``
     pytest collected or deselected without a result (a spec none of whose gates ran is not evaluated, so
-    only pytest names them: deselected, or after ``-x`` stopped the session before the spec).
+    only pytest names them: deselected, or after ``-x`` stopped the session before the spec); ``collected_only``: a
+    ``pytest --collect-only`` session, which ran none.
 
     pytest-xdist workers report in any order, so the payloads are sorted by spec path and by their
     measure's and gate's positions in the spec, and the team's tests and errors by id: the reports are
@@ -227,6 +229,7 @@ def assemble(
         context,
         errors=sorted(errors, key=lambda error: error["id"]),
         not_run=[gate for gate in dict.fromkeys([*spec_gates, *gates]) if gate not in ran],
+        collected_only=collected_only,
     )
 
 
