@@ -15,6 +15,7 @@ import yaml
 
 from pytest_bvtest import blas
 from pytest_bvtest.cli import main
+from tests.test_judgments import small_project
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
@@ -349,23 +350,10 @@ def test_calibrate_caps_its_swaps_like_the_specs_repetition_counts(
     )
 
 
-def judged_project(folder: Path) -> Path:
-    """Two runs on two topics, each with a document the qrels do not judge (d3, e2)."""
-    (folder / "official.txt").write_text("1 0 d1 1\n1 0 d2 0\n2 0 e1 1\n")
-    (folder / "new.run").write_text("1 Q0 d3 1 3.0 new\n1 Q0 d1 2 2.0 new\n2 Q0 e1 1 1.0 new\n")
-    (folder / "prod.run").write_text("1 Q0 d1 1 3.0 prod\n1 Q0 d2 2 2.0 prod\n2 Q0 e2 1 1.0 prod\n")
-    spec = folder / "bvtest.yaml"
-    spec.write_text(
-        "qrels: official.txt\nmeasures: [P@2]\nbaselines: {prod: prod.run}\ncandidate: new.run\n"
-        "gates:\n  - {statistic: mean, max_decrease: 0}\n"
-    )
-    return spec
-
-
 def test_judge_writes_the_judge_file_to_stdout_with_dash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`-o -` was refused with advice to write `-o /dev/stdout`, which then failed ("exists and is not a judge
     file"); now it writes the file itself on stdout, byte for byte what `-o FILE` writes, and says so on stderr."""
-    spec = judged_project(tmp_path)
+    spec = small_project(tmp_path)  # two runs on two topics, each with a document the qrels do not judge
     assert main(["judge", str(spec), "-o", "-", "--no-cache"]) == 0
     written = capsys.readouterr()
     assert main(["judge", str(spec), "-o", str(tmp_path / "judgments.tsv"), "--no-cache"]) == 0
