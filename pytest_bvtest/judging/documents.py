@@ -18,7 +18,7 @@ from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import Evaluation
 from pytest_bvtest.judging.leverage import gate_moves, gate_pairs
 from pytest_bvtest.judging.plausible import PlausibleGradings
-from pytest_bvtest.spec.model import Spec
+from pytest_bvtest.spec.model import RepeatedRuns, ScoreTableFile, SingleSource, Source, Spec
 
 #: A move smaller than this is floating-point noise: the document cannot move the gate.
 NEGLIGIBLE = 1e-12
@@ -78,6 +78,17 @@ def require_gates_to_judge(spec: Spec) -> None:
             path=spec.path,
             hint="add `candidate:` (or pass --run) and at least one gate",
         )
+    if all(isinstance(run, ScoreTableFile) for source in spec.sources() for run in _runs(source)):
+        raise InputError(
+            "every system of this spec is a per-topic table: there are no rankings, so no unjudged documents to judge",
+            path=spec.path,
+            hint="give the candidate and its reference as run files (`candidate: run.txt`) to list the documents "
+            "that decide its gates",
+        )
+
+
+def _runs(source: Source) -> tuple[SingleSource, ...]:
+    return source.runs if isinstance(source, RepeatedRuns) else (source,)
 
 
 def _short_id(verdict: Verdict) -> str:
