@@ -41,7 +41,7 @@ from pytest_bvtest.judging.judgments import Corners, Plausibility, UnjudgedDocum
 from pytest_bvtest.judging.leverage import gate_moves, gate_pairs
 from pytest_bvtest.judging.limits import gate_limits
 from pytest_bvtest.spec.model import JudgmentSettings, Spec
-from pytest_bvtest.stats.calibration import PendingNull
+from pytest_bvtest.stats.calibration import EXACT_TOPICS, PendingNull
 from pytest_bvtest.stats.plausible import (
     draw_discounts,
     draw_grades,
@@ -135,6 +135,8 @@ def plausible_verdicts(
     }
     lean = _lean(spec)
     swaps = min(DRAW_SWAPS, spec.analysis.calibration.swaps or DRAW_SWAPS)
+    universe = len(worlds.measures[0].topics)
+    swaps = 2**universe if universe <= EXACT_TOPICS else swaps  # a null of few topics enumerates every swap
     outcomes: dict[tuple[int, int], list[tuple[bool, float]]] = {pair: [] for pair in wanted}
     for first in range(0, settings.draws, DRAW_BATCH):
         batch = range(first, min(settings.draws, first + DRAW_BATCH))
@@ -158,7 +160,7 @@ def plausible_verdicts(
         margins = np.array([margin for _, margin in outcomes[m, g]])
         own = gate_pairs(measure.matrix, inputs, documents)
         columns = np.array([position[pair] for pair in own], dtype=np.int64)
-        found[m][g] = Plausibility(
+        weighed = Plausibility(
             draws=len(passed),
             passing=int(passed.sum()),
             seed=settings.seed,
@@ -168,10 +170,13 @@ def plausible_verdicts(
             documents=len(own),
             relevant=float(gradings.relevance[columns].mean()) if len(own) else 0.0,
             judged_relevant=_judged_relevant(measure, inputs, documents, top_grade),
-            settle=_settle(
-                measure, inputs, documents, own, grades[: len(margins)][:, columns], margins, spread[columns], settings
-            ),
         )
+        if weighed.decided is None:  # how many judgments would settle it: only an undecided gate asks
+            graded = grades[: len(margins)][:, columns]
+            weighed = replace(
+                weighed, settle=_settle(measure, inputs, documents, own, graded, margins, spread[columns], settings)
+            )
+        found[m][g] = weighed
     return found, gradings
 
 

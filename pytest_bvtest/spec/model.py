@@ -306,10 +306,10 @@ VERDICT_CONFIDENCE = 0.95
 #: The pool-bias discount lambda of the prior of an unjudged grade (MATH.md §8): an unjudged document of the top d
 #: gets each positive grade with lambda times its share among the judged ones. Chosen on benchmarks/bench_judgments.py
 #: (docs/judgments.md, "How the defaults were chosen").
-POOL_BIAS_DISCOUNT = 0.5
+POOL_BIAS_DISCOUNT = 0.4
 #: How uncertain that discount is: its standard deviation across gradings, drawn per group of documents the same runs
 #: retrieve (docs/mathematics.md §10); chosen with the discount.
-POOL_BIAS_SPREAD = 0.15
+POOL_BIAS_SPREAD = 0.1
 #: How many plausible gradings of the unjudged documents a verdict is weighed over (MATH.md §8: S).
 GRADING_DRAWS = 1000
 

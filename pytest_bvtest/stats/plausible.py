@@ -220,15 +220,14 @@ def judgments_to_settle(
     """How many documents, judged in ``order``, are expected to settle a gate: the fewest ``k`` (at least 1) after
     which the gate is settled in at least half of the draws.
 
-    A linear model of the gate's margin ``m`` (how far it is past its limit; > 0 fails) in the documents' grades:
-    ``m = mean(m) + sum_k b_k (x_k - mean(x_k)) + r``, ``b_k`` a document's effect per grade (its judging leverage,
-    docs/mathematics.md §10) and ``r`` what the grades leave unexplained (the limit's own movement), whose variance
-    is what of ``var(m)`` the documents' parts do not account for. Judging the first ``k`` documents leaves the
-    margin's mean ``mean(m) + sum_{j <= k} b_j (x_j - mean(x_j))`` (the judged grades as draw ``s`` has them) and
-    its spread ``sqrt(sum_{j > k} b_j**2 var(x_j) + var(r))``; the gate is settled when that mean lies at least
-    ``z_confidence`` spreads from 0 (Carterette, Allan & Sitaraman, SIGIR 2006: judge until the sign of the
-    difference is known with the confidence asked). ``None`` when judging every listed document does not settle it in
-    half of the draws.
+    Each draw's margin (how far the gate is past its limit; > 0 fails) splits into its mean, each document's part
+    ``b_k (x_k - mean(x_k))`` (``b_k`` its effect per grade: its judging leverage, docs/mathematics.md §10) and the
+    rest (what the grades' linear parts leave: the limit's own movement). Judging the first ``k`` documents fixes
+    their parts: the margin's mean is then the mean plus those parts as draw ``s`` has them, and its spread that of the
+    other parts plus the rest over the draws (their covariance included: documents of one run share a pool-bias
+    discount). The gate is settled when that mean lies at least ``z_confidence`` spreads from 0 (Carterette, Allan &
+    Sitaraman, SIGIR 2006: judge until the sign of the difference is known with the confidence asked). ``None`` when
+    judging every listed document does not settle it in half of the draws.
 
     Parameters
     ----------
@@ -247,14 +246,16 @@ def judgments_to_settle(
     margins = np.asarray(margins, dtype=float)
     grades = np.asarray(grades, dtype=float)[:, order]
     terms = (grades - grades.mean(axis=0)) * np.asarray(effects, dtype=float)[order]  # each document's part
-    parts = terms.var(axis=0)
-    unexplained = max(0.0, float(margins.var()) - float(parts.sum()))
-    remaining = np.concatenate([np.cumsum(parts[::-1])[::-1], [0.0]]) + unexplained  # before judging k documents
+    rest = margins - margins.mean() - terms.sum(axis=1)
+    # unknown after judging k documents: the parts of documents k+1.. and the rest, draw by draw
+    unknown = np.cumsum(terms[:, ::-1], axis=1)[:, ::-1]
     z = float(ndtri(confidence))
     known = np.full(len(margins), float(margins.mean()))
     for judged in range(1, len(order) + 1):  # a gate to settle is not settled before any judgment
         known = known + terms[:, judged - 1]
-        if np.mean(np.abs(known) >= z * np.sqrt(remaining[judged])) >= 0.5:
+        remaining = unknown[:, judged] if judged < len(order) else np.zeros(len(margins))
+        spread = float(np.std(remaining + rest))
+        if np.mean(np.abs(known) >= z * spread) >= 0.5:
             return judged
     return None
 
