@@ -11,7 +11,9 @@ Each *change* is a candidate run against a reference run, judged by the README's
 
 Per scenario it prints the changes the fuller qrels fail and pass, the **false greens** (CI passes, the fuller qrels
 fail; a share of the changes they fail), the **false reds** (the reverse; a share of those they pass), the share of
-gates UNDECIDED under the partial qrels, and whether every clearly worse candidate is red. A second table measures
+gates UNDECIDED under the partial qrels, whether every clearly worse candidate is red, and of the gates the plausible
+gradings decided (at the default confidence, 0.95), those whose side the fuller qrels do not take (MATH.md §8's
+calibration target: at most eps of them). A second table measures
 what the fuller qrels say of the top-10 documents the partial qrels judge and leave unjudged (relevant at any grade,
 at the top grade), for the candidates and references of the real changes: the evidence the prior of an unjudged grade
 (docs/mathematics.md §10) is set from.
@@ -388,6 +390,13 @@ def summary_rows(results: dict[str, list[Outcome]]) -> Iterator[list[object]]:
         passing = [outcome for outcome in outcomes if outcome.truth_passed]
         worse = [outcome for outcome in outcomes if outcome.change.harm is not None]
         gates = sum(outcome.gates for outcome in outcomes)
+        # the weighed gates the gradings decided, and those whose side the fuller qrels do not take
+        decided = [
+            (probability >= 0.95) == outcome.truth[gate]
+            for outcome in outcomes
+            for gate, probability in outcome.probability.items()
+            if probability is not None and not 0.05 < probability < 0.95
+        ]
         yield [
             name,
             len(outcomes),
@@ -396,6 +405,7 @@ def summary_rows(results: dict[str, list[Outcome]]) -> Iterator[list[object]]:
             _rate(sum(not outcome.ci_passed for outcome in passing), len(passing)),
             _rate(sum(outcome.undecided for outcome in outcomes), gates),
             _rate(sum(not outcome.ci_passed for outcome in worse), len(worse)),
+            _rate(sum(not right for right in decided), len(decided)),
             f"{sum(outcome.seconds for outcome in outcomes):.0f}",
         ]
 
@@ -461,6 +471,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "false reds",
                 "gates undecided",
                 "clearly worse red",
+                "decided wrongly",
                 "s",
             ],
             list(summary_rows(results)),

@@ -327,7 +327,7 @@ def _judge(arguments: argparse.Namespace, out: TextIO) -> int:
     documents = documents_to_judge(evaluation)
     undecided = sum(verdict.undecided for verdict in evaluation.gates)
     said = (
-        f"{len(documents):,} unjudged document{'' if len(documents) == 1 else 's'} to judge, by leverage; "
+        f"{len(documents):,} unjudged document{'' if len(documents) == 1 else 's'} to judge, most settling first; "
         f"{undecided} of {len(evaluation.gates)} gates undecided"
     )
     if to_stdout:  # the file itself on stdout, as it is (ids must round-trip); what was written on stderr
