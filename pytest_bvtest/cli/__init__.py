@@ -191,21 +191,27 @@ def _parser() -> argparse.ArgumentParser:
 def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
     from pytest_bvtest.scoring.cache import ScoreCache
     from pytest_bvtest.scoring.matrix import MatrixBuilder
-    from pytest_bvtest.spec.measures import parse_measure
+    from pytest_bvtest.spec.measures import Measure, Residual, parse_measure
     from pytest_bvtest.spec.model import RunFile
 
     measures = [parse_measure(text) for text in arguments.measures]
+    # RBP's residual is printed below each RBP measure: what its unjudged documents could still add
+    residuals = [Residual(measure) for measure in measures if measure.name == "RBP"]
     builder = MatrixBuilder.from_qrels_file(list(arguments.qrels), ScoreCache(arguments.cache_dir), jobs=arguments.jobs)
     sources = [RunFile(Path(path), tag=arguments.tag) for path in arguments.runs]
-    matrices = builder.build(measures, sources)
+    matrices = builder.build([*measures, *residuals], sources)
     if arguments.mean:
         out.write("system\tmeasure\tmean\n")
     else:
         out.write("system\ttopic\tmeasure\tvalue\n")
-    for matrix in matrices.values():
+    for measure, matrix in matrices.items():
         for i, system in enumerate(matrix.systems):
             if arguments.mean:
-                out.write(f"{system}\t{matrix.measure}\t{float(matrix.scores[i].mean())!r}\n")
+                # GMAP's per-topic values are logs: its summary is exp of their mean, as trec_eval's
+                summary = (
+                    measure.aggregate(matrix.scores[i]) if isinstance(measure, Measure) else matrix.scores[i].mean()
+                )
+                out.write(f"{system}\t{matrix.measure}\t{float(summary)!r}\n")
                 continue
             for j, topic in enumerate(matrix.topics):
                 out.write(f"{system}\t{topic}\t{matrix.measure}\t{float(matrix.scores[i, j])!r}\n")

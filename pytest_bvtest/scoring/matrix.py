@@ -474,6 +474,7 @@ class MatrixBuilder:
             )
         scores = np.zeros((len(systems), len(topics)))
         imputed = np.zeros((len(systems), len(topics)), dtype=bool)
+        missing = measure.missing_value if isinstance(measure, Measure) else 0.0
         runs = {}
         ignored = {}
         for i, system in enumerate(systems):
@@ -490,7 +491,7 @@ class MatrixBuilder:
                     _check_table_topics(run, topics)
                 imputed[i] |= ~np.fromiter(map(run.per_topic.__contains__, topics), dtype=bool, count=len(topics))
                 rows[k] = np.fromiter(
-                    map(run.per_topic.get, topics, itertools.repeat(0.0)), dtype=float, count=len(topics)
+                    map(run.per_topic.get, topics, itertools.repeat(missing)), dtype=float, count=len(topics)
                 )
             scores[i] = rows.mean(axis=0) if system.repeats else rows[0]
             if system.repeats:

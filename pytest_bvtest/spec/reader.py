@@ -1064,7 +1064,9 @@ def simulated_form(measure: Measure | TableMeasure) -> tuple[str, int | None] | 
     measure the simulation can score, else ``None`` (graded gains, another threshold, ``-J``, ERR, ...)."""
     if not isinstance(measure, Measure) or measure.name not in SIMULATED_MEASURES:
         return None
-    binary = measure.rel in (None, 1) and not measure.judged_only and not measure.exponential_gain
+    binary = (
+        measure.rel in (None, 1) and not measure.judged_only and not measure.exponential_gain and measure.gains is None
+    )
     if (
         not binary
         or (measure.name in ("P", "R") and measure.cutoff is None)
