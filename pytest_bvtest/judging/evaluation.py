@@ -124,6 +124,12 @@ def input_files(spec: Spec, cache: ScoreCache) -> tuple[InputFile, ...]:
     for role, name, path in spec.files():
         if (role, str(path)) not in seen:
             seen[(role, str(path))] = InputFile(role, name, str(path), cache.file_digest(path))
+        if role == "spec" and spec.qrels_judgments is not None and spec.qrels_source is not None:
+            # judgments held in memory: named by what they are, with the digest of what they judge (the history
+            # tells a change of qrels by it)
+            seen[("qrels", spec.qrels_source)] = InputFile(
+                "qrels", None, spec.qrels_source, spec.qrels_judgments.sha256
+            )
     return tuple(seen.values())
 
 

@@ -247,8 +247,9 @@ class MatrixBuilder:
         been replaced meanwhile)."""
         self.qrels = qrels
         self.cache = cache or ScoreCache(None)
-        if qrels_digest is None and qrels is not None and qrels.path is not None:
-            qrels_digest = qrels.sha256 or self.cache.file_digest(qrels.path)
+        if qrels_digest is None and qrels is not None:
+            # judgments held in memory (a DataFrame, ir_datasets) carry the digest of what they judge
+            qrels_digest = qrels.sha256 or (self.cache.file_digest(qrels.path) if qrels.path is not None else None)
         self._qrels_digest = qrels_digest
         self._tables: dict[tuple[Path, str], ScoreTable] = {}
         self.jobs = jobs

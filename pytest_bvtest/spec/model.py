@@ -19,6 +19,7 @@ import numpy as np
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.checks import whole_number
 from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.spec.measures import Measure, TableMeasure
 
@@ -380,7 +381,8 @@ class Spec:
     """A validated spec. ``baselines`` maps names to sources; ``candidate`` is ``None`` for analysis only.
 
     ``qrels`` is the first qrels file and ``extra_qrels`` those listed after it (a team's own judgments, read as
-    one with the first: :meth:`qrels_files`).
+    one with the first: :meth:`qrels_files`). ``qrels_judgments`` are judgments held in memory instead (a DataFrame
+    given to the Python API, or ``qrels: irds:<id>`` read through ir_datasets), named ``qrels_source``.
     """
 
     path: Path
@@ -396,6 +398,13 @@ class Spec:
     lines: Mapping[tuple[Any, ...], int] = field(default_factory=dict, repr=False, compare=False)
     judgments: JudgmentSettings = field(default_factory=JudgmentSettings)
     extra_qrels: tuple[Path, ...] = ()
+    qrels_judgments: Qrels | None = field(default=None, repr=False, compare=False)
+    qrels_source: str | None = None
+
+    @property
+    def has_qrels(self) -> bool:
+        """Whether the spec has relevance judgments: qrels files, or judgments held in memory."""
+        return self.qrels is not None or self.qrels_judgments is not None
 
     def qrels_files(self) -> tuple[Path, ...]:
         """Every qrels file, in the order they are read (the official qrels first, then a team's own)."""

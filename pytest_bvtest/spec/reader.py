@@ -23,6 +23,8 @@ import yaml
 
 from pytest_bvtest import CANDIDATE_NAME, DEFAULT_CACHE_DIR
 from pytest_bvtest.errors import InputError, excerpt, short_list
+from pytest_bvtest.io.frames import IR_DATASETS_PREFIX, qrels_from_ir_datasets
+from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
@@ -140,6 +142,8 @@ class _SpecReader:
         self.path = path
         self.lines = lines
         self.mve_alpha_stated = False
+        #: judgments held in memory that replace ``qrels:`` (:func:`load_spec`), and what they are
+        self.given_qrels: tuple[Qrels, str] | None = None
 
     def error(self, key: tuple[Any, ...], message: str, hint: str | None = None) -> InputError:
         line = None
@@ -214,7 +218,10 @@ class _SpecReader:
             raise self.error((), "the spec is empty", "see docs/spec.md for a minimal spec")
         top = self.check_keys(document, (), _TOP_KEYS, "top-level")
         self.table_format = self.format_value(top.get("table_format", "auto"), ("table_format",))
-        qrels, extra_qrels = self.qrels(top.get("qrels"))
+        given = self.given_qrels
+        if given is None and isinstance(top.get("qrels"), str) and top["qrels"].startswith(IR_DATASETS_PREFIX):
+            given = self.ir_datasets_qrels(top["qrels"])
+        qrels, extra_qrels = self.qrels(top.get("qrels")) if given is None else (None, ())
         measures_value = top.get("measures")
         baselines = self.baselines(top.get("baselines"))
         candidate = self.candidate(top.get("candidate"), baselines)
@@ -258,7 +265,7 @@ class _SpecReader:
             cache_path = (self.path.parent / cache).resolve()
         else:
             raise self.error(("cache",), f"expected a folder path or false, got {_kind(cache)}")
-        if qrels is None:
+        if qrels is None and given is None:
             run_keys = [("baselines", name) for name, source in baselines.items() if _has_run_files(source)]
             run_keys += [("candidate",)] if candidate is not None and _has_run_files(candidate) else []
             if run_keys:
@@ -277,9 +284,23 @@ class _SpecReader:
             self.lines,
             judgments=self.judgments(top.get("judgments")),
             extra_qrels=extra_qrels,
+            qrels_judgments=given[0] if given is not None else None,
+            qrels_source=given[1] if given is not None else None,
         )
         check_combinations(spec)
         return spec
+
+    def ir_datasets_qrels(self, value: str) -> tuple[Qrels, str]:
+        """``qrels: irds:<id>``: the qrels of an ir_datasets dataset (ir_datasets installed: the extra ``irds``)."""
+        dataset_id = value.removeprefix(IR_DATASETS_PREFIX).strip()
+        if not dataset_id:
+            raise self.error(
+                ("qrels",), "irds: names no dataset", "e.g. qrels: irds:msmarco-passage/trec-dl-2019/judged"
+            )
+        try:
+            return qrels_from_ir_datasets(dataset_id), f"{IR_DATASETS_PREFIX}{dataset_id}"
+        except InputError as error:
+            raise self.error(("qrels",), error.message, error.hint) from None
 
     def qrels(self, value: Any) -> tuple[Path | None, tuple[Path, ...]]:
         """``qrels:`` a file, or a list of files read as one in order (the official qrels, then a team's own): the
@@ -1279,11 +1300,23 @@ def _yaml_error(path: Path, error: yaml.YAMLError) -> InputError:
     )
 
 
-def load_spec(path: str | os.PathLike[str]) -> Spec:
-    """Read and validate the spec at ``path``; every problem is an :class:`InputError` with its line."""
+def load_spec(path: str | os.PathLike[str], *, qrels: tuple[Qrels, str] | None = None) -> Spec:
+    """Read and validate the spec at ``path``; every problem is an :class:`InputError` with its line.
+
+    ``qrels``, judgments held in memory and what they are (``DataFrame``), replace the spec's ``qrels:`` (which may
+    then be left out)."""
     spec_path = Path(os.path.realpath(path))
     document, lines = _compose(spec_path)
-    return _SpecReader(spec_path, lines).read(document)
+    reader = _SpecReader(spec_path, lines)
+    reader.given_qrels = qrels
+    return reader.read(document)
+
+
+def with_qrels(spec: Spec, qrels: Qrels, source: str) -> Spec:
+    """``spec`` with its judgments replaced by ``qrels`` held in memory (a DataFrame), named ``source``."""
+    replaced = replace(spec, qrels=None, extra_qrels=(), qrels_judgments=qrels, qrels_source=source)
+    check_combinations(replaced)
+    return replaced
 
 
 def check_combinations(spec: Spec) -> None:
@@ -1303,7 +1336,7 @@ def check_combinations(spec: Spec) -> None:
                 else spec.line_of("analysis", "simulation"),
                 hint=f"give {repeated[0]!r} as one run, or remove `{section}`",
             )
-    if mve.variations is not None and spec.qrels is None and not all(tables):
+    if mve.variations is not None and not spec.has_qrels and not all(tables):
         raise InputError(
             "query variations from run files need relevance judgments",
             path=spec.path,
@@ -1312,7 +1345,7 @@ def check_combinations(spec: Spec) -> None:
         )
     if spec.analysis.simulation is not None:
         simulation = spec.line_of("analysis", "simulation")
-        if spec.qrels is None or mve.variations is not None:
+        if not spec.has_qrels or mve.variations is not None:
             raise InputError(
                 "the per-topic simulation needs run files and qrels, without query variations",
                 path=spec.path,
