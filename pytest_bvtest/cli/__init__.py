@@ -21,7 +21,7 @@ from pytest_bvtest.errors import BvtestError, InputError, short_list
 if TYPE_CHECKING:
     from pytest_bvtest.judging.decision import Verdict
     from pytest_bvtest.judging.evaluation import Evaluation
-    from pytest_bvtest.spec.model import CalibrationSpec, Spec
+    from pytest_bvtest.spec.model import CalibrationSpec, RunFile, Spec
 
 # The pipeline is imported by the command that runs it, so `bvtest --help` and usage errors answer at once.
 
@@ -93,7 +93,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="evaluate up to N run files at once, each in its own process (default: the core count)",
     )
-    evaluate.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (.gz allowed)")
+    evaluate.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="TREC run files (.gz allowed), each named by its run tag; NAME=RUN names it (runs that share a tag, "
+        "as Anserini's and Pyserini's do)",
+    )
 
     for name, help_text in (
         ("check", "run the spec's gates (exit 1 when one fails)"),
@@ -192,13 +198,12 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
     from pytest_bvtest.scoring.cache import ScoreCache
     from pytest_bvtest.scoring.matrix import MatrixBuilder
     from pytest_bvtest.spec.measures import Measure, Residual, parse_measure
-    from pytest_bvtest.spec.model import RunFile
 
     measures = [parse_measure(text) for text in arguments.measures]
     # RBP's residual is printed below each RBP measure: what its unjudged documents could still add
     residuals = [Residual(measure) for measure in measures if measure.name == "RBP"]
     builder = MatrixBuilder.from_qrels_file(list(arguments.qrels), ScoreCache(arguments.cache_dir), jobs=arguments.jobs)
-    sources = [RunFile(Path(path), tag=arguments.tag) for path in arguments.runs]
+    sources = [_named_run(text, arguments.tag) for text in arguments.runs]
     matrices = builder.build([*measures, *residuals], sources)
     if arguments.mean:
         out.write("system\tmeasure\tmean\n")
@@ -231,6 +236,21 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
                 file=sys.stderr,
             )
     return EXIT_OK
+
+
+def _named_run(text: str, tag: str | None) -> RunFile:
+    """A ``bvtest evaluate`` run argument: ``path``, named by its run tag, or ``NAME=path`` (a path that exists is a
+    path, ``=`` in it or not)."""
+    from pytest_bvtest.spec.model import RunFile
+
+    name, separator, path = text.partition("=")
+    if not separator or os.path.lexists(text):
+        return RunFile(Path(text), tag=tag)
+    if not name.strip() or not path:
+        raise InputError(
+            f"run {text!r}: NAME=RUN needs a name and a run file", hint="e.g. bm25=runs/bm25.run, or the run alone"
+        )
+    return RunFile(Path(path), tag=tag, name=name.strip())
 
 
 def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:

@@ -471,7 +471,7 @@ class MatrixBuilder:
         if duplicates:
             raise InputError(
                 f"two systems are named {', '.join(map(repr, duplicates))}",
-                hint="give each baseline and the candidate a distinct name",
+                hint="give each system a distinct name: its key in a spec's baselines, NAME=RUN in bvtest evaluate",
             )
         scores = np.zeros((len(systems), len(topics)))
         imputed = np.zeros((len(systems), len(topics)), dtype=bool)
