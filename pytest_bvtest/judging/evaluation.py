@@ -13,7 +13,7 @@ import numpy as np
 
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.judging.comparisons import Comparison
+from pytest_bvtest.judging.comparisons import Comparison, PairwiseComparisons
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.guards import Guard
 from pytest_bvtest.judging.judgments import MeasureJudgments, UnjudgedDocuments
@@ -82,6 +82,8 @@ class MeasureEvaluation:
     #: What was judged of every system at the measure's depth (docs/mathematics.md §8); ``None`` where it is not
     #: known (a system from a per-topic table, query variations, Judged@k itself).
     judgments: MeasureJudgments | None = None
+    #: Every system against every other on the mean (``analysis.compare``); ``None`` where nothing is compared.
+    pairwise: PairwiseComparisons | None = None
 
     @property
     def topics(self) -> tuple[str, ...]:

@@ -24,7 +24,13 @@ from pytest_bvtest.io.qrels import Qrels, read_qrels_files
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
 from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
-from pytest_bvtest.judging.comparisons import Comparison, compare_with_baselines, comparison_tests
+from pytest_bvtest.judging.comparisons import (
+    Comparison,
+    compare_with_baselines,
+    comparison_tests,
+    pairwise_comparisons,
+    pairwise_tests,
+)
 from pytest_bvtest.judging.corners import CornerWorlds, GatedMeasure, corner_worlds, judgment_corners
 from pytest_bvtest.judging.decision import Verdict, decide
 from pytest_bvtest.judging.evaluation import (
@@ -160,9 +166,10 @@ def evaluate_spec(
     comparisons: list[tuple[Comparison, ...]] = [()] * len(ordered)
     nulls: list[dict[int, PendingNull]] = [{} for _ in ordered]
     corners = CornerWorlds(gated, [[] for _ in gated], None, {}, {})
+    seed = spec.analysis.bootstrap.seed
+    every_pair = pairwise_tests(ordered, seed=seed)
     if candidate_name is not None:
         # every gate's null, the corners' and the comparisons' randomization tests read the same swaps, drawn once
-        seed = spec.analysis.bootstrap.seed
         tests = comparison_tests(ordered, candidate_name, seed)
         nulls = [_pending_nulls(spec, measure, simulations, segments) for measure in gated]
         corners = corner_worlds(
@@ -175,16 +182,20 @@ def evaluate_spec(
         read_swaps(
             [
                 *((tests,) if tests is not None else ()),
+                *((every_pair,) if every_pair is not None else ()),
                 *(null for each in nulls for null in each.values()),
                 *corners.readers,
             ],
             cache if cache.enabled else None,  # the same swaps every time: kept beside the scores
         )
         comparisons = compare_with_baselines(ordered, candidate_name, seed, tests)
+    # every system against every other (the HTML report's table, bvtest compare)
+    pairwise = pairwise_comparisons(ordered, spec.analysis.compare, seed=seed, tests=every_pair)
     evaluated = [
         _evaluate_measure(spec, measure, variations, texts, compared, simulations, segments, drawn)
         for measure, compared, drawn in zip(gated, comparisons, nulls)
     ]
+    evaluated = [(replace(measure, pairwise=table), gates) for (measure, gates), table in zip(evaluated, pairwise)]
     family = spec.analysis.calibration.family
     gates = [gates for _, gates in evaluated]
     cornered = judgment_corners(spec, corners, gates, texts, family, segments)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pytest_bvtest import __version__
+from pytest_bvtest.judging.comparisons import PairwiseComparisons
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import InputFile, MeasureEvaluation
 from pytest_bvtest.judging.guards import Guard
@@ -423,6 +424,34 @@ def _system_judged(evaluation: MeasureEvaluation, row: int) -> dict[str, Any]:
     }
 
 
+def pairwise_document(table: PairwiseComparisons) -> dict[str, Any]:
+    """The JSON form of one measure's all-pairs comparison (the ``pairwise`` key of a measure's document)."""
+    return {
+        "measure": table.measure,
+        "systems": list(table.systems),
+        "means": list(table.means),
+        "test": table.test,
+        "correction": table.correction,
+        "alpha": table.alpha,
+        "permutations": table.permutations,
+        "seed": table.seed,
+        "pairs": [
+            {
+                "first": pair.first,
+                "second": pair.second,
+                "difference": pair.difference,
+                "wins": pair.wins,
+                "ties": pair.ties,
+                "losses": pair.losses,
+                "p": dict(pair.p),
+                "adjusted": dict(pair.adjusted),
+                "significant": table.significant(pair),
+            }
+            for pair in table.pairs
+        ],
+    }
+
+
 def measure_document(
     spec_path: str,
     evaluation: MeasureEvaluation,
@@ -500,6 +529,7 @@ def measure_document(
             }
             for comparison in evaluation.comparisons
         ],
+        "pairwise": None if evaluation.pairwise is None else pairwise_document(evaluation.pairwise),
         "guards": [guard_document(guard) for guard in evaluation.guards],
         "simulation": simulation_document(simulations[0]) if simulations else None,
         "simulations": [simulation_document(simulation) for simulation in simulations],

@@ -232,6 +232,23 @@ class RankingSpec:
     statistics: tuple[str, ...] = ("mve", "gawm", "bias2_plus_var")
 
 
+#: The paired tests of the all-pairs comparison (``bvtest compare``, the HTML report), by name.
+COMPARISON_TESTS = ("t", "wilcoxon", "randomization")
+#: Its corrections for multiple comparisons, by statsmodels' names.
+COMPARISON_CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """The all-pairs comparison of the systems on each measure (``analysis.compare``): the paired ``test`` that marks
+    a difference significant, the ``correction`` of its p-values over the pairs of one measure, and the level
+    ``alpha`` they are read at."""
+
+    test: str = "t"
+    correction: str = "holm"
+    alpha: float = 0.05
+
+
 @dataclass(frozen=True)
 class SimulationSpec:
     """The per-topic simulation (docs/mathematics.md §3e): ``samples`` collections drawn with ``seed``,
@@ -372,6 +389,7 @@ class AnalysisSettings:
     zrisk_against: str = "systems"
     variance: str = "population"
     guards: GuardSettings = field(default_factory=GuardSettings)
+    compare: CompareSpec = field(default_factory=CompareSpec)
     topic_weights: np.ndarray | None = field(default=None, compare=False)
     target_row: int | None = None
 

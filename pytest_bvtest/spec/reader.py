@@ -31,6 +31,8 @@ from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
 from pytest_bvtest.spec.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.spec.model import (
     BOUND_KEYS,
+    COMPARISON_CORRECTIONS,
+    COMPARISON_TESTS,
     DEFAULT_GROUP_SIZE,
     DEFAULT_RESAMPLES,
     JUDGING_DEPTH,
@@ -42,6 +44,7 @@ from pytest_bvtest.spec.model import (
     BootstrapSpec,
     Bound,
     CalibrationSpec,
+    CompareSpec,
     DetectAim,
     DifficultyGrouping,
     GateSpec,
@@ -115,6 +118,7 @@ _ANALYSIS_KEYS = (
     "zrisk_against",
     "variance",
     "guards",
+    "compare",
 )
 _GATE_KEYS = (
     "statistic",
@@ -643,7 +647,29 @@ class _SpecReader:
             if not isinstance(section["hits"], bool):
                 raise self.error(key("hits"), f"expected true or false, got {_kind(section['hits'])}")
             settings["hits"] = section["hits"]
+        if section.get("compare") is not None:
+            settings["compare"] = self.compare(section["compare"], key("compare"))
         return AnalysisSettings(**settings)
+
+    def compare(self, value: Any, key: tuple[Any, ...]) -> CompareSpec:
+        """``analysis.compare``: the test, the correction and the level of the all-pairs comparison."""
+        section = self.check_keys(value, key, ("test", "correction", "alpha"), "compare")
+        chosen: dict[str, Any] = {}
+        for name, choices in (("test", COMPARISON_TESTS), ("correction", COMPARISON_CORRECTIONS)):
+            if name in section:
+                if section[name] not in choices:
+                    raise self.error(
+                        (*key, name),
+                        f"unknown {name} {excerpt(str(section[name]))}",
+                        f"use one of {', '.join(choices)}",
+                    )
+                chosen[name] = section[name]
+        if "alpha" in section:
+            alpha = self.number(section["alpha"], (*key, "alpha"))
+            if not 0 < alpha < 1:
+                raise self.error((*key, "alpha"), f"must lie between 0 and 1, got {alpha:g}", "e.g. alpha: 0.05")
+            chosen["alpha"] = alpha
+        return CompareSpec(**chosen)
 
     def simulated_measures(self, value: Any, key: tuple[Any, ...]) -> tuple[Measure, ...]:
         """The measures the per-topic simulation scores: binary-relevance ones it can compute on a ranked list."""
