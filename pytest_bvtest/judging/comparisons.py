@@ -10,8 +10,8 @@ from itertools import combinations
 
 import numpy as np
 
-from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.errors import InputError
+from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.measures import parse_measure
 from pytest_bvtest.spec.model import COMPARISON_TESTS, CompareSpec
 from pytest_bvtest.stats.inference import (
