@@ -190,7 +190,9 @@ def evaluate_spec(
         )
         comparisons = compare_with_baselines(ordered, candidate_name, seed, tests)
     # every system against every other (the HTML report's table, bvtest compare)
-    pairwise = pairwise_comparisons(ordered, spec.analysis.compare, seed=seed, tests=every_pair)
+    pairwise = pairwise_comparisons(
+        ordered, spec.analysis.compare, seed=seed, tests=every_pair if candidate_name is not None else None
+    )
     evaluated = [
         _evaluate_measure(spec, measure, variations, texts, compared, simulations, segments, drawn)
         for measure, compared, drawn in zip(gated, comparisons, nulls)

@@ -340,6 +340,9 @@ def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
         "mu": _numbers(mve.mu),
         "sigma2": _numbers(mve.sigma2),
         "topic_values": [_numbers(row) for row in mve.topic_values],
+        "reordering": None
+        if mve.reordering is None
+        else {"alpha": _number(mve.reordering[0]), "systems": list(mve.reordering[1:])},
         "sweep": None
         if sweep is None
         else {
@@ -347,6 +350,8 @@ def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
             "values": [_numbers(row) for row in sweep.values],
             "ranks": [_numbers(row) for row in sweep.ranks],
             "flips": {name: _number(alpha) for name, alpha in sweep.flips.items()},
+            "kendall_tau": _numbers(sweep.kendall_tau),
+            "tau_ap": _numbers(sweep.tau_ap),
         },
     }
 
