@@ -371,7 +371,7 @@ def mve_reordering_lines(evaluation: Mapping[str, Any]) -> list[str]:
         f"{len(evaluation['topics'])} times weaker than the mean term's w_t mu_t"
     )
     return [
-        f"MVE ({mve['form']}) at alpha {format_number(alpha)} ranks the systems as their mean term does: its variance "
+        f"MVE ({mve['form']}) at alpha {alpha:g} ranks the systems as their mean term does: its variance "
         f"term reorders two of them {first}{weaker}"
     ]
 
