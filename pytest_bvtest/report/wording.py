@@ -1199,7 +1199,9 @@ def judged_only_form(measure: str) -> str | None:
 
     try:
         parsed = parse_measure(measure)
-        return None if parsed.uses_gdeval or parsed.name == "Judged" else str(replace(parsed, judged_only=True))
+        if parsed.uses_gdeval or not parsed.takes_judged_only:
+            return None
+        return str(replace(parsed, judged_only=True))
     except InputError:
         return None
 

@@ -86,11 +86,10 @@ _UNSUPPORTED_REASONS = {
 }
 
 _SUPPORTED_SUMMARY = (
-    "supported: AP, AP@k, GMAP, P@k, R@k, RR, RR@k, nDCG, nDCG@k (linear gain, trec_eval; gains={...} maps grades), "
-    "nDCG(dcg='exp-log2')@k and ERR@k (gdeval), RBP(p=0.8), IPrec@r, Rprec, Bpref, infAP, Success@k, NumRet, "
-    "NumRel, SetP, SetR, SetF(beta=b), SetAP, Compat(p=0.95), Judged@k; binary measures take (rel=N), most take "
-    "(judged_only=True); trec_eval names such as map, gm_map, ndcg_cut_10, P_10, recip_rank, recall_1000 are "
-    "accepted too"
+    "supported: AP, AP@k, GMAP, P@k, R@k, RR, RR@k, nDCG(@k) (trec_eval's linear gain, or gains={...}), "
+    "nDCG(dcg='exp-log2')@k and ERR@k (gdeval), RBP, IPrec@r, Rprec, Bpref, infAP, Success@k, NumRet, NumRel, SetP, "
+    "SetR, SetF, SetAP, Compat, Judged@k, with (rel=N) or (judged_only=True) where ir_measures takes them; "
+    "trec_eval's names too (map, gm_map, ndcg_cut_10, P_10, recip_rank)"
 )
 
 
@@ -204,6 +203,12 @@ class Measure:
         values = [float(value) for value in per_topic]
         mean = math.fsum(values) / len(values) if values else 0.0
         return math.exp(mean) if self.name == "GMAP" else mean
+
+    @property
+    def takes_judged_only(self) -> bool:
+        """Whether the measure has a judged-only form (trec_eval's ``-J``): not Judged@k, RBP, Compat or GMAP."""
+        family = ir_measures.measures.registry.get(self.name)
+        return self.name != "Judged" and family is not None and "judged_only" in family.SUPPORTED_PARAMS
 
     @property
     def uses_gdeval(self) -> bool:
