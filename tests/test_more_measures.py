@@ -339,3 +339,34 @@ def test_gmap_of_a_spec_is_trec_eval_s_and_its_missing_topics_are_floored(tmp_pa
     rows = [line.split("\t") for line in out.getvalue().splitlines()[1:]]
     assert [row[1] for row in rows] == ["GMAP", "RBP(rel=1)", "RBP(rel=1) residual"]
     assert f"{float(rows[0][2]):.4f}" == expected_outputs("out.test.aqc")["gm_map", "all"] == "0.0045"
+
+
+def test_an_rbp_gate_is_judged_at_its_exact_corner(tmp_path):
+    """A spec gating RBP on DL-HARD (about half of each top 10 unjudged): the optimistic value beside the measure is
+    RBP + its residual for every system and topic, the gate is UNDECIDED (the residual could turn it), and every
+    report renders (RBP has no judged-only form to suggest)."""
+    from pytest_bvtest.judging.pipeline import evaluate_spec
+    from pytest_bvtest.report.outputs import evaluation_document
+    from pytest_bvtest.spec.reader import load_spec
+
+    folder = shared_path("dl_hard", "dataset")
+    runs = folder / "baselines" / "doc"
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        f"qrels: {folder / 'dl_hard-doc.qrels'}\nmeasures: ['RBP(p=0.8)']\ncache: false\n"
+        f"baselines: {{bm25: '{runs / 'bm25.run.gz'}', bert: '{runs / 'bm25+bert-mp.run.gz'}'}}\n"
+        f"candidate: {{run: '{runs / 'bm25+rm3.run.gz'}', name: rm3}}\nreference: bm25\n"
+        "gates:\n  - {statistic: mean, max_decrease: 0.01}\n"
+    )
+    evaluation = evaluate_spec(load_spec(spec), use_cache=False)
+    measure = evaluation.measure("RBP(p=0.8)")
+    qrels = read_qrels(folder / "dl_hard-doc.qrels")
+    rbp = parse_measure("RBP(p=0.8)")
+    for row, name in enumerate(measure.matrix.systems):
+        path = {"bm25": "bm25.run.gz", "bert": "bm25+bert-mp.run.gz", "rm3": "bm25+rm3.run.gz"}[name]
+        values = evaluate_run(qrels, read_run(runs / path), [rbp, Residual(rbp)])
+        expected = [values[rbp][topic] + values[Residual(rbp)][topic] for topic in measure.topics]
+        assert measure.judgments.optimistic[row] == pytest.approx(expected, abs=TOLERANCE), name
+    assert [verdict.outcome for verdict in evaluation.gates] == ["UNDECIDED"]
+    gate = evaluation_document(evaluation)["evaluations"][0]["gates"][0]
+    assert gate["outcome"] == "UNDECIDED" and "judged_only" not in (gate.get("hint") or "")

@@ -88,8 +88,8 @@ _UNSUPPORTED_REASONS = {
 _SUPPORTED_SUMMARY = (
     "supported: AP, AP@k, GMAP, P@k, R@k, RR, RR@k, nDCG(@k) (trec_eval's linear gain, or gains={...}), "
     "nDCG(dcg='exp-log2')@k and ERR@k (gdeval), RBP, IPrec@r, Rprec, Bpref, infAP, Success@k, NumRet, NumRel, SetP, "
-    "SetR, SetF, SetAP, Compat, Judged@k, with (rel=N) or (judged_only=True) where ir_measures takes them; "
-    "trec_eval's names too (map, gm_map, ndcg_cut_10, P_10, recip_rank)"
+    "SetR, SetF, SetAP, Compat, Judged@k, with (rel=N) or (judged_only=True) where they apply; "
+    "trec_eval's names too (map, gm_map, ndcg_cut_10, P_10)"
 )
 
 
