@@ -8,6 +8,8 @@
   Compat against ir_measures (its pytrec_eval and compat providers); IPrec against pytrec_eval where its trec_eval 9
   cuts the recall level where trec_eval 10 does, and against a loop port of trec_eval 10's m_iprec_at_recall.c
   everywhere; RBP and its residual against a loop over the ranking (Moffat & Zobel's definitions).
+- RBP(rel=N) against ir_measures with its cwl_eval provider (the ``test`` extra installs it) on every shared run,
+  and RBP and its residual against trec_eval 10.0's ``rbp`` and ``rbp_resid``.
 - RBP's optimistic value M+ (the corners of docs/mathematics.md §8) is exactly RBP + residual.
 
 ir_measures ranks by score in double precision and breaks ties by docno ascending, trec_eval (and every measure here,
@@ -370,3 +372,28 @@ def test_an_rbp_gate_is_judged_at_its_exact_corner(tmp_path):
     assert [verdict.outcome for verdict in evaluation.gates] == ["UNDECIDED"]
     gate = evaluation_document(evaluation)["evaluations"][0]["gates"][0]
     assert gate["outcome"] == "UNDECIDED" and "judged_only" not in (gate.get("hint") or "")
+
+
+@pytest.mark.parametrize("collection", list(SHARED_RUNS))
+def test_rbp_equals_ir_measures_cwl_eval_on_every_shared_run(collection):
+    """ir_measures computes RBP with a relevance level through cwl_eval (C/W/L's RBP, binary gains): given each
+    ranking in trec_eval's order, it equals ours on every topic."""
+    pytest.importorskip("cwl")
+    measures = [parse_measure(name) for name in ("RBP(p=0.8)", "RBP(p=0.5,rel=2)", "RBP(p=0.95)")]
+    theirs_measures = [ir_measures.parse_measure(str(measure)) for measure in measures]
+    qrels_read: dict[Path, Qrels] = {}
+    for qrels_path, run_path in SHARED_RUNS[collection]():
+        qrels = qrels_read.setdefault(qrels_path, read_qrels(qrels_path))
+        run = read_run(run_path)
+        ours = evaluate_run(qrels, run, measures)
+        topics = list(ours[measures[0]])
+        ordered = trec_eval_order(run)
+        scored = {qid: {docno: float(len(ordered[qid]) - i) for i, docno in enumerate(ordered[qid])} for qid in topics}
+        judgments = {qid: qrels.judgments[qid] for qid in topics}
+        theirs = {
+            (repr(metric.measure), metric.query_id): metric.value
+            for metric in ir_measures.cwl_eval.iter_calc(theirs_measures, judgments, scored)
+        }
+        for measure, reference in zip(measures, theirs_measures):
+            worst = max(abs(ours[measure][qid] - theirs[repr(reference), qid]) for qid in topics)
+            assert worst <= TOLERANCE, f"{collection} {run_path.name}: {measure} differs from cwl_eval by {worst:g}"
