@@ -14,7 +14,7 @@ import jsonschema
 import numpy as np
 import pytest
 import yaml
-from conftest import dl_hard_segments, shared_path, words
+from conftest import dl_hard_segments, example_trec_spec, shared_path, words
 
 from pytest_bvtest.errors import InputError
 from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
@@ -31,9 +31,9 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
 def dl_hard_spec(tmp_path: Path, **gate: object) -> Path:
     """The example's DL-HARD spec (BM25+RM3 against BM25) with nDCG@10 alone and one mean gate."""
-    shared_path("dl_hard", "dataset")
-    document = yaml.safe_load((EXAMPLE / "trec" / "bvtest-dl-hard.yaml").read_text())
-    folder = EXAMPLE / "trec"
+    example = example_trec_spec()
+    document = yaml.safe_load(example.read_text())
+    folder = example.parent
     for key in ("qrels", "topics"):
         document[key] = str((folder / document[key]).resolve())
     document["baselines"] = {name: str((folder / path).resolve()) for name, path in document["baselines"].items()}
@@ -51,7 +51,7 @@ def test_the_weak_dl_hard_mean_gate_is_warned_with_the_topics_it_needs() -> None
     16% drop passes). With `detect: 10%` (a drop of 0.0272 on every query) it passes with a warning: it catches that
     drop about one time in ten, catches 0.0716 at 80%, and would need about (0.0716 / 0.0272)² x 50 = 350 topics.
     (Its outcome is UNDECIDED rather than OK*: DL-HARD judges half of each top 10, docs/judgments.md.)"""
-    evaluation = evaluate_spec(load_spec(EXAMPLE / "trec" / "bvtest-dl-hard.yaml"), use_cache=False)
+    evaluation = evaluate_spec(load_spec(example_trec_spec()), use_cache=False)
     gate = next(verdict for verdict in evaluation.gates if verdict.id.endswith("nDCG@10::mean"))
     assert gate.passed and gate.outcome == "UNDECIDED" and gate.missed_aim is not None
     aim = gate.missed_aim
@@ -230,9 +230,9 @@ def test_detect_is_read_in_three_forms(tmp_path: Path) -> None:
 
 
 def test_calibrate_gives_the_power_at_a_stated_drop_and_the_topics_it_needs() -> None:
-    shared_path("dl_hard", "dataset")
+    example = example_trec_spec()
     result = subprocess.run(
-        [sys.executable, "-m", "pytest_bvtest.cli", "calibrate", "trec/bvtest-dl-hard.yaml", "--detect", "0.02"],
+        [sys.executable, "-m", "pytest_bvtest.cli", "calibrate", str(example.relative_to(EXAMPLE)), "--detect", "0.02"],
         capture_output=True,
         text=True,
         cwd=EXAMPLE,

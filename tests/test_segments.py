@@ -223,6 +223,29 @@ def test_the_weighted_mean_without_weights_is_an_error_at_the_gate(tmp_path: Pat
         load_spec(path)
 
 
+@pytest.mark.parametrize("gate", [{"per_segment": True}, {"segment": "tail"}])
+def test_a_segment_whose_weights_sum_to_0_is_an_error_naming_the_topic_file_and_the_segment(
+    tmp_path: Path, gate: dict
+) -> None:
+    """It was "topic weights sum to 0; at least one must be positive", naming neither the file nor the segment."""
+    lines = [
+        "topic\tsegment\tweight",
+        *(f"{t}\t{s}\t{w if s == 'head' else 0}" for t, s, w in zip(TOPICS, SEGMENTS, WEIGHTS)),
+    ]
+    path = project(tmp_path, [{"statistic": "weighted_mean", "max_decrease": 0.05, **gate}], topic_lines=lines)
+    with pytest.raises(InputError) as error:
+        evaluate_spec(load_spec(path))
+    assert str(error.value) == (
+        f"{tmp_path / 'topics.tsv'}: segment 'tail': the weights of its 4 evaluated topics sum to 0, so the gate "
+        f"weighted_mean[tail] (bvtest.yaml:{path_lines(path).index('- statistic: weighted_mean') + 1}) has nothing to "
+        "weigh; give some of its topics a weight above 0, or name the segments to gate (`segment: NAME`) instead of "
+        "`per_segment: true`"
+    )
+    # the unweighted mean of the same segment does not weigh its topics
+    path = project(tmp_path, [{"statistic": "mean", "max_decrease": 0.05, **gate}], topic_lines=lines)
+    assert evaluate_spec(load_spec(path)).gates
+
+
 def brute_force_family(values: np.ndarray, false_alarm: float) -> tuple[int, np.ndarray, float]:
     """Westfall-Young by brute force: the largest per-gate count k <= floor(P N) at which the gates, each limited at
     its null's k-th value from the bad side (lower is bad), fail at most floor(P N) swaps together."""

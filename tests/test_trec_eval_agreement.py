@@ -18,7 +18,7 @@ from pytest_bvtest.io.runs import Run, read_run
 from pytest_bvtest.io.textfiles import numbered_lines
 from pytest_bvtest.scoring.measures import evaluate_run
 from pytest_bvtest.spec.measures import Measure, parse_measure
-from tests.conftest import SHARED_DATA, shared_path
+from tests.conftest import shared_files, shared_path
 from tests.oracles import trec_eval_measure
 
 PRINTED_PRECISION = 0.5e-4 + 1e-12
@@ -200,9 +200,9 @@ def test_comment_lines_and_hash_in_docnos():
 
 
 DL_HARD_RUNS = [
-    (task, path.name.removesuffix(".run.gz"))
+    (task, name.rsplit("/", 1)[-1].removesuffix(".run.gz"))
     for task in ("doc", "passage")
-    for path in sorted((SHARED_DATA / "dl_hard" / "dataset" / "baselines" / task).glob("*.run.gz"))
+    for name in shared_files("dl_hard", f"dataset/baselines/{task}/*.run.gz")
 ]
 
 

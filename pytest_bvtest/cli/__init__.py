@@ -44,6 +44,29 @@ class _Writer:
         self.stream.write(text + "\n")
 
 
+class _TerminalText:
+    """A text stream that writes what a terminal or a CI log may show
+    (:func:`~pytest_bvtest.report.untrusted.terminal_text`): the reports of ``check``, ``report``, ``calibrate``,
+    ``history`` and ``judge``, whose names and query texts come from the inputs. ``evaluate``'s TSV and a judge file
+    written to stdout are data, written as they are."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        from pytest_bvtest.report.untrusted import terminal_text
+
+        return self.stream.write(terminal_text(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _say(message: str) -> None:
+    """One line on stderr (an error, a warning, a note), as a terminal or a CI log may show it."""
+    _TerminalText(sys.stderr).write(message + "\n")
+
+
 class _ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # usage errors exit 2 like input errors, without a traceback
         self.print_usage(sys.stderr)
@@ -185,7 +208,9 @@ def _parser() -> argparse.ArgumentParser:
         "judge", help="write the unjudged documents that decide the spec's gates, as a file to fill in with grades"
     )
     judge.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
-    judge.add_argument("-o", "--output", required=True, metavar="FILE", help="the judge file to write (TSV)")
+    judge.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="the judge file to write (TSV); - writes it to stdout"
+    )
     judge.add_argument("--run", default=None, help="run file to judge instead of the spec's candidate")
     judge.add_argument(
         "--force", action="store_true", help="write over FILE even when it holds grades, or is not a judge file"
@@ -263,16 +288,12 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
     for system in notes.systems:
         missing = notes.missing_topics(system)
         if missing:
-            print(
-                f"bvtest: {system}: {len(missing)} topic(s) without a ranking scored 0: {short_list(missing)}",
-                file=sys.stderr,
-            )
+            _say(f"bvtest: {system}: {len(missing)} topic(s) without a ranking scored 0: {short_list(missing)}")
         ignored = notes.ignored_topics.get(system, ())
         if ignored:
-            print(
+            _say(
                 f"bvtest: {system}: {len(ignored)} topic(s) outside the evaluated topics "
-                f"(not judged, or no relevant document) ignored: {short_list(ignored)}",
-                file=sys.stderr,
+                f"(not judged, or no relevant document) ignored: {short_list(ignored)}"
             )
     return EXIT_OK
 
@@ -410,7 +431,7 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
         except BvtestError as error:
             if evaluation.passed:
                 raise
-            print(f"bvtest: error: {error}", file=sys.stderr)  # refused: the gates failed (exit 1 says so)
+            _say(f"bvtest: error: {error}")  # refused: the gates failed (exit 1 says so)
             return EXIT_GATE_FAILED
         for line in lines:
             out.write(line + "\n")
@@ -422,22 +443,29 @@ def _judge(arguments: argparse.Namespace, out: TextIO) -> int:
     leverage, with an empty grade column (docs/judgments.md)."""
     from pytest_bvtest.judging.documents import documents_to_judge, require_gates_to_judge
     from pytest_bvtest.judging.pipeline import evaluate_spec, require_candidate_for_gates, spec_under_test
-    from pytest_bvtest.report.judgefile import check_judge_file_path, write_judge_file
+    from pytest_bvtest.report.judgefile import check_judge_file_path, judge_file_text, write_judge_file
     from pytest_bvtest.report.paths import check_output_paths
 
+    to_stdout = arguments.output == "-"
     spec = spec_under_test(arguments.spec, arguments.run)
     require_candidate_for_gates(spec)
     require_gates_to_judge(spec)
-    check_output_paths({"-o": arguments.output}, [spec])
-    check_judge_file_path(arguments.output, force=arguments.force)
+    if not to_stdout:
+        check_output_paths({"-o": arguments.output}, [spec])
+        check_judge_file_path(arguments.output, force=arguments.force)
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project)
     documents = documents_to_judge(evaluation)
-    write_judge_file(arguments.output, evaluation, documents, force=arguments.force)
     undecided = sum(verdict.undecided for verdict in evaluation.gates)
-    out.write(
-        f"wrote {arguments.output}: {len(documents):,} unjudged document{'' if len(documents) == 1 else 's'} to "
-        f"judge, by leverage; {undecided} of {len(evaluation.gates)} gates undecided\n"
+    said = (
+        f"{len(documents):,} unjudged document{'' if len(documents) == 1 else 's'} to judge, by leverage; "
+        f"{undecided} of {len(evaluation.gates)} gates undecided"
     )
+    if to_stdout:  # the file itself on stdout, as it is (ids must round-trip); what was written on stderr
+        out.write(judge_file_text(evaluation, documents, spec.folder / "judgments.tsv"))
+        _say(f"bvtest: wrote the judge file to standard output: {said}")
+        return EXIT_OK
+    write_judge_file(arguments.output, evaluation, documents, force=arguments.force)
+    out.write(f"wrote {arguments.output}: {said}\n")
     return EXIT_OK
 
 
@@ -447,7 +475,7 @@ def _history(arguments: argparse.Namespace, out: TextIO) -> int:
 
     history = read_history(arguments.path)
     for message in history.skipped:
-        print(f"bvtest: warning: {message}", file=sys.stderr)
+        _say(f"bvtest: warning: {message}")
     series = gate_series(history.records)
     if not series:
         raise InputError(
@@ -691,7 +719,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         warnings.simplefilter("default")
         code = _run(arguments, out)
     for warning in caught:  # one line each, like the errors (a full cache folder, say)
-        print(f"bvtest: warning: {warning.message}", file=sys.stderr)
+        _say(f"bvtest: warning: {warning.message}")
     return code
 
 
@@ -699,7 +727,7 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
     try:
         code = _command(arguments, out)
     except BvtestError as error:
-        print(f"bvtest: error: {error}", file=sys.stderr)
+        _say(f"bvtest: error: {error}")
         return EXIT_INPUT_ERROR
     except BrokenPipeError:  # before OSError, its base class
         # The reader left before the command finished: its verdict and its reports are unknown, so a
@@ -707,7 +735,7 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
         _discard_stdout(out)
         return EXIT_GATE_FAILED
     except OSError as error:  # a stream the writers do not own (stdout on a full disk); str() names the file if known
-        print(f"bvtest: error: {error}", file=sys.stderr)
+        _say(f"bvtest: error: {error}")
         return EXIT_INPUT_ERROR
     try:
         out.flush()  # a reader that closed the pipe shows here, not in the interpreter's flush at exit
@@ -719,6 +747,9 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
 def _command(arguments: argparse.Namespace, out: TextIO) -> int:
     if arguments.command == "evaluate":
         return _evaluate(arguments, out)
+    if arguments.command == "judge" and arguments.output == "-":
+        return _judge(arguments, out)
+    out = _TerminalText(out)  # type: ignore[assignment]
     if arguments.command == "calibrate":
         return _calibrate(arguments, out)
     if arguments.command == "history":

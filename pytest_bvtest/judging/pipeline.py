@@ -146,7 +146,7 @@ def evaluate_spec(
     settings = replace(spec.analysis, topic_weights=weights)
     topic_file = read_topic_file(spec.topics) if spec.topics is not None else None
     texts = topic_file.texts if topic_file is not None else {}
-    segments = _segments(spec, topic_file, ordered_topics(matrices))
+    segments = _segments(spec, topic_file, ordered_topics(matrices), weights)
     candidate_name = spec.candidate_name
     ordered = [matrices[measure] for measure in spec.measures]
     gated = [
@@ -367,9 +367,12 @@ def ordered_topics(matrices: Mapping[object, ScoreMatrix]) -> tuple[str, ...]:
     return next(iter(matrices.values())).topics
 
 
-def _segments(spec: Spec, topic_file: TopicFile | None, topics: tuple[str, ...]) -> dict[str, str]:
+def _segments(
+    spec: Spec, topic_file: TopicFile | None, topics: tuple[str, ...], weights: np.ndarray | None
+) -> dict[str, str]:
     """Each topic's segment, from the topic file; with a gate per segment every evaluated topic needs one (a topic
-    left out of every segment would be judged by no segment's gate without a word)."""
+    left out of every segment would be judged by no segment's gate without a word), and a segment whose gate weighs
+    its topics (``weighted_mean``) needs a weight above 0 among them (``weights``, aligned with ``topics``)."""
     segments = dict(topic_file.segments) if topic_file is not None else {}
     if any(gate.segment is not None for gate in spec.gates):
         assert topic_file is not None and spec.topics is not None  # the reader requires a segment column
@@ -379,6 +382,19 @@ def _segments(spec: Spec, topic_file: TopicFile | None, topics: tuple[str, ...])
                 f"no segment for {len(missing)} evaluated topic(s): {short_list(missing)}",
                 path=spec.topics,
                 hint="give every evaluated topic a segment (a line `topic<TAB>segment` under the header)",
+            )
+    weighing = [
+        gate for gate in spec.gates if gate.segment is not None and STATISTICS[gate.statistic].uses_topic_weights
+    ]
+    for gate in weighing if weights is not None else ():
+        inside = [weight for topic, weight in zip(topics, weights) if segments[topic] == gate.segment]
+        if not sum(inside) > 0:
+            raise InputError(
+                f"segment {gate.segment!r}: the weights of its {len(inside)} evaluated topics sum to 0, so the gate "
+                f"{gate.name} ({spec.path.name}:{gate.line}) has nothing to weigh",
+                path=spec.topics,
+                hint="give some of its topics a weight above 0, or name the segments to gate (`segment: NAME`) "
+                "instead of `per_segment: true`",
             )
     return segments
 

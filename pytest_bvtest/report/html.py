@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from html import escape, unescape
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +25,10 @@ from pytest_bvtest.report import compare, svg
 from pytest_bvtest.report.history import GateSeries
 from pytest_bvtest.report.markdown import ERRORS_TITLE, what_to_do
 from pytest_bvtest.report.plots import ROLE_STYLES, SERIES, SERIES_COLORS, limit_lines, slug, topic_differences
+from pytest_bvtest.report.untrusted import html_text as escape  # every text on the page goes through it
 from pytest_bvtest.report.wording import (
     GAP_TITLE,
     GATE_HEADERS,
-    NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
     Cause,
@@ -55,6 +55,7 @@ from pytest_bvtest.report.wording import (
     harmed_query_table,
     judged_line,
     more_queries_text,
+    not_run_reason,
     notices,
     page_title,
     page_verdict,
@@ -357,10 +358,8 @@ def _problem_section(document: Mapping[str, Any]) -> list[str]:
     not_run = document.get("not_run") or []
     if not_run:
         listed = ", ".join(f"<code>{escape(gate)}</code>" for gate in not_run)
-        lines.append(
-            f'<p class="warning">⚠ {len(not_run)} gate{"" if len(not_run) == 1 else "s"} {escape(NOT_RUN_REASON)}: '
-            f"{listed}</p>"
-        )
+        gates = f"{len(not_run)} gate{'' if len(not_run) == 1 else 's'} {not_run_reason(document)}"
+        lines.append(f'<p class="warning">⚠ {escape(gates)}: {listed}</p>')
     return lines
 
 
@@ -620,10 +619,12 @@ def _history_section(series: Sequence[GateSeries]) -> list[str]:
 
 
 def write_history_charts(series: Sequence[GateSeries], folder: Path) -> list[Path]:
-    """One SVG file per gate of a history (``<gate id slug>.svg``), written atomically; the paths written."""
+    """One SVG file per gate of a history (``<gate id slug>.svg``, gates whose ids slug alike told apart by a
+    digest), written atomically; the paths written."""
     written = []
-    for entry in series:
-        path = Path(folder) / f"{slug(entry.id)}.svg"
+    slugs = [slug(entry.id) for entry in series]
+    for entry, name in zip(series, slugs):
+        path = Path(folder) / f"{slug(entry.id, distinct=slugs.count(name) > 1)}.svg"
         atomic_write_text(path, svg.standalone(history_chart(entry)))
         written.append(path)
     return written

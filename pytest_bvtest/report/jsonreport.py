@@ -555,6 +555,7 @@ def session_document(
     *,
     errors: Iterable[Mapping[str, Any]] = (),
     not_run: Iterable[str] = (),
+    collected_only: bool = False,
 ) -> dict[str, Any]:
     """The whole report: ``schema_version``, the tool, when and on which commit, the per-measure
     evaluations, and the team's own tests (marked ``bvtest`` or using the fixture): a failing one
@@ -563,7 +564,8 @@ def session_document(
     ``context`` is :func:`pytest_bvtest.report.history.run_context`'s ``timestamp``, ``commit`` and
     ``branch`` (all null when not given). ``errors`` are the bvtest items that could not be evaluated
     (``id``, ``spec``, ``message``): any fails the session. ``not_run`` are the ids of the evaluated
-    specs' gates that did not run in this session (deselected, or after the session stopped early).
+    specs' gates that did not run in this session (deselected, or after the session stopped early), every gate
+    of a ``collected_only`` session (``pytest --collect-only``), which the document then says.
     """
     evaluations = list(evaluations)
     tests = [dict(test) for test in tests]
@@ -593,6 +595,7 @@ def session_document(
         "tests": tests,
         "errors": errors,
         "not_run": not_run,
+        **({"collected_only": True} if collected_only else {}),
     }
 
 

@@ -80,7 +80,7 @@ def check_judge_file_path(path: str | os.PathLike[str], *, force: bool = False) 
     """Refuse to write over a file an annotator may have worked on: an existing file that is not a judge file, or a
     judge file with a grade filled in (``force`` overwrites either)."""
     target = Path(path)
-    if force or not target.exists() or target.is_dir():
+    if force or not target.exists() or target.is_dir() or not target.is_file():  # a stream (/dev/stdout) is written
         return
     try:
         graded = read_judge_file(target).graded

@@ -7,16 +7,15 @@ and the per-measure system tables folded in ``<details>`` blocks. GitHub-flavour
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, metadata
 from typing import Any
 
+from pytest_bvtest.report.untrusted import code_text, markdown_text
 from pytest_bvtest.report.wording import (
     GAP_TITLE,
     GATE_HEADERS,
-    NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
     Cause,
@@ -43,6 +42,7 @@ from pytest_bvtest.report.wording import (
     harmed_query_table,
     judged_line,
     more_queries_text,
+    not_run_reason,
     notices,
     page_title,
     page_verdict,
@@ -65,10 +65,11 @@ MAX_COMMENT_CHARACTERS = 60_000
 
 
 def prose(text: str) -> str:
-    """``text`` made safe as Markdown prose: ``&``, ``<`` and ``>`` escaped, so that GitHub shows them instead of
-    reading HTML (``<Init`` or ``p < 0.01`` would otherwise vanish). Every text outside a code span goes
-    through it; a code span shows its text as it is."""
-    return html.escape(str(text), quote=False)
+    """``text`` made safe as Markdown prose (:func:`~pytest_bvtest.report.untrusted.markdown_text`): ``&``, ``<``
+    and ``>`` escaped, so that GitHub shows them instead of reading HTML (``<Init`` or ``p < 0.01`` would otherwise
+    vanish), control characters visible, and no mention, link, image or issue reference from the inputs. Every
+    text outside a code span goes through it; a code span shows its text as it is (:func:`code`)."""
+    return markdown_text(text)
 
 
 def _one_line(text: str) -> str:
@@ -82,11 +83,23 @@ def cell(text: str) -> str:
 
 
 def code(text: str) -> str:
-    """``text`` as an inline code span, whatever backticks it contains."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
+    """``text`` as an inline code span, whatever backticks it contains, its control characters visible."""
+    text = code_text(text)
+    fence = "`" * (_longest_backticks(text) + 1)
     padding = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{padding}{text}{padding}{fence}"
+
+
+def code_block(lines: list[str], language: str = "text") -> list[str]:
+    """``lines`` as a fenced code block that no line of theirs can close (its fence is longer than any run of
+    backticks in them: a system named ```` ``` ```` ended the block, and the rest was read as Markdown)."""
+    shown = [code_text(line) for line in lines]
+    fence = "`" * max(3, max((_longest_backticks(line) for line in shown), default=0) + 1)
+    return [f"{fence}{language}", *shown, fence]
+
+
+def _longest_backticks(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
@@ -234,7 +247,8 @@ def _problem_section(document: Mapping[str, Any]) -> list[str]:
     not_run = document.get("not_run") or []
     if not_run:
         listed = ", ".join(code(_one_line(gate)) for gate in not_run)
-        lines += ["", f"⚠️ {len(not_run)} gate{'' if len(not_run) == 1 else 's'} {prose(NOT_RUN_REASON)}: {listed}"]
+        gates = f"{len(not_run)} gate{'' if len(not_run) == 1 else 's'} {not_run_reason(document)}"
+        lines += ["", f"⚠️ {prose(gates)}: {listed}"]
     return lines
 
 
@@ -285,7 +299,7 @@ def _comparison_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         return []
     lines = ["", "<details><summary>Comparisons on the mean: wins/ties/losses and paired tests</summary>", ""]
     for evaluation, text in blocks:
-        lines += [f"**{prose(evaluation['measure'])}**", "", "```text", *text, "```", ""]
+        lines += [f"**{prose(evaluation['measure'])}**", "", *code_block(text), ""]
     return lines + ["</details>"]
 
 

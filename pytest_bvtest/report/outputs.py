@@ -162,10 +162,12 @@ def failed_by_warning(payload: Mapping[str, Any], reason: str) -> Mapping[str, A
     return {**payload, "gate": wording.failed_by_warning(gate, reason)}
 
 
-def error_entry(test_id: str, spec: str, report: Any) -> dict[str, Any]:
+def error_entry(test_id: str, spec: str, report: Any, message: str | None = None) -> dict[str, Any]:
     """A bvtest item that failed without a verdict (the spec or its inputs could not be read), for the reports;
-    its message whole (``FILE:LINE: what is wrong; what to do``), as the user needs it to fix the input."""
-    return {"id": test_id, "spec": spec, "message": failure_line(report, characters=None)}
+    its ``message`` whole (``FILE:LINE: what is wrong; what to do``, the error's own text: pytest's report holds it
+    wrapped at the terminal's width, and its first line lost the path), as the user needs it to fix the input; the
+    report's first line for an error that is not bvtest's."""
+    return {"id": test_id, "spec": spec, "message": message or failure_line(report, characters=None)}
 
 
 def record_team_test(tests: dict[str, dict[str, Any]], test_id: str, category: str, message: str | None) -> None:
@@ -192,6 +194,7 @@ def assemble(
     context: Mapping[str, Any] | None = None,
     errors: Iterable[Mapping[str, Any]] = (),
     gates: Iterable[str] = (),
+    collected_only: bool = False,
 ) -> dict[str, Any]:
     """One session document from the items' payloads, in spec order whatever order they arrived in,
     the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes, the session's
@@ -199,7 +202,8 @@ def assemble(
     (:func:`error_entry`), and the gates that did not run: those of the evaluated specs without a result
     (left out by ``-k``, ``--lf`` or ``--deselect``, or after ``-x`` stopped the session), and the ``gates``
     pytest collected or deselected without a result (a spec none of whose gates ran is not evaluated, so
-    only pytest names them: deselected, or after ``-x`` stopped the session before the spec).
+    only pytest names them: deselected, or after ``-x`` stopped the session before the spec); ``collected_only``: a
+    ``pytest --collect-only`` session, which ran none.
 
     pytest-xdist workers report in any order, so the payloads are sorted by spec path and by their
     measure's and gate's positions in the spec, and the team's tests and errors by id: the reports are
@@ -225,6 +229,7 @@ def assemble(
         context,
         errors=sorted(errors, key=lambda error: error["id"]),
         not_run=[gate for gate in dict.fromkeys([*spec_gates, *gates]) if gate not in ran],
+        collected_only=collected_only,
     )
 
 

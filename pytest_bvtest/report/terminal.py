@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_bvtest.errors import short_list
+from pytest_bvtest.report.untrusted import terminal_text
 from pytest_bvtest.report.wording import (
     GAP_TITLE,
     GATE_HEADERS,
-    NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
     analysis_lines,
@@ -35,6 +35,7 @@ from pytest_bvtest.report.wording import (
     harmed_query_table,
     judged_line,
     more_queries_text,
+    not_run_reason,
     notices,
     page_title,
     page_verdict,
@@ -86,7 +87,8 @@ def problem_lines(document: Mapping[str, Any]) -> list[Line]:
     if not_run:
         lines.append(
             (
-                f"{len(not_run)} gate{'' if len(not_run) == 1 else 's'} {NOT_RUN_REASON}: {short_list(not_run)}",
+                f"{len(not_run)} gate{'' if len(not_run) == 1 else 's'} {not_run_reason(document)}: "
+                + short_list(not_run),
                 _WARNING_MARKUP,
             )
         )
@@ -345,4 +347,4 @@ def write_summary(document: Mapping[str, Any], writer: Any, verbosity: int = 1) 
     writer.write_sep("=", "bvtest summary", bold=True)
     width = getattr(getattr(writer, "_tw", None), "fullwidth", DEFAULT_WIDTH)
     for text, markup in summary_lines(document, verbosity, width):
-        writer.write_line(text, **markup)
+        writer.write_line(terminal_text(text), **markup)

@@ -254,12 +254,20 @@ def summary_counts(document: Mapping[str, Any]) -> str:
         )
     not_run = summary.get("not_run") or 0
     if not_run:
-        text += f"; {not_run} gate{'' if not_run == 1 else 's'} {NOT_RUN_REASON}"
+        text += f"; {not_run} gate{'' if not_run == 1 else 's'} {not_run_reason(document)}"
     return text
 
 
 #: Why a gate of an evaluated spec has no verdict in this session.
 NOT_RUN_REASON = "not run (deselected, or the session stopped early)"
+#: Why no gate has one in a ``pytest --collect-only`` session.
+COLLECTED_ONLY_REASON = "collected, none run (pytest --collect-only)"
+
+
+def not_run_reason(document: Mapping[str, Any]) -> str:
+    """Why the document's ``not_run`` gates have no verdict: :data:`NOT_RUN_REASON`, or for a session that only
+    collected them :data:`COLLECTED_ONLY_REASON` (its Markdown said they were deselected)."""
+    return COLLECTED_ONLY_REASON if document.get("collected_only") else NOT_RUN_REASON
 
 
 def error_groups(document: Mapping[str, Any]) -> list[tuple[str, int, str]]:
@@ -1659,7 +1667,7 @@ def _session_parts(document: Mapping[str, Any]) -> list[str]:
         parts.append(f"{_plural(specs, 'spec')} could not be evaluated ({_plural(len(errors), 'item')})")
     not_run = summary.get("not_run") or 0
     if not_run:
-        parts.append(f"{_plural(not_run, 'gate')} {NOT_RUN_REASON}")
+        parts.append(f"{_plural(not_run, 'gate')} {not_run_reason(document)}")
     return parts
 
 

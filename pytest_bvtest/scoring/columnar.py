@@ -494,39 +494,74 @@ def with_unjudged_graded(ranked: RankedGains, optimistic: OptimisticMeasure, lif
 def single_lifts(ranked: RankedGains, optimistic: OptimisticMeasure, chosen: np.ndarray | None = None) -> np.ndarray:
     """For each unjudged document of the first ``optimistic.depth`` ranks (in ``ranked``'s order of unjudged
     documents, those deeper left out; or those at the positions ``chosen``), its topic's value with that document
-    alone graded ``optimistic.grade``: judging leverage's per-topic move (docs/mathematics.md §10). Every document is a
-    topic of its own, made of its topic's relevant documents, judgments and the one graded document, so that all are
-    scored in one pass (each one's value is the same whichever others are scored with it)."""
+    alone graded ``optimistic.grade``: judging leverage's per-topic move (docs/mathematics.md §10)."""
     assert ranked.unjudged_rank is not None and ranked.unjudged_depth >= optimistic.depth
     if chosen is None:
         chosen = np.flatnonzero(ranked.unjudged_rank <= optimistic.depth)
-    pair_topic = ranked.unjudged_topic[chosen]
+    copies = np.arange(chosen.size)
+    grades = np.full(chosen.size, optimistic.grade, dtype=ranked.gain.dtype)
+    return graded_copies(ranked, optimistic, ranked.unjudged_topic[chosen], chosen, copies, grades)
+
+
+def graded_copies(
+    ranked: RankedGains,
+    optimistic: OptimisticMeasure,
+    copy_topic: np.ndarray,
+    graded: np.ndarray,
+    graded_copy: np.ndarray,
+    graded_gain: np.ndarray,
+) -> np.ndarray:
+    """``optimistic.measure`` on copies of topics, each with some of its unjudged documents graded: copy ``c`` is
+    topic ``copy_topic[c]`` with the unjudged documents at positions ``graded[e]`` (in ``ranked``'s order of unjudged
+    documents) whose ``graded_copy[e]`` is ``c`` given the gain ``graded_gain[e]`` (0: left non-relevant), the
+    normalisation the judged qrels', capped at 1 (docs/mathematics.md §10). Every copy is a topic of its own, made of
+    its topic's relevant documents, judgments and graded documents, so that all are scored in one pass: a document's
+    judging leverage (one document graded g+ per copy) and the plausible gradings of a verdict (one copy per topic
+    and grading) alike."""
+    assert ranked.unjudged_rank is not None
     every = np.arange(len(ranked.topics))
 
     def copied(topic_of_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The rows of each pair's topic, repeated per pair: (pair index, source row) of each copy."""
-        starts = np.searchsorted(topic_of_row, every, side="left")[pair_topic]
-        counts = np.searchsorted(topic_of_row, every, side="right")[pair_topic] - starts
-        pair = np.repeat(np.arange(chosen.size), counts)
+        """The rows of each copy's topic, repeated per copy: (copy index, source row) of each row."""
+        starts = np.searchsorted(topic_of_row, every, side="left")[copy_topic]
+        counts = np.searchsorted(topic_of_row, every, side="right")[copy_topic] - starts
+        copy = np.repeat(np.arange(copy_topic.size), counts)
         offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-        return pair, np.repeat(starts, counts) + offsets
+        return copy, np.repeat(starts, counts) + offsets
 
-    pair, source = copied(ranked.topic)
-    topic = np.concatenate([pair, np.arange(chosen.size)])
-    rank = np.concatenate([ranked.rank[source], ranked.unjudged_rank[chosen]])
-    gain = np.concatenate([ranked.gain[source], np.full(chosen.size, optimistic.grade, dtype=ranked.gain.dtype)])
+    copy, source = copied(ranked.topic)
+    lifted = graded_gain > 0
+    topic = np.concatenate([copy, graded_copy[lifted]])
+    rank = np.concatenate([ranked.rank[source], ranked.unjudged_rank[graded[lifted]]])
+    gain = np.concatenate([ranked.gain[source], graded_gain[lifted].astype(ranked.gain.dtype)])
     order = np.lexsort((rank, topic))
-    judged_pair, judged_source = copied(ranked.judged_topic)
-    pairs = RankedGains(
-        tuple(map(str, range(chosen.size))),
+    judged_copy, judged_source = copied(ranked.judged_topic)
+    copies = RankedGains(
+        tuple(map(str, range(copy_topic.size))),
         topic[order],
         rank[order],
         gain[order],
-        judged_pair,
+        judged_copy,
         ranked.judged_grades[judged_source],
     )
-    (per_pair,) = evaluate(pairs, [optimistic.measure]).values()
-    return np.minimum(np.fromiter(per_pair.values(), dtype=float, count=chosen.size), 1.0)
+    (per_copy,) = evaluate(copies, [optimistic.measure]).values()
+    return np.minimum(np.fromiter(per_copy.values(), dtype=float, count=copy_topic.size), 1.0)
+
+
+def judged_grade_counts(ranked: RankedGains, depth: int, grades: int) -> np.ndarray:
+    """Per topic, the judged documents of each grade 0 to ``grades - 1`` among the first ``depth`` ranks (a grade
+    below 0, or above, counts as 0 or as the top one): what the prior of an unjudged grade reads (docs/mathematics.md
+    §10)."""
+    assert ranked.lengths is not None and ranked.unjudged_depth >= depth
+    topic_count = len(ranked.topics)
+    shown = ranked.rank <= depth
+    grade = np.clip(ranked.gain[shown].astype(np.int64), 0, grades - 1)
+    counts = np.bincount(ranked.topic[shown] * grades + grade, minlength=topic_count * grades).reshape(
+        topic_count, grades
+    )
+    judged = np.minimum(ranked.lengths, depth) - _unjudged_counts(ranked, depth)
+    counts[:, 0] += judged - counts.sum(axis=1)
+    return counts
 
 
 def _average_precision(topic: np.ndarray, rank: np.ndarray, relevant_count: np.ndarray) -> np.ndarray:

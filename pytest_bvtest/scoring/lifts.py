@@ -25,6 +25,9 @@ from pytest_bvtest.spec.measures import OptimisticMeasure
 
 #: Per topic, the documents graded g+: ``topic -> docnos``.
 Lifted = Mapping[str, Collection[str]]
+#: ``(topics, values)``: per draw (rows of ``values``), a run's value on each of ``topics`` with its unjudged documents
+#: graded as the draw grades them.
+DrawnValues = tuple[list[str], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -32,8 +35,10 @@ class Lifts:
     """One run under one optimistic measure: ``documents[topic]`` maps each unjudged document of the first
     ``optimistic.depth`` ranks to its rank (rank order); :meth:`single_of` gives each listed document's topic value
     with that document alone graded g+ (``single``: every document's, computed when first asked); :meth:`values` the
-    value with any set of them graded; ``rank(topic, docno)`` any document's rank in the run (trec_eval's order),
-    ``None`` where it does not retrieve it."""
+    value with any set of them graded; :meth:`drawn` the value under gradings of them with any grades (the plausible
+    verdict's draws); :meth:`judged_counts` per topic the judged documents of each grade in the first
+    ``optimistic.depth`` ranks (what the prior of an unjudged grade reads); ``rank(topic, docno)`` any document's rank
+    in the run (trec_eval's order), ``None`` where it does not retrieve it."""
 
     optimistic: OptimisticMeasure
     documents: Mapping[str, Mapping[str, int]]
@@ -41,6 +46,8 @@ class Lifts:
     _values: Callable[[Lifted], dict[str, float]]
     _values_without: Callable[[Lifted], dict[str, float]]
     rank: Callable[[str, str], int | None]
+    _drawn: Callable[[Sequence[tuple[str, str]], np.ndarray], DrawnValues]
+    _judged_counts: Callable[[int], Mapping[str, np.ndarray]]
 
     def single_of(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """For each ``(topic, docno)`` of ``pairs`` (unjudged documents of the top d), the topic's value with that
@@ -62,6 +69,18 @@ class Lifts:
         """:meth:`values` with every unjudged document of the top d graded g+ but those named in ``left_out`` (a
         corner grades all but a few: naming the few costs a lookup each, naming all of them one each)."""
         return self._values_without(left_out)
+
+    def drawn(self, pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
+        """The run's value on each topic whose top d holds any of ``pairs`` (unjudged ``(topic, docno)``), under each
+        grading: ``grades[s, k]`` is pair ``k``'s grade in draw ``s`` (0: non-relevant); a pair this run's top d does
+        not hold plays no part, and its other unjudged documents stay non-relevant. Each topic's distinct gradings
+        are scored once."""
+        return self._drawn(pairs, grades)
+
+    def judged_counts(self, grades: int) -> Mapping[str, np.ndarray]:
+        """Per ranked topic, the judged documents of grade 0 to ``grades - 1`` in the first d ranks (below 0 counts
+        as 0)."""
+        return self._judged_counts(grades)
 
 
 def run_lifts(
@@ -205,7 +224,61 @@ def _columnar_lifts(
         chosen[rows(left_out)] = False
         return columnar.with_unjudged_graded(ranked, measure, chosen)
 
-    return Lifts(measure, documents, single, values, values_without, rank)
+    def drawn(pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
+        held = [(k, index[pair]) for k, pair in enumerate(pairs) if pair in index]
+        columns = np.array([k for k, _ in held], dtype=np.int64)
+        positions = np.array([row for _, row in held], dtype=np.int64)
+        assert ranked.unjudged_topic is not None
+        patterns = _distinct_gradings(ranked.unjudged_topic[positions], grades[:, columns])
+        copy_topic, graded, graded_copy, graded_gain = [], [], [], []
+        for topic, members, distinct, _ in patterns:
+            first = len(copy_topic)
+            copy_topic += [topic] * len(distinct)
+            copies = first + np.repeat(np.arange(len(distinct)), len(members))
+            graded.append(np.tile(positions[members], len(distinct)))
+            graded_copy.append(copies)
+            graded_gain.append(distinct.reshape(-1))
+        if not copy_topic:
+            return [], np.zeros((len(grades), 0))
+        values = columnar.graded_copies(
+            ranked,
+            measure,
+            np.array(copy_topic, dtype=np.int64),
+            np.concatenate(graded),
+            np.concatenate(graded_copy),
+            np.concatenate(graded_gain),
+        )
+        return _per_draw(ranked.topics, patterns, values)
+
+    def judged_counts(grades: int) -> Mapping[str, np.ndarray]:
+        return dict(zip(ranked.topics, columnar.judged_grade_counts(ranked, measure.depth, grades)))
+
+    return Lifts(measure, documents, single, values, values_without, rank, drawn, judged_counts)
+
+
+#: Per topic with graded documents: its index, the columns of its documents among the pairs, its distinct gradings
+#: ``(gradings, documents)`` and each draw's grading among them.
+Gradings = list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _distinct_gradings(topic_of_column: np.ndarray, grades: np.ndarray) -> Gradings:
+    """The draws' distinct gradings of each topic's documents (``grades[:, k]`` the grades of the document whose topic
+    is ``topic_of_column[k]``): most draws grade a topic's few unjudged documents alike, and each grading is scored
+    once."""
+    found: Gradings = []
+    for topic in np.unique(topic_of_column).tolist():
+        members = np.flatnonzero(topic_of_column == topic)
+        distinct, inverse = np.unique(grades[:, members], axis=0, return_inverse=True)
+        found.append((topic, members, distinct, inverse.reshape(-1)))
+    return found
+
+
+def _per_draw(topics: Sequence[str], patterns: Gradings, values: np.ndarray) -> DrawnValues:
+    """Each draw's value per topic, from the values of the topics' distinct gradings (in :func:`_distinct_gradings`'
+    order, one after another)."""
+    starts = np.cumsum([0, *(len(distinct) for _, _, distinct, _ in patterns)])
+    columns = [values[start + inverse] for start, (_, _, _, inverse) in zip(starts, patterns)]
+    return [topics[topic] for topic, _, _, _ in patterns], np.stack(columns, axis=1)
 
 
 def _gdeval_lifts(
@@ -246,4 +319,41 @@ def _gdeval_lifts(
     def values_without(left_out: Lifted) -> dict[str, float]:
         return values({topic: docnos.keys() - set(left_out.get(topic, ())) for topic, docnos in documents.items()})
 
-    return Lifts(measure, documents, lambda asked: [single[pair] for pair in asked], values, values_without, rank)
+    position = {
+        (qid, docno): (j, at - 1) for j, qid in enumerate(topics) for docno, at in documents.get(qid, {}).items()
+    }
+
+    def drawn(pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
+        held = [(k, position[pair]) for k, pair in enumerate(pairs) if pair in position]
+        columns = np.array([k for k, _ in held], dtype=np.int64)
+        cells = np.array([cell for _, cell in held], dtype=np.int64).reshape(-1, 2)
+        patterns = _distinct_gradings(cells[:, 0], grades[:, columns])
+        if not patterns:
+            return [], np.zeros((len(grades), 0))
+        rows, copies = [], []
+        for topic, members, distinct, _ in patterns:
+            copy = np.nan_to_num(np.repeat(marked[topic][np.newaxis], len(distinct), axis=0), nan=0.0)
+            copy[:, cells[members, 1]] = distinct
+            rows.append(np.full(len(distinct), topic))
+            copies.append(copy)
+        topic_of_copy = np.concatenate(rows)
+        return _per_draw(topics, patterns, scored(np.concatenate(copies), ideal[topic_of_copy]))
+
+    def judged_counts(grades: int) -> Mapping[str, np.ndarray]:
+        counts = {}
+        for j, (qid, docnos) in enumerate(zip(topics, ranked)):
+            shown = marked[j, : min(measure.depth, len(docnos))]
+            judged = np.clip(shown[~np.isnan(shown)].astype(np.int64), 0, grades - 1)
+            counts[qid] = np.bincount(judged, minlength=grades)
+        return counts
+
+    return Lifts(
+        measure,
+        documents,
+        lambda asked: [single[pair] for pair in asked],
+        values,
+        values_without,
+        rank,
+        drawn,
+        judged_counts,
+    )

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from pytest_bvtest import CANDIDATE_NAME, DEFAULT_CACHE_DIR
-from pytest_bvtest.errors import InputError, excerpt, short_list
+from pytest_bvtest.errors import CONTROL_CHARACTER, RUNNER_COMMAND_MARK, InputError, excerpt, short_list
 from pytest_bvtest.io.frames import IR_DATASETS_PREFIX, qrels_from_ir_datasets
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
@@ -67,9 +67,6 @@ from pytest_bvtest.stats.biasvar import NORMALIZATIONS
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SIMULATED_MEASURES
 
-# A decimal with an exponent that YAML 1.2 reads as a number and PyYAML's YAML 1.1 as text (it wants a point
-# and a signed exponent): `1e-3`, `5e-2`, `1.5e3`, `.5E3`.
-_EXPONENT_NUMBER = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+")
 _PERCENT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
 
 #: Limits that keep a hostile or mistaken spec (a billion-laughs alias bomb, a system file) cheap to refuse.
@@ -183,6 +180,32 @@ class _SpecReader:
                 raise self.error(key, f"{resolved} {error.message}", "name the file itself") from None
         return resolved
 
+    def name_value(self, value: Any, key: tuple[Any, ...], what: str) -> str:
+        """A name the reports and test ids show (a gate's, a system's): text that is not blank. YAML 1.2 reads
+        ``12:30`` as that text; a number, a list or nothing is refused rather than turned into some text."""
+        if not isinstance(value, str):
+            raise self.error(
+                key,
+                f"{what} is text, got {_kind(value)}",
+                "quote it ('2024')" if isinstance(value, int | float) and not isinstance(value, bool) else None,
+            )
+        if not value.strip():
+            raise self.error(key, f"{what} is empty", "write a name, or leave the key out")
+        return value
+
+    def test_id_part(self, value: str, key: tuple[Any, ...], what: str) -> str:
+        """A gate's name or a measure's label, part of a test id that pytest prints as it is: without a mark a CI
+        runner reads as a command anywhere in a line (``##[warning]`` became an annotation of GitHub Actions)."""
+        mark = RUNNER_COMMAND_MARK.search(value)
+        if mark is not None:
+            raise self.error(
+                key,
+                f"{what} {excerpt(value)} holds {mark.group()!r}, which a CI log reads as a command wherever it "
+                "stands (it is part of the test id pytest prints)",
+                "name it without it",
+            )
+        return value
+
     def format_value(self, value: Any, key: tuple[Any, ...]) -> str:
         formats = ("auto", *TABLE_FORMATS)
         if value not in formats:
@@ -265,6 +288,12 @@ class _SpecReader:
             cache_path = None
         elif cache is None:
             cache_path = self.path.parent / DEFAULT_CACHE_DIR
+        elif isinstance(cache, str) and cache.lower() in ("no", "off", "yes", "on"):
+            raise self.error(
+                ("cache",),
+                f"{cache!r} is a folder's name in YAML 1.2 (YAML 1.1 read it as a boolean)",
+                "write `cache: false` for no cache, or quote a folder of that name with a path: `cache: ./off`",
+            )
         elif isinstance(cache, str):
             cache_path = (self.path.parent / cache).resolve()
         else:
@@ -362,7 +391,7 @@ class _SpecReader:
                 parsed.append(parse_measure(text))
             except InputError as error:
                 if free_labels and text.strip():
-                    parsed.append(TableMeasure(text.strip()))
+                    parsed.append(TableMeasure(self.test_id_part(text.strip(), key, "the measure")))
                     continue
                 # a real measure the project cannot compute (RBP, ...) may still come from tables
                 free = "tables may carry it: name it freely when every system comes from a table"
@@ -429,6 +458,7 @@ class _SpecReader:
         baselines = {}
         systems_named: dict[tuple[Path, str | None], str] = {}
         for name, entry in value.items():
+            self.name_value(name, ("baselines", name), "a baseline's name")
             if name == CANDIDATE_NAME:
                 raise self.error(("baselines", name), f"{CANDIDATE_NAME!r} is reserved for the run under test")
             source = self.table_or_run(entry, ("baselines", name), str(name))
@@ -490,7 +520,7 @@ class _SpecReader:
             self.check_listed_once(candidate, key, CANDIDATE_NAME, {})
             return candidate
         entry = self.check_keys(value, key, ("run", "tag", "scores", "system", "format", "name"), "candidate")
-        name = str(entry.get("name", CANDIDATE_NAME))
+        name = self.name_value(entry.get("name", CANDIDATE_NAME), (*key, "name"), "the candidate's name")
         if name in baselines:
             raise self.error((*key, "name"), f"{name!r} is already a baseline's name")
         candidate = self.table_or_run({k: v for k, v in entry.items() if k != "name"}, key, name)
@@ -891,12 +921,13 @@ class _SpecReader:
             detect = None
             if gate.get("detect") is not None:
                 detect = self.detect(gate["detect"], (*key, "detect"), statistic, gate_reference)
-            name = gate.get("name", statistic)
+            name = self.name_value(gate.get("name", statistic), (*key, "name"), "a gate's name")
+            self.test_id_part(name, (*key, "name"), "the name")
             gates.append(
                 GateSpec(
                     statistic,
                     bound,
-                    str(name),
+                    name,
                     self.lines.get(key, 0),
                     confidence,
                     measure,
@@ -1002,7 +1033,7 @@ class _SpecReader:
         if isinstance(value, str):
             match = _PERCENT.match(value)
             if not match:
-                raise self.error(drop_key, f"expected a number or a percentage such as 5%, got {excerpt(value)!r}")
+                raise self.error(drop_key, f"expected a number or a percentage such as 5%, got {excerpt(value)}")
             share = float(match.group(1)) / 100.0
             if not 0 < share <= 1:
                 raise self.error(drop_key, f"a relative drop lies above 0% and at most 100%, got {value.strip()}")
@@ -1211,11 +1242,11 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
         root = _composed(path, text, _FAST_LOADER)
     except yaml.YAMLError:
         try:  # the pure-Python parser's words for what is wrong, which the error quotes
-            root = _composed(path, text, yaml.SafeLoader)
+            root = _composed(path, text, _PythonLoader)
         except yaml.YAMLError as error:
             raise _yaml_error(path, error) from None
     lines: dict[tuple[Any, ...], int] = {}
-    constructor = yaml.SafeLoader("")
+    constructor = _CoreSchemaConstructor()
     converted = 0
 
     def plain(node: yaml.Node) -> yaml.Node:
@@ -1229,12 +1260,21 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
         return node
 
     def scalar(node: yaml.Node, *, is_key: bool = False) -> Any:
+        # a key is a name (a section's, a system's, a topic's) and stays the text it is written as: `1e3:`, `2024:`
         try:
-            value = constructor.construct_object(node, deep=True)
+            value = node.value if is_key else constructor.construct_object(node, deep=True)
         except yaml.YAMLError as error:
             raise _yaml_error(path, error) from None
-        if not is_key and isinstance(value, str) and not node.style and _EXPONENT_NUMBER.fullmatch(value):
-            return float(value)  # YAML 1.2 reads `1e-3` as the number it is; PyYAML's YAML 1.1 as text
+        if isinstance(value, str) and CONTROL_CHARACTER.search(value):
+            # a newline in a gate's or a system's name reaches pytest's output at the start of a line, where GitHub
+            # Actions reads it as a workflow command (`::error ...`, `::add-mask::`); an ESC recolours a terminal
+            raise InputError(
+                f"{excerpt(value)} holds a control character "
+                f"({excerpt(CONTROL_CHARACTER.search(value).group())}); a spec's names and paths are plain text",
+                path=path,
+                line=node.start_mark.line + 1,
+                hint="remove it (a quoted `\\n`, `\\e` or `\\x1b` writes one)",
+            )
         return value
 
     def convert(node: yaml.Node, key: tuple[Any, ...]) -> Any:
@@ -1278,9 +1318,82 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
     return (None if root is None else convert(root, ())), lines
 
 
-# libyaml's parser where PyYAML has it (its wheels do), the pure-Python one's nodes but for a plain scalar's style
-# ("" for None): a spec of 200 baselines took 0.2 s to compose in Python.
-_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+class _CoreSchemaResolver(yaml.resolver.BaseResolver):
+    """The tags of plain scalars as YAML 1.2's core schema gives them (docs/spec.md promises YAML 1.2), where
+    PyYAML's resolver follows YAML 1.1: ``12:30`` was the sexagesimal 750, ``0b1`` and ``010`` the numbers 1 and 8,
+    ``yes``/``off`` booleans, ``2024-01-01`` a date, and ``1e-3`` text. Here each of those is text (``1e-3`` a
+    number), and a key's checks refuse it where a number or a boolean belongs."""
+
+
+for _tag, _pattern, _first in (
+    ("null", r"~|null|Null|NULL|", ["~", "n", "N", ""]),
+    ("bool", r"true|True|TRUE|false|False|FALSE", list("tTfF")),
+    ("int", r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", list("-+0123456789")),
+    (
+        "float",
+        r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+        list("-+.0123456789"),
+    ),
+):
+    _CoreSchemaResolver.add_implicit_resolver(f"{_STANDARD_TAG}{_tag}", re.compile(f"^(?:{_pattern})$"), _first)
+
+
+class _CoreSchemaConstructor(yaml.constructor.SafeConstructor):
+    """PyYAML's safe constructor with YAML 1.2's integers and floats (``010`` is ten, not the octal eight; no
+    ``1_000``, ``0b1`` or ``1:30``), for scalars the resolver above tagged or a spec tagged ``!!int``/``!!float``."""
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        text = self.construct_scalar(node)
+        match = re.fullmatch(r"([-+]?)(?:([0-9]+)|0o([0-7]+)|0x([0-9a-fA-F]+))", text)
+        if match is None:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{excerpt(text)} is not a YAML 1.2 integer", node.start_mark
+            )
+        sign, decimal, octal, hexadecimal = match.groups()
+        value = int(decimal, 10) if decimal else int(octal, 8) if octal else int(hexadecimal, 16)
+        return -value if sign == "-" else value
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        text = self.construct_scalar(node)
+        special = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}.get(text.lower())
+        if special is not None:
+            return special
+        if not re.fullmatch(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?", text):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{excerpt(text)} is not a YAML 1.2 number", node.start_mark
+            )
+        return float(text)
+
+
+_CoreSchemaConstructor.add_constructor(f"{_STANDARD_TAG}int", _CoreSchemaConstructor.construct_yaml_int)
+_CoreSchemaConstructor.add_constructor(f"{_STANDARD_TAG}float", _CoreSchemaConstructor.construct_yaml_float)
+
+
+class _PythonLoader(
+    yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer, _CoreSchemaResolver
+):
+    """The pure-Python parser and composer, with YAML 1.2's tags: its words for what is wrong are the error's."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        _CoreSchemaResolver.__init__(self)
+
+
+# libyaml's parser where PyYAML has it (its wheels do; a spec of 200 baselines took 0.2 s to compose in Python), with
+# the same resolver: both loaders give one tree.
+if yaml.__with_libyaml__:
+
+    class _FastLoader(yaml.cyaml.CParser, _CoreSchemaResolver):
+        def __init__(self, stream: str) -> None:
+            yaml.cyaml.CParser.__init__(self, stream)
+            _CoreSchemaResolver.__init__(self)
+
+    _FAST_LOADER: type = _FastLoader
+else:  # pragma: no cover - PyYAML built without libyaml
+    _FAST_LOADER = _PythonLoader
 
 
 def _composed(path: Path, text: str, loader: type) -> yaml.Node | None:
