@@ -350,6 +350,23 @@ def test_calibrate_caps_its_swaps_like_the_specs_repetition_counts(
     )
 
 
+def test_evaluate_names_runs_that_share_a_run_tag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Anserini's and Pyserini's runs all carry one tag: two of them are refused with the way to name them, and
+    NAME=RUN names each (a path that exists is a path, even with '=' in it)."""
+    qrels, production = str(EXAMPLE / "eval" / "qrels.txt"), EXAMPLE / "runs" / "production.run"
+    copy = tmp_path / "weight=0.5.run"
+    copy.write_text(production.read_text())
+    assert main(["evaluate", "--qrels", qrels, "-m", "AP", "--mean", str(production), str(copy)]) == 2
+    assert "NAME=RUN in bvtest evaluate" in capsys.readouterr().err
+    assert main(["evaluate", "--qrels", qrels, "-m", "AP", "--mean", f"bm25={production}", f"tuned={copy}"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()[1:]]
+    assert [row[0] for row in rows] == ["bm25", "tuned"] and rows[0][2] == rows[1][2]
+    assert main(["evaluate", "--qrels", qrels, "-m", "AP", "--mean", f"bm25={production}", str(copy)]) == 0
+    assert [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()[1:]] == ["bm25", "production"]
+    assert main(["evaluate", "--qrels", qrels, "-m", "AP", f"={production}"]) == 2
+    assert "NAME=RUN needs a name" in capsys.readouterr().err
+
+
 def test_judge_writes_the_judge_file_to_stdout_with_dash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`-o -` was refused with advice to write `-o /dev/stdout`, which then failed ("exists and is not a judge
     file"); now it writes the file itself on stdout, byte for byte what `-o FILE` writes, and says so on stderr."""

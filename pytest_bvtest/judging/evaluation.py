@@ -13,7 +13,7 @@ import numpy as np
 
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.judging.comparisons import Comparison
+from pytest_bvtest.judging.comparisons import Comparison, PairwiseComparisons
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.guards import Guard
 from pytest_bvtest.judging.judgments import MeasureJudgments, UnjudgedDocuments
@@ -83,6 +83,8 @@ class MeasureEvaluation:
     #: What was judged of every system at the measure's depth (docs/mathematics.md §8); ``None`` where it is not
     #: known (a system from a per-topic table, query variations, Judged@k itself).
     judgments: MeasureJudgments | None = None
+    #: Every system against every other on the mean (``analysis.compare``); ``None`` where nothing is compared.
+    pairwise: PairwiseComparisons | None = None
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -125,6 +127,12 @@ def input_files(spec: Spec, cache: ScoreCache) -> tuple[InputFile, ...]:
     for role, name, path in spec.files():
         if (role, str(path)) not in seen:
             seen[(role, str(path))] = InputFile(role, name, str(path), cache.file_digest(path))
+        if role == "spec" and spec.qrels_judgments is not None and spec.qrels_source is not None:
+            # judgments held in memory: named by what they are, with the digest of what they judge (the history
+            # tells a change of qrels by it)
+            seen[("qrels", spec.qrels_source)] = InputFile(
+                "qrels", None, spec.qrels_source, spec.qrels_judgments.sha256
+            )
     return tuple(seen.values())
 
 

@@ -13,16 +13,24 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError, StatisticError, short_list
+from pytest_bvtest.io.frames import is_data_frame, qrels_from_frame, qrels_from_mapping, run_from_frame
 from pytest_bvtest.io.qrels import Qrels, read_qrels_files
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
 from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
-from pytest_bvtest.judging.comparisons import Comparison, compare_with_baselines, comparison_tests
+from pytest_bvtest.judging.comparisons import (
+    Comparison,
+    compare_with_baselines,
+    comparison_tests,
+    pairwise_comparisons,
+    pairwise_tests,
+)
 from pytest_bvtest.judging.corners import CornerWorlds, GatedMeasure, corner_worlds, judgment_corners
 from pytest_bvtest.judging.decision import Verdict, decide
 from pytest_bvtest.judging.evaluation import (
@@ -61,7 +69,7 @@ from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix, run_files_r
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.measures import Measure, TableMeasure
 from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, RunFile, ScoreTableFile, Spec
-from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
+from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run, with_qrels
 from pytest_bvtest.stats.calibration import PendingNull
 from pytest_bvtest.stats.gawm import GAWMResult, hits
 from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
@@ -118,7 +126,9 @@ def evaluate_spec(
     the cache in that many processes at once.
     """
     cache = ScoreCache(_spec_cache_folder(spec, cache_dir, use_cache, allow_outside))
-    qrels = read_qrels_files(spec.qrels_files()) if spec.qrels is not None else None
+    qrels = spec.qrels_judgments
+    if qrels is None and spec.qrels is not None:
+        qrels = read_qrels_files(spec.qrels_files())
     variations = None
     judgments: dict[Measure | TableMeasure, MeasureJudgments] = {}
     builder = None
@@ -158,9 +168,10 @@ def evaluate_spec(
     comparisons: list[tuple[Comparison, ...]] = [()] * len(ordered)
     nulls: list[dict[int, PendingNull]] = [{} for _ in ordered]
     corners = CornerWorlds(gated, [[] for _ in gated], None, {}, {})
+    seed = spec.analysis.bootstrap.seed
+    every_pair = pairwise_tests(ordered, seed=seed)
     if candidate_name is not None:
         # every gate's null, the corners' and the comparisons' randomization tests read the same swaps, drawn once
-        seed = spec.analysis.bootstrap.seed
         tests = comparison_tests(ordered, candidate_name, seed)
         nulls = [_pending_nulls(spec, measure, simulations, segments) for measure in gated]
         corners = corner_worlds(
@@ -173,16 +184,22 @@ def evaluate_spec(
         read_swaps(
             [
                 *((tests,) if tests is not None else ()),
+                *((every_pair,) if every_pair is not None else ()),
                 *(null for each in nulls for null in each.values()),
                 *corners.readers,
             ],
             cache if cache.enabled else None,  # the same swaps every time: kept beside the scores
         )
         comparisons = compare_with_baselines(ordered, candidate_name, seed, tests)
+    # every system against every other (the HTML report's table, bvtest compare)
+    pairwise = pairwise_comparisons(
+        ordered, spec.analysis.compare, seed=seed, tests=every_pair if candidate_name is not None else None
+    )
     evaluated = [
         _evaluate_measure(spec, measure, variations, texts, compared, simulations, segments, drawn)
         for measure, compared, drawn in zip(gated, comparisons, nulls)
     ]
+    evaluated = [(replace(measure, pairwise=table), gates) for (measure, gates), table in zip(evaluated, pairwise)]
     family = spec.analysis.calibration.family
     gates = [gates for _, gates in evaluated]
     cornered = judgment_corners(spec, corners, gates, texts, family, segments)
@@ -550,6 +567,25 @@ CandidateRun = (
 )
 
 
+#: Judgments given to the Python API instead of the spec's ``qrels:``: a :class:`Qrels`, a dict
+#: ``{qid: {docno: grade}}`` or a pandas DataFrame (``Any``: pandas is optional and never imported for a type).
+QrelsGiven = Any
+
+
+def _judgments_given(qrels: QrelsGiven) -> tuple[Qrels, str]:
+    """Judgments given to the API, and what they are (shown where the reports name the qrels)."""
+    if isinstance(qrels, Qrels):  # given its digest, which the cache keys scores by
+        return (qrels if qrels.sha256 else qrels_from_mapping(qrels.judgments)), "judgments given in memory"
+    if is_data_frame(qrels):
+        return qrels_from_frame(qrels), "a DataFrame"
+    if isinstance(qrels, Mapping):
+        return qrels_from_mapping(qrels), "a dict"
+    raise InputError(
+        f"qrels must be a DataFrame or a dict {{qid: {{docno: grade}}}}, got {type(qrels).__name__}",
+        hint="or name a qrels file in the spec (`qrels:`)",
+    )
+
+
 def require_candidate_for_gates(spec: Spec) -> None:
     """Refuse to gate a spec that has gates but no candidate: its gates would be left out and the check
     would pass as analysis only (a spec that leaves the candidate to CI's ``--bvtest-run``, run without it)."""
@@ -565,18 +601,31 @@ def require_candidate_for_gates(spec: Spec) -> None:
 
 
 def spec_under_test(
-    spec: Spec | str | os.PathLike[str], run: CandidateRun | None = None, *, name: str = CANDIDATE_NAME
+    spec: Spec | str | os.PathLike[str],
+    run: CandidateRun | None = None,
+    *,
+    name: str = CANDIDATE_NAME,
+    qrels: QrelsGiven | None = None,
 ) -> Spec:
-    """``spec`` (a :class:`Spec` or its path) with its candidate replaced by ``run`` when one is given.
+    """``spec`` (a :class:`Spec` or its path) with its candidate replaced by ``run`` when one is given, and its
+    judgments by ``qrels`` when given.
 
     The one place a candidate override is applied (``--bvtest-run`` for the gates, the ``bvtest``
     fixture and ``--bvtest-update``; ``bvtest check --run``; the fixture's ``run`` argument), so every
-    check of a session judges the same candidate. A dict run is named ``name``.
+    check of a session judges the same candidate. A dict run, or a DataFrame (PyTerrier's ``qid, docno, score``,
+    ranx's and ir_datasets' ``query_id, doc_id, score``), is named ``name``. ``qrels`` is a DataFrame (PyTerrier's
+    ``qid, docno, label``, ir_datasets' ``query_id, doc_id, relevance``) or a dict ``{qid: {docno: grade}}``; a spec
+    given as a path may then leave out ``qrels:``.
     """
+    given = None if qrels is None else _judgments_given(qrels)
     if not isinstance(spec, Spec):
-        spec = load_spec(spec)
+        spec = load_spec(spec, qrels=given)
+    elif given is not None:
+        spec = with_qrels(spec, *given)
     if run is None:
         return spec
+    if is_data_frame(run):
+        run = run_from_frame(run, name)
     if isinstance(run, Mapping):
         run = Run(name=name, scores={str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()})
     if isinstance(run, Run | RunFile | ScoreTableFile | RepeatedRuns):

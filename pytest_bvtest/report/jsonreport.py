@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pytest_bvtest import __version__
+from pytest_bvtest.judging.comparisons import PairwiseComparisons
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import InputFile, MeasureEvaluation
 from pytest_bvtest.judging.guards import Guard
@@ -362,6 +363,9 @@ def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
         "mu": _numbers(mve.mu),
         "sigma2": _numbers(mve.sigma2),
         "topic_values": [_numbers(row) for row in mve.topic_values],
+        "reordering": None
+        if mve.reordering is None
+        else {"alpha": _number(mve.reordering[0]), "systems": list(mve.reordering[1:])},
         "sweep": None
         if sweep is None
         else {
@@ -369,6 +373,8 @@ def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
             "values": [_numbers(row) for row in sweep.values],
             "ranks": [_numbers(row) for row in sweep.ranks],
             "flips": {name: _number(alpha) for name, alpha in sweep.flips.items()},
+            "kendall_tau": _numbers(sweep.kendall_tau),
+            "tau_ap": _numbers(sweep.tau_ap),
         },
     }
 
@@ -443,6 +449,34 @@ def _system_judged(evaluation: MeasureEvaluation, row: int) -> dict[str, Any]:
         "judged": _number(judged.shares[row].mean()),
         "judged_per_topic": _numbers(judged.shares[row]),
         "unjudged": judged.unjudged_documents(row),
+    }
+
+
+def pairwise_document(table: PairwiseComparisons) -> dict[str, Any]:
+    """The JSON form of one measure's all-pairs comparison (the ``pairwise`` key of a measure's document)."""
+    return {
+        "measure": table.measure,
+        "systems": list(table.systems),
+        "means": list(table.means),
+        "test": table.test,
+        "correction": table.correction,
+        "alpha": table.alpha,
+        "permutations": table.permutations,
+        "seed": table.seed,
+        "pairs": [
+            {
+                "first": pair.first,
+                "second": pair.second,
+                "difference": pair.difference,
+                "wins": pair.wins,
+                "ties": pair.ties,
+                "losses": pair.losses,
+                "p": dict(pair.p),
+                "adjusted": dict(pair.adjusted),
+                "significant": table.significant(pair),
+            }
+            for pair in table.pairs
+        ],
     }
 
 
@@ -523,6 +557,7 @@ def measure_document(
             }
             for comparison in evaluation.comparisons
         ],
+        "pairwise": None if evaluation.pairwise is None else pairwise_document(evaluation.pairwise),
         "guards": [guard_document(guard) for guard in evaluation.guards],
         "simulation": simulation_document(simulations[0]) if simulations else None,
         "simulations": [simulation_document(simulation) for simulation in simulations],

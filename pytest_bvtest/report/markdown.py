@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_bvtest.report.untrusted import code_text, markdown_text
 from pytest_bvtest.report.wording import (
+    GAP_TITLE,
     GATE_HEADERS,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
@@ -34,6 +35,7 @@ from pytest_bvtest.report.wording import (
     evaluation_title,
     failing_gates,
     failing_gates_title,
+    gap_rows,
     gate_cells,
     gate_name,
     gate_summary,
@@ -329,6 +331,9 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
             "the JSON report has them.",
         ]
     lines += ["", prose(tradeoff_text(evaluation))]
+    gap = gap_rows(shown)
+    lines += ["", prose(GAP_TITLE), ""]
+    lines += _table(gap[0], [tuple(cell(text) for text in row) for row in gap[1:]], set(range(1, len(gap[0]))))
     lines += [line for text in analysis_lines(evaluation) for line in ("", prose(text))]
     lines += [line for text in run_spread_lines(shown) for line in ("", prose(text))]
     notes = topic_notes(shown)

@@ -15,6 +15,7 @@ from typing import Any
 from pytest_bvtest.errors import short_list
 from pytest_bvtest.report.untrusted import terminal_text
 from pytest_bvtest.report.wording import (
+    GAP_TITLE,
     GATE_HEADERS,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
@@ -26,6 +27,7 @@ from pytest_bvtest.report.wording import (
     comparison_lines,
     error_groups,
     evaluation_title,
+    gap_rows,
     gate_cells,
     gate_name,
     gate_summary,
@@ -310,6 +312,12 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = 
         if judged is not None:
             lines.append((judged, {}))
         lines.append((tradeoff_text(evaluation), {}))
+        gap = gap_rows(evaluation)
+        widths = [max(len(row[column]) for row in gap) for column in range(len(gap[0]))]
+        lines.append((GAP_TITLE, {}))
+        for position, row in enumerate(gap):
+            cells = [row[0].ljust(widths[0]), *(text.rjust(width) for text, width in zip(row[1:], widths[1:]))]
+            lines.append(("  " + "  ".join(cells).rstrip(), {"bold": True} if position == 0 else {}))
         lines.extend((text, {}) for text in comparison_lines(evaluation))
         lines.extend((text, {}) for text in analysis_lines(evaluation))
         lines.extend((text, {}) for text in run_spread_lines(evaluation))

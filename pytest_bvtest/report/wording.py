@@ -19,7 +19,7 @@ from typing import Any
 
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import short_list
-from pytest_bvtest.stats.registry import STATISTICS, TABLE_COLUMNS
+from pytest_bvtest.stats.registry import GAP_LABELS, GAP_TERMS, STATISTICS, TABLE_COLUMNS
 
 TABLE_HEADER = ("system", "role", *(header for _, header in TABLE_COLUMNS), "gates")
 
@@ -338,8 +338,55 @@ def simulation_lines(simulation: Mapping[str, Any]) -> list[str]:
 DISCERNING_TOPICS = 3
 
 
+GAP_TITLE = "Gap to the target, rho = x_T - x per topic: Var(rho) = Var(x_T) + Var(x) - 2 Cov(x_T, x)"
+
+
+#: Above this many systems the gap table keeps the candidate and the reference (the JSON report has every system).
+GAP_TABLE_SYSTEMS = 12
+
+
+def gap_rows(evaluation: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    """The gap decomposition's table (docs/mathematics.md §3a): a header, then one row per system (the candidate and
+    the reference alone above :data:`GAP_TABLE_SYSTEMS` systems), the terms in the catalogue's order."""
+    header = ("system", *(GAP_LABELS[term] for term in GAP_TERMS))
+    systems = evaluation["systems"]
+    if len(systems) > GAP_TABLE_SYSTEMS and any(system["role"] != "baseline" for system in systems):
+        systems = [system for system in systems if system["role"] != "baseline"]
+    rows = [(system["name"], *(format_number(system["gap"][term]) for term in GAP_TERMS)) for system in systems]
+    return [header, *rows]
+
+
+def mve_reordering_lines(evaluation: Mapping[str, Any]) -> list[str]:
+    """MVE's note when its variance term cannot move the ranking at the spec's alpha (docs/mathematics.md §5): MVE
+    then ranks the systems as their mean term does, and says at which alpha the variance term would first reorder
+    two of them; over query variations, why it is so weak."""
+    mve = evaluation.get("mve") or {}
+    alpha = mve.get("alpha") or 0.0
+    if len(evaluation["systems"]) < 2 or not alpha:
+        return []
+    reordering = mve.get("reordering")
+    if reordering is not None and abs(float(reordering["alpha"])) <= abs(alpha):
+        return []
+    first = (
+        "never, on that side of 0"
+        if reordering is None
+        else f"first at alpha {format_number(reordering['alpha'])} ({' and '.join(reordering['systems'])})"
+    )
+    weaker = (
+        ""
+        if mve["form"] == "inter-topic"
+        else f"; over query variations it sums w_t² var_t, with {len(evaluation['topics'])} equally weighted topics "
+        f"{len(evaluation['topics'])} times weaker than the mean term's w_t mu_t"
+    )
+    return [
+        f"MVE ({mve['form']}) at alpha {alpha:g} ranks the systems as their mean term does: its variance "
+        f"term reorders two of them {first}{weaker}"
+    ]
+
+
 def analysis_lines(evaluation: Mapping[str, Any]) -> list[str]:
-    """GAWM's most and least discerning topics, the rankings' agreement and the MVE alpha sweep's flip."""
+    """GAWM's most and least discerning topics, the rankings' agreement, MVE's note when its variance term cannot move
+    the ranking, and the MVE alpha sweep's flip."""
     lines = []
     fixed_point = evaluation.get("gawm")
     if fixed_point and len(evaluation["topics"]) > 1:
@@ -362,6 +409,7 @@ def analysis_lines(evaluation: Mapping[str, Any]) -> list[str]:
         ]
         lines.append(f"rankings against {STATISTICS[rankings['against']].label}: " + "; ".join(parts))
     mve = evaluation.get("mve") or {}
+    lines += mve_reordering_lines(evaluation)
     sweep = mve.get("sweep")
     reference = evaluation.get("reference")
     if sweep and evaluation.get("candidate") and reference in sweep["flips"]:
@@ -1242,7 +1290,9 @@ def judged_only_form(measure: str) -> str | None:
 
     try:
         parsed = parse_measure(measure)
-        return None if parsed.uses_gdeval or parsed.name == "Judged" else str(replace(parsed, judged_only=True))
+        if parsed.uses_gdeval or not parsed.takes_judged_only:
+            return None
+        return str(replace(parsed, judged_only=True))
     except InputError:
         return None
 

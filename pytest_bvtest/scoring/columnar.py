@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_bvtest.io.runbytes import docno_keys
-from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, RunMeasure, UnjudgedCount
+from pytest_bvtest.spec.measures import GMAP_FLOOR, Measure, OptimisticMeasure, Residual, RunMeasure, UnjudgedCount
 
 if TYPE_CHECKING:
     from pytest_bvtest.io.runs import RunColumns
@@ -54,17 +54,17 @@ if TYPE_CHECKING:
 
 def computes(measure: RunMeasure) -> bool:
     """Whether this module computes ``measure`` (otherwise pytrec_eval or gdeval does)."""
-    if isinstance(measure, UnjudgedCount):
+    if isinstance(measure, UnjudgedCount | Residual):
         return True
     if isinstance(measure, OptimisticMeasure):
         return computes(measure.measure)
     if measure.judged_only or measure.exponential_gain:
         return False
-    if measure.name in ("AP",):
+    if measure.name in ("AP", "GMAP"):
         return measure.cutoff is None
     if measure.name in ("P", "R"):
         return measure.cutoff is not None
-    return measure.name in ("RR", "nDCG", "Judged")
+    return measure.name in ("RR", "nDCG", "Judged", "RBP", "IPrec", "SetF", "Compat")
 
 
 def unjudged_depth(measures: Sequence[RunMeasure]) -> int:
@@ -72,9 +72,19 @@ def unjudged_depth(measures: Sequence[RunMeasure]) -> int:
     depths = [
         measure.depth if isinstance(measure, UnjudgedCount | OptimisticMeasure) else measure.cutoff
         for measure in measures
-        if not isinstance(measure, Measure) or measure.name == "Judged"
+        if isinstance(measure, UnjudgedCount | OptimisticMeasure)
+        or (isinstance(measure, Measure) and measure.name == "Judged")
     ]
     return max(depths, default=0)
+
+
+def needs_judged_ranks(measures: Sequence[RunMeasure]) -> bool:
+    """Whether ``measures`` read the rank of every judged document of the rankings (:attr:`RankedGains.judged_rank`):
+    RBP's residual, and RBP's optimistic value, whose residual below the corners' depth reads it."""
+    return any(
+        isinstance(measure, Residual) or (isinstance(measure, OptimisticMeasure) and measure.measure.name == "RBP")
+        for measure in measures
+    )
 
 
 @dataclass(frozen=True)
@@ -88,7 +98,8 @@ class RankedGains:
     for the number of relevant documents and the ideal ranking. ``lengths`` are the documents each topic
     ranks; ``unjudged_topic``, ``unjudged_rank`` and ``unjudged_docno`` the documents without a judgment in
     the first ``unjudged_depth`` ranks of each topic (topic index, rank and docno, in the same order), for
-    Judged@k and the optimistic values of docs/mathematics.md §10.
+    Judged@k and the optimistic values of docs/mathematics.md §10. ``judged_rank_topic`` and ``judged_rank`` are every
+    judged document of the rankings (any grade, topic index and rank, in the same order), for RBP's residual.
     """
 
     topics: tuple[str, ...]
@@ -102,6 +113,8 @@ class RankedGains:
     unjudged_rank: np.ndarray | None = None
     unjudged_depth: int = 0
     unjudged_docno: tuple[str, ...] = ()
+    judged_rank_topic: np.ndarray | None = None
+    judged_rank: np.ndarray | None = None
 
 
 def documents_payload(ranked: RankedGains) -> dict[str, Any]:
@@ -110,7 +123,13 @@ def documents_payload(ranked: RankedGains) -> dict[str, Any]:
     ranks. The qrels' part (``judged_topic``, ``judged_grades``) is left out: :func:`ranked_from_payloads` takes it
     from the qrels again. Cached beside the run's scores, so that the corners never read a run evaluated once."""
     assert ranked.lengths is not None and ranked.unjudged_topic is not None and ranked.unjudged_rank is not None
+    judged_ranks = (
+        {}
+        if ranked.judged_rank_topic is None or ranked.judged_rank is None
+        else {"judged_rank_topic": ranked.judged_rank_topic.tolist(), "judged_rank": ranked.judged_rank.tolist()}
+    )
     return {
+        **judged_ranks,
         "depth": ranked.unjudged_depth,
         "topics": list(ranked.topics),
         "lengths": ranked.lengths.tolist(),
@@ -149,6 +168,18 @@ def ranked_from_payloads(
             column = np.asarray(payload[key], dtype=np.int64)
             parts[key].append(renumbered[column] if is_topic else column)
     joined = {key: np.concatenate(columns) for key, columns in parts.items()}
+    judged_ranks: dict[str, np.ndarray | None] = {"judged_rank_topic": None, "judged_rank": None}
+    if all("judged_rank" in payload for payload in payloads):  # RBP's residual reads them (an older entry has none)
+        renumbered_topic = [
+            np.array([position.get(qid, -1) for qid in payload["topics"]], dtype=np.int64)[
+                np.asarray(payload["judged_rank_topic"], dtype=np.int64)
+            ]
+            for payload in payloads
+        ]
+        topic_of = np.concatenate(renumbered_topic)
+        rank_of = np.concatenate([np.asarray(payload["judged_rank"], dtype=np.int64) for payload in payloads])
+        kept = np.lexsort((rank_of, topic_of))[np.count_nonzero(topic_of < 0) :]
+        judged_ranks = {"judged_rank_topic": topic_of[kept], "judged_rank": rank_of[kept]}
     docnos = np.array([docno for payload in payloads for docno in payload["unjudged_docno"]], dtype=object)
     # topic order, then rank order within a topic; the rows of topics not asked for (-1) sort first and are dropped
     positive = np.lexsort((joined["rank"], joined["topic"]))[np.count_nonzero(joined["topic"] < 0) :]
@@ -170,6 +201,7 @@ def ranked_from_payloads(
         unjudged_rank=joined["unjudged_rank"][unjudged],
         unjudged_depth=min(int(payload["depth"]) for payload in payloads),
         unjudged_docno=tuple(docnos[unjudged].tolist()),
+        **judged_ranks,
     )
 
 
@@ -244,24 +276,31 @@ def ranked_gains_from_rankings(
     rankings: Mapping[str, Mapping[str, float]],
     topics: Sequence[str],
     unjudged_depth: int = 0,
+    judged_ranks: bool = False,
 ) -> RankedGains:
     """Join a run (``qid -> docno -> score``) with its qrels and sort it, for the given topics (each ranked);
-    with ``unjudged_depth``, find the unjudged documents of each topic's first ``unjudged_depth`` ranks."""
+    with ``unjudged_depth``, find the unjudged documents of each topic's first ``unjudged_depth`` ranks; with
+    ``judged_ranks``, the rank of every judged document."""
     lengths = np.fromiter((len(rankings[qid]) for qid in topics), dtype=np.int64, count=len(topics))
     scores = np.fromiter(
         chain.from_iterable(rankings[qid].values() for qid in topics), dtype=np.float64, count=int(lengths.sum())
     )
     docnos = list(chain.from_iterable(rankings[qid] for qid in topics))
-    return _ranked_gains(judgments, topics, lengths, scores, docnos, unjudged_depth)
+    return _ranked_gains(judgments, topics, lengths, scores, docnos, unjudged_depth, judged_ranks)
 
 
 def ranked_gains_from_columns(
-    judgments: Mapping[str, Mapping[str, int]], run: RunColumns, topics: Sequence[str], unjudged_depth: int = 0
+    judgments: Mapping[str, Mapping[str, int]],
+    run: RunColumns,
+    topics: Sequence[str],
+    unjudged_depth: int = 0,
+    judged_ranks: bool = False,
 ) -> RankedGains:
     """Join a run read as columns with its qrels and sort it, for the given topics (each ranked by the run);
-    with ``unjudged_depth``, find the unjudged documents of each topic's first ``unjudged_depth`` ranks."""
+    with ``unjudged_depth``, find the unjudged documents of each topic's first ``unjudged_depth`` ranks; with
+    ``judged_ranks``, the rank of every judged document."""
     if tuple(topics) == run.topics:
-        return _ranked_gains(judgments, topics, run.lengths, run.scores, run.docnos, unjudged_depth)
+        return _ranked_gains(judgments, topics, run.lengths, run.scores, run.docnos, unjudged_depth, judged_ranks)
     rows = run.topic_starts()
     kept = np.concatenate([np.arange(*rows[qid]) for qid in topics])
     lengths = np.array([rows[qid][1] - rows[qid][0] for qid in topics], dtype=np.int64)
@@ -269,7 +308,7 @@ def ranked_gains_from_columns(
         docnos: Sequence[str] | np.ndarray = run.docnos[kept]
     else:
         docnos = list(chain.from_iterable(run.docnos[slice(*rows[qid])] for qid in topics))
-    return _ranked_gains(judgments, topics, lengths, run.scores[kept], docnos, unjudged_depth)
+    return _ranked_gains(judgments, topics, lengths, run.scores[kept], docnos, unjudged_depth, judged_ranks)
 
 
 def _ranked_gains(
@@ -279,11 +318,13 @@ def _ranked_gains(
     scores: np.ndarray,
     docnos: Sequence[str] | np.ndarray,
     unjudged_depth: int = 0,
+    judged_ranks: bool = False,
 ) -> RankedGains:
     """Sort topic-grouped rows into trec_eval's order and keep the documents with a positive gain (and, with
-    ``unjudged_depth``, the unjudged ones of each topic's first ``unjudged_depth`` ranks)."""
+    ``unjudged_depth``, the unjudged ones of each topic's first ``unjudged_depth`` ranks; with ``judged_ranks``, the
+    rank of every judged document)."""
     stops = np.cumsum(lengths)
-    gains, judged = _gains(judgments, topics, stops, docnos, with_judged=unjudged_depth > 0)
+    gains, judged = _gains(judgments, topics, stops, docnos, with_judged=unjudged_depth > 0 or judged_ranks)
     # tied documents are put in docno order where what is computed from them differs: their gain, or, when
     # unjudged documents are counted, whether they are judged
     tie_key = gains if judged is None else 2 * gains + judged
@@ -306,6 +347,9 @@ def _ranked_gains(
     sorted_judged = judged if order is None else judged[order]
     row_topic = np.repeat(np.arange(len(topics)), lengths)
     row_rank = np.arange(sorted_judged.size) - starts[row_topic] + 1
+    if judged_ranks:
+        judged_rows = np.flatnonzero(sorted_judged)
+        ranked = replace(ranked, judged_rank_topic=row_topic[judged_rows], judged_rank=row_rank[judged_rows])
     unjudged = np.flatnonzero(~sorted_judged & (row_rank <= unjudged_depth))
     rows = unjudged if order is None else order[unjudged]
     names = docnos[rows].astype(str).tolist() if isinstance(docnos, np.ndarray) else [docnos[row] for row in rows]
@@ -385,11 +429,15 @@ def evaluate(ranked: RankedGains, measures: Sequence[RunMeasure]) -> dict[RunMea
             continue
         if isinstance(measure, UnjudgedCount):
             per_topic = _unjudged_counts(ranked, measure.depth).astype(float)
+        elif isinstance(measure, Residual):
+            per_topic = rbp_residual(ranked, measure.measure)
         elif measure.name == "Judged":
             shown = np.minimum(ranked.lengths, measure.cutoff)
             per_topic = (shown - _unjudged_counts(ranked, measure.cutoff)) / shown
         elif measure.name == "nDCG":
-            per_topic = _ndcg(ranked, measure.cutoff)
+            per_topic = _ndcg(ranked, measure.cutoff, measure.gains)
+        elif measure.name == "Compat":
+            per_topic = _compatibility(ranked, measure.p, measure.normalize)
         else:
             relevant = ranked.gain >= measure.rel
             topic, rank = ranked.topic[relevant], ranked.rank[relevant]
@@ -398,6 +446,16 @@ def evaluate(ranked: RankedGains, measures: Sequence[RunMeasure]) -> dict[RunMea
             )
             if measure.name == "AP":
                 per_topic = _average_precision(topic, rank, relevant_count)
+            elif measure.name == "GMAP":
+                per_topic = np.log(np.maximum(_average_precision(topic, rank, relevant_count), GMAP_FLOOR))
+            elif measure.name == "RBP":
+                counted = slice(None) if measure.cutoff is None else rank <= measure.cutoff
+                weights = (1 - measure.p) * measure.p ** (rank[counted] - 1.0)
+                per_topic = np.bincount(topic[counted], weights=weights, minlength=topic_count)
+            elif measure.name == "IPrec":
+                per_topic = _interpolated_precision(topic, rank, relevant_count, measure.recall)
+            elif measure.name == "SetF":
+                per_topic = _set_f(topic, ranked.lengths, relevant_count, measure.beta)
             elif measure.name == "RR":
                 per_topic = _reciprocal_rank(topic, rank, topic_count, measure.cutoff)
             else:
@@ -426,7 +484,9 @@ def optimistic_values(ranked: RankedGains, optimistic: OptimisticMeasure) -> dic
 
 def with_unjudged_graded(ranked: RankedGains, optimistic: OptimisticMeasure, lifted: np.ndarray) -> dict[str, float]:
     """``optimistic.measure`` with the unjudged documents selected by ``lifted`` (a mask over ``ranked``'s
-    unjudged documents) given ``optimistic.grade``, normalised by the judged qrels and capped at 1."""
+    unjudged documents) given ``optimistic.grade``, normalised by the judged qrels and capped at 1. RBP's value also
+    gains its residual below the top d (:func:`_residual_below`): every unjudged document of the run counts as
+    relevant in its optimistic world, so that M+ is Moffat & Zobel's RBP + residual."""
     assert ranked.unjudged_rank is not None and ranked.unjudged_depth >= optimistic.depth
     topic = np.concatenate([ranked.topic, ranked.unjudged_topic[lifted]])
     rank = np.concatenate([ranked.rank, ranked.unjudged_rank[lifted]])
@@ -434,6 +494,12 @@ def with_unjudged_graded(ranked: RankedGains, optimistic: OptimisticMeasure, lif
     order = np.lexsort((rank, topic))
     graded = replace(ranked, topic=topic[order], rank=rank[order], gain=gain[order])
     (per_topic,) = evaluate(graded, [optimistic.measure]).values()
+    measure = optimistic.measure
+    if measure.name == "RBP" and optimistic.grade >= measure.rel:
+        # RBP's optimistic value is exactly RBP + residual (docs/mathematics.md §8): the unjudged documents below
+        # the top d and the ranks after the ranking's end gain too
+        below = _residual_below(ranked, measure, optimistic.depth)
+        per_topic = {qid: value + float(extra) for (qid, value), extra in zip(per_topic.items(), below)}
     return {qid: min(value, 1.0) for qid, value in per_topic.items()}
 
 
@@ -532,16 +598,19 @@ def _reciprocal_rank(topic: np.ndarray, rank: np.ndarray, topic_count: int, cuto
     return 1.0 / first
 
 
-def _ndcg(ranked: RankedGains, cutoff: int | None) -> np.ndarray:
-    """trec_eval's ``ndcg`` / ``ndcg_cut_k``: linear gain, discount log2(rank + 1), ideal cut like the ranking."""
+def _ndcg(
+    ranked: RankedGains, cutoff: int | None, gains: tuple[tuple[int, int | float], ...] | None = None
+) -> np.ndarray:
+    """trec_eval's ``ndcg`` / ``ndcg_cut_k``: linear gain, discount log2(rank + 1), ideal cut like the ranking; with
+    ``gains`` (``(grade, gain)`` pairs), each listed grade gains its gain in the ranking and in the ideal ranking, as
+    trec_eval's ``ndcg.1=3,2=9`` and ir_measures' ``nDCG(gains={...})`` (a grade not listed gains itself)."""
     topic_count = len(ranked.topics)
     counted = slice(None) if cutoff is None else ranked.rank <= cutoff
-    dcg = np.bincount(
-        ranked.topic[counted], weights=ranked.gain[counted] / np.log2(ranked.rank[counted] + 1.0), minlength=topic_count
-    )
-    # The ideal ranking: each topic's positive grades, largest first.
+    gain = _mapped(ranked.gain[counted], gains)
+    dcg = np.bincount(ranked.topic[counted], weights=gain / np.log2(ranked.rank[counted] + 1.0), minlength=topic_count)
+    # The ideal ranking: each topic's positive grades, largest gain first.
     positive = ranked.judged_grades > 0
-    ideal_topic, ideal_grades = ranked.judged_topic[positive], ranked.judged_grades[positive]
+    ideal_topic, ideal_grades = ranked.judged_topic[positive], _mapped(ranked.judged_grades[positive], gains)
     order = np.lexsort((-ideal_grades, ideal_topic))
     ideal_topic, ideal_grades = ideal_topic[order], ideal_grades[order]
     ideal_ranks = np.arange(1, ideal_topic.size + 1) - np.searchsorted(ideal_topic, ideal_topic, side="left")
@@ -550,3 +619,139 @@ def _ndcg(ranked: RankedGains, cutoff: int | None) -> np.ndarray:
         ideal_topic[kept], weights=ideal_grades[kept] / np.log2(ideal_ranks[kept] + 1.0), minlength=topic_count
     )
     return np.divide(dcg, ideal, out=np.zeros(topic_count), where=ideal > 0)
+
+
+def _mapped(grades: np.ndarray, gains: tuple[tuple[int, int | float], ...] | None) -> np.ndarray:
+    """Each grade's gain under ``gains`` (``(grade, gain)`` pairs; a grade not listed gains itself)."""
+    if gains is None:
+        return grades
+    mapped = grades.astype(float)
+    for grade, gain in gains:
+        mapped[grades == grade] = gain
+    return mapped
+
+
+def rbp_residual(ranked: RankedGains, measure: Measure) -> np.ndarray:
+    """RBP's residual per topic (Moffat & Zobel, TOIS 2008, Sec. 4; docs/mathematics.md §8): the weight
+    (1 - p) p^(i-1) of every unjudged rank i of the ranking, and p^L of the ranks after its end, L documents long
+    (to the measure's cut-off k only: then minus p^k). As every rank's weight sums to 1, it is
+    1 - p^k - (the weight of the judged ranks), p^k = 0 without a cut-off."""
+    assert ranked.judged_rank is not None and ranked.judged_rank_topic is not None, "judged ranks not kept"
+    p, cutoff = measure.p, measure.cutoff
+    counted = slice(None) if cutoff is None else ranked.judged_rank <= cutoff
+    judged_weight = np.bincount(
+        ranked.judged_rank_topic[counted],
+        weights=(1 - p) * p ** (ranked.judged_rank[counted] - 1.0),
+        minlength=len(ranked.topics),
+    )
+    return 1.0 - (0.0 if cutoff is None else p**cutoff) - judged_weight
+
+
+def _residual_below(ranked: RankedGains, measure: Measure, depth: int) -> np.ndarray:
+    """The part of :func:`rbp_residual` below rank ``depth``: what RBP's optimistic value adds to the unjudged
+    documents of the top ``depth`` it grades, so that M+ is Moffat & Zobel's RBP + residual, exactly."""
+    assert ranked.judged_rank is not None and ranked.judged_rank_topic is not None, "judged ranks not kept"
+    assert ranked.lengths is not None
+    p = measure.p
+    # the ranks graded are the first ``depth`` the ranking holds (and the cut-off keeps)
+    stop = np.minimum(ranked.lengths, depth if measure.cutoff is None else min(depth, measure.cutoff))
+    below = ranked.judged_rank > stop[ranked.judged_rank_topic]
+    if measure.cutoff is not None:
+        below &= ranked.judged_rank <= measure.cutoff
+    judged_weight = np.bincount(
+        ranked.judged_rank_topic[below],
+        weights=(1 - p) * p ** (ranked.judged_rank[below] - 1.0),
+        minlength=len(ranked.topics),
+    )
+    # the ranks below ``stop`` weigh p^stop in all (to the cut-off: p^stop - p^k), the ranking's end included
+    return p ** stop.astype(float) - (0.0 if measure.cutoff is None else p**measure.cutoff) - judged_weight
+
+
+def _interpolated_precision(
+    topic: np.ndarray, rank: np.ndarray, relevant_count: np.ndarray, recall: float
+) -> np.ndarray:
+    """trec_eval 10.0's ``iprec_at_recall_r`` (m_iprec_at_recall.c): the highest precision at any rank at or below
+    the one where the run has retrieved c = lround(r * R) relevant documents (c = 0 reads from the first); 0 when
+    the run retrieves fewer than c. trec_eval 9 (pytrec_eval's) took c = (long) (r * R + 0.9) instead."""
+    topic_count = relevant_count.size
+    ordinal = np.arange(1, topic.size + 1) - np.searchsorted(topic, topic, side="left")
+    precision = ordinal / rank
+    # the highest precision at each relevant document or below it: a running maximum from each topic's end
+    reversed_order = np.lexsort((-ordinal, topic))
+    best_below = np.empty_like(precision)
+    if topic.size:
+        # a running maximum that restarts at each topic: each precision as its place among all of them (an integer),
+        # each topic lifted above the one before it, so that one accumulation over all topics is exact
+        flipped = precision[reversed_order]
+        levels = np.unique(flipped)
+        place = np.searchsorted(levels, flipped)
+        lift = np.searchsorted(np.unique(topic), topic[reversed_order]) * levels.size
+        best_below[reversed_order] = levels[np.maximum.accumulate(place + lift) - lift]
+    exact = recall * relevant_count
+    # C's lround: half away from zero (here >= 0), read from the fraction (floor(x + 0.5) rounds 0.49999999999999994 up)
+    wanted = np.where(exact - np.floor(exact) >= 0.5, np.ceil(exact), np.floor(exact)).astype(np.int64)
+    wanted = np.maximum(wanted, 1)
+    retrieved = np.bincount(topic, minlength=topic_count)
+    values = np.zeros(topic_count)
+    reached = retrieved >= wanted
+    starts = np.searchsorted(topic, np.arange(topic_count), side="left")
+    values[reached] = best_below[starts[reached] + wanted[reached] - 1]
+    return values
+
+
+def _set_f(topic: np.ndarray, lengths: np.ndarray | None, relevant_count: np.ndarray, beta: float) -> np.ndarray:
+    """trec_eval's ``set_F.b`` (m_set_F.c): (b + 1) P R / (b P + R) over the whole ranking, 0 without a relevant
+    document retrieved (b = 1: the harmonic mean of precision and recall)."""
+    assert lengths is not None
+    retrieved = np.bincount(topic, minlength=relevant_count.size).astype(float)
+    found = retrieved > 0
+    precision = np.divide(retrieved, lengths, out=np.zeros(retrieved.size), where=found)
+    recall = np.divide(retrieved, relevant_count, out=np.zeros(retrieved.size), where=found)
+    return np.divide(
+        (beta + 1.0) * precision * recall,
+        beta * precision + recall,
+        out=np.zeros(retrieved.size),
+        where=found,
+    )
+
+
+def _compatibility(ranked: RankedGains, p: float, normalize: bool) -> np.ndarray:
+    """Clarke, Vtyurina & Smucker's compatibility (TOIS 2021), as ir_measures' ``Compat``: the rank-biased overlap
+    (persistence p) of the ranking with the ideal one, to the depth of the longer; normalised by the ideal's overlap
+    with itself. The ideal ranks the relevant documents by grade, those of one grade in the run's order (documents
+    the run does not retrieve after those it does). RBO at depth D is sum_{d<D} p^d |A_d n B_d| / (d + 1) over
+    sum_{d<D} p^d, A_d and B_d the first d + 1 documents of either ranking."""
+    assert ranked.lengths is not None
+    topic_count = len(ranked.topics)
+    relevant_total = np.bincount(ranked.judged_topic, weights=ranked.judged_grades > 0, minlength=topic_count)
+    depth = np.maximum(ranked.lengths, relevant_total).astype(np.int64)
+    # each retrieved relevant document's place in the ideal: after every more relevant document of its topic, and
+    # after those of its grade the run ranks above it
+    judged = ranked.judged_grades > 0
+    more_relevant = np.zeros(ranked.topic.size, dtype=np.int64)
+    for grade in np.unique(ranked.gain):
+        counts = np.bincount(ranked.judged_topic[judged & (ranked.judged_grades > grade)], minlength=topic_count)
+        more_relevant[ranked.gain == grade] = counts[ranked.topic[ranked.gain == grade]]
+    order = np.lexsort((ranked.rank, -ranked.gain, ranked.topic))
+    grouped_topic, grouped_gain = ranked.topic[order], ranked.gain[order]
+    restart = np.r_[True, (grouped_topic[1:] != grouped_topic[:-1]) | (grouped_gain[1:] != grouped_gain[:-1])]
+    position = np.arange(order.size) - np.maximum.accumulate(np.where(restart, np.arange(order.size), 0))
+    ideal_position = np.empty(order.size, dtype=np.int64)
+    ideal_position[order] = more_relevant[order] + position
+    # a document is in both prefixes from depth index max(rank - 1, ideal position) on
+    joins = np.maximum(ranked.rank - 1, ideal_position)
+    values = np.zeros(topic_count)
+    bounds = np.searchsorted(ranked.topic, np.arange(topic_count + 1), side="left")
+    for j in range(topic_count):
+        size = int(depth[j])
+        if size == 0:
+            continue
+        weights = p ** np.arange(size, dtype=float)
+        overlap = np.cumsum(np.bincount(joins[bounds[j] : bounds[j + 1]], minlength=size)[:size])
+        score = float(np.sum(weights * overlap / np.arange(1, size + 1))) / float(np.sum(weights))
+        if normalize:
+            best_overlap = np.minimum(np.arange(1, size + 1), relevant_total[j])
+            best = float(np.sum(weights * best_overlap / np.arange(1, size + 1))) / float(np.sum(weights))
+            score = score / best if best > 0 else score
+        values[j] = score
+    return values

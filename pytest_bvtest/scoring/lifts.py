@@ -98,11 +98,12 @@ def run_lifts(
     by_columns = [measure for measure in measures if columnar.computes(measure)]
     if by_columns:
         depth = max(measure.depth for measure in by_columns)
+        judged_ranks = columnar.needs_judged_ranks(by_columns)
         if isinstance(run, RunColumns):
-            ranked = columnar.ranked_gains_from_columns(judgments, run, topics, depth)
+            ranked = columnar.ranked_gains_from_columns(judgments, run, topics, depth, judged_ranks)
         else:
             rankings = {qid: run.scores[qid] for qid in topics}
-            ranked = columnar.ranked_gains_from_rankings(judgments, rankings, topics, depth)
+            ranked = columnar.ranked_gains_from_rankings(judgments, rankings, topics, depth, judged_ranks)
         found = _UnjudgedInTop(ranked)
         lifts.update({measure: _columnar_lifts(ranked, measure, rank, found) for measure in by_columns})
     by_gdeval = [measure for measure in measures if measure not in by_columns]
@@ -131,6 +132,8 @@ def documents_lifts(
     except (KeyError, TypeError, ValueError, IndexError):
         return None
     if ranked.unjudged_depth < max(measure.depth for measure in measures):
+        return None
+    if ranked.judged_rank is None and columnar.needs_judged_ranks(measures):  # RBP's residual, not kept
         return None
     rank, found = _ranker(read), _UnjudgedInTop(ranked)
     return {measure: _columnar_lifts(ranked, measure, rank, found) for measure in measures}

@@ -260,8 +260,9 @@ class MatrixBuilder:
         been replaced meanwhile)."""
         self.qrels = qrels
         self.cache = cache or ScoreCache(None)
-        if qrels_digest is None and qrels is not None and qrels.path is not None:
-            qrels_digest = qrels.sha256 or self.cache.file_digest(qrels.path)
+        if qrels_digest is None and qrels is not None:
+            # judgments held in memory (a DataFrame, ir_datasets) carry the digest of what they judge
+            qrels_digest = qrels.sha256 or (self.cache.file_digest(qrels.path) if qrels.path is not None else None)
         self._qrels_digest = qrels_digest
         self._tables: dict[tuple[Path, str], ScoreTable] = {}
         self.jobs = jobs
@@ -483,10 +484,11 @@ class MatrixBuilder:
         if duplicates:
             raise InputError(
                 f"two systems are named {', '.join(map(repr, duplicates))}",
-                hint="give each baseline and the candidate a distinct name",
+                hint="give each system a distinct name: its key in a spec's baselines, NAME=RUN in bvtest evaluate",
             )
         scores = np.zeros((len(systems), len(topics)))
         imputed = np.zeros((len(systems), len(topics)), dtype=bool)
+        missing = measure.missing_value if isinstance(measure, Measure) else 0.0
         runs = {}
         ignored = {}
         for i, system in enumerate(systems):
@@ -503,7 +505,7 @@ class MatrixBuilder:
                     _check_table_topics(run, topics)
                 imputed[i] |= ~np.fromiter(map(run.per_topic.__contains__, topics), dtype=bool, count=len(topics))
                 rows[k] = np.fromiter(
-                    map(run.per_topic.get, topics, itertools.repeat(0.0)), dtype=float, count=len(topics)
+                    map(run.per_topic.get, topics, itertools.repeat(missing)), dtype=float, count=len(topics)
                 )
             scores[i] = rows.mean(axis=0) if system.repeats else rows[0]
             if system.repeats:

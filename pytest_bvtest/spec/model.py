@@ -19,6 +19,7 @@ import numpy as np
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.checks import whole_number
 from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.spec.measures import Measure, TableMeasure
 
@@ -231,6 +232,23 @@ class RankingSpec:
     statistics: tuple[str, ...] = ("mve", "gawm", "bias2_plus_var")
 
 
+#: The paired tests of the all-pairs comparison (``bvtest compare``, the HTML report), by name.
+COMPARISON_TESTS = ("t", "wilcoxon", "randomization")
+#: Its corrections for multiple comparisons, by statsmodels' names.
+COMPARISON_CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """The all-pairs comparison of the systems on each measure (``analysis.compare``): the paired ``test`` that marks
+    a difference significant, the ``correction`` of its p-values over the pairs of one measure, and the level
+    ``alpha`` they are read at."""
+
+    test: str = "t"
+    correction: str = "holm"
+    alpha: float = 0.05
+
+
 @dataclass(frozen=True)
 class SimulationSpec:
     """The per-topic simulation (docs/mathematics.md §3e): ``samples`` collections drawn with ``seed``,
@@ -397,6 +415,7 @@ class AnalysisSettings:
     zrisk_against: str = "systems"
     variance: str = "population"
     guards: GuardSettings = field(default_factory=GuardSettings)
+    compare: CompareSpec = field(default_factory=CompareSpec)
     topic_weights: np.ndarray | None = field(default=None, compare=False)
     target_row: int | None = None
 
@@ -406,7 +425,8 @@ class Spec:
     """A validated spec. ``baselines`` maps names to sources; ``candidate`` is ``None`` for analysis only.
 
     ``qrels`` is the first qrels file and ``extra_qrels`` those listed after it (a team's own judgments, read as
-    one with the first: :meth:`qrels_files`).
+    one with the first: :meth:`qrels_files`). ``qrels_judgments`` are judgments held in memory instead (a DataFrame
+    given to the Python API, or ``qrels: irds:<id>`` read through ir_datasets), named ``qrels_source``.
     """
 
     path: Path
@@ -422,6 +442,13 @@ class Spec:
     lines: Mapping[tuple[Any, ...], int] = field(default_factory=dict, repr=False, compare=False)
     judgments: JudgmentSettings = field(default_factory=JudgmentSettings)
     extra_qrels: tuple[Path, ...] = ()
+    qrels_judgments: Qrels | None = field(default=None, repr=False, compare=False)
+    qrels_source: str | None = None
+
+    @property
+    def has_qrels(self) -> bool:
+        """Whether the spec has relevance judgments: qrels files, or judgments held in memory."""
+        return self.qrels is not None or self.qrels_judgments is not None
 
     def qrels_files(self) -> tuple[Path, ...]:
         """Every qrels file, in the order they are read (the official qrels first, then a team's own)."""

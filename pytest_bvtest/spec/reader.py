@@ -23,12 +23,16 @@ import yaml
 
 from pytest_bvtest import CANDIDATE_NAME, DEFAULT_CACHE_DIR
 from pytest_bvtest.errors import CONTROL_CHARACTER, RUNNER_COMMAND_MARK, InputError, excerpt, short_list
+from pytest_bvtest.io.frames import IR_DATASETS_PREFIX, qrels_from_ir_datasets
+from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
 from pytest_bvtest.spec.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.spec.model import (
     BOUND_KEYS,
+    COMPARISON_CORRECTIONS,
+    COMPARISON_TESTS,
     DEFAULT_GROUP_SIZE,
     DEFAULT_RESAMPLES,
     GRADING_DRAWS,
@@ -45,6 +49,7 @@ from pytest_bvtest.spec.model import (
     BootstrapSpec,
     Bound,
     CalibrationSpec,
+    CompareSpec,
     DetectAim,
     DifficultyGrouping,
     GateSpec,
@@ -115,6 +120,7 @@ _ANALYSIS_KEYS = (
     "zrisk_against",
     "variance",
     "guards",
+    "compare",
 )
 _GATE_KEYS = (
     "statistic",
@@ -142,6 +148,8 @@ class _SpecReader:
         self.path = path
         self.lines = lines
         self.mve_alpha_stated = False
+        #: judgments held in memory that replace ``qrels:`` (:func:`load_spec`), and what they are
+        self.given_qrels: tuple[Qrels, str] | None = None
 
     def error(self, key: tuple[Any, ...], message: str, hint: str | None = None) -> InputError:
         line = None
@@ -242,7 +250,10 @@ class _SpecReader:
             raise self.error((), "the spec is empty", "see docs/spec.md for a minimal spec")
         top = self.check_keys(document, (), _TOP_KEYS, "top-level")
         self.table_format = self.format_value(top.get("table_format", "auto"), ("table_format",))
-        qrels, extra_qrels = self.qrels(top.get("qrels"))
+        given = self.given_qrels
+        if given is None and isinstance(top.get("qrels"), str) and top["qrels"].startswith(IR_DATASETS_PREFIX):
+            given = self.ir_datasets_qrels(top["qrels"])
+        qrels, extra_qrels = self.qrels(top.get("qrels")) if given is None else (None, ())
         measures_value = top.get("measures")
         baselines = self.baselines(top.get("baselines"))
         candidate = self.candidate(top.get("candidate"), baselines)
@@ -292,7 +303,7 @@ class _SpecReader:
             cache_path = (self.path.parent / cache).resolve()
         else:
             raise self.error(("cache",), f"expected a folder path or false, got {_kind(cache)}")
-        if qrels is None:
+        if qrels is None and given is None:
             run_keys = [("baselines", name) for name, source in baselines.items() if _has_run_files(source)]
             run_keys += [("candidate",)] if candidate is not None and _has_run_files(candidate) else []
             if run_keys:
@@ -311,9 +322,23 @@ class _SpecReader:
             self.lines,
             judgments=self.judgments(top.get("judgments")),
             extra_qrels=extra_qrels,
+            qrels_judgments=given[0] if given is not None else None,
+            qrels_source=given[1] if given is not None else None,
         )
         check_combinations(spec)
         return spec
+
+    def ir_datasets_qrels(self, value: str) -> tuple[Qrels, str]:
+        """``qrels: irds:<id>``: the qrels of an ir_datasets dataset (ir_datasets installed: the extra ``irds``)."""
+        dataset_id = value.removeprefix(IR_DATASETS_PREFIX).strip()
+        if not dataset_id:
+            raise self.error(
+                ("qrels",), "irds: names no dataset", "e.g. qrels: irds:msmarco-passage/trec-dl-2019/judged"
+            )
+        try:
+            return qrels_from_ir_datasets(dataset_id), f"{IR_DATASETS_PREFIX}{dataset_id}"
+        except InputError as error:
+            raise self.error(("qrels",), error.message, error.hint) from None
 
     def qrels(self, value: Any) -> tuple[Path | None, tuple[Path, ...]]:
         """``qrels:`` a file, or a list of files read as one in order (the official qrels, then a team's own): the
@@ -713,7 +738,29 @@ class _SpecReader:
             if not isinstance(section["hits"], bool):
                 raise self.error(key("hits"), f"expected true or false, got {_kind(section['hits'])}")
             settings["hits"] = section["hits"]
+        if section.get("compare") is not None:
+            settings["compare"] = self.compare(section["compare"], key("compare"))
         return AnalysisSettings(**settings)
+
+    def compare(self, value: Any, key: tuple[Any, ...]) -> CompareSpec:
+        """``analysis.compare``: the test, the correction and the level of the all-pairs comparison."""
+        section = self.check_keys(value, key, ("test", "correction", "alpha"), "compare")
+        chosen: dict[str, Any] = {}
+        for name, choices in (("test", COMPARISON_TESTS), ("correction", COMPARISON_CORRECTIONS)):
+            if name in section:
+                if section[name] not in choices:
+                    raise self.error(
+                        (*key, name),
+                        f"unknown {name} {excerpt(str(section[name]))}",
+                        f"use one of {', '.join(choices)}",
+                    )
+                chosen[name] = section[name]
+        if "alpha" in section:
+            alpha = self.number(section["alpha"], (*key, "alpha"))
+            if not 0 < alpha < 1:
+                raise self.error((*key, "alpha"), f"must lie between 0 and 1, got {alpha:g}", "e.g. alpha: 0.05")
+            chosen["alpha"] = alpha
+        return CompareSpec(**chosen)
 
     def simulated_measures(self, value: Any, key: tuple[Any, ...]) -> tuple[Measure, ...]:
         """The measures the per-topic simulation scores: binary-relevance ones it can compute on a ranked list."""
@@ -1156,7 +1203,9 @@ def simulated_form(measure: Measure | TableMeasure) -> tuple[str, int | None] | 
     measure the simulation can score, else ``None`` (graded gains, another threshold, ``-J``, ERR, ...)."""
     if not isinstance(measure, Measure) or measure.name not in SIMULATED_MEASURES:
         return None
-    binary = measure.rel in (None, 1) and not measure.judged_only and not measure.exponential_gain
+    binary = (
+        measure.rel in (None, 1) and not measure.judged_only and not measure.exponential_gain and measure.gains is None
+    )
     if (
         not binary
         or (measure.name in ("P", "R") and measure.cutoff is None)
@@ -1451,11 +1500,23 @@ def _yaml_error(path: Path, error: yaml.YAMLError) -> InputError:
     )
 
 
-def load_spec(path: str | os.PathLike[str]) -> Spec:
-    """Read and validate the spec at ``path``; every problem is an :class:`InputError` with its line."""
+def load_spec(path: str | os.PathLike[str], *, qrels: tuple[Qrels, str] | None = None) -> Spec:
+    """Read and validate the spec at ``path``; every problem is an :class:`InputError` with its line.
+
+    ``qrels``, judgments held in memory and what they are (``DataFrame``), replace the spec's ``qrels:`` (which may
+    then be left out)."""
     spec_path = Path(os.path.realpath(path))
     document, lines = _compose(spec_path)
-    return _SpecReader(spec_path, lines).read(document)
+    reader = _SpecReader(spec_path, lines)
+    reader.given_qrels = qrels
+    return reader.read(document)
+
+
+def with_qrels(spec: Spec, qrels: Qrels, source: str) -> Spec:
+    """``spec`` with its judgments replaced by ``qrels`` held in memory (a DataFrame), named ``source``."""
+    replaced = replace(spec, qrels=None, extra_qrels=(), qrels_judgments=qrels, qrels_source=source)
+    check_combinations(replaced)
+    return replaced
 
 
 def check_combinations(spec: Spec) -> None:
@@ -1475,7 +1536,7 @@ def check_combinations(spec: Spec) -> None:
                 else spec.line_of("analysis", "simulation"),
                 hint=f"give {repeated[0]!r} as one run, or remove `{section}`",
             )
-    if mve.variations is not None and spec.qrels is None and not all(tables):
+    if mve.variations is not None and not spec.has_qrels and not all(tables):
         raise InputError(
             "query variations from run files need relevance judgments",
             path=spec.path,
@@ -1484,7 +1545,7 @@ def check_combinations(spec: Spec) -> None:
         )
     if spec.analysis.simulation is not None:
         simulation = spec.line_of("analysis", "simulation")
-        if spec.qrels is None or mve.variations is not None:
+        if not spec.has_qrels or mve.variations is not None:
             raise InputError(
                 "the per-topic simulation needs run files and qrels, without query variations",
                 path=spec.path,
