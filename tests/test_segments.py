@@ -389,11 +389,13 @@ def test_the_recipes_dl_hard_example(tmp_path: Path) -> None:
     ]
     assert len(gates["mean[short]"].inputs.topics) == 13 and len(gates["mean[long]"].inputs.topics) == 37
     # DL-HARD judges about half of each top 10 (docs/judgments.md): on the whole set and the long queries the gates
-    # pass as judged and fail if BM25's unjudged documents are relevant (but for those RM3 ranks higher); on the 13
-    # short queries the calibrated gates hold at both corners, and the tolerance fails as judged, passes if RM3's
-    # 24 unjudged documents there are relevant and fails if BM25's 19 are: each undecided but the short ones
+    # pass as judged and fail if BM25's unjudged documents are relevant (but for those RM3 ranks higher), and pass in
+    # every plausible grading of them; on the 13 short queries the calibrated gates hold at both corners; the
+    # tolerances, whose limits sit close, pass in 90% (long) and 57% (short) of the gradings: undecided
     outcomes = [gate.outcome for gate in gates.values()]
-    assert outcomes == ["UNDECIDED", "UNDECIDED", "OK", "UNDECIDED", "OK", "UNDECIDED", "UNDECIDED"]
+    assert outcomes == ["OK", "OK", "OK", "OK", "OK", "UNDECIDED", "UNDECIDED"]
+    weighed = [None if gate.plausible is None else gate.plausible.passing for gate in gates.values()]
+    assert weighed == [300, 300, None, 300, None, 270, 171]
     assert [gate.passed_as_judged for gate in gates.values()] == [True] * 6 + [False]
     short = gates["tolerance[short]"]
     assert short.corners.unjudged == 47 and (short.corners.optimistic.graded, short.corners.pessimistic.graded) == (
