@@ -247,6 +247,11 @@ def test_the_dl19_pooled_case_is_weighed_not_a_plain_fail_and_says_how_many_docu
     assert (gate["judgments"]["optimistic"]["graded"], gate["judgments"]["pessimistic"]["graded"]) == (63, 21)
     plausible = gate["judgments"]["plausible"]
     assert (plausible["passing"], plausible["draws"], plausible["decided"], plausible["settle"]) == (151, 200, None, 48)
+    from pytest_bvtest.report.outputs import junit_properties
+
+    properties = dict(junit_properties(gate))
+    assert (properties["bvtest_plausible_p"], properties["bvtest_plausible_draws"]) == (0.755, 200)
+    assert (properties["bvtest_plausible_seed"], properties["bvtest_plausible_settle"]) == (0, 48)
     assert document["summary"]["undecided"] == 2 and document["passed"]
     jsonschema.validate(document, schema())
     final = terminal.summary_lines(document, verbosity=0)[-1][0]

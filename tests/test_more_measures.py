@@ -345,8 +345,8 @@ def test_gmap_of_a_spec_is_trec_eval_s_and_its_missing_topics_are_floored(tmp_pa
 
 def test_an_rbp_gate_is_judged_at_its_exact_corner(tmp_path):
     """A spec gating RBP on DL-HARD (about half of each top 10 unjudged): the optimistic value beside the measure is
-    RBP + its residual for every system and topic, the gate is UNDECIDED (the residual could turn it), and every
-    report renders (RBP has no judged-only form to suggest)."""
+    RBP + its residual for every system and topic, the residual could turn the gate (its corners disagree), its
+    plausible gradings decide it, and every report renders (RBP has no judged-only form to suggest)."""
     from pytest_bvtest.judging.pipeline import evaluate_spec
     from pytest_bvtest.report.outputs import evaluation_document
     from pytest_bvtest.spec.reader import load_spec
@@ -369,9 +369,12 @@ def test_an_rbp_gate_is_judged_at_its_exact_corner(tmp_path):
         values = evaluate_run(qrels, read_run(runs / path), [rbp, Residual(rbp)])
         expected = [values[rbp][topic] + values[Residual(rbp)][topic] for topic in measure.topics]
         assert measure.judgments.optimistic[row] == pytest.approx(expected, abs=TOLERANCE), name
-    assert [verdict.outcome for verdict in evaluation.gates] == ["UNDECIDED"]
+    (verdict,) = evaluation.gates
+    assert verdict.corners.optimistic.passed != verdict.corners.pessimistic.passed
+    assert verdict.outcome == "OK" and verdict.plausible.decided is True
     gate = evaluation_document(evaluation)["evaluations"][0]["gates"][0]
-    assert gate["outcome"] == "UNDECIDED" and "judged_only" not in (gate.get("hint") or "")
+    assert gate["outcome"] == "OK" and "judged_only" not in (gate.get("hint") or "")
+    assert "plausible gradings of its" in gate["headline"]
 
 
 @pytest.mark.parametrize("collection", list(SHARED_RUNS))

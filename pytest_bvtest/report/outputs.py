@@ -85,6 +85,14 @@ def junit_properties(gate: Mapping[str, Any]) -> list[tuple[str, Any]]:
             ("bvtest_unjudged_reference", judgments["reference_unjudged"]),
             ("bvtest_undecided", judgments["undecided"]),
         ]
+        plausible = judgments.get("plausible")
+        if plausible is not None:  # weighed over plausible gradings of them: P, and what it rests on
+            properties += [
+                ("bvtest_plausible_p", plausible["probability"]),
+                ("bvtest_plausible_draws", plausible["draws"]),
+                ("bvtest_plausible_seed", plausible["seed"]),
+                *([] if plausible["settle"] is None else [("bvtest_plausible_settle", plausible["settle"])]),
+            ]
     calibration = gate["calibration"]
     if calibration is not None:
         properties += [
