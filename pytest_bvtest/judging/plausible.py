@@ -225,8 +225,8 @@ def _priors(
 
 
 def _lean(spec: Spec) -> Spec:
-    """The spec as a grading's gates are computed: no power (its draws are the verdict's, not a grading's), the nulls
-    from :data:`DRAW_SWAPS` swaps."""
+    """The spec as a grading's gates are computed: no power (its draws are the verdict's, not a grading's) and no
+    topics blamed (only the verdict counts), the nulls from :data:`DRAW_SWAPS` swaps."""
     analysis = spec.analysis
     calibration = analysis.calibration
     swaps = min(DRAW_SWAPS, calibration.swaps or DRAW_SWAPS)
@@ -234,6 +234,7 @@ def _lean(spec: Spec) -> Spec:
         spec,
         analysis=replace(
             analysis,
+            top_topics=0,
             power=replace(analysis.power, enabled=False),
             calibration=replace(
                 calibration, swaps=swaps, plain_bound_swaps=min(swaps, calibration.plain_bound_swaps or swaps)
