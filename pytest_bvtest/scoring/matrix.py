@@ -327,7 +327,10 @@ class MatrixBuilder:
 
     def _documents_key(self, run_digest: str, source: RunFile) -> str:
         assert self._qrels_digest is not None
-        return ScoreCache.key(run_digest, self._qrels_digest, f"ranked documents@{self._documents_depth}", source.tag)
+        # "ties": documents tied across the depth in trec_eval's docno order (a payload from before listed them by
+        # file order, and is not read)
+        what = f"ranked documents, ties@{self._documents_depth}"
+        return ScoreCache.key(run_digest, self._qrels_digest, what, source.tag)
 
     def run_documents(self, source: RunFile) -> list[dict[str, object]] | None:
         """The ranked documents of a run file of the last :meth:`build`, with its unjudged ones as deep as its
