@@ -253,6 +253,14 @@ def test_the_dl19_pooled_case_is_weighed_not_a_plain_fail_and_says_how_many_docu
     assert (properties["bvtest_plausible_p"], properties["bvtest_plausible_draws"]) == (0.755, 200)
     assert (properties["bvtest_plausible_seed"], properties["bvtest_plausible_settle"]) == (0, 48)
     assert document["summary"]["undecided"] == 2 and document["passed"]
+    # the first screen says it once for both gates, with their P and the judgments that would settle both
+    first_screen = render(document).split("<details>", 1)[0]
+    assert first_screen.count("UNDECIDED: ") == 1
+    assert (
+        "they fail as judged, and pass in 56% to 76% of 200 plausible gradings of them, short of the 95% that would "
+        "decide them either way; they pass CI with this warning (judgments: {undecided: warn}); judging about the "
+        "first 56 of the documents `bvtest judge` lists is expected to settle them"
+    ) in first_screen
     jsonschema.validate(document, schema())
     final = terminal.summary_lines(document, verbosity=0)[-1][0]
     assert final == "bvtest: 4 gates, 0 failed, 2 undecided (unjudged documents decide them)"

@@ -2081,10 +2081,18 @@ def undecided_group_text(gates: Sequence[Mapping[str, Any]]) -> str:
         low, high = _rounded_share(min(shares)), _rounded_share(max(shares))
         draws = f"{gates[0]['judgments']['plausible']['draws']:,}"
         passing = low if low == high else f"{low} to {high}"
+        settles = [gate["judgments"]["plausible"]["settle"] for gate in gates]
+        settle = (
+            f"; judging about the first {max(settles):,} of the documents `bvtest judge` lists is expected to settle "
+            "them"
+            if None not in settles
+            else ""
+        )
         return (
             f"UNDECIDED: {deciding}: they {as_judged} as judged, and pass in {passing} of {draws} plausible gradings "
             "of them, short of the "
             f"{_rounded_share(judgments['plausible']['confidence'])} that would decide them either way; {effect}"
+            f"{settle}"
         )
     return (
         f"UNDECIDED: {deciding}: they {as_judged} as judged, but each would {otherwise} if enough of them are "
