@@ -27,7 +27,8 @@ Scenarios (``../shared/data``, or ``BVTEST_SHARED_DATA``):
 - **DL-HARD pool**: DL-HARD's document runs, qrels kept to the top 10 of its two first stages (BM25, BM25+RM3),
   against the full qrels; every run against BM25 and against BM25+ELECTRA.
 - **DL19 sparse**: MS MARCO's convention, one relevant passage per topic and no grade-0 row (one of its top-graded
-  judgments, drawn at random), against the full DL19 qrels.
+  judgments that some run ranks in its top 10, drawn at random, as MS MARCO's annotators marked a passage among a
+  production engine's results), against the full DL19 qrels.
 
 Clearly worse candidates, in every scenario, made from a reference (seeded with ``SEED``): ``shuffle`` (its top 100
 shuffled on half the topics), ``deep5`` (five documents from ranks 101-1000 moved into the top 5), ``random`` (its
@@ -167,16 +168,22 @@ def pooled(qrels: Path, runs: Sequence[Path], depth: int, target: Path) -> Path:
     return target
 
 
-def sparse(qrels: Path, target: Path) -> Path:
-    """MS MARCO's convention: per topic one relevant document (one of its top-graded ones, drawn with ``SEED``, so
-    that no compared run is favoured) and no grade-0 row."""
+def sparse(qrels: Path, runs: Sequence[Path], target: Path) -> Path:
+    """MS MARCO's convention: per topic one relevant document and no grade-0 row. As MS MARCO's annotators marked a
+    passage among a production engine's top 10, the one kept is drawn (with ``SEED``) among the top-graded documents
+    some run ranks in its top 10, so that no one run is favoured; else among every top-graded one."""
     rng = np.random.default_rng(SEED)
+    shown: dict[str, set[str]] = {}
+    for path in runs:
+        for qid, docnos in _rankings(path).items():
+            shown.setdefault(qid, set()).update(docnos[:10])
     lines = []
     for qid, grades in read_qrels(qrels).judgments.items():
         top = max(grades.values())
         if top > 0:
             best = sorted(docno for docno, grade in grades.items() if grade == top)
-            lines.append(f"{qid} 0 {best[int(rng.integers(len(best)))]} 1\n")
+            seen = [docno for docno in best if docno in shown.get(qid, set())] or best
+            lines.append(f"{qid} 0 {seen[int(rng.integers(len(seen)))]} 1\n")
     target.write_text("".join(lines))
     return target
 
@@ -269,7 +276,7 @@ def dl19(folder: Path) -> Scenario:
 def dl19_sparse(folder: Path) -> Scenario:
     runs = _dl19_runs()
     full = QRELS / "qrels.dl19-passage.txt"
-    scenario = Scenario("DL19 sparse", sparse(full, folder / "dl19-sparse.qrels"), full, runs)
+    scenario = Scenario("DL19 sparse", sparse(full, list(runs.values()), folder / "dl19-sparse.qrels"), full, runs)
     _every_pair(scenario)
     _with_harms(scenario, folder, ("monot5", "colbert"), tuple(runs))
     return scenario
