@@ -8,6 +8,7 @@ a traceback.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from os import PathLike
 
@@ -15,6 +16,28 @@ from os import PathLike
 EXCERPT_CHARS = 40
 #: How many names (topics, systems, query ids) a message lists before "and N more".
 LISTED_ITEMS = 10
+
+
+#: A character no name of a spec may hold and no report shows as it is: the C0 and C1 controls and DEL (a newline
+#: starts a line that GitHub Actions reads as a workflow command, ESC recolours a terminal), the line and paragraph
+#: separators (a new line to some readers) and the bidirectional controls (they reorder what a reader sees).
+CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+#: A mark that a CI runner reads as a command wherever it stands in a line of a job's log: GitHub Actions' first
+#: syntax ``##[error]...``, Azure Pipelines' ``##vso[``, TeamCity's ``##teamcity[``. A gate's name is part of its
+#: test id, which pytest prints as it is, so a spec's names may not hold one.
+RUNNER_COMMAND_MARK = re.compile(r"##(?:vso|teamcity)?\[", flags=re.IGNORECASE)
+
+
+def visible_controls(text: str, keep: str = "") -> str:
+    """``text`` with each :data:`CONTROL_CHARACTER` but those in ``keep`` written as its escape, as ``repr`` writes
+    it: ESC as ``\\x1b``, a newline as ``\\n``, a right-to-left override as ``\\u202e``."""
+    return CONTROL_CHARACTER.sub(
+        lambda match: (
+            match.group() if match.group() in keep else match.group().encode("unicode_escape").decode("ascii")
+        ),
+        text,
+    )
 
 
 def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:

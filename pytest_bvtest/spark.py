@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 # Judged@k until the measure family is known to parse_measure (MATH.md §8): the share of judged documents.
 _JUDGED = re.compile(r"Judged@(\d+)")
 
+#: The columnar measures this module computes in Spark (GMAP, RBP, IPrec, SetF, Compat and custom gains are local only).
+_SPARK_FAMILIES = ("AP", "nDCG", "P", "R", "RR", "Judged")
+
 # Names a Parquet run's columns may have, as a long per-topic table's (io/tables.py).
 _RUN_COLUMNS = {
     "system": ("system", "run", "runid", "run_id", "tag", "name"),
@@ -64,7 +67,7 @@ def _measure(text: str) -> tuple[str, str, int | None, int | None]:
     from pytest_bvtest.spec.measures import parse_measure
 
     measure = parse_measure(text)
-    if not computes(measure):
+    if not computes(measure) or measure.name not in _SPARK_FAMILIES or measure.gains is not None:
         raise InputError(
             f"measure {text!r}: the Spark evaluator computes AP, nDCG, nDCG@k, P@k, R@k, RR, RR@k and Judged@k",
             hint="compute the others locally (bvtest evaluate) or in your own Spark job",

@@ -1,7 +1,10 @@
 """Shared test fixtures.
 
-Real data lives in ``../shared/data`` beside the repository; tests that need it use the
-``shared_data`` fixture, which skips cleanly when the folder is absent.
+Real data lives in ``../shared/data`` beside the repository (or at ``$BVTEST_SHARED_DATA``). A test reaches it only
+through this file: :func:`shared_path` (or the ``shared_data`` fixture) for a file or folder, :func:`shared_files`
+to list files for parametrizing, and :func:`example_trec_spec` for the example project's specs that read it. Each
+skips the test cleanly when the data is absent, so a fresh clone passes; ``tests/test_fresh_clone.py`` fails on a
+test file that reaches the data any other way.
 """
 
 from __future__ import annotations
@@ -11,9 +14,15 @@ from pathlib import Path
 
 import pytest
 
+# imported here, before any in-process pytester run: pytester's runs drop the modules they imported, and libyaml's
+# extension cannot be imported twice (a second PyYAML composed every scalar with no tag, and tests/test_plugin.py
+# failed 21 of its tests when run alone)
+import yaml
+
 pytest_plugins = ["pytester"]
 
-SHARED_DATA = Path(os.environ.get("BVTEST_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+REPOSITORY = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("BVTEST_SHARED_DATA", REPOSITORY.parent / "shared" / "data"))
 
 
 def shared_path(*parts: str) -> Path:
@@ -22,6 +31,26 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"real data not available: {path}")
     return path
+
+
+def shared_files(folder: str, pattern: str) -> list[str]:
+    """The files below ``../shared/data/FOLDER`` matching ``pattern`` (``**`` allowed), as sorted paths relative to
+    that folder, for parametrizing a test; none when the data is absent. The test reads each through
+    :func:`shared_path`, which skips it then."""
+    root = SHARED_DATA / folder
+    return sorted(path.relative_to(root).as_posix() for path in root.glob(pattern))
+
+
+def example_trec_spec(name: str = "bvtest-dl-hard.yaml") -> Path:
+    """A spec of ``example_project/trec``, whose paths reach ``../shared/data`` beside the repository itself (not
+    ``$BVTEST_SHARED_DATA``), as ``example_project/conftest.py`` reads them; skips the calling test when the files
+    it names are absent."""
+    spec = REPOSITORY / "example_project" / "trec" / name
+    document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    qrels = (spec.parent / document["qrels"]).resolve()
+    if not qrels.exists():
+        pytest.skip(f"real data not available: {qrels}")
+    return spec
 
 
 def dl_hard_segments(data: Path, target: Path) -> Path:

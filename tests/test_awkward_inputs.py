@@ -544,3 +544,93 @@ def test_a_spec_larger_than_a_spec_needs_is_refused_before_parsing(tmp_path: Pat
         InputError, match=r"bvtest.yaml: the spec is 1,200,015 bytes, more than a spec needs \(1,048,576 at most\)"
     ):
         load_spec(path)
+
+
+# --- files that are not text: refused in their first block, in bounded memory ------------------------------------
+# The real sizes (a 2 GB sparse run, 200 MB of NUL bytes, a 2 GB qrels of NUL bytes) are measured by hand in
+# docs/troubleshooting.md; here the same files are small and the limits lowered.
+
+
+@pytest.mark.parametrize("name", list(READERS))
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_file_of_nul_bytes_is_refused_at_its_first_byte(tmp_path: Path, name: str, compressed: bool) -> None:
+    """`truncate -s 2G x.run` took 5.2 GB and more than 10 minutes (the fast path carried a line without end), 200 MB
+    of NUL bytes 2.3 GB before its error, and a 2 GB NUL qrels ended in a MemoryError traceback."""
+    import gzip
+
+    path = tmp_path / f"zeros{READERS[name].suffix}{'.gz' if compressed else ''}"
+    path.write_bytes(gzip.compress(bytes(1 << 20)) if compressed else bytes(1 << 20))
+    with pytest.raises(InputError) as error:
+        READERS[name].read(path)
+    assert str(error.value).startswith(f"{path}:1: the file starts with a NUL byte: not a text file"), str(error.value)
+    assert "check that the file was written completely" in str(error.value)
+
+
+def test_a_run_of_nul_bytes_is_refused_before_it_is_hashed_whole(tmp_path: Path) -> None:
+    """The score cache hashes a run before reading it: a sparse run is refused in the hash's first block."""
+    from pytest_bvtest.io.textfiles import file_digest
+
+    path = tmp_path / "sparse.run"
+    with open(path, "wb") as sparse:
+        sparse.truncate(1 << 30)  # 1 GiB, no block of it on the disk
+    with pytest.raises(InputError, match="the file starts with a NUL byte"):
+        file_digest(path)
+    gzipped = tmp_path / "run.gz"
+    gzipped.write_bytes(b"\x1f\x8b" + bytes(100))  # a NUL after the start is the hash's business, not an error
+    assert len(file_digest(gzipped)) == 64
+
+
+@pytest.mark.parametrize("name", ["run", "qrels", "topic texts", "long table"])
+def test_a_nul_byte_deep_in_a_file_is_an_error_at_its_line(tmp_path: Path, name: str) -> None:
+    reader = READERS[name]
+    path = reader.write(tmp_path)
+    path.write_bytes(path.read_bytes() * 3 + b"\x00\x00\n")
+    with pytest.raises(InputError) as error:
+        reader.read(path)
+    assert str(error.value).startswith(f"{path}:10: a NUL byte in this line"), str(error.value)
+
+
+@pytest.mark.parametrize("name", ["run", "run columns", "qrels", "topic texts", "long table"])
+def test_a_line_without_end_is_refused_once_longer_than_a_line_may_be(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file without line breaks was read into memory as one line; the limit (32 MiB) lowered to 1,000 bytes."""
+    from pytest_bvtest.io import textfiles
+
+    monkeypatch.setattr(textfiles, "MAX_LINE_BYTES", 1_000)
+    reader = READERS[name]
+    path = reader.write(tmp_path)
+    path.write_bytes(path.read_bytes() + b"x" * 100_000)
+    with pytest.raises(InputError) as error:
+        reader.read(path)
+    assert str(error.value).startswith(f"{path}:4: a line longer than 1,000 bytes (a binary file"), str(error.value)
+    path.write_bytes(reader.write(tmp_path).read_bytes() + b"x" * 900 + b"\n")  # 900 bytes: a line
+    with pytest.raises(InputError, match=f"{path}:4: (?!a line longer)"):
+        reader.read(path)
+
+
+def test_the_fast_path_declines_a_line_longer_than_it_carries_having_read_a_block_or_two(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast path carried an unfinished line over, block after block (a 2 GB line, 5.2 GB of memory); now it stops
+    past 1 MiB (lowered to a block here) and the validated reader names the line."""
+    from pytest_bvtest.io import runbytes
+
+    monkeypatch.setattr(runbytes, "_BLOCK_BYTES", 4_096)
+    monkeypatch.setattr(runbytes, "_LONGEST_LINE", 4_096)
+    read = []
+    opened = runbytes.open_bytes
+
+    def counting(*arguments: Any, **keywords: Any) -> Any:
+        handle = opened(*arguments, **keywords)
+        original = handle.readinto
+        handle.readinto = lambda buffer: read.append(original(buffer)) or read[-1]  # type: ignore[method-assign]
+        return handle
+
+    monkeypatch.setattr(runbytes, "open_bytes", counting)
+    path = tmp_path / "long.run"
+    path.write_bytes(b"1 Q0 d1 1 3.0 r\n" + b"x" * 1_000_000)
+    assert runbytes.read_well_formed_run(path, None) is None
+    assert read and sum(read) <= 3 * 4_096 + 16
+    path.write_bytes(bytes(1_000_000))
+    assert runbytes.read_well_formed_run(path, None) is None and sum(read) <= 4 * 4_096 + 16

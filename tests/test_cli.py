@@ -15,6 +15,7 @@ import yaml
 
 from pytest_bvtest import blas
 from pytest_bvtest.cli import main
+from tests.test_judgments import small_project
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
@@ -347,3 +348,51 @@ def test_calibrate_caps_its_swaps_like_the_specs_repetition_counts(
         f"bvtest: error: --swaps must lie between 100 and 1,000,000, got {int(swaps):,}; more swaps cost time in "
         "proportion and change a limit less than its Monte-Carlo error\n"
     )
+
+
+def test_evaluate_names_runs_that_share_a_run_tag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Anserini's and Pyserini's runs all carry one tag: two of them are refused with the way to name them, and
+    NAME=RUN names each (a path that exists is a path, even with '=' in it)."""
+    qrels, production = str(EXAMPLE / "eval" / "qrels.txt"), EXAMPLE / "runs" / "production.run"
+    copy = tmp_path / "weight=0.5.run"
+    copy.write_text(production.read_text())
+    assert main(["evaluate", "--qrels", qrels, "-m", "AP", "--mean", str(production), str(copy)]) == 2
+    assert "NAME=RUN in bvtest evaluate" in capsys.readouterr().err
+    assert main(["evaluate", "--qrels", qrels, "-m", "AP", "--mean", f"bm25={production}", f"tuned={copy}"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()[1:]]
+    assert [row[0] for row in rows] == ["bm25", "tuned"] and rows[0][2] == rows[1][2]
+    assert main(["evaluate", "--qrels", qrels, "-m", "AP", "--mean", f"bm25={production}", str(copy)]) == 0
+    assert [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()[1:]] == ["bm25", "production"]
+    assert main(["evaluate", "--qrels", qrels, "-m", "AP", f"={production}"]) == 2
+    assert "NAME=RUN needs a name" in capsys.readouterr().err
+
+
+def test_judge_writes_the_judge_file_to_stdout_with_dash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`-o -` was refused with advice to write `-o /dev/stdout`, which then failed ("exists and is not a judge
+    file"); now it writes the file itself on stdout, byte for byte what `-o FILE` writes, and says so on stderr."""
+    spec = small_project(tmp_path)  # two runs on two topics, each with a document the qrels do not judge
+    assert main(["judge", str(spec), "-o", "-", "--no-cache"]) == 0
+    written = capsys.readouterr()
+    assert main(["judge", str(spec), "-o", str(tmp_path / "judgments.tsv"), "--no-cache"]) == 0
+    assert written.out == (tmp_path / "judgments.tsv").read_text()
+    assert "\nd3\t" not in written.out and "1\td3\t\t" in written.out
+    assert written.err.startswith("bvtest: wrote the judge file to standard output: 2 unjudged documents to judge")
+
+
+def test_judge_refuses_a_spec_of_per_topic_tables_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Tables hold no rankings: judge wrote an empty judge file ("top  of new, prod")."""
+    (tmp_path / "scores.csv").write_text("system,topic,value\nnew,1,0.5\nnew,2,0.4\nprod,1,0.6\nprod,2,0.3\n")
+    spec = tmp_path / "bvtest.yaml"
+    spec.write_text(
+        "measures: [AP]\nbaselines: scores.csv\ncandidate: new\nreference: prod\n"
+        "gates: [{statistic: mean, max_decrease: 0.05}]\n"
+    )
+    for output in (str(tmp_path / "judgments.tsv"), "-"):
+        assert main(["judge", str(spec), "-o", output, "--no-cache"]) == 2
+        said = capsys.readouterr()
+        assert said.out == "" and said.err == (
+            f"bvtest: error: {spec}: every system of this spec is a per-topic table: there are no rankings, so no "
+            "unjudged documents to judge; give the candidate and its reference as run files (`candidate: run.txt`) "
+            "to list the documents that decide its gates\n"
+        )
+    assert not (tmp_path / "judgments.tsv").exists()

@@ -262,3 +262,19 @@ def test_single_precision_ties_are_broken_by_docno_descending_as_in_trec_eval():
     values = evaluate_run(qrels, run, [parse_measure("RR"), parse_measure("AP")])
     assert values[parse_measure("RR")] == {"1": 0.5}
     assert values[parse_measure("AP")] == {"1": 0.5}
+
+
+def test_a_tie_straddling_the_judging_depth_lists_its_unjudged_documents_in_trec_evals_order():
+    """Two unjudged documents tied at ranks 10 and 11: trec_eval ranks the larger docno first, whatever the file's
+    order, so that one is the top 10's (one of DL-HARD's 309 unjudged top-10 documents was listed by file order)."""
+    from pytest_bvtest.scoring.lifts import run_lifts
+    from pytest_bvtest.spec.measures import OptimisticMeasure
+
+    qrels = Qrels({"q": {f"j{i}": 1 for i in range(9)}})
+    scores = {f"j{i}": 20.0 - i for i in range(9)}
+    scores.update({"u-a": 5.0, "u-b": 5.0, "u-c": 1.0})  # u-a first in the file
+    run = Run(name="run", scores={"q": scores})
+    lifts = run_lifts(qrels, run, [OptimisticMeasure(parse_measure("nDCG@10"), 1, 10)])
+    (found,) = lifts.values()
+    assert dict(found.documents["q"]) == {"u-b": 10}
+    assert found.rank("q", "u-b") == 10 and found.rank("q", "u-a") == 11

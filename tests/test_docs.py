@@ -158,7 +158,7 @@ def test_the_fixture_example_in_options_runs_against_the_example_project(pyteste
         )
     )
     result = pytester.runpytest("-p", "no:cacheprovider", "--bvtest-no-cache")
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
 
 
 def test_every_statistic_has_wording_whose_docs_section_exists() -> None:

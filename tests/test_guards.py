@@ -276,10 +276,10 @@ def test_real_web_2012_baselines_miss_seven_topics_a_spec_may_accept_it_and_reje
     spec.write_text(text.replace("GUARDS", "{}"))
     default = evaluate_spec(spec_under_test(spec), use_cache=False).measure()
     assert default.guards[0].kind == "unanswered_topics" and len(default.guards[0].topics) == 7
-    # the gate's verdict also rests on unjudged documents (UNDECIDED, docs/judgments.md), which takes precedence over
-    # OK*: the guard is one of its warnings either way
+    # the gate's verdict also rests on unjudged documents: weighed over plausible gradings of them it passes
+    # (docs/judgments.md), and the guard makes that pass OK*
     assert default.guards[0].warning and default.gates[0].guards == (default.guards[0],)
-    assert default.gates[0].outcome == "UNDECIDED"
+    assert default.gates[0].plausible.decided is True and default.gates[0].outcome == "OK*"
     spec.write_text(text.replace("GUARDS", "{unanswered_share: 0.2}"))
     accepted = evaluate_spec(spec_under_test(spec), use_cache=False).measure()
     assert not accepted.guards[0].warning and accepted.gates[0].guards == ()
@@ -310,8 +310,8 @@ def test_a_gate_with_its_own_reference_is_checked_for_that_references_missing_to
     missing = [guard for guard in evaluation.guards if guard.kind == "reference_missing"]
     assert [guard.reference for guard in missing] == ["cut"]
     against_cut, against_production = evaluation.gates
-    # undecided too (half of AbstractOHSU's top 10 is unjudged), the guard among its warnings
-    assert against_cut.outcome == "UNDECIDED" and tuple(words(against_cut)["guards"])[0].startswith(
+    # weighed too (half of AbstractOHSU's top 10 is unjudged): it passes its plausible gradings, the guard makes it OK*
+    assert against_cut.outcome == "OK*" and tuple(words(against_cut)["guards"])[0].startswith(
         "the reference cut has no ranking"
     )
     assert not any(guard.startswith("the reference") for guard in tuple(words(against_production)["guards"]))
@@ -346,14 +346,18 @@ def test_real_dl_hard_a_gate_with_its_own_stale_reference_gets_a_note(tmp_path: 
     assert said(stale[0]).endswith("compare the gates that name `reference: bm25` with a recent baseline")
     vs_bm25, vs_parade = evaluation.gates
     assert said(stale[0]).startswith("a big improvement over bm25: mean nDCG@10 0.2716 → 0.3850 (+0.1134, +42%")
-    # undecided too (DL-HARD judges half of each top 10); the big improvement is a note of the measure, not the gates'
-    assert vs_bm25.outcome == vs_parade.outcome == "UNDECIDED"
+    # weighed too (DL-HARD judges half of each top 10): both pass their plausible gradings; the big improvement is a
+    # note of the measure, not the gates'
+    assert vs_bm25.outcome == vs_parade.outcome == "OK"
+    assert vs_bm25.plausible.decided is True and vs_parade.plausible.decided is True
     assert not tuple(words(vs_bm25)["guards"]) and not tuple(words(vs_parade)["guards"])
 
 
 def test_real_candidate_made_for_other_topics_no_longer_passes_the_var_gate_green(tmp_path: Path) -> None:
     """A DL19 passage run (DRMM) as the candidate of the DL-HARD document gates: it ranks 13 of the 50 DL-HARD
-    topics and scores 0 on all of them, so its Var is 0 and the Var gate passed plain OK (the other gates fail)."""
+    topics and scores 0 on all of them, so its Var is 0 and the Var gate passed plain OK (the other gates fail). The
+    qrels judge none of its documents: every gate fails (nothing judged is not green), the guard among its
+    warnings."""
     runs = shared_path("dl_hard", "dataset", "baselines", "doc")
     spec = tmp_path / "bvtest.yaml"
     spec.write_text(
@@ -378,7 +382,8 @@ def test_real_candidate_made_for_other_topics_no_longer_passes_the_var_gate_gree
     assert missing.warning and missing.topics == evaluation.system("candidate").missing_topics
     assert said(missing).startswith("the candidate has no ranking for 37 of 50 topics that other systems rank")
     var, mean = evaluation.gates
-    assert var.value == 0.0 and var.outcome == "OK*" and tuple(words(var)["guards"])[0] == said(missing)
+    assert var.value == 0.0 and var.outcome == "FAIL" and said(missing) in tuple(words(var)["guards"])
+    assert [guard.kind for guard in var.guards if guard.fails] == ["nothing_judged"]
     assert mean.outcome == "FAIL" and f"  warning: {said(missing)}" in words(mean)["message"]
     # a complete candidate run draws no such warning
     complete = evaluate_spec(spec_under_test(spec, runs / "bm25+parade-electra.run.gz"), use_cache=False).measure()
@@ -388,7 +393,8 @@ def test_real_candidate_made_for_other_topics_no_longer_passes_the_var_gate_gree
 def test_real_candidate_scoring_zero_everywhere_no_longer_passes_var_and_zrisk_green(tmp_path: Path) -> None:
     """DL-HARD's BM25+RM3 run with its document ids in another form ('msmarco_doc_' + id, as MS MARCO v2 writes
     them) against the v1 qrels: it ranks all 50 topics, retrieves no judged document and scores 0 everywhere. Its
-    Var (0) passed the Var gate and its ZRisk (0, MATH.md §4: z = 0 where e = 0) the ZRisk gate plain OK."""
+    Var (0) passed the Var gate and its ZRisk (0, MATH.md §4: z = 0 where e = 0) the ZRisk gate plain OK, then OK*
+    with the guard; now they fail: nothing judged is not green."""
     runs = shared_path("dl_hard", "dataset", "baselines", "doc")
     with gzip.open(runs / "bm25+rm3.run.gz", "rt") as source:
         lines = [line.split() for line in source if line.strip()]
@@ -423,8 +429,10 @@ def test_real_candidate_scoring_zero_everywhere_no_longer_passes_var_and_zrisk_g
         "and ZRisk 0"
     )
     var, zrisk, mean = evaluation.gates
-    assert (var.value, var.outcome, tuple(words(var)["guards"])) == (0.0, "OK*", (said(zero),))
-    assert (zrisk.value, zrisk.outcome, tuple(words(zrisk)["guards"])) == (0.0, "OK*", (said(zero),))
+    nothing = next(guard for guard in evaluation.guards if guard.kind == "nothing_judged")
+    assert (var.value, var.outcome, tuple(words(var)["guards"])) == (0.0, "FAIL", (said(zero), said(nothing)))
+    assert (zrisk.value, zrisk.outcome, tuple(words(zrisk)["guards"])) == (0.0, "FAIL", (said(zero), said(nothing)))
+    assert words(var)["sentence"].startswith("Fails whatever its numbers say (Var 0 vs")
     assert mean.outcome == "FAIL"
     # the run as published scores: no such warning
     published = evaluate_spec(spec_under_test(spec, runs / "bm25+rm3.run.gz"), use_cache=False).measure()
@@ -446,4 +454,5 @@ def test_real_round_4_run_against_round_3_qrels_is_said_to_be_judged_by_another_
     evaluation = evaluate_spec(spec_under_test(spec), use_cache=False, allow_outside=True).measure()
     zero = next(guard for guard in evaluation.guards if guard.kind == "candidate_zero")
     assert "qrels of another round or collection than the run" in said(zero)
-    assert evaluation.gates[0].outcome == "OK*"
+    # the qrels judge nothing it retrieved: not a green
+    assert evaluation.gates[0].outcome == "FAIL" and "nothing_judged" in kinds(evaluation.gates[0].guards)

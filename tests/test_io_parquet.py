@@ -280,3 +280,13 @@ def test_a_tables_rows_as_arrays_give_the_matrix_of_its_csv_twin_in_any_row_orde
     np.testing.assert_array_equal(ours.scores, theirs.scores)
     assert ours.systems == theirs.systems == ("a", "b", "c") and ours.topics == theirs.topics
     assert not ours.imputed.any()
+
+
+def test_a_parquet_score_too_large_for_the_statistics_is_refused_at_its_row(tmp_path: Path) -> None:
+    """The whole-column fast path sends a table with a cell above 1e100 row by row, which names the row."""
+    table = write_parquet(
+        tmp_path / "scores.parquet",
+        {"system": ["new", "new", "prod", "prod"], "topic": ["1", "2", "1", "2"], "value": [0.5, -1e200, 0.4, 0.3]},
+    )
+    with pytest.raises(InputError, match=r"scores.parquet: row 2: value: '-1e\+200' is too large a score"):
+        read_score_table(table)

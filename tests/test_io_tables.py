@@ -428,3 +428,31 @@ def test_named_and_anonymous_matrices_hold_the_same_systems():
     named_r04, anonymous_robust = r04.for_measure(None), robust.for_measure(None)
     for tag, column in (("apl04rsDw", "sys1"), ("apl04rsTDNfw", "sys2")):
         assert max(abs(named_r04[tag][topic] - anonymous_robust[column][topic]) for topic in topics) <= 1e-4 + 1e-12
+
+
+@pytest.mark.parametrize("huge", ["1e308", "-1e200", "1.5e101"])
+@pytest.mark.parametrize(
+    ("name", "text", "line", "column"),
+    [
+        ("long.csv", "system,topic,value\nnew,1,0.5\nnew,2,{huge}\nprod,1,0.4\nprod,2,0.3\n", 3, "value"),
+        ("wide.csv", "topic,new,prod\n1,0.5,0.4\n2,{huge},0.3\n", 3, "column 'new'"),
+        ("run.eval", "map\t1\t0.5\nmap\t2\t{huge}\nmap\tall\t0.5\n", 2, "value"),
+    ],
+)
+def test_a_score_too_large_for_the_statistics_is_refused_at_its_cell(
+    tmp_path: Path, name: str, text: str, line: int, column: str, huge: str
+) -> None:
+    """Cells of 1e308 or -1e200 overflowed the statistics' squares: "scores contain NaN or infinite values", naming
+    no table, and numpy's overflow warnings after it. The error names the table, the line and the column, and
+    nothing is computed from the table (no warning)."""
+    import warnings
+
+    path = write(tmp_path / name, text.format(huge=huge))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError) as error:
+            read_score_table(path)
+    assert str(error.value).startswith(f"{path}:{line}: {column}: '{huge}' is too large a score (at most 1e+100"), str(
+        error.value
+    )
+    assert read_score_table(write(tmp_path / name, text.format(huge="1e100")))  # the largest score still read

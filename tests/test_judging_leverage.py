@@ -25,17 +25,16 @@ from pytest_bvtest.spec.reader import load_spec
 from pytest_bvtest.stats.registry import STATISTICS
 
 
-def leverage_by_recomputation(measure, verdict, documents, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+def leverage_by_recomputation(matrix, settings, inputs, documents, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
     """Each pair's move of what the gate's limit reads, the score matrix copied and the statistic computed again."""
-    statistic = STATISTICS[verdict.statistic]
-    topics = list(verdict.inputs.topics or measure.topics)
-    scores = measure.matrix.scores[:, [measure.topics.index(topic) for topic in topics]]
-    candidate = measure.matrix.index(verdict.system)
-    reference = measure.matrix.index(verdict.gate.reference) if verdict.gate.reference is not None else None
-    relative = verdict.reference_value is not None and reference is not None
-    settings = measure.settings
+    statistic = STATISTICS[inputs.statistic]
+    topics = list(inputs.topics or matrix.topics)
+    scores = matrix.scores[:, [matrix.topics.index(topic) for topic in topics]]
+    candidate = matrix.index(inputs.system)
+    reference = matrix.index(inputs.gate.reference) if inputs.gate.reference is not None else None
+    relative = inputs.reference_value is not None and reference is not None
     if settings.topic_weights is not None:
-        weights = dict(zip(measure.topics, settings.topic_weights))
+        weights = dict(zip(matrix.topics, settings.topic_weights))
         settings = replace(settings, topic_weights=np.array([weights[topic] for topic in topics]))
 
     def margin(matrix: np.ndarray) -> float:
@@ -43,14 +42,14 @@ def leverage_by_recomputation(measure, verdict, documents, pairs: Sequence[tuple
         return values[candidate] - (values[reference] if relative else 0.0)
 
     today = margin(scores)
-    systems = [verdict.system] + ([verdict.gate.reference] if verdict.gate.reference is not None else [])
+    systems = [inputs.system] + ([inputs.gate.reference] if inputs.gate.reference is not None else [])
     moves = []
     for topic, docno in pairs:
         graded = scores.copy()
         for system in systems:
-            single = documents.lifts[measure.measure, system].single
+            single = documents.lifts[matrix.measure, system].single
             if (topic, docno) in single:
-                graded[measure.matrix.index(system), topics.index(topic)] = single[topic, docno]
+                graded[matrix.index(system), topics.index(topic)] = single[topic, docno]
         moves.append(margin(graded) - today)
     return np.array(moves)
 
@@ -71,7 +70,7 @@ def assert_same_documents(evaluation, monkeypatch: pytest.MonkeyPatch) -> list:
     every move and share to 1e-12 (the order of those equal to 1e-12 aside)."""
     fast = documents_to_judge(evaluation)
     with monkeypatch.context() as patched:
-        patched.setattr(documents_module, "_gate_moves", leverage_by_recomputation)
+        patched.setattr(documents_module, "gate_moves", leverage_by_recomputation)
         slow = documents_to_judge(evaluation)
     leverage = lambda document: (document.settling, document.leverage)  # noqa: E731
     named = lambda document: (document.topic, document.docno)  # noqa: E731
@@ -95,7 +94,7 @@ def test_the_dl19_documents_to_judge_are_the_gates_recomputed_document_by_docume
     _, evaluation = dl19_pooled
     listed = assert_same_documents(evaluation, monkeypatch)
     with monkeypatch.context() as patched:
-        patched.setattr(documents_module, "_gate_moves", leverage_by_recomputation)
+        patched.setattr(documents_module, "gate_moves", leverage_by_recomputation)
         recomputed = judge_file_text(evaluation, documents_to_judge(evaluation))
     assert judge_file_text(evaluation, listed) == recomputed
     assert len(listed) == 84 and {move.gate for document in listed for move in document.moves} == {

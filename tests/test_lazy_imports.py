@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
-HEAVY = ("numpy", "scipy", "pytrec_eval", "ir_measures", "yaml", "matplotlib")
+HEAVY = ("numpy", "scipy", "pytrec_eval", "ir_measures", "yaml", "matplotlib", "pandas", "ir_datasets")
 
 
 def imported_after(code: str, cwd: Path) -> set[str]:
@@ -64,6 +64,8 @@ def test_a_gate_with_every_run_cached_loads_neither_scipy_stats_nor_pytrec_eval(
     assert list((project / ".bvtest_cache").rglob("*.json"))  # the first evaluation filled the cache
     # the example's measures (nDCG@10, AP) come from the columnar path: even a cold gate needs no pytrec_eval
     assert "pytrec_eval" not in cold
+    # pandas is read only when a DataFrame is given, ir_datasets only for `qrels: irds:<id>`
+    assert not {"pandas", "ir_datasets"} & cold
     finished = subprocess.run(
         [sys.executable, "-c", evaluate + "\nimport sys\nprint('scipy.stats' in sys.modules)"],
         capture_output=True,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -194,6 +195,34 @@ def test_markdown_step_summary_and_github_annotations(
     assert step_summary.read_text() == "earlier step\n" + markdown
     result.stdout.fnmatch_lines(
         ["::error file=bvtest.yaml,line=10,title=bvtest FAIL bvtest.yaml%3A%3AAP%3A%3Aurisk::*"]
+    )
+
+
+def test_a_step_summary_that_is_an_input_is_refused_before_anything_runs(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``GITHUB_STEP_SUMMARY`` pointing at the qrels appended 87 lines of Markdown to them; every report path was
+    already checked against the inputs, and now the job summary is too."""
+    qrels = (project.path / "qrels.txt").read_text()
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(project.path / "qrels.txt"))
+    result = project.runpytest("--bvtest-run", "runs/risky.run")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert (project.path / "qrels.txt").read_text() == qrels
+    result.stderr.fnmatch_lines(
+        [f"*bvtest: GITHUB_STEP_SUMMARY {project.path / 'qrels.txt'} is the qrels (*): the session would write over*"]
+    )
+
+
+def test_a_step_summary_on_a_fifo_nobody_reads_fails_the_session_instead_of_hanging_it(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fifo = project.path / "summary.fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(fifo))
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(
+        [f"bvtest: could not write the reports: {fifo}: is a named pipe (FIFO), not a file to append to; *"]
     )
 
 

@@ -397,10 +397,13 @@ def test_a_candidate_far_better_than_the_reference_says_how_to_update_it(pyteste
 def test_a_spec_that_cannot_be_evaluated_turns_every_report_red(
     project: pytest.Pytester,  # noqa: F811
     workers: list[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # beside the passing spec: one whose candidate file is missing (its `spec` item fails at collection) and
     # one whose candidate cannot be parsed (each of its gates fails when evaluated); the reports showed
-    # '✅ 6 gates, 0 failed' and `passed: true` while pytest failed 7 items
+    # '✅ 6 gates, 0 failed' and `passed: true` while pytest failed 7 items. On an 80-column terminal the reports'
+    # messages were the first line of the wrapped failure, `bvtest-missing.yaml:6: candidate: file not found:`
+    monkeypatch.setenv("COLUMNS", "80")
     spec = (project.path / "bvtest.yaml").read_text()
     (project.path / "bvtest-missing.yaml").write_text(spec.replace("runs/stable.run", "runs/not-written.run"))
     (project.path / "runs" / "broken.run").write_text("t1 Q0 t1-rel 1\n")
@@ -446,13 +449,12 @@ def test_a_spec_that_cannot_be_evaluated_turns_every_report_red(
         f'<h1 class="verdict fail" id="verdict">✗ pytest-bvtest: {headline}</h1>'
         in (project.path / "report.html").read_text()
     )
-    result.stdout.fnmatch_lines(
-        [
-            "[[]ERROR[]] bvtest-broken.yaml (6 items): *broken.run:1: *",
-            "[[]ERROR[]] bvtest-missing.yaml (1 item): *bvtest-missing.yaml:6: candidate: file not found: *",
-            "bvtest: 6 gates, 0 failed; 2 specs could not be evaluated (7 items)",
-        ]
-    )
+    # the terminal wraps each whole message at its width
+    summary = result.stdout.str().split("bvtest summary")[-1]
+    joined = " ".join(line.strip() for line in summary.splitlines())
+    assert f"[ERROR] bvtest-missing.yaml (1 item): {errors['bvtest-missing.yaml::spec']['message']}" in joined
+    assert f"[ERROR] bvtest-broken.yaml (6 items): {project.path / 'runs' / 'broken.run'}:1: " in joined
+    result.stdout.fnmatch_lines(["bvtest: 6 gates, 0 failed; 2 specs could not be evaluated (7 items)"])
 
 
 def test_a_gate_whose_warning_is_an_error_is_a_failed_gate_in_the_reports(project: pytest.Pytester) -> None:  # noqa: F811
@@ -602,3 +604,19 @@ def test_x_stopping_before_a_second_spec_names_its_gates_as_not_run(
     assert document["not_run"] == [gate for gate in every_gate if gate not in ran]
     assert {gate.split("::")[0] for gate in document["not_run"]} >= {"bvtest-second.yaml"}
     assert document["summary"]["not_run"] == 12 - len(ran)
+
+
+def test_a_collect_only_session_says_that_no_gate_ran(project: pytest.Pytester) -> None:  # noqa: F811
+    """`pytest --collect-only --bvtest-markdown` wrote the gates as "deselected, or the session stopped early"."""
+    result = project.runpytest("--collect-only", "--bvtest-markdown", "pr.md", "--bvtest-json", "report.json")
+    assert result.ret == pytest.ExitCode.OK
+    document = json.loads((project.path / "report.json").read_text())
+    jsonschema.validate(document, schema())
+    assert document["collected_only"] is True and document["summary"]["gates"] == 0
+    assert len(document["not_run"]) == 6
+    markdown = (project.path / "pr.md").read_text()
+    assert "## ⚠️ pytest-bvtest: 6 gates collected, none run (pytest --collect-only)" in markdown
+    assert "deselected" not in markdown
+    result.stdout.fnmatch_lines(["bvtest: 0 gates, 0 failed; 6 gates collected, none run (pytest --collect-only)"])
+    project.runpytest("--bvtest-json", "plain.json")
+    assert "collected_only" not in json.loads((project.path / "plain.json").read_text())

@@ -14,32 +14,25 @@ import math
 
 import pytest
 
-from benchmarks.bench_power_end_to_end import DL_HARD, EXAMPLE, caught_share, stated_drops
+from benchmarks.bench_power_end_to_end import EXAMPLE, caught_share, stated_drops
 from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
-from tests.conftest import shared_path
+from tests.conftest import example_trec_spec
 
 #: Harmed candidates per gate and model: the share caught has a binomial standard error of 0.028 at 0.8, so 0.70 to
 #: 0.90 is 3.5 of them either side, on top of the MDE's own Monte-Carlo error (about 0.013 in power).
 DRAWS = 200
 
 
-@pytest.mark.parametrize(
-    ("spec", "finite"),
-    [
-        pytest.param(EXAMPLE, 4, id="example"),
-        pytest.param(DL_HARD, 9, id="dl-hard"),
-    ],
-)
+@pytest.mark.parametrize(("spec", "finite"), [pytest.param("example", 4, id="example"), pytest.param("dl-hard", 9)])
 def test_bvtest_check_catches_harmed_candidates_at_each_stated_mde_70_to_90_percent_of_the_time(
-    spec: tuple, finite: int
+    spec: str, finite: int
 ) -> None:
     """Every gate and model with a finite MDE, on the example (the README's run, candidate-risky.run: TRisk,
     Bias²+Var and the two means under a drop on every query) and on DL-HARD's spec (TRisk, Bias²+Var and the mean of
     each of its three measures); no drop on 10% of the queries is caught 80% of the time once each draw's null is
     its own. Pooled over the gates, the share caught is 0.8 within 4 of its binomial standard errors."""
-    if spec is DL_HARD:
-        shared_path("dl_hard", "dataset")
-    evaluation = evaluate_spec(spec_under_test(*spec), allow_outside=True)
+    path, run = EXAMPLE if spec == "example" else (example_trec_spec(), None)
+    evaluation = evaluate_spec(spec_under_test(path, run), allow_outside=True)
     stated = stated_drops(evaluation)
     assert len(stated) == finite, [(each.gate, each.model) for each in stated]
     caught = {

@@ -417,7 +417,8 @@ def test_dl19_an_unchanged_engine_fails_on_single_runs_passes_on_repeated_runs_a
 ) -> None:
     """Five runs of monoT5 as production and five as the candidate, the same engine: their means over DL19's 43
     topics range 0.7034-0.7156 and 0.6931-0.7100. Stored as the reference, production's best run makes its worst
-    candidate run look like a regression; with the five runs each the gates see the engine's noise."""
+    candidate run look like a regression; with the five runs each the gates see the engine's noise. A real regression
+    with five runs is still seen, and so are the documents its runs retrieve that nobody judged."""
     production, candidate = dl19_runs["production"], dl19_runs["candidate"]
     evaluation, _ = dl19_gates(tmp_path, production, candidate)
     measure = evaluation.measure()
@@ -441,7 +442,13 @@ def test_dl19_an_unchanged_engine_fails_on_single_runs_passes_on_repeated_runs_a
 
     # monoT5 with DRMM's rankings on its five hardest topics (-0.0135 nDCG@10 on the unjittered runs), five runs
     _, regressed = dl19_gates(tmp_path, production, dl19_runs["regressed"])
-    assert regressed["tolerance"].outcome == "FAIL"
+    # it fails the tolerance as judged, by 0.003; DRMM's top 10 on those topics holds 49 documents DL19 never judged,
+    # and the five runs keep them (their judged shares, corners and plausible gradings): in 34% of the plausible
+    # gradings it would pass, so the gate says the judgments decide it, and about how many settle it
+    tolerance = regressed["tolerance"]
+    assert tolerance.outcome == "UNDECIDED" and not tolerance.passed_as_judged
+    assert (tolerance.plausible.passing, tolerance.plausible.draws, tolerance.plausible.documents) == (340, 1000, 49)
+    assert tolerance.plausible.settle == 13
     assert regressed["tolerance"].value - regressed["tolerance"].reference_value == pytest.approx(-0.01323, abs=5e-6)
 
 

@@ -769,3 +769,28 @@ def test_a_line_that_starts_with_a_systems_name_keeps_its_spelling() -> None:
     assert "\n\nbm25+rm3 against production, mean over" in render(document)
     # the default name is a word, raised as any sentence's first
     assert "\n\nCandidate against production, mean over" in render(sample_document())
+
+
+def test_history_charts_of_long_or_alike_gate_names_get_names_a_file_system_takes(tmp_path: Path) -> None:
+    """A 287-character gate name made `bvtest history --plot` fail with "File name too long"; two gates whose ids
+    differ only in characters a file name drops (`a b`, `a-b`) wrote one chart over the other."""
+    import io
+
+    from pytest_bvtest.cli import main
+    from pytest_bvtest.report.history import append_history
+
+    long_id = "bvtest.yaml::nDCG@10::" + "g" * 287
+    ids = [long_id, long_id + "x", "bvtest.yaml::nDCG@10::a b", "bvtest.yaml::nDCG@10::a-b"]
+    records = [
+        {**record, "gates": [{**record["gates"][0], "id": gate} for gate in ids]} for record in history_records()
+    ]
+    path = tmp_path / "history.jsonl"
+    append_history(path, records)
+    out = io.StringIO()
+    assert main(["history", str(path), "--plot", str(tmp_path / "charts")], out=out) == 0
+    charts = sorted((tmp_path / "charts").iterdir())
+    assert len(charts) == 4 and all(len(chart.name) <= 120 for chart in charts)
+    names = [chart.name for chart in charts]
+    assert sum(name.startswith("bvtest.yaml-nDCG-10-a-b-") for name in names) == 2  # each with its digest
+    assert sum(name.startswith("bvtest.yaml-nDCG-10-ggg") for name in names) == 2
+    assert all(f"wrote {chart}" in out.getvalue() for chart in charts)

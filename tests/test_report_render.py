@@ -838,7 +838,9 @@ def test_reports_on_129_real_trec8_runs(tmp_path: Path, validator: Any) -> None:
     document = real_trec8_document()
     validator.validate(document)
     lines = texts(terminal.summary_lines(document))
-    assert len(lines) == 1 + 1 + 129 + 1 + 3  # title, header, systems, tradeoff; a blank line, verdict, the change
+    # title, header, systems, tradeoff, the gap table's title, header, candidate and reference; a blank line, verdict,
+    # the change
+    assert len(lines) == 1 + 1 + 129 + 1 + 4 + 3
     assert lines[-2:] == [
         "analysis only, no gates",
         "READWARE2 against pir9Aatd, mean over 50 queries: AP 0.3303 → 0.4692 (+0.1389)",

@@ -675,7 +675,93 @@ def test_libyaml_reads_a_spec_as_the_pure_python_parser_does(project: Path, body
             return str(error), error.line
         return spec, spec.line_of("gates", 0)
 
-    assert reader._FAST_LOADER is getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    assert issubclass(reader._FAST_LOADER, yaml.cyaml.CParser)
     fast = read()
-    monkeypatch.setattr(reader, "_FAST_LOADER", yaml.SafeLoader)
+    monkeypatch.setattr(reader, "_FAST_LOADER", reader._PythonLoader)
     assert fast == read()
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "python"])
+def test_names_and_numbers_are_read_as_yaml_1_2_reads_them(project: Path, loader: str, monkeypatch) -> None:
+    """PyYAML's resolver is YAML 1.1's: `name: 12:30` was the gate `750` (sexagesimal), `detect: 0b1` a drop of 1,
+    `name: 2024-01-01` a date; docs/spec.md promises YAML 1.2, under libyaml and the pure-Python parser alike."""
+    from pytest_bvtest.spec import reader
+
+    if loader == "python":
+        monkeypatch.setattr(reader, "_FAST_LOADER", reader._PythonLoader)
+    gates = (
+        "gates:\n  - {statistic: mean, max_decrease: 010, name: 12:30}\n"
+        "  - {statistic: var, max: 1, name: 2024-01-01}\n"
+    )
+    spec = load_spec(write_spec(project, GATED + gates))
+    assert [gate.name for gate in spec.gates] == ["12:30", "2024-01-01"]
+    assert spec.gates[0].bound == Bound("max_decrease", 10.0, relative=False)  # ten, not YAML 1.1's octal eight
+    assert load_spec(write_spec(project, GATED + "gates: [{statistic: mean, min: 0x10}]")).gates[0].bound.amount == 16
+    refused = {
+        "max_decrease: 0.01, detect: 0b1": "gates[0].detect: expected a number or a percentage such as 5%, got '0b1'",
+        "max_decrease: 1_000": "gates[0].max_decrease: expected a number or a percentage such as 5%, got '1_000'",
+        "max_decrease: 1:30": "gates[0].max_decrease: expected a number or a percentage such as 5%, got '1:30'",
+        "min: 0, name: [a, b]": "gates[0].name: a gate's name is text, got a list",
+        "min: 0, name: ''": "gates[0].name: a gate's name is empty; write a name, or leave the key out",
+        "min: 0, name: 2024": "gates[0].name: a gate's name is text, got int 2024; quote it",
+        "min: 0, name:": "gates[0].name: a gate's name is text, got nothing",
+    }
+    for written, message in refused.items():
+        error = load_error(project, GATED + f"gates:\n  - {{statistic: mean, {written}}}\n")
+        assert message in str(error) and error.line == 6, (written, str(error))
+    # the words YAML 1.1 read as booleans are text in YAML 1.2, and a boolean key refuses them
+    error = load_error(project, GATED + "gates:\n  - {statistic: mean, min: 0, per_segment: yes}\n")
+    assert "per_segment: expected true or false, got str 'yes'" in str(error)
+    error = load_error(project, GATED + "cache: off\n")
+    assert "cache: 'off' is a folder's name in YAML 1.2" in str(error) and "write `cache: false`" in str(error)
+    assert load_spec(write_spec(project, GATED + "cache: ./off\n")).cache == (project / "off").resolve()
+    error = load_error(project, GATED.replace("candidate: runs/new.run", "candidate: {run: runs/new.run, name: ''}"))
+    assert "candidate.name: the candidate's name is empty" in str(error) and error.line == 4
+    # a key stays the text it is written as (a baseline named 2024, a topic 0301)
+    assert list(load_spec(write_spec(project, GATED.replace("prod:", "2024:"))).baselines) == ["2024"]
+
+
+@pytest.mark.parametrize(
+    ("where", "line"),
+    [
+        ('gates:\n  - {statistic: mean, min: 0, name: "floor\\n::add-mask::injected"}\n', 6),
+        ('gates:\n  - {statistic: mean, min: 0, name: "\\e[31mred"}\n', 6),
+        ('gates:\n  - {statistic: mean, min: 0, name: "mean\\u202eevil"}\n', 6),
+        ('gates:\n  - {statistic: mean, min: 0, name: "del\\x7f"}\n', 6),
+        ('gates:\n  - {statistic: mean, min: 0, name: "c1\\x9b31m"}\n', 6),
+        ('gates:\n  - {statistic: mean, min: 0, name: "tab\\there"}\n', 6),
+        ("gates:\n  - statistic: mean\n    min: 0\n    name: |\n      floor\n      ::error::forged\n", 8),
+    ],
+)
+def test_a_control_character_in_a_name_is_refused_at_its_line(project: Path, where: str, line: int) -> None:
+    """A gate named `"floor\\n::add-mask::injected"` reached pytest's output at the start of a line, where GitHub
+    Actions ran it as a workflow command; an ESC recoloured the terminal, a right-to-left override reordered it."""
+    error = load_error(project, GATED + where)
+    assert "holds a control character" in str(error) and error.line == line, str(error)
+    assert "\n" not in str(error) and "\x1b" not in str(error)
+
+
+def test_a_control_character_in_a_system_name_or_a_path_is_refused_at_its_line(project: Path) -> None:
+    baseline = (
+        'qrels: qrels.txt\nmeasures: [AP]\nbaselines:\n  "p\\n::error file=README.md,line=1::forged": runs/prod.run\n'
+    )
+    error = load_error(project, baseline + "candidate: runs/new.run\n")
+    assert "holds a control character ('\\n')" in str(error) and error.line == 4
+    error = load_error(
+        project, GATED.replace("candidate: runs/new.run", 'candidate: {run: runs/new.run, name: "@x\\r::y"}')
+    )
+    assert "holds a control character ('\\r')" in str(error) and error.line == 4
+    error = load_error(project, GATED.replace("qrels: qrels.txt", 'qrels: "qrels.txt\\x1b"'))
+    assert "holds a control character ('\\x1b')" in str(error) and error.line == 1
+
+
+def test_a_mark_a_ci_log_reads_as_a_command_is_refused_in_a_test_id(project: Path) -> None:
+    """A gate named `##[warning]var` is part of the test id pytest prints as it is (`-v`, the failures' header),
+    and GitHub Actions reads `##[warning]` anywhere in a line as an annotation; Azure's `##vso[` likewise."""
+    for name in ("'##[warning]var'", "'x ##vso[task.setvariable variable=a]1'"):
+        error = load_error(project, GATED + f"gates:\n  - {{statistic: mean, min: 0, name: {name}}}\n")
+        assert "a CI log reads as a command" in str(error) and error.line == 6, str(error)
+    tables = "measures: ['##[error]AP']\nbaselines: table.csv\ncandidate: sysA\ngates: [{statistic: mean, min: 0}]\n"
+    error = load_error(project, tables)
+    assert "measures[0]: the measure '##[error]AP' holds '##['" in str(error) and error.line == 1, str(error)
+    assert load_spec(write_spec(project, GATED + "gates:\n  - {statistic: mean, min: 0, name: '#1 [x]'}\n"))

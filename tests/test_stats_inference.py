@@ -376,3 +376,29 @@ def test_bootstrap_rejects_bad_arguments(arguments: dict, message: str) -> None:
     call = {"statistic": "mean", "candidate": 0, "reference": 1, **arguments}
     with pytest.raises(StatisticError, match=message):
         paired_bootstrap(scores, **call)
+
+
+def test_wilcoxon_equals_scipy_on_every_branch_scipy_takes():
+    """scipy.stats.wilcoxon's defaults choose the exact distribution (no ties or zeros, n <= 50), every sign flip (ties
+    or zeros, n <= 13) or the normal approximation with the tie correction (the rest): seeded cases of each, with
+    the ties and zeros of per-topic scores."""
+    from pytest_bvtest.stats.inference import wilcoxon_signed_rank
+
+    rng = np.random.default_rng(3)
+    branches = set()
+    for case in range(600):
+        n = int(rng.integers(2, 80))
+        if case % 3 == 0:
+            a, b = rng.normal(size=n), rng.normal(size=n)
+        else:  # graded-looking scores: many ties and zeros
+            a, b = rng.integers(0, 5, size=n) / 4, rng.integers(0, 5, size=n) / 4
+        if not np.any(a != b):
+            continue
+        expected = scipy_stats.wilcoxon(a, b)
+        ours = wilcoxon_signed_rank(a, b)
+        assert ours.p_value == pytest.approx(expected.pvalue, abs=1e-12), (case, n)
+        assert ours.statistic == pytest.approx(expected.statistic, abs=1e-9)
+        tied = len(np.unique(np.abs(a - b)[a != b])) < np.count_nonzero(a != b) or np.any(a == b)
+        branches.add("approximation" if n > 50 or (tied and n > 13) else "flips" if tied else "exact")
+    assert branches == {"approximation", "flips", "exact"}
+    assert wilcoxon_signed_rank(np.ones(5), np.ones(5)).p_value == 1.0

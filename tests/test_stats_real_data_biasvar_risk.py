@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SHARED_DATA, random_group_bias_variance, shared_path
+from conftest import random_group_bias_variance, shared_files, shared_path
 from oracles import difficulty_groups, group_means
 from scipy.optimize import linear_sum_assignment
 
@@ -39,9 +39,8 @@ ROUNDING = 1e-4
 
 
 def csv_files(folder: str) -> list[str]:
-    root = SHARED_DATA / folder
     # An absent folder still yields one id, so the test runs and shared_path skips it cleanly.
-    return sorted(str(path.relative_to(root)) for path in root.rglob("*.csv")) or ["absent.csv"]
+    return shared_files(folder, "**/*.csv") or ["absent.csv"]
 
 
 def csv_rows(path: Path) -> list[list[str]]:

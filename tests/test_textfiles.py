@@ -20,7 +20,7 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run, read_run_columns
 from pytest_bvtest.io.tables import read_score_table
-from pytest_bvtest.io.textfiles import atomic_write_bytes, atomic_write_text, file_digest, numbered_lines
+from pytest_bvtest.io.textfiles import append_text, atomic_write_bytes, atomic_write_text, file_digest, numbered_lines
 from tests.conftest import shared_path
 
 
@@ -205,3 +205,27 @@ def test_a_run_through_a_pipe_is_read_once(tmp_path: Path, pipe: Any) -> None:
             f"{path}:5: found 5 columns, expected 6 (qid Q0 docno rank score tag); separate the columns by blanks; "
             "comment lines must start with '#'"
         )
+
+
+def test_append_text_appends_to_a_regular_file_or_a_new_one_and_refuses_a_pipe_without_waiting(tmp_path: Path) -> None:
+    """The job summary (``$GITHUB_STEP_SUMMARY``) is appended to; a FIFO there that nobody read hung the session."""
+    log = tmp_path / "summary.md"
+    append_text(log, "one\n")
+    append_text(log, "two\n")
+    assert log.read_text() == "one\ntwo\n"
+    fifo = tmp_path / "summary.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match=r"is a named pipe \(FIFO\), not a file to append to; name a regular file"):
+        append_text(fifo, "no reader\n")
+    with pytest.raises(InputError, match="cannot write this file"):
+        append_text(tmp_path, "a folder\n")
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    try:  # a pipe with a reader is still no log to append to (its reader would get half a report)
+        with pytest.raises(InputError, match="not a file to append to"):
+            append_text(fifo, "read\n")
+    finally:
+        with open(fifo, "wb"):
+            pass
+        reader.join(timeout=10)

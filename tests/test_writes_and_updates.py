@@ -442,8 +442,9 @@ def test_real_update_refuses_a_candidate_run_that_scores_zero_everywhere_unless_
         "gates: [{statistic: var, max_increase: 5%}]\n"
     )
     evaluation = evaluate_spec(load_spec(spec), use_cache=False)
-    assert evaluation.gates[0].outcome == "OK*" and evaluation.gates[0].value == 0.0
-    with pytest.raises(InputError, match=r"not updated: the candidate scores 0 on every topic \(nDCG@10\)"):
+    # nothing it retrieves is judged: its gate fails, and the update is refused all the same
+    assert evaluation.gates[0].outcome == "FAIL" and evaluation.gates[0].value == 0.0
+    with pytest.raises(InputError, match=r"not updated: 1 gate\(s\) failed: bvtest.yaml::nDCG@10::var"):
         update_reference(evaluation, allow_outside=True)
     assert (tmp_path / "production.run").read_text() == production
     lines = update_reference(evaluation, force=True, allow_outside=True)

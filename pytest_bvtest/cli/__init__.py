@@ -21,7 +21,7 @@ from pytest_bvtest.errors import BvtestError, InputError, short_list
 if TYPE_CHECKING:
     from pytest_bvtest.judging.decision import Verdict
     from pytest_bvtest.judging.evaluation import Evaluation
-    from pytest_bvtest.spec.model import CalibrationSpec, Spec
+    from pytest_bvtest.spec.model import CalibrationSpec, RunFile, Spec
 
 # The pipeline is imported by the command that runs it, so `bvtest --help` and usage errors answer at once.
 
@@ -42,6 +42,29 @@ class _Writer:
 
     def write_line(self, text: str = "", **markup: bool) -> None:
         self.stream.write(text + "\n")
+
+
+class _TerminalText:
+    """A text stream that writes what a terminal or a CI log may show
+    (:func:`~pytest_bvtest.report.untrusted.terminal_text`): the reports of ``check``, ``report``, ``calibrate``,
+    ``history`` and ``judge``, whose names and query texts come from the inputs. ``evaluate``'s TSV and a judge file
+    written to stdout are data, written as they are."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        from pytest_bvtest.report.untrusted import terminal_text
+
+        return self.stream.write(terminal_text(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _say(message: str) -> None:
+    """One line on stderr (an error, a warning, a note), as a terminal or a CI log may show it."""
+    _TerminalText(sys.stderr).write(message + "\n")
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -93,7 +116,52 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="evaluate up to N run files at once, each in its own process (default: the core count)",
     )
-    evaluate.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (.gz allowed)")
+    evaluate.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="TREC run files (.gz allowed), each named by its run tag; NAME=RUN names it (runs that share a tag, "
+        "as Anserini's and Pyserini's do)",
+    )
+
+    compare = commands.add_parser(
+        "compare",
+        help="every system against every other on each measure: paired tests, corrected, as a table (ranx's)",
+    )
+    compare.add_argument("--spec", default=None, metavar="SPEC", help="compare the systems of this bvtest.yaml")
+    compare.add_argument(
+        "--qrels", action="append", default=None, help="qrels file of the runs given (repeatable, as for evaluate)"
+    )
+    compare.add_argument(
+        "-m", "--measure", action="append", default=None, dest="measures", help="measure of the runs (repeatable)"
+    )
+    compare.add_argument(
+        "--test",
+        default=None,
+        help="the paired test whose corrected p-values mark the table: t, wilcoxon or randomization (default: the "
+        "spec's analysis.compare, else t)",
+    )
+    compare.add_argument(
+        "--correction",
+        default=None,
+        help="correction over the pairs of each measure: holm, bonferroni, fdr_bh or none (default: the spec's, "
+        "else holm)",
+    )
+    compare.add_argument(
+        "--alpha", type=float, default=None, help="significance level (default: the spec's, else 0.05)"
+    )
+    compare.add_argument(
+        "--format",
+        choices=("text", "markdown", "latex"),
+        default="text",
+        help="text (the table and every pair), markdown or latex (the table)",
+    )
+    compare.add_argument(
+        "--permutations", type=int, default=None, help="sign flips of the randomization test (default 10,000)"
+    )
+    compare.add_argument("--seed", type=int, default=None, help="seed of the sign flips (default: the spec's, 0)")
+    compare.add_argument("--no-cache", action="store_true", help="do not use the spec's per-topic score cache")
+    compare.add_argument("runs", nargs="*", metavar="RUN", help="run files (NAME=RUN names one), with --qrels and -m")
 
     for name, help_text in (
         ("check", "run the spec's gates (exit 1 when one fails)"),
@@ -140,12 +208,14 @@ def _parser() -> argparse.ArgumentParser:
         "judge", help="write the unjudged documents that decide the spec's gates, as a file to fill in with grades"
     )
     judge.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
-    judge.add_argument("-o", "--output", required=True, metavar="FILE", help="the judge file to write (TSV)")
+    judge.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="the judge file to write (TSV); - writes it to stdout"
+    )
     judge.add_argument(
         "--run",
         action="append",
         default=None,
-        help="run file to judge instead of the spec's candidate (repeatable, as for check)",
+        help="run file to judge instead of the spec's candidate (repeatable, as for check: every run's documents)",
     )
     judge.add_argument(
         "--force", action="store_true", help="write over FILE even when it holds grades, or is not a judge file"
@@ -196,21 +266,26 @@ def _parser() -> argparse.ArgumentParser:
 def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
     from pytest_bvtest.scoring.cache import ScoreCache
     from pytest_bvtest.scoring.matrix import MatrixBuilder
-    from pytest_bvtest.spec.measures import parse_measure
-    from pytest_bvtest.spec.model import RunFile
+    from pytest_bvtest.spec.measures import Measure, Residual, parse_measure
 
     measures = [parse_measure(text) for text in arguments.measures]
+    # RBP's residual is printed below each RBP measure: what its unjudged documents could still add
+    residuals = [Residual(measure) for measure in measures if measure.name == "RBP"]
     builder = MatrixBuilder.from_qrels_file(list(arguments.qrels), ScoreCache(arguments.cache_dir), jobs=arguments.jobs)
-    sources = [RunFile(Path(path), tag=arguments.tag) for path in arguments.runs]
-    matrices = builder.build(measures, sources)
+    sources = [_named_run(text, arguments.tag) for text in arguments.runs]
+    matrices = builder.build([*measures, *residuals], sources)
     if arguments.mean:
         out.write("system\tmeasure\tmean\n")
     else:
         out.write("system\ttopic\tmeasure\tvalue\n")
-    for matrix in matrices.values():
+    for measure, matrix in matrices.items():
         for i, system in enumerate(matrix.systems):
             if arguments.mean:
-                out.write(f"{system}\t{matrix.measure}\t{float(matrix.scores[i].mean())!r}\n")
+                # GMAP's per-topic values are logs: its summary is exp of their mean, as trec_eval's
+                summary = (
+                    measure.aggregate(matrix.scores[i]) if isinstance(measure, Measure) else matrix.scores[i].mean()
+                )
+                out.write(f"{system}\t{matrix.measure}\t{float(summary)!r}\n")
                 continue
             for j, topic in enumerate(matrix.topics):
                 out.write(f"{system}\t{topic}\t{matrix.measure}\t{float(matrix.scores[i, j])!r}\n")
@@ -218,17 +293,98 @@ def _evaluate(arguments: argparse.Namespace, out: TextIO) -> int:
     for system in notes.systems:
         missing = notes.missing_topics(system)
         if missing:
-            print(
-                f"bvtest: {system}: {len(missing)} topic(s) without a ranking scored 0: {short_list(missing)}",
-                file=sys.stderr,
-            )
+            _say(f"bvtest: {system}: {len(missing)} topic(s) without a ranking scored 0: {short_list(missing)}")
         ignored = notes.ignored_topics.get(system, ())
         if ignored:
-            print(
+            _say(
                 f"bvtest: {system}: {len(ignored)} topic(s) outside the evaluated topics "
-                f"(not judged, or no relevant document) ignored: {short_list(ignored)}",
-                file=sys.stderr,
+                f"(not judged, or no relevant document) ignored: {short_list(ignored)}"
             )
+    return EXIT_OK
+
+
+def _named_run(text: str, tag: str | None) -> RunFile:
+    """A ``bvtest evaluate`` run argument: ``path``, named by its run tag, or ``NAME=path`` (a path that exists is a
+    path, ``=`` in it or not)."""
+    from pytest_bvtest.spec.model import RunFile
+
+    name, separator, path = text.partition("=")
+    if not separator or os.path.lexists(text):
+        return RunFile(Path(text), tag=tag)
+    if not name.strip() or not path:
+        raise InputError(
+            f"run {text!r}: NAME=RUN needs a name and a run file", hint="e.g. bm25=runs/bm25.run, or the run alone"
+        )
+    return RunFile(Path(path), tag=tag, name=name.strip())
+
+
+def _compare(arguments: argparse.Namespace, out: TextIO) -> int:
+    """Every system against every other: the table (and, as text, every pair) of ``analysis.compare``'s test and
+    correction, or those the options choose."""
+    from dataclasses import replace
+
+    from pytest_bvtest.judging.comparisons import RANDOMIZATION_PERMUTATIONS, pairwise_comparisons
+    from pytest_bvtest.report import compare
+    from pytest_bvtest.report.jsonreport import pairwise_document
+    from pytest_bvtest.spec.model import COMPARISON_CORRECTIONS, COMPARISON_TESTS, CompareSpec
+
+    for option, value, choices in (
+        ("--test", arguments.test, COMPARISON_TESTS),
+        ("--correction", arguments.correction, COMPARISON_CORRECTIONS),
+    ):
+        if value is not None and value not in choices:
+            raise InputError(f"{option} must be one of {', '.join(choices)}, got {value!r}")
+    if arguments.alpha is not None and not 0 < arguments.alpha < 1:
+        raise InputError(f"--alpha must lie between 0 and 1, got {arguments.alpha:g}")
+    if arguments.permutations is not None and arguments.permutations < 1:
+        raise InputError(f"--permutations must be at least 1, got {arguments.permutations}")
+    settings, seed = CompareSpec(), 0
+    if arguments.spec is not None:
+        if arguments.runs or arguments.qrels or arguments.measures:
+            raise InputError(
+                "give either --spec or runs with --qrels and -m, not both",
+                hint="the spec names its systems, qrels and measures",
+            )
+        from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
+
+        spec = spec_under_test(arguments.spec).without_gates()
+        settings, seed = spec.analysis.compare, spec.analysis.bootstrap.seed
+        matrices = [measure.matrix for measure in evaluate_spec(spec, use_cache=not arguments.no_cache).measures]
+    else:
+        if not arguments.runs or not arguments.qrels or not arguments.measures:
+            raise InputError(
+                "compare needs a spec (--spec bvtest.yaml), or run files with --qrels and -m",
+                hint="e.g. bvtest compare --qrels qrels.txt -m nDCG@10 bm25=bm25.run rm3=rm3.run",
+            )
+        from pytest_bvtest.scoring.matrix import MatrixBuilder
+        from pytest_bvtest.spec.measures import parse_measure
+
+        measures = [parse_measure(text) for text in arguments.measures]
+        built = MatrixBuilder.from_qrels_file(list(arguments.qrels)).build(
+            measures, [_named_run(text, None) for text in arguments.runs]
+        )
+        matrices = list(built.values())
+    if len(matrices[0].systems) < 2:
+        raise InputError("compare needs at least two systems", hint="give more runs (or baselines in the spec)")
+    overrides = {"test": arguments.test, "correction": arguments.correction, "alpha": arguments.alpha}
+    settings = replace(settings, **{key: value for key, value in overrides.items() if value is not None})
+    documents = [
+        pairwise_document(table)
+        for table in pairwise_comparisons(
+            matrices,
+            settings,
+            permutations=arguments.permutations or RANDOMIZATION_PERMUTATIONS,
+            seed=seed if arguments.seed is None else arguments.seed,
+        )
+    ]
+    if arguments.format == "markdown":
+        out.write(compare.markdown_table(documents))
+    elif arguments.format == "latex":
+        out.write(compare.latex_table(documents))
+    else:
+        out.write("\n".join(compare.text_table(documents)) + "\n")
+        for document in documents:
+            out.write("\n" + "\n".join(compare.pair_lines(document)) + "\n")
     return EXIT_OK
 
 
@@ -280,7 +436,7 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
         except BvtestError as error:
             if evaluation.passed:
                 raise
-            print(f"bvtest: error: {error}", file=sys.stderr)  # refused: the gates failed (exit 1 says so)
+            _say(f"bvtest: error: {error}")  # refused: the gates failed (exit 1 says so)
             return EXIT_GATE_FAILED
         for line in lines:
             out.write(line + "\n")
@@ -292,22 +448,29 @@ def _judge(arguments: argparse.Namespace, out: TextIO) -> int:
     leverage, with an empty grade column (docs/judgments.md)."""
     from pytest_bvtest.judging.documents import documents_to_judge, require_gates_to_judge
     from pytest_bvtest.judging.pipeline import evaluate_spec, require_candidate_for_gates, spec_under_test
-    from pytest_bvtest.report.judgefile import check_judge_file_path, write_judge_file
+    from pytest_bvtest.report.judgefile import check_judge_file_path, judge_file_text, write_judge_file
     from pytest_bvtest.report.paths import check_output_paths
 
+    to_stdout = arguments.output == "-"
     spec = spec_under_test(arguments.spec, arguments.run)
     require_candidate_for_gates(spec)
     require_gates_to_judge(spec)
-    check_output_paths({"-o": arguments.output}, [spec])
-    check_judge_file_path(arguments.output, force=arguments.force)
+    if not to_stdout:
+        check_output_paths({"-o": arguments.output}, [spec])
+        check_judge_file_path(arguments.output, force=arguments.force)
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project)
     documents = documents_to_judge(evaluation)
-    write_judge_file(arguments.output, evaluation, documents, force=arguments.force)
     undecided = sum(verdict.undecided for verdict in evaluation.gates)
-    out.write(
-        f"wrote {arguments.output}: {len(documents):,} unjudged document{'' if len(documents) == 1 else 's'} to "
-        f"judge, by leverage; {undecided} of {len(evaluation.gates)} gates undecided\n"
+    said = (
+        f"{len(documents):,} unjudged document{'' if len(documents) == 1 else 's'} to judge, most settling first; "
+        f"{undecided} of {len(evaluation.gates)} gates undecided"
     )
+    if to_stdout:  # the file itself on stdout, as it is (ids must round-trip); what was written on stderr
+        out.write(judge_file_text(evaluation, documents, spec.folder / "judgments.tsv"))
+        _say(f"bvtest: wrote the judge file to standard output: {said}")
+        return EXIT_OK
+    write_judge_file(arguments.output, evaluation, documents, force=arguments.force)
+    out.write(f"wrote {arguments.output}: {said}\n")
     return EXIT_OK
 
 
@@ -317,7 +480,7 @@ def _history(arguments: argparse.Namespace, out: TextIO) -> int:
 
     history = read_history(arguments.path)
     for message in history.skipped:
-        print(f"bvtest: warning: {message}", file=sys.stderr)
+        _say(f"bvtest: warning: {message}")
     series = gate_series(history.records)
     if not series:
         raise InputError(
@@ -574,7 +737,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         warnings.simplefilter("default")
         code = _run(arguments, out)
     for warning in caught:  # one line each, like the errors (a full cache folder, say)
-        print(f"bvtest: warning: {warning.message}", file=sys.stderr)
+        _say(f"bvtest: warning: {warning.message}")
     return code
 
 
@@ -582,7 +745,7 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
     try:
         code = _command(arguments, out)
     except BvtestError as error:
-        print(f"bvtest: error: {error}", file=sys.stderr)
+        _say(f"bvtest: error: {error}")
         return EXIT_INPUT_ERROR
     except BrokenPipeError:  # before OSError, its base class
         # The reader left before the command finished: its verdict and its reports are unknown, so a
@@ -590,7 +753,7 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
         _discard_stdout(out)
         return EXIT_GATE_FAILED
     except OSError as error:  # a stream the writers do not own (stdout on a full disk); str() names the file if known
-        print(f"bvtest: error: {error}", file=sys.stderr)
+        _say(f"bvtest: error: {error}")
         return EXIT_INPUT_ERROR
     try:
         out.flush()  # a reader that closed the pipe shows here, not in the interpreter's flush at exit
@@ -602,12 +765,17 @@ def _run(arguments: argparse.Namespace, out: TextIO) -> int:
 def _command(arguments: argparse.Namespace, out: TextIO) -> int:
     if arguments.command == "evaluate":
         return _evaluate(arguments, out)
+    if arguments.command == "judge" and arguments.output == "-":
+        return _judge(arguments, out)
+    out = _TerminalText(out)  # type: ignore[assignment]
     if arguments.command == "calibrate":
         return _calibrate(arguments, out)
     if arguments.command == "history":
         return _history(arguments, out)
     if arguments.command == "judge":
         return _judge(arguments, out)
+    if arguments.command == "compare":
+        return _compare(arguments, out)
     return _check_or_report(arguments, out)
 
 

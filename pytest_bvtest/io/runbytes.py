@@ -83,11 +83,11 @@ def read_well_formed_run(
     """
     columns = _Columns()
     try:
-        with open_bytes(path, hasher=hasher) as handle:
+        with open_bytes(path, hasher=hasher, text=False) as handle:
             for block in _blocks_of_lines(handle):
                 if not columns.add(_parse_block(block)):
                     return None
-    except (InputError, OSError, EOFError, zlib.error):
+    except (InputError, _NotText, OSError, EOFError, zlib.error):
         return None
     return columns.finish(selected_tag)
 
@@ -112,7 +112,7 @@ def read_well_formed_chunks(
     done: set[bytes] = set()
     pending = 0
     try:
-        with open_bytes(path, hasher=hasher) as handle:
+        with open_bytes(path, hasher=hasher, text=False) as handle:
             for block in _blocks_of_lines(handle):
                 parsed = _parse_block(block)
                 if not columns.add(parsed):
@@ -123,7 +123,7 @@ def read_well_formed_chunks(
                     chunk, columns = columns.split_last_topic()
                     pending = columns.stretch_lengths[0]
                     yield _finished_chunk(chunk, selected_tag, done)
-    except (InputError, OSError, EOFError, zlib.error):
+    except (InputError, _NotText, OSError, EOFError, zlib.error):
         raise NotInChunks from None
     yield _finished_chunk(columns, selected_tag, done)
 
@@ -158,15 +158,29 @@ def _blocks_of_lines(handle: BinaryIO) -> Iterator[np.ndarray]:
         yield last[:end]
 
 
+# The longest line the fast path carries from one block to the next: a run's lines are far shorter, and a file
+# without line breaks (a sparse file) carried a line of gigabytes, copied again for every block.
+_LONGEST_LINE = 1 << 20
+
+
+class _NotText(Exception):
+    """A block the fast path declines before parsing it: one that starts with a NUL byte, or a line longer than
+    :data:`_LONGEST_LINE` (the validated reader then reads the file, and names the line)."""
+
+
 def _raw_blocks_of_lines(handle: BinaryIO) -> Iterator[np.ndarray]:
     carried = np.empty(0, dtype=np.uint8)
     while True:
+        if carried.size > _LONGEST_LINE:
+            raise _NotText
         buffer = np.empty(carried.size + _BLOCK_BYTES, dtype=np.uint8)
         buffer[: carried.size] = carried
         read = handle.readinto(memoryview(buffer)[carried.size :])
         filled = carried.size + read
         if not read:
             break
+        if not carried.size and not buffer[0]:  # a file (or a block) of NUL bytes, such as a sparse file
+            raise _NotText
         end = _after_last_newline(buffer[:filled])
         # after the last newline; everything while a line longer than a block is still being read
         carried = buffer[end:filled].copy()

@@ -533,6 +533,9 @@ def _parquet_cells(table, positions: dict[str, int], measure: str | None) -> dic
         return None
     if types.is_floating(value.type) and not compute.all(compute.is_finite(value)).as_py():
         return None
+    largest = compute.max(compute.abs(value)).as_py() if len(value) else 0
+    if largest is not None and largest > MAX_SCORE:
+        return None  # the rows one by one name the first such value
     encoded: dict[str, tuple[list, np.ndarray]] = {}
     for role in ("system", "topic", "measure"):
         if role not in positions:
@@ -639,7 +642,9 @@ def _read_wide(
         first_lines[row_name] = number
         if rows_are_topics:
             _refuse_summary_topic(path, number, row_name)
-        matrix[row_name] = {name: _cell(text, path, number) for name, text in zip(column_names, values)}
+        matrix[row_name] = {
+            name: _cell(text, path, number, f"column {excerpt(name)}") for name, text in zip(column_names, values)
+        }
     if rows_are_topics:
         return (
             {(system, measure): {topic: matrix[topic][system] for topic in matrix} for system in column_names}
@@ -735,11 +740,26 @@ def _file_stem(path: str | os.PathLike[str]) -> str:
     return Path(name).stem or name
 
 
-def _cell(text: str, path: str | os.PathLike[str], number: int) -> float:
-    return finite_number(
+#: The largest magnitude of a per-topic score: the statistics square scores and sum the squares over topics (and
+#: resamples), which stays finite far below 1e154. A cell of 1e308 or 1e200 overflowed them ("scores contain NaN or
+#: infinite values", naming no table, then numpy's overflow warnings).
+MAX_SCORE = 1e100
+
+
+def _cell(text: str, path: str | os.PathLike[str], number: int, column: str = "value") -> float:
+    value = finite_number(
         text,
         "value",
         path=path,
         line=number,
         hint="every cell needs a finite score (write 0 where a system scored nothing)",
     )
+    if abs(value) > MAX_SCORE:
+        raise InputError(
+            f"{column}: {excerpt(text)} is too large a score (at most {MAX_SCORE:g} in magnitude: the statistics "
+            "square the scores and sum them)",
+            path=path,
+            line=number,
+            hint="is this column the measure's per-topic scores? rescale the measure if its values are that large",
+        )
+    return value

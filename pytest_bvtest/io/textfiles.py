@@ -27,6 +27,10 @@ from typing import IO, Any, BinaryIO, Protocol
 from pytest_bvtest.errors import InputError, excerpt
 
 _HASH_CHUNK = 1 << 20
+#: The longest line an input file may hold: far above a run's, a qrels' or a topic's line, and above the header of a
+#: wide table of a million topics. A file that is not text (a disk image, a sparse file, 2 GB of NUL bytes) has no
+#: line break for gigabytes; it is refused here instead of being read into memory as one line.
+MAX_LINE_BYTES = 32 << 20
 _BOM = "\ufeff"
 _GZIP_MAGIC = b"\x1f\x8b"
 # Decimal numbers as trec_eval writes them, ASCII digits only: Python's float() also takes `1_0` and
@@ -116,13 +120,74 @@ class _GzipReader(gzip.GzipFile):
             self._source.close()
 
 
-def open_bytes(path: str | os.PathLike[str], *, hasher: Hasher | None = None) -> BinaryIO:
+class _TextBytes(io.RawIOBase):
+    """The bytes of a text file as they are read (decompressed), refused at the first NUL byte and at a line
+    longer than :data:`MAX_LINE_BYTES`: a file of NUL bytes is an error in its first block, and no line is read
+    into memory whole before it is known to end."""
+
+    def __init__(self, source: BinaryIO, path: str | os.PathLike[str]) -> None:
+        super().__init__()
+        self._source = source
+        self._path = path
+        self._offset = 0  # bytes read before this block
+        self._open_line = 0  # bytes of the line still open at the end of what was read
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        count = self._source.readinto(buffer)  # type: ignore[attr-defined]
+        if not count:
+            return count
+        block = bytes(memoryview(buffer)[:count])
+        nul = block.find(b"\x00")
+        if nul >= 0:
+            raise nul_byte_error(self._path, line_at(self._path, self._offset + nul), at_start=self._offset + nul == 0)
+        first = block.find(b"\n")
+        longest = self._open_line + (count if first < 0 else first)
+        if longest > MAX_LINE_BYTES:
+            raise InputError(
+                f"a line longer than {MAX_LINE_BYTES:,} bytes (a binary file, or one without line breaks?)",
+                path=self._path,
+                line=line_at(self._path, self._offset),
+                hint="name the text file the spec means; a wide table that long is read in the long format "
+                "(topic, system, value per line)",
+            )
+        self._open_line = longest if first < 0 else count - block.rfind(b"\n") - 1
+        self._offset += count
+        return count
+
+    def close(self) -> None:
+        self._source.close()
+        super().close()
+
+
+def line_at(path: str | os.PathLike[str], offset: int) -> int:
+    """The 1-based line of ``path`` (decompressed) that holds byte ``offset``: read again up to it, only for an
+    error's message."""
+    line = 1
+    with _open_source(Path(path), None) as handle:
+        while offset > 0 and (chunk := handle.read(min(offset, _HASH_CHUNK))):
+            line += chunk.count(b"\n")
+            offset -= len(chunk)
+    return line
+
+
+def open_bytes(path: str | os.PathLike[str], *, hasher: Hasher | None = None, text: bool = True) -> BinaryIO:
     """Open ``path`` for reading bytes, decompressed when the name ends in ``.gz``.
 
     ``hasher`` (a :mod:`hashlib` object), when given, is fed every byte read from the file as stored
     (compressed or not), so after reading to the end its digest equals :func:`file_digest` of what was
-    read. A missing, unreadable or non-regular file raises :class:`InputError` naming it.
+    read. A missing, unreadable or non-regular file raises :class:`InputError` naming it. With ``text`` (every
+    input but a run's fast path, which bounds its own blocks) a NUL byte or a line longer than
+    :data:`MAX_LINE_BYTES` raises an :class:`InputError` at its line as soon as it is read.
     """
+    source = _open_source(Path(path), hasher)
+    return io.BufferedReader(_TextBytes(source, path)) if text else source  # type: ignore[return-value]
+
+
+def _open_source(path: Path, hasher: Hasher | None) -> BinaryIO:
+    """``path``'s bytes as stored (``hasher`` fed with them), decompressed by name."""
     path = Path(path)
     require_regular_file(path)
     try:
@@ -259,8 +324,17 @@ def _read_error(path: str | os.PathLike[str], line: int, error: Exception) -> In
     return InputError(f"cannot read file ({error})", path=path, line=line)
 
 
-def nul_byte_error(path: str | os.PathLike[str], line: int) -> InputError:
-    """A NUL byte: C code (trec_eval, pytrec_eval) would end the id there and merge two documents."""
+def nul_byte_error(path: str | os.PathLike[str], line: int, *, at_start: bool = False) -> InputError:
+    """A NUL byte: C code (trec_eval, pytrec_eval) would end the id there and merge two documents. A file that
+    starts with one is no text file at all (``truncate -s 2G`` makes one of NUL bytes only)."""
+    if at_start:
+        return InputError(
+            "the file starts with a NUL byte: not a text file (a sparse or preallocated file never written, a disk "
+            "image, a binary file?)",
+            path=path,
+            line=line,
+            hint="check that the file was written completely, and that the spec names the text file it means",
+        )
     return InputError(
         "a NUL byte in this line (a binary or corrupt file?)",
         path=path,
@@ -314,12 +388,18 @@ def finite_number(text: str, role: str, *, path: str | os.PathLike[str], line: i
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
-    """Hex SHA-256 digest of the file's bytes (as stored, compressed or not); hardware-accelerated on most CPUs."""
+    """Hex SHA-256 digest of the file's bytes (as stored, compressed or not); hardware-accelerated on most CPUs.
+
+    An input file that starts with a NUL byte is refused in its first block, before the rest is hashed: no input
+    starts so (text does not, gzip starts with 1f 8b, Parquet with ``PAR1``), and ``truncate -s 2G`` makes such a
+    file of 2 GB."""
     digest = hashlib.sha256()
     require_regular_file(path)
     try:
         with open(path, "rb") as handle:
             for chunk in iter(lambda: handle.read(_HASH_CHUNK), b""):
+                if handle.tell() == len(chunk) and chunk.startswith(b"\x00"):
+                    raise nul_byte_error(path, 1, at_start=True)
                 digest.update(chunk)
     except FileNotFoundError:
         raise InputError(
@@ -400,13 +480,30 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def append_text(path: str | os.PathLike[str], text: str) -> None:
-    """Append UTF-8 ``text`` to ``path`` in one write (a log such as ``$GITHUB_STEP_SUMMARY``); a
-    failure is an :class:`InputError` naming ``path``."""
+    """Append UTF-8 ``text`` to ``path`` in one write (a log such as ``$GITHUB_STEP_SUMMARY``), a regular file or
+    a new one; a failure is an :class:`InputError` naming ``path``.
+
+    Opened without blocking and checked once open: a FIFO that nobody reads hung the session (a plain ``open``
+    waits for a reader), and a device or a pipe is no log to append to."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY
     try:
-        with open(path, "a", encoding="utf-8") as stream:
-            stream.write(text)
+        descriptor = os.open(path, flags, 0o666)
+    except OSError as error:
+        if error.errno == errno.ENXIO:  # a FIFO without a reader
+            raise InputError(
+                f"is {_file_kind(stat.S_IFIFO)}, not a file to append to", path=path, hint="name a regular file"
+            ) from None
+        raise _write_error(Path(path), error) from None
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"is {_file_kind(mode)}, not a file to append to", path=path, hint="name a regular file")
+        with os.fdopen(descriptor, "ab", closefd=False) as stream:
+            stream.write(text.encode("utf-8"))
     except OSError as error:
         raise _write_error(Path(path), error) from None
+    finally:
+        os.close(descriptor)
 
 
 def _write_to_stream(path: Path, data: bytes) -> None:

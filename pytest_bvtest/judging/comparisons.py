@@ -1,14 +1,27 @@
-"""The candidate against each baseline on the mean: paired t-test and randomization test, Holm-corrected."""
+"""Paired comparisons on the mean: the candidate against each baseline (t-test and randomization test, Holm-corrected),
+and every system against every other (t-test, Wilcoxon, randomization; the correction the spec or ``bvtest compare``
+chooses)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 
+from pytest_bvtest.errors import InputError
 from pytest_bvtest.scoring.matrix import ScoreMatrix
-from pytest_bvtest.stats.inference import RandomizationTests, TestResult, holm, paired_t_test
+from pytest_bvtest.spec.measures import parse_measure
+from pytest_bvtest.spec.model import COMPARISON_TESTS, CompareSpec
+from pytest_bvtest.stats.inference import (
+    CORRECTIONS,
+    RandomizationTests,
+    TestResult,
+    holm,
+    paired_t_test,
+    wilcoxon_signed_rank,
+)
 from pytest_bvtest.stats.swaps import read_swaps
 
 
@@ -112,3 +125,152 @@ def _comparisons(
             )
         )
     return tuple(comparisons)
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    """Two systems on one measure: ``first`` minus ``second`` on the mean over topics, the topics ``first`` wins,
+    ties and loses, and per paired test its two-sided p-value (``p``) and the p-value corrected over every pair of the
+    measure (``adjusted``), by test name (:data:`~pytest_bvtest.spec.model.COMPARISON_TESTS`)."""
+
+    first: str
+    second: str
+    difference: float
+    wins: int
+    ties: int
+    losses: int
+    p: Mapping[str, float]
+    adjusted: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class PairwiseComparisons:
+    """Every system against every other on one measure (ranx's comparison table): ``means`` the systems' values over
+    topics (GMAP's: exp of the mean log AP), ``pairs`` in the order of ``systems`` (the first against each later one,
+    then the second, ...), each corrected by ``correction`` over the measure's pairs; ``test`` is the one whose
+    adjusted p-value marks a difference at level ``alpha``. Differences and tests read the per-topic scores."""
+
+    measure: str
+    systems: tuple[str, ...]
+    means: tuple[float, ...]
+    test: str
+    correction: str
+    alpha: float
+    permutations: int
+    seed: int
+    pairs: tuple[PairComparison, ...]
+
+    def pair(self, first: str, second: str) -> PairComparison:
+        """The comparison of two systems, in either order (oriented ``first`` minus ``second``)."""
+        for pair in self.pairs:
+            if (pair.first, pair.second) == (first, second):
+                return pair
+            if (pair.second, pair.first) == (first, second):
+                return PairComparison(
+                    first,
+                    second,
+                    -pair.difference,
+                    pair.losses,
+                    pair.ties,
+                    pair.wins,
+                    pair.p,
+                    pair.adjusted,
+                )
+        raise KeyError(f"no comparison of {first!r} with {second!r} on {self.measure}")
+
+    def significant(self, pair: PairComparison) -> bool:
+        """Whether the chosen test, corrected, finds the pair's difference at level ``alpha``."""
+        return pair.adjusted[self.test] <= self.alpha
+
+
+def _compared(matrices: Sequence[ScoreMatrix]) -> list[tuple[ScoreMatrix, list[tuple[int, int]]]]:
+    """Per matrix, its pairs of systems (none below 2 systems or 2 topics)."""
+    return [
+        (matrix, list(combinations(range(len(matrix.systems)), 2)) if len(matrix.topics) >= 2 else [])
+        for matrix in matrices
+    ]
+
+
+def pairwise_tests(
+    matrices: Sequence[ScoreMatrix], permutations: int = RANDOMIZATION_PERMUTATIONS, seed: int = 0
+) -> RandomizationTests | None:
+    """The randomization tests of every pair of systems of every matrix, as one reader of the evaluation's swaps
+    (:func:`~pytest_bvtest.stats.swaps.read_swaps`); ``None`` when nothing is compared."""
+    flat = [(matrix.scores[i], matrix.scores[j]) for matrix, pairs in _compared(matrices) for i, j in pairs]
+    if not flat:
+        return None
+    return RandomizationTests(
+        np.array([ours for ours, _ in flat]), np.array([theirs for _, theirs in flat]), permutations, seed
+    )
+
+
+def _summary(measure: str, row: np.ndarray) -> float:
+    """A system's value of ``measure`` over topics as the table shows it: its mean, GMAP's exp of its mean log AP (a
+    table's free label: the mean)."""
+    try:
+        return parse_measure(measure).aggregate(row)
+    except InputError:
+        return float(row.mean())
+
+
+def pairwise_comparisons(
+    matrices: Sequence[ScoreMatrix],
+    settings: CompareSpec,
+    *,
+    permutations: int = RANDOMIZATION_PERMUTATIONS,
+    seed: int = 0,
+    tests: RandomizationTests | None = None,
+) -> list[PairwiseComparisons]:
+    """Every system against every other on each matrix: the paired t-test, Wilcoxon's signed-rank test and the
+    randomization test of the mean difference (``permutations`` sign flips, seeded; every flip when ``2**n`` is no
+    more), each corrected over the pairs of its measure by ``settings.correction`` (one family per measure and test,
+    as ranx and PyTerrier read a table). A matrix of fewer than 2 systems or 2 topics compares nothing.
+
+    The randomization tests are :func:`pairwise_tests`, given as ``tests`` once read with the gates' nulls, else
+    drawn here."""
+    compared = _compared(matrices)
+    if tests is None:
+        tests = pairwise_tests(matrices, permutations, seed)
+        if tests is not None:
+            read_swaps([tests])
+    randomized = list(tests.results()) if tests is not None else []
+    drawn = iter(randomized)
+    correct = CORRECTIONS[settings.correction]
+    tables = []
+    for matrix, pairs in compared:
+        raw: dict[str, list[float]] = {name: [] for name in COMPARISON_TESTS}
+        for i, j in pairs:
+            ours, theirs = matrix.scores[i], matrix.scores[j]
+            raw["t"].append(paired_t_test(ours, theirs).p_value)
+            raw["wilcoxon"].append(wilcoxon_signed_rank(ours, theirs).p_value)
+            raw["randomization"].append(next(drawn).p_value)
+        adjusted = {name: correct(np.array(values)) if values else np.zeros(0) for name, values in raw.items()}
+        comparisons = []
+        for k, (i, j) in enumerate(pairs):
+            difference = matrix.scores[i] - matrix.scores[j]
+            comparisons.append(
+                PairComparison(
+                    matrix.systems[i],
+                    matrix.systems[j],
+                    float(difference.mean()),
+                    int(np.count_nonzero(difference > 0)),
+                    int(np.count_nonzero(difference == 0)),
+                    int(np.count_nonzero(difference < 0)),
+                    {name: float(raw[name][k]) for name in COMPARISON_TESTS},
+                    {name: float(adjusted[name][k]) for name in COMPARISON_TESTS},
+                )
+            )
+        tables.append(
+            PairwiseComparisons(
+                matrix.measure,
+                matrix.systems,
+                tuple(_summary(matrix.measure, row) for row in matrix.scores),
+                settings.test,
+                settings.correction,
+                settings.alpha,
+                permutations,
+                seed,
+                tuple(comparisons),
+            )
+        )
+    return tables

@@ -41,10 +41,10 @@ from pytest_bvtest.judging.judgments import (
     UnjudgedDocuments,
 )
 from pytest_bvtest.judging.limits import GateLimit, gate_limits
-from pytest_bvtest.scoring.lifts import documents_lifts, run_lifts
+from pytest_bvtest.scoring.lifts import Lifts, combined_lifts, documents_lifts, run_lifts
 from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.measures import OptimisticMeasure
-from pytest_bvtest.spec.model import AnalysisSettings, GateSpec, RunFile, Source, Spec
+from pytest_bvtest.spec.model import NONRELEVANT, AnalysisSettings, GateSpec, RepeatedRuns, RunFile, Source, Spec
 from pytest_bvtest.stats.calibration import PendingNull
 from pytest_bvtest.stats.registry import STATISTICS
 
@@ -98,6 +98,8 @@ def _cornered(spec: Spec, measure: GatedMeasure, gate: GateSpec, segments: Mappi
     judged = _judged(measure, topics)
     if judged is None or judged.optimistic is None or STATISTICS[gate.statistic].from_simulation is not None:
         return False
+    if judged.reading == NONRELEVANT:  # unjudged documents are non-relevant by the qrels' convention: no corners
+        return False
     rows = [measure.matrix.index(system) for system in (spec.candidate_name, gate.reference) if system is not None]
     if any(not judged.shares[row].any() for row in rows):
         return False
@@ -125,20 +127,29 @@ def unjudged_documents(
     lifts = {}
     for system, optimistic in wanted.items():
         source = _source(spec, system)
-        found = None
-        if isinstance(source, Run):
-            found = run_lifts(qrels, source, optimistic)
-        else:
-            assert isinstance(source, RunFile)  # judgment_measures: systems from run files or runs only
-            documents = ranked_documents(source) if ranked_documents is not None else None
-            read = partial(read_run_columns, source.path, tag=source.tag)
-            if documents is not None:
-                found = documents_lifts(qrels, documents, optimistic, read)
-            if found is None:
-                found = run_lifts(qrels, read(), optimistic)
-        for measure, values in found.items():
-            lifts[str(measure.measure), system] = values
+        runs = source.runs if isinstance(source, RepeatedRuns) else (source,)
+        each = [_source_lifts(qrels, run, optimistic, ranked_documents) for run in runs]
+        for measure in optimistic:
+            found = [per_run[measure] for per_run in each]
+            lifts[str(measure.measure), system] = found[0] if len(found) == 1 else combined_lifts(found)
     return UnjudgedDocuments(lifts)
+
+
+def _source_lifts(
+    qrels: Qrels,
+    source: Source,
+    optimistic: Sequence[OptimisticMeasure],
+    ranked_documents: RankedDocuments | None,
+) -> dict[OptimisticMeasure, Lifts]:
+    """One run's :class:`~pytest_bvtest.scoring.lifts.Lifts` under each optimistic measure: from its ranked documents
+    when they are known without reading it, else from the run, read once."""
+    if isinstance(source, Run):
+        return run_lifts(qrels, source, optimistic)
+    assert isinstance(source, RunFile)  # judgment_measures: systems from run files or runs only
+    documents = ranked_documents(source) if ranked_documents is not None else None
+    read = partial(read_run_columns, source.path, tag=source.tag)
+    found = documents_lifts(qrels, documents, optimistic, read) if documents is not None else None
+    return found if found is not None else run_lifts(qrels, read(), optimistic)
 
 
 def _optimistic(spec: Spec, measure: GatedMeasure) -> OptimisticMeasure:
@@ -189,16 +200,15 @@ def _world_matrix(
         return None
     own = documents.lifts[measure.measure, lifted]
     graded = {topic: set(docnos) for topic, docnos in own.documents.items()}
-    scores = measure.matrix.scores.copy()
-    scores[row] = judged.optimistic[row]
+    rows = {lifted: judged.optimistic[row]}
     if other is not None and judged.unjudged_documents(measure.matrix.index(other)):
         shared, favoured = _favouring(measure, documents, lifted, other)
         left_out = {topic: docnos - favoured[topic] for topic, docnos in shared.items()}
         if any(left_out.values()):
             graded = {topic: docnos - left_out.get(topic, set()) for topic, docnos in graded.items()}
-            scores[row] = _row(measure, own.values_without(left_out))
-        scores[measure.matrix.index(other)] = _row(measure, documents.lifts[measure.measure, other].values(favoured))
-    return replace(measure, matrix=replace(measure.matrix, scores=scores)), graded
+            rows[lifted] = _row(measure, own.values_without(left_out))
+        rows[other] = _row(measure, documents.lifts[measure.measure, other].values(favoured))
+    return replace(measure, matrix=measure.matrix.with_rows(rows)), graded
 
 
 #: A measure in a corner's world, with the unjudged documents graded g+ there (per topic); ``None`` for a measure none

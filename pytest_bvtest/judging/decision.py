@@ -7,9 +7,10 @@ its limit (by more than floating-point noise), or when any number it reads is Na
 trusted: the point estimate is past a bound but the bootstrap interval reaches the safe side (Anserini's
 ``[OK*]``), the calibrated limit is one no swap crosses (the gate cannot fail), a guard concerns it, or the gate
 would miss the drop its ``detect:`` names (docs/mathematics.md §9). A gate judged at the two corners of
-docs/mathematics.md §10 (its candidate's or its reference's top d holds unjudged documents) is ``UNDECIDED`` when
-its verdict as judged does not hold at both: the missing judgments decide it, and the spec's
-``judgments.undecided`` says whether that fails CI.
+docs/mathematics.md §10 (its candidate's or its reference's top d holds unjudged documents) whose verdict as judged
+does not hold at both is decided by its plausible gradings (:mod:`.plausible`): passed when it passes in at least
+``judgments.confidence`` of them, failed when it fails in as many, else ``UNDECIDED``: the missing judgments decide
+it, and the spec's ``judgments.undecided`` says whether that fails CI.
 The sentences that explain a verdict live in :mod:`pytest_bvtest.report.wording`.
 """
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 from pytest_bvtest.judging.gate_inputs import GateInputs, GateNull, TopicImpact
 from pytest_bvtest.judging.guards import Guard
-from pytest_bvtest.judging.judgments import Corners
+from pytest_bvtest.judging.judgments import Corners, Plausibility
 from pytest_bvtest.judging.limits import TOLERANCE, GateLimit, JointFalseAlarm, excess_over, interval_excess
 from pytest_bvtest.judging.power import AimPower, PowerFacts
 from pytest_bvtest.spec.model import GateSpec
@@ -62,9 +63,10 @@ class Verdict:
     interval reaches the safe side; ``cannot_fail`` a calibrated limit no swap crosses; ``guards`` the
     measure's guards that concern the gate; ``power`` its power at its limit (docs/mathematics.md §9) and
     ``missed_aim`` the ``detect:`` aim a passing gate would miss. ``corners`` is the gate judged at the two
-    corners of unjudged documents (docs/mathematics.md §10; ``None`` when neither top d holds one); ``undecided``
-    when the verdict as judged does not hold at both, and then ``passed`` is the spec's ``judgments.undecided``
-    policy (``warn`` passes).
+    corners of unjudged documents (docs/mathematics.md §10; ``None`` when neither top d holds one); ``plausible`` the
+    gate weighed over plausible gradings of them when its verdict as judged does not hold at both corners, which then
+    decides it; ``undecided`` when they do not, and then ``passed`` is the spec's ``judgments.undecided`` policy
+    (``warn`` passes).
     """
 
     inputs: GateInputs
@@ -79,6 +81,7 @@ class Verdict:
     missed_aim: AimPower | None = None
     corners: Corners | None = None
     undecided: bool = False
+    plausible: Plausibility | None = None
 
     @property
     def outcome(self) -> str:
@@ -234,10 +237,12 @@ def decide(
     power: PowerFacts | None = None,
     corners: Corners | None = None,
     undecided: str = "warn",
+    plausible: Plausibility | None = None,
 ) -> Verdict:
     """Decide one gate, once: its outcome from its value, its limit, its power, the guards of its measure and,
-    where its top d holds unjudged documents, its ``corners``: a verdict that does not hold at both is undecided,
-    and passes when the ``undecided`` policy is ``warn``."""
+    where its top d holds unjudged documents, its ``corners``: a verdict that does not hold at both is the one its
+    ``plausible`` gradings decide, or, when they decide nothing (or were not drawn), undecided, which passes when the
+    ``undecided`` policy is ``warn``."""
     judged = judgement(inputs, limit)
     undefined, excess, point_passes, within_noise = (
         judged.undefined,
@@ -257,13 +262,32 @@ def decide(
             cannot_fail = CannotFail(smallest, null.swaps, null.exact)
     # a failing gate keeps its guards too: they say what its FAIL should not be trusted for
     concerning = tuple(guard for guard in guards if guard.concerns(gate.statistic, inputs.reference))
+    # a guard that fails its gates (nothing judged) decides them whatever the scores and the unjudged documents say
+    if any(guard.fails for guard in concerning):
+        return Verdict(inputs, limit, excess, False, undefined, within_noise, cannot_fail, concerning, power)
     passed = judged.passed
     # a pass that would miss the drop the spec asks the gate to catch: green, but not the green asked for
     aim = None if power is None else power.aim
     missed = aim if passed and aim is not None and aim.missed else None
     depends = corners is not None and not corners.optimistic.passed == passed == corners.pessimistic.passed
-    if depends:
+    decided = plausible.decided if depends and plausible is not None else None
+    if decided is not None:
+        passed, depends = decided, False
+        missed = aim if passed and aim is not None and aim.missed else None
+    elif depends:
         passed = undecided == "warn"
     return Verdict(
-        inputs, limit, excess, passed, undefined, within_noise, cannot_fail, concerning, power, missed, corners, depends
+        inputs,
+        limit,
+        excess,
+        passed,
+        undefined,
+        within_noise,
+        cannot_fail,
+        concerning,
+        power,
+        missed,
+        corners,
+        depends,
+        plausible if corners is not None and plausible is not None else None,
     )

@@ -13,10 +13,11 @@ import numpy as np
 
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError
-from pytest_bvtest.judging.comparisons import Comparison
+from pytest_bvtest.judging.comparisons import Comparison, PairwiseComparisons
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.guards import Guard
 from pytest_bvtest.judging.judgments import MeasureJudgments, UnjudgedDocuments
+from pytest_bvtest.judging.plausible import PlausibleGradings
 from pytest_bvtest.judging.variations import MVE_INTER_TOPIC, MeanVarianceDetails
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import ScoreMatrix
@@ -82,6 +83,8 @@ class MeasureEvaluation:
     #: What was judged of every system at the measure's depth (docs/mathematics.md §8); ``None`` where it is not
     #: known (a system from a per-topic table, query variations, Judged@k itself).
     judgments: MeasureJudgments | None = None
+    #: Every system against every other on the mean (``analysis.compare``); ``None`` where nothing is compared.
+    pairwise: PairwiseComparisons | None = None
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -124,6 +127,12 @@ def input_files(spec: Spec, cache: ScoreCache) -> tuple[InputFile, ...]:
     for role, name, path in spec.files():
         if (role, str(path)) not in seen:
             seen[(role, str(path))] = InputFile(role, name, str(path), cache.file_digest(path))
+        if role == "spec" and spec.qrels_judgments is not None and spec.qrels_source is not None:
+            # judgments held in memory: named by what they are, with the digest of what they judge (the history
+            # tells a change of qrels by it)
+            seen[("qrels", spec.qrels_source)] = InputFile(
+                "qrels", None, spec.qrels_source, spec.qrels_judgments.sha256
+            )
     return tuple(seen.values())
 
 
@@ -141,6 +150,8 @@ class Evaluation:
     #: The unjudged documents of the candidate's and its references' top d, read for the gates' corners (``None``
     #: when no gate has any): what ``bvtest judge`` lists (:mod:`~pytest_bvtest.judging.documents`).
     unjudged: UnjudgedDocuments | None = None
+    #: The plausible gradings the gates whose corners disagree were weighed over (``None`` when none was).
+    gradings: PlausibleGradings | None = None
 
     @property
     def simulation(self) -> SimulationResult | None:

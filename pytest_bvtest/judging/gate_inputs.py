@@ -447,6 +447,8 @@ def _blamed_topics(
     that moved it in the bad direction are listed. A statistic without a per-topic split (grouped
     bias-variance) falls back on the raw per-topic loss against ``compared``.
     """
+    if count == 0:  # none asked for (a plausible grading's gates: only their verdicts count)
+        return ()
     definition = STATISTICS[statistic]
     try:
         contributions = definition.topic_contributions(matrix.scores, candidate, reference, settings)

@@ -28,6 +28,12 @@ to do about each one.
 - ``target_constant``: the target constant ``c`` outside ``[mean of the virtual target, 1]``. Below
   the target's mean, a system whose mean exceeds ``c`` gets a larger Bias² the better it gets, so
   Bias² rewards worse systems (Zhang et al., IPM 2022, Lemma 1; docs/mathematics.md §3).
+- ``nothing_judged``: the qrels judge none of the documents of the candidate's top d on any topic (Judged@d 0
+  everywhere: document ids in another form, a run of another collection, a random ranking). Nothing judged is not
+  green: a *failure* that fails every gate of the measure, as does ``unanswered_topics`` when every system misses
+  every topic.
+- ``unjudged_nonrelevant``: the qrels judge only relevant documents (no grade below 1, MS MARCO's convention), so
+  unjudged documents count as non-relevant and the gates have no corners (docs/mathematics.md §10); a note, said once.
 """
 
 from __future__ import annotations
@@ -38,11 +44,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_bvtest.spec.model import UNANSWERED_SHARE, GuardSettings
+from pytest_bvtest.spec.model import NONRELEVANT, UNANSWERED_SHARE, GuardSettings
 from pytest_bvtest.stats.registry import STATISTICS
 
 if TYPE_CHECKING:
     from pytest_bvtest.judging.comparisons import Comparison
+    from pytest_bvtest.judging.judgments import MeasureJudgments
     from pytest_bvtest.scoring.matrix import ScoreMatrix
     from pytest_bvtest.spec.model import AnalysisSettings
     from pytest_bvtest.stats.biasvar import BiasVarianceAnalysis
@@ -57,9 +64,10 @@ _TOLERANCE = 1e-12
 class Guard:
     """One reason not to trust a green gate.
 
-    ``warning`` guards make the gates they concern ``OK*``; ``statistics`` limits them to gates on
-    those statistics and ``reference`` to gates measured against that system (``None``: no limit).
-    ``facts`` are the numbers and names :func:`pytest_bvtest.report.wording.guard_message` says them with.
+    ``warning`` guards make the gates they concern ``OK*``, and ``fails`` ones (warnings too) fail them;
+    ``statistics`` limits them to gates on those statistics and ``reference`` to gates measured against that system
+    (``None``: no limit). ``facts`` are the numbers and names :func:`pytest_bvtest.report.wording.guard_message`
+    says them with.
     """
 
     kind: str
@@ -69,6 +77,7 @@ class Guard:
     topics: tuple[str, ...] = ()
     statistics: tuple[str, ...] | None = None
     reference: str | None = None
+    fails: bool = False
 
     def concerns(self, statistic: str, reference: str | None) -> bool:
         """Whether a gate on ``statistic`` (measured against ``reference``) is made ``OK*`` by this guard."""
@@ -155,7 +164,8 @@ def candidate_scores_zero(scores: np.ndarray, candidate: int, systems: Sequence[
 def unanswered_topics(
     scores: np.ndarray, topics: Sequence[str], measure: str, threshold: float = UNANSWERED_SHARE
 ) -> Guard | None:
-    """Topics on which every system scores 0; a warning above ``threshold`` of the topics."""
+    """Topics on which every system scores 0; a warning above ``threshold`` of the topics, a failure when it is every
+    topic (the qrels judge nothing any system retrieved)."""
     missed = tuple(topic for topic, column in zip(topics, np.all(scores == 0, axis=0)) if column)
     if not missed:
         return None
@@ -164,7 +174,29 @@ def unanswered_topics(
         len(missed) / len(topics) > threshold,
         {"measure": measure, "total": len(topics), "threshold": threshold},
         topics=missed,
+        fails=len(missed) == len(topics),
     )
+
+
+def nothing_judged(judged_shares: np.ndarray, depth: int, label: str, candidate: str, measure: str) -> Guard | None:
+    """The qrels judge none of the documents of the candidate's top ``depth`` on any topic (``judged_shares``: its
+    Judged@depth per topic): a failure. Nothing it retrieved was judged, so no verdict about it rests on judgments,
+    and its corners would be all guesswork (docs/mathematics.md §10, "Nothing judged is not green")."""
+    if judged_shares.size == 0 or judged_shares.any():
+        return None
+    return Guard(
+        "nothing_judged",
+        True,
+        {"measure": measure, "candidate": candidate, "depth": depth, "label": label, "total": int(judged_shares.size)},
+        systems=(candidate,),
+        fails=True,
+    )
+
+
+def unjudged_nonrelevant(measure: str, label: str, chosen: str) -> Guard:
+    """The note of qrels read the trec_eval way (unjudged documents non-relevant): ``chosen`` says why, ``auto``
+    (the qrels judge only relevant documents) or ``spec`` (``judgments: {unjudged: nonrelevant}``)."""
+    return Guard("unjudged_nonrelevant", False, {"measure": measure, "label": label, "chosen": chosen})
 
 
 def stale_reference(
@@ -311,4 +343,21 @@ def measure_guards(
     found.append(
         target_constant_out_of_range(float(analysis.c), analysis.target_scores, bounded_by_one, matrix.measure)
     )
+    return tuple(guard for guard in found if guard is not None)
+
+
+def judgment_guards(judged: MeasureJudgments | None, matrix: ScoreMatrix, candidate: str | None) -> tuple[Guard, ...]:
+    """The guards of what was judged at the measure's depth (``judged``; ``None`` where it is not known): nothing of
+    the candidate's top d judged (a failure), and unjudged documents read the trec_eval way (a note)."""
+    if judged is None:
+        return ()
+    found = []
+    if candidate is not None:
+        found.append(
+            nothing_judged(
+                judged.shares[matrix.index(candidate)], judged.depth, judged.label, candidate, judged.measure
+            )
+        )
+    if judged.reading == NONRELEVANT:
+        found.append(unjudged_nonrelevant(judged.measure, judged.label, judged.chosen))
     return tuple(guard for guard in found if guard is not None)

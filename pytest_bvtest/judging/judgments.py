@@ -21,20 +21,23 @@ from pytest_bvtest.io.runs import Run
 from pytest_bvtest.scoring.lifts import Lifts
 from pytest_bvtest.scoring.matrix import ScoreMatrix
 from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, RunMeasure, TableMeasure, UnjudgedCount
-from pytest_bvtest.spec.model import RunFile, Spec
+from pytest_bvtest.spec.model import NONRELEVANT, PLAUSIBLE, RepeatedRuns, RunFile, Spec
 
 
 @dataclass(frozen=True)
 class JudgmentMeasures:
     """What is scored beside one measure: its judged share ``judged`` (Judged@d), the count of unjudged documents
     ``unjudged`` and, where the measure has one, its optimistic value ``optimistic`` with the unjudged documents
-    graded ``grade`` (``None`` otherwise)."""
+    graded ``grade`` (``None`` otherwise); ``reading`` how unjudged documents are read (``plausible`` or
+    ``nonrelevant``) and ``chosen`` by whom (``auto``: from the qrels, ``spec``: ``judgments.unjudged``)."""
 
     depth: int
     grade: int
     judged: Measure
     unjudged: UnjudgedCount
     optimistic: OptimisticMeasure | None
+    reading: str = PLAUSIBLE
+    chosen: str = "auto"
 
     def measures(self) -> list[RunMeasure]:
         return [self.judged, self.unjudged, *([self.optimistic] if self.optimistic is not None else [])]
@@ -50,7 +53,8 @@ def judgment_measures(spec: Spec, qrels: Qrels | None) -> dict[Measure, Judgment
     sources = spec.sources()
     if qrels is None or spec.analysis.mve.variations is not None or not sources:
         return {}
-    if not all(isinstance(source, RunFile | Run) for source in sources):
+    runs = [run for source in sources for run in (source.runs if isinstance(source, RepeatedRuns) else (source,))]
+    if not all(isinstance(run, RunFile | Run) for run in runs):
         return {}
     top = max(max(grades.values()) for grades in qrels.judgments.values())
     grade = spec.judgments.optimistic_grade
@@ -63,6 +67,7 @@ def judgment_measures(spec: Spec, qrels: Qrels | None) -> dict[Measure, Judgment
             line=spec.line_of("judgments", "optimistic_grade"),
             hint=f"the key may lower the grade unjudged documents get at the optimistic corner: give at most {top}",
         )
+    reading, chosen = unjudged_reading(spec, qrels)
     derived = {}
     for measure in spec.measures:
         if isinstance(measure, TableMeasure) or measure.name == "Judged":
@@ -74,8 +79,22 @@ def judgment_measures(spec: Spec, qrels: Qrels | None) -> dict[Measure, Judgment
             Measure("Judged", cutoff=depth),
             UnjudgedCount(depth),
             OptimisticMeasure(measure, grade, depth) if measure.has_corners else None,
+            reading,
+            chosen,
         )
     return derived
+
+
+def unjudged_reading(spec: Spec, qrels: Qrels) -> tuple[str, str]:
+    """How unjudged documents are read, and by whose choice (docs/mathematics.md §10): the spec's
+    ``judgments.unjudged`` (``spec``), or, for ``auto``, ``nonrelevant`` when the qrels judge only relevant documents
+    (no grade below 1: MS MARCO's sparse qrels, where a prior estimated from the judged documents, all relevant, would
+    call every unjudged one likely relevant) and ``plausible`` otherwise."""
+    asked = spec.judgments.unjudged
+    if asked != "auto":
+        return asked, "spec"
+    positive_only = all(grade > 0 for grades in qrels.judgments.values() for grade in grades.values())
+    return (NONRELEVANT if positive_only else PLAUSIBLE), "auto"
 
 
 @dataclass(frozen=True)
@@ -92,6 +111,8 @@ class MeasureJudgments:
     unjudged: np.ndarray
     grade: int
     optimistic: np.ndarray | None
+    reading: str = PLAUSIBLE
+    chosen: str = "auto"
 
     def restricted(self, columns: np.ndarray) -> MeasureJudgments:
         """The same on the topics ``columns`` only (a gate on a segment of the topics)."""
@@ -113,14 +134,20 @@ def measure_judgments(
 ) -> MeasureJudgments:
     """The judged shares, unjudged counts and optimistic values of every system, from their score matrices."""
     optimistic = None if derived.optimistic is None else matrices[derived.optimistic].scores
+    counts = matrices[derived.unjudged]
+    unjudged = counts.scores.copy()
+    for system, per_run in counts.runs.items():  # several runs: the most any of them leaves unjudged, not their mean
+        unjudged[counts.index(system)] = per_run.max(axis=0)
     return MeasureJudgments(
         str(measure),
         derived.depth,
         str(derived.judged),
         matrices[derived.judged].scores,
-        matrices[derived.unjudged].scores.astype(np.int64),
+        np.rint(unjudged).astype(np.int64),
         derived.grade,
         optimistic,
+        derived.reading,
+        derived.chosen,
     )
 
 
@@ -179,6 +206,44 @@ class Corners:
     def unjudged(self) -> int:
         """The unjudged documents the corners rest on, each once: the judgments that would settle the gate."""
         return self.candidate_unjudged + self.reference_unjudged - self.shared
+
+
+@dataclass(frozen=True)
+class Plausibility:
+    """A gate weighed over plausible gradings of the unjudged documents (docs/mathematics.md §10).
+
+    ``passing`` of ``draws`` gradings (seeded with ``seed``) pass the gate, its limit read from ``swaps`` swaps in
+    each; ``documents`` unjudged documents of its candidate's and reference's top d on its topics were graded, each
+    relevant with probability ``relevant`` on average (the prior, its pool-bias ``discount``), where the judged
+    documents of those top d are relevant ``judged_relevant`` of the time. ``settle``: how many of them, judged in
+    the order of the documents to judge, are expected to settle it (``None``: not even all of them in half of the
+    gradings). Decided when ``P`` is at least ``confidence`` or at most ``1 - confidence``.
+    """
+
+    draws: int
+    passing: int
+    seed: int
+    confidence: float
+    discount: float
+    swaps: int
+    documents: int
+    relevant: float
+    judged_relevant: float
+    settle: int | None = None
+
+    @property
+    def probability(self) -> float:
+        """P: the share of the gradings in which the gate passes."""
+        return self.passing / self.draws
+
+    @property
+    def decided(self) -> bool | None:
+        """True when the gate plausibly passes (``P >= confidence``), False when it plausibly fails, else ``None``."""
+        if self.probability >= self.confidence:
+            return True
+        if self.probability <= 1.0 - self.confidence:
+            return False
+        return None
 
 
 @dataclass(frozen=True)

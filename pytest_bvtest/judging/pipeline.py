@@ -13,16 +13,24 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import InputError, StatisticError, short_list
-from pytest_bvtest.io.qrels import read_qrels_files
+from pytest_bvtest.io.frames import is_data_frame, qrels_from_frame, qrels_from_mapping, run_from_frame
+from pytest_bvtest.io.qrels import Qrels, read_qrels_files
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.io.textfiles import ALLOW_OUTSIDE_OPTIONS, project_root, require_inside
 from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
-from pytest_bvtest.judging.comparisons import Comparison, compare_with_baselines, comparison_tests
+from pytest_bvtest.judging.comparisons import (
+    Comparison,
+    compare_with_baselines,
+    comparison_tests,
+    pairwise_comparisons,
+    pairwise_tests,
+)
 from pytest_bvtest.judging.corners import CornerWorlds, GatedMeasure, corner_worlds, judgment_corners
 from pytest_bvtest.judging.decision import Verdict, decide
 from pytest_bvtest.judging.evaluation import (
@@ -36,15 +44,17 @@ from pytest_bvtest.judging.evaluation import (
     input_files,
 )
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs, pending_gate_null
-from pytest_bvtest.judging.guards import Guard, measure_guards
+from pytest_bvtest.judging.guards import Guard, judgment_guards, measure_guards
 from pytest_bvtest.judging.judgments import (
     Corners,
     MeasureJudgments,
+    Plausibility,
     every_measure,
     judgment_measures,
     measure_judgments,
 )
 from pytest_bvtest.judging.limits import gate_limits, joint_false_alarms
+from pytest_bvtest.judging.plausible import plausible_verdicts
 from pytest_bvtest.judging.power import gate_powers
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
@@ -59,7 +69,7 @@ from pytest_bvtest.scoring.matrix import MatrixBuilder, ScoreMatrix, run_files_r
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.measures import Measure, TableMeasure
 from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, RunFile, ScoreTableFile, Spec
-from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run
+from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run, with_qrels
 from pytest_bvtest.stats.calibration import PendingNull
 from pytest_bvtest.stats.gawm import GAWMResult, hits
 from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
@@ -116,7 +126,9 @@ def evaluate_spec(
     the cache in that many processes at once.
     """
     cache = ScoreCache(_spec_cache_folder(spec, cache_dir, use_cache, allow_outside))
-    qrels = read_qrels_files(spec.qrels_files()) if spec.qrels is not None else None
+    qrels = spec.qrels_judgments
+    if qrels is None and spec.qrels is not None:
+        qrels = read_qrels_files(spec.qrels_files())
     variations = None
     judgments: dict[Measure | TableMeasure, MeasureJudgments] = {}
     builder = None
@@ -136,7 +148,7 @@ def evaluate_spec(
     settings = replace(spec.analysis, topic_weights=weights)
     topic_file = read_topic_file(spec.topics) if spec.topics is not None else None
     texts = topic_file.texts if topic_file is not None else {}
-    segments = _segments(spec, topic_file, ordered_topics(matrices))
+    segments = _segments(spec, topic_file, ordered_topics(matrices), weights)
     candidate_name = spec.candidate_name
     ordered = [matrices[measure] for measure in spec.measures]
     gated = [
@@ -156,9 +168,10 @@ def evaluate_spec(
     comparisons: list[tuple[Comparison, ...]] = [()] * len(ordered)
     nulls: list[dict[int, PendingNull]] = [{} for _ in ordered]
     corners = CornerWorlds(gated, [[] for _ in gated], None, {}, {})
+    seed = spec.analysis.bootstrap.seed
+    every_pair = pairwise_tests(ordered, seed=seed)
     if candidate_name is not None:
         # every gate's null, the corners' and the comparisons' randomization tests read the same swaps, drawn once
-        seed = spec.analysis.bootstrap.seed
         tests = comparison_tests(ordered, candidate_name, seed)
         nulls = [_pending_nulls(spec, measure, simulations, segments) for measure in gated]
         corners = corner_worlds(
@@ -171,21 +184,30 @@ def evaluate_spec(
         read_swaps(
             [
                 *((tests,) if tests is not None else ()),
+                *((every_pair,) if every_pair is not None else ()),
                 *(null for each in nulls for null in each.values()),
                 *corners.readers,
             ],
             cache if cache.enabled else None,  # the same swaps every time: kept beside the scores
         )
         comparisons = compare_with_baselines(ordered, candidate_name, seed, tests)
+    # every system against every other (the HTML report's table, bvtest compare)
+    pairwise = pairwise_comparisons(
+        ordered, spec.analysis.compare, seed=seed, tests=every_pair if candidate_name is not None else None
+    )
     evaluated = [
         _evaluate_measure(spec, measure, variations, texts, compared, simulations, segments, drawn)
         for measure, compared, drawn in zip(gated, comparisons, nulls)
     ]
+    evaluated = [(replace(measure, pairwise=table), gates) for (measure, gates), table in zip(evaluated, pairwise)]
     family = spec.analysis.calibration.family
     gates = [gates for _, gates in evaluated]
     cornered = judgment_corners(spec, corners, gates, texts, family, segments)
+    plausible, gradings = plausible_verdicts(
+        spec, corners, gates, cornered, family, _top_grade(qrels), segments, cache if cache.enabled else None
+    )
     verdicts = judge_gates(
-        gates, [measure.guards for measure, _ in evaluated], family, cornered, spec.judgments.undecided
+        gates, [measure.guards for measure, _ in evaluated], family, cornered, spec.judgments.undecided, plausible
     )
     measures = tuple(replace(measure, gates=judged) for (measure, _), judged in zip(evaluated, verdicts))
     return Evaluation(
@@ -195,7 +217,15 @@ def evaluate_spec(
         inputs=input_files(spec, cache),
         texts=texts,
         unjudged=corners.documents,
+        gradings=gradings,
     )
+
+
+def _top_grade(qrels: Qrels | None) -> int:
+    """The top grade of the qrels (1 without any): the plausible gradings draw grades 0 to it."""
+    if qrels is None:
+        return 1
+    return max(1, max(max(grades.values()) for grades in qrels.judgments.values()))
 
 
 def _refuse_one_system_twice(spec: Spec, matrices: list[ScoreMatrix]) -> None:
@@ -298,7 +328,7 @@ def _evaluate_measure(
     gate_references = tuple(inputs.reference for inputs in gates if inputs.reference is not None)
     guards = measure_guards(
         matrix, analysis, settings, candidate_name, spec.reference, comparisons, spec.analysis.guards, gate_references
-    )
+    ) + judgment_guards(judged, matrix, candidate_name)
     mve = mean_variance_details(spec, matrix, settings, variations, candidate_name)
     evaluated = MeasureEvaluation(
         matrix.measure,
@@ -350,9 +380,12 @@ def ordered_topics(matrices: Mapping[object, ScoreMatrix]) -> tuple[str, ...]:
     return next(iter(matrices.values())).topics
 
 
-def _segments(spec: Spec, topic_file: TopicFile | None, topics: tuple[str, ...]) -> dict[str, str]:
+def _segments(
+    spec: Spec, topic_file: TopicFile | None, topics: tuple[str, ...], weights: np.ndarray | None
+) -> dict[str, str]:
     """Each topic's segment, from the topic file; with a gate per segment every evaluated topic needs one (a topic
-    left out of every segment would be judged by no segment's gate without a word)."""
+    left out of every segment would be judged by no segment's gate without a word), and a segment whose gate weighs
+    its topics (``weighted_mean``) needs a weight above 0 among them (``weights``, aligned with ``topics``)."""
     segments = dict(topic_file.segments) if topic_file is not None else {}
     if any(gate.segment is not None for gate in spec.gates):
         assert topic_file is not None and spec.topics is not None  # the reader requires a segment column
@@ -362,6 +395,19 @@ def _segments(spec: Spec, topic_file: TopicFile | None, topics: tuple[str, ...])
                 f"no segment for {len(missing)} evaluated topic(s): {short_list(missing)}",
                 path=spec.topics,
                 hint="give every evaluated topic a segment (a line `topic<TAB>segment` under the header)",
+            )
+    weighing = [
+        gate for gate in spec.gates if gate.segment is not None and STATISTICS[gate.statistic].uses_topic_weights
+    ]
+    for gate in weighing if weights is not None else ():
+        inside = [weight for topic, weight in zip(topics, weights) if segments[topic] == gate.segment]
+        if not sum(inside) > 0:
+            raise InputError(
+                f"segment {gate.segment!r}: the weights of its {len(inside)} evaluated topics sum to 0, so the gate "
+                f"{gate.name} ({spec.path.name}:{gate.line}) has nothing to weigh",
+                path=spec.topics,
+                hint="give some of its topics a weight above 0, or name the segments to gate (`segment: NAME`) "
+                "instead of `per_segment: true`",
             )
     return segments
 
@@ -403,6 +449,7 @@ def judge_gates(
     family: bool,
     corners: Sequence[Sequence[Corners | None]] | None = None,
     undecided: str = "warn",
+    plausible: Sequence[Sequence[Plausibility | None]] | None = None,
 ) -> list[tuple[Verdict, ...]]:
     """Every gate of a spec decided once, each measure's gates with that measure's guards and their corners.
 
@@ -411,8 +458,8 @@ def judge_gates(
     rate; then every gate that shares its swaps with others learns how often an equal change fails at least one
     of them. Then each gate's power at that limit (docs/mathematics.md §9). Only then is each gate decided, from
     its inputs, its limit, its power, its measure's guards and, where its top d holds unjudged documents, its two
-    corners (:mod:`~pytest_bvtest.judging.corners`; ``undecided`` is the spec's policy for a verdict they do not
-    agree on).
+    corners (:mod:`~pytest_bvtest.judging.corners`) and, where they do not agree, its plausible gradings
+    (:mod:`~pytest_bvtest.judging.plausible`; ``undecided`` is the spec's policy for a verdict those do not decide).
     """
     every = [inputs for measure in gates for inputs in measure]
     limits = gate_limits(every, family)
@@ -431,6 +478,7 @@ def judge_gates(
                     powers[position + i],
                     None if corners is None else corners[m][i],
                     undecided,
+                    None if plausible is None else plausible[m][i],
                 )
                 for i, inputs in enumerate(measure)
             )
@@ -519,6 +567,25 @@ CandidateRun = (
 )
 
 
+#: Judgments given to the Python API instead of the spec's ``qrels:``: a :class:`Qrels`, a dict
+#: ``{qid: {docno: grade}}`` or a pandas DataFrame (``Any``: pandas is optional and never imported for a type).
+QrelsGiven = Any
+
+
+def _judgments_given(qrels: QrelsGiven) -> tuple[Qrels, str]:
+    """Judgments given to the API, and what they are (shown where the reports name the qrels)."""
+    if isinstance(qrels, Qrels):  # given its digest, which the cache keys scores by
+        return (qrels if qrels.sha256 else qrels_from_mapping(qrels.judgments)), "judgments given in memory"
+    if is_data_frame(qrels):
+        return qrels_from_frame(qrels), "a DataFrame"
+    if isinstance(qrels, Mapping):
+        return qrels_from_mapping(qrels), "a dict"
+    raise InputError(
+        f"qrels must be a DataFrame or a dict {{qid: {{docno: grade}}}}, got {type(qrels).__name__}",
+        hint="or name a qrels file in the spec (`qrels:`)",
+    )
+
+
 def require_candidate_for_gates(spec: Spec) -> None:
     """Refuse to gate a spec that has gates but no candidate: its gates would be left out and the check
     would pass as analysis only (a spec that leaves the candidate to CI's ``--bvtest-run``, run without it)."""
@@ -534,18 +601,31 @@ def require_candidate_for_gates(spec: Spec) -> None:
 
 
 def spec_under_test(
-    spec: Spec | str | os.PathLike[str], run: CandidateRun | None = None, *, name: str = CANDIDATE_NAME
+    spec: Spec | str | os.PathLike[str],
+    run: CandidateRun | None = None,
+    *,
+    name: str = CANDIDATE_NAME,
+    qrels: QrelsGiven | None = None,
 ) -> Spec:
-    """``spec`` (a :class:`Spec` or its path) with its candidate replaced by ``run`` when one is given.
+    """``spec`` (a :class:`Spec` or its path) with its candidate replaced by ``run`` when one is given, and its
+    judgments by ``qrels`` when given.
 
     The one place a candidate override is applied (``--bvtest-run`` for the gates, the ``bvtest``
     fixture and ``--bvtest-update``; ``bvtest check --run``; the fixture's ``run`` argument), so every
-    check of a session judges the same candidate. A dict run is named ``name``.
+    check of a session judges the same candidate. A dict run, or a DataFrame (PyTerrier's ``qid, docno, score``,
+    ranx's and ir_datasets' ``query_id, doc_id, score``), is named ``name``. ``qrels`` is a DataFrame (PyTerrier's
+    ``qid, docno, label``, ir_datasets' ``query_id, doc_id, relevance``) or a dict ``{qid: {docno: grade}}``; a spec
+    given as a path may then leave out ``qrels:``.
     """
+    given = None if qrels is None else _judgments_given(qrels)
     if not isinstance(spec, Spec):
-        spec = load_spec(spec)
+        spec = load_spec(spec, qrels=given)
+    elif given is not None:
+        spec = with_qrels(spec, *given)
     if run is None:
         return spec
+    if is_data_frame(run):
+        run = run_from_frame(run, name)
     if isinstance(run, Mapping):
         run = Run(name=name, scores={str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()})
     if isinstance(run, Run | RunFile | ScoreTableFile | RepeatedRuns):

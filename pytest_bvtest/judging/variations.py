@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,13 +29,14 @@ from pytest_bvtest.stats.meanvar import (
     MeanVariance,
     VariationLayout,
     crossing_alpha,
+    first_reordering,
     mve_alpha_sweep,
     mve_inter_topic,
     mve_intra_topic,
     variation_layout,
     variation_mve,
 )
-from pytest_bvtest.stats.rankings import system_ranks
+from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
 
 #: The MVE forms (Zuccon et al. CIKM 2016, docs/mathematics.md §5), as every report names them.
 MVE_INTER_TOPIC = "inter-topic"
@@ -57,6 +58,11 @@ class AlphaSweep:
     values: np.ndarray
     ranks: np.ndarray
     flips: Mapping[str, float | None]
+    #: Kendall's tau and tau_AP of the ranking at each alpha against the ranking by ``mu`` (alpha 0, the mean term):
+    #: how far the variance term moves the ranking (Zuccon et al. CIKM 2016 plot it against alpha); NaN where a
+    #: ranking is constant.
+    kendall_tau: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    tau_ap: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,9 @@ class MeanVarianceDetails:
     sigma2: np.ndarray
     topic_values: np.ndarray
     sweep: AlphaSweep | None = None
+    #: The alpha nearest 0 (on the side of ``alpha``) at which the variance term first reorders two systems, and the
+    #: two (:func:`~pytest_bvtest.stats.meanvar.first_reordering`); ``None``: it never does on that side.
+    reordering: tuple[float, str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -326,7 +335,17 @@ def mean_variance_details(
                 if i != index
             }
         ranks = np.array([system_ranks(row, higher_is_better=True) for row in swept])
-        sweep = AlphaSweep(alphas, swept, ranks, flips)
+        agreements = [rank_agreement(mu, row) for row in swept]
+        sweep = AlphaSweep(
+            alphas,
+            swept,
+            ranks,
+            flips,
+            np.array([agreement.kendall_tau for agreement in agreements]),
+            np.array([agreement.tau_ap for agreement in agreements]),
+        )
+    nearest = first_reordering(mu, sigma2, spec.analysis.mve.alpha)
+    reordering = None if nearest is None else (nearest[0], matrix.systems[nearest[1]], matrix.systems[nearest[2]])
     return MeanVarianceDetails(
-        form, spec.analysis.mve.alpha, mu, sigma2, np.asarray(result.topic_value, dtype=float), sweep
+        form, spec.analysis.mve.alpha, mu, sigma2, np.asarray(result.topic_value, dtype=float), sweep, reordering
     )

@@ -31,6 +31,7 @@ from pytest_bvtest.plugin.options import (
     jobs,
     option,
     refused_run,
+    usage_error,
 )
 from pytest_bvtest.plugin.session import SessionOutputs
 from pytest_bvtest.plugin.warning_types import GateGuardWarning, GateUndecidedWarning, GateWithinNoiseWarning
@@ -62,7 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         plots = option(config, "plots")
     except BvtestError as error:  # an ini path outside the project
-        raise pytest.UsageError(f"bvtest: {error}") from None
+        raise usage_error(error) from None
     jobs(config)  # a bad --bvtest-jobs is a usage error before collection, not a failure of every gate
     if plots and importlib.util.find_spec("matplotlib") is None:
         raise pytest.UsageError(
@@ -78,7 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         check_outputs(config, named)
     except BvtestError as error:
-        raise pytest.UsageError(f"bvtest: {error}") from None
+        raise usage_error(error) from None
     config.pluginmanager.register(SessionOutputs(config), "bvtest-session-outputs")
 
 

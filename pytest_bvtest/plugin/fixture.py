@@ -17,7 +17,7 @@ from pytest_bvtest.plugin.options import COLLECTED_SPECS, NAMED_SPECS, evaluatio
 
 if TYPE_CHECKING:
     from pytest_bvtest.judging.evaluation import Evaluation
-    from pytest_bvtest.judging.pipeline import CandidateRun
+    from pytest_bvtest.judging.pipeline import CandidateRun, QrelsGiven
     from pytest_bvtest.spec.model import Spec
 
 
@@ -52,12 +52,15 @@ class BvtestAPI:
         run: CandidateRun | None = None,
         *,
         name: str = CANDIDATE_NAME,
+        qrels: QrelsGiven | None = None,
     ) -> Evaluation:
         """Evaluate ``spec`` (the session's only spec when omitted) with ``run`` as its candidate.
 
-        ``run`` is a run file, a :class:`Run`, or a dict ``{qid: {docno: score}}`` (named ``name``);
-        when omitted, the session's ``--bvtest-run`` when it is for this spec (as for the gates), else the
-        spec's own candidate.
+        ``run`` is a run file, a :class:`Run`, a dict ``{qid: {docno: score}}`` or a pandas DataFrame (PyTerrier's
+        ``qid, docno, score``, ranx's ``query_id, doc_id, score``), named ``name``; when omitted, the session's
+        ``--bvtest-run`` when it is for this spec (as for the gates), else the spec's own candidate. ``qrels``, a
+        DataFrame (``qid, docno, label`` or ``query_id, doc_id, relevance``) or a dict ``{qid: {docno: grade}}``,
+        replaces the spec's ``qrels:``.
         """
         if import_on_one_thread("pytest_bvtest.judging.pipeline"):  # this team test is the first to load numpy
             default_threads()
@@ -67,7 +70,7 @@ class BvtestAPI:
             spec = self.session_spec()
         with one_thread_while_computing():
             return evaluate_spec(
-                spec_under_test(spec, run if run is not None else self.session_run(spec), name=name),
+                spec_under_test(spec, run if run is not None else self.session_run(spec), name=name, qrels=qrels),
                 cache_dir=self.cache_dir,
                 use_cache=self.use_cache,
                 allow_outside=self.allow_outside,

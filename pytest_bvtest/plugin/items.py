@@ -155,16 +155,19 @@ class BvtestItem(pytest.Item):
             text = excinfo.value.sentence if self.config.option.verbose < 0 else str(excinfo.value)
             return self._wrapped(text)
         if isinstance(excinfo.value, BvtestError | GateWithinNoiseWarning | GateGuardWarning | GateUndecidedWarning):
+            self.stash[_ITEM_ERROR] = str(excinfo.value)  # whole, for the reports: the terminal's is wrapped
             return self._wrapped(str(excinfo.value))
         return super().repr_failure(excinfo)
 
     def _wrapped(self, text: str, taken: int = 0) -> str:
-        """``text`` wrapped at pytest's terminal width (``-v`` leaves it whole)."""
+        """``text`` wrapped at pytest's terminal width (``-v`` leaves it whole), as a terminal may show it
+        (:func:`~pytest_bvtest.report.untrusted.terminal_text`: no control character, no workflow command)."""
         from pytest_bvtest.report.terminal import wrap
+        from pytest_bvtest.report.untrusted import terminal_text
 
         if self.config.option.verbose > 0:
-            return text
-        return wrap(text, self.config.get_terminal_writer().fullwidth, taken)
+            return terminal_text(text)
+        return terminal_text(wrap(text, self.config.get_terminal_writer().fullwidth, taken))
 
     def reportinfo(self):
         return self.path, None, f"bvtest: {self.nodeid.split('::', 1)[-1]}"
@@ -225,11 +228,12 @@ class GateItem(BvtestItem):
         if gate.get("undecided") and gate["passed"]:  # judgments: {undecided: warn}: a yellow that never blocks
             self._warn(gate["undecided"], GateUndecidedWarning, self.gate.line)
         from pytest_bvtest.judging.pipeline import checks_failing_most_equal_changes
+        from pytest_bvtest.report.untrusted import terminal_text
         from pytest_bvtest.spec.reader import SpecWarning
 
         for check in checks_failing_most_equal_changes(evaluation):
             if check.gate_id == gate["id"]:  # one gate carries it: shown once a session, under xdist too
-                warnings.warn_explicit(check.message, SpecWarning, str(self.path), check.line)
+                warnings.warn_explicit(terminal_text(check.message), SpecWarning, str(self.path), check.line)
         if not gate["passed"]:
             raise GateFailure(gate["message"], gate["sentence"])
 
@@ -238,10 +242,11 @@ class GateItem(BvtestItem):
         # pytest's warnings summary indents every line of the message by 2
         taken = len(f"{self.path}:{line}: {category.__name__}: ")
         from pytest_bvtest.report.terminal import wrap
+        from pytest_bvtest.report.untrusted import terminal_text
 
         width = self.config.get_terminal_writer().fullwidth - 2
         shown = text if self.config.option.verbose > 0 else wrap(text, width, taken)
-        warnings.warn_explicit(shown, category, str(self.path), line or 0)
+        warnings.warn_explicit(terminal_text(shown), category, str(self.path), line or 0)
 
 
 #: The spec key each guard is about: its warning is attributed to that key's line.
@@ -257,6 +262,7 @@ _GUARD_KEYS = {
 
 
 _ITEM_PAYLOAD = pytest.StashKey[dict]()
+_ITEM_ERROR = pytest.StashKey[str]()
 
 
 def carry_result(item: pytest.Item, report: pytest.TestReport) -> None:
@@ -285,7 +291,11 @@ def _carry_result(item: BvtestItem, report: pytest.TestReport) -> None:
             payload = outputs.failed_by_warning(payload, outputs.failure_line(report) or "")
         setattr(report, PAYLOAD_ATTRIBUTE, payload)
     elif report.failed:
-        setattr(report, ERROR_ATTRIBUTE, outputs.error_entry(item.nodeid, str(item.path), report))
+        setattr(
+            report,
+            ERROR_ATTRIBUTE,
+            outputs.error_entry(item.nodeid, str(item.path), report, item.stash.get(_ITEM_ERROR, None)),
+        )
 
 
 def _is_team_test(item: pytest.Item) -> bool:

@@ -125,6 +125,15 @@ def option(config: pytest.Config, name: str) -> Any:
 
 #: The options that write files or folders when the session ends.
 _OUTPUT_OPTIONS = ("json", "markdown", "html", "history", "plots", "judge")
+#: The environment variable naming GitHub Actions' job summary, which the session appends its Markdown to.
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+
+
+def usage_error(error: BvtestError) -> pytest.UsageError:
+    """pytest's usage error (exit 4) for ``error``, its text as a terminal may show it."""
+    from pytest_bvtest.report.untrusted import terminal_text
+
+    return pytest.UsageError(terminal_text(f"bvtest: {error}"))
 
 
 def check_outputs(config: pytest.Config, spec_paths: Sequence[str | os.PathLike[str]]) -> None:
@@ -132,6 +141,8 @@ def check_outputs(config: pytest.Config, spec_paths: Sequence[str | os.PathLike[
     ``--bvtest-run``, the score cache, and the files of the specs at ``spec_paths`` that can be read (one that
     cannot is its own item's error). Nothing is imported or read when no report is asked for."""
     paths = {f"--bvtest-{name}": option(config, name) for name in _OUTPUT_OPTIONS}
+    # GitHub Actions' job summary, appended to: in a workflow that points it at an input, that input would grow
+    paths[STEP_SUMMARY] = os.environ.get(STEP_SUMMARY) or None
     if not any(paths.values()):
         return
     from pytest_bvtest.report.paths import check_output_paths

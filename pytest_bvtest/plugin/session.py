@@ -19,10 +19,12 @@ from pytest_bvtest.plugin.items import (
 )
 from pytest_bvtest.plugin.options import (
     COLLECTED_SPECS,
+    STEP_SUMMARY,
     check_outputs,
     evaluation_options,
     option,
     spec_with_session_run,
+    usage_error,
 )
 
 GATES_OUTPUT = "bvtest_gates"
@@ -103,7 +105,7 @@ class SessionOutputs:
             check_outputs(self.config, spec_paths)
         except BvtestError as error:
             self.refused = str(error)
-            raise pytest.UsageError(f"bvtest: {error}") from None
+            raise usage_error(error) from None
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
@@ -138,6 +140,7 @@ class SessionOutputs:
             run_context(config.rootpath),
             errors=self.errors,
             gates=self.gate_ids,
+            collected_only=config.option.collectonly,
         )
         try:
             outputs.write_session_outputs(
@@ -147,7 +150,7 @@ class SessionOutputs:
                 markdown_path=option(config, "markdown"),
                 html_path=option(config, "html"),
                 plots_dir=option(config, "plots"),
-                github_step_summary=os.environ.get("GITHUB_STEP_SUMMARY"),
+                github_step_summary=os.environ.get(STEP_SUMMARY),
             )
         except BvtestError as error:
             self.output_error = str(error)
@@ -187,16 +190,19 @@ class SessionOutputs:
                 verbosity=self.config.option.verbose,
             )
         if self.output_error:
+            from pytest_bvtest.report.untrusted import terminal_text
+
             terminalreporter.write_line(
-                f"bvtest: could not write the reports: {self.output_error}", red=True, bold=True
+                terminal_text(f"bvtest: could not write the reports: {self.output_error}"), red=True, bold=True
             )
         if not self.update_lines:
             return  # a session without --bvtest-update imports none of the words (nor scipy, through them)
         from pytest_bvtest.report.terminal import wrap
+        from pytest_bvtest.report.untrusted import terminal_text
 
         for line, failed in self.update_lines:
             for piece in wrap(line, terminalreporter._tw.fullwidth).split("\n"):
-                terminalreporter.write_line(piece, red=failed, bold=True)
+                terminalreporter.write_line(terminal_text(piece), red=failed, bold=True)
 
     def write_judge_file(self, session: pytest.Session) -> None:
         """``--bvtest-judge FILE``: the documents that decide the session's spec's gates, as ``bvtest judge`` writes

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_bvtest.errors import visible_controls
 from pytest_bvtest.report.wording import display_path, error_groups
 
 #: The workflow command for each gate outcome that deserves an annotation.
@@ -20,8 +21,9 @@ COMMANDS = {"FAIL": "error", "OK*": "warning", "UNDECIDED": "warning"}
 
 
 def escape_data(text: str) -> str:
-    """A workflow command's message, encoded so that it stays on one line."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's message, encoded so that it stays on one line; the control characters of the inputs
+    (an ESC) visible as their escapes; line breaks are encoded."""
+    return visible_controls(text, keep="\r\n").replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:

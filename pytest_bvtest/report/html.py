@@ -16,18 +16,19 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from html import escape, unescape
+from html import unescape
 from pathlib import Path
 from typing import Any
 
 from pytest_bvtest.io.textfiles import atomic_write_text
-from pytest_bvtest.report import svg
+from pytest_bvtest.report import compare, svg
 from pytest_bvtest.report.history import GateSeries
 from pytest_bvtest.report.markdown import ERRORS_TITLE, what_to_do
 from pytest_bvtest.report.plots import ROLE_STYLES, SERIES, SERIES_COLORS, limit_lines, slug, topic_differences
+from pytest_bvtest.report.untrusted import html_text as escape  # every text on the page goes through it
 from pytest_bvtest.report.wording import (
+    GAP_TITLE,
     GATE_HEADERS,
-    NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
     Cause,
@@ -46,6 +47,7 @@ from pytest_bvtest.report.wording import (
     failing_gates,
     failing_gates_title,
     format_number,
+    gap_rows,
     gate_cells,
     gate_name,
     gate_summary,
@@ -53,6 +55,7 @@ from pytest_bvtest.report.wording import (
     harmed_query_table,
     judged_line,
     more_queries_text,
+    not_run_reason,
     notices,
     page_title,
     page_verdict,
@@ -355,10 +358,8 @@ def _problem_section(document: Mapping[str, Any]) -> list[str]:
     not_run = document.get("not_run") or []
     if not_run:
         listed = ", ".join(f"<code>{escape(gate)}</code>" for gate in not_run)
-        lines.append(
-            f'<p class="warning">⚠ {len(not_run)} gate{"" if len(not_run) == 1 else "s"} {escape(NOT_RUN_REASON)}: '
-            f"{listed}</p>"
-        )
+        gates = f"{len(not_run)} gate{'' if len(not_run) == 1 else 's'} {not_run_reason(document)}"
+        lines.append(f'<p class="warning">⚠ {escape(gates)}: {listed}</p>')
     return lines
 
 
@@ -514,9 +515,12 @@ def _evaluation_section(evaluation: Mapping[str, Any]) -> list[str]:
     lines += _difference_figure(evaluation)
     lines += _bias_variance_figures(evaluation)
     lines += _statistics_table(evaluation)
+    gap = gap_rows(evaluation)
+    lines += [f"<h3>{escape(GAP_TITLE)}</h3>", _table(gap[0], _text_rows(gap[1:], set(range(1, len(gap[0])))))]
     judged = judged_line(evaluation)
     lines += [f"<p>{escape(judged)}</p>"] if judged is not None else []
     lines += [f"<p>{escape(text)}</p>" for text in analysis_lines(evaluation)]
+    lines += _mve_sweep_agreement(evaluation)
     lines += [f"<p>{escape(text)}</p>" for text in run_spread_lines(evaluation)]
     notes = topic_notes(evaluation)
     if notes:
@@ -526,6 +530,73 @@ def _evaluation_section(evaluation: Mapping[str, Any]) -> list[str]:
         lines.append(f"<pre>{escape(chr(10).join(comparisons))}</pre>")
     lines += _topic_table(evaluation)
     return lines + ["</section>"]
+
+
+def _mve_sweep_agreement(evaluation: Mapping[str, Any]) -> list[str]:
+    """With an MVE alpha sweep: Kendall's tau and tau_AP of MVE's ranking at each alpha against the mean term's
+    ranking (alpha 0), as a plot and a table (Zuccon et al. CIKM 2016 plot how the ranking changes with alpha)."""
+    mve = evaluation.get("mve") or {}
+    sweep = mve.get("sweep")
+    if not sweep or not sweep.get("kendall_tau"):
+        return []
+    alphas = [float(alpha) for alpha in sweep["alphas"]]
+    kendall = [None if value is None else float(value) for value in sweep["kendall_tau"]]
+    tau_ap = [None if value is None else float(value) for value in sweep["tau_ap"]]
+    title = f"{evaluation['measure']}: MVE's ranking against the mean term's as alpha grows"
+    chart = svg.line_chart(
+        alphas,
+        [
+            svg.Series("Kendall tau", kendall, SERIES_COLORS[0]),
+            svg.Series("tau_AP", tau_ap, SERIES_COLORS[1], "square"),
+        ],
+        title=title,
+        y_label="agreement with alpha 0",
+        x_label=f"alpha ({mve['form']})",
+        low=-1.0,
+        high=1.0,
+    )
+    rows = [
+        f"<tr>{_num_cell(alpha, f'{alpha:.4g}')}{_num_cell(tau, _number(tau, 4))}{_num_cell(ap, _number(ap, 4))}</tr>"
+        for alpha, tau, ap in zip(alphas, kendall, tau_ap)
+    ]
+    return [
+        f"<h3>{escape(title)}</h3>",
+        f'<figure class="sweep">{chart}<figcaption>1: MVE ranks the systems as their mean term does; lower: the '
+        "variance term reorders them.</figcaption></figure>",
+        "<details><summary>Kendall tau and tau_AP at each alpha</summary>",
+        _table(["alpha", "Kendall tau", "tau_AP"], rows),
+        "</details>",
+    ]
+
+
+def _pairwise_section(evaluations: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per spec, every system against every other (``bvtest compare``'s table): each measure's mean with the letters of
+    the systems it is significantly better than, and each measure's pairs with every test's p-values."""
+    by_spec: dict[str, list[Mapping[str, Any]]] = {}
+    for evaluation in evaluations:
+        if evaluation.get("pairwise") and evaluation["pairwise"]["pairs"]:
+            by_spec.setdefault(evaluation["spec"], []).append(evaluation["pairwise"])
+    lines = []
+    for spec, documents in by_spec.items():
+        title = "Every system against every other" + (f" ({Path(spec).name})" if len(by_spec) > 1 else "")
+        lines.append(f'<section class="pairwise"><h2>{escape(title)}</h2>')
+        rows = []
+        for row in compare.cells(documents, lambda letters: "\x00" + "".join(letters)):
+            cells = [f"<td>{escape(row[0])}</td>", f"<td>{escape(row[1])}</td>"]
+            for text in row[2:]:
+                mean, _, marks = text.partition("\x00")
+                beaten = f"<sup>{escape(marks)}</sup>" if marks else ""
+                cells.append(f'<td class="num">{escape(mean)}{beaten}</td>')
+            rows.append(f"<tr>{''.join(cells)}</tr>")
+        lines.append(_table(["", "system", *(document["measure"] for document in documents)], rows))
+        lines.append(f"<p>{escape(compare.legend(documents))}</p>")
+        for document in documents:
+            lines.append(
+                f"<details><summary>{escape(document['measure'])}: every pair, first minus second</summary>"
+                f"<pre>{escape(chr(10).join(compare.pair_lines(document)[1:]))}</pre></details>"
+            )
+        lines.append("</section>")
+    return lines
 
 
 def _history_section(series: Sequence[GateSeries]) -> list[str]:
@@ -548,10 +619,12 @@ def _history_section(series: Sequence[GateSeries]) -> list[str]:
 
 
 def write_history_charts(series: Sequence[GateSeries], folder: Path) -> list[Path]:
-    """One SVG file per gate of a history (``<gate id slug>.svg``), written atomically; the paths written."""
+    """One SVG file per gate of a history (``<gate id slug>.svg``, gates whose ids slug alike told apart by a
+    digest), written atomically; the paths written."""
     written = []
-    for entry in series:
-        path = Path(folder) / f"{slug(entry.id)}.svg"
+    slugs = [slug(entry.id) for entry in series]
+    for entry, name in zip(series, slugs):
+        path = Path(folder) / f"{slug(entry.id, distinct=slugs.count(name) > 1)}.svg"
         atomic_write_text(path, svg.standalone(history_chart(entry)))
         written.append(path)
     return written
@@ -587,6 +660,7 @@ def render(document: Mapping[str, Any], history: Sequence[GateSeries] = ()) -> s
         body.append("</details>")
     for evaluation in evaluations:
         body += _evaluation_section(evaluation)
+    body += _pairwise_section(evaluations)
     body += _history_section(history)
     advice = what_to_do(document)
     if advice:

@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 
 from pytest_bvtest import __version__
+from pytest_bvtest.judging.comparisons import PairwiseComparisons
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import InputFile, MeasureEvaluation
 from pytest_bvtest.judging.guards import Guard
-from pytest_bvtest.judging.judgments import CornerJudgment
+from pytest_bvtest.judging.judgments import CornerJudgment, Plausibility
 from pytest_bvtest.report import wording
 from pytest_bvtest.spec.model import Bound
 from pytest_bvtest.stats.registry import STATISTICS
@@ -168,7 +169,7 @@ def guard_document(guard: Guard) -> dict[str, Any]:
     """One guard: its kind, whether it warns (``OK*``) or notes, whom it names, its facts and its words."""
     document = {
         "kind": guard.kind,
-        "severity": "warning" if guard.warning else "note",
+        "severity": "failure" if guard.fails else "warning" if guard.warning else "note",
         "systems": list(guard.systems),
         "topics": list(guard.topics),
         "facts": {key: list(value) if isinstance(value, tuple) else value for key, value in guard.facts.items()},
@@ -187,9 +188,10 @@ def _corner_document(corner: CornerJudgment) -> dict[str, Any]:
     }
 
 
-def corners_document(verdict: Verdict) -> dict[str, Any]:
+def corners_document(verdict: Verdict, candidate_runs: Sequence[str] = ()) -> dict[str, Any]:
     """A gate at its two corners of unjudged documents (docs/mathematics.md §10): how many there are, the gate as
-    judged and at each corner, and whether they leave it undecided."""
+    judged and at each corner, whether they leave it undecided, its plausible gradings, and the candidate's run files
+    (``candidate_runs``: what ``bvtest judge --run`` names)."""
     corners = verdict.corners
     assert corners is not None
     return {
@@ -206,12 +208,34 @@ def corners_document(verdict: Verdict) -> dict[str, Any]:
         "optimistic": _corner_document(corners.optimistic),
         "pessimistic": _corner_document(corners.pessimistic),
         "undecided": verdict.undecided,
+        "plausible": None if verdict.plausible is None else plausible_document(verdict.plausible),
+        "candidate_runs": list(candidate_runs),
     }
 
 
-def gate_document(verdict: Verdict, spec_path: str | None = None) -> dict[str, Any]:
-    """One gate's verdict in the spec at ``spec_path`` (when known): its numbers, how its limit was set, its outcome
-    and why, and its words (:func:`~pytest_bvtest.report.wording.with_words`)."""
+def plausible_document(plausible: Plausibility) -> dict[str, Any]:
+    """A gate weighed over plausible gradings of its unjudged documents (docs/mathematics.md §10)."""
+    decided = plausible.decided
+    return {
+        "draws": plausible.draws,
+        "passing": plausible.passing,
+        "probability": plausible.probability,
+        "decided": None if decided is None else "pass" if decided else "fail",
+        "seed": plausible.seed,
+        "confidence": plausible.confidence,
+        "discount": plausible.discount,
+        "swaps": plausible.swaps,
+        "documents": plausible.documents,
+        "relevant": plausible.relevant,
+        "judged_relevant": plausible.judged_relevant,
+        "settle": plausible.settle,
+    }
+
+
+def gate_document(verdict: Verdict, spec_path: str | None = None, candidate_runs: Sequence[str] = ()) -> dict[str, Any]:
+    """One gate's verdict in the spec at ``spec_path`` (when known; ``candidate_runs``: its candidate's run files):
+    its numbers, how its limit was set, its outcome and why, and its words
+    (:func:`~pytest_bvtest.report.wording.with_words`)."""
     gate, inputs, limits = verdict.gate, verdict.inputs, verdict.limits
     cannot_fail = verdict.cannot_fail
     document = {
@@ -278,7 +302,7 @@ def gate_document(verdict: Verdict, spec_path: str | None = None) -> dict[str, A
         "segment": None if gate.segment is None else {"name": gate.segment, "topics": len(inputs.topics)},
     }
     if verdict.corners is not None:
-        document["judgments"] = corners_document(verdict)
+        document["judgments"] = corners_document(verdict, candidate_runs)
     return wording.with_words(document)
 
 
@@ -342,6 +366,9 @@ def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
         "mu": _numbers(mve.mu),
         "sigma2": _numbers(mve.sigma2),
         "topic_values": [_numbers(row) for row in mve.topic_values],
+        "reordering": None
+        if mve.reordering is None
+        else {"alpha": _number(mve.reordering[0]), "systems": list(mve.reordering[1:])},
         "sweep": None
         if sweep is None
         else {
@@ -349,6 +376,8 @@ def mve_document(evaluation: MeasureEvaluation) -> dict[str, Any] | None:
             "values": [_numbers(row) for row in sweep.values],
             "ranks": [_numbers(row) for row in sweep.ranks],
             "flips": {name: _number(alpha) for name, alpha in sweep.flips.items()},
+            "kendall_tau": _numbers(sweep.kendall_tau),
+            "tau_ap": _numbers(sweep.tau_ap),
         },
     }
 
@@ -423,6 +452,34 @@ def _system_judged(evaluation: MeasureEvaluation, row: int) -> dict[str, Any]:
         "judged": _number(judged.shares[row].mean()),
         "judged_per_topic": _numbers(judged.shares[row]),
         "unjudged": judged.unjudged_documents(row),
+    }
+
+
+def pairwise_document(table: PairwiseComparisons) -> dict[str, Any]:
+    """The JSON form of one measure's all-pairs comparison (the ``pairwise`` key of a measure's document)."""
+    return {
+        "measure": table.measure,
+        "systems": list(table.systems),
+        "means": list(table.means),
+        "test": table.test,
+        "correction": table.correction,
+        "alpha": table.alpha,
+        "permutations": table.permutations,
+        "seed": table.seed,
+        "pairs": [
+            {
+                "first": pair.first,
+                "second": pair.second,
+                "difference": pair.difference,
+                "wins": pair.wins,
+                "ties": pair.ties,
+                "losses": pair.losses,
+                "p": dict(pair.p),
+                "adjusted": dict(pair.adjusted),
+                "significant": table.significant(pair),
+            }
+            for pair in table.pairs
+        ],
     }
 
 
@@ -503,6 +560,7 @@ def measure_document(
             }
             for comparison in evaluation.comparisons
         ],
+        "pairwise": None if evaluation.pairwise is None else pairwise_document(evaluation.pairwise),
         "guards": [guard_document(guard) for guard in evaluation.guards],
         "simulation": simulation_document(simulations[0]) if simulations else None,
         "simulations": [simulation_document(simulation) for simulation in simulations],
@@ -523,6 +581,7 @@ def session_document(
     *,
     errors: Iterable[Mapping[str, Any]] = (),
     not_run: Iterable[str] = (),
+    collected_only: bool = False,
 ) -> dict[str, Any]:
     """The whole report: ``schema_version``, the tool, when and on which commit, the per-measure
     evaluations, and the team's own tests (marked ``bvtest`` or using the fixture): a failing one
@@ -531,7 +590,8 @@ def session_document(
     ``context`` is :func:`pytest_bvtest.report.history.run_context`'s ``timestamp``, ``commit`` and
     ``branch`` (all null when not given). ``errors`` are the bvtest items that could not be evaluated
     (``id``, ``spec``, ``message``): any fails the session. ``not_run`` are the ids of the evaluated
-    specs' gates that did not run in this session (deselected, or after the session stopped early).
+    specs' gates that did not run in this session (deselected, or after the session stopped early), every gate
+    of a ``collected_only`` session (``pytest --collect-only``), which the document then says.
     """
     evaluations = list(evaluations)
     tests = [dict(test) for test in tests]
@@ -561,6 +621,7 @@ def session_document(
         "tests": tests,
         "errors": errors,
         "not_run": not_run,
+        **({"collected_only": True} if collected_only else {}),
     }
 
 

@@ -51,12 +51,14 @@ def judge_file_text(
     listed = [os.path.relpath(file, spec.folder) for file in (*spec.qrels_files(), Path(path).absolute())]
     header = [
         f"# bvtest judge {spec.path.name}: {len(documents):,} unjudged documents of the top "
-        f"{'/'.join(map(str, depths))} of {', '.join(systems)}, by judging leverage; {undecided} gate"
+        f"{'/'.join(map(str, depths))} of {', '.join(systems)}, most settling first; {undecided} gate"
         f"{'' if undecided == 1 else 's'} undecided (docs/judgments.md)",
         f"# Fill in the grade column (0 not relevant, up to {top}; leave a row empty to skip it), then list this file "
         f"in the spec's qrels after the others: qrels: [{', '.join(listed)}]",
         "# leverage: the largest share of an undecided gate's move between its two corners that the document alone "
-        "makes (of any gate's when none is undecided); gates: each gate it moves, by how much, and that share",
+        "makes (of any gate's when none is undecided); the rows come by leverage weighted by how uncertain the "
+        "document's grade is (one sure to be non-relevant settles nothing); gates: each gate it moves, by how much, "
+        "and that share",
         "\t".join((*JUDGE_COLUMNS, "leverage", "query", *(f"rank {system}" for system in systems), "gates")),
     ]
     rows = [
@@ -80,7 +82,7 @@ def check_judge_file_path(path: str | os.PathLike[str], *, force: bool = False) 
     """Refuse to write over a file an annotator may have worked on: an existing file that is not a judge file, or a
     judge file with a grade filled in (``force`` overwrites either)."""
     target = Path(path)
-    if force or not target.exists() or target.is_dir():
+    if force or not target.exists() or target.is_dir() or not target.is_file():  # a stream (/dev/stdout) is written
         return
     try:
         graded = read_judge_file(target).graded

@@ -7,15 +7,16 @@ and the per-measure system tables folded in ``<details>`` blocks. GitHub-flavour
 
 from __future__ import annotations
 
-import html
 import re
+import shlex
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, metadata
 from typing import Any
 
+from pytest_bvtest.report.untrusted import code_text, markdown_text
 from pytest_bvtest.report.wording import (
+    GAP_TITLE,
     GATE_HEADERS,
-    NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
     Cause,
@@ -34,13 +35,16 @@ from pytest_bvtest.report.wording import (
     evaluation_title,
     failing_gates,
     failing_gates_title,
+    gap_rows,
     gate_cells,
     gate_name,
     gate_summary,
     gate_table_columns,
     harmed_query_table,
+    judge_command,
     judged_line,
     more_queries_text,
+    not_run_reason,
     notices,
     page_title,
     page_verdict,
@@ -63,10 +67,11 @@ MAX_COMMENT_CHARACTERS = 60_000
 
 
 def prose(text: str) -> str:
-    """``text`` made safe as Markdown prose: ``&``, ``<`` and ``>`` escaped, so that GitHub shows them instead of
-    reading HTML (``<Init`` or ``p < 0.01`` would otherwise vanish). Every text outside a code span goes
-    through it; a code span shows its text as it is."""
-    return html.escape(str(text), quote=False)
+    """``text`` made safe as Markdown prose (:func:`~pytest_bvtest.report.untrusted.markdown_text`): ``&``, ``<``
+    and ``>`` escaped, so that GitHub shows them instead of reading HTML (``<Init`` or ``p < 0.01`` would otherwise
+    vanish), control characters visible, and no mention, link, image or issue reference from the inputs. Every
+    text outside a code span goes through it; a code span shows its text as it is (:func:`code`)."""
+    return markdown_text(text)
 
 
 def _one_line(text: str) -> str:
@@ -80,11 +85,23 @@ def cell(text: str) -> str:
 
 
 def code(text: str) -> str:
-    """``text`` as an inline code span, whatever backticks it contains."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
+    """``text`` as an inline code span, whatever backticks it contains, its control characters visible."""
+    text = code_text(text)
+    fence = "`" * (_longest_backticks(text) + 1)
     padding = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{padding}{text}{padding}{fence}"
+
+
+def code_block(lines: list[str], language: str = "text") -> list[str]:
+    """``lines`` as a fenced code block that no line of theirs can close (its fence is longer than any run of
+    backticks in them: a system named ```` ``` ```` ended the block, and the rest was read as Markdown)."""
+    shown = [code_text(line) for line in lines]
+    fence = "`" * max(3, max((_longest_backticks(line) for line in shown), default=0) + 1)
+    return [f"{fence}{language}", *shown, fence]
+
+
+def _longest_backticks(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
@@ -232,7 +249,8 @@ def _problem_section(document: Mapping[str, Any]) -> list[str]:
     not_run = document.get("not_run") or []
     if not_run:
         listed = ", ".join(code(_one_line(gate)) for gate in not_run)
-        lines += ["", f"⚠️ {len(not_run)} gate{'' if len(not_run) == 1 else 's'} {prose(NOT_RUN_REASON)}: {listed}"]
+        gates = f"{len(not_run)} gate{'' if len(not_run) == 1 else 's'} {not_run_reason(document)}"
+        lines += ["", f"⚠️ {prose(gates)}: {listed}"]
     return lines
 
 
@@ -283,7 +301,7 @@ def _comparison_section(evaluations: list[Mapping[str, Any]]) -> list[str]:
         return []
     lines = ["", "<details><summary>Comparisons on the mean: wins/ties/losses and paired tests</summary>", ""]
     for evaluation, text in blocks:
-        lines += [f"**{prose(evaluation['measure'])}**", "", "```text", *text, "```", ""]
+        lines += [f"**{prose(evaluation['measure'])}**", "", *code_block(text), ""]
     return lines + ["</details>"]
 
 
@@ -313,6 +331,9 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
             "the JSON report has them.",
         ]
     lines += ["", prose(tradeoff_text(evaluation))]
+    gap = gap_rows(shown)
+    lines += ["", prose(GAP_TITLE), ""]
+    lines += _table(gap[0], [tuple(cell(text) for text in row) for row in gap[1:]], set(range(1, len(gap[0]))))
     lines += [line for text in analysis_lines(evaluation) for line in ("", prose(text))]
     lines += [line for text in run_spread_lines(shown) for line in ("", prose(text))]
     notes = topic_notes(shown)
@@ -436,10 +457,8 @@ def what_to_do(document: Mapping[str, Any]) -> list[str]:
     ]
     undecided = [(evaluation, gate) for evaluation, gate in concerned if gate["outcome"] == "UNDECIDED"]
     if undecided:
-        judge = "; ".join(
-            code(f"bvtest judge {spec} -o judgments.tsv")
-            for spec in dict.fromkeys(display_path(evaluation["spec"]) for evaluation, _ in undecided)
-        )
+        first = {display_path(evaluation["spec"]): gate for evaluation, gate in reversed(undecided)}
+        judge = "; ".join(code(judge_command(gate, shlex.quote(spec))) for spec, gate in reversed(first.items()))
         lines.append(
             f"- **Unjudged documents decide {len(undecided)} gate{'' if len(undecided) == 1 else 's'}:** {judge} "
             "lists them by how far each moves the gates; fill in their grades and list the file in the spec's "

@@ -42,7 +42,9 @@ def item_payload(evaluation: Evaluation, outcome: Verdict | None) -> dict[str, A
             )
             for measure in measures
         ],
-        "gate": None if outcome is None else gate_document(outcome, str(evaluation.spec.path)),
+        "gate": None
+        if outcome is None
+        else gate_document(outcome, str(evaluation.spec.path), candidate_runs(evaluation)),
         "position": _position(evaluation, outcome),
         # every gate of the spec, so the controller can say which of them did not run (-k, --lf, -x)
         "spec_gates": [gate.id for gate in evaluation.gates],
@@ -83,6 +85,14 @@ def junit_properties(gate: Mapping[str, Any]) -> list[tuple[str, Any]]:
             ("bvtest_unjudged_reference", judgments["reference_unjudged"]),
             ("bvtest_undecided", judgments["undecided"]),
         ]
+        plausible = judgments.get("plausible")
+        if plausible is not None:  # weighed over plausible gradings of them: P, and what it rests on
+            properties += [
+                ("bvtest_plausible_p", plausible["probability"]),
+                ("bvtest_plausible_draws", plausible["draws"]),
+                ("bvtest_plausible_seed", plausible["seed"]),
+                *([] if plausible["settle"] is None else [("bvtest_plausible_settle", plausible["settle"])]),
+            ]
     calibration = gate["calibration"]
     if calibration is not None:
         properties += [
@@ -162,10 +172,12 @@ def failed_by_warning(payload: Mapping[str, Any], reason: str) -> Mapping[str, A
     return {**payload, "gate": wording.failed_by_warning(gate, reason)}
 
 
-def error_entry(test_id: str, spec: str, report: Any) -> dict[str, Any]:
+def error_entry(test_id: str, spec: str, report: Any, message: str | None = None) -> dict[str, Any]:
     """A bvtest item that failed without a verdict (the spec or its inputs could not be read), for the reports;
-    its message whole (``FILE:LINE: what is wrong; what to do``), as the user needs it to fix the input."""
-    return {"id": test_id, "spec": spec, "message": failure_line(report, characters=None)}
+    its ``message`` whole (``FILE:LINE: what is wrong; what to do``, the error's own text: pytest's report holds it
+    wrapped at the terminal's width, and its first line lost the path), as the user needs it to fix the input; the
+    report's first line for an error that is not bvtest's."""
+    return {"id": test_id, "spec": spec, "message": message or failure_line(report, characters=None)}
 
 
 def record_team_test(tests: dict[str, dict[str, Any]], test_id: str, category: str, message: str | None) -> None:
@@ -192,6 +204,7 @@ def assemble(
     context: Mapping[str, Any] | None = None,
     errors: Iterable[Mapping[str, Any]] = (),
     gates: Iterable[str] = (),
+    collected_only: bool = False,
 ) -> dict[str, Any]:
     """One session document from the items' payloads, in spec order whatever order they arrived in,
     the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes, the session's
@@ -199,7 +212,8 @@ def assemble(
     (:func:`error_entry`), and the gates that did not run: those of the evaluated specs without a result
     (left out by ``-k``, ``--lf`` or ``--deselect``, or after ``-x`` stopped the session), and the ``gates``
     pytest collected or deselected without a result (a spec none of whose gates ran is not evaluated, so
-    only pytest names them: deselected, or after ``-x`` stopped the session before the spec).
+    only pytest names them: deselected, or after ``-x`` stopped the session before the spec); ``collected_only``: a
+    ``pytest --collect-only`` session, which ran none.
 
     pytest-xdist workers report in any order, so the payloads are sorted by spec path and by their
     measure's and gate's positions in the spec, and the team's tests and errors by id: the reports are
@@ -225,17 +239,24 @@ def assemble(
         context,
         errors=sorted(errors, key=lambda error: error["id"]),
         not_run=[gate for gate in dict.fromkeys([*spec_gates, *gates]) if gate not in ran],
+        collected_only=collected_only,
     )
+
+
+def candidate_runs(evaluation: Evaluation) -> tuple[str, ...]:
+    """The candidate's run files, each run of a list (what ``bvtest judge --run`` names to list their documents)."""
+    return tuple(item.path for item in evaluation.inputs if item.role == "candidate")
 
 
 def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
     """The session document of a single evaluation (the command line's report), built directly."""
+    runs = candidate_runs(evaluation)
     documents = [
         {
             **measure_document(
                 str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
             ),
-            "gates": [gate_document(outcome, str(evaluation.spec.path)) for outcome in measure.gates],
+            "gates": [gate_document(outcome, str(evaluation.spec.path), runs) for outcome in measure.gates],
         }
         for measure in evaluation.measures
     ]

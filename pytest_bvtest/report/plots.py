@@ -12,6 +12,7 @@ only in :func:`write_plots`; the HTML report draws the same pictures without it
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import re
@@ -43,9 +44,20 @@ _MAX_POINT_LABELS = 12
 _DPI = 100
 
 
-def slug(text: str) -> str:
-    """``text`` as a file-name part: runs of other characters than letters, digits and dots become ``-``."""
-    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "x"
+#: The longest slug: a file name holds at most 255 bytes, and a slug is one part of one (a 287-character gate name
+#: made `bvtest history --plot` fail with "File name too long").
+MAX_SLUG = 100
+
+
+def slug(text: str, *, distinct: bool = False) -> str:
+    """``text`` as a file-name part: runs of other characters than letters, digits and dots become ``-``; longer
+    than :data:`MAX_SLUG`, cut and followed by a digest of the whole text, as it is with ``distinct`` (two texts
+    that differ only in what the slug drops, ``a b`` and ``a-b``, get two names)."""
+    plain = re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "x"
+    if len(plain) <= MAX_SLUG and not distinct:
+        return plain
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=6).hexdigest()
+    return f"{plain[:MAX_SLUG].rstrip('-')}-{digest}"
 
 
 def file_prefixes(specs: Iterable[str]) -> dict[str, str]:
@@ -304,6 +316,7 @@ def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
     try:
         # The Agg canvas on a bare Figure renders without pyplot, so the user's global backend and
         # figure registry are left alone.
+        from matplotlib import rc_context
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
@@ -315,17 +328,23 @@ def write_plots(document: Mapping[str, Any], folder: Path) -> list[Path]:
     evaluations: Sequence[Mapping[str, Any]] = document["evaluations"]
     prefixes = file_prefixes(evaluation["spec"] for evaluation in evaluations)
     written = []
-    for evaluation in evaluations:
-        stem = f"{prefixes[evaluation['spec']]}-{slug(evaluation['measure'])}"
-        written.append(
-            _write_png(_bias_variance_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-bias-variance.png")
-        )
-        written.append(_write_png(_scatter_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-scatter.png"))
-        difference = _difference_figure(Figure, evaluation)
-        if difference is not None:
-            written.append(_write_png(difference, FigureCanvasAgg, folder / f"{stem}-difference.png"))
-        if (evaluation.get("mve") or {}).get("sweep"):
+    # a name is drawn as written: matplotlib read `$...$` in it as mathematics (`new $\\x$` raised a ValueError)
+    with rc_context({"text.parse_math": False}):
+        for evaluation in evaluations:
+            stem = f"{prefixes[evaluation['spec']]}-{slug(evaluation['measure'])}"
             written.append(
-                _write_png(_mve_sweep_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-mve-sweep.png")
+                _write_png(
+                    _bias_variance_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-bias-variance.png"
+                )
             )
+            written.append(
+                _write_png(_scatter_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-scatter.png")
+            )
+            difference = _difference_figure(Figure, evaluation)
+            if difference is not None:
+                written.append(_write_png(difference, FigureCanvasAgg, folder / f"{stem}-difference.png"))
+            if (evaluation.get("mve") or {}).get("sweep"):
+                written.append(
+                    _write_png(_mve_sweep_figure(Figure, evaluation), FigureCanvasAgg, folder / f"{stem}-mve-sweep.png")
+                )
     return written

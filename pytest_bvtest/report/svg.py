@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 
 from pytest_bvtest.report.plots import GAIN_COLOR as GOOD
 from pytest_bvtest.report.plots import LOSS_COLOR as BAD
 from pytest_bvtest.report.plots import TIE_COLOR as NEUTRAL
+from pytest_bvtest.report.untrusted import html_text as escape  # every label of a chart goes through it
 
 WIDTH = 760
 HEIGHT = 320
@@ -261,6 +261,37 @@ def point_chart(
                         f"{category}: {entry.label} {float(value):.6g}",
                     )
                 )
+    canvas.legend([(entry.label, entry.color, entry.shape) for entry in series])
+    canvas.x_label(x_label)
+    return canvas.svg(title)
+
+
+def line_chart(
+    xs: Sequence[float], series: Sequence[Series], *, title: str, y_label: str, x_label: str, low: float, high: float
+) -> str:
+    """Each series joined over evenly spaced ``xs`` (a sweep of a parameter), with a marker at each point, on the y
+    range ``low`` to ``high`` (a correlation's -1 to 1, whatever the values)."""
+    canvas = _Canvas(title, y_label, low, high)
+    count = len(xs)
+    for entry in series:
+        points = [
+            (canvas.slot(index, count), canvas.y(float(value)), x, value)
+            for index, (x, value) in enumerate(zip(xs, entry.values))
+            if value is not None and math.isfinite(float(value))
+        ]
+        if len(points) > 1:
+            canvas.parts.append(
+                f'<polyline points="{" ".join(f"{px:.1f},{py:.1f}" for px, py, _, _ in points)}" fill="none" '
+                f'stroke="{entry.color}" stroke-width="1.5"/>'
+            )
+        for px, py, x, value in points:
+            canvas.parts.append(_marker(entry.shape, px, py, 3.5, entry.color, f"{x:g}: {entry.label} {value:.4g}"))
+    shown = range(count) if count <= 12 else sorted({0, count - 1, *range(0, count, math.ceil(count / 10))})
+    for index in shown:
+        canvas.parts.append(
+            f'<text x="{canvas.slot(index, count):.1f}" y="{canvas.bottom + 16:.1f}" text-anchor="middle" '
+            f'class="tick">{xs[index]:.3g}</text>'
+        )
     canvas.legend([(entry.label, entry.color, entry.shape) for entry in series])
     canvas.x_label(x_label)
     return canvas.svg(title)

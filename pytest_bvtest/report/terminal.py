@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_bvtest.errors import short_list
+from pytest_bvtest.report.untrusted import terminal_text
 from pytest_bvtest.report.wording import (
+    GAP_TITLE,
     GATE_HEADERS,
-    NOT_RUN_REASON,
     TABLE_HEADER,
     TEAM_TESTS_TITLE,
     analysis_lines,
@@ -26,6 +27,7 @@ from pytest_bvtest.report.wording import (
     comparison_lines,
     error_groups,
     evaluation_title,
+    gap_rows,
     gate_cells,
     gate_name,
     gate_summary,
@@ -33,6 +35,7 @@ from pytest_bvtest.report.wording import (
     harmed_query_table,
     judged_line,
     more_queries_text,
+    not_run_reason,
     notices,
     page_title,
     page_verdict,
@@ -84,7 +87,8 @@ def problem_lines(document: Mapping[str, Any]) -> list[Line]:
     if not_run:
         lines.append(
             (
-                f"{len(not_run)} gate{'' if len(not_run) == 1 else 's'} {NOT_RUN_REASON}: {short_list(not_run)}",
+                f"{len(not_run)} gate{'' if len(not_run) == 1 else 's'} {not_run_reason(document)}: "
+                + short_list(not_run),
                 _WARNING_MARKUP,
             )
         )
@@ -308,6 +312,12 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = 
         if judged is not None:
             lines.append((judged, {}))
         lines.append((tradeoff_text(evaluation), {}))
+        gap = gap_rows(evaluation)
+        widths = [max(len(row[column]) for row in gap) for column in range(len(gap[0]))]
+        lines.append((GAP_TITLE, {}))
+        for position, row in enumerate(gap):
+            cells = [row[0].ljust(widths[0]), *(text.rjust(width) for text, width in zip(row[1:], widths[1:]))]
+            lines.append(("  " + "  ".join(cells).rstrip(), {"bold": True} if position == 0 else {}))
         lines.extend((text, {}) for text in comparison_lines(evaluation))
         lines.extend((text, {}) for text in analysis_lines(evaluation))
         lines.extend((text, {}) for text in run_spread_lines(evaluation))
@@ -337,4 +347,4 @@ def write_summary(document: Mapping[str, Any], writer: Any, verbosity: int = 1) 
     writer.write_sep("=", "bvtest summary", bold=True)
     width = getattr(getattr(writer, "_tw", None), "fullwidth", DEFAULT_WIDTH)
     for text, markup in summary_lines(document, verbosity, width):
-        writer.write_line(text, **markup)
+        writer.write_line(terminal_text(text), **markup)

@@ -19,7 +19,7 @@ from typing import Any
 
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.errors import short_list
-from pytest_bvtest.stats.registry import STATISTICS, TABLE_COLUMNS
+from pytest_bvtest.stats.registry import GAP_LABELS, GAP_TERMS, STATISTICS, TABLE_COLUMNS
 
 TABLE_HEADER = ("system", "role", *(header for _, header in TABLE_COLUMNS), "gates")
 
@@ -179,7 +179,7 @@ def judged_line(evaluation: Mapping[str, Any]) -> str | None:
 
 def guard_warnings(evaluation: Mapping[str, Any]) -> list[str]:
     """The guards that warn not to trust this measure's green gates (they are ``OK*``)."""
-    return [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] == "warning"]
+    return [guard["message"] for guard in evaluation.get("guards") or [] if guard["severity"] in ("warning", "failure")]
 
 
 def gate_warnings(evaluation: Mapping[str, Any], gate: Mapping[str, Any]) -> list[str]:
@@ -254,12 +254,20 @@ def summary_counts(document: Mapping[str, Any]) -> str:
         )
     not_run = summary.get("not_run") or 0
     if not_run:
-        text += f"; {not_run} gate{'' if not_run == 1 else 's'} {NOT_RUN_REASON}"
+        text += f"; {not_run} gate{'' if not_run == 1 else 's'} {not_run_reason(document)}"
     return text
 
 
 #: Why a gate of an evaluated spec has no verdict in this session.
 NOT_RUN_REASON = "not run (deselected, or the session stopped early)"
+#: Why no gate has one in a ``pytest --collect-only`` session.
+COLLECTED_ONLY_REASON = "collected, none run (pytest --collect-only)"
+
+
+def not_run_reason(document: Mapping[str, Any]) -> str:
+    """Why the document's ``not_run`` gates have no verdict: :data:`NOT_RUN_REASON`, or for a session that only
+    collected them :data:`COLLECTED_ONLY_REASON` (its Markdown said they were deselected)."""
+    return COLLECTED_ONLY_REASON if document.get("collected_only") else NOT_RUN_REASON
 
 
 def error_groups(document: Mapping[str, Any]) -> list[tuple[str, int, str]]:
@@ -330,8 +338,55 @@ def simulation_lines(simulation: Mapping[str, Any]) -> list[str]:
 DISCERNING_TOPICS = 3
 
 
+GAP_TITLE = "Gap to the target, rho = x_T - x per topic: Var(rho) = Var(x_T) + Var(x) - 2 Cov(x_T, x)"
+
+
+#: Above this many systems the gap table keeps the candidate and the reference (the JSON report has every system).
+GAP_TABLE_SYSTEMS = 12
+
+
+def gap_rows(evaluation: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    """The gap decomposition's table (docs/mathematics.md §3a): a header, then one row per system (the candidate and
+    the reference alone above :data:`GAP_TABLE_SYSTEMS` systems), the terms in the catalogue's order."""
+    header = ("system", *(GAP_LABELS[term] for term in GAP_TERMS))
+    systems = evaluation["systems"]
+    if len(systems) > GAP_TABLE_SYSTEMS and any(system["role"] != "baseline" for system in systems):
+        systems = [system for system in systems if system["role"] != "baseline"]
+    rows = [(system["name"], *(format_number(system["gap"][term]) for term in GAP_TERMS)) for system in systems]
+    return [header, *rows]
+
+
+def mve_reordering_lines(evaluation: Mapping[str, Any]) -> list[str]:
+    """MVE's note when its variance term cannot move the ranking at the spec's alpha (docs/mathematics.md §5): MVE
+    then ranks the systems as their mean term does, and says at which alpha the variance term would first reorder
+    two of them; over query variations, why it is so weak."""
+    mve = evaluation.get("mve") or {}
+    alpha = mve.get("alpha") or 0.0
+    if len(evaluation["systems"]) < 2 or not alpha:
+        return []
+    reordering = mve.get("reordering")
+    if reordering is not None and abs(float(reordering["alpha"])) <= abs(alpha):
+        return []
+    first = (
+        "never, on that side of 0"
+        if reordering is None
+        else f"first at alpha {format_number(reordering['alpha'])} ({' and '.join(reordering['systems'])})"
+    )
+    weaker = (
+        ""
+        if mve["form"] == "inter-topic"
+        else f"; over query variations it sums w_t² var_t, with {len(evaluation['topics'])} equally weighted topics "
+        f"{len(evaluation['topics'])} times weaker than the mean term's w_t mu_t"
+    )
+    return [
+        f"MVE ({mve['form']}) at alpha {alpha:g} ranks the systems as their mean term does: its variance "
+        f"term reorders two of them {first}{weaker}"
+    ]
+
+
 def analysis_lines(evaluation: Mapping[str, Any]) -> list[str]:
-    """GAWM's most and least discerning topics, the rankings' agreement and the MVE alpha sweep's flip."""
+    """GAWM's most and least discerning topics, the rankings' agreement, MVE's note when its variance term cannot move
+    the ranking, and the MVE alpha sweep's flip."""
     lines = []
     fixed_point = evaluation.get("gawm")
     if fixed_point and len(evaluation["topics"]) > 1:
@@ -354,6 +409,7 @@ def analysis_lines(evaluation: Mapping[str, Any]) -> list[str]:
         ]
         lines.append(f"rankings against {STATISTICS[rankings['against']].label}: " + "; ".join(parts))
     mve = evaluation.get("mve") or {}
+    lines += mve_reordering_lines(evaluation)
     sweep = mve.get("sweep")
     reference = evaluation.get("reference")
     if sweep and evaluation.get("candidate") and reference in sweep["flips"]:
@@ -729,9 +785,15 @@ def headline(gate: Mapping[str, Any]) -> str:
     past = excess > _ROUNDING or (excess > 0 and not gate["passed"])
     margin = f"past the limit by {excess:.6g}" if past else f"headroom {max(0.0, -excess):.6g}"
     judgments = gate.get("judgments")
-    if judgments and judgments["undecided"]:
+    if judgments and _corners_disagree(judgments):
         past = not judgments["as_judged"]
-        margin = f"{'past the limit by ' if past else 'headroom '}{abs(excess):.6g} as judged; {_deciding(judgments)}"
+        margin = f"{'past the limit by ' if past else 'headroom '}{abs(excess):.6g} as judged; "
+        weighed = _weighed(judgments)
+        margin += _deciding(judgments) if weighed is None or judgments["undecided"] else weighed
+        if weighed is not None and judgments["undecided"]:
+            margin += f"; {weighed}"
+    if _failing_guard(gate) is not None:
+        margin += f"; fails: {_failing_guard(gate)['kind'].replace('_', ' ')}"
     rule = f"bound {gate['rule']}" if gate["bound"] is not None else gate["rule"]
     calibration = f"; {calibration_text(gate)}" if gate.get("calibration") else ""
     typical = _typical(gate)
@@ -745,6 +807,11 @@ def headline(gate: Mapping[str, Any]) -> str:
     )
     value = f"{gate['system']} {_float(gate['value']):.6g}{versus}"
     return f"{judged_text(gate)} {verdict}: {value}; {limit}{calibration}"
+
+
+def _failing_guard(gate: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The guard that fails the gate whatever its numbers say (nothing judged), or ``None``."""
+    return next((guard for guard in gate.get("guard_facts") or [] if guard["severity"] == "failure"), None)
 
 
 def within_noise_text(gate: Mapping[str, Any]) -> str | None:
@@ -997,10 +1064,22 @@ def sentence(gate: Mapping[str, Any]) -> str:
             numbers += f" at a {percent(_float(gate['calibration']['rate']))} false-alarm rate"
     than = f" than in {gate['reference']}" if gate["reference_value"] is not None else " than allowed"
     worse = wording.worse.replace("the reference", reference) + than
+    failing = _failing_guard(gate)
+    if failing is not None:
+        return f"Fails whatever its numbers say ({numbers}): {failing['message']}."
     judgments = gate.get("judgments")
-    if judgments and judgments["undecided"]:
+    if judgments and _corners_disagree(judgments):
         as_judged = "holds" if judgments["as_judged"] else "fails"
-        return f"Undecided: {as_judged} as judged ({numbers}), but {_corner_outcomes(judgments, gate['measure'])}."
+        corners = _corner_outcomes(judgments, gate["measure"])
+        weighed = _weighed(judgments)
+        if weighed is None:
+            return f"Undecided: {as_judged} as judged ({numbers}), but {corners}."
+        prior = _prior_text(judgments)
+        if judgments["undecided"]:
+            return f"Undecided: {as_judged} as judged ({numbers}), {weighed} ({prior}); {corners}{_settle(judgments)}."
+        if gate["passed"]:
+            return f"Holds: {weighed} ({prior}); {as_judged} as judged ({numbers}); it only {corners}."
+        return f"{worse}: {weighed} ({prior}); {as_judged} as judged ({numbers}); it only {corners}."
     reasons = gate_reasons(gate)
     if gate["passed"] and reasons and not gate.get("within_noise"):
         # the warnings themselves follow the sentence (terminal) or head the report (Markdown): point to them
@@ -1072,6 +1151,52 @@ def _deciding(judgments: Mapping[str, Any]) -> str:
     return f"{_documents(judgments['unjudged'])} decide it ({parts})"
 
 
+def _corners_disagree(judgments: Mapping[str, Any]) -> bool:
+    """The gate's corners do not both hold its verdict as judged: the unjudged documents could change it."""
+    return not judgments["optimistic"]["passed"] == judgments["as_judged"] == judgments["pessimistic"]["passed"]
+
+
+def _weighed(judgments: Mapping[str, Any]) -> str | None:
+    """``passes in 97% of 1,000 plausible gradings of its 84 unjudged documents``, or ``fails in ...`` where it
+    passes in at most half of them; ``None`` where the gate was not weighed over gradings."""
+    plausible = judgments.get("plausible")
+    if not plausible:
+        return None
+    passing = plausible["probability"]
+    verb, share = ("passes", passing) if passing > 0.5 else ("fails", 1.0 - passing)
+    return (
+        f"{verb} in {_rounded_share(share)} of {plausible['draws']:,} plausible gradings of its "
+        f"{_documents(plausible['documents'])}"
+    )
+
+
+def _rounded_share(share: float) -> str:
+    """A share of gradings as a percentage that never rounds to 100% or 0% unless it is: ``99.9%``, not ``100%``."""
+    text = f"{share * 100:.0f}%"
+    if text == "100%" and share < 1:
+        text = f"{share * 100:.1f}%" if share < 0.9995 else ">99.9%"
+    if text == "0%" and share > 0:
+        text = f"{share * 100:.1f}%" if share >= 0.0005 else "<0.1%"
+    return text
+
+
+def _prior_text(judgments: Mapping[str, Any]) -> str:
+    """``judged documents at these ranks: 73% relevant; an unjudged one is taken to be relevant with 36%``."""
+    plausible = judgments["plausible"]
+    return (
+        f"judged documents at these ranks: {_rounded_share(plausible['judged_relevant'])} relevant; an unjudged one "
+        f"is taken to be relevant with {_rounded_share(plausible['relevant'])}"
+    )
+
+
+def _settle(judgments: Mapping[str, Any]) -> str:
+    """``; judging about the first 12 documents of `bvtest judge`'s list is expected to settle it``."""
+    settle = (judgments.get("plausible") or {}).get("settle")
+    if settle is None:
+        return ""
+    return f"; judging about the first {settle:,} of its documents that `bvtest judge` lists is expected to settle it"
+
+
 def _corner_sides(judgments: Mapping[str, Any]) -> list[tuple[str, str, int]]:
     """Each corner with the run whose unjudged documents it grades and how many that run's top d holds."""
     sides = [("optimistic", judgments["candidate"], judgments["candidate_unjudged"])]
@@ -1119,11 +1244,16 @@ def undecided_text(gate: Mapping[str, Any]) -> str | None:
         if gate["passed"]
         else "it fails CI (judgments: {undecided: fail})"
     )
-    spec = _spec_of(gate)
+    weighed = _weighed(judgments)
+    plausible = judgments.get("plausible")
+    how = (
+        f"{_corner_outcomes(judgments, gate['measure'])}"
+        if weighed is None
+        else f"{weighed}, short of the {_rounded_share(plausible['confidence'])} that would decide it"
+    )
     return (
-        f"UNDECIDED: {_deciding(judgments)}: {gate['measure']} {gate['label']} {as_judged} as judged, but "
-        f"{_corner_outcomes(judgments, gate['measure'])}; {effect}; `bvtest judge {spec} -o judgments.tsv` lists them "
-        "to grade"
+        f"UNDECIDED: {_deciding(judgments)}: {gate['measure']} {gate['label']} {as_judged} as judged, but {how}; "
+        f"{effect}; `{judge_command(gate)}` lists them to grade{_settle(judgments)}"
     )
 
 
@@ -1134,7 +1264,7 @@ def corner_lines(gate: Mapping[str, Any]) -> list[str]:
     if not judgments:
         return []
     label, grade = gate["label"], judgments["optimistic_grade"]
-    if judgments["undecided"]:
+    if _corners_disagree(judgments):
         lines = [f"at its corners, with the unjudged documents graded {grade}, it passes at one, fails at the other:"]
     else:
         held = "holds" if judgments["as_judged"] else "fails"
@@ -1150,6 +1280,15 @@ def corner_lines(gate: Mapping[str, Any]) -> list[str]:
             f"{_float(at['value']):.6g}{versus}, limit {_float(at['limit']):.6g}: "
             f"{'passes' if at['passed'] else 'fails'}"
         )
+    plausible = judgments.get("plausible")
+    if plausible:
+        drawn = f"{plausible['draws']:,} plausible gradings (seed {plausible['seed']}"
+        how = f"pool-bias discount {plausible['discount']:g}; each grading's limits from {plausible['swaps']:,} swaps"
+        passes = _rounded_share(plausible["probability"])
+        lines.append(
+            f"weighed over {drawn}; {_prior_text(judgments)}, {how}): passes in {passes}, decided at "
+            f"{_rounded_share(plausible['confidence'])} either way"
+        )
     return lines
 
 
@@ -1163,7 +1302,9 @@ def judged_only_form(measure: str) -> str | None:
 
     try:
         parsed = parse_measure(measure)
-        return None if parsed.uses_gdeval or parsed.name == "Judged" else str(replace(parsed, judged_only=True))
+        if parsed.uses_gdeval or not parsed.takes_judged_only:
+            return None
+        return str(replace(parsed, judged_only=True))
     except InputError:
         return None
 
@@ -1179,6 +1320,15 @@ def _spec_of(gate: Mapping[str, Any]) -> str:
     return shlex.quote(_spec_path(gate))
 
 
+def judge_command(gate: Mapping[str, Any], spec: str | None = None) -> str:
+    """``bvtest judge SPEC --run RUN -o judgments.tsv``: the command that lists the unjudged documents deciding a
+    gate, naming the candidate's every run file as the check read it (the spec's, or the one CI gave with
+    ``--bvtest-run``)."""
+    runs = (gate.get("judgments") or {}).get("candidate_runs") or []
+    named = "".join(f" --run {shlex.quote(display_path(run))}" for run in runs)
+    return f"bvtest judge {spec or _spec_of(gate)}{named} -o judgments.tsv"
+
+
 def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
     """When most of the topics a gate blames lose only as judged (with the candidate's unjudged documents of the top
     d relevant, its score there would reach the comparison's), that, and the judged-only form of the measure."""
@@ -1187,6 +1337,8 @@ def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
         return None
     if not judgments or not worst or worst[0].get("candidate_optimistic") is None:
         return None
+    if (judgments.get("plausible") or {}).get("decided") == "fail":  # it fails however its documents plausibly grade
+        return None
     within = [
         impact
         for impact in worst
@@ -1194,7 +1346,6 @@ def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
     ]
     if 2 * len(within) <= len(worst):
         return None
-    spec = _spec_of(gate)
     text = (
         f"{len(within)} of the {len(worst)} topics listed lose only as judged: with the unjudged documents of "
         f"{gate['system']}'s top {judgments['depth']} relevant they would not lose "
@@ -1206,7 +1357,7 @@ def unjudged_hint(gate: Mapping[str, Any]) -> str | None:
             f"; {judged_only} scores only the documents that were judged: add it to the spec's measures to see the "
             "change without them"
         )
-    return f"{text}; or judge them: bvtest judge {spec} -o judgments.tsv"
+    return f"{text}; or judge them: {judge_command(gate)}"
 
 
 def _topic_unjudged(gate: Mapping[str, Any], impact: Mapping[str, Any]) -> str:
@@ -1322,7 +1473,10 @@ def guard_message(guard: Mapping[str, Any]) -> str:
     if kind == "unanswered_topics":
         threshold, total = facts["threshold"], facts["total"]
         advice = (
-            f"more than {threshold:.0%} of the topics: are the qrels for the topics the runs were made for? "
+            "every topic: nothing any system retrieved is judged relevant, so the gates fail (no verdict rests on "
+            "judgments); are the qrels for the topics and the collection the runs were made for?"
+            if guard["severity"] == "failure"
+            else f"more than {threshold:.0%} of the topics: are the qrels for the topics the runs were made for? "
             "Restrict the qrels to them (or raise analysis.guards.unanswered_share when the systems truly miss them)"
             if guard["severity"] == "warning"
             else "such topics tell no system apart and lower every mean"
@@ -1351,6 +1505,28 @@ def guard_message(guard: Mapping[str, Any]) -> str:
         return (
             f"{measure} target constant c = {facts['c']:.4f} is outside [mean target {facts['target_mean']:.4f}, 1]; "
             f"{why} (IPM 2022 Lemma 1); use `target: mean` or a number in that range"
+        )
+    if kind == "nothing_judged":
+        return (
+            f"nothing judged: the qrels judge none of the documents of {_candidate_called(facts['candidate'])}'s top "
+            f"{facts['depth']} on any of the {facts['total']} topics ({facts['label']} 0), so its {measure} rests on "
+            "no judgment and its gates fail; are its document ids in the qrels' form, and is it a run of this "
+            "collection and round?"
+        )
+    if kind == "unjudged_nonrelevant":
+        why = (
+            "the qrels judge only relevant documents (no grade below 1, MS MARCO's convention), so"
+            if facts["chosen"] == "auto"
+            else "as the spec asks (judgments: {unjudged: nonrelevant}),"
+        )
+        instead = (
+            "; `judgments: {unjudged: plausible}` weighs what they probably are instead"
+            if facts["chosen"] == "auto"
+            else ""
+        )
+        return (
+            f"{why} an unjudged document counts as non-relevant in {measure}, as trec_eval counts it, and no gate is "
+            f"judged at its corners ({facts['label']} says how much of each top was judged){instead}"
         )
     raise ValueError(f"no words for the guard {kind!r}")
 
@@ -1550,6 +1726,10 @@ def gate_summary(gate: Mapping[str, Any]) -> str:
         than = f" than in {reference}" if gate.get("reference_value") is not None else " than allowed"
         worse = statistic.wording.worse.replace("the reference", reference) + than
         text += f": {worse[0].lower()}{worse[1:]}"
+    judgments = gate.get("judgments") or {}
+    weighed = _weighed(judgments) if judgments and not judgments.get("undecided") else None
+    if weighed is not None:  # a verdict the unjudged documents' plausible gradings decided: say what it rests on
+        text += f" ({weighed})"
     return text
 
 
@@ -1621,7 +1801,7 @@ def _session_parts(document: Mapping[str, Any]) -> list[str]:
         parts.append(f"{_plural(specs, 'spec')} could not be evaluated ({_plural(len(errors), 'item')})")
     not_run = summary.get("not_run") or 0
     if not_run:
-        parts.append(f"{_plural(not_run, 'gate')} {NOT_RUN_REASON}")
+        parts.append(f"{_plural(not_run, 'gate')} {not_run_reason(document)}")
     return parts
 
 
@@ -1761,7 +1941,7 @@ class Notice:
 
 
 #: Notes that belong on the first screen (the others are folded with their measure's tables).
-FIRST_SCREEN_NOTES = ("identical", "stale_reference")
+FIRST_SCREEN_NOTES = ("identical", "stale_reference", "unjudged_nonrelevant")
 
 
 def _without_measure(guard: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -1805,8 +1985,10 @@ def notices(document: Mapping[str, Any]) -> list[Notice]:
         kinds: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
         for evaluation in evaluations:
             for guard in evaluation.get("guards") or []:
-                if guard["severity"] == "warning" or guard["kind"] in FIRST_SCREEN_NOTES:
-                    kinds.setdefault((guard["kind"], guard["severity"]), []).append(guard)
+                if guard["severity"] in ("warning", "failure") or guard["kind"] in FIRST_SCREEN_NOTES:
+                    # a guard that fails its gates is told as warnings are (its gates are FAIL, with their causes)
+                    severity = "warning" if guard["severity"] == "failure" else guard["severity"]
+                    kinds.setdefault((guard["kind"], severity), []).append(guard)
         for (_, severity), guards in kinds.items():
             for text, said in _combined_guard_messages(guards):
                 concerned = tuple(
@@ -1906,6 +2088,24 @@ def undecided_group_text(gates: Sequence[Mapping[str, Any]]) -> str:
         if gates[0]["passed"]
         else "they fail CI (judgments: {undecided: fail})"
     )
+    shares = [gate["judgments"]["plausible"]["probability"] for gate in gates if gate["judgments"].get("plausible")]
+    if len(shares) == len(gates):
+        low, high = _rounded_share(min(shares)), _rounded_share(max(shares))
+        draws = f"{gates[0]['judgments']['plausible']['draws']:,}"
+        passing = low if low == high else f"{low} to {high}"
+        settles = [gate["judgments"]["plausible"]["settle"] for gate in gates]
+        settle = (
+            f"; judging about the first {max(settles):,} of the documents `bvtest judge` lists is expected to settle "
+            "them"
+            if None not in settles
+            else ""
+        )
+        return (
+            f"UNDECIDED: {deciding}: they {as_judged} as judged, and pass in {passing} of {draws} plausible gradings "
+            "of them, short of the "
+            f"{_rounded_share(judgments['plausible']['confidence'])} that would decide them either way; {effect}"
+            f"{settle}"
+        )
     return (
         f"UNDECIDED: {deciding}: they {as_judged} as judged, but each would {otherwise} if enough of them are "
         f"relevant (grade {judgments['optimistic_grade']}; each gate's details say how many); {effect}"
@@ -2025,17 +2225,17 @@ def commands(document: Mapping[str, Any]) -> list[tuple[str, list[str], str]]:
     if not reproduce:
         return []
     found = [("Reproduce", reproduce, "")]
-    undecided = dict.fromkeys(
-        display_path(evaluation["spec"])
+    undecided = {
+        display_path(evaluation["spec"]): gate
         for evaluation in document["evaluations"]
         for gate in evaluation["gates"]
         if gate["outcome"] == "UNDECIDED"
-    )
+    }
     if undecided:
         found.append(
             (
                 "List the unjudged documents that decide it",
-                [f"bvtest judge {shlex.quote(spec)} -o judgments.tsv" for spec in undecided],
+                [judge_command(gate, shlex.quote(spec)) for spec, gate in undecided.items()],
                 "fill in their grades and list the file under the spec's qrels",
             )
         )

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_bvtest.io.runbytes import docno_keys
-from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, RunMeasure, UnjudgedCount
+from pytest_bvtest.spec.measures import GMAP_FLOOR, Measure, OptimisticMeasure, Residual, RunMeasure, UnjudgedCount
 
 if TYPE_CHECKING:
     from pytest_bvtest.io.runs import RunColumns
@@ -54,17 +54,17 @@ if TYPE_CHECKING:
 
 def computes(measure: RunMeasure) -> bool:
     """Whether this module computes ``measure`` (otherwise pytrec_eval or gdeval does)."""
-    if isinstance(measure, UnjudgedCount):
+    if isinstance(measure, UnjudgedCount | Residual):
         return True
     if isinstance(measure, OptimisticMeasure):
         return computes(measure.measure)
     if measure.judged_only or measure.exponential_gain:
         return False
-    if measure.name in ("AP",):
+    if measure.name in ("AP", "GMAP"):
         return measure.cutoff is None
     if measure.name in ("P", "R"):
         return measure.cutoff is not None
-    return measure.name in ("RR", "nDCG", "Judged")
+    return measure.name in ("RR", "nDCG", "Judged", "RBP", "IPrec", "SetF", "Compat")
 
 
 def unjudged_depth(measures: Sequence[RunMeasure]) -> int:
@@ -72,9 +72,19 @@ def unjudged_depth(measures: Sequence[RunMeasure]) -> int:
     depths = [
         measure.depth if isinstance(measure, UnjudgedCount | OptimisticMeasure) else measure.cutoff
         for measure in measures
-        if not isinstance(measure, Measure) or measure.name == "Judged"
+        if isinstance(measure, UnjudgedCount | OptimisticMeasure)
+        or (isinstance(measure, Measure) and measure.name == "Judged")
     ]
     return max(depths, default=0)
+
+
+def needs_judged_ranks(measures: Sequence[RunMeasure]) -> bool:
+    """Whether ``measures`` read the rank of every judged document of the rankings (:attr:`RankedGains.judged_rank`):
+    RBP's residual, and RBP's optimistic value, whose residual below the corners' depth reads it."""
+    return any(
+        isinstance(measure, Residual) or (isinstance(measure, OptimisticMeasure) and measure.measure.name == "RBP")
+        for measure in measures
+    )
 
 
 @dataclass(frozen=True)
@@ -88,7 +98,8 @@ class RankedGains:
     for the number of relevant documents and the ideal ranking. ``lengths`` are the documents each topic
     ranks; ``unjudged_topic``, ``unjudged_rank`` and ``unjudged_docno`` the documents without a judgment in
     the first ``unjudged_depth`` ranks of each topic (topic index, rank and docno, in the same order), for
-    Judged@k and the optimistic values of docs/mathematics.md §10.
+    Judged@k and the optimistic values of docs/mathematics.md §10. ``judged_rank_topic`` and ``judged_rank`` are every
+    judged document of the rankings (any grade, topic index and rank, in the same order), for RBP's residual.
     """
 
     topics: tuple[str, ...]
@@ -102,6 +113,8 @@ class RankedGains:
     unjudged_rank: np.ndarray | None = None
     unjudged_depth: int = 0
     unjudged_docno: tuple[str, ...] = ()
+    judged_rank_topic: np.ndarray | None = None
+    judged_rank: np.ndarray | None = None
 
 
 def documents_payload(ranked: RankedGains) -> dict[str, Any]:
@@ -110,7 +123,13 @@ def documents_payload(ranked: RankedGains) -> dict[str, Any]:
     ranks. The qrels' part (``judged_topic``, ``judged_grades``) is left out: :func:`ranked_from_payloads` takes it
     from the qrels again. Cached beside the run's scores, so that the corners never read a run evaluated once."""
     assert ranked.lengths is not None and ranked.unjudged_topic is not None and ranked.unjudged_rank is not None
+    judged_ranks = (
+        {}
+        if ranked.judged_rank_topic is None or ranked.judged_rank is None
+        else {"judged_rank_topic": ranked.judged_rank_topic.tolist(), "judged_rank": ranked.judged_rank.tolist()}
+    )
     return {
+        **judged_ranks,
         "depth": ranked.unjudged_depth,
         "topics": list(ranked.topics),
         "lengths": ranked.lengths.tolist(),
@@ -149,6 +168,18 @@ def ranked_from_payloads(
             column = np.asarray(payload[key], dtype=np.int64)
             parts[key].append(renumbered[column] if is_topic else column)
     joined = {key: np.concatenate(columns) for key, columns in parts.items()}
+    judged_ranks: dict[str, np.ndarray | None] = {"judged_rank_topic": None, "judged_rank": None}
+    if all("judged_rank" in payload for payload in payloads):  # RBP's residual reads them (an older entry has none)
+        renumbered_topic = [
+            np.array([position.get(qid, -1) for qid in payload["topics"]], dtype=np.int64)[
+                np.asarray(payload["judged_rank_topic"], dtype=np.int64)
+            ]
+            for payload in payloads
+        ]
+        topic_of = np.concatenate(renumbered_topic)
+        rank_of = np.concatenate([np.asarray(payload["judged_rank"], dtype=np.int64) for payload in payloads])
+        kept = np.lexsort((rank_of, topic_of))[np.count_nonzero(topic_of < 0) :]
+        judged_ranks = {"judged_rank_topic": topic_of[kept], "judged_rank": rank_of[kept]}
     docnos = np.array([docno for payload in payloads for docno in payload["unjudged_docno"]], dtype=object)
     # topic order, then rank order within a topic; the rows of topics not asked for (-1) sort first and are dropped
     positive = np.lexsort((joined["rank"], joined["topic"]))[np.count_nonzero(joined["topic"] < 0) :]
@@ -170,11 +201,16 @@ def ranked_from_payloads(
         unjudged_rank=joined["unjudged_rank"][unjudged],
         unjudged_depth=min(int(payload["depth"]) for payload in payloads),
         unjudged_docno=tuple(docnos[unjudged].tolist()),
+        **judged_ranks,
     )
 
 
 def rank_by_trec_eval_order(
-    lengths: np.ndarray, scores: np.ndarray, gains: np.ndarray, docnos: Sequence[str] | np.ndarray
+    lengths: np.ndarray,
+    scores: np.ndarray,
+    gains: np.ndarray,
+    docnos: Sequence[str] | np.ndarray,
+    exact_within: int = 0,
 ) -> np.ndarray | None:
     """The order that sorts concatenated topics into score descending, docno descending, topic by topic.
 
@@ -189,6 +225,10 @@ def rank_by_trec_eval_order(
         (any order of equal gains gives the same measures).
     docnos:
         The documents' ids.
+    exact_within:
+        Tie groups that reach the first ``exact_within`` ranks of a topic are put in docno order whatever their
+        gains: which unjudged documents a top d holds, and at which rank, is what its corners, its plausible gradings
+        and the documents to judge read (a tie straddling rank 10 was listed by file order).
 
     Returns
     -------
@@ -212,6 +252,10 @@ def rank_by_trec_eval_order(
     del similarity, next_topic_same, row_topic
     # Tie groups are maximal stretches of rows tied with the next; only those whose gains differ matter.
     differs = tied_with_next & (sorted_gains[1:] != sorted_gains[:-1])
+    if exact_within:
+        topic_starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        near_top = np.arange(scores.size)[:-1] - topic_starts[:-1] < exact_within
+        differs |= tied_with_next & near_top
     if not differs.any():
         return order
     if order is None:
@@ -232,24 +276,31 @@ def ranked_gains_from_rankings(
     rankings: Mapping[str, Mapping[str, float]],
     topics: Sequence[str],
     unjudged_depth: int = 0,
+    judged_ranks: bool = False,
 ) -> RankedGains:
     """Join a run (``qid -> docno -> score``) with its qrels and sort it, for the given topics (each ranked);
-    with ``unjudged_depth``, find the unjudged documents of each topic's first ``unjudged_depth`` ranks."""
+    with ``unjudged_depth``, find the unjudged documents of each topic's first ``unjudged_depth`` ranks; with
+    ``judged_ranks``, the rank of every judged document."""
     lengths = np.fromiter((len(rankings[qid]) for qid in topics), dtype=np.int64, count=len(topics))
     scores = np.fromiter(
         chain.from_iterable(rankings[qid].values() for qid in topics), dtype=np.float64, count=int(lengths.sum())
     )
     docnos = list(chain.from_iterable(rankings[qid] for qid in topics))
-    return _ranked_gains(judgments, topics, lengths, scores, docnos, unjudged_depth)
+    return _ranked_gains(judgments, topics, lengths, scores, docnos, unjudged_depth, judged_ranks)
 
 
 def ranked_gains_from_columns(
-    judgments: Mapping[str, Mapping[str, int]], run: RunColumns, topics: Sequence[str], unjudged_depth: int = 0
+    judgments: Mapping[str, Mapping[str, int]],
+    run: RunColumns,
+    topics: Sequence[str],
+    unjudged_depth: int = 0,
+    judged_ranks: bool = False,
 ) -> RankedGains:
     """Join a run read as columns with its qrels and sort it, for the given topics (each ranked by the run);
-    with ``unjudged_depth``, find the unjudged documents of each topic's first ``unjudged_depth`` ranks."""
+    with ``unjudged_depth``, find the unjudged documents of each topic's first ``unjudged_depth`` ranks; with
+    ``judged_ranks``, the rank of every judged document."""
     if tuple(topics) == run.topics:
-        return _ranked_gains(judgments, topics, run.lengths, run.scores, run.docnos, unjudged_depth)
+        return _ranked_gains(judgments, topics, run.lengths, run.scores, run.docnos, unjudged_depth, judged_ranks)
     rows = run.topic_starts()
     kept = np.concatenate([np.arange(*rows[qid]) for qid in topics])
     lengths = np.array([rows[qid][1] - rows[qid][0] for qid in topics], dtype=np.int64)
@@ -257,7 +308,7 @@ def ranked_gains_from_columns(
         docnos: Sequence[str] | np.ndarray = run.docnos[kept]
     else:
         docnos = list(chain.from_iterable(run.docnos[slice(*rows[qid])] for qid in topics))
-    return _ranked_gains(judgments, topics, lengths, run.scores[kept], docnos, unjudged_depth)
+    return _ranked_gains(judgments, topics, lengths, run.scores[kept], docnos, unjudged_depth, judged_ranks)
 
 
 def _ranked_gains(
@@ -267,15 +318,17 @@ def _ranked_gains(
     scores: np.ndarray,
     docnos: Sequence[str] | np.ndarray,
     unjudged_depth: int = 0,
+    judged_ranks: bool = False,
 ) -> RankedGains:
     """Sort topic-grouped rows into trec_eval's order and keep the documents with a positive gain (and, with
-    ``unjudged_depth``, the unjudged ones of each topic's first ``unjudged_depth`` ranks)."""
+    ``unjudged_depth``, the unjudged ones of each topic's first ``unjudged_depth`` ranks; with ``judged_ranks``, the
+    rank of every judged document)."""
     stops = np.cumsum(lengths)
-    gains, judged = _gains(judgments, topics, stops, docnos, with_judged=unjudged_depth > 0)
+    gains, judged = _gains(judgments, topics, stops, docnos, with_judged=unjudged_depth > 0 or judged_ranks)
     # tied documents are put in docno order where what is computed from them differs: their gain, or, when
     # unjudged documents are counted, whether they are judged
     tie_key = gains if judged is None else 2 * gains + judged
-    order = rank_by_trec_eval_order(lengths, scores, tie_key, docnos)
+    order = rank_by_trec_eval_order(lengths, scores, tie_key, docnos, unjudged_depth)
     sorted_gains = gains if order is None else gains[order]
     positive = np.flatnonzero(sorted_gains > 0)
     starts = stops - lengths
@@ -294,6 +347,9 @@ def _ranked_gains(
     sorted_judged = judged if order is None else judged[order]
     row_topic = np.repeat(np.arange(len(topics)), lengths)
     row_rank = np.arange(sorted_judged.size) - starts[row_topic] + 1
+    if judged_ranks:
+        judged_rows = np.flatnonzero(sorted_judged)
+        ranked = replace(ranked, judged_rank_topic=row_topic[judged_rows], judged_rank=row_rank[judged_rows])
     unjudged = np.flatnonzero(~sorted_judged & (row_rank <= unjudged_depth))
     rows = unjudged if order is None else order[unjudged]
     names = docnos[rows].astype(str).tolist() if isinstance(docnos, np.ndarray) else [docnos[row] for row in rows]
@@ -373,11 +429,15 @@ def evaluate(ranked: RankedGains, measures: Sequence[RunMeasure]) -> dict[RunMea
             continue
         if isinstance(measure, UnjudgedCount):
             per_topic = _unjudged_counts(ranked, measure.depth).astype(float)
+        elif isinstance(measure, Residual):
+            per_topic = rbp_residual(ranked, measure.measure)
         elif measure.name == "Judged":
             shown = np.minimum(ranked.lengths, measure.cutoff)
             per_topic = (shown - _unjudged_counts(ranked, measure.cutoff)) / shown
         elif measure.name == "nDCG":
-            per_topic = _ndcg(ranked, measure.cutoff)
+            per_topic = _ndcg(ranked, measure.cutoff, measure.gains)
+        elif measure.name == "Compat":
+            per_topic = _compatibility(ranked, measure.p, measure.normalize)
         else:
             relevant = ranked.gain >= measure.rel
             topic, rank = ranked.topic[relevant], ranked.rank[relevant]
@@ -386,6 +446,16 @@ def evaluate(ranked: RankedGains, measures: Sequence[RunMeasure]) -> dict[RunMea
             )
             if measure.name == "AP":
                 per_topic = _average_precision(topic, rank, relevant_count)
+            elif measure.name == "GMAP":
+                per_topic = np.log(np.maximum(_average_precision(topic, rank, relevant_count), GMAP_FLOOR))
+            elif measure.name == "RBP":
+                counted = slice(None) if measure.cutoff is None else rank <= measure.cutoff
+                weights = (1 - measure.p) * measure.p ** (rank[counted] - 1.0)
+                per_topic = np.bincount(topic[counted], weights=weights, minlength=topic_count)
+            elif measure.name == "IPrec":
+                per_topic = _interpolated_precision(topic, rank, relevant_count, measure.recall)
+            elif measure.name == "SetF":
+                per_topic = _set_f(topic, ranked.lengths, relevant_count, measure.beta)
             elif measure.name == "RR":
                 per_topic = _reciprocal_rank(topic, rank, topic_count, measure.cutoff)
             else:
@@ -414,7 +484,9 @@ def optimistic_values(ranked: RankedGains, optimistic: OptimisticMeasure) -> dic
 
 def with_unjudged_graded(ranked: RankedGains, optimistic: OptimisticMeasure, lifted: np.ndarray) -> dict[str, float]:
     """``optimistic.measure`` with the unjudged documents selected by ``lifted`` (a mask over ``ranked``'s
-    unjudged documents) given ``optimistic.grade``, normalised by the judged qrels and capped at 1."""
+    unjudged documents) given ``optimistic.grade``, normalised by the judged qrels and capped at 1. RBP's value also
+    gains its residual below the top d (:func:`_residual_below`): every unjudged document of the run counts as
+    relevant in its optimistic world, so that M+ is Moffat & Zobel's RBP + residual."""
     assert ranked.unjudged_rank is not None and ranked.unjudged_depth >= optimistic.depth
     topic = np.concatenate([ranked.topic, ranked.unjudged_topic[lifted]])
     rank = np.concatenate([ranked.rank, ranked.unjudged_rank[lifted]])
@@ -422,45 +494,88 @@ def with_unjudged_graded(ranked: RankedGains, optimistic: OptimisticMeasure, lif
     order = np.lexsort((rank, topic))
     graded = replace(ranked, topic=topic[order], rank=rank[order], gain=gain[order])
     (per_topic,) = evaluate(graded, [optimistic.measure]).values()
+    measure = optimistic.measure
+    if measure.name == "RBP" and optimistic.grade >= measure.rel:
+        # RBP's optimistic value is exactly RBP + residual (docs/mathematics.md §8): the unjudged documents below
+        # the top d and the ranks after the ranking's end gain too
+        below = _residual_below(ranked, measure, optimistic.depth)
+        per_topic = {qid: value + float(extra) for (qid, value), extra in zip(per_topic.items(), below)}
     return {qid: min(value, 1.0) for qid, value in per_topic.items()}
 
 
 def single_lifts(ranked: RankedGains, optimistic: OptimisticMeasure, chosen: np.ndarray | None = None) -> np.ndarray:
     """For each unjudged document of the first ``optimistic.depth`` ranks (in ``ranked``'s order of unjudged
     documents, those deeper left out; or those at the positions ``chosen``), its topic's value with that document
-    alone graded ``optimistic.grade``: judging leverage's per-topic move (docs/mathematics.md §10). Every document is a
-    topic of its own, made of its topic's relevant documents, judgments and the one graded document, so that all are
-    scored in one pass (each one's value is the same whichever others are scored with it)."""
+    alone graded ``optimistic.grade``: judging leverage's per-topic move (docs/mathematics.md §10)."""
     assert ranked.unjudged_rank is not None and ranked.unjudged_depth >= optimistic.depth
     if chosen is None:
         chosen = np.flatnonzero(ranked.unjudged_rank <= optimistic.depth)
-    pair_topic = ranked.unjudged_topic[chosen]
+    copies = np.arange(chosen.size)
+    grades = np.full(chosen.size, optimistic.grade, dtype=ranked.gain.dtype)
+    return graded_copies(ranked, optimistic, ranked.unjudged_topic[chosen], chosen, copies, grades)
+
+
+def graded_copies(
+    ranked: RankedGains,
+    optimistic: OptimisticMeasure,
+    copy_topic: np.ndarray,
+    graded: np.ndarray,
+    graded_copy: np.ndarray,
+    graded_gain: np.ndarray,
+    judged_too: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """``optimistic.measure`` on copies of topics, each with some of its unjudged documents graded: copy ``c`` is
+    topic ``copy_topic[c]`` with the unjudged documents at positions ``graded[e]`` (in ``ranked``'s order of unjudged
+    documents) whose ``graded_copy[e]`` is ``c`` given the gain ``graded_gain[e]`` (0: left non-relevant), capped at 1
+    (docs/mathematics.md §10). The normalisation is the judged qrels' (the corners' PIN), or, with ``judged_too``
+    ``(copies, grades)``, theirs with those grades added to the copies' judgments, as CI would read them had they
+    been judged (the plausible gradings: nDCG's ideal and AP's relevant count grow with them). Every copy is a topic
+    of its own, made of its topic's relevant documents, judgments and graded documents, so that all are scored in
+    one pass: a document's judging leverage (one document graded g+ per copy) and the plausible gradings of a verdict
+    (one copy per topic and grading) alike."""
+    assert ranked.unjudged_rank is not None
     every = np.arange(len(ranked.topics))
 
     def copied(topic_of_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The rows of each pair's topic, repeated per pair: (pair index, source row) of each copy."""
-        starts = np.searchsorted(topic_of_row, every, side="left")[pair_topic]
-        counts = np.searchsorted(topic_of_row, every, side="right")[pair_topic] - starts
-        pair = np.repeat(np.arange(chosen.size), counts)
+        """The rows of each copy's topic, repeated per copy: (copy index, source row) of each row."""
+        starts = np.searchsorted(topic_of_row, every, side="left")[copy_topic]
+        counts = np.searchsorted(topic_of_row, every, side="right")[copy_topic] - starts
+        copy = np.repeat(np.arange(copy_topic.size), counts)
         offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-        return pair, np.repeat(starts, counts) + offsets
+        return copy, np.repeat(starts, counts) + offsets
 
-    pair, source = copied(ranked.topic)
-    topic = np.concatenate([pair, np.arange(chosen.size)])
-    rank = np.concatenate([ranked.rank[source], ranked.unjudged_rank[chosen]])
-    gain = np.concatenate([ranked.gain[source], np.full(chosen.size, optimistic.grade, dtype=ranked.gain.dtype)])
+    copy, source = copied(ranked.topic)
+    lifted = graded_gain > 0
+    topic = np.concatenate([copy, graded_copy[lifted]])
+    rank = np.concatenate([ranked.rank[source], ranked.unjudged_rank[graded[lifted]]])
+    gain = np.concatenate([ranked.gain[source], graded_gain[lifted].astype(ranked.gain.dtype)])
     order = np.lexsort((rank, topic))
-    judged_pair, judged_source = copied(ranked.judged_topic)
-    pairs = RankedGains(
-        tuple(map(str, range(chosen.size))),
-        topic[order],
-        rank[order],
-        gain[order],
-        judged_pair,
-        ranked.judged_grades[judged_source],
+    judged_copy, judged_source = copied(ranked.judged_topic)
+    judged_grades = ranked.judged_grades[judged_source]
+    if judged_too is not None:
+        judged_copy = np.concatenate([judged_copy, judged_too[0]])
+        judged_grades = np.concatenate([judged_grades, judged_too[1].astype(judged_grades.dtype)])
+    copies = RankedGains(
+        tuple(map(str, range(copy_topic.size))), topic[order], rank[order], gain[order], judged_copy, judged_grades
     )
-    (per_pair,) = evaluate(pairs, [optimistic.measure]).values()
-    return np.minimum(np.fromiter(per_pair.values(), dtype=float, count=chosen.size), 1.0)
+    (per_copy,) = evaluate(copies, [optimistic.measure]).values()
+    return np.minimum(np.fromiter(per_copy.values(), dtype=float, count=copy_topic.size), 1.0)
+
+
+def judged_grade_counts(ranked: RankedGains, depth: int, grades: int) -> np.ndarray:
+    """Per topic, the judged documents of each grade 0 to ``grades - 1`` among the first ``depth`` ranks (a grade
+    below 0, or above, counts as 0 or as the top one): what the prior of an unjudged grade reads (docs/mathematics.md
+    §10)."""
+    assert ranked.lengths is not None and ranked.unjudged_depth >= depth
+    topic_count = len(ranked.topics)
+    shown = ranked.rank <= depth
+    grade = np.clip(ranked.gain[shown].astype(np.int64), 0, grades - 1)
+    counts = np.bincount(ranked.topic[shown] * grades + grade, minlength=topic_count * grades).reshape(
+        topic_count, grades
+    )
+    judged = np.minimum(ranked.lengths, depth) - _unjudged_counts(ranked, depth)
+    counts[:, 0] += judged - counts.sum(axis=1)
+    return counts
 
 
 def _average_precision(topic: np.ndarray, rank: np.ndarray, relevant_count: np.ndarray) -> np.ndarray:
@@ -483,16 +598,19 @@ def _reciprocal_rank(topic: np.ndarray, rank: np.ndarray, topic_count: int, cuto
     return 1.0 / first
 
 
-def _ndcg(ranked: RankedGains, cutoff: int | None) -> np.ndarray:
-    """trec_eval's ``ndcg`` / ``ndcg_cut_k``: linear gain, discount log2(rank + 1), ideal cut like the ranking."""
+def _ndcg(
+    ranked: RankedGains, cutoff: int | None, gains: tuple[tuple[int, int | float], ...] | None = None
+) -> np.ndarray:
+    """trec_eval's ``ndcg`` / ``ndcg_cut_k``: linear gain, discount log2(rank + 1), ideal cut like the ranking; with
+    ``gains`` (``(grade, gain)`` pairs), each listed grade gains its gain in the ranking and in the ideal ranking, as
+    trec_eval's ``ndcg.1=3,2=9`` and ir_measures' ``nDCG(gains={...})`` (a grade not listed gains itself)."""
     topic_count = len(ranked.topics)
     counted = slice(None) if cutoff is None else ranked.rank <= cutoff
-    dcg = np.bincount(
-        ranked.topic[counted], weights=ranked.gain[counted] / np.log2(ranked.rank[counted] + 1.0), minlength=topic_count
-    )
-    # The ideal ranking: each topic's positive grades, largest first.
+    gain = _mapped(ranked.gain[counted], gains)
+    dcg = np.bincount(ranked.topic[counted], weights=gain / np.log2(ranked.rank[counted] + 1.0), minlength=topic_count)
+    # The ideal ranking: each topic's positive grades, largest gain first.
     positive = ranked.judged_grades > 0
-    ideal_topic, ideal_grades = ranked.judged_topic[positive], ranked.judged_grades[positive]
+    ideal_topic, ideal_grades = ranked.judged_topic[positive], _mapped(ranked.judged_grades[positive], gains)
     order = np.lexsort((-ideal_grades, ideal_topic))
     ideal_topic, ideal_grades = ideal_topic[order], ideal_grades[order]
     ideal_ranks = np.arange(1, ideal_topic.size + 1) - np.searchsorted(ideal_topic, ideal_topic, side="left")
@@ -501,3 +619,139 @@ def _ndcg(ranked: RankedGains, cutoff: int | None) -> np.ndarray:
         ideal_topic[kept], weights=ideal_grades[kept] / np.log2(ideal_ranks[kept] + 1.0), minlength=topic_count
     )
     return np.divide(dcg, ideal, out=np.zeros(topic_count), where=ideal > 0)
+
+
+def _mapped(grades: np.ndarray, gains: tuple[tuple[int, int | float], ...] | None) -> np.ndarray:
+    """Each grade's gain under ``gains`` (``(grade, gain)`` pairs; a grade not listed gains itself)."""
+    if gains is None:
+        return grades
+    mapped = grades.astype(float)
+    for grade, gain in gains:
+        mapped[grades == grade] = gain
+    return mapped
+
+
+def rbp_residual(ranked: RankedGains, measure: Measure) -> np.ndarray:
+    """RBP's residual per topic (Moffat & Zobel, TOIS 2008, Sec. 4; docs/mathematics.md §8): the weight
+    (1 - p) p^(i-1) of every unjudged rank i of the ranking, and p^L of the ranks after its end, L documents long
+    (to the measure's cut-off k only: then minus p^k). As every rank's weight sums to 1, it is
+    1 - p^k - (the weight of the judged ranks), p^k = 0 without a cut-off."""
+    assert ranked.judged_rank is not None and ranked.judged_rank_topic is not None, "judged ranks not kept"
+    p, cutoff = measure.p, measure.cutoff
+    counted = slice(None) if cutoff is None else ranked.judged_rank <= cutoff
+    judged_weight = np.bincount(
+        ranked.judged_rank_topic[counted],
+        weights=(1 - p) * p ** (ranked.judged_rank[counted] - 1.0),
+        minlength=len(ranked.topics),
+    )
+    return 1.0 - (0.0 if cutoff is None else p**cutoff) - judged_weight
+
+
+def _residual_below(ranked: RankedGains, measure: Measure, depth: int) -> np.ndarray:
+    """The part of :func:`rbp_residual` below rank ``depth``: what RBP's optimistic value adds to the unjudged
+    documents of the top ``depth`` it grades, so that M+ is Moffat & Zobel's RBP + residual, exactly."""
+    assert ranked.judged_rank is not None and ranked.judged_rank_topic is not None, "judged ranks not kept"
+    assert ranked.lengths is not None
+    p = measure.p
+    # the ranks graded are the first ``depth`` the ranking holds (and the cut-off keeps)
+    stop = np.minimum(ranked.lengths, depth if measure.cutoff is None else min(depth, measure.cutoff))
+    below = ranked.judged_rank > stop[ranked.judged_rank_topic]
+    if measure.cutoff is not None:
+        below &= ranked.judged_rank <= measure.cutoff
+    judged_weight = np.bincount(
+        ranked.judged_rank_topic[below],
+        weights=(1 - p) * p ** (ranked.judged_rank[below] - 1.0),
+        minlength=len(ranked.topics),
+    )
+    # the ranks below ``stop`` weigh p^stop in all (to the cut-off: p^stop - p^k), the ranking's end included
+    return p ** stop.astype(float) - (0.0 if measure.cutoff is None else p**measure.cutoff) - judged_weight
+
+
+def _interpolated_precision(
+    topic: np.ndarray, rank: np.ndarray, relevant_count: np.ndarray, recall: float
+) -> np.ndarray:
+    """trec_eval 10.0's ``iprec_at_recall_r`` (m_iprec_at_recall.c): the highest precision at any rank at or below
+    the one where the run has retrieved c = lround(r * R) relevant documents (c = 0 reads from the first); 0 when
+    the run retrieves fewer than c. trec_eval 9 (pytrec_eval's) took c = (long) (r * R + 0.9) instead."""
+    topic_count = relevant_count.size
+    ordinal = np.arange(1, topic.size + 1) - np.searchsorted(topic, topic, side="left")
+    precision = ordinal / rank
+    # the highest precision at each relevant document or below it: a running maximum from each topic's end
+    reversed_order = np.lexsort((-ordinal, topic))
+    best_below = np.empty_like(precision)
+    if topic.size:
+        # a running maximum that restarts at each topic: each precision as its place among all of them (an integer),
+        # each topic lifted above the one before it, so that one accumulation over all topics is exact
+        flipped = precision[reversed_order]
+        levels = np.unique(flipped)
+        place = np.searchsorted(levels, flipped)
+        lift = np.searchsorted(np.unique(topic), topic[reversed_order]) * levels.size
+        best_below[reversed_order] = levels[np.maximum.accumulate(place + lift) - lift]
+    exact = recall * relevant_count
+    # C's lround: half away from zero (here >= 0), read from the fraction (floor(x + 0.5) rounds 0.49999999999999994 up)
+    wanted = np.where(exact - np.floor(exact) >= 0.5, np.ceil(exact), np.floor(exact)).astype(np.int64)
+    wanted = np.maximum(wanted, 1)
+    retrieved = np.bincount(topic, minlength=topic_count)
+    values = np.zeros(topic_count)
+    reached = retrieved >= wanted
+    starts = np.searchsorted(topic, np.arange(topic_count), side="left")
+    values[reached] = best_below[starts[reached] + wanted[reached] - 1]
+    return values
+
+
+def _set_f(topic: np.ndarray, lengths: np.ndarray | None, relevant_count: np.ndarray, beta: float) -> np.ndarray:
+    """trec_eval's ``set_F.b`` (m_set_F.c): (b + 1) P R / (b P + R) over the whole ranking, 0 without a relevant
+    document retrieved (b = 1: the harmonic mean of precision and recall)."""
+    assert lengths is not None
+    retrieved = np.bincount(topic, minlength=relevant_count.size).astype(float)
+    found = retrieved > 0
+    precision = np.divide(retrieved, lengths, out=np.zeros(retrieved.size), where=found)
+    recall = np.divide(retrieved, relevant_count, out=np.zeros(retrieved.size), where=found)
+    return np.divide(
+        (beta + 1.0) * precision * recall,
+        beta * precision + recall,
+        out=np.zeros(retrieved.size),
+        where=found,
+    )
+
+
+def _compatibility(ranked: RankedGains, p: float, normalize: bool) -> np.ndarray:
+    """Clarke, Vtyurina & Smucker's compatibility (TOIS 2021), as ir_measures' ``Compat``: the rank-biased overlap
+    (persistence p) of the ranking with the ideal one, to the depth of the longer; normalised by the ideal's overlap
+    with itself. The ideal ranks the relevant documents by grade, those of one grade in the run's order (documents
+    the run does not retrieve after those it does). RBO at depth D is sum_{d<D} p^d |A_d n B_d| / (d + 1) over
+    sum_{d<D} p^d, A_d and B_d the first d + 1 documents of either ranking."""
+    assert ranked.lengths is not None
+    topic_count = len(ranked.topics)
+    relevant_total = np.bincount(ranked.judged_topic, weights=ranked.judged_grades > 0, minlength=topic_count)
+    depth = np.maximum(ranked.lengths, relevant_total).astype(np.int64)
+    # each retrieved relevant document's place in the ideal: after every more relevant document of its topic, and
+    # after those of its grade the run ranks above it
+    judged = ranked.judged_grades > 0
+    more_relevant = np.zeros(ranked.topic.size, dtype=np.int64)
+    for grade in np.unique(ranked.gain):
+        counts = np.bincount(ranked.judged_topic[judged & (ranked.judged_grades > grade)], minlength=topic_count)
+        more_relevant[ranked.gain == grade] = counts[ranked.topic[ranked.gain == grade]]
+    order = np.lexsort((ranked.rank, -ranked.gain, ranked.topic))
+    grouped_topic, grouped_gain = ranked.topic[order], ranked.gain[order]
+    restart = np.r_[True, (grouped_topic[1:] != grouped_topic[:-1]) | (grouped_gain[1:] != grouped_gain[:-1])]
+    position = np.arange(order.size) - np.maximum.accumulate(np.where(restart, np.arange(order.size), 0))
+    ideal_position = np.empty(order.size, dtype=np.int64)
+    ideal_position[order] = more_relevant[order] + position
+    # a document is in both prefixes from depth index max(rank - 1, ideal position) on
+    joins = np.maximum(ranked.rank - 1, ideal_position)
+    values = np.zeros(topic_count)
+    bounds = np.searchsorted(ranked.topic, np.arange(topic_count + 1), side="left")
+    for j in range(topic_count):
+        size = int(depth[j])
+        if size == 0:
+            continue
+        weights = p ** np.arange(size, dtype=float)
+        overlap = np.cumsum(np.bincount(joins[bounds[j] : bounds[j + 1]], minlength=size)[:size])
+        score = float(np.sum(weights * overlap / np.arange(1, size + 1))) / float(np.sum(weights))
+        if normalize:
+            best_overlap = np.minimum(np.arange(1, size + 1), relevant_total[j])
+            best = float(np.sum(weights * best_overlap / np.arange(1, size + 1))) / float(np.sum(weights))
+            score = score / best if best > 0 else score
+        values[j] = score
+    return values

@@ -25,6 +25,9 @@ from pytest_bvtest.spec.measures import OptimisticMeasure
 
 #: Per topic, the documents graded g+: ``topic -> docnos``.
 Lifted = Mapping[str, Collection[str]]
+#: ``(topics, values)``: per draw (rows of ``values``), a run's value on each of ``topics`` with its unjudged documents
+#: graded as the draw grades them.
+DrawnValues = tuple[list[str], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -32,8 +35,10 @@ class Lifts:
     """One run under one optimistic measure: ``documents[topic]`` maps each unjudged document of the first
     ``optimistic.depth`` ranks to its rank (rank order); :meth:`single_of` gives each listed document's topic value
     with that document alone graded g+ (``single``: every document's, computed when first asked); :meth:`values` the
-    value with any set of them graded; ``rank(topic, docno)`` any document's rank in the run (trec_eval's order),
-    ``None`` where it does not retrieve it."""
+    value with any set of them graded; :meth:`drawn` the value under gradings of them with any grades (the plausible
+    verdict's draws); :meth:`judged_counts` per topic the judged documents of each grade in the first
+    ``optimistic.depth`` ranks (what the prior of an unjudged grade reads); ``rank(topic, docno)`` any document's rank
+    in the run (trec_eval's order), ``None`` where it does not retrieve it."""
 
     optimistic: OptimisticMeasure
     documents: Mapping[str, Mapping[str, int]]
@@ -41,6 +46,8 @@ class Lifts:
     _values: Callable[[Lifted], dict[str, float]]
     _values_without: Callable[[Lifted], dict[str, float]]
     rank: Callable[[str, str], int | None]
+    _drawn: Callable[[Sequence[tuple[str, str]], np.ndarray], DrawnValues]
+    _judged_counts: Callable[[int], Mapping[str, np.ndarray]]
 
     def single_of(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """For each ``(topic, docno)`` of ``pairs`` (unjudged documents of the top d), the topic's value with that
@@ -63,6 +70,18 @@ class Lifts:
         corner grades all but a few: naming the few costs a lookup each, naming all of them one each)."""
         return self._values_without(left_out)
 
+    def drawn(self, pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
+        """The run's value on each topic it ranks that any of ``pairs`` (unjudged ``(topic, docno)``) is on, under each
+        grading: ``grades[s, k]`` is pair ``k``'s grade in draw ``s`` (0: non-relevant), the grades joining the qrels
+        as CI would read them had they been judged (a pair this run's top d does not hold moves only the
+        normalisation), its other unjudged documents non-relevant. Each topic's distinct gradings are scored once."""
+        return self._drawn(pairs, grades)
+
+    def judged_counts(self, grades: int) -> Mapping[str, np.ndarray]:
+        """Per ranked topic, the judged documents of grade 0 to ``grades - 1`` in the first d ranks (below 0 counts
+        as 0)."""
+        return self._judged_counts(grades)
+
 
 def run_lifts(
     qrels: Qrels, run: Run | RunColumns, measures: Sequence[OptimisticMeasure]
@@ -79,11 +98,12 @@ def run_lifts(
     by_columns = [measure for measure in measures if columnar.computes(measure)]
     if by_columns:
         depth = max(measure.depth for measure in by_columns)
+        judged_ranks = columnar.needs_judged_ranks(by_columns)
         if isinstance(run, RunColumns):
-            ranked = columnar.ranked_gains_from_columns(judgments, run, topics, depth)
+            ranked = columnar.ranked_gains_from_columns(judgments, run, topics, depth, judged_ranks)
         else:
             rankings = {qid: run.scores[qid] for qid in topics}
-            ranked = columnar.ranked_gains_from_rankings(judgments, rankings, topics, depth)
+            ranked = columnar.ranked_gains_from_rankings(judgments, rankings, topics, depth, judged_ranks)
         found = _UnjudgedInTop(ranked)
         lifts.update({measure: _columnar_lifts(ranked, measure, rank, found) for measure in by_columns})
     by_gdeval = [measure for measure in measures if measure not in by_columns]
@@ -113,8 +133,74 @@ def documents_lifts(
         return None
     if ranked.unjudged_depth < max(measure.depth for measure in measures):
         return None
+    if ranked.judged_rank is None and columnar.needs_judged_ranks(measures):  # RBP's residual, not kept
+        return None
     rank, found = _ranker(read), _UnjudgedInTop(ranked)
     return {measure: _columnar_lifts(ranked, measure, rank, found) for measure in measures}
+
+
+def combined_lifts(parts: Sequence[Lifts]) -> Lifts:
+    """:class:`Lifts` of a system given as several runs (docs/mathematics.md §7): its value on a topic is the mean of
+    its runs' (0 for a run without a ranking for the topic, the missing-topic rule), each run with the documents
+    graded that its own top d holds, so one document has one grade in all of them; its unjudged documents are the
+    union of its runs', each at its best rank among them; its judged documents those of its runs, averaged."""
+    optimistic = parts[0].optimistic
+    documents: dict[str, dict[str, int]] = {}
+    for part in parts:
+        for topic, held in part.documents.items():
+            merged = documents.setdefault(topic, {})
+            for docno, rank in held.items():
+                merged[docno] = min(rank, merged.get(docno, rank))
+    as_judged = [part.values({}) for part in parts]
+
+    def mean(per_run: Sequence[Mapping[str, float]]) -> dict[str, float]:
+        topics = dict.fromkeys(topic for values in per_run for topic in values)
+        return {topic: float(np.mean([values.get(topic, 0.0) for values in per_run])) for topic in topics}
+
+    def single(pairs: Sequence[tuple[str, str]]) -> list[float]:
+        per_run = []
+        for part, judged in zip(parts, as_judged):
+            held = [pair for pair in pairs if pair[1] in part.documents.get(pair[0], {})]
+            lifted = dict(zip(held, part.single_of(held)))
+            per_run.append([lifted.get(pair, judged.get(pair[0], 0.0)) for pair in pairs])
+        return np.mean(np.array(per_run, dtype=float).reshape(len(parts), len(pairs)), axis=0).tolist()
+
+    def drawn(pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
+        per_run = [part.drawn(pairs, grades) for part in parts]
+        topics = list(dict.fromkeys(topic for names, _ in per_run for topic in names))
+        total = np.zeros((len(grades), len(topics)))
+        column = {topic: j for j, topic in enumerate(topics)}
+        for (names, values), judged in zip(per_run, as_judged):
+            # a topic another run's draws reach but this run's ranking lacks: the run's score there as judged
+            total += np.array([judged.get(topic, 0.0) for topic in topics])
+            if names:
+                at = [column[topic] for topic in names]
+                total[:, at] += values - np.array([judged.get(topic, 0.0) for topic in names])
+        return topics, total / len(parts)
+
+    def judged_counts(grades: int) -> Mapping[str, np.ndarray]:
+        return _mean_counts([part.judged_counts(grades) for part in parts])
+
+    def rank(topic: str, docno: str) -> int | None:
+        found = [at for at in (part.rank(topic, docno) for part in parts) if at is not None]
+        return min(found) if found else None
+
+    return Lifts(
+        optimistic,
+        documents,
+        single,
+        lambda lifted: mean([part.values(lifted) for part in parts]),
+        lambda left_out: mean([part.values_without(left_out) for part in parts]),
+        rank,
+        drawn,
+        judged_counts,
+    )
+
+
+def _mean_counts(per_run: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Per topic, the mean of the runs' judged-grade counts (a run without the topic counts none)."""
+    topics = dict.fromkeys(topic for counts in per_run for topic in counts)
+    return {topic: sum(counts.get(topic, 0) for counts in per_run) / len(per_run) for topic in topics}
 
 
 def _ranker(read: Callable[[], Run | RunColumns]) -> Callable[[str, str], int | None]:
@@ -202,7 +288,77 @@ def _columnar_lifts(
         chosen[rows(left_out)] = False
         return columnar.with_unjudged_graded(ranked, measure, chosen)
 
-    return Lifts(measure, documents, single, values, values_without, rank)
+    def drawn(pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
+        patterns = _distinct_gradings(ranked.topics, pairs, grades, index)
+        copy_topic, graded, graded_copy, graded_gain, extra_copy, extra_grades = [], [], [], [], [], []
+        for topic, members, own, distinct, _ in patterns:
+            copies = len(copy_topic) + np.arange(len(distinct))
+            copy_topic += [topic] * len(distinct)
+            held = own >= 0
+            graded.append(np.tile(own[held], len(distinct)))
+            graded_copy.append(np.repeat(copies, int(held.sum())))
+            graded_gain.append(distinct[:, held].reshape(-1))
+            extra_copy.append(np.repeat(copies, len(members)))
+            extra_grades.append(distinct.reshape(-1))
+        if not copy_topic:
+            return [], np.zeros((len(grades), 0))
+        values = columnar.graded_copies(
+            ranked,
+            measure,
+            np.array(copy_topic, dtype=np.int64),
+            np.concatenate(graded),
+            np.concatenate(graded_copy),
+            np.concatenate(graded_gain),
+            (np.concatenate(extra_copy), np.concatenate(extra_grades)),
+        )
+        return _per_draw(ranked.topics, patterns, values)
+
+    def judged_counts(grades: int) -> Mapping[str, np.ndarray]:
+        return dict(zip(ranked.topics, columnar.judged_grade_counts(ranked, measure.depth, grades)))
+
+    return Lifts(measure, documents, single, values, values_without, rank, drawn, judged_counts)
+
+
+#: Per topic whose documents a run's top d holds: its index among the run's topics, the columns of the topic's
+#: documents among the pairs, each one's position among the run's unjudged documents (-1 where its top d does not
+#: hold it), the draws' distinct gradings of them ``(gradings, documents)`` and each draw's grading among them.
+Gradings = list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _distinct_gradings(
+    topics: Sequence[str], pairs: Sequence[tuple[str, str]], grades: np.ndarray, held: Mapping[tuple[str, str], int]
+) -> Gradings:
+    """The draws' distinct gradings of the unjudged documents of each topic of ``pairs`` that the run ranks
+    (``grades[:, k]`` pair ``k``'s grade in each draw; ``held`` a pair's position among the run's unjudged documents of
+    its top d). Every pair of such a topic counts, also those this run's top d does not hold: judged, they would be in
+    the qrels, and CI would score the run against them (nDCG's ideal, AP's relevant count). Most draws grade a
+    topic's few unjudged documents alike, and each grading is scored once."""
+    row = {topic: j for j, topic in enumerate(topics)}
+    by_topic: dict[int, list[int]] = {}
+    for k, (topic, _) in enumerate(pairs):
+        if topic in row:
+            by_topic.setdefault(row[topic], []).append(k)
+    found: Gradings = []
+    for topic, listed in by_topic.items():
+        members = np.array(listed, dtype=np.int64)
+        own = np.array([held.get(pairs[k], -1) for k in listed], dtype=np.int64)
+        distinct, inverse = np.unique(grades[:, members], axis=0, return_inverse=True)
+        found.append((topic, members, own, distinct, inverse.reshape(-1)))
+    return found
+
+
+def _per_draw(topics: Sequence[str], patterns: Gradings, values: np.ndarray) -> DrawnValues:
+    """Each draw's value per topic, from the values of the topics' distinct gradings (in :func:`_distinct_gradings`'
+    order, one after another)."""
+    starts = np.cumsum([0, *(len(distinct) for _, _, _, distinct, _ in patterns)])
+    columns = [values[start + inverse] for start, (_, _, _, _, inverse) in zip(starts, patterns)]
+    return [topics[topic] for topic, _, _, _, _ in patterns], np.stack(columns, axis=1)
+
+
+def _width(rows: np.ndarray, width: int) -> np.ndarray:
+    """``rows`` cut or padded with 0 to ``width`` columns."""
+    rows = rows[:, :width]
+    return np.pad(rows, ((0, 0), (0, width - rows.shape[1]))) if rows.shape[1] < width else rows
 
 
 def _gdeval_lifts(
@@ -243,4 +399,46 @@ def _gdeval_lifts(
     def values_without(left_out: Lifted) -> dict[str, float]:
         return values({topic: docnos.keys() - set(left_out.get(topic, ())) for topic, docnos in documents.items()})
 
-    return Lifts(measure, documents, lambda asked: [single[pair] for pair in asked], values, values_without, rank)
+    position = {
+        (qid, docno): (j, at - 1) for j, qid in enumerate(topics) for docno, at in documents.get(qid, {}).items()
+    }
+
+    def drawn(pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
+        order = {pair: k for k, pair in enumerate(position)}
+        patterns = _distinct_gradings(topics, pairs, grades, order)
+        if not patterns:
+            return [], np.zeros((len(grades), 0))
+        cells = list(position.values())
+        copies, ideals = [], []
+        for topic, _, own, distinct, _ in patterns:
+            held = own >= 0
+            copy = np.nan_to_num(np.repeat(marked[topic][np.newaxis], len(distinct), axis=0), nan=0.0)
+            copy[:, [cells[at][1] for at in own[held]]] = distinct[:, held]
+            copies.append(copy)
+            # judged, the drawn grades join the topic's ideal ranking, as gdeval.pl would read them from the qrels
+            positive = [grade for grade in judgments[topics[topic]].values() if grade > 0]
+            ideals.append(
+                np.stack([np.sort(np.concatenate([positive, grading[grading > 0]]))[::-1] for grading in distinct])
+            )
+        width = cutoff if cutoff is not None else max(ideal.shape[1] for ideal in ideals)
+        ideal_rows = np.concatenate([_width(ideal, width) for ideal in ideals])
+        return _per_draw(topics, patterns, scored(np.concatenate(copies), ideal_rows))
+
+    def judged_counts(grades: int) -> Mapping[str, np.ndarray]:
+        counts = {}
+        for j, (qid, docnos) in enumerate(zip(topics, ranked)):
+            shown = marked[j, : min(measure.depth, len(docnos))]
+            judged = np.clip(shown[~np.isnan(shown)].astype(np.int64), 0, grades - 1)
+            counts[qid] = np.bincount(judged, minlength=grades)
+        return counts
+
+    return Lifts(
+        measure,
+        documents,
+        lambda asked: [single[pair] for pair in asked],
+        values,
+        values_without,
+        rank,
+        drawn,
+        judged_counts,
+    )

@@ -94,6 +94,19 @@ class ScoreMatrix:
             {name: runs[:, kept] for name, runs in self.runs.items()},
         )
 
+    def with_rows(self, rows: Mapping[str, np.ndarray]) -> ScoreMatrix:
+        """The same matrix with the systems of ``rows`` scored anew (a corner's or a plausible grading's world,
+        docs/mathematics.md §10). A system given as several runs keeps its runs' spread around its new mean: each run
+        moves as its mean moved (a document graded relevant lifts every run that retrieves it alike)."""
+        scores = self.scores.copy()
+        runs = dict(self.runs)
+        for system, values in rows.items():
+            row = self.index(system)
+            if system in runs:
+                runs[system] = runs[system] + (np.asarray(values) - scores[row])
+            scores[row] = values
+        return replace(self, scores=scores, runs=runs)
+
     def run_scores(self, system: str) -> np.ndarray:
         """The per-topic scores ``(k, n)`` of each run of ``system``: its ``k`` repeated runs, or its one row."""
         repeated = self.runs.get(system)
@@ -247,8 +260,9 @@ class MatrixBuilder:
         been replaced meanwhile)."""
         self.qrels = qrels
         self.cache = cache or ScoreCache(None)
-        if qrels_digest is None and qrels is not None and qrels.path is not None:
-            qrels_digest = qrels.sha256 or self.cache.file_digest(qrels.path)
+        if qrels_digest is None and qrels is not None:
+            # judgments held in memory (a DataFrame, ir_datasets) carry the digest of what they judge
+            qrels_digest = qrels.sha256 or (self.cache.file_digest(qrels.path) if qrels.path is not None else None)
         self._qrels_digest = qrels_digest
         self._tables: dict[tuple[Path, str], ScoreTable] = {}
         self.jobs = jobs
@@ -313,7 +327,10 @@ class MatrixBuilder:
 
     def _documents_key(self, run_digest: str, source: RunFile) -> str:
         assert self._qrels_digest is not None
-        return ScoreCache.key(run_digest, self._qrels_digest, f"ranked documents@{self._documents_depth}", source.tag)
+        # "ties": documents tied across the depth in trec_eval's docno order (a payload from before listed them by
+        # file order, and is not read)
+        what = f"ranked documents, ties@{self._documents_depth}"
+        return ScoreCache.key(run_digest, self._qrels_digest, what, source.tag)
 
     def run_documents(self, source: RunFile) -> list[dict[str, object]] | None:
         """The ranked documents of a run file of the last :meth:`build`, with its unjudged ones as deep as its
@@ -470,10 +487,11 @@ class MatrixBuilder:
         if duplicates:
             raise InputError(
                 f"two systems are named {', '.join(map(repr, duplicates))}",
-                hint="give each baseline and the candidate a distinct name",
+                hint="give each system a distinct name: its key in a spec's baselines, NAME=RUN in bvtest evaluate",
             )
         scores = np.zeros((len(systems), len(topics)))
         imputed = np.zeros((len(systems), len(topics)), dtype=bool)
+        missing = measure.missing_value if isinstance(measure, Measure) else 0.0
         runs = {}
         ignored = {}
         for i, system in enumerate(systems):
@@ -490,7 +508,7 @@ class MatrixBuilder:
                     _check_table_topics(run, topics)
                 imputed[i] |= ~np.fromiter(map(run.per_topic.__contains__, topics), dtype=bool, count=len(topics))
                 rows[k] = np.fromiter(
-                    map(run.per_topic.get, topics, itertools.repeat(0.0)), dtype=float, count=len(topics)
+                    map(run.per_topic.get, topics, itertools.repeat(missing)), dtype=float, count=len(topics)
                 )
             scores[i] = rows.mean(axis=0) if system.repeats else rows[0]
             if system.repeats:

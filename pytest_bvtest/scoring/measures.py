@@ -7,9 +7,13 @@ ir_measures form. The syntax is ir_measures' own parser; this module decides wha
 
 Who computes what (docs/mathematics.md §1):
 
-- AP, nDCG, nDCG@k, P@k, R@k, RR and RR@k (any ``rel=``, not judged-only) come from
-  :mod:`pytest_bvtest.scoring.columnar`: trec_eval's definitions on numpy arrays, every topic in one pass,
-  equal to pytrec_eval (tests/test_columnar.py checks every run of the shared data).
+- AP, GMAP, nDCG, nDCG@k (custom ``gains=`` too), P@k, R@k, RR, RR@k, RBP (and its residual), IPrec@r, SetF and
+  Compat (any ``rel=``, not judged-only) come from :mod:`pytest_bvtest.scoring.columnar`: trec_eval's definitions (and
+  ir_measures' for RBP and Compat) on numpy arrays, every topic in one pass, equal to pytrec_eval, trec_eval 10.0's
+  expected outputs and ir_measures (tests/test_columnar.py and tests/test_more_measures.py check every run of the
+  shared data).
+- GMAP's per-topic value is trec_eval's ``gm_map`` per query: log(max(AP, 1e-5)); its mean over topics is the log
+  of GMAP, and :meth:`~pytest_bvtest.spec.measures.Measure.aggregate` gives GMAP itself (exp of the mean).
 - The other trec_eval measures come from pytrec_eval, a fresh evaluator per call and one evaluator per
   (relevance level, judged-only) pair, so ``AP`` and ``AP(rel=2)`` in one call cost two passes and
   ``AP``, ``P@10`` and ``nDCG@10`` one. ``rel=N`` is trec_eval's ``-l N`` (grade >= N is relevant
@@ -22,10 +26,9 @@ Who computes what (docs/mathematics.md §1):
 - ``Judged@k``, and what the corners of docs/mathematics.md §8 read beside a measure (its optimistic value M+
   and the unjudged documents of a run's top d), come from :mod:`~pytest_bvtest.scoring.columnar`, M+ of gdeval's
   measures from :mod:`~pytest_bvtest.scoring.gdeval`.
-- Not supported, with a message saying why: interpolated precision (``IPrec``, ``11pt_avg``;
-  pytrec_eval's bundled trec_eval rounds recall points differently from trec_eval 10.0 and
-  disagrees with trec_eval's own expected outputs), custom ``gains=``, ``SetF`` with ``beta`` other
-  than 1, aggregate-only values (``NumQ``, ``gm_map``) and every measure pytrec_eval lacks.
+- Not supported, with a message saying why (docs/spec.md lists them): ``11pt_avg``, measures that need subtopic
+  qrels (alpha-nDCG, ERR-IA, NRBP, ...), C/W/L measures (BPM, INST, ...), ``NumQ`` and every measure pytrec_eval
+  lacks.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels, check_top_grade
 from pytest_bvtest.io.runs import Run, RunColumns
 from pytest_bvtest.scoring import columnar, gdeval
-from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, RunMeasure, TableMeasure
+from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, Residual, RunMeasure, TableMeasure
 
 #: The largest grade nDCG (either gain) accepts: trec_eval's nDCG allocates and walks an array per
 #: grade level (grade 3e9 took 23 GB), and gdeval's gain 2^g - 1 overflows a float near g = 1024.
@@ -69,8 +72,9 @@ def check_relevance_levels(qrels: Qrels, measures: Sequence[Measure | TableMeasu
 
 
 def _scored(measure: RunMeasure) -> Measure | None:
-    """The measure whose conventions ``measure`` follows: itself, an optimistic value's measure, or none (a count)."""
-    if isinstance(measure, OptimisticMeasure):
+    """The measure whose conventions ``measure`` follows: itself, an optimistic value's or a residual's measure, or
+    none (a count)."""
+    if isinstance(measure, OptimisticMeasure | Residual):
         return measure.measure
     return measure if isinstance(measure, Measure) else None
 
@@ -145,12 +149,13 @@ def evaluate_run_documents(
         measure for measure in measures if measure not in columnar_measures and measure not in gdeval_measures
     ]
     depth = max(columnar.unjudged_depth(columnar_measures), unjudged_depth)
+    judged_ranks = columnar.needs_judged_ranks(columnar_measures)
     if columnar_measures or depth:
         if isinstance(run, RunColumns):
-            ranked = columnar.ranked_gains_from_columns(judgments, run, topics, depth)
+            ranked = columnar.ranked_gains_from_columns(judgments, run, topics, depth, judged_ranks)
         else:
             ranked = columnar.ranked_gains_from_rankings(
-                judgments, {qid: run.scores[qid] for qid in topics}, topics, depth
+                judgments, {qid: run.scores[qid] for qid in topics}, topics, depth, judged_ranks
             )
         values.update(columnar.evaluate(ranked, columnar_measures))
     documents = ranked if depth else None

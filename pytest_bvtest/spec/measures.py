@@ -59,19 +59,42 @@ _FAMILIES: dict[str, _Family] = {
     "SetF": _Family("set_F", None, True),
     "SetAP": _Family("set_map", None, True),
     "Judged": _Family(None, None, False),
+    # trec_eval's gm_map; not an ir_measures family (ir_measures knows the label but computes nothing for it)
+    "GMAP": _Family("gm_map", None, True),
+    "RBP": _Family(None, None, True),
+    "IPrec": _Family(None, "iprec_at_recall", True),
+    "Compat": _Family(None, None, False),
 }
 
+#: GMAP and trec_eval's label for it: ``GMAP``, ``GMAP(rel=2)``, ``gm_map`` (ir_measures has no such measure).
+_GMAP = re.compile(r"^(?:GMAP(?:\(\s*rel\s*=\s*(?P<rel>[^)]*)\))?|gm_map)$")
+#: trec_eval's floor of AP before its logarithm in gm_map (MIN_GEO_MEAN in trec_eval's m_gm_map.c).
+GMAP_FLOOR = 1e-5
+
+_NEEDS_SUBTOPICS = "it needs subtopic (intent) qrels, which this project does not read"
+_NEEDS_CWL = (
+    "it is a C/W/L measure, which ir_measures computes with the cwl_eval package and a grade scale (max_rel=); "
+    "this project has no implementation checked against it: use RBP, nDCG or ERR"
+)
 _UNSUPPORTED_REASONS = {
-    "IPrec": "pytrec_eval's interpolated precision disagrees with trec_eval 10.0's expected outputs",
     "NumQ": "it counts topics, it is not a per-topic value",
+    **dict.fromkeys(
+        ("alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "AP_IA", "P_IA", "NRBP", "nNRBP", "StRecall"), _NEEDS_SUBTOPICS
+    ),
+    **dict.fromkeys(("BPM", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "INST", "INSQ"), _NEEDS_CWL),
+    "Accuracy": "it scores a run against pairs of documents (ir_measures' accuracy provider), not against qrels",
 }
 
 _SUPPORTED_SUMMARY = (
-    "supported: AP, AP@k, P@k, R@k, RR, RR@k, nDCG, nDCG@k (linear gain, trec_eval), "
-    "nDCG(dcg='exp-log2')@k and ERR@k (gdeval), Rprec, Bpref, infAP, Success@k, NumRet, NumRel, "
-    "SetP, SetR, SetF, SetAP, Judged@k; binary measures take (rel=N), most take (judged_only=True); "
-    "trec_eval names such as map, ndcg_cut_10, P_10, recip_rank, recall_1000 are accepted too"
+    "supported: AP, AP@k, GMAP, P@k, R@k, RR, RR@k, nDCG(@k) (trec_eval's linear gain, or gains={...}), "
+    "nDCG(dcg='exp-log2')@k and ERR@k (gdeval), RBP, IPrec@r, Rprec, Bpref, infAP, Success@k, NumRet, NumRel, SetP, "
+    "SetR, SetF, SetAP, Compat, Judged@k, with (rel=N) or (judged_only=True) where they apply; "
+    "trec_eval's names too (map, gm_map, ndcg_cut_10, P_10)"
 )
+
+
+#: ir_measures' default persistence of the measures that take one.
+_DEFAULT_PERSISTENCE = {"RBP": 0.8, "Compat": 0.95}
 
 
 @dataclass(frozen=True)
@@ -99,6 +122,18 @@ class Measure:
         nDCG with gain 2^g - 1 as gdeval.pl (``nDCG(dcg='exp-log2')``) instead of trec_eval's linear gain.
     relative:
         ``SetP(relative=True)``: set precision relative to the best possible for the set's size.
+    gains:
+        ``nDCG(gains={0:0,1:1,2:3,3:7})``: each grade's gain where it differs from the grade, as ``(grade, gain)``
+        pairs in grade order; a grade not listed gains its own value (trec_eval's ``ndcg.1=3,2=9`` and
+        ir_measures' mapping). ``None`` for trec_eval's linear gain.
+    p:
+        The persistence of ``RBP`` (default 0.8) and ``Compat`` (default 0.95).
+    recall:
+        ``IPrec@r``'s recall level, from 0 to 1.
+    beta:
+        ``SetF(beta=b)``: trec_eval's ``set_F.b``, (b + 1) P R / (b P + R); 1 is the harmonic mean.
+    normalize:
+        ``Compat(normalize=False)``: the rank-biased overlap with the ideal ranking, not divided by its best value.
     """
 
     name: str
@@ -107,6 +142,11 @@ class Measure:
     judged_only: bool = False
     exponential_gain: bool = False
     relative: bool = False
+    gains: tuple[tuple[int, int | float], ...] | None = None
+    p: float | None = None
+    recall: float | None = None
+    beta: float = 1.0
+    normalize: bool = True
 
     def __post_init__(self) -> None:
         if self.name not in _FAMILIES:
@@ -114,14 +154,28 @@ class Measure:
         # Binary measures default to rel=1 however they are built, so Measure("AP") == parse_measure("AP").
         if self.rel is None and _FAMILIES[self.name].binary:
             object.__setattr__(self, "rel", 1)
+        if self.p is None and self.name in _DEFAULT_PERSISTENCE:
+            object.__setattr__(self, "p", _DEFAULT_PERSISTENCE[self.name])
 
     def __str__(self) -> str:
+        if self.name == "GMAP":
+            return "GMAP" if self.rel == 1 else f"GMAP(rel={self.rel})"
         return repr(self._as_ir_measure())
 
     def _as_ir_measure(self) -> Any:
         params: dict[str, Any] = {}
         if self.exponential_gain:
             params["dcg"] = _EXPONENTIAL_DCG
+        if self.gains is not None:
+            params["gains"] = dict(self.gains)
+        if self.p is not None and self.p != _DEFAULT_PERSISTENCE[self.name]:
+            params["p"] = self.p
+        if self.recall is not None:
+            params["recall"] = self.recall
+        if self.beta != 1.0:
+            params["beta"] = self.beta
+        if not self.normalize:
+            params["normalize"] = False
         if self.rel is not None:
             params["rel"] = self.rel
         if self.relative:
@@ -131,6 +185,30 @@ class Measure:
         if self.cutoff is not None:
             params["cutoff"] = self.cutoff
         return ir_measures.measures.registry[self.name](**params)
+
+    @property
+    def missing_value(self) -> float:
+        """The per-topic value of a topic of the universe that a run does not rank (docs/mathematics.md §1): 0, and
+        for GMAP log(1e-5), the floor trec_eval -c gives such a topic in gm_map."""
+        import math
+
+        return math.log(GMAP_FLOOR) if self.name == "GMAP" else 0.0
+
+    def aggregate(self, per_topic: Any) -> float:
+        """The measure over topics as trec_eval's summary gives it, from the per-topic values: their mean, and for
+        GMAP, whose per-topic value is log(max(AP, 1e-5)) (trec_eval's ``gm_map`` per query), exp of their mean
+        (the geometric mean of the floored APs)."""
+        import math
+
+        values = [float(value) for value in per_topic]
+        mean = math.fsum(values) / len(values) if values else 0.0
+        return math.exp(mean) if self.name == "GMAP" else mean
+
+    @property
+    def takes_judged_only(self) -> bool:
+        """Whether the measure has a judged-only form (trec_eval's ``-J``): not Judged@k, RBP, Compat or GMAP."""
+        family = ir_measures.measures.registry.get(self.name)
+        return self.name != "Judged" and family is not None and "judged_only" in family.SUPPORTED_PARAMS
 
     @property
     def uses_gdeval(self) -> bool:
@@ -157,6 +235,10 @@ class Measure:
             return "num_rel_ret"
         if self.name == "SetP" and self.relative:
             return "set_relative_P"
+        if self.name == "IPrec":
+            return f"iprec_at_recall_{self.recall:.2f}"
+        if self.gains is not None or self.beta != 1.0 or self.name in ("RBP", "Compat"):
+            return None  # trec_eval labels these by their parameters (ndcg_1=3,2=9) or does not compute them
         family = _FAMILIES[self.name]
         if self.cutoff is None:
             return family.label
@@ -170,10 +252,12 @@ class Measure:
     @property
     def has_corners(self) -> bool:
         """Whether the optimistic value M+ of docs/mathematics.md §8 is computed for this measure: AP, nDCG(@k),
-        P@k, R@k, RR(@k), ERR@k and gdeval's nDCG@k, as judged with unjudged documents non-relevant (not
-        ``judged_only``, which drops them)."""
-        if self.judged_only:
+        P@k, R@k, RR(@k), RBP (whose M+ is Moffat & Zobel's residual), ERR@k and gdeval's nDCG@k, as judged with
+        unjudged documents non-relevant (not ``judged_only``, which drops them; not custom gains)."""
+        if self.judged_only or self.gains is not None:
             return False
+        if self.name == "RBP":
+            return True
         if self.name == "AP":
             return self.cutoff is None
         if self.name in ("P", "R", "ERR"):
@@ -206,8 +290,25 @@ class OptimisticMeasure:
         return f"{self.measure}+(unjudged@{self.depth}={self.grade})"
 
 
+@dataclass(frozen=True)
+class Residual:
+    """RBP's residual (Moffat & Zobel, TOIS 2008, Sec. 4): per topic, the weight the unjudged documents of the ranking
+    and the tail below it could still add, (1 - p) p^(i-1) summed over every unjudged rank i and p^L for the ranks
+    after the ranking's end (to ``measure``'s cut-off, if it has one). RBP + residual is the exact largest value
+    any grading of the unjudged documents could give. Computed beside an RBP measure, never named in a spec."""
+
+    measure: Measure
+
+    def __post_init__(self) -> None:
+        if self.measure.name != "RBP":
+            raise ValueError(f"only RBP has a residual, not {self.measure}")
+
+    def __str__(self) -> str:
+        return f"{self.measure} residual"
+
+
 #: What a run is scored by: a measure, or what the corners of docs/mathematics.md §8 read beside it.
-RunMeasure = Measure | UnjudgedCount | OptimisticMeasure
+RunMeasure = Measure | UnjudgedCount | OptimisticMeasure | Residual
 
 
 @dataclass(frozen=True)
@@ -266,10 +367,27 @@ def parse_measure(text: str, *, path: str | PathLike[str] | None = None, line: i
             line=line,
             hint=f"write {written}",
         )
+    gmap = _GMAP.match(name)
+    if gmap is not None:
+        return _gmap(gmap["rel"], text, path, line)
     measure, syntax_problem = _parse(name, text, path, line)
     if measure is None:
         raise _unknown(text, syntax_problem, path, line)
     return measure
+
+
+def _gmap(rel_text: str | None, text: str, path: str | PathLike[str] | None, line: int | None) -> Measure:
+    """GMAP, or ``GMAP(rel=N)``: trec_eval's ``gm_map`` (``-l N``)."""
+    rel = 1 if rel_text is None else (int(rel_text.strip()) if rel_text.strip().isdigit() else None)
+    if rel is None or not 1 <= rel <= _C_INT_MAX:
+        raise InputError(
+            f"measure '{text}': rel must be an integer grade from 1 to {_C_INT_MAX} (grade >= rel is relevant), "
+            f"got {excerpt(str(rel_text))}",
+            path=path,
+            line=line,
+            hint="e.g. GMAP(rel=2)",
+        )
+    return Measure("GMAP", rel=rel)
 
 
 def _parse(
@@ -356,6 +474,13 @@ def _from_ir_measure(parsed: Any, text: str, path: str | PathLike[str] | None, l
             line=line,
             hint=f"e.g. {family}@10" if missing == ["cutoff"] else _SUPPORTED_SUMMARY,
         )
+    whole = {
+        key: float(value)
+        for key, value in parsed.params.items()
+        if key in parsed.SUPPORTED_PARAMS and parsed.SUPPORTED_PARAMS[key].dtype is float and type(value) is int
+    }
+    if whole:  # ir_measures refuses SetF(beta=2) for SetF(beta=2.0)
+        parsed = ir_measures.measures.registry[family](**{**parsed.params, **whole})
     try:
         parsed.validate_params()
     except AssertionError as error:
@@ -363,14 +488,37 @@ def _from_ir_measure(parsed: Any, text: str, path: str | PathLike[str] | None, l
             f"measure '{text}': {error}", path=path, line=line, hint=f"check the parameters; {_SUPPORTED_SUMMARY}"
         ) from None
     params = dict(parsed.params)
-    if "gains" in params:
-        raise unsupported("custom gains=; use nDCG (linear gain, trec_eval) or nDCG(dcg='exp-log2') (gdeval)")
-    if params.get("beta", 1.0) != 1.0:
-        raise unsupported("SetF only with beta=1 (trec_eval reports every beta under the one label set_F)")
     exponential = params.get("dcg") == _EXPONENTIAL_DCG
     judged_only = params.get("judged_only", False)
     if exponential and judged_only:
         raise unsupported("judged_only=True with gdeval's measures; gdeval.pl scores unjudged documents as gain 0")
+    gains = _gains(params.get("gains"), text, path, line)
+    if gains is not None and (exponential or judged_only):
+        raise unsupported("gains= with dcg='exp-log2' or judged_only=True; gains= maps trec_eval's linear gain")
+    if family == "IPrec" and judged_only:
+        raise unsupported(
+            "IPrec with judged_only=True: only pytrec_eval has it, whose trec_eval 9 rounds the recall levels "
+            "differently from trec_eval 10.0's expected outputs"
+        )
+    beta = params.get("beta", 1.0)
+    if beta != 1.0 and judged_only:
+        raise unsupported("SetF(beta=...) with judged_only=True")
+    p = params.get("p")
+    if p is not None and not 0 < p < 1:
+        raise InputError(
+            f"measure '{text}': the persistence p must lie strictly between 0 and 1, got {excerpt(str(p))}",
+            path=path,
+            line=line,
+            hint="e.g. RBP(p=0.8): a user who goes on to the next document 80% of the time",
+        )
+    recall = params.get("recall")
+    if family == "IPrec" and (recall is None or not 0 <= recall <= 1):
+        raise InputError(
+            f"measure '{text}' needs a recall level from 0 to 1",
+            path=path,
+            line=line,
+            hint="e.g. IPrec@0.1 (trec_eval's iprec_at_recall_0.10)",
+        )
     cutoff = params.get("cutoff")
     if family == "Judged" and cutoff is None:
         # ir_measures' Judged without a cut-off is the judged share of the whole ranking, which no gate reads
@@ -398,7 +546,43 @@ def _from_ir_measure(parsed: Any, text: str, path: str | PathLike[str] | None, l
         judged_only=bool(judged_only),
         exponential_gain=exponential,
         relative=bool(params.get("relative", False)),
+        gains=gains,
+        p=p,
+        recall=recall,
+        beta=float(beta),
+        normalize=bool(params.get("normalize", True)),
     )
+
+
+def _gains(
+    gains: Any, text: str, path: str | PathLike[str] | None, line: int | None
+) -> tuple[tuple[int, int | float], ...] | None:
+    """``gains={0:0,1:1,2:3,3:7}`` as ``(grade, gain)`` pairs in grade order, those that map a grade onto itself left
+    out; ``None`` when not given or when every grade gains itself.
+
+    Only the documents with a positive grade gain anything in trec_eval's nDCG (unjudged documents have no grade
+    to map), so a grade of 0 or below must gain 0, and a gain must be a finite number of at least 0.
+    """
+    if gains is None:
+        return None
+    problem = None
+    if not isinstance(gains, dict) or not gains:
+        problem = "gains= must map grades to gains, e.g. gains={0:0,1:1,2:3,3:7}"
+    elif any(type(grade) is not int for grade in gains):
+        problem = "the grades of gains= must be integers"
+    elif any(type(gain) not in (int, float) or not 0 <= gain < float("inf") for gain in gains.values()):
+        problem = "every gain of gains= must be a finite number of at least 0"
+    elif any(grade <= 0 and gain != 0 for grade, gain in gains.items()):
+        problem = "a grade of 0 or below must gain 0 (nDCG scores only documents judged relevant)"
+    if problem is not None:
+        raise InputError(
+            f"measure '{text}': {problem}", path=path, line=line, hint="e.g. nDCG(gains={0:0,1:1,2:3,3:7})@10"
+        )
+    # a grade that gains itself is no mapping: nDCG(gains={1:1}) is nDCG, and gains print as they were written
+    mapped = tuple(
+        sorted((grade, int(gain) if float(gain).is_integer() else float(gain)) for grade, gain in gains.items())
+    )
+    return tuple((grade, gain) for grade, gain in mapped if gain != grade) or None
 
 
 def _unknown(text: str, syntax_problem: str | None, path: str | PathLike[str] | None, line: int | None) -> InputError:

@@ -19,6 +19,7 @@ import numpy as np
 from pytest_bvtest import CANDIDATE_NAME
 from pytest_bvtest.checks import whole_number
 from pytest_bvtest.errors import StatisticError
+from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run
 from pytest_bvtest.spec.measures import Measure, TableMeasure
 
@@ -231,6 +232,23 @@ class RankingSpec:
     statistics: tuple[str, ...] = ("mve", "gawm", "bias2_plus_var")
 
 
+#: The paired tests of the all-pairs comparison (``bvtest compare``, the HTML report), by name.
+COMPARISON_TESTS = ("t", "wilcoxon", "randomization")
+#: Its corrections for multiple comparisons, by statsmodels' names.
+COMPARISON_CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """The all-pairs comparison of the systems on each measure (``analysis.compare``): the paired ``test`` that marks
+    a difference significant, the ``correction`` of its p-values over the pairs of one measure, and the level
+    ``alpha`` they are read at."""
+
+    test: str = "t"
+    correction: str = "holm"
+    alpha: float = 0.05
+
+
 @dataclass(frozen=True)
 class SimulationSpec:
     """The per-topic simulation (docs/mathematics.md §3e): ``samples`` collections drawn with ``seed``,
@@ -295,18 +313,44 @@ JUDGING_DEPTH = 10
 #: What a gate whose verdict depends on the missing judgments (UNDECIDED) does to CI: ``warn`` (the default:
 #: it passes, shown as UNDECIDED with the documents to judge) or ``fail``.
 UNDECIDED_POLICIES = ("warn", "fail")
+#: How unjudged documents are read (docs/mathematics.md §10): ``plausible`` weighs what they probably are (the corners
+#: and, where the corners disagree, the plausible gradings), ``nonrelevant`` counts them non-relevant as trec_eval
+#: does (no corners, no draws: the convention of sparse positive-only qrels such as MS MARCO's), ``auto`` the latter
+#: for qrels without a judgment below grade 1 and the former otherwise.
+UNJUDGED_READINGS = ("auto", "plausible", "nonrelevant")
+PLAUSIBLE, NONRELEVANT = UNJUDGED_READINGS[1:]
+#: A plausible verdict is decided when it holds in at least this share of the gradings (MATH.md §8: 1 - eps).
+VERDICT_CONFIDENCE = 0.95
+#: The pool-bias discount lambda of the prior of an unjudged grade (MATH.md §8): an unjudged document of the top d
+#: gets each positive grade with lambda times its share among the judged ones. Chosen on benchmarks/bench_judgments.py
+#: (docs/judgments.md, "How the defaults were chosen").
+POOL_BIAS_DISCOUNT = 0.4
+#: How uncertain that discount is: its standard deviation across gradings, drawn per group of documents the same runs
+#: retrieve (docs/mathematics.md §10); chosen with the discount.
+POOL_BIAS_SPREAD = 0.1
+#: How many plausible gradings of the unjudged documents a verdict is weighed over (MATH.md §8: S).
+GRADING_DRAWS = 1000
 
 
 @dataclass(frozen=True)
 class JudgmentSettings:
-    """The spec's ``judgments`` section (docs/mathematics.md §8): ``depth`` is the judging depth d of a measure
+    """The spec's ``judgments`` section (docs/mathematics.md §10): ``depth`` is the judging depth d of a measure
     without a cut-off; ``optimistic_grade`` the grade g+ the unjudged documents get at the optimistic corner
     (``None``: the top grade of the qrels); ``undecided`` whether a verdict the missing judgments decide passes
-    with a warning (``warn``) or fails (``fail``)."""
+    with a warning (``warn``) or fails (``fail``); ``unjudged`` how unjudged documents are read
+    (:data:`UNJUDGED_READINGS`); ``confidence`` the share of plausible gradings a verdict must hold in to be decided,
+    ``discount`` the pool-bias discount of the prior of an unjudged grade, ``draws`` how many gradings, ``seed`` their
+    seed; ``discount_sd`` how uncertain that discount is."""
 
     depth: int = JUDGING_DEPTH
     optimistic_grade: int | None = None
     undecided: str = "warn"
+    unjudged: str = "auto"
+    confidence: float = VERDICT_CONFIDENCE
+    discount: float = POOL_BIAS_DISCOUNT
+    discount_sd: float = POOL_BIAS_SPREAD
+    draws: int = GRADING_DRAWS
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -371,6 +415,7 @@ class AnalysisSettings:
     zrisk_against: str = "systems"
     variance: str = "population"
     guards: GuardSettings = field(default_factory=GuardSettings)
+    compare: CompareSpec = field(default_factory=CompareSpec)
     topic_weights: np.ndarray | None = field(default=None, compare=False)
     target_row: int | None = None
 
@@ -380,7 +425,8 @@ class Spec:
     """A validated spec. ``baselines`` maps names to sources; ``candidate`` is ``None`` for analysis only.
 
     ``qrels`` is the first qrels file and ``extra_qrels`` those listed after it (a team's own judgments, read as
-    one with the first: :meth:`qrels_files`).
+    one with the first: :meth:`qrels_files`). ``qrels_judgments`` are judgments held in memory instead (a DataFrame
+    given to the Python API, or ``qrels: irds:<id>`` read through ir_datasets), named ``qrels_source``.
     """
 
     path: Path
@@ -396,6 +442,13 @@ class Spec:
     lines: Mapping[tuple[Any, ...], int] = field(default_factory=dict, repr=False, compare=False)
     judgments: JudgmentSettings = field(default_factory=JudgmentSettings)
     extra_qrels: tuple[Path, ...] = ()
+    qrels_judgments: Qrels | None = field(default=None, repr=False, compare=False)
+    qrels_source: str | None = None
+
+    @property
+    def has_qrels(self) -> bool:
+        """Whether the spec has relevance judgments: qrels files, or judgments held in memory."""
+        return self.qrels is not None or self.qrels_judgments is not None
 
     def qrels_files(self) -> tuple[Path, ...]:
         """Every qrels file, in the order they are read (the official qrels first, then a team's own)."""

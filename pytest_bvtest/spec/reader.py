@@ -22,24 +22,34 @@ from typing import Any
 import yaml
 
 from pytest_bvtest import CANDIDATE_NAME, DEFAULT_CACHE_DIR
-from pytest_bvtest.errors import InputError, excerpt, short_list
+from pytest_bvtest.errors import CONTROL_CHARACTER, RUNNER_COMMAND_MARK, InputError, excerpt, short_list
+from pytest_bvtest.io.frames import IR_DATASETS_PREFIX, qrels_from_ir_datasets
+from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.tables import TABLE_FORMATS, read_score_table
 from pytest_bvtest.io.textfiles import nul_byte_error, require_regular_file
 from pytest_bvtest.io.topicfiles import TopicFile, read_topic_file
 from pytest_bvtest.spec.measures import Measure, TableMeasure, parse_measure
 from pytest_bvtest.spec.model import (
     BOUND_KEYS,
+    COMPARISON_CORRECTIONS,
+    COMPARISON_TESTS,
     DEFAULT_GROUP_SIZE,
     DEFAULT_RESAMPLES,
+    GRADING_DRAWS,
     JUDGING_DEPTH,
+    POOL_BIAS_DISCOUNT,
+    POOL_BIAS_SPREAD,
     REGRESSION_MODELS,
     UNDECIDED_POLICIES,
+    UNJUDGED_READINGS,
     UPPER_BOUNDS,
+    VERDICT_CONFIDENCE,
     AlphaSweepSpec,
     AnalysisSettings,
     BootstrapSpec,
     Bound,
     CalibrationSpec,
+    CompareSpec,
     DetectAim,
     DifficultyGrouping,
     GateSpec,
@@ -63,9 +73,6 @@ from pytest_bvtest.stats.biasvar import NORMALIZATIONS
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.simulation import SIMULATED_MEASURES
 
-# A decimal with an exponent that YAML 1.2 reads as a number and PyYAML's YAML 1.1 as text (it wants a point
-# and a signed exponent): `1e-3`, `5e-2`, `1.5e3`, `.5E3`.
-_EXPONENT_NUMBER = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+")
 _PERCENT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
 
 #: Limits that keep a hostile or mistaken spec (a billion-laughs alias bomb, a system file) cheap to refuse.
@@ -114,6 +121,7 @@ _ANALYSIS_KEYS = (
     "zrisk_against",
     "variance",
     "guards",
+    "compare",
 )
 _GATE_KEYS = (
     "statistic",
@@ -141,6 +149,8 @@ class _SpecReader:
         self.path = path
         self.lines = lines
         self.mve_alpha_stated = False
+        #: judgments held in memory that replace ``qrels:`` (:func:`load_spec`), and what they are
+        self.given_qrels: tuple[Qrels, str] | None = None
 
     def error(self, key: tuple[Any, ...], message: str, hint: str | None = None) -> InputError:
         line = None
@@ -175,6 +185,32 @@ class _SpecReader:
                     ) from None
                 raise self.error(key, f"{resolved} {error.message}", "name the file itself") from None
         return resolved
+
+    def name_value(self, value: Any, key: tuple[Any, ...], what: str) -> str:
+        """A name the reports and test ids show (a gate's, a system's): text that is not blank. YAML 1.2 reads
+        ``12:30`` as that text; a number, a list or nothing is refused rather than turned into some text."""
+        if not isinstance(value, str):
+            raise self.error(
+                key,
+                f"{what} is text, got {_kind(value)}",
+                "quote it ('2024')" if isinstance(value, int | float) and not isinstance(value, bool) else None,
+            )
+        if not value.strip():
+            raise self.error(key, f"{what} is empty", "write a name, or leave the key out")
+        return value
+
+    def test_id_part(self, value: str, key: tuple[Any, ...], what: str) -> str:
+        """A gate's name or a measure's label, part of a test id that pytest prints as it is: without a mark a CI
+        runner reads as a command anywhere in a line (``##[warning]`` became an annotation of GitHub Actions)."""
+        mark = RUNNER_COMMAND_MARK.search(value)
+        if mark is not None:
+            raise self.error(
+                key,
+                f"{what} {excerpt(value)} holds {mark.group()!r}, which a CI log reads as a command wherever it "
+                "stands (it is part of the test id pytest prints)",
+                "name it without it",
+            )
+        return value
 
     def format_value(self, value: Any, key: tuple[Any, ...]) -> str:
         formats = ("auto", *TABLE_FORMATS)
@@ -215,7 +251,10 @@ class _SpecReader:
             raise self.error((), "the spec is empty", "see docs/spec.md for a minimal spec")
         top = self.check_keys(document, (), _TOP_KEYS, "top-level")
         self.table_format = self.format_value(top.get("table_format", "auto"), ("table_format",))
-        qrels, extra_qrels = self.qrels(top.get("qrels"))
+        given = self.given_qrels
+        if given is None and isinstance(top.get("qrels"), str) and top["qrels"].startswith(IR_DATASETS_PREFIX):
+            given = self.ir_datasets_qrels(top["qrels"])
+        qrels, extra_qrels = self.qrels(top.get("qrels")) if given is None else (None, ())
         measures_value = top.get("measures")
         baselines = self.baselines(top.get("baselines"))
         candidate = self.candidate(top.get("candidate"), baselines)
@@ -255,11 +294,17 @@ class _SpecReader:
             cache_path = None
         elif cache is None:
             cache_path = self.path.parent / DEFAULT_CACHE_DIR
+        elif isinstance(cache, str) and cache.lower() in ("no", "off", "yes", "on"):
+            raise self.error(
+                ("cache",),
+                f"{cache!r} is a folder's name in YAML 1.2 (YAML 1.1 read it as a boolean)",
+                "write `cache: false` for no cache, or quote a folder of that name with a path: `cache: ./off`",
+            )
         elif isinstance(cache, str):
             cache_path = (self.path.parent / cache).resolve()
         else:
             raise self.error(("cache",), f"expected a folder path or false, got {_kind(cache)}")
-        if qrels is None:
+        if qrels is None and given is None:
             run_keys = [("baselines", name) for name, source in baselines.items() if _has_run_files(source)]
             run_keys += [("candidate",)] if candidate is not None and _has_run_files(candidate) else []
             if run_keys:
@@ -278,9 +323,23 @@ class _SpecReader:
             self.lines,
             judgments=self.judgments(top.get("judgments")),
             extra_qrels=extra_qrels,
+            qrels_judgments=given[0] if given is not None else None,
+            qrels_source=given[1] if given is not None else None,
         )
         check_combinations(spec)
         return spec
+
+    def ir_datasets_qrels(self, value: str) -> tuple[Qrels, str]:
+        """``qrels: irds:<id>``: the qrels of an ir_datasets dataset (ir_datasets installed: the extra ``irds``)."""
+        dataset_id = value.removeprefix(IR_DATASETS_PREFIX).strip()
+        if not dataset_id:
+            raise self.error(
+                ("qrels",), "irds: names no dataset", "e.g. qrels: irds:msmarco-passage/trec-dl-2019/judged"
+            )
+        try:
+            return qrels_from_ir_datasets(dataset_id), f"{IR_DATASETS_PREFIX}{dataset_id}"
+        except InputError as error:
+            raise self.error(("qrels",), error.message, error.hint) from None
 
     def qrels(self, value: Any) -> tuple[Path | None, tuple[Path, ...]]:
         """``qrels:`` a file, or a list of files read as one in order (the official qrels, then a team's own): the
@@ -298,11 +357,27 @@ class _SpecReader:
         return paths[0], tuple(paths[1:])
 
     def judgments(self, value: Any) -> JudgmentSettings:
-        """The ``judgments`` section (docs/mathematics.md §10): judging depth, optimistic grade, undecided policy."""
+        """The ``judgments`` section (docs/mathematics.md §10): judging depth, optimistic grade, undecided policy, how
+        unjudged documents are read and the plausible gradings' confidence, discount, draws and seed."""
         if value is None:
             return JudgmentSettings()
         key = ("judgments",)
-        section = self.check_keys(value, key, ("undecided", "depth", "optimistic_grade"), "judgments")
+        section = self.check_keys(
+            value,
+            key,
+            (
+                "undecided",
+                "depth",
+                "optimistic_grade",
+                "unjudged",
+                "confidence",
+                "discount",
+                "discount_sd",
+                "draws",
+                "seed",
+            ),
+            "judgments",
+        )
         undecided = section.get("undecided", "warn")
         if undecided not in UNDECIDED_POLICIES:
             raise self.error(
@@ -311,14 +386,54 @@ class _SpecReader:
                 "warn: a gate that unjudged documents decide passes, shown as UNDECIDED (the default); "
                 "fail: it fails the check",
             )
+        unjudged = section.get("unjudged", "auto")
+        if unjudged not in UNJUDGED_READINGS:
+            raise self.error(
+                (*key, "unjudged"),
+                f"expected auto, plausible or nonrelevant, got {_kind(unjudged)}",
+                "plausible: weigh what unjudged documents probably are; nonrelevant: count them non-relevant as "
+                "trec_eval does; auto (the default): nonrelevant for qrels that judge only relevant documents",
+            )
         depth = self.number(section.get("depth", JUDGING_DEPTH), (*key, "depth"), minimum=1, integer=True)
         grade = section.get("optimistic_grade")
+        confidence = self.number(section.get("confidence", VERDICT_CONFIDENCE), (*key, "confidence"))
+        if not 0.5 < confidence < 1:
+            raise self.error(
+                (*key, "confidence"),
+                f"must lie strictly between 0.5 and 1, got {confidence}",
+                "the share of plausible gradings a verdict must hold in, e.g. 0.95",
+            )
+        discount = self.number(section.get("discount", POOL_BIAS_DISCOUNT), (*key, "discount"))
+        if not 0 <= discount <= 1:
+            raise self.error(
+                (*key, "discount"),
+                f"must lie between 0 and 1, got {discount}",
+                "the share of a judged document's chance of relevance an unjudged one gets (docs/judgments.md)",
+            )
+        spread = self.number(section.get("discount_sd", POOL_BIAS_SPREAD), (*key, "discount_sd"), minimum=0)
+        if spread and not spread**2 < discount * (1 - discount):
+            raise self.error(
+                (*key, "discount_sd"),
+                f"must be below {math.sqrt(discount * (1 - discount)):.3g} for a discount of {discount:g}, "
+                f"got {spread}",
+                "the standard deviation of the pool-bias discount across gradings; 0 holds it fixed",
+            )
+        draws = self.number(
+            section.get("draws", GRADING_DRAWS), (*key, "draws"), minimum=100, maximum=100_000, integer=True
+        )
+        seed = self.number(section.get("seed", 0), (*key, "seed"), minimum=0, maximum=2**32 - 1, integer=True)
         return JudgmentSettings(
             depth=int(depth),
             optimistic_grade=None
             if grade is None
             else int(self.number(grade, (*key, "optimistic_grade"), minimum=1, integer=True)),
             undecided=str(undecided),
+            unjudged=str(unjudged),
+            confidence=float(confidence),
+            discount=float(discount),
+            discount_sd=float(spread),
+            draws=int(draws),
+            seed=int(seed),
         )
 
     def measures(self, value: Any, free_labels: bool = False) -> tuple[Measure | TableMeasure, ...]:
@@ -338,7 +453,7 @@ class _SpecReader:
                 parsed.append(parse_measure(text))
             except InputError as error:
                 if free_labels and text.strip():
-                    parsed.append(TableMeasure(text.strip()))
+                    parsed.append(TableMeasure(self.test_id_part(text.strip(), key, "the measure")))
                     continue
                 # a real measure the project cannot compute (RBP, ...) may still come from tables
                 free = "tables may carry it: name it freely when every system comes from a table"
@@ -405,6 +520,7 @@ class _SpecReader:
         baselines = {}
         systems_named: dict[tuple[Path, str | None], str] = {}
         for name, entry in value.items():
+            self.name_value(name, ("baselines", name), "a baseline's name")
             if name == CANDIDATE_NAME:
                 raise self.error(("baselines", name), f"{CANDIDATE_NAME!r} is reserved for the run under test")
             source = self.table_or_run(entry, ("baselines", name), str(name))
@@ -467,7 +583,7 @@ class _SpecReader:
             self.check_own_runs(candidate, key, baselines)
             return candidate
         entry = self.check_keys(value, key, ("run", "tag", "scores", "system", "format", "name"), "candidate")
-        name = str(entry.get("name", CANDIDATE_NAME))
+        name = self.name_value(entry.get("name", CANDIDATE_NAME), (*key, "name"), "the candidate's name")
         if name in baselines:
             raise self.error((*key, "name"), f"{name!r} is already a baseline's name")
         candidate = self.table_or_run({k: v for k, v in entry.items() if k != "name"}, key, name)
@@ -632,7 +748,29 @@ class _SpecReader:
             if not isinstance(section["hits"], bool):
                 raise self.error(key("hits"), f"expected true or false, got {_kind(section['hits'])}")
             settings["hits"] = section["hits"]
+        if section.get("compare") is not None:
+            settings["compare"] = self.compare(section["compare"], key("compare"))
         return AnalysisSettings(**settings)
+
+    def compare(self, value: Any, key: tuple[Any, ...]) -> CompareSpec:
+        """``analysis.compare``: the test, the correction and the level of the all-pairs comparison."""
+        section = self.check_keys(value, key, ("test", "correction", "alpha"), "compare")
+        chosen: dict[str, Any] = {}
+        for name, choices in (("test", COMPARISON_TESTS), ("correction", COMPARISON_CORRECTIONS)):
+            if name in section:
+                if section[name] not in choices:
+                    raise self.error(
+                        (*key, name),
+                        f"unknown {name} {excerpt(str(section[name]))}",
+                        f"use one of {', '.join(choices)}",
+                    )
+                chosen[name] = section[name]
+        if "alpha" in section:
+            alpha = self.number(section["alpha"], (*key, "alpha"))
+            if not 0 < alpha < 1:
+                raise self.error((*key, "alpha"), f"must lie between 0 and 1, got {alpha:g}", "e.g. alpha: 0.05")
+            chosen["alpha"] = alpha
+        return CompareSpec(**chosen)
 
     def simulated_measures(self, value: Any, key: tuple[Any, ...]) -> tuple[Measure, ...]:
         """The measures the per-topic simulation scores: binary-relevance ones it can compute on a ranked list."""
@@ -855,12 +993,13 @@ class _SpecReader:
             if gate.get("detect") is not None:
                 gated = (measure,) if measure is not None else measures
                 detect = self.detect(gate["detect"], (*key, "detect"), statistic, gate_reference, gated)
-            name = gate.get("name", statistic)
+            name = self.name_value(gate.get("name", statistic), (*key, "name"), "a gate's name")
+            self.test_id_part(name, (*key, "name"), "the name")
             gates.append(
                 GateSpec(
                     statistic,
                     bound,
-                    str(name),
+                    name,
                     self.lines.get(key, 0),
                     confidence,
                     measure,
@@ -974,7 +1113,7 @@ class _SpecReader:
         if isinstance(value, str):
             match = _PERCENT.match(value)
             if not match:
-                raise self.error(drop_key, f"expected a number or a percentage such as 5%, got {excerpt(value)!r}")
+                raise self.error(drop_key, f"expected a number or a percentage such as 5%, got {excerpt(value)}")
             share = float(match.group(1)) / 100.0
             if not 0 < share <= 1:
                 raise self.error(drop_key, f"a relative drop lies above 0% and at most 100%, got {value.strip()}")
@@ -1092,7 +1231,9 @@ def simulated_form(measure: Measure | TableMeasure) -> tuple[str, int | None] | 
     measure the simulation can score, else ``None`` (graded gains, another threshold, ``-J``, ERR, ...)."""
     if not isinstance(measure, Measure) or measure.name not in SIMULATED_MEASURES:
         return None
-    binary = measure.rel in (None, 1) and not measure.judged_only and not measure.exponential_gain
+    binary = (
+        measure.rel in (None, 1) and not measure.judged_only and not measure.exponential_gain and measure.gains is None
+    )
     if (
         not binary
         or (measure.name in ("P", "R") and measure.cutoff is None)
@@ -1190,11 +1331,11 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
         root = _composed(path, text, _FAST_LOADER)
     except yaml.YAMLError:
         try:  # the pure-Python parser's words for what is wrong, which the error quotes
-            root = _composed(path, text, yaml.SafeLoader)
+            root = _composed(path, text, _PythonLoader)
         except yaml.YAMLError as error:
             raise _yaml_error(path, error) from None
     lines: dict[tuple[Any, ...], int] = {}
-    constructor = yaml.SafeLoader("")
+    constructor = _CoreSchemaConstructor()
     converted = 0
 
     def plain(node: yaml.Node) -> yaml.Node:
@@ -1208,12 +1349,21 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
         return node
 
     def scalar(node: yaml.Node, *, is_key: bool = False) -> Any:
+        # a key is a name (a section's, a system's, a topic's) and stays the text it is written as: `1e3:`, `2024:`
         try:
-            value = constructor.construct_object(node, deep=True)
+            value = node.value if is_key else constructor.construct_object(node, deep=True)
         except yaml.YAMLError as error:
             raise _yaml_error(path, error) from None
-        if not is_key and isinstance(value, str) and not node.style and _EXPONENT_NUMBER.fullmatch(value):
-            return float(value)  # YAML 1.2 reads `1e-3` as the number it is; PyYAML's YAML 1.1 as text
+        if isinstance(value, str) and CONTROL_CHARACTER.search(value):
+            # a newline in a gate's or a system's name reaches pytest's output at the start of a line, where GitHub
+            # Actions reads it as a workflow command (`::error ...`, `::add-mask::`); an ESC recolours a terminal
+            raise InputError(
+                f"{excerpt(value)} holds a control character "
+                f"({excerpt(CONTROL_CHARACTER.search(value).group())}); a spec's names and paths are plain text",
+                path=path,
+                line=node.start_mark.line + 1,
+                hint="remove it (a quoted `\\n`, `\\e` or `\\x1b` writes one)",
+            )
         return value
 
     def convert(node: yaml.Node, key: tuple[Any, ...]) -> Any:
@@ -1257,9 +1407,82 @@ def _compose(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
     return (None if root is None else convert(root, ())), lines
 
 
-# libyaml's parser where PyYAML has it (its wheels do), the pure-Python one's nodes but for a plain scalar's style
-# ("" for None): a spec of 200 baselines took 0.2 s to compose in Python.
-_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+class _CoreSchemaResolver(yaml.resolver.BaseResolver):
+    """The tags of plain scalars as YAML 1.2's core schema gives them (docs/spec.md promises YAML 1.2), where
+    PyYAML's resolver follows YAML 1.1: ``12:30`` was the sexagesimal 750, ``0b1`` and ``010`` the numbers 1 and 8,
+    ``yes``/``off`` booleans, ``2024-01-01`` a date, and ``1e-3`` text. Here each of those is text (``1e-3`` a
+    number), and a key's checks refuse it where a number or a boolean belongs."""
+
+
+for _tag, _pattern, _first in (
+    ("null", r"~|null|Null|NULL|", ["~", "n", "N", ""]),
+    ("bool", r"true|True|TRUE|false|False|FALSE", list("tTfF")),
+    ("int", r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", list("-+0123456789")),
+    (
+        "float",
+        r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+        list("-+.0123456789"),
+    ),
+):
+    _CoreSchemaResolver.add_implicit_resolver(f"{_STANDARD_TAG}{_tag}", re.compile(f"^(?:{_pattern})$"), _first)
+
+
+class _CoreSchemaConstructor(yaml.constructor.SafeConstructor):
+    """PyYAML's safe constructor with YAML 1.2's integers and floats (``010`` is ten, not the octal eight; no
+    ``1_000``, ``0b1`` or ``1:30``), for scalars the resolver above tagged or a spec tagged ``!!int``/``!!float``."""
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        text = self.construct_scalar(node)
+        match = re.fullmatch(r"([-+]?)(?:([0-9]+)|0o([0-7]+)|0x([0-9a-fA-F]+))", text)
+        if match is None:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{excerpt(text)} is not a YAML 1.2 integer", node.start_mark
+            )
+        sign, decimal, octal, hexadecimal = match.groups()
+        value = int(decimal, 10) if decimal else int(octal, 8) if octal else int(hexadecimal, 16)
+        return -value if sign == "-" else value
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        text = self.construct_scalar(node)
+        special = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}.get(text.lower())
+        if special is not None:
+            return special
+        if not re.fullmatch(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?", text):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{excerpt(text)} is not a YAML 1.2 number", node.start_mark
+            )
+        return float(text)
+
+
+_CoreSchemaConstructor.add_constructor(f"{_STANDARD_TAG}int", _CoreSchemaConstructor.construct_yaml_int)
+_CoreSchemaConstructor.add_constructor(f"{_STANDARD_TAG}float", _CoreSchemaConstructor.construct_yaml_float)
+
+
+class _PythonLoader(
+    yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer, _CoreSchemaResolver
+):
+    """The pure-Python parser and composer, with YAML 1.2's tags: its words for what is wrong are the error's."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        _CoreSchemaResolver.__init__(self)
+
+
+# libyaml's parser where PyYAML has it (its wheels do; a spec of 200 baselines took 0.2 s to compose in Python), with
+# the same resolver: both loaders give one tree.
+if yaml.__with_libyaml__:
+
+    class _FastLoader(yaml.cyaml.CParser, _CoreSchemaResolver):
+        def __init__(self, stream: str) -> None:
+            yaml.cyaml.CParser.__init__(self, stream)
+            _CoreSchemaResolver.__init__(self)
+
+    _FAST_LOADER: type = _FastLoader
+else:  # pragma: no cover - PyYAML built without libyaml
+    _FAST_LOADER = _PythonLoader
 
 
 def _composed(path: Path, text: str, loader: type) -> yaml.Node | None:
@@ -1305,11 +1528,23 @@ def _yaml_error(path: Path, error: yaml.YAMLError) -> InputError:
     )
 
 
-def load_spec(path: str | os.PathLike[str]) -> Spec:
-    """Read and validate the spec at ``path``; every problem is an :class:`InputError` with its line."""
+def load_spec(path: str | os.PathLike[str], *, qrels: tuple[Qrels, str] | None = None) -> Spec:
+    """Read and validate the spec at ``path``; every problem is an :class:`InputError` with its line.
+
+    ``qrels``, judgments held in memory and what they are (``DataFrame``), replace the spec's ``qrels:`` (which may
+    then be left out)."""
     spec_path = Path(os.path.realpath(path))
     document, lines = _compose(spec_path)
-    return _SpecReader(spec_path, lines).read(document)
+    reader = _SpecReader(spec_path, lines)
+    reader.given_qrels = qrels
+    return reader.read(document)
+
+
+def with_qrels(spec: Spec, qrels: Qrels, source: str) -> Spec:
+    """``spec`` with its judgments replaced by ``qrels`` held in memory (a DataFrame), named ``source``."""
+    replaced = replace(spec, qrels=None, extra_qrels=(), qrels_judgments=qrels, qrels_source=source)
+    check_combinations(replaced)
+    return replaced
 
 
 #: Measures that count documents: they have no upper end, and a drop in them may be any size.
@@ -1341,7 +1576,7 @@ def check_combinations(spec: Spec) -> None:
                 else spec.line_of("analysis", "simulation"),
                 hint=f"give {repeated[0]!r} as one run, or remove `{section}`",
             )
-    if mve.variations is not None and spec.qrels is None and not all(tables):
+    if mve.variations is not None and not spec.has_qrels and not all(tables):
         raise InputError(
             "query variations from run files need relevance judgments",
             path=spec.path,
@@ -1350,7 +1585,7 @@ def check_combinations(spec: Spec) -> None:
         )
     if spec.analysis.simulation is not None:
         simulation = spec.line_of("analysis", "simulation")
-        if spec.qrels is None or mve.variations is not None:
+        if not spec.has_qrels or mve.variations is not None:
             raise InputError(
                 "the per-topic simulation needs run files and qrels, without query variations",
                 path=spec.path,

@@ -1,4 +1,4 @@
-"""Paired inference over topics: t-test, Fisher randomization, Holm correction, paired bootstrap.
+"""Paired inference over topics: t-test, Wilcoxon, Fisher randomization, Holm/Bonferroni/BH corrections, bootstrap.
 
 These are the comparisons IR users already know from PyTerrier and ranx (CONVENTIONS.md
 "Statistics users expect") plus the noise-aware bootstrap interval that docs/mathematics.md §7 asks of a
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 # scipy.special's Student t function, not scipy.stats.t (whose sf is this function): scipy.stats takes ~1 s to import.
-from scipy.special import stdtr
+from scipy.special import ndtr, stdtr
 
 from pytest_bvtest.checks import checked_scores, checked_seed, open_interval, whole_number
 from pytest_bvtest.errors import StatisticError
@@ -187,6 +187,114 @@ def randomization_tests(
     return tests.results()
 
 
+def wilcoxon_signed_rank(candidate: np.ndarray, reference: np.ndarray) -> TestResult:
+    """Two-sided Wilcoxon signed-rank test over topics, as ``scipy.stats.wilcoxon(candidate, reference)`` with its
+    defaults (zeros dropped, no continuity correction, ``method="auto"``), without importing scipy.stats.
+
+    Parameters
+    ----------
+    candidate, reference:
+        Per-topic scores of the two systems, shape ``(n,)``, topic-aligned.
+
+    Returns
+    -------
+    TestResult
+        ``statistic``: scipy's, min(W+, W-), W+ the sum of the ranks of |d| (average ranks for ties) over the topics
+        where the candidate wins, d = candidate - reference with the topics where d = 0 left out. ``p_value``, as
+        scipy chooses: with more than 50 topics, or ties or zeros among more than 13, the normal approximation
+        z = (W+ - m (m + 1) / 4) / sqrt((m (m + 1) (2m + 1) - sum (t^3 - t) / 2) / 24) over the m non-zero
+        differences and tie groups of sizes t, p = 2 Phi(-|z|); without ties or zeros up to 50 topics, the exact
+        distribution of W+, p = 2 min(P(W+ >= floor w), P(W+ <= ceil w)); with ties or zeros up to 13 topics, every
+        one of the 2^n sign assignments of d (scipy's permutation test), p = 2 min(P(W+* <= w), P(W+* >= w)).
+        Every p is capped at 1. No non-zero difference: statistic 0, p 1 (scipy: NaN).
+
+    Notes
+    -----
+    Wilcoxon (1945); the test PyTerrier offers beside the t-test (CONVENTIONS.md "Statistics users expect").
+    """
+    differences = _paired_differences(candidate, reference)
+    topics = differences.size
+    nonzero = differences[differences != 0]
+    count = nonzero.size
+    if count == 0:
+        return TestResult(0.0, 1.0)
+    magnitudes = np.abs(nonzero)
+    ranks = _average_ranks(magnitudes)
+    _, tie_sizes = np.unique(magnitudes, return_counts=True)
+    plus = float(ranks[nonzero > 0].sum())
+    statistic = min(plus, float(ranks.sum()) - plus)
+    ties_or_zeros = bool((tie_sizes > 1).any()) or count < topics
+    if topics <= 50 and not ties_or_zeros:
+        distribution = _signed_rank_distribution(count)
+        at_least = distribution[int(np.floor(plus)) :].sum()
+        at_most = distribution[: int(np.ceil(plus)) + 1].sum()
+        return TestResult(statistic, float(min(1.0, 2.0 * min(at_least, at_most))))
+    if topics <= 13:
+        # every sign assignment of the differences (zeros stay zero): the ranks of |d| do not change
+        signs = ((np.arange(2**count)[:, None] >> np.arange(count)) & 1).astype(bool)
+        flipped = np.where(signs, ranks, 0.0).sum(axis=1)  # W+ when the flagged topics are the wins
+        tolerance = abs(np.finfo(float).eps * 100 * plus)
+        below = np.count_nonzero(flipped <= plus + tolerance) / flipped.size
+        above = np.count_nonzero(flipped >= plus - tolerance) / flipped.size
+        return TestResult(statistic, float(min(1.0, 2.0 * min(below, above))))
+    mean = count * (count + 1.0) * 0.25
+    spread = np.sqrt((count * (count + 1.0) * (2.0 * count + 1.0) - float((tie_sizes**3 - tie_sizes).sum()) / 2) / 24)
+    return TestResult(statistic, float(min(1.0, 2.0 * ndtr(-abs((plus - mean) / spread)))))
+
+
+def _average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks from 1, tied values sharing the mean of their ranks (``scipy.stats.rankdata``'s ``average``)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.r_[True, ordered[1:] != ordered[:-1]]
+    group = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)
+    last = np.r_[first[1:], ordered.size] - 1
+    ranks = np.empty(values.size)
+    ranks[order] = (first[group] + last[group]) / 2.0 + 1.0
+    return ranks
+
+
+def _signed_rank_distribution(count: int) -> np.ndarray:
+    """P(W+ = w), w = 0 .. count (count + 1) / 2, for ``count`` untied non-zero differences: each rank r = 1 ..
+    count is a win with probability 1/2 (the number of subsets of {1 .. count} summing to w, over 2^count)."""
+    ways = np.zeros(count * (count + 1) // 2 + 1)
+    ways[0] = 1.0
+    for rank in range(1, count + 1):
+        ways[rank:] = ways[rank:] + ways[:-rank].copy()
+    return ways / 2.0**count
+
+
+def _checked_p_values(p_values: np.ndarray, name: str) -> np.ndarray:
+    p_values = np.asarray(p_values, dtype=np.float64)
+    if p_values.ndim != 1:
+        raise StatisticError(f"{name} needs a vector of p-values, got shape {p_values.shape}")
+    if not (np.isfinite(p_values).all() and (p_values >= 0).all() and (p_values <= 1).all()):
+        raise StatisticError(f"{name} needs p-values in [0, 1], got NaN or a value outside")
+    return p_values
+
+
+def bonferroni(p_values: np.ndarray) -> np.ndarray:
+    """Bonferroni-adjusted p-values (statsmodels' ``multipletests(method="bonferroni")``): ``min(1, k p_i)`` for
+    ``k`` hypotheses (Dunn 1961). Controls the family-wise error rate, like Holm, which rejects at least as much."""
+    p_values = _checked_p_values(p_values, "bonferroni")
+    return np.minimum(1.0, p_values * p_values.size)
+
+
+def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (statsmodels' ``fdr_bh``, ``scipy.stats.false_discovery_control``):
+    with ``p_(1) <= ... <= p_(k)`` sorted, ``adj_(i) = min(1, min_{l >= i} k p_(l) / l)`` (Benjamini & Hochberg
+    1995). Rejecting where ``adj_i <= a`` controls the false discovery rate at ``a`` (independent or positively
+    dependent tests), not the family-wise error rate."""
+    p_values = _checked_p_values(p_values, "benjamini_hochberg")
+    order = np.argsort(p_values, kind="stable")
+    scaled = p_values[order] * p_values.size / np.arange(1, p_values.size + 1)
+    stepped = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    adjusted = np.empty_like(p_values)
+    adjusted[order] = stepped
+    return adjusted
+
+
 def holm(p_values: np.ndarray) -> np.ndarray:
     """Holm-Bonferroni step-down adjusted p-values (statsmodels' ``multipletests(method="holm")``).
 
@@ -203,17 +311,27 @@ def holm(p_values: np.ndarray) -> np.ndarray:
         ``adj_(i) = min(1, max_{l <= i} (k - l + 1) * p_(l))`` (Holm 1979). Reject hypothesis ``i``
         at level ``a`` exactly when ``adj_i <= a``.
     """
-    p_values = np.asarray(p_values, dtype=np.float64)
-    if p_values.ndim != 1:
-        raise StatisticError(f"holm needs a vector of p-values, got shape {p_values.shape}")
-    if not (np.isfinite(p_values).all() and (p_values >= 0).all() and (p_values <= 1).all()):
-        raise StatisticError("holm needs p-values in [0, 1], got NaN or a value outside")
+    p_values = _checked_p_values(p_values, "holm")
     order = np.argsort(p_values, kind="stable")
     multipliers = np.arange(p_values.size, 0, -1)
     stepped = np.minimum(1.0, np.maximum.accumulate(multipliers * p_values[order]))
     adjusted = np.empty_like(p_values)
     adjusted[order] = stepped
     return adjusted
+
+
+def uncorrected(p_values: np.ndarray) -> np.ndarray:
+    """The raw p-values, checked: no correction for multiple comparisons."""
+    return _checked_p_values(p_values, "uncorrected")
+
+
+#: The multiple-testing corrections, by statsmodels' names (CONVENTIONS.md): each maps raw p-values onto adjusted ones.
+CORRECTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "holm": holm,
+    "bonferroni": bonferroni,
+    "fdr_bh": benjamini_hochberg,
+    "none": uncorrected,
+}
 
 
 @dataclass(frozen=True)

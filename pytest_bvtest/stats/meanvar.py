@@ -473,6 +473,29 @@ def crossing_alpha(mu: float, sigma2: float, other_mu: float, other_sigma2: floa
     return float((mu - other_mu) / spread)
 
 
+def first_reordering(mu: npt.ArrayLike, sigma2: npt.ArrayLike, alpha: float) -> tuple[float, int, int] | None:
+    """The alpha nearest 0 on the side of ``alpha`` at which MVE's variance term reorders two systems, and the two.
+
+    Zuccon et al. (CIKM 2016, Sec. 6): O = mu - alpha sigma2 ranks the systems as ``mu`` does at alpha 0, and two of
+    them swap places at their :func:`crossing_alpha`. Below the nearest crossing (in absolute value, of the sign of
+    ``alpha``) MVE ranks the systems exactly as their mean term does. ``None`` when no two systems cross on that side
+    (or ``alpha`` is 0): at any such alpha the variance term cannot move the ranking. Systems tied on ``mu`` cross at 0
+    and are skipped (their order at 0 is a tie, not a ranking).
+    """
+    mu, sigma2 = np.asarray(mu, dtype=float), np.asarray(sigma2, dtype=float)
+    if alpha == 0:
+        return None
+    nearest: tuple[float, int, int] | None = None
+    for i in range(mu.size):
+        for j in range(i + 1, mu.size):
+            crossing = crossing_alpha(float(mu[i]), float(sigma2[i]), float(mu[j]), float(sigma2[j]))
+            if crossing is None or crossing == 0 or np.sign(crossing) != np.sign(alpha):
+                continue
+            if nearest is None or abs(crossing) < abs(nearest[0]):
+                nearest = (crossing, i, j)
+    return nearest
+
+
 def variation_mve(
     scores: npt.ArrayLike,
     alpha: float,

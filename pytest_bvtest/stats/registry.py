@@ -1042,6 +1042,17 @@ PLOT_SERIES: tuple[tuple[str, str, str], ...] = tuple(
 GAP_TERMS: tuple[str, ...] = tuple(term.name for term in fields(GapDecomposition))
 """The terms of the gap decomposition every system reports under ``gap`` (docs/mathematics.md §3a)."""
 
+GAP_LABELS: dict[str, str] = {
+    "bias": "Bias(rho)",
+    "var": "Var(rho)",
+    "mse": "E[rho²]",
+    "var_target": "Var(x_T)",
+    "var_system": "Var(x)",
+    "cov": "Cov(x_T, x)",
+}
+"""The header of each gap term in the reports' gap table: rho = x_T - x, Var(rho) = Var(x_T) + Var(x) - 2 Cov."""
+assert tuple(GAP_LABELS) == GAP_TERMS, "every gap term has one label, in GapDecomposition's order"
+
 
 def statistic_values(
     names: Iterable[str],

@@ -1,0 +1,501 @@
+"""Would a green still be green, and a red still red, if someone judged everything? Partial qrels against fuller ones.
+
+Each *change* is a candidate run against a reference run, judged by the README's four gates on nDCG@10 (``trisk``;
+``var`` and ``bias2_plus_var`` with ``max_increase: 10%``; ``mean`` with ``max_decrease: 0.01``; all calibrated,
+``false_alarm: 0.05``, family-wise) twice:
+
+- **CI**: ``bvtest check`` (in this process, through :func:`pytest_bvtest.cli.main`, exit code and JSON report) on the
+  *partial* qrels, with the spec's ``judgments`` as the defaults have them (or as ``--judgments`` sets them);
+- **truth**: the same spec on the *fuller* qrels, every gate as judged (unjudged documents non-relevant, as trec_eval
+  counts them): the verdict someone who judged (almost) everything would get.
+
+Per scenario it prints the changes the fuller qrels fail and pass, the **false greens** (CI passes, the fuller qrels
+fail; a share of the changes they fail), the **false reds** (the reverse; a share of those they pass), the share of
+gates UNDECIDED under the partial qrels, whether every clearly worse candidate is red, and of the gates the plausible
+gradings decided (at the default confidence, 0.95), those whose side the fuller qrels do not take (MATH.md §8's
+calibration target: at most eps of them). A second table measures
+what the fuller qrels say of the top-10 documents the partial qrels judge and leave unjudged (relevant at any grade,
+at the top grade), for the candidates and references of the real changes: the evidence the prior of an unjudged grade
+(docs/mathematics.md §10) is set from.
+
+Scenarios (``../shared/data``, or ``BVTEST_SHARED_DATA``):
+
+- **TREC-COVID r4**: OHSU's round-4 runs (identical rankings once), with the qrels of rounds 1-4 against the complete
+  qrels (round 5 judged more); reference the production fusion ``R4_total_fusion``, and ``FullOHSU``.
+- **DL19 pool2**: DL19 passage's four re-rankers, qrels kept to the pairs the top 10 of monoT5 and DRMM pooled,
+  against the full DL19 qrels; every ordered pair.
+- **DL-HARD pool**: DL-HARD's document runs, qrels kept to the top 10 of its two first stages (BM25, BM25+RM3),
+  against the full qrels; every run against BM25 and against BM25+ELECTRA.
+- **DL19 sparse**: MS MARCO's convention, one relevant passage per topic and no grade-0 row (one of its top-graded
+  judgments that some run ranks in its top 10, drawn at random, as MS MARCO's annotators marked a passage among a
+  production engine's results), against the full DL19 qrels.
+
+Clearly worse candidates, in every scenario, made from a reference (seeded with ``SEED``): ``shuffle`` (its top 100
+shuffled on half the topics), ``deep5`` (five documents from ranks 101-1000 moved into the top 5), ``random`` (its
+1,000 documents in a random order).
+
+From the repository root (about 10 minutes on one core with the draws on)::
+
+    python -m benchmarks.bench_judgments
+    python -m benchmarks.bench_judgments --scenario dl19 --judgments "{discount: 0.5}"
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pytest_bvtest.cli import main as bvtest
+from pytest_bvtest.io.qrels import read_qrels
+from pytest_bvtest.io.runs import read_run
+from pytest_bvtest.judging.pipeline import evaluate_spec
+from pytest_bvtest.spec.reader import load_spec
+
+SEED = 20261128
+SHARED_DATA = Path(os.environ.get("BVTEST_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+QRELS = SHARED_DATA / "anserini_tools_qrels_topics" / "qrels"
+
+GATES = """\
+gates:
+  - {statistic: trisk, false_alarm: 0.05}
+  - {statistic: var, max_increase: 10%, false_alarm: 0.05}
+  - {statistic: bias2_plus_var, max_increase: 10%, false_alarm: 0.05}
+  - {statistic: mean, max_decrease: 0.01, false_alarm: 0.05}
+"""
+#: The clearly worse candidates made from a reference.
+HARMS = ("shuffle", "deep5", "random")
+
+
+@dataclass(frozen=True)
+class Change:
+    """A candidate against a reference; ``others`` are the spec's remaining baselines; ``harm`` names how a clearly
+    worse candidate was made (``None``: a real run)."""
+
+    candidate: str
+    reference: str
+    others: tuple[str, ...]
+    harm: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.candidate} vs {self.reference}"
+
+
+@dataclass
+class Scenario:
+    name: str
+    partial: Path
+    fuller: Path
+    runs: dict[str, Path]
+    changes: list[Change] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    change: Change
+    ci_passed: bool
+    truth_passed: bool
+    gates: int
+    undecided: int
+    outcomes: dict[str, str]
+    truth: dict[str, bool]
+    seconds: float
+    #: Per gate: whether it passes as judged on the partial qrels, and P where it was weighed over gradings.
+    as_judged: dict[str, bool] = field(default_factory=dict)
+    probability: dict[str, float | None] = field(default_factory=dict)
+
+
+def trec_eval_order(scores: dict[str, float]) -> list[str]:
+    """Docnos by score as a C float, descending, ties by docno descending (docs/mathematics.md §1)."""
+    return [docno for _, docno in sorted(((np.float32(score), docno) for docno, score in scores.items()), reverse=True)]
+
+
+def _rankings(path: Path) -> dict[str, list[str]]:
+    return {qid: trec_eval_order(scores) for qid, scores in read_run(path).scores.items()}
+
+
+def write_run(path: Path, rankings: dict[str, list[str]], tag: str) -> Path:
+    with open(path, "w", encoding="utf-8") as out:
+        for qid, docnos in rankings.items():
+            out.writelines(f"{qid} Q0 {docno} {rank} {1000 - rank} {tag}\n" for rank, docno in enumerate(docnos, 1))
+    return path
+
+
+def harmed(rankings: dict[str, list[str]], harm: str, rng: np.random.Generator) -> dict[str, list[str]]:
+    """A clearly worse ranking made from ``rankings`` (see the module's docstring)."""
+    out = {}
+    topics = sorted(rankings)
+    half = set(rng.choice(topics, size=len(topics) // 2, replace=False).tolist())
+    for qid in topics:
+        docnos = list(rankings[qid])
+        if harm == "shuffle" and qid in half:
+            top = docnos[:100]
+            docnos[:100] = [top[i] for i in rng.permutation(len(top))]
+        elif harm == "deep5" and len(docnos) > 105:
+            deep = rng.choice(np.arange(100, len(docnos)), size=5, replace=False)
+            for rank, at in enumerate(sorted(deep.tolist())):
+                docnos[rank], docnos[at] = docnos[at], docnos[rank]
+        elif harm == "random":
+            docnos = [docnos[i] for i in rng.permutation(len(docnos))]
+        out[qid] = docnos
+    return out
+
+
+def pooled(qrels: Path, runs: Sequence[Path], depth: int, target: Path) -> Path:
+    """The qrels kept to the pairs a pool of ``runs``' top ``depth`` would have judged."""
+    pool = set()
+    for path in runs:
+        pool.update((qid, docno) for qid, docnos in _rankings(path).items() for docno in docnos[:depth])
+    judged = read_qrels(qrels).judgments
+    target.write_text(
+        "".join(
+            f"{qid} 0 {docno} {grade}\n"
+            for qid, grades in judged.items()
+            for docno, grade in grades.items()
+            if (qid, docno) in pool
+        )
+    )
+    return target
+
+
+def sparse(qrels: Path, runs: Sequence[Path], target: Path) -> Path:
+    """MS MARCO's convention: per topic one relevant document and no grade-0 row. As MS MARCO's annotators marked a
+    passage among a production engine's top 10, the one kept is drawn (with ``SEED``) among the top-graded documents
+    some run ranks in its top 10, so that no one run is favoured; else among every top-graded one."""
+    rng = np.random.default_rng(SEED)
+    shown: dict[str, set[str]] = {}
+    for path in runs:
+        for qid, docnos in _rankings(path).items():
+            shown.setdefault(qid, set()).update(docnos[:10])
+    lines = []
+    for qid, grades in read_qrels(qrels).judgments.items():
+        top = max(grades.values())
+        if top > 0:
+            best = sorted(docno for docno, grade in grades.items() if grade == top)
+            seen = [docno for docno in best if docno in shown.get(qid, set())] or best
+            lines.append(f"{qid} 0 {seen[int(rng.integers(len(seen)))]} 1\n")
+    target.write_text("".join(lines))
+    return target
+
+
+def merged(paths: Sequence[Path], target: Path) -> Path:
+    """Several qrels files as one (a later file's grade wins for a pair judged twice)."""
+    judged: dict[tuple[str, str], int] = {}
+    for path in paths:
+        for qid, grades in read_qrels(path).judgments.items():
+            judged.update({(qid, docno): grade for docno, grade in grades.items()})
+    target.write_text("".join(f"{qid} 0 {docno} {grade}\n" for (qid, docno), grade in sorted(judged.items())))
+    return target
+
+
+def _distinct(runs: dict[str, Path], preferred: Sequence[str]) -> dict[str, Path]:
+    """The runs with one name per ranking, ``preferred`` names first (TREC-COVID's archive holds copies under other
+    names)."""
+    seen: dict[str, str] = {}
+    kept = {}
+    for name, path in sorted(runs.items(), key=lambda item: (item[0] not in preferred, item[0])):
+        rankings = _rankings(path)
+        key = json.dumps({qid: docnos[:100] for qid, docnos in sorted(rankings.items())})
+        if key not in seen:
+            seen[key] = name
+            kept[name] = path
+    return kept
+
+
+def _with_harms(scenario: Scenario, folder: Path, references: Sequence[str], others: tuple[str, ...]) -> None:
+    rng = np.random.default_rng(SEED)
+    for reference in references:
+        rankings = _rankings(scenario.runs[reference])
+        for harm in HARMS:
+            name = f"{reference}~{harm}"
+            scenario.runs[name] = write_run(folder / f"{name}.run", harmed(rankings, harm, rng), name)
+            rest = tuple(other for other in others if other != reference)
+            scenario.changes.append(Change(name, reference, rest, harm))
+
+
+def covid(folder: Path) -> Scenario:
+    references = ("R4_total_fusion", "FullOHSU")
+    runs = _distinct(
+        {
+            path.name.removesuffix(".txt.gz"): path
+            for path in (SHARED_DATA / "trec_covid_ohsu_runs" / "runs" / "Round4_Runs_LessRM3").glob("*.txt.gz")
+        },
+        references,
+    )
+    partial = merged([QRELS / f"qrels.covid-round{k}.txt" for k in range(1, 5)], folder / "covid-r1-4.qrels")
+    scenario = Scenario("TREC-COVID r4", partial, QRELS / "qrels.covid-complete.txt.gz", runs)
+    for reference in references:
+        others = tuple(name for name in references if name != reference)
+        for candidate in sorted(runs):
+            if candidate not in references:
+                scenario.changes.append(Change(candidate, reference, others))
+    _with_harms(scenario, folder, references, references)
+    return scenario
+
+
+DL19_RUNS = {
+    "monot5": "run-msmarco-passage-bm25-monot5-0.8-0.5.txt.gz",
+    "colbert": "colbert-on-bm25-trec-dl-queries.gz",
+    "drmm": "drmm.res.gz",
+    "monobert": "run-msmarco-passage-bm25-monobert-0.8-0.5.txt.gz",
+}
+
+
+def _dl19_runs() -> dict[str, Path]:
+    return {name: SHARED_DATA / "dl19_passage_qppeval_runs" / "runs" / file for name, file in DL19_RUNS.items()}
+
+
+def _every_pair(scenario: Scenario) -> None:
+    for reference in sorted(scenario.runs):
+        for candidate in sorted(scenario.runs):
+            if candidate != reference:
+                others = tuple(name for name in sorted(scenario.runs) if name not in (candidate, reference))
+                scenario.changes.append(Change(candidate, reference, others))
+
+
+def dl19(folder: Path) -> Scenario:
+    runs = _dl19_runs()
+    full = QRELS / "qrels.dl19-passage.txt"
+    partial = pooled(full, [runs["monot5"], runs["drmm"]], 10, folder / "dl19-pool2.qrels")
+    scenario = Scenario("DL19 pool2", partial, full, runs)
+    _every_pair(scenario)
+    _with_harms(scenario, folder, ("monot5", "colbert"), tuple(runs))
+    return scenario
+
+
+def dl19_sparse(folder: Path) -> Scenario:
+    runs = _dl19_runs()
+    full = QRELS / "qrels.dl19-passage.txt"
+    scenario = Scenario("DL19 sparse", sparse(full, list(runs.values()), folder / "dl19-sparse.qrels"), full, runs)
+    _every_pair(scenario)
+    _with_harms(scenario, folder, ("monot5", "colbert"), tuple(runs))
+    return scenario
+
+
+def dl_hard(folder: Path) -> Scenario:
+    base = SHARED_DATA / "dl_hard" / "dataset"
+    runs = {path.name.removesuffix(".run.gz"): path for path in (base / "baselines" / "doc").glob("*.run.gz")}
+    full = base / "dl_hard-doc.qrels"
+    partial = pooled(full, [runs["bm25"], runs["bm25+rm3"]], 10, folder / "dl-hard-pool.qrels")
+    scenario = Scenario("DL-HARD pool", partial, full, runs)
+    references = ("bm25", "bm25+electra-mp")
+    for reference in references:
+        others = tuple(name for name in references if name != reference)
+        for candidate in sorted(runs):
+            if candidate not in references:
+                scenario.changes.append(Change(candidate, reference, others))
+    _with_harms(scenario, folder, references, references)
+    return scenario
+
+
+SCENARIOS = {"covid": covid, "dl19": dl19, "dlhard": dl_hard, "sparse": dl19_sparse}
+
+
+def _spec(folder: Path, scenario: Scenario, change: Change, qrels: Path, judgments: str, cache: Path) -> Path:
+    baselines = "".join(f"  {json.dumps(name)}: {json.dumps(str(scenario.runs[name]))}\n" for name in change.others)
+    reference = f"  {json.dumps(change.reference)}: {json.dumps(str(scenario.runs[change.reference]))}\n"
+    spec = folder / "bvtest.yaml"
+    spec.write_text(
+        f"qrels: {json.dumps(str(qrels))}\nmeasures: [nDCG@10]\nbaselines:\n{reference}{baselines}"
+        f"candidate: {{run: {json.dumps(str(scenario.runs[change.candidate]))}, name: candidate}}\n"
+        f"reference: {json.dumps(change.reference)}\nanalysis: {{risk_alpha: 1, power: false}}\n"
+        f"cache: {json.dumps(str(cache))}\n" + (f"judgments: {judgments}\n" if judgments else "") + GATES
+    )
+    return spec
+
+
+def judge(scenario: Scenario, change: Change, folder: Path, judgments: str, cache: Path) -> Outcome:
+    """``bvtest check`` on the partial qrels, and the gates as judged on the fuller ones."""
+    started = time.perf_counter()
+    spec = _spec(folder, scenario, change, scenario.partial, judgments, cache)
+    report = folder / "report.json"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as errors:
+        code = bvtest(["check", str(spec), "--json", str(report), "--allow-outside-project"])
+    if code not in (0, 1):
+        raise SystemExit(f"{scenario.name}, {change.label}: bvtest check exited {code}: {errors.getvalue()}")
+    document = json.loads(report.read_text())
+    gates = [gate for evaluation in document["evaluations"] for gate in evaluation["gates"]]
+    outcomes = {gate["statistic"]: gate["outcome"] for gate in gates}
+    fuller = _spec(folder, scenario, change, scenario.fuller, "", cache)
+    verdicts = evaluate_spec(load_spec(fuller), allow_outside=True).gates
+    truth = {verdict.statistic: verdict.passed_as_judged for verdict in verdicts}
+    return Outcome(
+        change,
+        code == 0,
+        all(truth.values()),
+        len(gates),
+        sum(outcome == "UNDECIDED" for outcome in outcomes.values()),
+        outcomes,
+        truth,
+        time.perf_counter() - started,
+        {gate["statistic"]: gate.get("judgments", {}).get("as_judged", gate["passed"]) for gate in gates},
+        {
+            gate["statistic"]: ((gate.get("judgments") or {}).get("plausible") or {}).get("probability")
+            for gate in gates
+        },
+    )
+
+
+def _top10(path: Path) -> dict[str, list[str]]:
+    return {qid: docnos[:10] for qid, docnos in _rankings(path).items()}
+
+
+def relevance_of_unjudged(scenario: Scenario) -> dict[str, float]:
+    """What the fuller qrels say of the partial qrels' judged and unjudged top-10 documents of the real changes'
+    candidates and references, each (topic, document) once."""
+    partial, fuller = read_qrels(scenario.partial).judgments, read_qrels(scenario.fuller).judgments
+    top = max(grade for grades in fuller.values() for grade in grades.values())
+    real = [change for change in scenario.changes if change.harm is None]
+    names = {name for change in real for name in (change.candidate, change.reference)}
+    pairs = {(qid, docno) for name in names for qid, docnos in _top10(scenario.runs[name]).items() for docno in docnos}
+    pairs = {(qid, docno) for qid, docno in pairs if qid in partial}
+    unjudged = [fuller.get(qid, {}).get(docno) for qid, docno in pairs if docno not in partial[qid]]
+    judged = [fuller.get(qid, {}).get(docno, 0) for qid, docno in pairs if docno in partial[qid]]
+
+    def share(grades: list[int | None], test) -> float:
+        return float(np.mean([grade is not None and test(grade) for grade in grades])) if grades else float("nan")
+
+    return {
+        "unjudged": len(unjudged),
+        "unjudged judged by fuller": share(unjudged, lambda grade: True),
+        "unjudged relevant": share(unjudged, lambda grade: grade > 0),
+        "unjudged top grade": share(unjudged, lambda grade: grade == top),
+        "judged": len(judged),
+        "judged relevant": share(judged, lambda grade: grade > 0),
+        "judged top grade": share(judged, lambda grade: grade == top),
+    }
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join("---" for _ in headers) + " |"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _rate(count: int, total: int) -> str:
+    return f"{count}/{total} ({count / total:.0%})" if total else "0/0"
+
+
+def summary_rows(results: dict[str, list[Outcome]]) -> Iterator[list[object]]:
+    every: list[Outcome] = []
+    for name, outcomes in [*results.items(), ("all", [])]:
+        if name == "all":
+            outcomes = every
+        else:
+            every += outcomes
+        failing = [outcome for outcome in outcomes if not outcome.truth_passed]
+        passing = [outcome for outcome in outcomes if outcome.truth_passed]
+        worse = [outcome for outcome in outcomes if outcome.change.harm is not None]
+        gates = sum(outcome.gates for outcome in outcomes)
+        # the weighed gates the gradings decided, and those whose side the fuller qrels do not take
+        decided = [
+            (probability >= 0.95) == outcome.truth[gate]
+            for outcome in outcomes
+            for gate, probability in outcome.probability.items()
+            if probability is not None and not 0.05 < probability < 0.95
+        ]
+        yield [
+            name,
+            len(outcomes),
+            len(failing),
+            _rate(sum(outcome.ci_passed for outcome in failing), len(failing)),
+            _rate(sum(not outcome.ci_passed for outcome in passing), len(passing)),
+            _rate(sum(outcome.undecided for outcome in outcomes), gates),
+            _rate(sum(not outcome.ci_passed for outcome in worse), len(worse)),
+            _rate(sum(not right for right in decided), len(decided)),
+            f"{sum(outcome.seconds for outcome in outcomes):.0f}",
+        ]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="(repeatable; default: all)")
+    parser.add_argument("--judgments", default="", help="the specs' `judgments:` section, as YAML (default: none)")
+    parser.add_argument("--details", action="store_true", help="print every change's outcomes")
+    parser.add_argument("--save", type=Path, help="write every change's gates (outcomes, P, truth) here as JSON")
+    arguments = parser.parse_args(argv)
+    if not SHARED_DATA.is_dir():
+        raise SystemExit(f"needs the shared data at {SHARED_DATA} (or BVTEST_SHARED_DATA)")
+    results: dict[str, list[Outcome]] = {}
+    relevance: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-judgments-") as scratch:
+        root = Path(scratch)
+        cache = root / "cache"
+        for key in arguments.scenario or list(SCENARIOS):
+            folder = root / key
+            folder.mkdir()
+            scenario = SCENARIOS[key](folder)
+            relevance[scenario.name] = relevance_of_unjudged(scenario)
+            results[scenario.name] = [
+                judge(scenario, change, folder, arguments.judgments, cache) for change in scenario.changes
+            ]
+            if arguments.details:
+                for outcome in results[scenario.name]:
+                    truth = "pass" if outcome.truth_passed else "FAIL"
+                    ci = "pass" if outcome.ci_passed else "FAIL"
+                    print(f"{scenario.name:14} {outcome.change.label:48} fuller {truth} ci {ci} {outcome.outcomes}")
+    if arguments.save:
+        arguments.save.write_text(
+            json.dumps(
+                {
+                    name: [
+                        {
+                            "change": outcome.change.label,
+                            "harm": outcome.change.harm,
+                            "ci_passed": outcome.ci_passed,
+                            "truth_passed": outcome.truth_passed,
+                            "outcomes": outcome.outcomes,
+                            "truth": outcome.truth,
+                            "as_judged": outcome.as_judged,
+                            "probability": outcome.probability,
+                            "seconds": outcome.seconds,
+                        }
+                        for outcome in outcomes
+                    ]
+                    for name, outcomes in results.items()
+                },
+                indent=1,
+            )
+        )
+    print(f"judgments: {arguments.judgments or '(defaults)'}; gates: the README's four on nDCG@10; seed {SEED}\n")
+    print(
+        _table(
+            [
+                "scenario",
+                "changes",
+                "fuller qrels fail",
+                "false greens",
+                "false reds",
+                "gates undecided",
+                "clearly worse red",
+                "decided wrongly",
+                "s",
+            ],
+            list(summary_rows(results)),
+        )
+    )
+    print()
+    keys = list(next(iter(relevance.values())))
+    print(
+        _table(
+            ["scenario", *keys],
+            [
+                [name, *(f"{value:.0%}" if isinstance(value, float) else value for value in values.values())]
+                for name, values in relevance.items()
+            ],
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
