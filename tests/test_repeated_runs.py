@@ -24,7 +24,8 @@ from pytest_bvtest.report.outputs import item_payload
 from pytest_bvtest.report.wording import run_spread_lines
 from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, RunFile
 from pytest_bvtest.spec.reader import load_spec
-from pytest_bvtest.stats.calibration import NOISE_STREAM, swap_null
+from pytest_bvtest.stats.calibration import NOISE_STREAM, engine_shifts, swap_null
+from pytest_bvtest.stats.power import DIFFERENCE, ENGINE_STREAM, EngineNoise, PowerProblem, swap_pool
 from pytest_bvtest.stats.registry import STATISTICS
 from pytest_bvtest.stats.runs import run_shift, run_spread
 from tests.conftest import shared_path
@@ -319,6 +320,25 @@ def test_an_unchanged_engine_whose_runs_shift_as_a_whole_fails_the_plain_null_of
     # swapping topics turns a run's shift into per-topic noise: the plain null fails about a quarter
     assert plain / repetitions > 0.15
     assert with_runs / repetitions <= 0.06
+
+
+def test_power_with_runs_moves_each_harmed_draw_and_its_null_by_the_engines_shift() -> None:
+    """docs/mathematics.md §9, "Several runs": a harmed candidate is a fresh run of the engine, moved by its own draw of
+    the shift, and its null by the shift the gate's null drew for each swap, each through the statistic's slope. For
+    the mean's difference the slope is 1 exactly (half the shift up for the candidate, half down for the reference):
+    every draw's difference and every null value move by exactly those shifts."""
+    scores, candidate, reference = noisy_matrix(topics=40)
+    shift = run_shift(candidate, reference)
+    shifts = engine_shifts((candidate, reference), 2000, 3)
+    pool = swap_pool(40, 2000, 3, False, per_draw=50, chunks=4)
+    plain = PowerProblem(scores, "mean", 0, 1, draws=60, seed=9)
+    noisy = PowerProblem(scores, "mean", 0, 1, draws=60, seed=9, engine=EngineNoise(shift, shifts))
+    own = np.random.default_rng([9, ENGINE_STREAM]).standard_t(shift.degrees, size=60) * shift.scale
+    for model in ("uniform", "few"):
+        before, after = plain.draw_nulls(0.05, model, pool, DIFFERENCE), noisy.draw_nulls(0.05, model, pool, DIFFERENCE)
+        np.testing.assert_allclose(after.difference - before.difference, own, atol=1e-12)
+        moved = shifts[pool.order[np.arange(60) % 4]]
+        np.testing.assert_allclose(after.null - before.null, moved, atol=1e-12)
 
 
 #: Repetitions of the engine-noise simulations: a rate's binomial standard error at 5% is 0.013, and the bound 2.33 of
