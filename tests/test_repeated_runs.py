@@ -463,11 +463,14 @@ def test_dl19_an_unchanged_engine_fails_on_single_runs_passes_on_repeated_runs_a
     # monoT5 with DRMM's rankings on its five hardest topics (-0.0135 nDCG@10 on the unjittered runs), five runs
     _, regressed = dl19_gates(tmp_path, production, dl19_runs["regressed"])
     # it fails the tolerance as judged, by 0.003; DRMM's top 10 on those topics holds 49 documents DL19 never judged,
-    # and the five runs keep them (their judged shares, corners and plausible gradings): in 34% of the plausible
-    # gradings it would pass, so the gate says the judgments decide it, and about how many settle it
+    # and the five runs keep them (their judged shares, corners and plausible gradings): in 36% of the plausible
+    # gradings it would pass, so the gate says the judgments decide it, and about how many settle it. The calibrated
+    # gates pass in nearly every grading (their nulls draw the engine's shift, issue 29), so the gradings stop at 400
+    # once every gate's side is settled
     tolerance = regressed["tolerance"]
     assert tolerance.outcome == "UNDECIDED" and not tolerance.passed_as_judged
-    assert (tolerance.plausible.passing, tolerance.plausible.draws, tolerance.plausible.documents) == (340, 1000, 49)
+    assert (tolerance.plausible.passing, tolerance.plausible.draws, tolerance.plausible.documents) == (143, 400, 49)
+    assert regressed["mean"].outcome == regressed["trisk"].outcome == "OK"
     assert tolerance.plausible.settle == 13
     assert regressed["tolerance"].value - regressed["tolerance"].reference_value == pytest.approx(-0.01323, abs=5e-6)
 
