@@ -522,7 +522,7 @@ def test_the_reports_show_every_systems_run_to_run_spread(tmp_path: Path) -> Non
         "1 (0.707), 3 (0.707), 4 (0.707); its scores are the mean of its runs"
     )
     assert lines[1].startswith("candidate: 3 runs, P@1 means 0.7500 to 1.0000")
-    assert lines[-1].startswith("the null of no change adds the engine's own run-to-run noise to every swap")
+    assert lines[-1].startswith("the null of no change adds the engine's run-to-run shift, estimated from the runs,")
     from pytest_bvtest.report import html, markdown, terminal
 
     verbose = "\n".join(text for text, _ in terminal.summary_lines(session, verbosity=1))

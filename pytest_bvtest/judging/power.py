@@ -1,8 +1,9 @@
 """Each gate's power, once its limit is known (docs/mathematics.md §9): a step of ``judge_gates`` before the decision.
 
-A gate's power is how often it fails a change that really is worse, with the limit it has for the observed
-pair (:mod:`.limits`). :func:`crossings` writes that limit on the scales a draw of a regression is read on
-(:class:`~pytest_bvtest.stats.power.Crossing`); :func:`gate_powers` measures the minimum detectable effect under
+A gate's power is how often it fails a change that really is worse, each such change judged with the limits the
+check would give it (:mod:`.limits` sets the observed pair's). :func:`crossings` writes those limits on the scales a
+draw of a regression is read on (:class:`~pytest_bvtest.stats.power.Crossing`); :func:`gate_powers` measures the
+minimum detectable effect under
 both regression models, each harmed draw judged with its own recalibrated limits as ``bvtest check`` would judge
 it, and, for a gate with a stated aim (``detect:``), the power at the drop it names and the topics it would need.
 Nothing here decides: :func:`~pytest_bvtest.judging.decision.decide` reads these facts.

@@ -451,8 +451,8 @@ def run_spread_lines(evaluation: Mapping[str, Any]) -> list[str]:
         )
     if lines:
         lines.append(
-            "the null of no change adds the engine's own run-to-run noise to every swap: that noise alone fails a "
-            "calibrated gate no more often than its false-alarm rate"
+            "the null of no change adds the engine's run-to-run shift, estimated from the runs, to every swap: that "
+            "noise alone fails a calibrated gate no more often than its false-alarm rate"
         )
     return lines
 
