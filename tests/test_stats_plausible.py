@@ -13,6 +13,7 @@ from pytest_bvtest.stats.plausible import (
     GRADES_STREAM,
     draw_discounts,
     draw_grades,
+    draw_group_discounts,
     grade_prior,
     grade_shares,
     judgments_to_settle,
@@ -107,3 +108,17 @@ def test_the_judgments_to_settle_a_linear_gate_are_found_by_their_effects():
     # a gate whose margin no document moves, and that sits on its limit, is never settled by judgments
     noise = rng.normal(0, 0.1, size=2000)
     assert judgments_to_settle(grades, noise, np.zeros(6), order, 0.95) is None
+
+
+def test_gradings_drawn_a_block_at_a_time_are_those_of_one_draw():
+    # the plausible verdicts draw their gradings a block at a time, in a block's memory: the same gradings, draw
+    # for draw, as one draw of them all
+    rng = np.random.default_rng(11)
+    shares = grade_shares(rng.integers(0, 5, size=(6, 3)))
+    groups = np.array([0, 1, 0, 2, 2, 1])
+    whole = draw_discounts(groups, 250, 0.4, 0.15, seed=9)
+    assert np.array_equal(whole, draw_group_discounts(3, 250, 0.4, 0.15, seed=9)[:, groups])
+    grades = draw_grades(shares, whole, seed=9)
+    blocks = [draw_grades(shares, whole[first : first + 100], seed=9, first=first) for first in (0, 100, 200)]
+    assert np.array_equal(np.concatenate(blocks), grades)
+    assert not np.array_equal(blocks[1], grades[:100])

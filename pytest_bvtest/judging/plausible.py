@@ -43,8 +43,8 @@ from pytest_bvtest.judging.limits import gate_limits
 from pytest_bvtest.spec.model import JudgmentSettings, Spec
 from pytest_bvtest.stats.calibration import EXACT_TOPICS, PendingNull
 from pytest_bvtest.stats.plausible import (
-    draw_discounts,
     draw_grades,
+    draw_group_discounts,
     grade_shares,
     judgments_to_settle,
     rank_support,
@@ -123,23 +123,30 @@ def plausible_verdicts(
         if any(flag and gate.reference in partners for gate, flag in zip(measure.gates, flags))
     ]
     pairs, shares, groups, support = _priors(worlds.measures, measures, documents, systems, top_grade)
-    discounts = draw_discounts(groups, settings.draws, settings.discount, settings.discount_sd, settings.seed)
-    grades = draw_grades(shares, discounts * support, settings.seed)
+    discounts = draw_group_discounts(
+        int(groups.max(initial=-1)) + 1, settings.draws, settings.discount, settings.discount_sd, settings.seed
+    )
     priors = shares * (settings.discount * support)[:, np.newaxis]
     priors[:, 0] = 1.0 - priors[:, 1:].sum(axis=1)
-    drawn = {
-        (m, system): documents.lifts[worlds.measures[m].measure, system].drawn(pairs, grades)
-        for m in measures
-        for system in systems
-        if (worlds.measures[m].measure, system) in documents.lifts
-    }
     lean = _lean(spec)
     swaps = min(DRAW_SWAPS, spec.analysis.calibration.swaps or DRAW_SWAPS)
     universe = len(worlds.measures[0].topics)
     swaps = 2**universe if universe <= EXACT_TOPICS else swaps  # a null of few topics enumerates every swap
     outcomes: dict[tuple[int, int], list[tuple[bool, float]]] = {pair: [] for pair in wanted}
+    graded_batches = []
     for first in range(0, settings.draws, DRAW_BATCH):
         batch = range(first, min(settings.draws, first + DRAW_BATCH))
+        # a batch's gradings are drawn and scored when it is judged: most gates settle in the first few batches
+        batch_grades = draw_grades(
+            shares, discounts[batch.start : batch.stop][:, groups] * support, settings.seed, first=batch.start
+        )
+        graded_batches.append(batch_grades)
+        drawn = {
+            (m, system): documents.lifts[worlds.measures[m].measure, system].drawn(pairs, batch_grades)
+            for m in measures
+            for system in systems
+            if (worlds.measures[m].measure, system) in documents.lifts
+        }
         for partner in partners:
             _judge_in_gradings(
                 lean, worlds, gates, every, starts, partner, drawn, batch, family, segments or {}, store, outcomes
@@ -149,6 +156,7 @@ def plausible_verdicts(
             for judged in outcomes.values()
         ):
             break
+    grades = np.concatenate(graded_batches)
     grade_values = np.arange(top_grade + 1, dtype=float)
     means = priors @ grade_values
     spread = np.sqrt(np.maximum(priors @ grade_values**2 - means**2, 0.0))
@@ -257,10 +265,11 @@ def _judge_in_gradings(
     store: SwapStore | None,
     outcomes: dict[tuple[int, int], list[tuple[bool, float]]],
 ) -> None:
-    """Judge the gates against ``partner`` under the gradings ``draws``: the candidate's and the partner's rows take the
-    grading's values, each cornered gate against the partner is computed again (its null read with the others of a
-    block of gradings, in one pass over the swaps), and the limits are set family-wise among the gates against the
-    partner. Appends ``(passed, margin)`` per grading to ``outcomes`` for the gates it holds."""
+    """Judge the gates against ``partner`` under the gradings ``draws`` (``drawn``: the values under those gradings,
+    the first of them in row 0): the candidate's and the partner's rows take the grading's values, each cornered gate
+    against the partner is computed again (its null read with the others of a block of gradings, in one pass over the
+    swaps), and the limits are set family-wise among the gates against the partner. Appends ``(passed, margin)`` per
+    grading to ``outcomes`` for the gates it holds."""
     candidate = spec.candidate_name
     assert candidate is not None
     again = [
@@ -272,6 +281,14 @@ def _judge_in_gradings(
     together = [position for position, inputs in enumerate(every) if inputs.gate.reference == partner]
     rows = [name for name in (candidate, partner) if name is not None]
     columns = {m: {topic: j for j, topic in enumerate(worlds.measures[m].topics)} for m in {m for m, _ in again}}
+    # each drawn row's topics as columns of its matrix, found once for every grading
+    placed = {
+        (m, system): (np.array([columns[m][topic] for topic in topics], dtype=np.int64), values)
+        for m in columns
+        for system in rows
+        if (m, system) in drawn
+        for topics, values in [drawn[m, system]]
+    }
     width = sum(len(worlds.measures[m].topics) for m, _ in again) * 8
     block = max(1, _BLOCK_CELLS // max(1, width))
     for first in range(draws.start, draws.stop, block):
@@ -283,10 +300,10 @@ def _judge_in_gradings(
                 matrix = worlds.measures[m].matrix
                 graded = {}
                 for system in rows:
-                    if (m, system) in drawn:
-                        topics, values = drawn[m, system]
+                    if (m, system) in placed:
+                        at, values = placed[m, system]
                         graded[system] = matrix.row(system).copy()
-                        graded[system][[columns[m][topic] for topic in topics]] = values[s]
+                        graded[system][at] = values[s - draws.start]
                 matrices[s, m] = matrix.with_rows(graded)
             for m, g in again:
                 measure = worlds.measures[m]
