@@ -263,3 +263,27 @@ def test_a_candidate_with_nothing_judged_fails(tmp_path):
     gate = evaluation_document(evaluation)["evaluations"][0]["gates"][0]
     assert gate["sentence"].startswith("Fails whatever its numbers say")
     assert "the qrels judge none of the documents of" in gate["sentence"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_topics_distinct_gradings_found_in_one_sort_are_numpys_per_topic(seed):
+    # the draws' distinct gradings of each topic's documents, found for all topics at once as integers, equal
+    # numpy.unique(..., axis=0) topic by topic: the same rows in the same order, each draw's among them
+    from pytest_bvtest.scoring.lifts import _encoded_gradings
+
+    rng = np.random.default_rng(seed)
+    top = int(rng.integers(1, 4))
+    grades = (rng.random((int(rng.integers(1, 300)), 60)) < 0.3) * rng.integers(1, top + 1, size=(1, 60))
+    grades = grades.astype(np.int8)
+    columns = rng.permutation(60)
+    sizes = rng.integers(1, 9, size=12)
+    listed = [np.sort(part) for part in np.split(columns[: int(sizes.sum()) % 60 or 1], np.cumsum(sizes)[:-1])]
+    listed = [members for members in listed if members.size]
+    encoded = _encoded_gradings(grades, listed)
+    assert encoded is not None
+    for position, members in enumerate(listed):
+        distinct, inverse = np.unique(grades[:, members], axis=0, return_inverse=True)
+        found, each = encoded(position)
+        assert found.dtype == distinct.dtype and np.array_equal(found, distinct)
+        assert np.array_equal(each, inverse.reshape(-1))
+    assert _encoded_gradings(grades, [np.arange(60)] * 4) is None  # four topics of 60 documents: past 62 bits

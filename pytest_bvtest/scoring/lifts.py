@@ -339,12 +339,52 @@ def _distinct_gradings(
         if topic in row:
             by_topic.setdefault(row[topic], []).append(k)
     found: Gradings = []
-    for topic, listed in by_topic.items():
-        members = np.array(listed, dtype=np.int64)
-        own = np.array([held.get(pairs[k], -1) for k in listed], dtype=np.int64)
-        distinct, inverse = np.unique(grades[:, members], axis=0, return_inverse=True)
+    listed = [np.array(members, dtype=np.int64) for members in by_topic.values()]
+    encoded = _encoded_gradings(grades, listed)
+    for position, (topic, members) in enumerate(zip(by_topic, listed)):
+        own = np.array([held.get(pairs[k], -1) for k in members.tolist()], dtype=np.int64)
+        if encoded is None:
+            distinct, inverse = np.unique(grades[:, members], axis=0, return_inverse=True)
+        else:
+            distinct, inverse = encoded(position)
         found.append((topic, members, own, distinct, inverse.reshape(-1)))
     return found
+
+
+def _encoded_gradings(
+    grades: np.ndarray, listed: Sequence[np.ndarray]
+) -> Callable[[int], tuple[np.ndarray, np.ndarray]] | None:
+    """Every topic's distinct gradings found in one sort, as ``numpy.unique(grades[:, members], axis=0,
+    return_inverse=True)`` finds them per topic (a sort per topic cost 1.2 s at 7,000 topics): each draw's grades of a
+    topic's documents read as the digits of one integer (base: the top grade + 1, so that the integers sort as the
+    rows do), each topic's integers offset past the previous topic's. ``None`` when those integers do not fit in 62
+    bits (then each topic is sorted alone). The function returns topic ``position``'s distinct gradings (in the rows'
+    order) and each draw's among them."""
+    if not listed or grades.size == 0 or int(grades.min()) < 0:
+        return None
+    base = int(grades.max()) + 1
+    spans = [base ** len(members) for members in listed]
+    if sum(spans) >= 2**62:
+        return None
+    offsets = np.cumsum([0, *spans[:-1]], dtype=np.int64)
+    sizes = np.array([len(members) for members in listed], dtype=np.int64)
+    starts = np.cumsum(sizes) - sizes
+    # each document's place value within its topic: base ** (documents after it in the topic)
+    after = np.repeat(starts + sizes, sizes) - np.arange(int(sizes.sum())) - 1
+    values = grades[:, np.concatenate(listed)].astype(np.int64) * base**after
+    codes = np.add.reduceat(values, starts, axis=1) + offsets
+    distinct, inverse = np.unique(codes.T.reshape(-1), return_inverse=True)
+    bounds = np.searchsorted(distinct, np.append(offsets, offsets[-1] + spans[-1]))
+    draws = grades.shape[0]
+
+    def of(position: int) -> tuple[np.ndarray, np.ndarray]:
+        low, high = int(bounds[position]), int(bounds[position + 1])
+        places = base ** np.arange(len(listed[position]) - 1, -1, -1, dtype=np.int64)
+        own = distinct[low:high] - offsets[position]
+        rows = (own[:, np.newaxis] // places) % base
+        return rows.astype(grades.dtype), inverse[position * draws : (position + 1) * draws] - low
+
+    return of
 
 
 def _per_draw(topics: Sequence[str], patterns: Gradings, values: np.ndarray) -> DrawnValues:
