@@ -224,10 +224,8 @@ def _priors(
     shares = grade_shares(np.array([counts[topic] for topic in topics]).reshape(len(topics), top_grade + 1))
     labels: dict[frozenset[str], int] = {}
     groups = np.array([labels.setdefault(frozenset(holders[pair]), len(labels)) for pair in pairs], dtype=np.int64)
-    rankers = {system: lifts.rank for (_, system), lifts in lifted.items()}
-    ranks = np.array(
-        [[rankers[system](topic, docno) or 0 for system in rankers] for topic, docno in pairs], dtype=np.int64
-    ).reshape(len(pairs), len(rankers))
+    rankers = {system: lifts for (_, system), lifts in lifted.items()}
+    ranks = np.stack([lifts.ranks(pairs) for lifts in rankers.values()], axis=1).reshape(len(pairs), len(rankers))
     support = rank_support(ranks, deepest)
     return pairs, shares[[row[topic] for topic, _ in pairs]].reshape(len(pairs), top_grade + 1), groups, support
 

@@ -387,32 +387,46 @@ def _judged_rows(
     judgments: Mapping[str, Mapping[str, int]], topics: Sequence[str], stops: np.ndarray, docnos: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The rows of a :class:`numpy.bytes_` docno array that their own topic judges, and their grades (any grade),
-    joined as integers: each (topic, docno) pair of the run and of the qrels gets a 64-bit key
-    (:func:`~pytest_bvtest.io.runbytes.topic_docno_keys`), the run's keys are looked up among the qrels' sorted keys
-    and every match is verified on the topic and docno themselves. Only the qrels of ``topics`` are visited in
-    Python, never a row of the run (a per-row lookup cost 2.5 s for 7 million rows). ``None`` when two judgments
-    share a key (then only an exact lookup tells them apart)."""
-    width = docnos.dtype.itemsize
+    joined as integers (:func:`rows_of_pairs`): only the qrels of ``topics`` are visited in Python, never a row of the
+    run (a per-row lookup cost 2.5 s for 7 million rows). ``None`` when two judgments share a key."""
     judged_topic, judged_docno, judged_grade = [], [], []
     for index, qid in enumerate(topics):
         for docno, grade in judgments[qid].items():
-            # a docno longer than the run's longest, or not ASCII, is none of the run's docnos
-            if docno.isascii() and len(docno) <= width:
-                judged_topic.append(index)
-                judged_docno.append(docno)
-                judged_grade.append(grade)
-    if not judged_topic:
+            judged_topic.append(index)
+            judged_docno.append(docno)
+            judged_grade.append(grade)
+    found = rows_of_pairs(stops, docnos, np.array(judged_topic, dtype=np.int64), judged_docno)
+    if found is None:
+        return None
+    rows, which = found
+    return rows, np.array(judged_grade, dtype=np.int64)[which]
+
+
+def rows_of_pairs(
+    stops: np.ndarray, docnos: np.ndarray, pair_topic: np.ndarray, pair_docno: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The rows of topic-grouped rows (topic ``j`` ends before row ``stops[j]``; ``docnos`` a :class:`numpy.bytes_`
+    array) that hold one of the pairs (``pair_topic[k]``, ``pair_docno[k]``), in row order, and the pair each holds.
+
+    Joined as integers: each (topic, docno) pair of the rows and of the list gets a 64-bit key
+    (:func:`~pytest_bvtest.io.runbytes.topic_docno_keys`); a bit table of the pairs' keys lets through the few rows
+    that may hold one, those are looked up among the pairs' sorted keys, and every match is verified on the topic and
+    docno themselves. ``None`` when two pairs share a key (then only an exact lookup tells them apart)."""
+    width = docnos.dtype.itemsize
+    # a docno longer than the rows' longest, or not ASCII, is none of their docnos
+    fits = np.fromiter((docno.isascii() and len(docno) <= width for docno in pair_docno), bool, len(pair_docno))
+    listed = np.flatnonzero(fits)
+    if listed.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    qrels_topic = np.array(judged_topic, dtype=np.int64)
-    qrels_docno = np.array(judged_docno, dtype=docnos.dtype)
-    qrels_keys = topic_docno_keys(qrels_topic, qrels_docno)
-    by_key = np.argsort(qrels_keys)
-    sorted_keys = qrels_keys[by_key]
+    wanted_topic = pair_topic[listed]
+    wanted_docno = np.array([pair_docno[k] for k in listed.tolist()], dtype=docnos.dtype)
+    wanted_keys = topic_docno_keys(wanted_topic, wanted_docno)
+    by_key = np.argsort(wanted_keys)
+    sorted_keys = wanted_keys[by_key]
     if np.any(sorted_keys[1:] == sorted_keys[:-1]):
         return None
     lengths = np.diff(stops, prepend=0)
-    row_keys = topic_docno_keys(np.repeat(np.arange(len(topics), dtype=np.int64), lengths), docnos)
-    # a bit table of the qrels' keys' top bits lets through the few rows that may be judged, at C speed
+    row_keys = topic_docno_keys(np.repeat(np.arange(lengths.size, dtype=np.int64), lengths), docnos)
     bits = int(np.clip(np.ceil(np.log2(16 * sorted_keys.size)), 16, 26))
     shift = np.uint64(64 - bits)
     table = np.zeros(1 << bits, dtype=bool)
@@ -420,11 +434,26 @@ def _judged_rows(
     candidates = np.flatnonzero(table[row_keys >> shift])
     place = np.minimum(np.searchsorted(sorted_keys, row_keys[candidates]), sorted_keys.size - 1)
     hit = sorted_keys[place] == row_keys[candidates]
-    rows, judgment = candidates[hit], by_key[place[hit]]
-    exact = (np.searchsorted(stops, rows, side="right") == qrels_topic[judgment]) & (
-        docnos[rows] == qrels_docno[judgment]
+    rows, wanted = candidates[hit], by_key[place[hit]]
+    exact = (np.searchsorted(stops, rows, side="right") == wanted_topic[wanted]) & (
+        docnos[rows] == wanted_docno[wanted]
     )
-    return rows[exact], np.array(judged_grade, dtype=np.int64)[judgment[exact]]
+    return rows[exact], listed[wanted[exact]]
+
+
+def trec_eval_ranks(lengths: np.ndarray, scores: np.ndarray, docnos: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The rank (from 1) of each of ``rows`` within its topic in trec_eval's order (its score as a C float descending,
+    ties by docno descending; :func:`rank_by_trec_eval_order`), topics' rows following each other (``lengths``)."""
+    everywhere = int(lengths.max(initial=0))  # every tie group in docno order
+    order = rank_by_trec_eval_order(lengths, scores, np.zeros(scores.size, dtype=np.int8), docnos, everywhere)
+    if order is None:
+        position = rows
+    else:
+        place = np.empty_like(order)
+        place[order] = np.arange(order.size)
+        position = place[rows]
+    stops = np.cumsum(lengths)
+    return position - (stops - lengths)[np.searchsorted(stops, rows, side="right")] + 1
 
 
 def _judged_rows_by_lookup(
