@@ -29,7 +29,7 @@ Nothing is drawn for a gate whose corners agree with its verdict as judged: its 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -80,6 +80,49 @@ class PlausibleGradings:
     @cached_property
     def _positions(self) -> dict[tuple[str, str], int]:
         return {pair: k for k, pair in enumerate(self.pairs)}
+
+
+def plausible_payload(
+    found: Sequence[Sequence[Plausibility | None]], gradings: PlausibleGradings | None
+) -> dict[str, object]:
+    """What :func:`plausible_verdicts` found, as JSON (floats as Python writes them: read back exactly), so that a check
+    whose inputs are all unchanged reads it instead of drawing the gradings again (:func:`plausible_from_payload`)."""
+    return {
+        "found": [[None if weighed is None else asdict(weighed) for weighed in row] for row in found],
+        "gradings": None
+        if gradings is None
+        else {
+            "pairs": [list(pair) for pair in gradings.pairs],
+            "relevance": gradings.relevance.tolist(),
+            "grade_spread": gradings.grade_spread.tolist(),
+            "top_grade": gradings.top_grade,
+            "discount": gradings.discount,
+        },
+    }
+
+
+def plausible_from_payload(
+    payload: Mapping[str, object], shape: Sequence[int]
+) -> tuple[list[list[Plausibility | None]], PlausibleGradings | None] | None:
+    """:func:`plausible_payload` read back, for gates of ``shape`` (their number per measure); ``None`` when it does
+    not hold what it should."""
+    try:
+        found = [[None if row is None else Plausibility(**row) for row in rows] for rows in payload["found"]]  # type: ignore[union-attr]
+        held = payload["gradings"]
+        gradings = (
+            None
+            if held is None
+            else PlausibleGradings(
+                tuple((str(topic), str(docno)) for topic, docno in held["pairs"]),  # type: ignore[index]
+                np.array(held["relevance"], dtype=float),  # type: ignore[index]
+                np.array(held["grade_spread"], dtype=float),  # type: ignore[index]
+                int(held["top_grade"]),  # type: ignore[index]
+                float(held["discount"]),  # type: ignore[index]
+            )
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (found, gradings) if [len(row) for row in found] == list(shape) else None
 
 
 def _weighed(corners: Corners | None, passed: bool) -> bool:
