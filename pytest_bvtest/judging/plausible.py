@@ -29,7 +29,7 @@ Nothing is drawn for a gate whose corners agree with its verdict as judged: its 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -43,8 +43,8 @@ from pytest_bvtest.judging.limits import gate_limits
 from pytest_bvtest.spec.model import JudgmentSettings, Spec
 from pytest_bvtest.stats.calibration import EXACT_TOPICS, PendingNull
 from pytest_bvtest.stats.plausible import (
-    draw_discounts,
     draw_grades,
+    draw_group_discounts,
     grade_shares,
     judgments_to_settle,
     rank_support,
@@ -80,6 +80,49 @@ class PlausibleGradings:
     @cached_property
     def _positions(self) -> dict[tuple[str, str], int]:
         return {pair: k for k, pair in enumerate(self.pairs)}
+
+
+def plausible_payload(
+    found: Sequence[Sequence[Plausibility | None]], gradings: PlausibleGradings | None
+) -> dict[str, object]:
+    """What :func:`plausible_verdicts` found, as JSON (floats as Python writes them: read back exactly), so that a check
+    whose inputs are all unchanged reads it instead of drawing the gradings again (:func:`plausible_from_payload`)."""
+    return {
+        "found": [[None if weighed is None else asdict(weighed) for weighed in row] for row in found],
+        "gradings": None
+        if gradings is None
+        else {
+            "pairs": [list(pair) for pair in gradings.pairs],
+            "relevance": gradings.relevance.tolist(),
+            "grade_spread": gradings.grade_spread.tolist(),
+            "top_grade": gradings.top_grade,
+            "discount": gradings.discount,
+        },
+    }
+
+
+def plausible_from_payload(
+    payload: Mapping[str, object], shape: Sequence[int]
+) -> tuple[list[list[Plausibility | None]], PlausibleGradings | None] | None:
+    """:func:`plausible_payload` read back, for gates of ``shape`` (their number per measure); ``None`` when it does
+    not hold what it should."""
+    try:
+        found = [[None if row is None else Plausibility(**row) for row in rows] for rows in payload["found"]]  # type: ignore[union-attr]
+        held = payload["gradings"]
+        gradings = (
+            None
+            if held is None
+            else PlausibleGradings(
+                tuple((str(topic), str(docno)) for topic, docno in held["pairs"]),  # type: ignore[index]
+                np.array(held["relevance"], dtype=float),  # type: ignore[index]
+                np.array(held["grade_spread"], dtype=float),  # type: ignore[index]
+                int(held["top_grade"]),  # type: ignore[index]
+                float(held["discount"]),  # type: ignore[index]
+            )
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (found, gradings) if [len(row) for row in found] == list(shape) else None
 
 
 def _weighed(corners: Corners | None, passed: bool) -> bool:
@@ -123,23 +166,30 @@ def plausible_verdicts(
         if any(flag and gate.reference in partners for gate, flag in zip(measure.gates, flags))
     ]
     pairs, shares, groups, support = _priors(worlds.measures, measures, documents, systems, top_grade)
-    discounts = draw_discounts(groups, settings.draws, settings.discount, settings.discount_sd, settings.seed)
-    grades = draw_grades(shares, discounts * support, settings.seed)
+    discounts = draw_group_discounts(
+        int(groups.max(initial=-1)) + 1, settings.draws, settings.discount, settings.discount_sd, settings.seed
+    )
     priors = shares * (settings.discount * support)[:, np.newaxis]
     priors[:, 0] = 1.0 - priors[:, 1:].sum(axis=1)
-    drawn = {
-        (m, system): documents.lifts[worlds.measures[m].measure, system].drawn(pairs, grades)
-        for m in measures
-        for system in systems
-        if (worlds.measures[m].measure, system) in documents.lifts
-    }
     lean = _lean(spec)
     swaps = min(DRAW_SWAPS, spec.analysis.calibration.swaps or DRAW_SWAPS)
     universe = len(worlds.measures[0].topics)
     swaps = 2**universe if universe <= EXACT_TOPICS else swaps  # a null of few topics enumerates every swap
     outcomes: dict[tuple[int, int], list[tuple[bool, float]]] = {pair: [] for pair in wanted}
+    graded_batches = []
     for first in range(0, settings.draws, DRAW_BATCH):
         batch = range(first, min(settings.draws, first + DRAW_BATCH))
+        # a batch's gradings are drawn and scored when it is judged: most gates settle in the first few batches
+        batch_grades = draw_grades(
+            shares, discounts[batch.start : batch.stop][:, groups] * support, settings.seed, first=batch.start
+        )
+        graded_batches.append(batch_grades)
+        drawn = {
+            (m, system): documents.lifts[worlds.measures[m].measure, system].drawn(pairs, batch_grades)
+            for m in measures
+            for system in systems
+            if (worlds.measures[m].measure, system) in documents.lifts
+        }
         for partner in partners:
             _judge_in_gradings(
                 lean, worlds, gates, every, starts, partner, drawn, batch, family, segments or {}, store, outcomes
@@ -149,6 +199,7 @@ def plausible_verdicts(
             for judged in outcomes.values()
         ):
             break
+    grades = np.concatenate(graded_batches)
     grade_values = np.arange(top_grade + 1, dtype=float)
     means = priors @ grade_values
     spread = np.sqrt(np.maximum(priors @ grade_values**2 - means**2, 0.0))
@@ -216,10 +267,8 @@ def _priors(
     shares = grade_shares(np.array([counts[topic] for topic in topics]).reshape(len(topics), top_grade + 1))
     labels: dict[frozenset[str], int] = {}
     groups = np.array([labels.setdefault(frozenset(holders[pair]), len(labels)) for pair in pairs], dtype=np.int64)
-    rankers = {system: lifts.rank for (_, system), lifts in lifted.items()}
-    ranks = np.array(
-        [[rankers[system](topic, docno) or 0 for system in rankers] for topic, docno in pairs], dtype=np.int64
-    ).reshape(len(pairs), len(rankers))
+    rankers = {system: lifts for (_, system), lifts in lifted.items()}
+    ranks = np.stack([lifts.ranks(pairs) for lifts in rankers.values()], axis=1).reshape(len(pairs), len(rankers))
     support = rank_support(ranks, deepest)
     return pairs, shares[[row[topic] for topic, _ in pairs]].reshape(len(pairs), top_grade + 1), groups, support
 
@@ -257,10 +306,11 @@ def _judge_in_gradings(
     store: SwapStore | None,
     outcomes: dict[tuple[int, int], list[tuple[bool, float]]],
 ) -> None:
-    """Judge the gates against ``partner`` under the gradings ``draws``: the candidate's and the partner's rows take the
-    grading's values, each cornered gate against the partner is computed again (its null read with the others of a
-    block of gradings, in one pass over the swaps), and the limits are set family-wise among the gates against the
-    partner. Appends ``(passed, margin)`` per grading to ``outcomes`` for the gates it holds."""
+    """Judge the gates against ``partner`` under the gradings ``draws`` (``drawn``: the values under those gradings,
+    the first of them in row 0): the candidate's and the partner's rows take the grading's values, each cornered gate
+    against the partner is computed again (its null read with the others of a block of gradings, in one pass over the
+    swaps), and the limits are set family-wise among the gates against the partner. Appends ``(passed, margin)`` per
+    grading to ``outcomes`` for the gates it holds."""
     candidate = spec.candidate_name
     assert candidate is not None
     again = [
@@ -272,6 +322,14 @@ def _judge_in_gradings(
     together = [position for position, inputs in enumerate(every) if inputs.gate.reference == partner]
     rows = [name for name in (candidate, partner) if name is not None]
     columns = {m: {topic: j for j, topic in enumerate(worlds.measures[m].topics)} for m in {m for m, _ in again}}
+    # each drawn row's topics as columns of its matrix, found once for every grading
+    placed = {
+        (m, system): (np.array([columns[m][topic] for topic in topics], dtype=np.int64), values)
+        for m in columns
+        for system in rows
+        if (m, system) in drawn
+        for topics, values in [drawn[m, system]]
+    }
     width = sum(len(worlds.measures[m].topics) for m, _ in again) * 8
     block = max(1, _BLOCK_CELLS // max(1, width))
     for first in range(draws.start, draws.stop, block):
@@ -283,10 +341,10 @@ def _judge_in_gradings(
                 matrix = worlds.measures[m].matrix
                 graded = {}
                 for system in rows:
-                    if (m, system) in drawn:
-                        topics, values = drawn[m, system]
+                    if (m, system) in placed:
+                        at, values = placed[m, system]
                         graded[system] = matrix.row(system).copy()
-                        graded[system][[columns[m][topic] for topic in topics]] = values[s]
+                        graded[system][at] = values[s - draws.start]
                 matrices[s, m] = matrix.with_rows(graded)
             for m, g in again:
                 measure = worlds.measures[m]
