@@ -55,6 +55,7 @@ from pytest_bvtest.judging.judgments import (
 )
 from pytest_bvtest.judging.limits import gate_limits, joint_false_alarms
 from pytest_bvtest.judging.plausible import plausible_verdicts
+from pytest_bvtest.judging.predictions import predicted_grades
 from pytest_bvtest.judging.power import gate_powers
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
@@ -203,8 +204,21 @@ def evaluate_spec(
     family = spec.analysis.calibration.family
     gates = [gates for _, gates in evaluated]
     cornered = judgment_corners(spec, corners, gates, texts, family, segments)
+    predictions = (
+        None
+        if spec.judgments.predictions is None
+        else predicted_grades(spec.judgments.predictions, qrels, _top_grade(qrels))
+    )
     plausible, gradings = plausible_verdicts(
-        spec, corners, gates, cornered, family, _top_grade(qrels), segments, cache if cache.enabled else None
+        spec,
+        corners,
+        gates,
+        cornered,
+        family,
+        _top_grade(qrels),
+        segments,
+        cache if cache.enabled else None,
+        predictions,
     )
     verdicts = judge_gates(
         gates, [measure.guards for measure, _ in evaluated], family, cornered, spec.judgments.undecided, plausible
@@ -218,6 +232,7 @@ def evaluate_spec(
         texts=texts,
         unjudged=corners.documents,
         gradings=gradings,
+        predictions=predictions,
     )
 
 
