@@ -55,8 +55,8 @@ from pytest_bvtest.judging.judgments import (
 )
 from pytest_bvtest.judging.limits import gate_limits, joint_false_alarms
 from pytest_bvtest.judging.plausible import plausible_verdicts
-from pytest_bvtest.judging.predictions import predicted_grades
 from pytest_bvtest.judging.power import gate_powers
+from pytest_bvtest.judging.predictions import predicted_grades
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
     MVE_INTER_TOPIC,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import difflib
 import glob
 import math
-import shlex
 import os
 import re
+import shlex
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
