@@ -564,7 +564,7 @@ def _predict(
     if not rows:
         return "no document to predict: nothing is unjudged where a gate reads"
     timeout = PREDICTOR_TIMEOUT if arguments.predict_timeout is None else arguments.predict_timeout
-    grades = run_predictor(command, rows, top_grade, timeout)
+    grades = run_predictor(command, rows, top_grade, timeout, spec.folder)
     atomic_write_text(target, predictions_text(grades, command, judged, len(rows) - judged))
     measured = predicted_grades(target, qrels, top_grade)
     agreement = (

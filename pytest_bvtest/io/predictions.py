@@ -124,9 +124,14 @@ def predictor_input(rows: Sequence[PredictorRow]) -> str:
 
 
 def run_predictor(
-    command: str, rows: Sequence[PredictorRow], top_grade: int, timeout: float = PREDICTOR_TIMEOUT
+    command: str,
+    rows: Sequence[PredictorRow],
+    top_grade: int,
+    timeout: float = PREDICTOR_TIMEOUT,
+    folder: str | os.PathLike[str] | None = None,
 ) -> dict[tuple[str, str], int]:
-    """Run ``command`` (split as a shell would, run without one) on ``rows``; its grades by ``(topic, docno)``.
+    """Run ``command`` (split as a shell would, run without one, in ``folder``: the spec's, so that its paths read as
+    the spec's do) on ``rows``; its grades by ``(topic, docno)``.
 
     The command writes ``topic<TAB>docno<TAB>grade`` per document (blanks may separate them; blank lines, ``#``
     comments and a ``topic docno grade`` header are skipped); it may leave a document out. A grade outside 0 to
@@ -136,7 +141,7 @@ def run_predictor(
     if not arguments:
         raise InputError("the predictor command is empty", hint="name a command, e.g. python -m team.judge")
     shown = _cell(command)
-    where = f"predictor `{shown if len(shown) <= 80 else shown[:80] + '...'}`"
+    where = f"predictor `{shown if len(shown) <= 120 else shown[:50] + ' ... ' + shown[-60:]}`"
     try:
         finished = subprocess.run(
             arguments,
@@ -147,6 +152,7 @@ def run_predictor(
             errors="replace",
             timeout=timeout,
             check=False,
+            cwd=folder,
         )
     except FileNotFoundError:
         raise InputError(
