@@ -34,10 +34,18 @@ Clearly worse candidates, in every scenario, made from a reference (seeded with 
 shuffled on half the topics), ``deep5`` (five documents from ranks 101-1000 moved into the top 5), ``random`` (its
 1,000 documents in a random order).
 
+With ``--predict shipped`` (or ``oracle``, ``random``), CI also reads a predictions file (docs/predictions.md): the
+grades of every unjudged top-10 document of the scenario's runs and of 200 judged documents (stratified by grade,
+seeded), predicted by the shipped predictor (``pytest_bvtest.predictor``: the nearest judged documents by their ranks
+in the scenario's real runs, these collections having no texts), by the fuller qrels (``oracle``) or at random. A
+third table gives the predictor's agreement with people on the judged sample; compare the first table with and
+without ``--predict``: false greens and false reds must not grow.
+
 From the repository root (about 10 minutes on one core with the draws on)::
 
     python -m benchmarks.bench_judgments
     python -m benchmarks.bench_judgments --scenario dl19 --judgments "{discount: 0.5}"
+    python -m benchmarks.bench_judgments --scenario dl19 --predict shipped
 """
 
 from __future__ import annotations
@@ -59,7 +67,10 @@ from pytest_bvtest.cli import main as bvtest
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run
 from pytest_bvtest.judging.pipeline import evaluate_spec
+from pytest_bvtest.judging.predictions import predicted_grades
+from pytest_bvtest.predictor import predict
 from pytest_bvtest.spec.reader import load_spec
+from pytest_bvtest.stats.predictions import stratified_sample
 
 SEED = 20261128
 SHARED_DATA = Path(os.environ.get("BVTEST_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -346,6 +357,56 @@ def judge(scenario: Scenario, change: Change, folder: Path, judgments: str, cach
     )
 
 
+def predictions(scenario: Scenario, folder: Path, mode: str) -> tuple[Path, dict[str, object]]:
+    """A predictions file for ``scenario``: every unjudged top-10 document of its runs and 200 judged ones (stratified
+    by grade), graded by ``mode`` (``shipped``, ``oracle``, ``random``); and its agreement with people."""
+    partial, fuller = read_qrels(scenario.partial).judgments, read_qrels(scenario.fuller).judgments
+    unjudged = sorted(
+        {
+            (qid, docno)
+            for path in scenario.runs.values()
+            for qid, docnos in _top10(path).items()
+            if qid in partial
+            for docno in docnos
+            if docno not in partial[qid]
+        }
+    )
+    judged = sorted((qid, docno, grade) for qid, grades in partial.items() for docno, grade in grades.items())
+    sample = [judged[k][:2] for k in stratified_sample([grade for *_, grade in judged], 200, SEED)]
+    pairs = sorted(set(unjudged) | set(sample))
+    top = max(max(grades.values()) for grades in partial.values())
+    if mode == "shipped":
+        real = sorted(
+            {
+                str(scenario.runs[name])
+                for change in scenario.changes
+                if change.harm is None
+                for name in (change.candidate, change.reference)
+            }
+        )
+        grades = predict([(qid, docno, "") for qid, docno in pairs], partial, None, real)
+    elif mode == "oracle":
+        grades = [min(top, max(0, fuller.get(qid, {}).get(docno, 0))) for qid, docno in pairs]
+    else:
+        grades = np.random.default_rng(SEED).integers(0, top + 1, size=len(pairs)).tolist()
+    path = folder / f"predicted-{mode}.tsv"
+    path.write_text("topic\tdocno\tpredicted\n" + "".join(f"{q}\t{d}\t{g}\n" for (q, d), g in zip(pairs, grades)))
+    measured = predicted_grades(path, read_qrels(scenario.partial), top)
+    return path, {
+        "predicted": len(measured.grades),
+        "sample": measured.sample,
+        "agreement": measured.agreement,
+        "kappa": measured.kappa,
+        "used": measured.used,
+    }
+
+
+def _with_predictions(judgments: str, path: Path) -> str:
+    """The specs' ``judgments:`` section with ``predictions:`` added."""
+    inner = judgments.strip().removeprefix("{").removesuffix("}").strip()
+    return "{" + ", ".join(part for part in (inner, f"predictions: {json.dumps(str(path))}") if part) + "}"
+
+
 def _top10(path: Path) -> dict[str, list[str]]:
     return {qid: docnos[:10] for qid, docnos in _rankings(path).items()}
 
@@ -423,11 +484,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--judgments", default="", help="the specs' `judgments:` section, as YAML (default: none)")
     parser.add_argument("--details", action="store_true", help="print every change's outcomes")
     parser.add_argument("--save", type=Path, help="write every change's gates (outcomes, P, truth) here as JSON")
+    parser.add_argument(
+        "--predict",
+        choices=("shipped", "oracle", "random"),
+        help="CI also reads predicted grades (docs/predictions.md)",
+    )
     arguments = parser.parse_args(argv)
     if not SHARED_DATA.is_dir():
         raise SystemExit(f"needs the shared data at {SHARED_DATA} (or BVTEST_SHARED_DATA)")
     results: dict[str, list[Outcome]] = {}
     relevance: dict[str, dict[str, float]] = {}
+    agreement: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-judgments-") as scratch:
         root = Path(scratch)
         cache = root / "cache"
@@ -436,9 +503,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             folder.mkdir()
             scenario = SCENARIOS[key](folder)
             relevance[scenario.name] = relevance_of_unjudged(scenario)
-            results[scenario.name] = [
-                judge(scenario, change, folder, arguments.judgments, cache) for change in scenario.changes
-            ]
+            judgments = arguments.judgments
+            if arguments.predict:
+                path, agreement[scenario.name] = predictions(scenario, folder, arguments.predict)
+                judgments = _with_predictions(judgments, path)
+            results[scenario.name] = [judge(scenario, change, folder, judgments, cache) for change in scenario.changes]
             if arguments.details:
                 for outcome in results[scenario.name]:
                     truth = "pass" if outcome.truth_passed else "FAIL"
@@ -467,7 +536,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                 indent=1,
             )
         )
-    print(f"judgments: {arguments.judgments or '(defaults)'}; gates: the README's four on nDCG@10; seed {SEED}\n")
+    predicted = f"; predictions: {arguments.predict}" if arguments.predict else ""
+    print(
+        f"judgments: {arguments.judgments or '(defaults)'}{predicted}; gates: the README's four on nDCG@10; "
+        f"seed {SEED}\n"
+    )
     print(
         _table(
             [
@@ -495,6 +568,24 @@ def main(argv: Sequence[str] | None = None) -> None:
             ],
         )
     )
+    if agreement:
+        print()
+        print(
+            _table(
+                ["scenario", "predicted unjudged", "judged sample", "agreement", "kappa", "used"],
+                [
+                    [
+                        name,
+                        values["predicted"],
+                        values["sample"],
+                        "-" if values["agreement"] is None else f"{values['agreement']:.0%}",
+                        "-" if values["kappa"] is None else f"{values['kappa']:.2f}",
+                        "yes" if values["used"] else "no",
+                    ]
+                    for name, values in agreement.items()
+                ],
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -354,3 +356,60 @@ def test_a_random_predictor_cannot_flip_a_verdict(dl19_pooled_predictions, seed)
         # not used: P is what it was without predictions, grading for grading
         assert verdict.outcome == without[name].outcome
         assert verdict.plausible.passing == without[name].plausible.passing
+
+
+def _with_unjudged(source: Path, target: Path, topics: int) -> Path:
+    """``source`` with its 10th document replaced, on its first ``topics`` topics, by a document of the corpus that
+    the qrels do not judge on that topic: a change that leaves a few holes."""
+    judged = read_qrels(EXAMPLE / "eval" / "qrels.txt").judgments
+    corpus = sorted(read_documents(EXAMPLE / "corpus" / "stdlib_docs.jsonl"))
+    run = read_run(source)
+    lines = []
+    for index, (topic, scores) in enumerate(run.scores.items()):
+        ranked = [docno for docno, _ in sorted(scores.items(), key=lambda item: (-item[1], item[0]))]
+        if index < topics:
+            ranked[9] = next(docno for docno in corpus if docno not in judged[topic] and docno not in ranked)
+        lines += [f"{topic} Q0 {docno} {rank} {100 - rank} holes\n" for rank, docno in enumerate(ranked, 1)]
+    target.write_text("".join(lines))
+    return target
+
+
+def test_the_loop_runs_on_the_example_project_out_of_the_box(tmp_path, monkeypatch):
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__", "reports"))
+    spec = project / "bvtest.yaml"  # as it is, but for the power of its gates (half a minute, not what is tested)
+    spec.write_text(spec.read_text().replace("analysis:\n", "analysis:\n  power: false\n", 1))
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")  # the spec's `python -m`
+    run = _with_unjudged(EXAMPLE / "runs" / "production.run", tmp_path / "holes.run", 3)
+    predicted, judge_file = tmp_path / "predicted.tsv", tmp_path / "judgments.tsv"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = bvtest(
+            [
+                "judge",
+                "bvtest.yaml",
+                "--run",
+                str(run),
+                "-o",
+                str(judge_file),
+                "--predict",
+                "--predictions",
+                str(predicted),
+            ]
+        )
+    assert code == 0, out.getvalue()
+    # the spec's predictor (texts by TF-IDF) graded the 3 documents to judge and the judged documents of their topics
+    assert "wrote" in out.getvalue() and "3 predicted grades of unjudged documents" in out.getvalue()
+    grades = read_predictions(predicted).grades
+    judged = read_qrels(EXAMPLE / "eval" / "qrels.txt").judgments
+    assert len(grades) == 3 + sum(len(judged[topic]) for topic in list(judged)[:3])
+    lines = judge_file.read_text().splitlines()
+    header = next(line for line in lines if line.startswith("topic\t"))
+    assert header.split("\t")[-1] == "text"
+    rows = [line.split("\t") for line in lines[lines.index(header) + 1 :]]
+    assert len(rows) == 3 and {(row[0], row[1]) for row in rows} <= set(grades)
+    texts = read_documents(EXAMPLE / "corpus" / "stdlib_docs.jsonl")
+    for row in rows:  # each with the first 300 characters of its text, on one line
+        text = " ".join(texts[row[1]].split())
+        assert row[-1] == (text if len(text) <= 300 else text[:297].rstrip() + "...")
