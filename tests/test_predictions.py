@@ -413,3 +413,27 @@ def test_the_loop_runs_on_the_example_project_out_of_the_box(tmp_path, monkeypat
     for row in rows:  # each with the first 300 characters of its text, on one line
         text = " ".join(texts[row[1]].split())
         assert row[-1] == (text if len(text) <= 300 else text[:297].rstrip() + "...")
+
+
+@pytest.mark.parametrize(
+    ("judgments", "message"),
+    [
+        ('{predictor: "python -m \'team.judge"}', "judgments.predictor: cannot split the command"),
+        ("{predictor: 3}", "judgments.predictor: expected a command"),
+        ("{documents: missing.jsonl}", "judgments.documents: file not found"),
+    ],
+)
+def test_the_spec_keys_of_predictions_are_checked_at_their_line(tmp_path, judgments, message):
+    qrels, _, _ = hand_made(tmp_path)
+    write_qrels(tmp_path / "partial.qrels", qrels, {})
+    spec = hand_made_spec(tmp_path, "partial.qrels", f"judgments: {judgments}\n")
+    with pytest.raises(InputError, match=message):
+        load_spec(spec)
+
+
+def test_a_predictions_file_named_but_not_written_yet_says_how_to_write_it(tmp_path):
+    qrels, _, _ = hand_made(tmp_path)
+    write_qrels(tmp_path / "partial.qrels", qrels, {})
+    spec = hand_made_spec(tmp_path, "partial.qrels", "judgments: {predictions: predicted.tsv}\n")
+    with pytest.raises(InputError, match=r"predicted.tsv: the predictions file does not exist; write it with `bvtest"):
+        evaluate_spec(load_spec(spec), use_cache=False)
