@@ -397,7 +397,7 @@ def predictions(scenario: Scenario, folder: Path, mode: str) -> tuple[Path, dict
         "sample": measured.sample,
         "agreement": measured.agreement,
         "kappa": measured.kappa,
-        "used": measured.used,
+        "trust": measured.trust,
     }
 
 
@@ -572,7 +572,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print()
         print(
             _table(
-                ["scenario", "predicted unjudged", "judged sample", "agreement", "kappa", "used"],
+                ["scenario", "predicted unjudged", "judged sample", "agreement", "kappa", "trusted at"],
                 [
                     [
                         name,
@@ -580,7 +580,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         values["sample"],
                         "-" if values["agreement"] is None else f"{values['agreement']:.0%}",
                         "-" if values["kappa"] is None else f"{values['kappa']:.2f}",
-                        "yes" if values["used"] else "no",
+                        f"{values['trust']:.2f}",
                     ]
                     for name, values in agreement.items()
                 ],

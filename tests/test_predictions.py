@@ -26,6 +26,7 @@ from pytest_bvtest.io.predictions import PredictorRow, read_documents, read_pred
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run
 from pytest_bvtest.judging.pipeline import evaluate_spec
+from pytest_bvtest.judging.predictions import predicted_grades
 from pytest_bvtest.predictor import predict
 from pytest_bvtest.report.outputs import evaluation_document
 from pytest_bvtest.spec.reader import load_spec
@@ -39,6 +40,7 @@ from pytest_bvtest.stats.predictions import (
     refine_prior,
     stratified_sample,
     tfidf_vectors,
+    trust,
 )
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
@@ -78,6 +80,22 @@ def test_a_chance_level_predictor_is_not_used_a_good_one_is():
     assert agrees_beyond_chance(np.array([[20.0, 5.0], [10.0, 15.0]]))
     # kappa 0.2 on 10: the bound is below 0
     assert not agrees_beyond_chance(np.array([[4.0, 1.0], [3.0, 2.0]]))
+
+
+def test_trust_is_kappas_lower_bound_and_tempers_the_likelihoods(tmp_path):
+    # kappa 0.4 on 50 documents, se sqrt(0.7 * 0.3 / (50 * 0.25)): trust 0.4 - 1.6449 * 0.12961 = 0.1868
+    assert trust(np.array([[20.0, 5.0], [10.0, 15.0]])) == pytest.approx(0.4 - 1.6448536 * np.sqrt(0.0168), abs=1e-6)
+    assert trust(np.diag([50.0, 50.0])) == 1.0 and trust(np.array([[4.0, 1.0], [3.0, 2.0]])) == 0.0
+    # read from a predictions file against the qrels: 50 judged documents as above, one unjudged predicted relevant
+    qrels = tmp_path / "q.txt"
+    judged = [0] * 25 + [1] * 25
+    predicted = [0] * 20 + [1] * 5 + [0] * 10 + [1] * 15
+    qrels.write_text("".join(f"1 0 d{k} {grade}\n" for k, grade in enumerate(judged)))
+    (tmp_path / "p.tsv").write_text("".join(f"1\td{k}\t{grade}\n" for k, grade in enumerate(predicted)) + "1\tu\t1\n")
+    read = predicted_grades(tmp_path / "p.tsv", read_qrels(qrels), 1)
+    assert read.confusion.tolist() == [[20, 5], [10, 15]] and read.grades == {("1", "u"): 1}
+    expected = prediction_likelihoods(read.confusion)[:, 1] ** read.trust
+    assert read.likelihoods([("1", "u"), ("1", "v")], 2) == pytest.approx(np.array([expected, [1.0, 1.0]]))
 
 
 def test_the_likelihoods_and_bayes_rule_by_hand():

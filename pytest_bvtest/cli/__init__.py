@@ -572,7 +572,11 @@ def _predict(
         if measured.agreement is None
         else f"it agrees with people on {measured.agreement:.0%} of {measured.sample:,} judged documents, "
         f"κ {measured.kappa:.2f}"
-        + ("" if measured.used else " (no better than chance: its grades will change nothing)")
+        + (
+            f", trusted at {measured.trust:.2f}"
+            if measured.used
+            else " (no better than chance: its grades will change nothing)"
+        )
     )
     return (
         f"wrote {target}: {len(measured.grades):,} predicted grades of unjudged documents "

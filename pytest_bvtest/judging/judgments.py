@@ -211,14 +211,19 @@ class Corners:
 @dataclass(frozen=True)
 class Predicted:
     """Predicted grades among a gate's unjudged documents (docs/predictions.md): ``documents`` of them have one;
-    the predictor agrees with people on ``agreement`` of ``sample`` judged documents, Cohen's ``kappa``; ``used``
-    when that is beyond chance (else its grades changed nothing)."""
+    the predictor agrees with people on ``agreement`` of ``sample`` judged documents, Cohen's ``kappa``; ``trust``,
+    the exponent its likelihoods were tempered by (kappa's lower confidence bound); ``used`` when that is above 0
+    (else its grades changed nothing)."""
 
     documents: int
     sample: int
     agreement: float | None
     kappa: float | None
-    used: bool
+    trust: float
+
+    @property
+    def used(self) -> bool:
+        return self.trust > 0.0
 
 
 @dataclass(frozen=True)

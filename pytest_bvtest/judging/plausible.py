@@ -187,7 +187,7 @@ def plausible_verdicts(
                 predictions.sample,
                 predictions.agreement,
                 predictions.kappa,
-                predictions.used,
+                predictions.trust,
             ),
         )
         if weighed.decided is None:  # how many judgments would settle it: only an undecided gate asks

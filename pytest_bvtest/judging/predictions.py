@@ -19,27 +19,28 @@ import numpy as np
 from pytest_bvtest.errors import InputError, excerpt
 from pytest_bvtest.io.predictions import read_predictions
 from pytest_bvtest.io.qrels import Qrels
-from pytest_bvtest.stats.predictions import (
-    agrees_beyond_chance,
-    cohen_kappa,
-    confusion_matrix,
-    prediction_likelihoods,
-)
+from pytest_bvtest.stats.predictions import cohen_kappa, confusion_matrix, prediction_likelihoods, trust
 
 
 @dataclass(frozen=True)
 class PredictedGrades:
     """A predictions file read against the qrels: ``grades``, the predicted grades of the unjudged documents;
     ``confusion[i, j]``, the judged documents people graded ``i`` and the predictor ``j`` (``sample`` of them),
-    its ``agreement`` (the share graded alike) and ``kappa``; ``used``: whether it agrees with people beyond chance
-    (:func:`~pytest_bvtest.stats.predictions.agrees_beyond_chance`), else its grades change nothing."""
+    its ``agreement`` (the share graded alike) and ``kappa``; ``trust``, the exponent its likelihoods are tempered by
+    (:func:`~pytest_bvtest.stats.predictions.trust`: kappa's lower confidence bound); ``used``: whether it agrees
+    with people beyond chance (``trust`` above 0), else its grades change nothing."""
 
     path: Path
     grades: Mapping[tuple[str, str], int]
     confusion: np.ndarray
     agreement: float | None
     kappa: float | None
-    used: bool
+    trust: float
+
+    @property
+    def used(self) -> bool:
+        """Whether the predictor agrees with people beyond chance: its grades refine the priors."""
+        return self.trust > 0.0
 
     @property
     def sample(self) -> int:
@@ -48,11 +49,11 @@ class PredictedGrades:
 
     def likelihoods(self, pairs: Sequence[tuple[str, str]], grades: int) -> np.ndarray | None:
         """``(len(pairs), grades)``: each pair's ``P(its predicted grade | true grade g)``
-        (:func:`~pytest_bvtest.stats.predictions.prediction_likelihoods`), ones for a pair without a prediction;
-        ``None`` when no pair has one or the predictor is not used."""
+        (:func:`~pytest_bvtest.stats.predictions.prediction_likelihoods`) raised to :attr:`trust`, ones for a pair
+        without a prediction; ``None`` when no pair has one or the predictor is not used."""
         if not self.used or not any(pair in self.grades for pair in pairs):
             return None
-        table = prediction_likelihoods(self.confusion[:grades, :grades])
+        table = prediction_likelihoods(self.confusion[:grades, :grades]) ** self.trust
         rows = np.ones((len(pairs), grades))
         for k, pair in enumerate(pairs):
             predicted = self.grades.get(pair)
@@ -96,6 +97,6 @@ def predicted_grades(path: Path, qrels: Qrels | None, top_grade: int) -> Predict
             machine.append(grade)
     confusion = confusion_matrix(human, machine, top_grade + 1)
     if not human:
-        return PredictedGrades(path, unjudged, confusion, None, None, False)
+        return PredictedGrades(path, unjudged, confusion, None, None, 0.0)
     agreement, kappa, _ = cohen_kappa(confusion)
-    return PredictedGrades(path, unjudged, confusion, agreement, kappa, agrees_beyond_chance(confusion))
+    return PredictedGrades(path, unjudged, confusion, agreement, kappa, trust(confusion))

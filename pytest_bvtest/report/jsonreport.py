@@ -236,6 +236,7 @@ def plausible_document(plausible: Plausibility) -> dict[str, Any]:
             "sample": plausible.predicted.sample,
             "agreement": plausible.predicted.agreement,
             "kappa": plausible.predicted.kappa,
+            "trust": plausible.predicted.trust,
             "used": plausible.predicted.used,
         },
     }

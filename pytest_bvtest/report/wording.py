@@ -1173,7 +1173,7 @@ def _weighed(judgments: Mapping[str, Any]) -> str | None:
 def predicted_grades_text(plausible: Mapping[str, Any]) -> str:
     """How many of a weighed gate's grades were predicted and how far the predictor agrees with people
     (docs/predictions.md): ``, decided with 84 predicted grades (the predictor agrees with people on 78% of 200
-    judged documents, κ 0.61)``; empty without a predictions file."""
+    judged documents, κ 0.61, trusted at 0.52)``; empty without a predictions file."""
     predicted = plausible.get("predicted")
     if not predicted:
         return ""
@@ -1188,7 +1188,7 @@ def predicted_grades_text(plausible: Mapping[str, Any]) -> str:
     if not predicted["used"]:
         return f", {grades} not used: {measured}, no better than chance"
     verb = "undecided" if plausible.get("decided") is None else "decided"
-    return f", {verb} with {grades} ({measured})"
+    return f", {verb} with {grades} ({measured}, trusted at {predicted['trust']:.2f})"
 
 
 def _rounded_share(share: float) -> str:

@@ -4,8 +4,8 @@ A team's own assessor (an LLM, a classifier) grades unjudged documents. Its grad
 judged documents it is compared with the people's grades (:func:`confusion_matrix`, :func:`cohen_kappa`), and a
 predicted grade enters the plausible gradings as the distribution of true grades given that prediction, the prior
 of an unjudged grade refined by Bayes' rule with the predictor's smoothed confusion (:func:`prediction_likelihoods`,
-:func:`refine_prior`): a predictor that agrees with people no better than chance changes nothing, a perfect one
-settles each predicted grade.
+:func:`refine_prior`), tempered by how surely it agrees with people beyond chance (:func:`trust`): a predictor that
+agrees no better than chance changes nothing, a perfect one settles each predicted grade.
 
 Also here: the seeded sample of judged documents, stratified by grade (:func:`stratified_sample`), and the shipped
 baseline predictor's k nearest judged neighbours (:func:`tfidf_vectors`, :func:`neighbour_grades`).
@@ -70,12 +70,26 @@ def cohen_kappa(confusion: np.ndarray) -> tuple[float, float, float]:
     return observed, float(kappa), error
 
 
-def agrees_beyond_chance(confusion: np.ndarray, confidence: float = AGREEMENT_CONFIDENCE) -> bool:
-    """Whether kappa's one-sided lower confidence bound lies above 0: the predictor agrees with people better than
-    chance at ``confidence``. One that does not is not used (our reading: whatever a chance-level predictor's
-    sample suggests is the sample's noise)."""
+def trust(confusion: np.ndarray, confidence: float = AGREEMENT_CONFIDENCE) -> float:
+    """How far a predictor's grades are trusted: kappa's one-sided lower confidence bound at ``confidence``, clipped
+    to ``[0, 1]``, ``eta = min(1, max(0, kappa - z_confidence se))``: the learning rate of a tempered likelihood
+    ``L^eta`` (generalized Bayes: Grünwald, *The safe Bayesian*, ALT 2012; Holmes & Walker, *Assigning a value to a
+    power likelihood in a general Bayesian model*, Biometrika 2017).
+
+    Our reading: the predictor's record is measured on judged documents, while its grades are used on unjudged ones,
+    which other runs retrieved; its errors there need not be those of the sample (on the shared collections a
+    predictor by run ranks predicts the unjudged documents a candidate ranks high relevant far more often than they
+    are). A likelihood taken at full strength then over-commits; tempered by how surely the predictor agrees with
+    people beyond chance, a chance-level predictor (eta 0) changes nothing, a perfect one on a large sample (eta 1)
+    is Bayes' rule itself."""
     _, kappa, error = cohen_kappa(confusion)
-    return kappa - float(ndtri(confidence)) * error > 0.0
+    return float(min(1.0, max(0.0, kappa - float(ndtri(confidence)) * error)))
+
+
+def agrees_beyond_chance(confusion: np.ndarray, confidence: float = AGREEMENT_CONFIDENCE) -> bool:
+    """Whether kappa's one-sided lower confidence bound lies above 0 (:func:`trust` above 0): the predictor agrees
+    with people better than chance at ``confidence``. One that does not is not used."""
+    return trust(confusion, confidence) > 0.0
 
 
 def prediction_likelihoods(confusion: np.ndarray, shrinkage: float = LIKELIHOOD_SHRINKAGE) -> np.ndarray:
