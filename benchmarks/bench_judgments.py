@@ -26,6 +26,8 @@ Scenarios (``../shared/data``, or ``BVTEST_SHARED_DATA``):
   against the full DL19 qrels; every ordered pair.
 - **DL-HARD pool**: DL-HARD's document runs, qrels kept to the top 10 of its two first stages (BM25, BM25+RM3),
   against the full qrels; every run against BM25 and against BM25+ELECTRA.
+- **example pool5**: the example project's five runs, qrels kept to the top 5 of production and bm25-alt, against
+  its qrels (every top 10 judged); the shipped predictor compares texts there.
 - **DL19 sparse**: MS MARCO's convention, one relevant passage per topic and no grade-0 row (one of its top-graded
   judgments that some run ranks in its top 10, drawn at random, as MS MARCO's annotators marked a passage among a
   production engine's results), against the full DL19 qrels.
@@ -64,6 +66,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_bvtest.cli import main as bvtest
+from pytest_bvtest.io.predictions import read_documents
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run
 from pytest_bvtest.judging.pipeline import evaluate_spec
@@ -109,6 +112,8 @@ class Scenario:
     fuller: Path
     runs: dict[str, Path]
     changes: list[Change] = field(default_factory=list)
+    #: The documents' texts (docno to text), where the collection has them: what the shipped predictor compares.
+    texts: Path | None = None
 
 
 @dataclass
@@ -293,6 +298,21 @@ def dl19_sparse(folder: Path) -> Scenario:
     return scenario
 
 
+EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
+
+
+def example(folder: Path) -> Scenario:
+    """The example project (Python stdlib docs, texts known): qrels kept to the top 5 of production and bm25-alt,
+    against its qrels (every top 10 of its five runs judged)."""
+    runs = {path.stem: path for path in sorted((EXAMPLE / "runs").glob("*.run"))}
+    full = EXAMPLE / "eval" / "qrels.txt"
+    partial = pooled(full, [runs["production"], runs["bm25-alt"]], 5, folder / "example-pool.qrels")
+    scenario = Scenario("example pool5", partial, full, runs, texts=EXAMPLE / "corpus" / "stdlib_docs.jsonl")
+    _every_pair(scenario)
+    _with_harms(scenario, folder, ("production",), tuple(runs))
+    return scenario
+
+
 def dl_hard(folder: Path) -> Scenario:
     base = SHARED_DATA / "dl_hard" / "dataset"
     runs = {path.name.removesuffix(".run.gz"): path for path in (base / "baselines" / "doc").glob("*.run.gz")}
@@ -309,7 +329,7 @@ def dl_hard(folder: Path) -> Scenario:
     return scenario
 
 
-SCENARIOS = {"covid": covid, "dl19": dl19, "dlhard": dl_hard, "sparse": dl19_sparse}
+SCENARIOS = {"covid": covid, "dl19": dl19, "dlhard": dl_hard, "sparse": dl19_sparse, "example": example}
 
 
 def _spec(folder: Path, scenario: Scenario, change: Change, qrels: Path, judgments: str, cache: Path) -> Path:
@@ -384,7 +404,9 @@ def predictions(scenario: Scenario, folder: Path, mode: str) -> tuple[Path, dict
                 for name in (change.candidate, change.reference)
             }
         )
-        grades = predict([(qid, docno, "") for qid, docno in pairs], partial, None, real)
+        texts = None if scenario.texts is None else read_documents(scenario.texts)
+        # by text where the collection has texts, else by the ranks of its real runs
+        grades = predict([(qid, docno, "") for qid, docno in pairs], partial, texts, [] if texts else real)
     elif mode == "oracle":
         grades = [min(top, max(0, fuller.get(qid, {}).get(docno, 0))) for qid, docno in pairs]
     else:
