@@ -412,7 +412,9 @@ def predictions(scenario: Scenario, folder: Path, mode: str) -> tuple[Path, dict
     else:
         grades = np.random.default_rng(SEED).integers(0, top + 1, size=len(pairs)).tolist()
     path = folder / f"predicted-{mode}.tsv"
-    path.write_text("topic\tdocno\tpredicted\n" + "".join(f"{q}\t{d}\t{g}\n" for (q, d), g in zip(pairs, grades)))
+    path.write_text(
+        "topic\tdocno\tpredicted\n" + "".join(f"{q}\t{d}\t{g}\n" for (q, d), g in zip(pairs, grades) if g is not None)
+    )
     measured = predicted_grades(path, read_qrels(scenario.partial), top)
     return path, {
         "predicted": len(measured.grades),

@@ -13,7 +13,8 @@ is honest), similar by
   Soboroff, SIGIR 2007, grade unjudged documents with a classifier over their text);
 - their ranks in the runs (``--run``, for collections without texts): ``1 / (1 + d)`` with ``d`` the distance of their
   ``log2`` ranks across the runs, averaged per run (a document the runs place where relevant ones stand tends to be
-  relevant: Aslam & Montague, SIGIR 2001).
+  relevant: Aslam & Montague, SIGIR 2001); a document farther from every judged one than any judged document lies
+  from its nearest other is left out (no judged document was placed as it is: the runs say nothing of it).
 
 With both, the two similarities are averaged. numpy and scipy only, offline.
 """
@@ -87,8 +88,9 @@ def predict(
     texts: Mapping[str, str] | None,
     runs: Sequence[str],
     neighbours: int = NEIGHBOURS,
-) -> list[int]:
-    """Each row's grade by its nearest judged neighbours of its topic (see the module's docstring)."""
+) -> list[int | None]:
+    """Each row's grade by its nearest judged neighbours of its topic (see the module's docstring); ``None`` where it
+    abstains: by ranks, a row farther from the judged documents than they are from each other."""
     given = {docno: text for _, docno, text in rows if text}
     corpus = dict(given if texts is None else {**given, **texts})
     use_texts = bool(corpus)
@@ -107,6 +109,7 @@ def predict(
         position = {name: k for k, name in enumerate(names)}
     log_ranks = _log_ranks(runs, judged + asked) if runs else None
     grades = np.zeros(len(rows), dtype=np.int64)
+    abstains = np.zeros(len(rows), dtype=bool)
     for topic in topics:
         mine = [k for k, (row_topic, _) in enumerate(asked) if row_topic == topic]
         theirs = [k for k, (judged_topic, _) in enumerate(judged) if judged_topic == topic]
@@ -125,18 +128,29 @@ def predict(
                 ).toarray()
                 similarity[np.ix_(known_rows, known_judged)] += products
             parts += 1
+        itself = np.array([asked[k][1] for k in mine])[:, np.newaxis] == np.array([judged[j][1] for j in theirs])
         if log_ranks is not None:
             left = log_ranks[[len(judged) + k for k in mine]]
             right = log_ranks[theirs]
             distance = np.sqrt(((left[:, np.newaxis, :] - right[np.newaxis, :, :]) ** 2).mean(axis=2))
             similarity += 1.0 / (1.0 + distance)
             parts += 1
+            abstains[mine] = _far(distance, itself, right)
         similarity /= parts
-        itself = np.array([asked[k][1] for k in mine])[:, np.newaxis] == np.array([judged[j][1] for j in theirs])
         similarity[itself] = -np.inf  # the document itself never votes
         votes = np.array([judgments[topic][judged[j][1]] for j in theirs])
         grades[mine] = neighbour_grades(similarity, votes, neighbours)
-    return grades.tolist()
+    return [None if abstain else grade for grade, abstain in zip(grades.tolist(), abstains.tolist())]
+
+
+def _far(distance: np.ndarray, itself: np.ndarray, judged: np.ndarray) -> np.ndarray:
+    """Which rows lie farther from every judged document, by their ranks, than any judged document lies from its
+    nearest other: no judged document was ever placed as they are, so the runs say nothing of them (a document a
+    pooled run ranks low, or a run brought up from deep down). The predictor leaves them out: their prior stands."""
+    nearest = np.where(itself, np.inf, distance).min(axis=1)
+    among = np.sqrt(((judged[:, np.newaxis, :] - judged[np.newaxis, :, :]) ** 2).mean(axis=2))
+    np.fill_diagonal(among, np.inf)
+    return nearest > among.min(axis=1).max() if len(judged) > 1 else np.zeros(len(nearest), dtype=bool)
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -159,7 +173,9 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     except InputError as error:
         sys.stderr.write(f"pytest_bvtest.predictor: error: {error}\n")
         return 2
-    out.write("".join(f"{topic}\t{docno}\t{grade}\n" for (topic, docno, _), grade in zip(rows, grades)))
+    out.write(
+        "".join(f"{topic}\t{docno}\t{grade}\n" for (topic, docno, _), grade in zip(rows, grades) if grade is not None)
+    )
     return 0
 
 

@@ -255,6 +255,22 @@ def test_the_shipped_predictor_agrees_with_people_on_the_example_project_beyond_
     assert predict([(topic, docno, "")], {topic: {docno: grade}}, texts, []) == [0]
 
 
+def test_by_ranks_the_shipped_predictor_leaves_out_what_no_judged_document_resembles(tmp_path):
+    # two runs rank d1 (relevant) 1st and 2nd, d2 (relevant) 2nd and 1st, d3 (not) 3rd, u 4th, w 900th in both
+    ranked = ["d1", "d2", "d3", "u"] + [f"x{k}" for k in range(895)] + ["w"]
+    runs = []
+    for name, order in (("a", ranked), ("b", [ranked[1], ranked[0], *ranked[2:]])):
+        runs.append(tmp_path / f"{name}.run")
+        runs[-1].write_text(
+            "".join(f"1 Q0 {docno} {rank} {1000 - rank} {name}\n" for rank, docno in enumerate(order, 1))
+        )
+    judgments = {"1": {"d1": 1, "d2": 1, "d3": 0}}
+    rows = [("1", "u", ""), ("1", "w", ""), ("1", "d3", "")]
+    # u lies one rank below d3 (log2 4 against 3: nearer than d3 to d1), w at rank 900 is far from all; d3 itself
+    # is voted on by its neighbours d1 and d2 (it never votes for itself)
+    assert predict(rows, judgments, None, [str(path) for path in runs], neighbours=1) == [0, None, 1]
+
+
 # --- the loop on a hand-made case, through bvtest judge -------------------------------------------------------------
 
 
@@ -269,18 +285,20 @@ def test_judge_predict_writes_a_predictions_file_the_next_check_weighs(tmp_path,
         code = bvtest(["judge", str(spec), "-o", "judge.tsv", "--predict", command, "--no-cache"])
     assert code == 0, out.getvalue()
     said = out.getvalue()
-    assert "wrote" in said and "4 predicted grades of unjudged documents" in said and "judged documents, κ" in said
+    # by ranks, one of the 4 unjudged documents lies farther from every judged one than they from each other: left out
+    assert "3 predicted grades of unjudged documents (1 left out by the predictor)" in said
+    assert "judged documents, κ" in said
     written = read_predictions(tmp_path / "predicted.tsv")
-    # the 4 unjudged documents and every judged one of their topics (fewer than 200): 4 + 4 * 8
-    assert len(written.grades) == 4 + 32
+    # 3 of the 4 unjudged documents and every judged one of their topics (fewer than 200): 3 + 4 * 8
+    assert len(written.grades) == 3 + 32
     assert (tmp_path / "predicted.tsv").read_text().startswith("# bvtest predictions by ")
     # the next check reads it: the gate's words say how many grades were predicted and how far they are trusted
     verdict = evaluate_spec(load_spec(spec), use_cache=False).gates[0]
-    assert verdict.plausible.predicted.documents == 4 and verdict.plausible.predicted.sample == 32
+    assert verdict.plausible.predicted.documents == 3 and verdict.plausible.predicted.sample == 32
     document = evaluation_document(evaluate_spec(load_spec(spec), use_cache=False))
     gate = document["evaluations"][0]["gates"][0]
     assert gate["judgments"]["plausible"]["predicted"]["sample"] == 32
-    assert "4 predicted grades" in gate["headline"] and "judged documents, κ" in gate["headline"]
+    assert "3 predicted grades" in gate["headline"] and "judged documents, κ" in gate["headline"]
     # a file that is not a predictions file is not replaced
     (tmp_path / "other.tsv").write_text("my notes\n")
     with contextlib.redirect_stderr(io.StringIO()) as errors, contextlib.redirect_stdout(io.StringIO()):
