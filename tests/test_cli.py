@@ -218,6 +218,7 @@ def test_calibrate_says_how_often_the_gates_fail_an_equal_change_together_and_ke
     for key in ("qrels", "topics", "candidate"):
         document[key] = str(EXAMPLE / document[key])
     document["baselines"] = {name: str(EXAMPLE / path) for name, path in document["baselines"].items()}
+    document["judgments"]["documents"] = str(EXAMPLE / document["judgments"]["documents"])
     spec = tmp_path / "bvtest.yaml"
     together = {}
     for family in (False, True):

@@ -57,6 +57,7 @@ from pytest_bvtest.judging.judgments import (
 from pytest_bvtest.judging.limits import gate_limits, joint_false_alarms
 from pytest_bvtest.judging.plausible import plausible_from_payload, plausible_payload, plausible_verdicts
 from pytest_bvtest.judging.power import gate_powers
+from pytest_bvtest.judging.predictions import predicted_grades
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
     MVE_INTER_TOPIC,
@@ -210,8 +211,21 @@ def evaluate_spec(
     if known is not None:
         plausible, gradings = known
     else:
+        predictions = (
+            None
+            if spec.judgments.predictions is None
+            else predicted_grades(spec.judgments.predictions, qrels, _top_grade(qrels))
+        )
         plausible, gradings = plausible_verdicts(
-            spec, corners, gates, cornered, family, _top_grade(qrels), segments, cache if cache.enabled else None
+            spec,
+            corners,
+            gates,
+            cornered,
+            family,
+            _top_grade(qrels),
+            segments,
+            cache if cache.enabled else None,
+            predictions,
         )
         if key is not None:
             cache.put_entry(key, plausible_payload(plausible, gradings))
@@ -227,6 +241,7 @@ def evaluate_spec(
         texts=texts,
         unjudged=corners.documents,
         gradings=gradings,
+        predictions=predictions,
     )
 
 
@@ -235,9 +250,10 @@ def _plausible_key(
 ) -> str | None:
     """The cache key of what the plausible verdicts find (:func:`~.plausible.plausible_verdicts`), a function of the
     spec (every setting, gate and file name), the score matrices with their settings and judged shares, the segments,
-    the qrels' digest and the digests of every run file whose documents are graded (the candidate's and each
-    baseline's: a reference's): the draws cost more than the rest of a cached check, and the same inputs draw the same
-    gradings. ``None`` (not cached) when the cache is off or a run or the qrels are held in memory, without a digest."""
+    the qrels' digest, the digests of every run file whose documents are graded (the candidate's and each baseline's:
+    a reference's) and of the predictions file: the draws cost more than the rest of a cached check, and the same
+    inputs draw the same gradings. ``None`` (not cached) when the cache is off or a run or the qrels are held in
+    memory, without a digest."""
     if not cache.enabled or qrels is None or not qrels.sha256 or spec.qrels_judgments is not None:
         return None
     digest = hashlib.blake2b(digest_size=20)
@@ -247,6 +263,8 @@ def _plausible_key(
             if not isinstance(run, RunFile | ScoreTableFile):
                 return None
             digest.update(f"{run!r}\0{cache.file_digest(run.path)}\0".encode())
+    if spec.judgments.predictions is not None and spec.judgments.predictions.exists():
+        digest.update(f"predictions\0{cache.file_digest(spec.judgments.predictions)}\0".encode())
     settings = {item.name: getattr(spec, item.name) for item in fields(spec) if item.name not in _UNREAD_SPEC_FIELDS}
     _digest_value(digest, [settings, qrels.sha256, sorted(segments.items())])
     for measure in gated:

@@ -17,6 +17,9 @@ tenth to a quarter of them reach it. So a gate whose corners disagree is weighed
    gradings), its limit family-wise with the gates that share its swaps, and the rule of every gate
    (:func:`~.decision.judgement`); as at a corner, the candidate and the gate's reference take the grading, every
    other system stays as judged;
+   A document with a predicted grade (``judgments.predictions``, :mod:`.predictions`) is drawn from its prior refined
+   by Bayes' rule with the predictor's confusion with people (docs/mathematics.md §10, "Predicted grades"); a human
+   grade always wins (a judged document is not drawn);
 4. P, the share of gradings in which the gate passes, decides it: passed at ``P >= confidence``, failed at
    ``P <= 1 - confidence``, undecided between (:class:`Plausibility`). The gradings are judged :data:`DRAW_BATCH` at a
    time, and no more once every gate's side is settled beyond a risk of 0.1%
@@ -37,9 +40,10 @@ import numpy as np
 from pytest_bvtest.judging.corners import CornerWorlds, GatedMeasure
 from pytest_bvtest.judging.decision import judgement
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs, pending_gate_null
-from pytest_bvtest.judging.judgments import Corners, Plausibility, UnjudgedDocuments
+from pytest_bvtest.judging.judgments import Corners, Plausibility, Predicted, UnjudgedDocuments
 from pytest_bvtest.judging.leverage import gate_moves, gate_pairs
 from pytest_bvtest.judging.limits import gate_limits
+from pytest_bvtest.judging.predictions import PredictedGrades
 from pytest_bvtest.spec.model import JudgmentSettings, Spec
 from pytest_bvtest.stats.calibration import EXACT_TOPICS, PendingNull
 from pytest_bvtest.stats.plausible import (
@@ -50,6 +54,7 @@ from pytest_bvtest.stats.plausible import (
     rank_support,
     verdict_settled,
 )
+from pytest_bvtest.stats.predictions import refine_prior
 from pytest_bvtest.stats.swaps import SwapStore, read_swaps
 
 #: The swaps each grading's nulls are read from: the first of the evaluation's (a shorter draw of the same seed).
@@ -139,9 +144,11 @@ def plausible_verdicts(
     top_grade: int,
     segments: Mapping[str, str] | None = None,
     store: SwapStore | None = None,
+    predictions: PredictedGrades | None = None,
 ) -> tuple[list[list[Plausibility | None]], PlausibleGradings | None]:
     """Each gate's :class:`Plausibility`, aligned with ``gates`` (``None`` for a gate whose corners agree with its
-    verdict as judged, or that has none), and the gradings they were weighed over (``None`` when none was)."""
+    verdict as judged, or that has none), and the gradings they were weighed over (``None`` when none was);
+    ``predictions`` refine the priors of the documents they grade."""
     found: list[list[Plausibility | None]] = [[None] * len(row) for row in gates]
     every = [inputs for row in gates for inputs in row]
     limits = gate_limits(every, family)
@@ -169,8 +176,11 @@ def plausible_verdicts(
     discounts = draw_group_discounts(
         int(groups.max(initial=-1)) + 1, settings.draws, settings.discount, settings.discount_sd, settings.seed
     )
+    likelihoods = None if predictions is None else predictions.likelihoods(pairs, top_grade + 1)
     priors = shares * (settings.discount * support)[:, np.newaxis]
     priors[:, 0] = 1.0 - priors[:, 1:].sum(axis=1)
+    if likelihoods is not None:
+        priors = refine_prior(priors, likelihoods)
     lean = _lean(spec)
     swaps = min(DRAW_SWAPS, spec.analysis.calibration.swaps or DRAW_SWAPS)
     universe = len(worlds.measures[0].topics)
@@ -181,7 +191,11 @@ def plausible_verdicts(
         batch = range(first, min(settings.draws, first + DRAW_BATCH))
         # a batch's gradings are drawn and scored when it is judged: most gates settle in the first few batches
         batch_grades = draw_grades(
-            shares, discounts[batch.start : batch.stop][:, groups] * support, settings.seed, first=batch.start
+            shares,
+            discounts[batch.start : batch.stop][:, groups] * support,
+            settings.seed,
+            first=batch.start,
+            likelihoods=likelihoods,
         )
         graded_batches.append(batch_grades)
         drawn = {
@@ -221,6 +235,15 @@ def plausible_verdicts(
             documents=len(own),
             relevant=float(gradings.relevance[columns].mean()) if len(own) else 0.0,
             judged_relevant=_judged_relevant(measure, inputs, documents, top_grade),
+            predicted=None
+            if predictions is None
+            else Predicted(
+                predictions.predicted(own),
+                predictions.sample,
+                predictions.agreement,
+                predictions.kappa,
+                predictions.trust,
+            ),
         )
         if weighed.decided is None:  # how many judgments would settle it: only an undecided gate asks
             graded = grades[: len(margins)][:, columns]

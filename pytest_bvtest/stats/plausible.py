@@ -181,9 +181,20 @@ def draw_group_discounts(count: int, draws: int, discount: float, spread: float,
     )
 
 
-def draw_grades(shares: np.ndarray, discounts: np.ndarray, seed: int, first: int = 0) -> np.ndarray:
+def draw_grades(
+    shares: np.ndarray,
+    discounts: np.ndarray,
+    seed: int,
+    first: int = 0,
+    likelihoods: np.ndarray | None = None,
+) -> np.ndarray:
     """Seeded gradings of documents: in grading ``s`` document ``k`` gets each positive grade ``g`` with probability
     ``discounts[s, k] * shares[k, g]``, grade 0 otherwise, independently.
+
+    With ``likelihoods`` (``(documents, grades)``: ``P(its predicted grade | true grade g)``, a row of ones where
+    nothing was predicted), a predicted document's probabilities are those refined by Bayes' rule
+    (:func:`~pytest_bvtest.stats.predictions.refine_prior`, docs/mathematics.md §10, "Predicted grades"), drawn from
+    the same uniform ``u[s, k]`` by the same rule.
 
     Grading ``s`` gives document ``k`` the smallest positive grade ``g`` with
     ``u[s, k] < discounts[s, k] * sum_{1 <= h <= g} shares[k, h]``, and 0 when there is none,
@@ -202,6 +213,9 @@ def draw_grades(shares: np.ndarray, discounts: np.ndarray, seed: int, first: int
         The seed.
     first:
         The first grading's position among all of them.
+    likelihoods:
+        ``(documents, grades)``: the predictor's likelihood of each document's predicted grade given each true grade,
+        or ``None`` when nothing was predicted.
 
     Returns
     -------
@@ -224,7 +238,29 @@ def draw_grades(shares: np.ndarray, discounts: np.ndarray, seed: int, first: int
     scaled = np.divide(uniform, discounts, out=np.full_like(uniform, np.inf), where=discounts > 0)
     grades = (scaled[:, :, np.newaxis] >= positive[np.newaxis, :, :]).sum(axis=2) + 1
     grades[scaled >= positive[:, -1]] = 0
+    if likelihoods is not None:
+        likelihoods = np.asarray(likelihoods, dtype=float)
+        refined = np.flatnonzero(np.ptp(likelihoods, axis=1) > 0)  # a flat row leaves the prior as it is
+        if refined.size:
+            grades[:, refined] = _refined_grades(
+                shares[refined], discounts[:, refined], likelihoods[refined], uniform[:, refined]
+            )
     return grades.astype(np.int8)
+
+
+def _refined_grades(
+    shares: np.ndarray, discounts: np.ndarray, likelihoods: np.ndarray, uniform: np.ndarray
+) -> np.ndarray:
+    """:func:`draw_grades`' rule on the refined probabilities: the smallest positive grade ``g`` with ``u`` below
+    the sum of the refined probabilities of grades 1 to ``g``, else 0."""
+    prior = discounts[:, :, np.newaxis] * shares[np.newaxis, :, :]
+    prior[:, :, 0] = 1.0 - prior[:, :, 1:].sum(axis=2)
+    joint = prior * likelihoods[np.newaxis, :, :]
+    refined = joint / joint.sum(axis=2, keepdims=True)
+    positive = np.cumsum(refined[:, :, 1:], axis=2)
+    grades = (uniform[:, :, np.newaxis] >= positive).sum(axis=2) + 1
+    grades[uniform >= positive[:, :, -1]] = 0
+    return grades
 
 
 def judgments_to_settle(
