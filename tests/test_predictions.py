@@ -121,9 +121,9 @@ def test_refined_draws_follow_draw_grades_rule_on_the_refined_probabilities():
     shares = np.array([[0.5, 0.3, 0.2], [0.2, 0.4, 0.4], [0.6, 0.2, 0.2]])
     discounts = np.random.default_rng(1).uniform(0.2, 0.8, size=(400, 3))
     flat = np.ones((3, 3))
-    assert (draw_grades(shares, discounts, 4, flat) == draw_grades(shares, discounts, 4)).all()
+    assert (draw_grades(shares, discounts, 4, likelihoods=flat) == draw_grades(shares, discounts, 4)).all()
     likelihoods = np.array([[1.0, 1.0, 1.0], [0.05, 0.15, 0.8], [0.9, 0.08, 0.02]])
-    drawn = draw_grades(shares, discounts, 4, likelihoods)
+    drawn = draw_grades(shares, discounts, 4, likelihoods=likelihoods)
     uniform = np.random.default_rng([4, GRADES_STREAM]).random(discounts.shape)
     for s in range(0, 400, 37):  # a naive loop: Bayes' rule, then the smallest positive grade below u
         for k in range(3):

@@ -185,6 +185,7 @@ def draw_grades(
     shares: np.ndarray,
     discounts: np.ndarray,
     seed: int,
+    *,
     first: int = 0,
     likelihoods: np.ndarray | None = None,
 ) -> np.ndarray:
