@@ -371,6 +371,8 @@ def _judge_in_gradings(
                 matrices[s, m] = matrix.with_rows(graded)
             for m, g in again:
                 measure = worlds.measures[m]
+                if measure.gates[g].false_alarm is None:
+                    continue  # a plain bound's null only reports its rate: a grading's pass does not read it
                 null = pending_gate_null(
                     spec, measure.gates[g], matrices[s, m], measure.settings, measure.matrix.index(candidate), segments
                 )
@@ -382,6 +384,10 @@ def _judge_in_gradings(
             for m, g in again:
                 measure = worlds.measures[m]
                 null = pending.get((s, m, g))
+                judged_null = every[starts[m] + g].null
+                drawn = None if null is None else null.null()
+                if drawn is None and measure.gates[g].false_alarm is None and judged_null is not None:
+                    drawn = judged_null.distribution  # the judged null stands in for a rate nothing reads here
                 graded[starts[m] + g] = gate_inputs(
                     spec,
                     measure.gates[g],
@@ -392,7 +398,7 @@ def _judge_in_gradings(
                     None,
                     {},
                     segments,
-                    drawn=None if null is None else null.null(),
+                    drawn=drawn,
                 )
             limits = gate_limits([graded[position] for position in together], family)
             limit_of = dict(zip(together, limits))
