@@ -205,17 +205,17 @@ def evaluate_spec(
     family = spec.analysis.calibration.family
     gates = [gates for _, gates in evaluated]
     cornered = judgment_corners(spec, corners, gates, texts, family, segments)
+    predictions = (
+        None
+        if spec.judgments.predictions is None
+        else predicted_grades(spec.judgments.predictions, qrels, _top_grade(qrels))
+    )
     key = _plausible_key(spec, cache, qrels, gated, segments) if corners.documents is not None else None
     weighed = None if key is None else cache.get_entry(key)
     known = None if weighed is None else plausible_from_payload(weighed, [len(row) for row in gates])
     if known is not None:
         plausible, gradings = known
     else:
-        predictions = (
-            None
-            if spec.judgments.predictions is None
-            else predicted_grades(spec.judgments.predictions, qrels, _top_grade(qrels))
-        )
         plausible, gradings = plausible_verdicts(
             spec,
             corners,
