@@ -292,7 +292,11 @@ def test_check_without_a_candidate_for_the_gates_is_an_input_error(
     """`bvtest check` of the example spec without its candidate line exited 0 with no gate judged."""
     spec = tmp_path / "bvtest.yaml"
     text = (
-        (EXAMPLE / "bvtest.yaml").read_text().replace("eval/", f"{EXAMPLE}/eval/").replace("runs/", f"{EXAMPLE}/runs/")
+        (EXAMPLE / "bvtest.yaml")
+        .read_text()
+        .replace("eval/", f"{EXAMPLE}/eval/")
+        .replace("runs/", f"{EXAMPLE}/runs/")
+        .replace("corpus/", f"{EXAMPLE}/corpus/")
     )
     spec.write_text("".join(line for line in text.splitlines(keepends=True) if not line.startswith("candidate:")))
     assert main(["check", str(spec), "--no-cache"]) == 2
