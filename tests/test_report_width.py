@@ -16,7 +16,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
 @pytest.fixture
 def example(pytester: pytest.Pytester) -> pytest.Pytester:
-    for part in ("bvtest.yaml", "eval", "runs"):
+    for part in ("bvtest.yaml", "eval", "runs", "corpus"):
         source = EXAMPLE / part
         if source.is_dir():
             shutil.copytree(source, pytester.path / part)

@@ -565,6 +565,11 @@ def _predict(
         return "no document to predict: nothing is unjudged where a gate reads"
     timeout = PREDICTOR_TIMEOUT if arguments.predict_timeout is None else arguments.predict_timeout
     grades = run_predictor(command, rows, top_grade, timeout, spec.folder)
+    if not grades:
+        raise InputError(
+            f"the predictor graded none of the {len(rows):,} documents it read: nothing written to {target}",
+            hint="write one line per document, topic<TAB>docno<TAB>grade, on standard output",
+        )
     atomic_write_text(target, predictions_text(grades, command, judged, len(rows) - judged))
     measured = predicted_grades(target, qrels, top_grade)
     agreement = (

@@ -18,8 +18,8 @@ tenth to a quarter of them reach it. So a gate whose corners disagree is weighed
    (:func:`~.decision.judgement`); as at a corner, the candidate and the gate's reference take the grading, every
    other system stays as judged;
    A document with a predicted grade (``judgments.predictions``, :mod:`.predictions`) is drawn from its prior refined
-   by Bayes' rule with the predictor's confusion with people (docs/mathematics.md §10, "Predicted grades"); a human
-   grade always wins (a judged document is not drawn);
+   by Bayes' rule with the predictor's confusion with people, tempered by how surely it agrees with them beyond
+   chance (docs/mathematics.md §10, "Predicted grades"); a human grade always wins (a judged document is not drawn);
 4. P, the share of gradings in which the gate passes, decides it: passed at ``P >= confidence``, failed at
    ``P <= 1 - confidence``, undecided between (:class:`Plausibility`). The gradings are judged :data:`DRAW_BATCH` at a
    time, and no more once every gate's side is settled beyond a risk of 0.1%
