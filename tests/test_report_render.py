@@ -667,10 +667,65 @@ def test_markdown_stays_under_githubs_comment_limit_with_many_systems() -> None:
         template = evaluation["systems"][1]
         evaluation["systems"] += [{**template, "name": f"baseline-run-with-a-long-name-{i:04d}"} for i in range(400)]
     text = markdown.render(document)
-    assert len(text) <= markdown.MAX_COMMENT_CHARACTERS
+    assert len(text) <= markdown.COMMENT_BUDGET
     assert text.count("401 baseline systems and their notes are not shown") == 2
     assert "baseline-run-with-a-long-name-0000" not in text
     assert "| **candidate** |" in text and "| production | reference |" in text
+
+
+def many_specs(count: int) -> dict[str, Any]:
+    """The sample document's two measures under ``count`` specs (4 gates each, one failing in the first spec), each
+    with 100 baselines."""
+    document = sample_document()
+    evaluations = []
+    for number in range(count):
+        for evaluation in copy.deepcopy(document["evaluations"]):
+            spec = f"specs/bvtest-{number:02d}.yaml"
+            evaluation["spec"] = spec
+            evaluation["systems"] += [
+                {**evaluation["systems"][1], "name": f"baseline-{i:03d}", "role": "baseline"} for i in range(100)
+            ]
+            for gate in evaluation["gates"]:
+                gate["id"] = gate["id"].replace("bvtest.yaml", spec)
+                if number:  # one failing spec; the others pass
+                    gate.update(passed=True, outcome="OK", worst_topics=[])
+            evaluations.append(evaluation)
+    gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
+    document["evaluations"] = evaluations
+    document["summary"].update(gates=len(gates), failed=sum(not gate["passed"] for gate in gates))
+    return document
+
+
+def test_a_comment_of_many_specs_and_gates_fits_and_says_what_it_left_out() -> None:
+    """40 specs, 160 gates, 100 baselines each (3 MB of tables): the comment keeps the verdict, the cause and the
+    failing gate's topics, spends what is left on the gates' table, and names what it left to the HTML report."""
+    document = many_specs(40)
+    whole = markdown.render(document, budget=10**8)
+    assert len(whole) > 1_000_000
+    text = markdown.render(document)
+    assert len(text) <= markdown.COMMENT_BUDGET < markdown.GITHUB_COMMENT_LIMIT
+    assert_tables_well_formed(text)
+    assert text.count("<details>") == text.count("</details>")
+    lines = text.splitlines()
+    assert (
+        lines[:2]
+        == whole.splitlines()[:2]
+        == [markdown.MARKER, "## ❌ pytest-bvtest: 1 of 160 gates fails, for 2 queries"]
+    )
+    # the failing gate's topics are kept whole; the passing gates' rows go before the systems' tables
+    assert "Each failing gate: its headline and each topic's share of the change" in text
+    note = next(line for line in lines if line.startswith("Left out to keep this comment under GitHub's limit"))
+    assert note.startswith(
+        "Left out to keep this comment under GitHub's limit of 65,536 characters: the table of every gate in full, "
+    )
+    assert note.endswith(" and 75 more; the HTML report and the JSON report have everything.")
+    assert lines[-1].startswith("<sub>pytest-bvtest ")
+
+
+def test_a_comment_that_fits_leaves_nothing_out() -> None:
+    document = many_specs(1)
+    assert markdown.render(document) == markdown.render(document, budget=10**8)
+    assert "Left out" not in markdown.render(document)
 
 
 # --- GitHub annotations --------------------------------------------------------------------------
