@@ -387,7 +387,7 @@ def test_a_candidate_far_better_than_the_reference_says_how_to_update_it(pyteste
             "[[]OK[]] bvtest.yaml::AP::var*",
             "note: a big improvement over production: mean AP 0.3333 → 1.0000 (+0.6667, +200%, randomization p 0.0*); "
             "gates against a reference this far behind let the next changes lose most of it, so once this change is "
-            "merged, make it the reference: pytest --bvtest-update",
+            "merged, make it the reference: pytest --bvtest-update (bvtest check --update)",
         ]
     )
     assert result.stdout.str().count("a big improvement over production") == 1

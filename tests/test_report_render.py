@@ -1001,7 +1001,7 @@ def test_reports_of_a_real_evaluation_of_the_example_project(
 def test_markdown_what_to_do_footer_and_folded_comparisons() -> None:
     document = sample_document()
     evaluation = document["evaluations"][0]
-    evaluation["inputs"] = [{"role": "candidate", "name": "candidate", "path": "runs/new run.txt", "sha256": "0" * 64}]
+    evaluation["candidate_given"] = ["runs/new run.txt"]  # as CI named it: --bvtest-run "runs/new run.txt"
     evaluation["comparisons"] = [
         {
             "baseline": "production",
@@ -1048,6 +1048,23 @@ def test_markdown_what_to_do_footer_and_folded_comparisons() -> None:
     for gate in evaluation["gates"]:
         gate.update(passed=True, outcome="OK*" if gate["outcome"] == "FAIL" else gate["outcome"])
     assert wording.commands(document) == [("Reproduce", ["pytest bvtest.yaml --bvtest-run 'runs/new run.txt'"], "")]
+
+
+def test_the_commands_name_the_candidate_as_the_user_did_in_the_shell_they_ran() -> None:
+    """The spec's own candidate (a run through a symbolic link, a table): the spec alone reproduces it, and no
+    resolved path leads outside the project; ``bvtest check``'s verdict is reproduced and accepted with its own
+    options."""
+    document = sample_document()
+    assert [commands for _, commands, _ in wording.commands(document)] == [
+        ["pytest bvtest.yaml"],
+        ["pytest bvtest.yaml --bvtest-update-force"],
+    ]
+    document["shell"] = "bvtest check"
+    document["evaluations"][0]["candidate_given"] = ["../runs/new.run"]
+    assert [commands for _, commands, _ in wording.commands(document)] == [
+        ["bvtest check bvtest.yaml --run ../runs/new.run"],
+        ["bvtest check bvtest.yaml --run ../runs/new.run --update-force"],
+    ]
 
 
 def test_terminal_quiet_and_compact_summaries() -> None:

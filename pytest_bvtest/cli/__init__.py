@@ -419,7 +419,7 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     )
     for check in checks_failing_most_equal_changes(evaluation):
         warnings.warn_explicit(check.message, SpecWarning, str(spec.path), check.line)  # stderr, after the summary
-    document = outputs.evaluation_document(evaluation)
+    document = outputs.evaluation_document(evaluation, shell=f"bvtest {arguments.command}")
     outputs.write_session_outputs(
         document,
         terminal_writer=_Writer(out),

@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_bvtest.io.textfiles import append_text, atomic_write_text
 from pytest_bvtest.judging.decision import Verdict
-from pytest_bvtest.judging.evaluation import Evaluation
+from pytest_bvtest.judging.evaluation import Evaluation, MeasureEvaluation
 from pytest_bvtest.report import github, markdown, terminal, wording
 from pytest_bvtest.report.history import (
     HistoryWarning,
@@ -36,12 +36,7 @@ def item_payload(evaluation: Evaluation, outcome: Verdict | None) -> dict[str, A
     """
     measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
     return {
-        "documents": [
-            measure_document(
-                str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
-            )
-            for measure in measures
-        ],
+        "documents": [_measure_document(evaluation, measure) for measure in measures],
         "gate": None
         if outcome is None
         else gate_document(outcome, str(evaluation.spec.path), candidate_runs(evaluation)),
@@ -244,23 +239,35 @@ def assemble(
 
 
 def candidate_runs(evaluation: Evaluation) -> tuple[str, ...]:
-    """The candidate's run files, each run of a list (what ``bvtest judge --run`` names to list their documents)."""
-    return tuple(item.path for item in evaluation.inputs if item.role == "candidate")
+    """The candidate's run files as the command line named them, each run of a list (what ``bvtest judge --run``
+    names to list their documents); none for the spec's own candidate, which ``bvtest judge SPEC`` reads."""
+    return evaluation.spec.candidate_given or ()
 
 
-def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
-    """The session document of a single evaluation (the command line's report), built directly."""
+def evaluation_document(evaluation: Evaluation, shell: str = "pytest") -> dict[str, Any]:
+    """The session document of a single evaluation (the command line's report), built directly; ``shell``: what
+    the reports' commands run (``pytest``, or ``bvtest check`` for the command that made it)."""
     runs = candidate_runs(evaluation)
     documents = [
         {
-            **measure_document(
-                str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
-            ),
+            **_measure_document(evaluation, measure),
             "gates": [gate_document(outcome, str(evaluation.spec.path), runs) for outcome in measure.gates],
         }
         for measure in evaluation.measures
     ]
-    return session_document(documents, context=run_context(evaluation.spec.folder))
+    return {**session_document(documents, context=run_context(evaluation.spec.folder)), "shell": shell}
+
+
+def _measure_document(evaluation: Evaluation, measure: MeasureEvaluation) -> dict[str, Any]:
+    """A measure's document, with the candidate's runs as the command line named them (``candidate_given``, null
+    for the spec's own candidate)."""
+    given = evaluation.spec.candidate_given
+    return {
+        **measure_document(
+            str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
+        ),
+        "candidate_given": None if given is None else list(given),
+    }
 
 
 def _read_history_warning_of_skipped(path: str) -> tuple[dict[str, Any], ...]:

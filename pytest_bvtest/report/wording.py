@@ -1322,10 +1322,10 @@ def _spec_of(gate: Mapping[str, Any]) -> str:
 
 def judge_command(gate: Mapping[str, Any], spec: str | None = None) -> str:
     """``bvtest judge SPEC --run RUN -o judgments.tsv``: the command that lists the unjudged documents deciding a
-    gate, naming the candidate's every run file as the check read it (the spec's, or the one CI gave with
-    ``--bvtest-run``)."""
+    gate, naming the candidate's every run file as the command line named it (``--bvtest-run``), none for the
+    spec's own."""
     runs = (gate.get("judgments") or {}).get("candidate_runs") or []
-    named = "".join(f" --run {shlex.quote(display_path(run))}" for run in runs)
+    named = "".join(f" --run {shlex.quote(run)}" for run in runs)
     return f"bvtest judge {spec or _spec_of(gate)}{named} -o judgments.tsv"
 
 
@@ -1421,7 +1421,7 @@ def stale_reference_message(guards: Sequence[Mapping[str, Any]]) -> str:
             f"{test} {said['p_value']:.4f})"
         )
     advice = (
-        "once this change is merged, make it the reference: pytest --bvtest-update"
+        "once this change is merged, make it the reference: pytest --bvtest-update (bvtest check --update)"
         if facts["spec_reference"]
         else f"compare the gates that name `reference: {reference}` with a recent baseline"
     )
@@ -1446,7 +1446,7 @@ def guard_message(guard: Mapping[str, Any]) -> str:
             return (
                 f"no change: {_candidate_called(facts['candidate'])}'s per-topic {measure} scores are "
                 f"{facts['reference']}'s on all "
-                f"{facts['topics']} topics, as right after pytest --bvtest-update; if this change should move the "
+                f"{facts['topics']} topics, as right after an update of the reference; if this change should move the "
                 "ranking, check that CI wrote the new run where --bvtest-run points"
             )
         return (
@@ -2211,15 +2211,20 @@ def test_agreement_lines(document: Mapping[str, Any]) -> list[str]:
 
 
 def commands(document: Mapping[str, Any]) -> list[tuple[str, list[str], str]]:
-    """The commands of the verdict, as ``(what, commands, after)``: reproduce it; for a failing one, accept the
-    change on purpose (``--bvtest-update`` refuses after a failed gate, so the force option)."""
+    """The commands of the verdict, as ``(what, commands, after)``: reproduce it, in the shell that made it
+    (``pytest``, or ``bvtest check``), naming the candidate's runs as the command line did (nothing for the spec's
+    own candidate, a run file or a table); for a failing one, accept the change on purpose (an update refuses after a
+    failed gate, so its force option)."""
+    check = document.get("shell", "pytest") != "pytest"
+    run_option, force_option = ("--run", "--update-force") if check else ("--bvtest-run", "--bvtest-update-force")
     runs: dict[str, list[str]] = {}
     for evaluation in document["evaluations"]:
         if evaluation["gates"]:
             spec = display_path(evaluation["spec"])
-            runs[spec] = runs.get(spec) or _candidate_inputs(evaluation)
+            runs[spec] = runs.get(spec) or list(evaluation.get("candidate_given") or [])
     reproduce = [
-        f"pytest {shlex.quote(spec)}" + "".join(f" --bvtest-run {shlex.quote(display_path(run))}" for run in each)
+        f"{'bvtest check' if check else 'pytest'} {shlex.quote(spec)}"
+        + "".join(f" {run_option} {shlex.quote(run)}" for run in each)
         for spec, each in runs.items()
     ]
     if not reproduce:
@@ -2243,13 +2248,8 @@ def commands(document: Mapping[str, Any]) -> list[tuple[str, list[str], str]]:
         found.append(
             (
                 "Accept it on purpose",
-                [f"{command} --bvtest-update-force" for command in reproduce],
+                [f"{command} {force_option}" for command in reproduce],
                 "then commit the reference run it writes",
             )
         )
     return found
-
-
-def _candidate_inputs(evaluation: Mapping[str, Any]) -> list[str]:
-    """The candidate's input files: its run, or every run of a candidate given as several."""
-    return [item["path"] for item in evaluation.get("inputs") or [] if item["role"] == "candidate"]
