@@ -352,8 +352,8 @@ def test_a_passing_gate_gets_no_judging_hint_and_the_judge_command_names_the_spe
     monkeypatch.chdir(spec.parent.parent)  # a command run from the spec's parent folder names its folder too
     document = evaluation_document(trec_covid)
     mean = next(gate for gate in document["evaluations"][0]["gates"] if gate["statistic"] == "mean")
-    # the spec's own candidate: bvtest judge reads it from the spec, so no --run (a path through a symbolic link, resolved,
-    # would lead outside the project)
+    # the spec's own candidate: bvtest judge reads it from the spec, so no --run (a path through a symbolic link,
+    # resolved, would lead outside the project)
     assert f"`bvtest judge {spec.parent.name}/{spec.name} -o judgments.tsv`" in mean["undecided"]
 
 
