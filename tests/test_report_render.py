@@ -661,6 +661,24 @@ def test_markdown_passing_and_analysis_only() -> None:
     assert "| production | baseline | 0.5400 | 0.0014 | 0.0144 | 0.0158 | - | 0.5076 | 0.5113 | - |" in text
 
 
+def test_a_failed_test_of_the_session_turns_every_headline_red() -> None:
+    """Every gate passes and no team test failed, but another test of the session did (pytest exits 1)."""
+    document = sample_document()
+    for evaluation in document["evaluations"]:
+        for gate in evaluation["gates"]:
+            gate.update(passed=True, outcome="OK")
+    document.update(passed=True)
+    document["summary"].update(failed=0, warnings=0, other_tests_failed=2)
+    said = "4 gates pass; 2 other tests of the session fail (pytest's log names them)"
+    assert markdown.render(document).splitlines()[1] == f"## ❌ pytest-bvtest: {said}"
+    lines = terminal.summary_lines(document)
+    assert (said, {"red": True, "bold": True}) in lines
+    assert lines[-1] == (
+        "bvtest: 4 gates, 0 failed; 2 other tests of the session fail (pytest's log names them)",
+        {"red": True, "bold": True},
+    )
+
+
 def test_markdown_stays_under_githubs_comment_limit_with_many_systems() -> None:
     document = sample_document()
     for evaluation in document["evaluations"]:

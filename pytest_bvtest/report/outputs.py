@@ -200,6 +200,7 @@ def assemble(
     errors: Iterable[Mapping[str, Any]] = (),
     gates: Iterable[str] = (),
     collected_only: bool = False,
+    other_failed: int = 0,
 ) -> dict[str, Any]:
     """One session document from the items' payloads, in spec order whatever order they arrived in,
     the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes, the session's
@@ -208,7 +209,7 @@ def assemble(
     (left out by ``-k``, ``--lf`` or ``--deselect``, or after ``-x`` stopped the session), and the ``gates``
     pytest collected or deselected without a result (a spec none of whose gates ran is not evaluated, so
     only pytest names them: deselected, or after ``-x`` stopped the session before the spec); ``collected_only``: a
-    ``pytest --collect-only`` session, which ran none.
+    ``pytest --collect-only`` session, which ran none; ``other_failed``: how many of the session's other tests failed.
 
     pytest-xdist workers report in any order, so the payloads are sorted by spec path and by their
     measure's and gate's positions in the spec, and the team's tests and errors by id: the reports are
@@ -235,6 +236,7 @@ def assemble(
         errors=sorted(errors, key=lambda error: error["id"]),
         not_run=[gate for gate in dict.fromkeys([*spec_gates, *gates]) if gate not in ran],
         collected_only=collected_only,
+        other_failed=other_failed,
     )
 
 

@@ -269,8 +269,8 @@ def compact_lines(document: Mapping[str, Any], width: int = DEFAULT_WIDTH) -> li
 def _final_line(document: Mapping[str, Any]) -> Line:
     if not (document["summary"]["gates"] or document.get("tests") or document.get("errors") or document.get("not_run")):
         return ("bvtest: analysis only, no gates", {})
-    markup = {"red": True, "bold": True} if not document["passed"] else {"green": True}
-    return (f"bvtest: {summary_counts(document)}", markup)
+    failed = page_verdict(document) == "fail"
+    return (f"bvtest: {summary_counts(document)}", {"red": True, "bold": True} if failed else {"green": True})
 
 
 def team_test_lines(document: Mapping[str, Any]) -> list[Line]:

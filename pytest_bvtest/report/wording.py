@@ -255,7 +255,16 @@ def summary_counts(document: Mapping[str, Any]) -> str:
     not_run = summary.get("not_run") or 0
     if not_run:
         text += f"; {not_run} gate{'' if not_run == 1 else 's'} {not_run_reason(document)}"
+    other = summary.get("other_tests_failed") or 0
+    if other:
+        text += "; " + OTHER_TESTS_FAILED.format(
+            tests=_plural(other, "other test"), verb="fails" if other == 1 else "fail"
+        )
     return text
+
+
+#: The session's other tests that failed, in the headline (pytest's exit code counts them).
+OTHER_TESTS_FAILED = "{tests} of the session {verb} (pytest's log names them)"
 
 
 #: Why a gate of an evaluated spec has no verdict in this session.
@@ -1773,7 +1782,7 @@ def failing_gates_title(gates: Sequence[Mapping[str, Any]]) -> str:
 def page_verdict(document: Mapping[str, Any]) -> str:
     """``fail`` (a gate, team test or spec failed), ``warn`` (passed, but a gate is not a plain ``OK``, a warning
     was raised, a gate did not run, or nothing was judged) or ``ok``."""
-    if not document["passed"]:
+    if not document["passed"] or document["summary"].get("other_tests_failed"):
         return "fail"
     warned = (
         any(gate["outcome"] != "OK" for gate in _gates(document))
@@ -1802,6 +1811,11 @@ def _session_parts(document: Mapping[str, Any]) -> list[str]:
     not_run = summary.get("not_run") or 0
     if not_run:
         parts.append(f"{_plural(not_run, 'gate')} {not_run_reason(document)}")
+    other = summary.get("other_tests_failed") or 0
+    if other:
+        parts.append(
+            OTHER_TESTS_FAILED.format(tests=_plural(other, "other test"), verb="fails" if other == 1 else "fail")
+        )
     return parts
 
 
