@@ -661,6 +661,34 @@ def test_markdown_passing_and_analysis_only() -> None:
     assert "| production | baseline | 0.5400 | 0.0014 | 0.0144 | 0.0158 | - | 0.5076 | 0.5113 | - |" in text
 
 
+def test_a_near_miss_is_on_the_first_screen_of_every_report() -> None:
+    """The example's risky candidate: Var 0.0840177 against a limit of 0.0841434 from production's 0.0706269 (a
+    gate that passes with 0.000126 to spare, 99% of the way to its limit), beside gates with room left."""
+    document = sample_document()
+    for evaluation in document["evaluations"]:
+        for gate in evaluation["gates"]:
+            gate.update(passed=True, outcome="OK", excess=-1.0, reference_value=None, calibration=None)
+    near = document["evaluations"][0]["gates"][1]
+    near.update(
+        value=0.0840177,
+        reference="production",
+        reference_value=0.0706269,
+        limit=0.0841434,
+        excess=0.0840177 - 0.0841434,
+    )
+    said = (
+        "near miss: nDCG@10::mean passes by 0.000126: nDCG@10 Mean 0.084 against a limit of 0.0841, 99% of the way "
+        "from production's 0.0706"
+    )
+    assert wording.closest_text(document) == said
+    assert f"\n\n{said[0].upper()}{said[1:]}\n" in markdown.render(document)
+    assert (said, {}) in terminal.page_lines(document)
+    # a gate with most of its room left is named as the closest, without alarm
+    near.update(value=0.08, excess=0.08 - 0.0841434)
+    assert wording.closest_text(document).startswith("closest to its limit: nDCG@10::mean, nDCG@10 Mean 0.08 against")
+    assert wording.closest_text(document).endswith("69% of the way from production's 0.0706")
+
+
 def test_a_failed_test_of_the_session_turns_every_headline_red() -> None:
     """Every gate passes and no team test failed, but another test of the session did (pytest exits 1)."""
     document = sample_document()

@@ -1890,7 +1890,8 @@ def change_lines(document: Mapping[str, Any]) -> list[str]:
     where no gate of the spec failed (the causes say it otherwise), on how many queries the candidate got worse on
     its first measure and the largest losses."""
     lines = []
-    for evaluations in _by_spec(document).values():
+    specs = _by_spec(document)
+    for spec, evaluations in specs.items():
         pairs = [
             (
                 evaluation,
@@ -1911,8 +1912,10 @@ def change_lines(document: Mapping[str, Any]) -> list[str]:
             for evaluation, cand, ref in pairs
             if cand.get("mean") is not None and ref.get("mean") is not None
         )
+        named = f"{display_path(spec)}: " if len(specs) > 1 else ""
         lines.append(
-            f"{first['candidate']} against {first['reference']}, mean over {len(first['topics'])} queries: {means}"
+            f"{named}{first['candidate']} against {first['reference']}, mean over {len(first['topics'])} queries: "
+            f"{means}"
         )
         if any(not gate["passed"] for evaluation in evaluations for gate in evaluation["gates"]):
             continue
@@ -1927,7 +1930,57 @@ def change_lines(document: Mapping[str, Any]) -> list[str]:
                 f"worse on {len(losses)} of {len(first['topics'])} queries ({first['measure']}); "
                 f"the largest losses: {largest}"
             )
-    return lines
+    closest = closest_text(document)
+    return lines + ([closest] if closest else [])
+
+
+#: A passing gate whose value has come this share of the way from what it is compared with to its limit is a near
+#: miss, which the first screen calls one.
+NEAR_MISS = 0.9
+
+
+def _room_used(gate: Mapping[str, Any]) -> float | None:
+    """How far a passing gate's value has come from what it is compared with (the reference's value, or what an
+    equal-quality change typically gets) towards its limit: 0 at the compared value, 1 at the limit; ``None`` where
+    there is no such way (no compared value, a limit on its safe side, a value on the good side of the compared one)."""
+    value, limit, excess = (_float(gate.get(key)) for key in ("value", "limit", "excess"))
+    compared = _float(gate.get("reference_value")) if gate.get("reference_value") is not None else _typical(gate)
+    if not gate["passed"] or None in (value, limit, excess, compared) or gate.get("cannot_fail"):
+        return None
+    if not all(math.isfinite(number) for number in (value, limit, excess, compared)):  # type: ignore[arg-type]
+        return None
+    room = abs(limit - compared)  # type: ignore[operator]
+    if room <= _ROUNDING or excess > 0 or -excess > room:  # type: ignore[operator]
+        return None
+    return 1.0 - -excess / room  # type: ignore[operator]
+
+
+def closest_text(document: Mapping[str, Any]) -> str | None:
+    """The passing gate closest to its limit, measured by the share of the way it has come from what it is compared
+    with: ``near miss: risky.yaml::nDCG@10::var passes by 0.000126: Var 0.0840 against a limit of 0.0841, 99% of
+    the way from production's 0.0706``; ``None`` when no passing gate has such a way."""
+    used = [(share, gate) for gate in _gates(document) if (share := _room_used(gate)) is not None]
+    if not used:
+        return None
+    share, gate = max(used, key=lambda pair: pair[0])
+    value, limit = _float(gate["value"]), _float(gate["limit"])
+    from_what = (
+        f"{gate['reference']}'s {figure(gate['reference_value'], gate['value'])}"
+        if gate.get("reference_value") is not None
+        else f"what an equal-quality change gets, {figure(_typical(gate), gate['value'])}"
+    )
+    where = (
+        f"{gate['measure']} {gate['label']} {short_number(value, limit)} against a limit of "  # type: ignore[arg-type]
+        f"{short_number(limit, value)}, {_share_text(share)} of the way from {from_what}"  # type: ignore[arg-type]
+    )
+    if share >= NEAR_MISS:
+        return f"near miss: {gate_name(document, gate)} passes by {-_float(gate['excess']):.3g}: {where}"  # type: ignore[operator]
+    return f"closest to its limit: {gate_name(document, gate)}, {where}"
+
+
+def _share_text(share: float) -> str:
+    """A share as a whole percentage that says 99%, not 100%, for a gate that has not reached its limit."""
+    return f"{min(share * 100, 99.0) if share < 1 else 100:.0f}%"
 
 
 def _losses(
