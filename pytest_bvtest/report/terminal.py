@@ -291,8 +291,8 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = 
     """The summary below the section title, as ``(text, markup)`` lines, following pytest's verbosity.
 
     ``-q`` (``verbosity < 0``): :func:`quiet_lines`; default (0): :func:`compact_lines`, wrapped at the terminal's
-    ``width``; ``-v``: every table, comparison, gate headline and note, then the reviewer's page, each line whole
-    (``-v`` may be wider than the terminal).
+    ``width``; ``-v``: every table, comparison, gate headline and note, then the reviewer's page, the sentences
+    wrapped at ``width`` and each table row whole (a table may be wider than the terminal).
     """
     if verbosity < 0:
         return quiet_lines(document, width)
@@ -310,31 +310,34 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = 
         lines.extend((text, {"bold": True} if role == "candidate" else {}) for text, role in zip(table[1:], roles))
         judged = judged_line(evaluation)
         if judged is not None:
-            lines.append((judged, {}))
-        lines.append((tradeoff_text(evaluation), {}))
+            lines += _wrapped([(judged, {})], width)
+        lines += _wrapped([(tradeoff_text(evaluation), {})], width)
         gap = gap_rows(evaluation)
         widths = [max(len(row[column]) for row in gap) for column in range(len(gap[0]))]
-        lines.append((GAP_TITLE, {}))
+        lines += _wrapped([(GAP_TITLE, {})], width)
         for position, row in enumerate(gap):
             cells = [row[0].ljust(widths[0]), *(text.rjust(width) for text, width in zip(row[1:], widths[1:]))]
             lines.append(("  " + "  ".join(cells).rstrip(), {"bold": True} if position == 0 else {}))
-        lines.extend((text, {}) for text in comparison_lines(evaluation))
-        lines.extend((text, {}) for text in analysis_lines(evaluation))
-        lines.extend((text, {}) for text in run_spread_lines(evaluation))
+        title, *rows = comparison_lines(evaluation) or [""]
+        lines += _wrapped([(title, {})], width) if title else []
+        lines.extend((text, {}) for text in rows)
+        lines += _wrapped([(text, {}) for text in (*analysis_lines(evaluation), *run_spread_lines(evaluation))], width)
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
             for simulation in evaluation.get("simulations") or [evaluation["simulation"]]:
                 lines.extend((text, {}) for text in simulation_lines(simulation))
+        prose: list[Line] = []
         for gate in evaluation["gates"]:
             markup = OUTCOME_MARKUP.get(gate["outcome"], {})
-            lines.append((f"[{gate['outcome']}] {gate['id']}: {gate['headline']}", markup))
+            prose.append((f"[{gate['outcome']}] {gate['id']}: {gate['headline']}", markup))
             power = power_text(gate)
-            lines.extend([(f"  {power}", {})] if power else [])
+            prose.extend([(f"  {power}", {})] if power else [])
             if gate.get("hint"):
-                lines.append((f"  hint: {gate['hint']}", {}))
-        lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
+                prose.append((f"  hint: {gate['hint']}", {}))
+        prose.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
+        lines += _wrapped(prose, width)  # the tables above keep their rows whole
     if document["evaluations"]:
         lines.append(("", {}))
-    lines += [*page_lines(document), *problem_lines(document), *team_test_lines(document)]
+    lines += _wrapped([*page_lines(document), *problem_lines(document), *team_test_lines(document)], width)
     tests = document.get("tests") or []
     if document["summary"]["gates"] or tests or document.get("errors") or document.get("not_run"):
         lines.append(("", {}))
