@@ -310,7 +310,8 @@ def test_calibrate_for_the_production_run_itself_warns_that_its_limits_mean_litt
     preface = lines.index("The limits below are computed for this candidate, and these words say they may mean little:")
     assert lines[preface + 1] == (
         "note: no change: the candidate's per-topic nDCG@10 and AP scores are production's on all 56 topics, as right "
-        "after pytest --bvtest-update; if this change should move the ranking, check that CI wrote the new run where "
+        "after an update of the reference; if this change should move the ranking, check that CI wrote the new run "
+        "where "
         "--bvtest-run points"
     )
     assert preface < lines.index(next(line for line in lines if line.startswith("gate ")))

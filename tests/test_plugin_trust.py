@@ -264,7 +264,7 @@ def test_a_candidate_identical_to_the_reference_is_no_change_and_green(project: 
         [
             "no change against production: 6 gates pass",
             "note: no change: the candidate's per-topic AP and RR scores are production's on all 6 topics, as right "
-            "after pytest --bvtest-update; if this change should move the ranking, check that CI wrote the new run "
+            "after an update of the reference; if this change should move the ranking, check that CI wrote the new run "
             "where --bvtest-run points",
             "bvtest: 6 gates, 0 failed",
         ]

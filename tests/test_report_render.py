@@ -83,7 +83,8 @@ def gate(
         "limit": limit,
         "rule": bound["text"],
         "calibration": None,
-        "excess": value - limit if bound["kind"].startswith("max") else limit - value,
+        # past an upper limit (max, max_increase) by value - limit, past a lower one (min, max_decrease) by limit - v
+        "excess": value - limit if bound["kind"] in ("max", "max_increase") else limit - value,
         "interval": interval,
         "passed": passed,
         "outcome": "FAIL" if not passed else ("OK*" if warning else "OK"),
@@ -659,6 +660,31 @@ def test_markdown_passing_and_analysis_only() -> None:
     assert text.splitlines()[1] == "## ✅ pytest-bvtest: analysis only, no gates"
     assert "No gates: analysis only." in text
     assert "| production | baseline | 0.5400 | 0.0014 | 0.0144 | 0.0158 | - | 0.5076 | 0.5113 | - |" in text
+
+
+def test_an_undecided_gate_past_its_limit_within_noise_says_so_not_headroom() -> None:
+    """As judged the URisk gate is 0.112 past its limit and passes within noise; its corners disagree and the
+    gradings leave it undecided: the headline says how far past the limit it is, as the JSON's ``excess`` does."""
+    gate = copy.deepcopy(sample_document()["evaluations"][0]["gates"][2])
+    assert gate["id"] == WARN_ID and gate["interval"] and gate["excess"] == pytest.approx(0.112)
+    gate.update(outcome="UNDECIDED", within_noise=True, upper=False)
+    gate["judgments"] = {
+        "as_judged": True,
+        "optimistic": {"passed": True},
+        "pessimistic": {"passed": False},
+        "undecided": "warn",
+        "unjudged": 84,
+        "candidate": "candidate",
+        "candidate_unjudged": 66,
+        "reference": "production",
+        "reference_unjudged": 21,
+        "shared": 3,
+        "depth": 10,
+        "plausible": {"probability": 0.76, "draws": 200, "documents": 84},
+    }
+    said = wording.headline(gate)
+    assert "past the limit by 0.112 as judged; 84 unjudged documents decide it" in said
+    assert "headroom" not in said
 
 
 def test_a_near_miss_is_on_the_first_screen_of_every_report() -> None:

@@ -163,6 +163,11 @@ def _wrapped(lines: Sequence[Line], width: int) -> list[Line]:
     return [(piece, markup) for text, markup in lines for piece in wrap(text, width).split("\n")]
 
 
+def _wrapped_or_whole(lines: Sequence[Line], width: int | None) -> list[Line]:
+    """:func:`_wrapped` at ``width``, or each line whole without one."""
+    return list(lines) if width is None else _wrapped(lines, width)
+
+
 #: Fewer columns than this left on a line are no room to wrap a text into.
 _NARROWEST = 30
 
@@ -287,17 +292,19 @@ def team_test_lines(document: Mapping[str, Any]) -> list[Line]:
     return lines
 
 
-def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = DEFAULT_WIDTH) -> list[Line]:
+def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int | None = None) -> list[Line]:
     """The summary below the section title, as ``(text, markup)`` lines, following pytest's verbosity.
 
     ``-q`` (``verbosity < 0``): :func:`quiet_lines`; default (0): :func:`compact_lines`, wrapped at the terminal's
-    ``width``; ``-v``: every table, comparison, gate headline and note, then the reviewer's page, the sentences
-    wrapped at ``width`` and each table row whole (a table may be wider than the terminal).
+    ``width`` (:data:`DEFAULT_WIDTH` when not given); ``-v``: every table, comparison, gate headline and note, then
+    the reviewer's page, the sentences wrapped at ``width`` when given (each whole without) and each table row whole
+    (a table may be wider than the terminal).
     """
     if verbosity < 0:
-        return quiet_lines(document, width)
+        return quiet_lines(document, width or DEFAULT_WIDTH)
     if verbosity == 0:
-        return compact_lines(document, width)
+        return compact_lines(document, width or DEFAULT_WIDTH)
+
     lines: list[Line] = []
     for number, evaluation in enumerate(document["evaluations"]):
         if number:
@@ -310,18 +317,20 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = 
         lines.extend((text, {"bold": True} if role == "candidate" else {}) for text, role in zip(table[1:], roles))
         judged = judged_line(evaluation)
         if judged is not None:
-            lines += _wrapped([(judged, {})], width)
-        lines += _wrapped([(tradeoff_text(evaluation), {})], width)
+            lines += _wrapped_or_whole([(judged, {})], width)
+        lines += _wrapped_or_whole([(tradeoff_text(evaluation), {})], width)
         gap = gap_rows(evaluation)
         widths = [max(len(row[column]) for row in gap) for column in range(len(gap[0]))]
-        lines += _wrapped([(GAP_TITLE, {})], width)
+        lines += _wrapped_or_whole([(GAP_TITLE, {})], width)
         for position, row in enumerate(gap):
             cells = [row[0].ljust(widths[0]), *(text.rjust(width) for text, width in zip(row[1:], widths[1:]))]
             lines.append(("  " + "  ".join(cells).rstrip(), {"bold": True} if position == 0 else {}))
         title, *rows = comparison_lines(evaluation) or [""]
-        lines += _wrapped([(title, {})], width) if title else []
+        lines += _wrapped_or_whole([(title, {})], width) if title else []
         lines.extend((text, {}) for text in rows)
-        lines += _wrapped([(text, {}) for text in (*analysis_lines(evaluation), *run_spread_lines(evaluation))], width)
+        lines += _wrapped_or_whole(
+            [(text, {}) for text in (*analysis_lines(evaluation), *run_spread_lines(evaluation))], width
+        )
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
             for simulation in evaluation.get("simulations") or [evaluation["simulation"]]:
                 lines.extend((text, {}) for text in simulation_lines(simulation))
@@ -334,10 +343,10 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = 
             if gate.get("hint"):
                 prose.append((f"  hint: {gate['hint']}", {}))
         prose.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
-        lines += _wrapped(prose, width)  # the tables above keep their rows whole
+        lines += _wrapped_or_whole(prose, width)  # the tables above keep their rows whole
     if document["evaluations"]:
         lines.append(("", {}))
-    lines += _wrapped([*page_lines(document), *problem_lines(document), *team_test_lines(document)], width)
+    lines += _wrapped_or_whole([*page_lines(document), *problem_lines(document), *team_test_lines(document)], width)
     tests = document.get("tests") or []
     if document["summary"]["gates"] or tests or document.get("errors") or document.get("not_run"):
         lines.append(("", {}))

@@ -795,8 +795,11 @@ def headline(gate: Mapping[str, Any]) -> str:
     margin = f"past the limit by {excess:.6g}" if past else f"headroom {max(0.0, -excess):.6g}"
     judgments = gate.get("judgments")
     if judgments and _corners_disagree(judgments):
-        past = not judgments["as_judged"]
-        margin = f"{'past the limit by ' if past else 'headroom '}{abs(excess):.6g} as judged; "
+        # where the value stands as judged: past its limit also when it passes within noise (OK* as judged)
+        past = excess > _ROUNDING or (excess > 0 and not judgments["as_judged"])
+        margin = (
+            f"past the limit by {excess:.6g} as judged; " if past else f"headroom {max(0.0, -excess):.6g} as judged; "
+        )
         weighed = _weighed(judgments)
         margin += _deciding(judgments) if weighed is None or judgments["undecided"] else weighed
         if weighed is not None and judgments["undecided"]:
