@@ -232,16 +232,28 @@ def _gate_section(
     legend = power_legend(document) if "mde" in columns else None
     if legend:
         lines += ["", prose(legend)]
-    for evaluation in evaluations:  # beside the gated measure, unless every top d is judged (then in its details)
-        judgments = evaluation.get("judgments")
-        if evaluation["gates"] and judgments and not judgments["complete"]:
-            lines += ["", f"**{prose(evaluation['measure'])}** · {prose(judged_line(evaluation))}"]
+    # beside the gated measures, unless every top d is judged (then in their details); measures of a spec whose line
+    # is the same (one depth, one prior) share it
+    judged: dict[tuple[str, str], list[str]] = {}
+    for evaluation in evaluations:
+        if _judged_beside_gates(evaluation):
+            key = (evaluation["spec"], judged_line(evaluation) or "")
+            judged.setdefault(key, []).append(evaluation["measure"])
+    for (_, text), measures in judged.items():
+        lines += ["", f"**{prose(', '.join(measures))}** · {prose(text)}"]
     lines += [""] + [
         f"- {icon(gate['outcome'], gate['passed'])} {code(gate_name(document, gate))} {prose(_sentence(gate))}"
         for gate in gates
         if every_sentence or gate["outcome"] != "OK"
     ]
     return lines + ["", "</details>"]
+
+
+def _judged_beside_gates(evaluation: Mapping[str, Any]) -> bool:
+    """Whether the judged shares of a measure are said beside its gates (some top d holds unjudged documents), and
+    not again in its details."""
+    judgments = evaluation.get("judgments")
+    return bool(evaluation["gates"] and judgments and not judgments["complete"])
 
 
 def _plural_gates(count: int) -> str:
@@ -338,7 +350,7 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
     lines = ["", f"<details><summary>{prose(evaluation_title(evaluation))}</summary>", ""]
     lines += _table(TABLE_HEADER, rows, set(range(2, len(TABLE_HEADER) - 1)))
     judged = judged_line(shown)
-    if judged is not None:
+    if judged is not None and not _judged_beside_gates(evaluation):
         lines += ["", prose(judged)]
     omitted = len(evaluation["systems"]) - len(rows)
     if omitted:

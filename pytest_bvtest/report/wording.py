@@ -171,9 +171,20 @@ def judged_line(evaluation: Mapping[str, Any]) -> str | None:
         + (f" ({system['unjudged']:,} unjudged)" if system["unjudged"] else "")
         for system in evaluation["systems"]
     )
+    weighed = next(
+        (gate["judgments"] for gate in evaluation["gates"] if (gate.get("judgments") or {}).get("plausible")), None
+    )
+    prior = ""
+    if weighed:
+        plausible = weighed["plausible"]
+        prior = (
+            f"; its gates are weighed over {plausible['draws']:,} plausible gradings of the "
+            f"{_documents(plausible['documents'])} of {weighed['candidate']}'s and {weighed['reference']}'s top "
+            f"{weighed['depth']} ({_prior_text(weighed)})"
+        )
     return (
         f"{label}, the share of each top {depth} the qrels judge (an unjudged document counts as non-relevant): "
-        f"{shares}"
+        f"{shares}{prior}"
     )
 
 
@@ -1083,15 +1094,15 @@ def sentence(gate: Mapping[str, Any]) -> str:
     if judgments and _corners_disagree(judgments):
         as_judged = "holds" if judgments["as_judged"] else "fails"
         corners = _corner_outcomes(judgments, gate["measure"])
-        weighed = _weighed(judgments)
+        weighed = _weighed(judgments, counted=False)
         if weighed is None:
             return f"Undecided: {as_judged} as judged ({numbers}), but {corners}."
-        prior = _prior_text(judgments)
+        # the gradings' count and prior are the measure's, said once beside its judged shares (judged_line)
         if judgments["undecided"]:
-            return f"Undecided: {as_judged} as judged ({numbers}), {weighed} ({prior}); {corners}{_settle(judgments)}."
+            return f"Undecided: {as_judged} as judged ({numbers}), {weighed}; {corners}{_settle(judgments)}."
         if gate["passed"]:
-            return f"Holds: {weighed} ({prior}); {as_judged} as judged ({numbers}); it only {corners}."
-        return f"{worse}: {weighed} ({prior}); {as_judged} as judged ({numbers}); it only {corners}."
+            return f"Holds: {weighed}; {as_judged} as judged ({numbers}); it only {corners}."
+        return f"{worse}: {weighed}; {as_judged} as judged ({numbers}); it only {corners}."
     reasons = gate_reasons(gate)
     if gate["passed"] and reasons and not gate.get("within_noise"):
         # the warnings themselves follow the sentence (terminal) or head the report (Markdown): point to them
@@ -1168,14 +1179,18 @@ def _corners_disagree(judgments: Mapping[str, Any]) -> bool:
     return not judgments["optimistic"]["passed"] == judgments["as_judged"] == judgments["pessimistic"]["passed"]
 
 
-def _weighed(judgments: Mapping[str, Any]) -> str | None:
+def _weighed(judgments: Mapping[str, Any], counted: bool = True) -> str | None:
     """``passes in 97% of 1,000 plausible gradings of its 84 unjudged documents``, or ``fails in ...`` where it
-    passes in at most half of them; ``None`` where the gate was not weighed over gradings."""
+    passes in at most half of them; ``counted=False``: ``passes in 97% of the plausible gradings of its unjudged
+    documents`` (where the counts are said once for the measure, :func:`judged_line`); ``None`` where the gate was
+    not weighed over gradings."""
     plausible = judgments.get("plausible")
     if not plausible:
         return None
     passing = plausible["probability"]
     verb, share = ("passes", passing) if passing > 0.5 else ("fails", 1.0 - passing)
+    if not counted:
+        return f"{verb} in {_rounded_share(share)} of the plausible gradings of its unjudged documents"
     return (
         f"{verb} in {_rounded_share(share)} of {plausible['draws']:,} plausible gradings of its "
         f"{_documents(plausible['documents'])}"
