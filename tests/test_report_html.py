@@ -350,8 +350,8 @@ def test_plugin_and_cli_write_the_same_report_from_a_real_evaluation(tmp_path: P
     ) in text
     # five gates pass, one by a hair: the first screen says so
     assert (
-        "<br>Near miss: nDCG@10::var passes by 0.000126: nDCG@10 Var 0.084 against a limit of 0.0841, 99% of the way "
-        "from production&#x27;s 0.0706</p>"
+        '<p class="warning"><strong>Near miss:</strong> nDCG@10::var passes by 0.000126: nDCG@10 Var 0.084 against a '
+        "limit of 0.0841, 99% of the way from production&#x27;s 0.0706</p>"
     ) in text
     # query texts come from the spec's topics file
     topics = page.tables["topics sortable"][0]

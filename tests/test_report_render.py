@@ -703,16 +703,18 @@ def test_a_near_miss_is_on_the_first_screen_of_every_report() -> None:
         excess=0.0840177 - 0.0841434,
     )
     said = (
-        "near miss: nDCG@10::mean passes by 0.000126: nDCG@10 Mean 0.084 against a limit of 0.0841, 99% of the way "
-        "from production's 0.0706"
+        "nDCG@10::mean passes by 0.000126: nDCG@10 Mean 0.084 against a limit of 0.0841, 99% of the way from "
+        "production's 0.0706"
     )
-    assert wording.closest_text(document) == said
-    assert f"\n\n{said[0].upper()}{said[1:]}\n" in markdown.render(document)
-    assert (said, {}) in terminal.page_lines(document)
+    assert wording.closest(document) == wording.Closest(True, said)
+    assert f"\n\n⚠️ **Near miss:** {said}\n" in markdown.render(document)
+    assert (f"near miss: {said}", {"yellow": True, "bold": True}) in terminal.page_lines(document)
     # a gate with most of its room left is named as the closest, without alarm
     near.update(value=0.08, excess=0.08 - 0.0841434)
-    assert wording.closest_text(document).startswith("closest to its limit: nDCG@10::mean, nDCG@10 Mean 0.08 against")
-    assert wording.closest_text(document).endswith("69% of the way from production's 0.0706")
+    assert wording.closest(document) == wording.Closest(
+        False,
+        "nDCG@10::mean, nDCG@10 Mean 0.08 against a limit of 0.0841, 69% of the way from production's 0.0706",
+    )
 
 
 def test_a_failed_test_of_the_session_turns_every_headline_red() -> None:

@@ -27,6 +27,7 @@ from pytest_bvtest.report.wording import (
     cause_title,
     causes,
     change_lines,
+    closest,
     commands,
     comparison_lines,
     corner_lines,
@@ -163,6 +164,9 @@ def _first_screen(document: Mapping[str, Any]) -> list[str]:
     changes = change_lines(document)
     if changes:
         lines += [line for text in changes for line in ("", prose(sentence_start(text, document)))]
+    near = closest(document)
+    if near is not None:
+        lines += ["", f"{'⚠️ ' if near.near else ''}**{near.title}:** {prose(near.text)}"]
     found = causes(document)
     for cause in found:
         lines += _cause_section(cause, document, single=len(found) == 1)

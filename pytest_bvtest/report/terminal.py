@@ -23,6 +23,7 @@ from pytest_bvtest.report.wording import (
     cause_title,
     causes,
     change_lines,
+    closest,
     commands,
     comparison_lines,
     error_groups,
@@ -207,6 +208,9 @@ def page_lines(document: Mapping[str, Any]) -> list[Line]:
     verdict = page_verdict(document)
     lines: list[Line] = [(page_title(document), _VERDICT_MARKUP[verdict])]
     lines += [(text, {}) for text in change_lines(document)]
+    near = closest(document)
+    if near is not None:
+        lines.append((f"{near.title.lower()}: {near.text}", _WARNING_MARKUP if near.near else {}))
     for cause in causes(document):
         lines.append((f"{cause_title(cause)}:" if cause.queries else cause_title(cause), {"bold": True}))
         header, rows = harmed_query_table(cause)

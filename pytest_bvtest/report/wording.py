@@ -1930,7 +1930,7 @@ def change_lines(document: Mapping[str, Any]) -> list[str]:
             for evaluation, cand, ref in pairs
             if cand.get("mean") is not None and ref.get("mean") is not None
         )
-        named = f"{display_path(spec)}: " if len(specs) > 1 else ""
+        named = f"in {display_path(spec)}, " if len(specs) > 1 else ""
         lines.append(
             f"{named}{first['candidate']} against {first['reference']}, mean over {len(first['topics'])} queries: "
             f"{means}"
@@ -1948,8 +1948,7 @@ def change_lines(document: Mapping[str, Any]) -> list[str]:
                 f"worse on {len(losses)} of {len(first['topics'])} queries ({first['measure']}); "
                 f"the largest losses: {largest}"
             )
-    closest = closest_text(document)
-    return lines + ([closest] if closest else [])
+    return lines
 
 
 #: A passing gate whose value has come this share of the way from what it is compared with to its limit is a near
@@ -1973,10 +1972,22 @@ def _room_used(gate: Mapping[str, Any]) -> float | None:
     return 1.0 - -excess / room  # type: ignore[operator]
 
 
-def closest_text(document: Mapping[str, Any]) -> str | None:
+@dataclass(frozen=True)
+class Closest:
+    """The passing gate closest to its limit: ``near`` when it has come :data:`NEAR_MISS` of the way, and the words."""
+
+    near: bool
+    text: str
+
+    @property
+    def title(self) -> str:
+        return "Near miss" if self.near else "Closest to its limit"
+
+
+def closest(document: Mapping[str, Any]) -> Closest | None:
     """The passing gate closest to its limit, measured by the share of the way it has come from what it is compared
-    with: ``near miss: risky.yaml::nDCG@10::var passes by 0.000126: Var 0.0840 against a limit of 0.0841, 99% of
-    the way from production's 0.0706``; ``None`` when no passing gate has such a way."""
+    with: a near miss, ``risky.yaml::nDCG@10::var passes by 0.000126: nDCG@10 Var 0.084 against a limit of 0.0841,
+    99% of the way from production's 0.0706``; ``None`` when no passing gate has such a way."""
     used = [(share, gate) for gate in _gates(document) if (share := _room_used(gate)) is not None]
     if not used:
         return None
@@ -1992,8 +2003,9 @@ def closest_text(document: Mapping[str, Any]) -> str | None:
         f"{short_number(limit, value)}, {_share_text(share)} of the way from {from_what}"  # type: ignore[arg-type]
     )
     if share >= NEAR_MISS:
-        return f"near miss: {gate_name(document, gate)} passes by {-_float(gate['excess']):.3g}: {where}"  # type: ignore[operator]
-    return f"closest to its limit: {gate_name(document, gate)}, {where}"
+        headroom = -_float(gate["excess"])  # type: ignore[operator]
+        return Closest(True, f"{gate_name(document, gate)} passes by {headroom:.3g}: {where}")
+    return Closest(False, f"{gate_name(document, gate)}, {where}")
 
 
 def _share_text(share: float) -> str:
