@@ -796,6 +796,18 @@ def test_a_comment_of_many_specs_and_gates_fits_and_says_what_it_left_out() -> N
     assert lines[-1].startswith("<sub>pytest-bvtest ")
 
 
+def test_a_first_screen_longer_than_the_budget_is_cut_between_paragraphs() -> None:
+    document = many_specs(40)
+    text = markdown.render(document, budget=3_000)
+    assert len(text) <= 3_000 and text.count("<details>") == text.count("</details>")
+    assert_tables_well_formed(text)
+    assert text.splitlines()[1] == "## ❌ pytest-bvtest: 1 of 160 gates fails, for 2 queries"
+    assert (
+        "Left out to keep this comment under GitHub's limit of 65,536 characters: the rest of the first screen, "
+        in text
+    )
+
+
 def test_a_comment_that_fits_leaves_nothing_out() -> None:
     document = many_specs(1)
     assert markdown.render(document) == markdown.render(document, budget=10**8)

@@ -479,6 +479,8 @@ def _left_out_note(left_out: list[str]) -> list[str]:
 
 #: The parts a comment names when it leaves them out; beyond, their count.
 MAX_LEFT_OUT = 6
+#: What a first screen too long for a comment leaves out (its end).
+FIRST_SCREEN_REST = "the rest of the first screen"
 
 
 def _render(document: Mapping[str, Any], budget: int) -> str:
@@ -494,7 +496,13 @@ def _render(document: Mapping[str, Any], budget: int) -> str:
     sections = _sections(document)
     # the closing sentence's room is kept, at its longest, while any part may still be left out
     longest = sorted((f"{section.what} in full" for section in sections), key=len, reverse=True)
-    spent = _size(first) + _size(closing) + _size(_left_out_note(longest))
+    reserved = _size(closing) + _size(_left_out_note([FIRST_SCREEN_REST, *longest]))
+    left_out = []
+    if _size(first) + reserved > budget:  # hundreds of causes or warnings: cut between two paragraphs
+        ends = [end for end, line in enumerate(first) if not line and _size(first[:end]) + reserved <= budget]
+        first = first[: ends[-1] if ends else 2]
+        left_out.append(FIRST_SCREEN_REST)
+    spent = _size(first) + reserved
     chosen: dict[int, int] = {}  # a section's index → the form kept
     for index in sorted(range(len(sections)), key=lambda index: _PRIORITY.index(sections[index].kind)):
         sizes = [_size(form) for form in sections[index].forms]
@@ -503,7 +511,6 @@ def _render(document: Mapping[str, Any], budget: int) -> str:
             chosen[index] = fitting
             spent += sizes[fitting]
     lines = list(first)
-    left_out = []
     for index, section in enumerate(sections):
         if index in chosen:
             lines += section.forms[chosen[index]]
