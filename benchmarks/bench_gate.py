@@ -24,6 +24,24 @@ resident memory from ``wait4``; the cases alternate over the repeats (a busy mac
 The children write and reuse bytecode (``PYTHONDONTWRITEBYTECODE`` is removed from their environment), as
 a CI runner's Python does; a warm-up run fills the caches.
 
+**Three qrels** (``--qrels-cases``; all three by default), the same runs judged three ways, since what the corners of
+unjudged documents and the plausible verdicts pay for is how many of the top 10 documents are unjudged, and whether the
+corners disagree:
+
+- ``written``: ``common.write_data``'s qrels (one or two relevant passages per query, up to three of the first run's
+  passages judged non-relevant; Judged@10 about 0.02): the table above, every case;
+- ``sparse``: MS MARCO dev's convention, one relevant passage per query and no grade-0 row, the passage one the
+  reference ranks in its top 10 (its own relevant one where it ranks it there, else one of its top 10 drawn at random:
+  MS MARCO's annotators judged a production engine's results), so the reference's Judged@10 is 0.1 and the other
+  runs' about 0.02: the candidate looks worse than it is, its corners disagree and its plausible gradings are drawn;
+- ``pooled``: a TREC pool, the top 10 of the first three baselines judged (grade 1 where ``write_data`` made the
+  passage relevant, 0 otherwise): the reference fully judged at 10, the candidate's top 10 almost wholly unjudged.
+
+For ``sparse`` and ``pooled`` the table has ``pytrec_eval alone`` on that qrels (the unit of its ratios, measured in
+the same repeats), ``check all cached`` and ``check candidate new``; each case keeps its spec, qrels and cache in a
+folder of its own (the runs linked into it), and its new candidates are its own files (a new candidate is new to
+every cache). The last line gives the worst ratio of the three.
+
 **Scaling** (``--scaling``): ``bvtest check`` of the same gates with every system read from one per-topic
 Parquet table (``system, topic, measure, value``; seeded scores shaped like nDCG@10 and AP), for
 ``--topics`` topics at 10 baselines and ``--baselines`` baselines at 6,980 topics; then ``bvtest
@@ -242,6 +260,141 @@ def kept_data(folder: Path, queries: int, docs: int) -> tuple[Path, Path]:
     return written
 
 
+QRELS_CASES = ("written", "sparse", "pooled")
+POOLED_RUNS, POOL_DEPTH = 3, 10
+
+
+def top_documents(run: Path, depth: int) -> dict[str, list[str]]:
+    """Each query's first ``depth`` passages of a run written in rank order (as ``write_system_run`` writes)."""
+    top: dict[str, list[str]] = {}
+    with open(run, encoding="utf-8") as lines:
+        for line in lines:
+            qid, _, docno, _ = line.split(maxsplit=3)
+            ranked = top.setdefault(qid, [])
+            if len(ranked) < depth:
+                ranked.append(docno)
+    return top
+
+
+def relevant_passages(qrels: Path) -> dict[str, set[str]]:
+    relevant: dict[str, set[str]] = {}
+    for line in qrels.read_text().splitlines():
+        qid, _, docno, grade = line.split()
+        if int(grade) > 0:
+            relevant.setdefault(qid, set()).add(docno)
+    return relevant
+
+
+def write_sparse_qrels(qrels: Path, reference: Path, target: Path) -> None:
+    """One relevant passage per query, no grade-0 row: the reference's relevant passage where its top 10 holds one,
+    else one of its top 10 drawn at random (seed ``SEED``)."""
+    rng = np.random.default_rng(SEED)
+    relevant = relevant_passages(qrels)
+    lines = []
+    for qid, ranked in top_documents(reference, POOL_DEPTH).items():
+        own = [docno for docno in ranked if docno in relevant.get(qid, ())]
+        lines.append(f"{qid} 0 {own[0] if own else ranked[int(rng.integers(len(ranked)))]} 1\n")
+    target.write_text("".join(lines))
+
+
+def write_pooled_qrels(qrels: Path, runs: Sequence[Path], target: Path) -> None:
+    """The top 10 of ``runs`` judged: grade 1 where ``qrels`` holds the passage relevant, 0 otherwise."""
+    relevant = relevant_passages(qrels)
+    pools: dict[str, dict[str, None]] = {}
+    for run in runs:
+        for qid, ranked in top_documents(run, POOL_DEPTH).items():
+            pools.setdefault(qid, {}).update(dict.fromkeys(ranked))
+    target.write_text(
+        "".join(
+            f"{qid} 0 {docno} {int(docno in relevant.get(qid, ()))}\n" for qid, pool in pools.items() for docno in pool
+        )
+    )
+
+
+def case_folder(folder: Path, case: str, qrels: Path, baselines: Sequence[Path], candidate: Path) -> Path:
+    """A folder for the qrels case ``case``: its qrels, the runs linked into it, its spec and its own cache (so that no
+    stat record or score of another case is found)."""
+    if case == "written":
+        return write_spec(folder, qrels, list(baselines), candidate)
+    home = folder / f"case-{case}"
+    home.mkdir(exist_ok=True)
+    shutil.rmtree(home / ".bvtest_cache", ignore_errors=True)
+    judged = home / f"qrels-{case}.txt"
+    done = home / f"qrels-{case}.written"
+    if not (judged.exists() and done.exists()):
+        if case == "sparse":
+            write_sparse_qrels(qrels, baselines[0], judged)
+        else:
+            write_pooled_qrels(qrels, baselines[:POOLED_RUNS], judged)
+        done.touch()
+    linked = []
+    for run in [*baselines, candidate]:
+        link = home / run.name
+        if not link.is_symlink():
+            link.symlink_to(run)
+        linked.append(link)
+    return write_spec(home, judged, linked[:-1], linked[-1])
+
+
+def qrels_case_table(
+    arguments: argparse.Namespace, folder: Path, qrels: Path, baselines: Sequence[Path], candidate: Path
+) -> dict[str, float]:
+    """The three qrels cases alternated over the repeats: per case pytrec_eval alone on its qrels, the check all
+    cached and with a new candidate; prints each case's table and returns its CPU ratios."""
+    python = sys.executable
+    measures, _ = recommended_spec()
+    specs = {case: case_folder(folder, case, qrels, baselines, candidate) for case in arguments.qrels_cases}
+    for case, spec in specs.items():
+        judged = spec.parent / yaml.safe_load(spec.read_text())["qrels"]
+        print(f"{case}: {judged_at_10(judged, [baselines[0], candidate])}")
+        for _ in range(2):  # fills the case's cache (the second pass once the files' stat records have aged)
+            timed([python, "-m", "pytest_bvtest.cli", "check", str(spec)])
+    names = ["pytrec_eval alone", "check all cached", "check candidate new"]
+    results = {case: {name: [] for name in names} for case in specs}
+    for repeat in range(arguments.repeat):
+        for index, (case, spec) in enumerate(specs.items()):
+            judged = spec.parent / yaml.safe_load(spec.read_text())["qrels"]
+            new_candidate = system_run(
+                spec.parent / f"new-candidate-{case}-{repeat}.run",
+                qrels,
+                arguments.docs,
+                SEED + 500 + 10 * index + repeat,
+                0.8,
+            )
+            check = [python, "-m", "pytest_bvtest.cli", "check", str(spec)]
+            commands = {
+                "pytrec_eval alone": [python, "-c", PYTREC_EVAL, str(judged), str(candidate)]
+                + [PYTREC_EVAL_MEASURES[m] for m in measures],
+                "check all cached": check,
+                "check candidate new": [*check, "--run", str(new_candidate)],
+            }
+            for name in names:
+                results[case][name].append(timed(commands[name]))
+    ratios = {}
+    for case, rows in results.items():
+        print(f"\nqrels case {case!r}:")
+        print_table(rows, "pytrec_eval alone", {})
+        unit = statistics.median(cpu for _, cpu, _ in rows["pytrec_eval alone"])
+        for name in names[1:]:
+            ratios[f"{case}: {name}"] = statistics.median(cpu for _, cpu, _ in rows[name]) / unit
+    return ratios
+
+
+def judged_at_10(qrels: Path, runs: Sequence[Path]) -> str:
+    """Judged@10 of each run on ``qrels``, and the judgments per query."""
+    judged: dict[str, set[str]] = {}
+    for line in qrels.read_text().splitlines():
+        qid, _, docno, _ = line.split()
+        judged.setdefault(qid, set()).add(docno)
+    shares = []
+    for run in runs:
+        top = top_documents(run, POOL_DEPTH)
+        hits = sum(docno in judged.get(qid, ()) for qid, ranked in top.items() for docno in ranked)
+        shares.append(f"{run.name} {hits / sum(len(ranked) for ranked in top.values()):.3f}")
+    count = sum(len(docnos) for docnos in judged.values())
+    return f"{count / max(len(judged), 1):.2f} judgments per query; Judged@10 {', '.join(shares)}"
+
+
 def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
     python = sys.executable
     measures, _ = recommended_spec()
@@ -327,6 +480,14 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
     if compared is not None:
         print(f"(compared): the check run from {compared}")
     print_table(results, "pytrec_eval alone", skipped)
+    if set(arguments.qrels_cases) - {"written"}:
+        print()
+        ratios = qrels_case_table(arguments, folder, qrels, baselines, candidate)
+        worst = {name: max(ratio for key, ratio in ratios.items() if key.endswith(name)) for name in ("cached", "new")}
+        print(
+            f"\nworst CPU ratio over the qrels cases: check all cached {worst['cached']:.2f}x, "
+            f"check candidate new {worst['new']:.2f}x pytrec_eval alone"
+        )
 
 
 # --- scaling ---------------------------------------------------------------------------------------
@@ -425,6 +586,12 @@ def main() -> None:
         "--ranx-python", default=None, help="a Python with ranx installed (default: this one, if it has ranx)"
     )
     parser.add_argument("--scaling", action="store_true", help="the scaling table instead of the gate table")
+    parser.add_argument(
+        "--qrels-cases",
+        type=lambda text: text.split(","),
+        default=list(QRELS_CASES),
+        help=f"the qrels cases timed beside the first table (default: {','.join(QRELS_CASES)})",
+    )
     parser.add_argument(
         "--compare", default=None, help="another checkout of pytest-bvtest whose bvtest check is timed on the same data"
     )

@@ -26,6 +26,8 @@ Scenarios (``../shared/data``, or ``BVTEST_SHARED_DATA``):
   against the full DL19 qrels; every ordered pair.
 - **DL-HARD pool**: DL-HARD's document runs, qrels kept to the top 10 of its two first stages (BM25, BM25+RM3),
   against the full qrels; every run against BM25 and against BM25+ELECTRA.
+- **example pool5**: the example project's five runs, qrels kept to the top 5 of production and bm25-alt, against
+  its qrels (every top 10 judged); the shipped predictor compares texts there.
 - **DL19 sparse**: MS MARCO's convention, one relevant passage per topic and no grade-0 row (one of its top-graded
   judgments that some run ranks in its top 10, drawn at random, as MS MARCO's annotators marked a passage among a
   production engine's results), against the full DL19 qrels.
@@ -34,10 +36,18 @@ Clearly worse candidates, in every scenario, made from a reference (seeded with 
 shuffled on half the topics), ``deep5`` (five documents from ranks 101-1000 moved into the top 5), ``random`` (its
 1,000 documents in a random order).
 
+With ``--predict shipped`` (or ``oracle``, ``random``), CI also reads a predictions file (docs/predictions.md): the
+grades of every unjudged top-10 document of the scenario's runs and of 200 judged documents (stratified by grade,
+seeded), predicted by the shipped predictor (``pytest_bvtest.predictor``: the nearest judged documents by their ranks
+in the scenario's real runs, these collections having no texts), by the fuller qrels (``oracle``) or at random. A
+third table gives the predictor's agreement with people on the judged sample; compare the first table with and
+without ``--predict``: false greens and false reds must not grow.
+
 From the repository root (about 10 minutes on one core with the draws on)::
 
     python -m benchmarks.bench_judgments
     python -m benchmarks.bench_judgments --scenario dl19 --judgments "{discount: 0.5}"
+    python -m benchmarks.bench_judgments --scenario dl19 --predict shipped
 """
 
 from __future__ import annotations
@@ -56,10 +66,14 @@ from pathlib import Path
 import numpy as np
 
 from pytest_bvtest.cli import main as bvtest
+from pytest_bvtest.io.predictions import read_documents
 from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run
 from pytest_bvtest.judging.pipeline import evaluate_spec
+from pytest_bvtest.judging.predictions import predicted_grades
+from pytest_bvtest.predictor import predict
 from pytest_bvtest.spec.reader import load_spec
+from pytest_bvtest.stats.predictions import stratified_sample
 
 SEED = 20261128
 SHARED_DATA = Path(os.environ.get("BVTEST_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -98,6 +112,8 @@ class Scenario:
     fuller: Path
     runs: dict[str, Path]
     changes: list[Change] = field(default_factory=list)
+    #: The documents' texts (docno to text), where the collection has them: what the shipped predictor compares.
+    texts: Path | None = None
 
 
 @dataclass
@@ -282,6 +298,21 @@ def dl19_sparse(folder: Path) -> Scenario:
     return scenario
 
 
+EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
+
+
+def example(folder: Path) -> Scenario:
+    """The example project (Python stdlib docs, texts known): qrels kept to the top 5 of production and bm25-alt,
+    against its qrels (every top 10 of its five runs judged)."""
+    runs = {path.stem: path for path in sorted((EXAMPLE / "runs").glob("*.run"))}
+    full = EXAMPLE / "eval" / "qrels.txt"
+    partial = pooled(full, [runs["production"], runs["bm25-alt"]], 5, folder / "example-pool.qrels")
+    scenario = Scenario("example pool5", partial, full, runs, texts=EXAMPLE / "corpus" / "stdlib_docs.jsonl")
+    _every_pair(scenario)
+    _with_harms(scenario, folder, ("production",), tuple(runs))
+    return scenario
+
+
 def dl_hard(folder: Path) -> Scenario:
     base = SHARED_DATA / "dl_hard" / "dataset"
     runs = {path.name.removesuffix(".run.gz"): path for path in (base / "baselines" / "doc").glob("*.run.gz")}
@@ -298,7 +329,7 @@ def dl_hard(folder: Path) -> Scenario:
     return scenario
 
 
-SCENARIOS = {"covid": covid, "dl19": dl19, "dlhard": dl_hard, "sparse": dl19_sparse}
+SCENARIOS = {"covid": covid, "dl19": dl19, "dlhard": dl_hard, "sparse": dl19_sparse, "example": example}
 
 
 def _spec(folder: Path, scenario: Scenario, change: Change, qrels: Path, judgments: str, cache: Path) -> Path:
@@ -344,6 +375,60 @@ def judge(scenario: Scenario, change: Change, folder: Path, judgments: str, cach
             for gate in gates
         },
     )
+
+
+def predictions(scenario: Scenario, folder: Path, mode: str) -> tuple[Path, dict[str, object]]:
+    """A predictions file for ``scenario``: every unjudged top-10 document of its runs and 200 judged ones (stratified
+    by grade), graded by ``mode`` (``shipped``, ``oracle``, ``random``); and its agreement with people."""
+    partial, fuller = read_qrels(scenario.partial).judgments, read_qrels(scenario.fuller).judgments
+    unjudged = sorted(
+        {
+            (qid, docno)
+            for path in scenario.runs.values()
+            for qid, docnos in _top10(path).items()
+            if qid in partial
+            for docno in docnos
+            if docno not in partial[qid]
+        }
+    )
+    judged = sorted((qid, docno, grade) for qid, grades in partial.items() for docno, grade in grades.items())
+    sample = [judged[k][:2] for k in stratified_sample([grade for *_, grade in judged], 200, SEED)]
+    pairs = sorted(set(unjudged) | set(sample))
+    top = max(max(grades.values()) for grades in partial.values())
+    if mode == "shipped":
+        real = sorted(
+            {
+                str(scenario.runs[name])
+                for change in scenario.changes
+                if change.harm is None
+                for name in (change.candidate, change.reference)
+            }
+        )
+        texts = None if scenario.texts is None else read_documents(scenario.texts)
+        # by text where the collection has texts, else by the ranks of its real runs
+        grades = predict([(qid, docno, "") for qid, docno in pairs], partial, texts, [] if texts else real)
+    elif mode == "oracle":
+        grades = [min(top, max(0, fuller.get(qid, {}).get(docno, 0))) for qid, docno in pairs]
+    else:
+        grades = np.random.default_rng(SEED).integers(0, top + 1, size=len(pairs)).tolist()
+    path = folder / f"predicted-{mode}.tsv"
+    path.write_text(
+        "topic\tdocno\tpredicted\n" + "".join(f"{q}\t{d}\t{g}\n" for (q, d), g in zip(pairs, grades) if g is not None)
+    )
+    measured = predicted_grades(path, read_qrels(scenario.partial), top)
+    return path, {
+        "predicted": len(measured.grades),
+        "sample": measured.sample,
+        "agreement": measured.agreement,
+        "kappa": measured.kappa,
+        "trust": measured.trust,
+    }
+
+
+def _with_predictions(judgments: str, path: Path) -> str:
+    """The specs' ``judgments:`` section with ``predictions:`` added."""
+    inner = judgments.strip().removeprefix("{").removesuffix("}").strip()
+    return "{" + ", ".join(part for part in (inner, f"predictions: {json.dumps(str(path))}") if part) + "}"
 
 
 def _top10(path: Path) -> dict[str, list[str]]:
@@ -423,11 +508,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--judgments", default="", help="the specs' `judgments:` section, as YAML (default: none)")
     parser.add_argument("--details", action="store_true", help="print every change's outcomes")
     parser.add_argument("--save", type=Path, help="write every change's gates (outcomes, P, truth) here as JSON")
+    parser.add_argument(
+        "--predict",
+        choices=("shipped", "oracle", "random"),
+        help="CI also reads predicted grades (docs/predictions.md)",
+    )
     arguments = parser.parse_args(argv)
     if not SHARED_DATA.is_dir():
         raise SystemExit(f"needs the shared data at {SHARED_DATA} (or BVTEST_SHARED_DATA)")
     results: dict[str, list[Outcome]] = {}
     relevance: dict[str, dict[str, float]] = {}
+    agreement: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-judgments-") as scratch:
         root = Path(scratch)
         cache = root / "cache"
@@ -436,9 +527,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             folder.mkdir()
             scenario = SCENARIOS[key](folder)
             relevance[scenario.name] = relevance_of_unjudged(scenario)
-            results[scenario.name] = [
-                judge(scenario, change, folder, arguments.judgments, cache) for change in scenario.changes
-            ]
+            judgments = arguments.judgments
+            if arguments.predict:
+                path, agreement[scenario.name] = predictions(scenario, folder, arguments.predict)
+                judgments = _with_predictions(judgments, path)
+            results[scenario.name] = [judge(scenario, change, folder, judgments, cache) for change in scenario.changes]
             if arguments.details:
                 for outcome in results[scenario.name]:
                     truth = "pass" if outcome.truth_passed else "FAIL"
@@ -467,7 +560,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                 indent=1,
             )
         )
-    print(f"judgments: {arguments.judgments or '(defaults)'}; gates: the README's four on nDCG@10; seed {SEED}\n")
+    predicted = f"; predictions: {arguments.predict}" if arguments.predict else ""
+    print(
+        f"judgments: {arguments.judgments or '(defaults)'}{predicted}; gates: the README's four on nDCG@10; "
+        f"seed {SEED}\n"
+    )
     print(
         _table(
             [
@@ -495,6 +592,24 @@ def main(argv: Sequence[str] | None = None) -> None:
             ],
         )
     )
+    if agreement:
+        print()
+        print(
+            _table(
+                ["scenario", "predicted unjudged", "judged sample", "agreement", "kappa", "trusted at"],
+                [
+                    [
+                        name,
+                        values["predicted"],
+                        values["sample"],
+                        "-" if values["agreement"] is None else f"{values['agreement']:.0%}",
+                        "-" if values["kappa"] is None else f"{values['kappa']:.2f}",
+                        f"{values['trust']:.2f}",
+                    ]
+                    for name, values in agreement.items()
+                ],
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -185,6 +185,7 @@ def example_spec(tmp_path: Path) -> Path:
     for key in ("qrels", "topics", "candidate"):
         document[key] = str(EXAMPLE / document[key])
     document["baselines"] = {name: str(EXAMPLE / path) for name, path in document["baselines"].items()}
+    document["judgments"]["documents"] = str(EXAMPLE / document["judgments"]["documents"])
     spec = tmp_path / "bvtest.yaml"
     spec.write_text(yaml.safe_dump(document))
     return spec

@@ -251,6 +251,7 @@ def test_calibrate_says_how_often_the_gates_fail_an_equal_change_together_and_ke
     for key in ("qrels", "topics", "candidate"):
         document[key] = str(EXAMPLE / document[key])
     document["baselines"] = {name: str(EXAMPLE / path) for name, path in document["baselines"].items()}
+    document["judgments"]["documents"] = str(EXAMPLE / document["judgments"]["documents"])
     spec = tmp_path / "bvtest.yaml"
     together = {}
     for family in (False, True):
@@ -325,11 +326,18 @@ def test_check_without_a_candidate_for_the_gates_is_an_input_error(
     """`bvtest check` of the example spec without its candidate line exited 0 with no gate judged."""
     spec = tmp_path / "bvtest.yaml"
     text = (
-        (EXAMPLE / "bvtest.yaml").read_text().replace("eval/", f"{EXAMPLE}/eval/").replace("runs/", f"{EXAMPLE}/runs/")
+        (EXAMPLE / "bvtest.yaml")
+        .read_text()
+        .replace("eval/", f"{EXAMPLE}/eval/")
+        .replace("runs/", f"{EXAMPLE}/runs/")
+        .replace("corpus/", f"{EXAMPLE}/corpus/")
     )
     spec.write_text("".join(line for line in text.splitlines(keepends=True) if not line.startswith("candidate:")))
     assert main(["check", str(spec), "--no-cache"]) == 2
-    assert capsys.readouterr().err.startswith(f"bvtest: error: {spec}:14: gates: the spec has 4 gates but no candidate")
+    line = spec.read_text().splitlines().index("gates:") + 1
+    assert capsys.readouterr().err.startswith(
+        f"bvtest: error: {spec}:{line}: gates: the spec has 4 gates but no candidate"
+    )
     assert main(["check", str(spec), "--no-cache", "--run", str(EXAMPLE / "runs" / "candidate-pass.run")]) == 0
     assert main(["report", str(spec), "--no-cache"]) == 0  # the analysis needs no candidate
 

@@ -278,3 +278,50 @@ def test_a_tie_straddling_the_judging_depth_lists_its_unjudged_documents_in_trec
     (found,) = lifts.values()
     assert dict(found.documents["q"]) == {"u-b": 10}
     assert found.rank("q", "u-b") == 10 and found.rank("q", "u-a") == 11
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_integer_keyed_judgments_equal_the_lookup_per_row_on_shared_document_pools(seed):
+    # Documents recur across topics (a shared id pool), the qrels judge documents of other topics, docnos the run
+    # cannot hold (longer than its longest, not ASCII) and every grade from -2: the join on 64-bit keys must find
+    # exactly the rows and grades a lookup of each row in its own topic's judgments finds.
+    rng = np.random.default_rng(seed)
+    topics = [f"t{j}" for j in range(int(rng.integers(1, 40)))]
+    lengths = rng.integers(0, 80, size=len(topics))
+    pool = np.array([f"doc{number}" for number in range(120)])
+    docnos = np.concatenate([rng.choice(pool, size=length, replace=False) for length in lengths]).astype("S8")
+    judgments = {
+        qid: {
+            **{str(docno): int(grade) for docno, grade in zip(rng.choice(pool, size=30), rng.integers(-2, 4, size=30))},
+            "a-docno-longer-than-any": 1,
+            "dôc1": 2,
+        }
+        for qid in topics
+    }
+    stops = np.cumsum(lengths)
+    keyed = columnar._judged_rows(judgments, topics, stops, docnos)
+    assert keyed is not None
+    rows, grades = columnar._judged_rows_by_lookup(judgments, topics, stops, docnos.astype(str).tolist())
+    assert sorted(zip(keyed[0].tolist(), keyed[1].tolist())) == list(zip(rows.tolist(), grades.tolist()))
+    assert rows.size > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ranks_found_with_arrays_equal_each_topic_ranked_in_python(seed, tmp_path):
+    # trec_eval's order (C floats descending, ties by docno descending) on tie-heavy runs read as bytes: every
+    # document's rank joined and ranked with arrays equals its topic's ranking sorted in Python; 0 where not retrieved
+    from pytest_bvtest.scoring.lifts import _Ranker
+
+    _, run = random_qrels_and_run(seed)
+    path = tmp_path / "random.run"
+    with open(path, "w", encoding="ascii") as handle:
+        for qid, ranking in run.scores.items():
+            handle.writelines(f"{qid} Q0 {docno} 0 {score!r} random\n" for docno, score in ranking.items())
+    columns = read_run_columns(path)
+    assert isinstance(columns.docnos, np.ndarray)
+    pairs = [(qid, f"d{number:03d}") for qid in [*run.scores, "absent"] for number in range(0, 460, 3)]
+    pairs += [("q0", "dôc"), ("q0", "a-docno-longer-than-any-of-the-run")]
+    ranks = _Ranker(lambda: columns).of(pairs)
+    by_topic = _Ranker(lambda: columns)
+    assert ranks.tolist() == [by_topic(qid, docno) or 0 for qid, docno in pairs]
+    assert (ranks > 0).sum() > 10

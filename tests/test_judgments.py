@@ -531,15 +531,17 @@ def test_the_corners_read_the_runs_documents_kept_with_their_scores_never_the_ru
     monkeypatch.setattr(
         corners, "read_run_columns", lambda *args, **kwargs: read.append(args) or reading(*args, **kwargs)
     )
-    for use_cache in (False, True, True):  # documents kept from the evaluation; then filled into the cache, read
+    # documents kept from the evaluation; then filled into the cache; then read from it with the plausible verdicts,
+    # nothing drawn
+    for use_cache, drawn in ((False, True), (True, True), (True, False)):
         read.clear()
         evaluation = evaluate_spec(load_spec(cached), use_cache=use_cache)
-        assert len(read) == 2  # the ranks of the rank support: each run read when first asked
+        assert len(read) == (2 if drawn else 0)  # the ranks of the rank support: each run read when first asked
         assert [verdict.corners for verdict in evaluation.gates] == [verdict.corners for verdict in slow.gates]
         assert [verdict.plausible for verdict in evaluation.gates] == [verdict.plausible for verdict in slow.gates]
         assert sum(verdict.corners is not None for verdict in evaluation.gates) == 4
         assert documents_to_judge(evaluation) == slow_documents
-        assert len(read) == 2  # the judge file's ranks are those already read
+        assert len(read) == 2  # the judge file's ranks: those the gradings read, or read now
     assert len(list((tmp_path / ".cache").rglob("*.json"))) > 4 * 5
 
 

@@ -263,3 +263,53 @@ def test_a_candidate_with_nothing_judged_fails(tmp_path):
     gate = evaluation_document(evaluation)["evaluations"][0]["gates"][0]
     assert gate["sentence"].startswith("Fails whatever its numbers say")
     assert "the qrels judge none of the documents of" in gate["sentence"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_topics_distinct_gradings_found_in_one_sort_are_numpys_per_topic(seed):
+    # the draws' distinct gradings of each topic's documents, found for all topics at once as integers, equal
+    # numpy.unique(..., axis=0) topic by topic: the same rows in the same order, each draw's among them
+    from pytest_bvtest.scoring.lifts import _encoded_gradings
+
+    rng = np.random.default_rng(seed)
+    top = int(rng.integers(1, 4))
+    grades = (rng.random((int(rng.integers(1, 300)), 60)) < 0.3) * rng.integers(1, top + 1, size=(1, 60))
+    grades = grades.astype(np.int8)
+    columns = rng.permutation(60)
+    sizes = rng.integers(1, 9, size=12)
+    listed = [np.sort(part) for part in np.split(columns[: int(sizes.sum()) % 60 or 1], np.cumsum(sizes)[:-1])]
+    listed = [members for members in listed if members.size]
+    encoded = _encoded_gradings(grades, listed)
+    assert encoded is not None
+    for position, members in enumerate(listed):
+        distinct, inverse = np.unique(grades[:, members], axis=0, return_inverse=True)
+        found, each = encoded(position)
+        assert found.dtype == distinct.dtype and np.array_equal(found, distinct)
+        assert np.array_equal(each, inverse.reshape(-1))
+    assert _encoded_gradings(grades, [np.arange(60)] * 4) is None  # four topics of 60 documents: past 62 bits
+
+
+def test_a_check_whose_inputs_are_unchanged_reads_its_plausible_verdicts_from_the_cache(tmp_path, monkeypatch):
+    from pytest_bvtest.judging import pipeline
+
+    qrels, _, _ = hand_made(tmp_path)
+    write_qrels(tmp_path / "partial.qrels", qrels, {})
+    spec = hand_made_spec(tmp_path, "partial.qrels", "judgments: {draws: 300, seed: 5}\n")
+    spec.write_text(spec.read_text().replace("cache: false\n", ""))
+    drawn = evaluate_spec(load_spec(spec)).gates[0]
+    assert drawn.plausible is not None and drawn.plausible.draws > 0
+    # unchanged inputs: the verdict read back, number for number, without drawing a grading
+    monkeypatch.setattr(pipeline, "plausible_verdicts", None)
+    cached = evaluate_spec(load_spec(spec))
+    assert cached.gates[0].plausible == drawn.plausible and cached.gates[0].outcome == drawn.outcome
+    assert cached.gradings is not None and cached.gradings.pairs == evaluate_spec(load_spec(spec)).gradings.pairs
+    # a candidate run that changes (a document added below its top 5, its scores unchanged), another seed, other
+    # qrels: each is weighed again
+    for change in (
+        lambda: (tmp_path / "cand.run").write_text((tmp_path / "cand.run").read_text() + "6 Q0 extra 9 0.5 cand\n"),
+        lambda: spec.write_text(spec.read_text().replace("seed: 5", "seed: 6")),
+        lambda: write_qrels(tmp_path / "partial.qrels", qrels, {("5", "new"): 1}),
+    ):
+        change()
+        with pytest.raises(TypeError):  # plausible_verdicts is None: it was called
+            evaluate_spec(load_spec(spec))

@@ -124,7 +124,7 @@ def test_a_change_of_qrels_starts_a_new_segment_of_the_history(tmp_path: Path) -
     from pytest_bvtest.report.outputs import evaluation_document
 
     project = tmp_path / "project"
-    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".bvtest_cache", "trec", "tests", "corpus"))
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".bvtest_cache", "trec", "tests"))
     history = tmp_path / "history.jsonl"
     qrels = project / "eval" / "qrels.txt"
     lines = qrels.read_text(encoding="utf-8").splitlines(keepends=True)

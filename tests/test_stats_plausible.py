@@ -13,6 +13,7 @@ from pytest_bvtest.stats.plausible import (
     GRADES_STREAM,
     draw_discounts,
     draw_grades,
+    draw_group_discounts,
     grade_prior,
     grade_shares,
     judgments_to_settle,
@@ -107,3 +108,48 @@ def test_the_judgments_to_settle_a_linear_gate_are_found_by_their_effects():
     # a gate whose margin no document moves, and that sits on its limit, is never settled by judgments
     noise = rng.normal(0, 0.1, size=2000)
     assert judgments_to_settle(grades, noise, np.zeros(6), order, 0.95) is None
+
+
+def test_gradings_drawn_a_block_at_a_time_are_those_of_one_draw():
+    # the plausible verdicts draw their gradings a block at a time, in a block's memory: the same gradings, draw
+    # for draw, as one draw of them all
+    rng = np.random.default_rng(11)
+    shares = grade_shares(rng.integers(0, 5, size=(6, 3)))
+    groups = np.array([0, 1, 0, 2, 2, 1])
+    whole = draw_discounts(groups, 250, 0.4, 0.15, seed=9)
+    assert np.array_equal(whole, draw_group_discounts(3, 250, 0.4, 0.15, seed=9)[:, groups])
+    grades = draw_grades(shares, whole, seed=9)
+    blocks = [draw_grades(shares, whole[first : first + 100], seed=9, first=first) for first in (0, 100, 200)]
+    assert np.array_equal(np.concatenate(blocks), grades)
+    assert not np.array_equal(blocks[1], grades[:100])
+
+
+def settle_one_by_one(grades, margins, effects, order, confidence):
+    """The definition of judgments_to_settle, one document count at a time."""
+    grades = np.asarray(grades, dtype=float)[:, order]
+    terms = (grades - grades.mean(axis=0)) * effects[order]
+    rest = margins - margins.mean() - terms.sum(axis=1)
+    unknown = np.cumsum(terms[:, ::-1], axis=1)[:, ::-1]
+    z = float(stats.norm.ppf(confidence))
+    known = np.full(len(margins), float(margins.mean()))
+    for judged in range(1, len(order) + 1):
+        known = known + terms[:, judged - 1]
+        remaining = unknown[:, judged] if judged < len(order) else np.zeros(len(margins))
+        if np.mean(np.abs(known) >= z * float(np.std(remaining + rest))) >= 0.5:
+            return judged
+    return None
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_judgments_to_settle_equal_the_count_found_one_document_at_a_time(seed):
+    # blocks of counts at once (a gate of 140,000 unjudged documents tried each count in a Python loop): the same
+    # count, also past a block's end, and None alike
+    rng = np.random.default_rng(seed)
+    draws, documents = int(rng.integers(20, 300)), int(rng.integers(1, 200))
+    grades = rng.integers(0, 3, size=(draws, documents))
+    effects = rng.normal(0, 1, size=documents) * (rng.random(documents) < 0.3) * 10.0 ** rng.integers(-3, 0)
+    margins = rng.normal(0, 1) * 0.05 + (grades - grades.mean(axis=0)) @ effects + rng.normal(0, 0.02, size=draws)
+    order = rng.permutation(documents)
+    for confidence in (0.9, 0.95, 0.99):
+        expected = settle_one_by_one(grades, margins, effects, order, confidence)
+        assert judgments_to_settle(grades, margins, effects, order, confidence) == expected

@@ -12,7 +12,7 @@ import shutil
 import sys
 import textwrap
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TextIO
@@ -23,6 +23,7 @@ from pytest_bvtest.errors import BvtestError, InputError, short_list
 
 if TYPE_CHECKING:
     from pytest_bvtest.judging.decision import Verdict
+    from pytest_bvtest.judging.documents import DocumentToJudge
     from pytest_bvtest.judging.evaluation import Evaluation
     from pytest_bvtest.spec.model import CalibrationSpec, RunFile, Spec
 
@@ -291,6 +292,28 @@ def _parser() -> argparse.ArgumentParser:
     judge.add_argument(
         "--force", action="store_true", help="write over FILE even when it holds grades, or is not a judge file"
     )
+    judge.add_argument(
+        "--predict",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="CMD",
+        help="also run a predictor on the documents to judge and on a sample of judged ones (CMD, or the spec's "
+        "judgments.predictor), and write its grades to the predictions file (docs/predictions.md)",
+    )
+    judge.add_argument(
+        "--predictions",
+        default=None,
+        metavar="FILE",
+        help="where --predict writes the predicted grades (default: the spec's judgments.predictions)",
+    )
+    judge.add_argument(
+        "--predict-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long the predictor may run (default 3600)",
+    )
     judge.add_argument("--no-cache", action="store_true", help="do not use the per-topic score cache")
     judge.add_argument(
         "--allow-outside-project", action="store_true", help="allow the spec's cache folder outside the project"
@@ -517,6 +540,9 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
 def _judge(arguments: argparse.Namespace, out: TextIO) -> int:
     """Write the documents to judge: the unjudged documents of the candidate's and its references' top d, by
     leverage, with an empty grade column (docs/judgments.md)."""
+    from dataclasses import replace
+
+    from pytest_bvtest.io.predictions import read_documents
     from pytest_bvtest.judging.documents import documents_to_judge, require_gates_to_judge
     from pytest_bvtest.judging.pipeline import evaluate_spec, require_candidate_for_gates, spec_under_test
     from pytest_bvtest.report.judgefile import check_judge_file_path, judge_file_text, write_judge_file
@@ -526,9 +552,13 @@ def _judge(arguments: argparse.Namespace, out: TextIO) -> int:
     spec = spec_under_test(arguments.spec, arguments.run)
     require_candidate_for_gates(spec)
     require_gates_to_judge(spec)
+    predicting = _prediction_target(arguments, spec)
     if not to_stdout:
         check_output_paths({"-o": arguments.output}, [spec])
         check_judge_file_path(arguments.output, force=arguments.force)
+    if predicting is not None and spec.judgments.predictions is not None and not spec.judgments.predictions.exists():
+        # the first prediction: nothing to read yet
+        spec = replace(spec, judgments=replace(spec.judgments, predictions=None))
     evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, allow_outside=arguments.allow_outside_project)
     documents = documents_to_judge(evaluation)
     undecided = sum(verdict.undecided for verdict in evaluation.gates)
@@ -536,13 +566,93 @@ def _judge(arguments: argparse.Namespace, out: TextIO) -> int:
         f"{len(documents):,} unjudged document{'' if len(documents) == 1 else 's'} to judge, most settling first; "
         f"{undecided} of {len(evaluation.gates)} gates undecided"
     )
+    texts = None if spec.judgments.documents is None else read_documents(spec.judgments.documents)
+    if predicting is not None:
+        said_predicted = _predict(arguments, evaluation, documents, texts, *predicting)
+        (_say if to_stdout else lambda line: out.write(line + "\n"))(said_predicted)
     if to_stdout:  # the file itself on stdout, as it is (ids must round-trip); what was written on stderr
-        out.write(judge_file_text(evaluation, documents, spec.folder / "judgments.tsv"))
+        out.write(judge_file_text(evaluation, documents, spec.folder / "judgments.tsv", texts))
         _say(f"bvtest: wrote the judge file to standard output: {said}")
         return EXIT_OK
-    write_judge_file(arguments.output, evaluation, documents, force=arguments.force)
+    write_judge_file(arguments.output, evaluation, documents, force=arguments.force, texts=texts)
     out.write(f"wrote {arguments.output}: {said}\n")
     return EXIT_OK
+
+
+def _prediction_target(arguments: argparse.Namespace, spec: Spec) -> tuple[str, Path] | None:
+    """``judge --predict``'s command and the predictions file it writes (``None`` without --predict); refuses a
+    missing command or file, and a file that is not a predictions file (unless --force)."""
+    from pytest_bvtest.io.predictions import PREDICTIONS_MARK
+
+    if arguments.predict is None:
+        return None
+    command = arguments.predict or spec.judgments.predictor
+    if not command:
+        raise InputError(
+            "--predict names no command and the spec has no `judgments: {predictor: ...}`",
+            path=spec.path,
+            hint='pass --predict "python -m team.judge", or add the predictor to the spec',
+        )
+    target = Path(arguments.predictions) if arguments.predictions is not None else spec.judgments.predictions
+    if target is None:
+        raise InputError(
+            "--predict needs a predictions file to write",
+            path=spec.path,
+            hint="pass --predictions predicted.tsv, or add `judgments: {predictions: predicted.tsv}` to the spec",
+        )
+    if target.is_file() and not arguments.force:
+        with target.open(encoding="utf-8", errors="replace") as handle:
+            first = handle.readline()
+        if not first.startswith(PREDICTIONS_MARK):
+            raise InputError(
+                "exists and is not a predictions file bvtest wrote: it is not replaced",
+                path=target,
+                hint="name another file, or --force",
+            )
+    return command, target
+
+
+def _predict(
+    arguments: argparse.Namespace,
+    evaluation: Evaluation,
+    documents: Sequence[DocumentToJudge],
+    texts: Mapping[str, str] | None,
+    command: str,
+    target: Path,
+) -> str:
+    """Run the predictor on the documents to judge and a sample of judged ones, write its grades to ``target``
+    (atomically) and say how far it agrees with people."""
+    from pytest_bvtest.io.predictions import PREDICTOR_TIMEOUT, predictions_text, run_predictor
+    from pytest_bvtest.io.qrels import read_qrels_files
+    from pytest_bvtest.io.textfiles import atomic_write_text
+    from pytest_bvtest.judging.documents import predictor_rows
+    from pytest_bvtest.judging.predictions import predicted_grades
+
+    spec = evaluation.spec
+    qrels = spec.qrels_judgments if spec.qrels_judgments is not None else read_qrels_files(spec.qrels_files())
+    top_grade = max(1, max(max(grades.values(), default=0) for grades in qrels.judgments.values()))
+    rows, judged = predictor_rows(evaluation, documents, qrels, texts)
+    if not rows:
+        return "no document to predict: nothing is unjudged where a gate reads"
+    timeout = PREDICTOR_TIMEOUT if arguments.predict_timeout is None else arguments.predict_timeout
+    grades = run_predictor(command, rows, top_grade, timeout, spec.folder)
+    atomic_write_text(target, predictions_text(grades, command, judged, len(rows) - judged))
+    measured = predicted_grades(target, qrels, top_grade)
+    agreement = (
+        "none of the judged documents was graded, so nothing measures it"
+        if measured.agreement is None
+        else f"it agrees with people on {measured.agreement:.0%} of {measured.sample:,} judged documents, "
+        f"κ {measured.kappa:.2f}"
+        + (
+            f", trusted at {measured.trust:.2f}"
+            if measured.used
+            else " (no better than chance: its grades will change nothing)"
+        )
+    )
+    return (
+        f"wrote {target}: {len(measured.grades):,} predicted grades of unjudged documents "
+        f"({len(rows) - len(grades):,} left out by the predictor); {agreement}"
+    )
 
 
 def _history(arguments: argparse.Namespace, out: TextIO) -> int:

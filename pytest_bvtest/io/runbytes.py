@@ -472,13 +472,19 @@ def docno_keys(docnos: np.ndarray) -> np.ndarray:
     return keys
 
 
+def topic_docno_keys(topic: np.ndarray, docnos: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each (topic index, docno) pair (``docnos`` a :class:`numpy.bytes_` array): the docno's
+    :func:`docno_keys` plus a multiple of the topic. Different pairs can share a key (rarely): every use verifies its
+    matches on the pairs themselves."""
+    return docno_keys(docnos) + topic.astype(np.uint64) * _TOPIC_MULTIPLIER
+
+
 def _has_repeated_docno(lengths: np.ndarray, docnos: np.ndarray) -> bool:
     """Whether a docno appears twice within one topic (rows grouped by topic, ``lengths`` per topic).
 
     Rows whose (topic, docno key) pairs collide are checked exactly, so a hash collision never counts.
     """
-    keys = docno_keys(docnos)
-    keys += np.repeat(np.arange(lengths.size, dtype=np.uint64) * _TOPIC_MULTIPLIER, lengths)
+    keys = topic_docno_keys(np.repeat(np.arange(lengths.size), lengths), docnos)
     sorted_keys = np.sort(keys)
     repeated = sorted_keys[1:][sorted_keys[1:] == sorted_keys[:-1]]  # sorted: each distinct value once below
     # (numpy.unique would import numpy.ma, 12 ms of every evaluation's start)

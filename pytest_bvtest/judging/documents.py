@@ -10,15 +10,18 @@ expected to settle the verdict soonest).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_bvtest.errors import InputError
+from pytest_bvtest.io.predictions import PredictorRow
+from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import Evaluation
 from pytest_bvtest.judging.leverage import gate_moves, gate_pairs
 from pytest_bvtest.judging.plausible import PlausibleGradings
 from pytest_bvtest.spec.model import RepeatedRuns, ScoreTableFile, SingleSource, Source, Spec
+from pytest_bvtest.stats.predictions import stratified_sample
 
 #: A move smaller than this is floating-point noise: the document cannot move the gate.
 NEGLIGIBLE = 1e-12
@@ -161,3 +164,35 @@ def _uncertainty(gradings: PlausibleGradings | None, pair: tuple[str, str]) -> f
     if at is None:
         return 1.0
     return float(gradings.grade_spread[at]) / (gradings.top_grade / 2.0)
+
+
+#: How many judged documents a predictor grades beside the documents to judge: its agreement with people is
+#: measured on them (docs/predictions.md).
+PREDICTOR_SAMPLE = 200
+
+
+def predictor_rows(
+    evaluation: Evaluation,
+    documents: Sequence[DocumentToJudge],
+    qrels: Qrels,
+    texts: Mapping[str, str] | None,
+    sample: int = PREDICTOR_SAMPLE,
+) -> tuple[list[PredictorRow], int]:
+    """What a predictor grades (docs/predictions.md): the documents to judge and a seeded sample of ``sample``
+    judged documents of their topics, stratified by grade (:func:`~pytest_bvtest.stats.predictions.stratified_sample`,
+    seeded with ``judgments.seed``), sorted by topic and docno so that nothing tells the predictor which are judged;
+    and how many of them are judged."""
+    topics = {document.topic for document in documents}
+    judged = sorted(
+        (topic, docno, grade)
+        for topic, grades in qrels.judgments.items()
+        if topic in topics
+        for docno, grade in grades.items()
+    )
+    chosen = stratified_sample([grade for _, _, grade in judged], sample, evaluation.spec.judgments.seed)
+    pairs = sorted({(document.topic, document.docno) for document in documents} | {judged[k][:2] for k in chosen})
+    rows = [
+        PredictorRow(topic, evaluation.texts.get(topic), docno, None if texts is None else texts.get(docno))
+        for topic, docno in pairs
+    ]
+    return rows, len(chosen)

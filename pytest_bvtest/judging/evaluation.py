@@ -18,6 +18,7 @@ from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.guards import Guard
 from pytest_bvtest.judging.judgments import MeasureJudgments, UnjudgedDocuments
 from pytest_bvtest.judging.plausible import PlausibleGradings
+from pytest_bvtest.judging.predictions import PredictedGrades
 from pytest_bvtest.judging.variations import MVE_INTER_TOPIC, MeanVarianceDetails
 from pytest_bvtest.scoring.cache import ScoreCache
 from pytest_bvtest.scoring.matrix import ScoreMatrix
@@ -152,6 +153,8 @@ class Evaluation:
     unjudged: UnjudgedDocuments | None = None
     #: The plausible gradings the gates whose corners disagree were weighed over (``None`` when none was).
     gradings: PlausibleGradings | None = None
+    #: The predicted grades of ``judgments.predictions``, read against the qrels (``None`` without them).
+    predictions: PredictedGrades | None = None
 
     @property
     def simulation(self) -> SimulationResult | None:

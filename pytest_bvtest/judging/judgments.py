@@ -209,6 +209,24 @@ class Corners:
 
 
 @dataclass(frozen=True)
+class Predicted:
+    """Predicted grades among a gate's unjudged documents (docs/predictions.md): ``documents`` of them have one;
+    the predictor agrees with people on ``agreement`` of ``sample`` judged documents, Cohen's ``kappa``; ``trust``,
+    the exponent its likelihoods were tempered by (kappa's lower confidence bound); ``used`` when that is above 0
+    (else its grades changed nothing)."""
+
+    documents: int
+    sample: int
+    agreement: float | None
+    kappa: float | None
+    trust: float
+
+    @property
+    def used(self) -> bool:
+        return self.trust > 0.0
+
+
+@dataclass(frozen=True)
 class Plausibility:
     """A gate weighed over plausible gradings of the unjudged documents (docs/mathematics.md §10).
 
@@ -217,7 +235,9 @@ class Plausibility:
     relevant with probability ``relevant`` on average (the prior, its pool-bias ``discount``), where the judged
     documents of those top d are relevant ``judged_relevant`` of the time. ``settle``: how many of them, judged in
     the order of the documents to judge, are expected to settle it (``None``: not even all of them in half of the
-    gradings). Decided when ``P`` is at least ``confidence`` or at most ``1 - confidence``.
+    gradings). Decided when ``P`` is at least ``confidence`` or at most ``1 - confidence``. ``predicted``: the
+    predicted grades among its documents, and how far the predictor agrees with people (``None`` without a
+    predictions file).
     """
 
     draws: int
@@ -230,6 +250,7 @@ class Plausibility:
     relevant: float
     judged_relevant: float
     settle: int | None = None
+    predicted: Predicted | None = None
 
     @property
     def probability(self) -> float:

@@ -9,9 +9,10 @@ is what every report is written from.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,9 @@ from pytest_bvtest.judging.judgments import (
     measure_judgments,
 )
 from pytest_bvtest.judging.limits import gate_limits, joint_false_alarms
-from pytest_bvtest.judging.plausible import plausible_verdicts
+from pytest_bvtest.judging.plausible import plausible_from_payload, plausible_payload, plausible_verdicts
 from pytest_bvtest.judging.power import gate_powers
+from pytest_bvtest.judging.predictions import predicted_grades
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
     MVE_INTER_TOPIC,
@@ -203,9 +205,30 @@ def evaluate_spec(
     family = spec.analysis.calibration.family
     gates = [gates for _, gates in evaluated]
     cornered = judgment_corners(spec, corners, gates, texts, family, segments)
-    plausible, gradings = plausible_verdicts(
-        spec, corners, gates, cornered, family, _top_grade(qrels), segments, cache if cache.enabled else None
+    predictions = (
+        None
+        if spec.judgments.predictions is None
+        else predicted_grades(spec.judgments.predictions, qrels, _top_grade(qrels))
     )
+    key = _plausible_key(spec, cache, qrels, gated, segments) if corners.documents is not None else None
+    weighed = None if key is None else cache.get_entry(key)
+    known = None if weighed is None else plausible_from_payload(weighed, [len(row) for row in gates])
+    if known is not None:
+        plausible, gradings = known
+    else:
+        plausible, gradings = plausible_verdicts(
+            spec,
+            corners,
+            gates,
+            cornered,
+            family,
+            _top_grade(qrels),
+            segments,
+            cache if cache.enabled else None,
+            predictions,
+        )
+        if key is not None:
+            cache.put_entry(key, plausible_payload(plausible, gradings))
     verdicts = judge_gates(
         gates, [measure.guards for measure, _ in evaluated], family, cornered, spec.judgments.undecided, plausible
     )
@@ -218,7 +241,66 @@ def evaluate_spec(
         texts=texts,
         unjudged=corners.documents,
         gradings=gradings,
+        predictions=predictions,
     )
+
+
+def _plausible_key(
+    spec: Spec, cache: ScoreCache, qrels: Qrels | None, gated: Sequence[GatedMeasure], segments: Mapping[str, str]
+) -> str | None:
+    """The cache key of what the plausible verdicts find (:func:`~.plausible.plausible_verdicts`), a function of the
+    spec (every setting, gate and file name), the score matrices with their settings and judged shares, the segments,
+    the qrels' digest, the digests of every run file whose documents are graded (the candidate's and each baseline's:
+    a reference's) and of the predictions file: the draws cost more than the rest of a cached check, and the same
+    inputs draw the same gradings. ``None`` (not cached) when the cache is off or a run or the qrels are held in
+    memory, without a digest."""
+    if not cache.enabled or qrels is None or not qrels.sha256 or spec.qrels_judgments is not None:
+        return None
+    digest = hashlib.blake2b(digest_size=20)
+    for source in spec.sources():
+        runs = source.runs if isinstance(source, RepeatedRuns) else (source,)
+        for run in runs:
+            if not isinstance(run, RunFile | ScoreTableFile):
+                return None
+            digest.update(f"{run!r}\0{cache.file_digest(run.path)}\0".encode())
+    if spec.judgments.predictions is not None and spec.judgments.predictions.exists():
+        digest.update(f"predictions\0{cache.file_digest(spec.judgments.predictions)}\0".encode())
+    settings = {item.name: getattr(spec, item.name) for item in fields(spec) if item.name not in _UNREAD_SPEC_FIELDS}
+    _digest_value(digest, [settings, qrels.sha256, sorted(segments.items())])
+    for measure in gated:
+        _digest_value(digest, [measure.matrix, measure.settings, measure.judgments, measure.gates])
+    return ScoreCache.key(digest.hexdigest(), qrels.sha256, "plausible verdicts", None)
+
+
+#: What the spec holds but the plausible verdicts do not read: each key's line, and the judgments in memory (never
+#: cached).
+_UNREAD_SPEC_FIELDS = ("lines", "qrels_judgments")
+
+
+def _digest_value(digest: Any, value: object) -> None:
+    """Feed ``value`` to ``digest`` whole: dataclasses field by field, mappings and sequences item by item, arrays by
+    their bytes (their repr elides the middle of a long one), anything else by its repr."""
+    if isinstance(value, np.ndarray):
+        digest.update(f"array {value.dtype} {value.shape}\0".encode())
+        digest.update(np.ascontiguousarray(value).tobytes())
+    elif is_dataclass(value) and not isinstance(value, type):
+        digest.update(f"{type(value).__qualname__}(\0".encode())
+        _digest_value(digest, {item.name: getattr(value, item.name) for item in fields(value)})
+    elif isinstance(value, Mapping):
+        digest.update(b"{\0")
+        for key, item in value.items():
+            _digest_value(digest, key)
+            _digest_value(digest, item)
+        digest.update(b"}\0")
+    elif isinstance(value, set | frozenset):  # in an order that does not depend on the process's string hashing
+        _digest_value(digest, sorted(value, key=repr))
+    elif isinstance(value, list | tuple):
+        digest.update(b"[\0")
+        for item in value:
+            _digest_value(digest, item)
+        digest.update(b"]\0")
+    else:
+        digest.update(f"{type(value).__qualname__} {value!r}\0".encode())
 
 
 def _top_grade(qrels: Qrels | None) -> int:

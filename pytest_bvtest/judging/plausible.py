@@ -17,6 +17,9 @@ tenth to a quarter of them reach it. So a gate whose corners disagree is weighed
    gradings), its limit family-wise with the gates that share its swaps, and the rule of every gate
    (:func:`~.decision.judgement`); as at a corner, the candidate and the gate's reference take the grading, every
    other system stays as judged;
+   A document with a predicted grade (``judgments.predictions``, :mod:`.predictions`) is drawn from its prior refined
+   by Bayes' rule with the predictor's confusion with people (docs/mathematics.md §10, "Predicted grades"); a human
+   grade always wins (a judged document is not drawn);
 4. P, the share of gradings in which the gate passes, decides it: passed at ``P >= confidence``, failed at
    ``P <= 1 - confidence``, undecided between (:class:`Plausibility`). The gradings are judged :data:`DRAW_BATCH` at a
    time, and no more once every gate's side is settled beyond a risk of 0.1%
@@ -29,7 +32,7 @@ Nothing is drawn for a gate whose corners agree with its verdict as judged: its 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -37,19 +40,21 @@ import numpy as np
 from pytest_bvtest.judging.corners import CornerWorlds, GatedMeasure
 from pytest_bvtest.judging.decision import judgement
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs, pending_gate_null
-from pytest_bvtest.judging.judgments import Corners, Plausibility, UnjudgedDocuments
+from pytest_bvtest.judging.judgments import Corners, Plausibility, Predicted, UnjudgedDocuments
 from pytest_bvtest.judging.leverage import gate_moves, gate_pairs
 from pytest_bvtest.judging.limits import gate_limits
+from pytest_bvtest.judging.predictions import PredictedGrades
 from pytest_bvtest.spec.model import JudgmentSettings, Spec
 from pytest_bvtest.stats.calibration import EXACT_TOPICS, PendingNull
 from pytest_bvtest.stats.plausible import (
-    draw_discounts,
     draw_grades,
+    draw_group_discounts,
     grade_shares,
     judgments_to_settle,
     rank_support,
     verdict_settled,
 )
+from pytest_bvtest.stats.predictions import refine_prior
 from pytest_bvtest.stats.swaps import SwapStore, read_swaps
 
 #: The swaps each grading's nulls are read from: the first of the evaluation's (a shorter draw of the same seed).
@@ -82,6 +87,49 @@ class PlausibleGradings:
         return {pair: k for k, pair in enumerate(self.pairs)}
 
 
+def plausible_payload(
+    found: Sequence[Sequence[Plausibility | None]], gradings: PlausibleGradings | None
+) -> dict[str, object]:
+    """What :func:`plausible_verdicts` found, as JSON (floats as Python writes them: read back exactly), so that a check
+    whose inputs are all unchanged reads it instead of drawing the gradings again (:func:`plausible_from_payload`)."""
+    return {
+        "found": [[None if weighed is None else asdict(weighed) for weighed in row] for row in found],
+        "gradings": None
+        if gradings is None
+        else {
+            "pairs": [list(pair) for pair in gradings.pairs],
+            "relevance": gradings.relevance.tolist(),
+            "grade_spread": gradings.grade_spread.tolist(),
+            "top_grade": gradings.top_grade,
+            "discount": gradings.discount,
+        },
+    }
+
+
+def plausible_from_payload(
+    payload: Mapping[str, object], shape: Sequence[int]
+) -> tuple[list[list[Plausibility | None]], PlausibleGradings | None] | None:
+    """:func:`plausible_payload` read back, for gates of ``shape`` (their number per measure); ``None`` when it does
+    not hold what it should."""
+    try:
+        found = [[None if row is None else Plausibility(**row) for row in rows] for rows in payload["found"]]  # type: ignore[union-attr]
+        held = payload["gradings"]
+        gradings = (
+            None
+            if held is None
+            else PlausibleGradings(
+                tuple((str(topic), str(docno)) for topic, docno in held["pairs"]),  # type: ignore[index]
+                np.array(held["relevance"], dtype=float),  # type: ignore[index]
+                np.array(held["grade_spread"], dtype=float),  # type: ignore[index]
+                int(held["top_grade"]),  # type: ignore[index]
+                float(held["discount"]),  # type: ignore[index]
+            )
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (found, gradings) if [len(row) for row in found] == list(shape) else None
+
+
 def _weighed(corners: Corners | None, passed: bool) -> bool:
     """Whether a gate is weighed over gradings: it has corners, and they do not both hold its verdict as judged."""
     return corners is not None and not corners.optimistic.passed == passed == corners.pessimistic.passed
@@ -96,9 +144,11 @@ def plausible_verdicts(
     top_grade: int,
     segments: Mapping[str, str] | None = None,
     store: SwapStore | None = None,
+    predictions: PredictedGrades | None = None,
 ) -> tuple[list[list[Plausibility | None]], PlausibleGradings | None]:
     """Each gate's :class:`Plausibility`, aligned with ``gates`` (``None`` for a gate whose corners agree with its
-    verdict as judged, or that has none), and the gradings they were weighed over (``None`` when none was)."""
+    verdict as judged, or that has none), and the gradings they were weighed over (``None`` when none was);
+    ``predictions`` refine the priors of the documents they grade."""
     found: list[list[Plausibility | None]] = [[None] * len(row) for row in gates]
     every = [inputs for row in gates for inputs in row]
     limits = gate_limits(every, family)
@@ -123,23 +173,37 @@ def plausible_verdicts(
         if any(flag and gate.reference in partners for gate, flag in zip(measure.gates, flags))
     ]
     pairs, shares, groups, support = _priors(worlds.measures, measures, documents, systems, top_grade)
-    discounts = draw_discounts(groups, settings.draws, settings.discount, settings.discount_sd, settings.seed)
-    grades = draw_grades(shares, discounts * support, settings.seed)
+    discounts = draw_group_discounts(
+        int(groups.max(initial=-1)) + 1, settings.draws, settings.discount, settings.discount_sd, settings.seed
+    )
+    likelihoods = None if predictions is None else predictions.likelihoods(pairs, top_grade + 1)
     priors = shares * (settings.discount * support)[:, np.newaxis]
     priors[:, 0] = 1.0 - priors[:, 1:].sum(axis=1)
-    drawn = {
-        (m, system): documents.lifts[worlds.measures[m].measure, system].drawn(pairs, grades)
-        for m in measures
-        for system in systems
-        if (worlds.measures[m].measure, system) in documents.lifts
-    }
+    if likelihoods is not None:
+        priors = refine_prior(priors, likelihoods)
     lean = _lean(spec)
     swaps = min(DRAW_SWAPS, spec.analysis.calibration.swaps or DRAW_SWAPS)
     universe = len(worlds.measures[0].topics)
     swaps = 2**universe if universe <= EXACT_TOPICS else swaps  # a null of few topics enumerates every swap
     outcomes: dict[tuple[int, int], list[tuple[bool, float]]] = {pair: [] for pair in wanted}
+    graded_batches = []
     for first in range(0, settings.draws, DRAW_BATCH):
         batch = range(first, min(settings.draws, first + DRAW_BATCH))
+        # a batch's gradings are drawn and scored when it is judged: most gates settle in the first few batches
+        batch_grades = draw_grades(
+            shares,
+            discounts[batch.start : batch.stop][:, groups] * support,
+            settings.seed,
+            first=batch.start,
+            likelihoods=likelihoods,
+        )
+        graded_batches.append(batch_grades)
+        drawn = {
+            (m, system): documents.lifts[worlds.measures[m].measure, system].drawn(pairs, batch_grades)
+            for m in measures
+            for system in systems
+            if (worlds.measures[m].measure, system) in documents.lifts
+        }
         for partner in partners:
             _judge_in_gradings(
                 lean, worlds, gates, every, starts, partner, drawn, batch, family, segments or {}, store, outcomes
@@ -149,6 +213,7 @@ def plausible_verdicts(
             for judged in outcomes.values()
         ):
             break
+    grades = np.concatenate(graded_batches)
     grade_values = np.arange(top_grade + 1, dtype=float)
     means = priors @ grade_values
     spread = np.sqrt(np.maximum(priors @ grade_values**2 - means**2, 0.0))
@@ -170,6 +235,15 @@ def plausible_verdicts(
             documents=len(own),
             relevant=float(gradings.relevance[columns].mean()) if len(own) else 0.0,
             judged_relevant=_judged_relevant(measure, inputs, documents, top_grade),
+            predicted=None
+            if predictions is None
+            else Predicted(
+                predictions.predicted(own),
+                predictions.sample,
+                predictions.agreement,
+                predictions.kappa,
+                predictions.trust,
+            ),
         )
         if weighed.decided is None:  # how many judgments would settle it: only an undecided gate asks
             graded = grades[: len(margins)][:, columns]
@@ -216,10 +290,8 @@ def _priors(
     shares = grade_shares(np.array([counts[topic] for topic in topics]).reshape(len(topics), top_grade + 1))
     labels: dict[frozenset[str], int] = {}
     groups = np.array([labels.setdefault(frozenset(holders[pair]), len(labels)) for pair in pairs], dtype=np.int64)
-    rankers = {system: lifts.rank for (_, system), lifts in lifted.items()}
-    ranks = np.array(
-        [[rankers[system](topic, docno) or 0 for system in rankers] for topic, docno in pairs], dtype=np.int64
-    ).reshape(len(pairs), len(rankers))
+    rankers = {system: lifts for (_, system), lifts in lifted.items()}
+    ranks = np.stack([lifts.ranks(pairs) for lifts in rankers.values()], axis=1).reshape(len(pairs), len(rankers))
     support = rank_support(ranks, deepest)
     return pairs, shares[[row[topic] for topic, _ in pairs]].reshape(len(pairs), top_grade + 1), groups, support
 
@@ -257,10 +329,11 @@ def _judge_in_gradings(
     store: SwapStore | None,
     outcomes: dict[tuple[int, int], list[tuple[bool, float]]],
 ) -> None:
-    """Judge the gates against ``partner`` under the gradings ``draws``: the candidate's and the partner's rows take the
-    grading's values, each cornered gate against the partner is computed again (its null read with the others of a
-    block of gradings, in one pass over the swaps), and the limits are set family-wise among the gates against the
-    partner. Appends ``(passed, margin)`` per grading to ``outcomes`` for the gates it holds."""
+    """Judge the gates against ``partner`` under the gradings ``draws`` (``drawn``: the values under those gradings,
+    the first of them in row 0): the candidate's and the partner's rows take the grading's values, each cornered gate
+    against the partner is computed again (its null read with the others of a block of gradings, in one pass over the
+    swaps), and the limits are set family-wise among the gates against the partner. Appends ``(passed, margin)`` per
+    grading to ``outcomes`` for the gates it holds."""
     candidate = spec.candidate_name
     assert candidate is not None
     again = [
@@ -272,6 +345,14 @@ def _judge_in_gradings(
     together = [position for position, inputs in enumerate(every) if inputs.gate.reference == partner]
     rows = [name for name in (candidate, partner) if name is not None]
     columns = {m: {topic: j for j, topic in enumerate(worlds.measures[m].topics)} for m in {m for m, _ in again}}
+    # each drawn row's topics as columns of its matrix, found once for every grading
+    placed = {
+        (m, system): (np.array([columns[m][topic] for topic in topics], dtype=np.int64), values)
+        for m in columns
+        for system in rows
+        if (m, system) in drawn
+        for topics, values in [drawn[m, system]]
+    }
     width = sum(len(worlds.measures[m].topics) for m, _ in again) * 8
     block = max(1, _BLOCK_CELLS // max(1, width))
     for first in range(draws.start, draws.stop, block):
@@ -283,13 +364,15 @@ def _judge_in_gradings(
                 matrix = worlds.measures[m].matrix
                 graded = {}
                 for system in rows:
-                    if (m, system) in drawn:
-                        topics, values = drawn[m, system]
+                    if (m, system) in placed:
+                        at, values = placed[m, system]
                         graded[system] = matrix.row(system).copy()
-                        graded[system][[columns[m][topic] for topic in topics]] = values[s]
+                        graded[system][at] = values[s - draws.start]
                 matrices[s, m] = matrix.with_rows(graded)
             for m, g in again:
                 measure = worlds.measures[m]
+                if measure.gates[g].false_alarm is None:
+                    continue  # a plain bound's null only reports its rate: a grading's pass does not read it
                 null = pending_gate_null(
                     spec, measure.gates[g], matrices[s, m], measure.settings, measure.matrix.index(candidate), segments
                 )
@@ -301,6 +384,10 @@ def _judge_in_gradings(
             for m, g in again:
                 measure = worlds.measures[m]
                 null = pending.get((s, m, g))
+                judged_null = every[starts[m] + g].null
+                drawn = None if null is None else null.null()
+                if drawn is None and measure.gates[g].false_alarm is None and judged_null is not None:
+                    drawn = judged_null.distribution  # the judged null stands in for a rate nothing reads here
                 graded[starts[m] + g] = gate_inputs(
                     spec,
                     measure.gates[g],
@@ -311,7 +398,7 @@ def _judge_in_gradings(
                     None,
                     {},
                     segments,
-                    drawn=None if null is None else null.null(),
+                    drawn=drawn,
                 )
             limits = gate_limits([graded[position] for position in together], family)
             limit_of = dict(zip(together, limits))

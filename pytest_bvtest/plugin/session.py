@@ -212,6 +212,7 @@ class SessionOutputs:
     def write_judge_file(self, session: pytest.Session) -> None:
         """``--bvtest-judge FILE``: the documents that decide the session's spec's gates, as ``bvtest judge`` writes
         them (the spec evaluated again, from the score cache). One spec's: its topics are its qrels' own."""
+        from pytest_bvtest.io.predictions import read_documents
         from pytest_bvtest.judging.documents import documents_to_judge, require_gates_to_judge
         from pytest_bvtest.judging.pipeline import evaluate_spec
         from pytest_bvtest.report.judgefile import write_judge_file
@@ -229,7 +230,8 @@ class SessionOutputs:
             require_gates_to_judge(spec)
             evaluation = evaluate_spec(spec, **evaluation_options(config))
             documents = documents_to_judge(evaluation)
-            write_judge_file(path, evaluation, documents)
+            texts = None if spec.judgments.documents is None else read_documents(spec.judgments.documents)
+            write_judge_file(path, evaluation, documents, texts=texts)
         except BvtestError as error:
             self.update_lines.append((f"bvtest: --bvtest-judge: {error}", True))
             session.exitstatus = pytest.ExitCode.USAGE_ERROR

@@ -96,6 +96,8 @@ def history_records(document: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "outcome": gate["outcome"],
                     "higher_is_better": gate.get("higher_is_better"),
                     "false_alarm_rate": (gate.get("calibration") or {}).get("rate"),
+                    # how many predicted grades the verdict rested on (docs/predictions.md): kept apart from the qrels
+                    "predicted": _predicted_grades(gate),
                 }
             )
             record["passed"] = record["passed"] and gate["passed"]
@@ -104,6 +106,12 @@ def history_records(document: Mapping[str, Any]) -> list[dict[str, Any]]:
             for system in evaluation["systems"]
         }
     return list(records.values())
+
+
+def _predicted_grades(gate: Mapping[str, Any]) -> int | None:
+    """How many predicted grades refined a gate's plausible gradings; ``None`` where none did."""
+    predicted = (((gate.get("judgments") or {}).get("plausible") or {}).get("predicted")) or {}
+    return predicted.get("documents") if predicted.get("used") else None
 
 
 def append_history(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> None:

@@ -229,6 +229,16 @@ def plausible_document(plausible: Plausibility) -> dict[str, Any]:
         "relevant": plausible.relevant,
         "judged_relevant": plausible.judged_relevant,
         "settle": plausible.settle,
+        "predicted": None
+        if plausible.predicted is None
+        else {
+            "documents": plausible.predicted.documents,
+            "sample": plausible.predicted.sample,
+            "agreement": plausible.predicted.agreement,
+            "kappa": plausible.predicted.kappa,
+            "trust": plausible.predicted.trust,
+            "used": plausible.predicted.used,
+        },
     }
 
 

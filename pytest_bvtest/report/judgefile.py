@@ -1,7 +1,8 @@
 """The judge file: the documents to judge (:mod:`pytest_bvtest.judging.documents`) as a TSV annotators fill in.
 
 One row per unjudged (topic, document) pair of the candidate's and its references' top d, by decreasing judging
-leverage, with an empty ``grade`` column, the query, the document's rank in each run and the gates it moves. The
+leverage, with an empty ``grade`` column, the query, the document's rank in each run, the gates it moves and, when the
+spec names the documents' texts (``judgments.documents``), the first 300 characters of its text. The
 qrels reader takes the filled-in file back (:func:`pytest_bvtest.io.qrels.read_qrels`, its judge form): list it in
 the spec's ``qrels`` after the official qrels. Written atomically, and never over a file holding a grade (what an
 annotator filled in) or a file that is not a judge file, unless asked.
@@ -10,7 +11,7 @@ annotator filled in) or a file that is not a judge file, unless asked.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pytest_bvtest.errors import InputError
@@ -32,11 +33,26 @@ def _moves(document: DocumentToJudge) -> str:
     )
 
 
+#: How much of a document's text the judge file shows (``judgments.documents``): enough to judge most at a glance.
+SNIPPET_CHARS = 300
+
+
+def _snippet(text: str | None) -> str:
+    """The first :data:`SNIPPET_CHARS` characters of a document's text, on one line (``-`` when it is unknown)."""
+    if text is None:
+        return "-"
+    cell = _cell(text)
+    return cell if len(cell) <= SNIPPET_CHARS else cell[: SNIPPET_CHARS - 3].rstrip() + "..."
+
+
 def judge_file_text(
-    evaluation: Evaluation, documents: Sequence[DocumentToJudge], path: str | os.PathLike[str] = "judgments.tsv"
+    evaluation: Evaluation,
+    documents: Sequence[DocumentToJudge],
+    path: str | os.PathLike[str] = "judgments.tsv",
+    texts: Mapping[str, str] | None = None,
 ) -> str:
     """The judge file of ``evaluation`` to be written at ``path``: a comment header saying what it is and how to use
-    it, then the TSV."""
+    it, then the TSV; with the documents' ``texts`` (``judgments.documents``), a snippet of each."""
     spec = evaluation.spec
     # the runs whose top d was read: the candidate and its gates' references (named even when nothing is unjudged)
     systems = list(dict.fromkeys(system for document in documents for system in document.ranks)) or [
@@ -59,7 +75,16 @@ def judge_file_text(
         "makes (of any gate's when none is undecided); the rows come by leverage weighted by how uncertain the "
         "document's grade is (one sure to be non-relevant settles nothing); gates: each gate it moves, by how much, "
         "and that share",
-        "\t".join((*JUDGE_COLUMNS, "leverage", "query", *(f"rank {system}" for system in systems), "gates")),
+        "\t".join(
+            (
+                *JUDGE_COLUMNS,
+                "leverage",
+                "query",
+                *(f"rank {system}" for system in systems),
+                "gates",
+                *(("text",) if texts is not None else ()),
+            )
+        ),
     ]
     rows = [
         "\t".join(
@@ -71,6 +96,7 @@ def judge_file_text(
                 _cell(document.query),
                 *("-" if document.ranks.get(system) is None else str(document.ranks[system]) for system in systems),
                 _moves(document),
+                *((_snippet(texts.get(document.docno)),) if texts is not None else ()),
             )
         )
         for document in documents
@@ -99,8 +125,14 @@ def check_judge_file_path(path: str | os.PathLike[str], *, force: bool = False) 
 
 
 def write_judge_file(
-    path: str | os.PathLike[str], evaluation: Evaluation, documents: Sequence[DocumentToJudge], *, force: bool = False
+    path: str | os.PathLike[str],
+    evaluation: Evaluation,
+    documents: Sequence[DocumentToJudge],
+    *,
+    force: bool = False,
+    texts: Mapping[str, str] | None = None,
 ) -> None:
-    """Write the judge file at ``path`` atomically, after :func:`check_judge_file_path`."""
+    """Write the judge file at ``path`` atomically, after :func:`check_judge_file_path` (``texts``: as
+    :func:`judge_file_text` reads them)."""
     check_judge_file_path(path, force=force)
-    atomic_write_text(Path(path), judge_file_text(evaluation, documents, path))
+    atomic_write_text(Path(path), judge_file_text(evaluation, documents, path, texts))

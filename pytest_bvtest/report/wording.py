@@ -1193,8 +1193,29 @@ def _weighed(judgments: Mapping[str, Any], counted: bool = True) -> str | None:
         return f"{verb} in {_rounded_share(share)} of the plausible gradings of its unjudged documents"
     return (
         f"{verb} in {_rounded_share(share)} of {plausible['draws']:,} plausible gradings of its "
-        f"{_documents(plausible['documents'])}"
+        f"{_documents(plausible['documents'])}{predicted_grades_text(plausible)}"
     )
+
+
+def predicted_grades_text(plausible: Mapping[str, Any]) -> str:
+    """How many of a weighed gate's grades were predicted and how far the predictor agrees with people
+    (docs/predictions.md): ``, decided with 84 predicted grades (the predictor agrees with people on 78% of 200
+    judged documents, κ 0.61, trusted at 0.52)``; empty without a predictions file."""
+    predicted = plausible.get("predicted")
+    if not predicted:
+        return ""
+    count = predicted["documents"]
+    grades = f"{count:,} predicted grade{'' if count == 1 else 's'}"
+    if predicted["agreement"] is None:
+        return f", {grades} not used: the predictions file grades no judged document, so nothing measures the predictor"
+    measured = (
+        f"the predictor agrees with people on {predicted['agreement']:.0%} of {predicted['sample']:,} judged "
+        f"documents, κ {predicted['kappa']:.2f}"
+    )
+    if not predicted["used"]:
+        return f", {grades} not used: {measured}, no better than chance"
+    verb = "undecided" if plausible.get("decided") is None else "decided"
+    return f", {verb} with {grades} ({measured}, trusted at {predicted['trust']:.2f})"
 
 
 def _rounded_share(share: float) -> str:

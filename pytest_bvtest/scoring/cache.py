@@ -116,6 +116,21 @@ class ScoreCache:
             return None
         return payload if isinstance(payload, dict) and isinstance(payload.get("chunks"), list) else None
 
+    def get_entry(self, key: str) -> dict[str, Any] | None:
+        """A JSON object stored under ``key`` by :meth:`put_entry`, or ``None`` when absent or unreadable; the reader
+        checks the rest."""
+        if self.folder is None:
+            return None
+        try:
+            payload = json.loads(self._entry_path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return payload if isinstance(payload, dict) else None
+
+    def put_entry(self, key: str, payload: dict[str, Any]) -> None:
+        """Store a JSON object (what the plausible verdicts found from cached inputs), as :meth:`put` stores scores."""
+        self._write(key, payload)
+
     def file_digest(self, path: str | os.PathLike[str]) -> str:
         """SHA-256 of the file's bytes, taken from its stat record when the file is unchanged since it was hashed.
 

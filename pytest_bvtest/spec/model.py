@@ -340,7 +340,9 @@ class JudgmentSettings:
     with a warning (``warn``) or fails (``fail``); ``unjudged`` how unjudged documents are read
     (:data:`UNJUDGED_READINGS`); ``confidence`` the share of plausible gradings a verdict must hold in to be decided,
     ``discount`` the pool-bias discount of the prior of an unjudged grade, ``draws`` how many gradings, ``seed`` their
-    seed; ``discount_sd`` how uncertain that discount is."""
+    seed; ``discount_sd`` how uncertain that discount is. ``documents`` names the documents' texts (a TSV or JSON
+    lines of docno and text), ``predictor`` a command that predicts grades and ``predictions`` the file of its
+    predicted grades, kept apart from the qrels (docs/predictions.md)."""
 
     depth: int = JUDGING_DEPTH
     optimistic_grade: int | None = None
@@ -351,6 +353,9 @@ class JudgmentSettings:
     discount_sd: float = POOL_BIAS_SPREAD
     draws: int = GRADING_DRAWS
     seed: int = 0
+    documents: Path | None = None
+    predictor: str | None = None
+    predictions: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -487,6 +492,8 @@ class Spec:
             ("topics", None, self.topics),
             ("weights", None, self.analysis.mve.weights),
             ("variations", None, self.analysis.mve.variations),
+            ("documents", None, self.judgments.documents),
+            ("predictions", None, self.judgments.predictions),
         ]
         named = [
             *(("baseline", name, source) for name, source in self.baselines.items()),

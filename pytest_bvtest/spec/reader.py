@@ -13,6 +13,7 @@ import glob
 import math
 import os
 import re
+import shlex
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -375,6 +376,9 @@ class _SpecReader:
                 "discount_sd",
                 "draws",
                 "seed",
+                "documents",
+                "predictor",
+                "predictions",
             ),
             "judgments",
         )
@@ -434,7 +438,27 @@ class _SpecReader:
             discount_sd=float(spread),
             draws=int(draws),
             seed=int(seed),
+            documents=None
+            if section.get("documents") is None
+            else self.path_value(section["documents"], (*key, "documents")),
+            predictor=self.predictor(section.get("predictor"), (*key, "predictor")),
+            # written by `bvtest judge --predict`: it need not exist yet (the evaluation says so when it reads it)
+            predictions=None
+            if section.get("predictions") is None
+            else self.path_value(section["predictions"], (*key, "predictions"), must_exist=False),
         )
+
+    def predictor(self, value: Any, key: tuple[Any, ...]) -> str | None:
+        """``judgments.predictor``: a command, split as a shell would split it (it is run without one)."""
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(key, f"expected a command, got {_kind(value)}", 'e.g. predictor: "python -m team.judge"')
+        try:
+            shlex.split(value)
+        except ValueError as error:
+            raise self.error(key, f"cannot split the command ({error})", "close its quotes") from None
+        return value.strip()
 
     def measures(self, value: Any, free_labels: bool = False) -> tuple[Measure | TableMeasure, ...]:
         """The spec's measures; with ``free_labels`` (every system from tables) a name the project cannot

@@ -156,33 +156,53 @@ def draw_discounts(groups: np.ndarray, draws: int, discount: float, spread: floa
     numpy.ndarray
         ``(draws, documents)`` discounts.
     """
+    groups = np.asarray(groups, dtype=np.int64)
+    count = int(groups.max()) + 1 if groups.size else 0
+    return draw_group_discounts(count, draws, discount, spread, seed)[:, groups]
+
+
+def draw_group_discounts(count: int, draws: int, discount: float, spread: float, seed: int) -> np.ndarray:
+    """:func:`draw_discounts` per group: ``(draws, count)``, the discount of group ``h`` in grading ``s``, the same
+    draws (so that a block of gradings reads its rows of the groups' few columns, not a row per document)."""
     draws = whole_number(draws, "draws")
     seed = checked_seed(seed)
-    groups = np.asarray(groups, dtype=np.int64)
     if not 0.0 <= discount <= 1.0:
         raise StatisticError(f"the pool-bias discount must lie in [0, 1], got {discount!r}")
     if spread == 0 or discount in (0.0, 1.0):
-        return np.full((draws, groups.size), discount)
+        return np.full((draws, count), discount)
     concentration = discount * (1.0 - discount) / spread**2 - 1.0
     if not concentration > 0:
         raise StatisticError(
             f"the discount's spread {spread!r} must be below sqrt(discount * (1 - discount)) = "
             f"{np.sqrt(discount * (1.0 - discount)):.3g}"
         )
-    count = int(groups.max()) + 1 if groups.size else 0
-    drawn = np.random.default_rng([seed, DISCOUNT_STREAM]).beta(
+    return np.random.default_rng([seed, DISCOUNT_STREAM]).beta(
         discount * concentration, (1.0 - discount) * concentration, size=(draws, count)
     )
-    return drawn[:, groups]
 
 
-def draw_grades(shares: np.ndarray, discounts: np.ndarray, seed: int) -> np.ndarray:
+def draw_grades(
+    shares: np.ndarray,
+    discounts: np.ndarray,
+    seed: int,
+    *,
+    first: int = 0,
+    likelihoods: np.ndarray | None = None,
+) -> np.ndarray:
     """Seeded gradings of documents: in grading ``s`` document ``k`` gets each positive grade ``g`` with probability
     ``discounts[s, k] * shares[k, g]``, grade 0 otherwise, independently.
+
+    With ``likelihoods`` (``(documents, grades)``: ``P(its predicted grade | true grade g)``, a row of ones where
+    nothing was predicted), a predicted document's probabilities are those refined by Bayes' rule
+    (:func:`~pytest_bvtest.stats.predictions.refine_prior`, docs/mathematics.md §10, "Predicted grades"), drawn from
+    the same uniform ``u[s, k]`` by the same rule.
 
     Grading ``s`` gives document ``k`` the smallest positive grade ``g`` with
     ``u[s, k] < discounts[s, k] * sum_{1 <= h <= g} shares[k, h]``, and 0 when there is none,
     ``u = numpy.random.default_rng([seed, GRADES_STREAM]).random((draws, documents))``: a naive loop reproduces it.
+    With ``first``, ``discounts`` are those of gradings ``first`` on, and so are the rows returned: the same gradings
+    as rows ``first`` on of one draw of them all (the stream is advanced past the rows before, one number each), so
+    that gradings can be drawn a block at a time in the memory of a block.
 
     Parameters
     ----------
@@ -192,6 +212,11 @@ def draw_grades(shares: np.ndarray, discounts: np.ndarray, seed: int) -> np.ndar
         ``(draws, documents)``: each grading's pool-bias discount of each document (:func:`draw_discounts`).
     seed:
         The seed.
+    first:
+        The first grading's position among all of them.
+    likelihoods:
+        ``(documents, grades)``: the predictor's likelihood of each document's predicted grade given each true grade,
+        or ``None`` when nothing was predicted.
 
     Returns
     -------
@@ -199,6 +224,7 @@ def draw_grades(shares: np.ndarray, discounts: np.ndarray, seed: int) -> np.ndar
         ``(draws, documents)`` grades, int8.
     """
     seed = checked_seed(seed)
+    first = whole_number(first, "first", minimum=0)
     shares = np.asarray(shares, dtype=float)
     discounts = np.asarray(discounts, dtype=float)
     if shares.ndim != 2 or shares.shape[1] > 127 or discounts.shape[-1:] != shares.shape[:1]:
@@ -206,12 +232,36 @@ def draw_grades(shares: np.ndarray, discounts: np.ndarray, seed: int) -> np.ndar
             "grade shares must be (documents, grades), at most 127 grades, discounts (draws, documents)"
         )
     positive = np.cumsum(shares[:, 1:], axis=1)  # (documents, grades - 1)
-    uniform = np.random.default_rng([seed, GRADES_STREAM]).random(discounts.shape)
+    generator = np.random.default_rng([seed, GRADES_STREAM])
+    generator.bit_generator.advance(first * discounts.shape[-1])  # one 64-bit output per uniform
+    uniform = generator.random(discounts.shape)
     # a grade above 0 when u < discount * sum of the positive shares; which one by where u / discount falls
     scaled = np.divide(uniform, discounts, out=np.full_like(uniform, np.inf), where=discounts > 0)
     grades = (scaled[:, :, np.newaxis] >= positive[np.newaxis, :, :]).sum(axis=2) + 1
     grades[scaled >= positive[:, -1]] = 0
+    if likelihoods is not None:
+        likelihoods = np.asarray(likelihoods, dtype=float)
+        refined = np.flatnonzero(np.ptp(likelihoods, axis=1) > 0)  # a flat row leaves the prior as it is
+        if refined.size:
+            grades[:, refined] = _refined_grades(
+                shares[refined], discounts[:, refined], likelihoods[refined], uniform[:, refined]
+            )
     return grades.astype(np.int8)
+
+
+def _refined_grades(
+    shares: np.ndarray, discounts: np.ndarray, likelihoods: np.ndarray, uniform: np.ndarray
+) -> np.ndarray:
+    """:func:`draw_grades`' rule on the refined probabilities: the smallest positive grade ``g`` with ``u`` below
+    the sum of the refined probabilities of grades 1 to ``g``, else 0."""
+    prior = discounts[:, :, np.newaxis] * shares[np.newaxis, :, :]
+    prior[:, :, 0] = 1.0 - prior[:, :, 1:].sum(axis=2)
+    joint = prior * likelihoods[np.newaxis, :, :]
+    refined = joint / joint.sum(axis=2, keepdims=True)
+    positive = np.cumsum(refined[:, :, 1:], axis=2)
+    grades = (uniform[:, :, np.newaxis] >= positive).sum(axis=2) + 1
+    grades[uniform >= positive[:, :, -1]] = 0
+    return grades
 
 
 def judgments_to_settle(
@@ -251,13 +301,22 @@ def judgments_to_settle(
     unknown = np.cumsum(terms[:, ::-1], axis=1)[:, ::-1]
     z = float(ndtri(confidence))
     known = np.full(len(margins), float(margins.mean()))
-    for judged in range(1, len(order) + 1):  # a gate to settle is not settled before any judgment
-        known = known + terms[:, judged - 1]
-        remaining = unknown[:, judged] if judged < len(order) else np.zeros(len(margins))
-        spread = float(np.std(remaining + rest))
-        if np.mean(np.abs(known) >= z * spread) >= 0.5:
-            return judged
+    unknown = np.concatenate([unknown[:, 1:], np.zeros((len(margins), 1))], axis=1)  # after judging 1, 2, ...
+    # a gate to settle is not settled before any judgment; the counts k of a block of documents at once, each as the
+    # one-by-one loop computes it: the known parts summed in order, the spread of each k's draws along a row
+    for start in range(0, len(order), _SETTLE_BLOCK):
+        stop = min(len(order), start + _SETTLE_BLOCK)
+        known_after = np.cumsum(np.column_stack([known, terms[:, start:stop]]), axis=1)[:, 1:]
+        spread = np.std(np.ascontiguousarray((unknown[:, start:stop] + rest[:, np.newaxis]).T), axis=1)
+        settled = np.mean(np.abs(known_after) >= z * spread, axis=0) >= 0.5
+        if settled.any():
+            return start + 1 + int(np.argmax(settled))
+        known = known_after[:, -1]
     return None
+
+
+#: The document counts :func:`judgments_to_settle` tries at once.
+_SETTLE_BLOCK = 64
 
 
 #: The risk that stopping the draws early changes a verdict (:func:`verdict_settled`).
