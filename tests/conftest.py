@@ -64,6 +64,16 @@ def dl_hard_segments(data: Path, target: Path) -> Path:
     return target
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite's own terminal keeps the width it started with: each test sets COLUMNS (:func:`_outside_ci`) for the
+    reports it reads, and pytest's writer, which reads COLUMNS on every line, padded each line of ``pytest -v`` to
+    999 characters."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter._tw.fullwidth = reporter._tw.fullwidth
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The ``../shared/data`` folder; the test is skipped when it is absent."""

@@ -27,6 +27,9 @@ pytestmark = [
 REPOSITORY = "octo-org/search"
 PULL_REQUEST = 7
 ARTIFACT_URL = "https://github.com/octo-org/search/actions/runs/1/artifacts/2"
+#: The job's id (GITHUB_JOB) the runner gives every step.
+JOB = "search-quality"
+BOT = {"login": "github-actions[bot]", "type": "Bot"}
 UPLOAD_OUTPUTS = {"upload": {"artifact-url": ARTIFACT_URL, "artifact-id": "2"}}
 
 FAKE_GH = '''#!{python}
@@ -42,6 +45,13 @@ for arg in args:
 with open(os.environ["FAKE_GH_LOG"], "a", encoding="utf-8") as log:
     log.write(json.dumps(record) + "\\n")
 method = args[args.index("--method") + 1] if "--method" in args else "GET"
+if args[1] == "user":  # an installation token (the workflow's) cannot read /user; a personal token's user can
+    login = os.environ.get("FAKE_GH_LOGIN")
+    if not login:
+        print("gh: Resource not accessible by integration (HTTP 403)", file=sys.stderr)
+        sys.exit(1)
+    print(login if "--jq" in args else json.dumps({{"login": login}}))
+    sys.exit(0)
 endpoint = next(arg for arg in args[1:] if arg.startswith("repos/"))
 if method != "GET" and os.environ.get("FAKE_GH_READ_ONLY"):
     print("gh: Resource not accessible by integration (HTTP 403)", file=sys.stderr)
@@ -95,7 +105,7 @@ def run_on_example(
     project = workspace / subfolder
     shutil.copytree(runner["checkout"] / "example_project", project, dirs_exist_ok=True)
     log = runner["root"] / name / "gh.jsonl"
-    env = {**job_environment([runner["tools"]]), "FAKE_GH_LOG": str(log), **(gh or {})}
+    env = {**job_environment([runner["tools"]]), "GITHUB_JOB": JOB, "FAKE_GH_LOG": str(log), **(gh or {})}
     result = run_action(
         runner["checkout"],
         inputs={"python": str(runner["python"]), **inputs},
@@ -155,16 +165,23 @@ def test_a_passing_gate_writes_the_reports_the_step_summary_and_a_new_comment(pa
     assert document["passed"] is True
     assert [gate["outcome"] for evaluation in document["evaluations"] for gate in evaluation["gates"]] == ["OK"] * 5
     summary = reports["markdown"].read_text(encoding="utf-8")
-    assert summary.startswith(MARKER)
-    # the plugin writes the job's summary itself; the action adds nothing when it did
-    assert result.summary == summary
+    # the comment's marker names this use of the action: the job's id and the CRC of its inputs, as cksum prints it
+    inputs = "\n".join((".", "bvtest.yaml", "", "-p no:cacheprovider")) + "\n"
+    crc = subprocess.run(["cksum"], input=inputs, capture_output=True, text=True, check=True).stdout.split()[0]
+    action_id = f"{JOB}-{crc}"
+    assert result.outputs["id"] == action_id
+    assert summary.startswith(f"<!-- pytest-bvtest id={action_id} -->\n## ✅ pytest-bvtest: 5 gates pass")
+    # the plugin writes the job's summary itself (its marker unkeyed); the action adds nothing when it did
+    assert result.summary.split("\n", 1) == [MARKER, summary.split("\n", 1)[1]]
     upload = result.step("Keep the reports")
-    assert upload.ran and upload.with_["name"] == "bvtest-reports"
+    assert upload.ran and upload.with_["name"] == f"bvtest-reports-{action_id}"
     assert upload.with_["path"].splitlines() == [str(reports[name]) for name in ("markdown", "json", "html", "junit")]
-    listing, post = calls
+    who, listing, post = calls
+    assert who["args"][:2] == ["api", "user"]
     assert listing["args"][:3] == ["api", "--paginate", f"repos/{REPOSITORY}/issues/{PULL_REQUEST}/comments"]
     assert post["args"][:4] == ["api", "--method", "POST", f"repos/{REPOSITORY}/issues/{PULL_REQUEST}/comments"]
-    link = f"\nThe HTML report, the JSON report and the JUnit XML: [artifact bvtest-reports]({ARTIFACT_URL}).\n"
+    artifact = f"bvtest-reports-{action_id}"
+    link = f"\nThe HTML report, the JSON report and the JUnit XML: [artifact {artifact}]({ARTIFACT_URL}).\n"
     assert post["body"] == summary + link
     assert result.outputs["comment-url"] == f"https://github.com/{REPOSITORY}/pull/{PULL_REQUEST}#issuecomment-101"
     assert result.outputs["html"] == str(reports["html"])
@@ -175,15 +192,18 @@ def test_a_passing_gate_writes_the_reports_the_step_summary_and_a_new_comment(pa
 def test_a_failing_gate_updates_the_comment_then_fails_the_job(runner) -> None:
     """A candidate that fails gates, in a subfolder of the repository, on a pull request already commented on:
     the comment is updated in place (one comment per pull request), then the last step fails the job."""
+    marker = "<!-- pytest-bvtest id=quality -->"
     comments = [
-        {"id": 55, "body": "Looks good to me"},
-        {"id": 56, "body": f"{MARKER}\n## ✅ pytest-bvtest: an earlier push"},
+        {"id": 55, "body": "Looks good to me", "user": {"login": "octocat", "type": "User"}},
+        {"id": 54, "body": f"{marker}\n## ✅ a copy someone pasted", "user": {"login": "octocat", "type": "User"}},
+        {"id": 56, "body": f"{marker}\n## ✅ pytest-bvtest: an earlier push", "user": BOT},
     ]
     result, project, calls = run_on_example(
         runner,
         "failing",
         {
             "install": "false",
+            "id": "quality",
             "working-directory": "search-quality",
             "run": "runs/past-release.run",
             "pytest-args": "bvtest.yaml -p no:cacheprovider",
@@ -204,7 +224,7 @@ def test_a_failing_gate_updates_the_comment_then_fails_the_job(runner) -> None:
     assert "::error file=search-quality/bvtest.yaml,line=" in gate_log
     assert "junit" not in result.step("Gate (pytest)").outputs
     assert not (project / "reports" / "junit.xml").exists()
-    _, patch = calls
+    _, _, patch = calls
     assert patch["args"][:4] == ["api", "--method", "PATCH", f"repos/{REPOSITORY}/issues/comments/56"]
     assert patch["body"].startswith((project / "reports" / "bvtest.md").read_text(encoding="utf-8"))
     assert "a gate or a test failed (pytest exit code 1)" in result.steps[-1].stdout
@@ -222,8 +242,8 @@ def test_a_fork_without_write_permission_gets_a_warning_not_a_failure(runner) ->
     comment = result.step("Post or update the sticky pull-request comment")
     assert "::warning title=pytest-bvtest::could not post the pull-request comment" in comment.stdout
     assert "HTTP 403" in comment.stdout and "from a fork" in comment.stdout
-    assert [call["args"][1] for call in calls] == ["--paginate", "--method"]
-    assert "artifact" not in calls[1]["body"]  # no artifact, no link to one
+    assert [call["args"][1] for call in calls] == ["user", "--paginate", "--method"]
+    assert "artifact" not in calls[2]["body"]  # no artifact, no link to one
     assert result.outputs["comment-url"] == ""
 
 
@@ -257,3 +277,48 @@ def test_a_session_that_stops_before_its_reports_posts_nothing_stale(runner) -> 
     assert "wrote no Markdown summary" in result.step("Post or update the sticky pull-request comment").stdout
     assert calls == []
     assert result.steps[-1].exit_code == 4
+
+
+def test_two_uses_in_one_workflow_keep_their_own_artifact_and_comment(runner) -> None:
+    """A matrix of two candidates (one job id): the first use's id is made from its inputs, the second's given; each
+    keeps its own artifact and comment: the second posts its own beside the first's, and leaves alone a comment with
+    its marker that someone else wrote. A multi-line ``pytest-args`` gives every line's arguments
+    (``-p no:cacheprovider`` on the second line: no .pytest_cache)."""
+    first, first_project, first_calls = run_on_example(
+        runner, "matrix-pass", {"install": "false", "pytest-args": "bvtest.yaml\n-p no:cacheprovider\n"}
+    )
+    assert not first.failed, describe(first)
+    assert not (first_project / ".pytest_cache").exists()
+    posted = first_calls[-1]["body"]
+    second, _, second_calls = run_on_example(
+        runner,
+        "matrix-risky",
+        {
+            "install": "false",
+            "id": "risky run",
+            "run": "runs/candidate-risky.run",
+            "pytest-args": "bvtest.yaml -p no:cacheprovider",
+        },
+        gh={
+            "FAKE_GH_COMMENTS": json.dumps(
+                [
+                    {"id": 101, "body": posted, "user": BOT},
+                    {"id": 102, "body": "<!-- pytest-bvtest id=risky-run -->\nquoted", "user": {"login": "octocat"}},
+                ]
+            )
+        },
+    )
+    assert not second.failed, describe(second)
+    ids = [result.outputs["id"] for result in (first, second)]
+    assert ids[0].startswith(f"{JOB}-") and ids[1] == "risky-run"
+    names = [result.step("Keep the reports").with_["name"] for result in (first, second)]
+    assert names == [f"bvtest-reports-{action_id}" for action_id in ids]
+    markers = [calls[-1]["body"].split("\n", 1)[0] for calls in (first_calls, second_calls)]
+    assert markers == [f"<!-- pytest-bvtest id={action_id} -->" for action_id in ids]
+    # the second use overwrites neither the first's comment nor one its marker begins that the bot did not write
+    assert second_calls[-1]["args"][:4] == [
+        "api",
+        "--method",
+        "POST",
+        f"repos/{REPOSITORY}/issues/{PULL_REQUEST}/comments",
+    ]

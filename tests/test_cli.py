@@ -20,9 +20,16 @@ from tests.test_judgments import small_project
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, columns: int | None = None) -> subprocess.CompletedProcess[str]:
+    """``bvtest ARGS`` in the example project; ``columns``: the terminal's width (COLUMNS), else the tests' own."""
+    environment = {**os.environ, **({"COLUMNS": str(columns)} if columns else {})}
     return subprocess.run(
-        [sys.executable, "-m", "pytest_bvtest.cli", *args], capture_output=True, text=True, cwd=EXAMPLE, timeout=120
+        [sys.executable, "-m", "pytest_bvtest.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=EXAMPLE,
+        timeout=120,
+        env=environment,
     )
 
 
@@ -117,12 +124,38 @@ def test_check_exit_codes_and_reports(tmp_path: Path) -> None:
         "runs/past-release.run",
         "--markdown",
         str(tmp_path / "fail.md"),
+        columns=80,
     )
     assert failing.returncode == 1
     # last quarter's release: nDCG@10 -0.060 against production, beyond what the five gates together allow
     assert "[FAIL] bvtest.yaml::nDCG@10::mean" in failing.stdout
+    # wrapped at the terminal's width as pytest's summary is: only a table's rows keep their length
+    lines = failing.stdout.splitlines()
+    assert lines[0] == "=" * 32 + " bvtest summary " + "=" * 32
+    long = [line for line in lines if len(line) > 80]
+    assert long and all(line.startswith(("  ", "> ")) for line in long), long
+    assert "    exit codes" not in failing.stdout
+    # the commands repeat the one the user ran, with its own options
+    assert "Accept it on purpose: bvtest check bvtest.yaml --run runs/past-release.run --update-force" in " ".join(
+        line.strip() for line in lines
+    )
     assert "`nDCG@10::mean`" in (tmp_path / "fail.md").read_text()
     assert json.loads((tmp_path / "pass.json").read_text())["passed"] is True
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare", "check", "report", "judge", "history", "calibrate"])
+def test_each_commands_help_says_what_it_is_for_shows_examples_and_its_exit_codes(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    assert done.value.code == 0
+    help_page = capsys.readouterr().out
+    usage, description = help_page.split("\n\n")[:2]
+    assert usage.startswith(f"usage: bvtest {command} ") and len(description) > 60
+    examples = help_page.split("examples:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert examples and all(line.startswith(f"  bvtest {command} ") for line in examples)
+    assert re.search(r"\nexit codes: 0 .*2 an input or usage error", help_page.replace("\n  ", " "))
 
 
 def test_report_never_gates() -> None:
@@ -278,7 +311,8 @@ def test_calibrate_for_the_production_run_itself_warns_that_its_limits_mean_litt
     preface = lines.index("The limits below are computed for this candidate, and these words say they may mean little:")
     assert lines[preface + 1] == (
         "note: no change: the candidate's per-topic nDCG@10 and AP scores are production's on all 56 topics, as right "
-        "after pytest --bvtest-update; if this change should move the ranking, check that CI wrote the new run where "
+        "after an update of the reference; if this change should move the ranking, check that CI wrote the new run "
+        "where "
         "--bvtest-run points"
     )
     assert preface < lines.index(next(line for line in lines if line.startswith("gate ")))

@@ -74,7 +74,7 @@ def test_stale_reference_needs_a_clear_and_large_gain() -> None:
     assert said(guard) == (
         "a big improvement over production: mean nDCG@10 0.5000 → 0.6000 (+0.1000, +20%, randomization p 0.0010); "
         "gates against a reference this far behind let the next changes lose most of it, so once this change is "
-        "merged, make it the reference: pytest --bvtest-update"
+        "merged, make it the reference: pytest --bvtest-update (bvtest check --update)"
     )
     # a note (issue 21): a big improvement is no reason to distrust this change's gates, which stay OK
     assert not guard.warning and not guard.concerns("trisk", "production") and not guard.concerns("mean", None)

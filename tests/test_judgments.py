@@ -22,7 +22,7 @@ from pytest_bvtest.errors import InputError
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 from pytest_bvtest.io.runs import read_run
 from pytest_bvtest.judging.pipeline import evaluate_spec, spec_under_test
-from pytest_bvtest.report import terminal
+from pytest_bvtest.report import terminal, wording
 from pytest_bvtest.report.jsonreport import schema
 from pytest_bvtest.report.markdown import render
 from pytest_bvtest.report.outputs import evaluation_document
@@ -138,12 +138,15 @@ def test_the_reports_show_the_judged_shares_beside_the_measure(dl19_pooled):
     line = (
         "Judged@10, the share of each top 10 the qrels judge (an unjudged document counts as non-relevant): "
         "monot5 0.951 (21 unjudged), colbert 0.933 (29 unjudged), drmm 0.935 (28 unjudged), "
-        "monobert 0.847 (66 unjudged)"
+        "monobert 0.847 (66 unjudged); its gates are weighed over 200 plausible gradings of the 84 unjudged documents "
+        "of monobert's and monot5's top 10 (judged documents at these ranks: 87% relevant; an unjudged one is taken "
+        "to be relevant with 32%)"
     )
     verbose = [text for text, _ in terminal.summary_lines(document, verbosity=1)]
     assert line in verbose
     markdown = render(document)
-    assert f"**nDCG@10** · {line}" in markdown  # beside the gated measure, outside the folded tables
+    # beside the gated measure, outside the folded tables, and not again in them
+    assert f"**nDCG@10** · {line}" in markdown and markdown.count("monobert 0.847 (66 unjudged)") == 1
 
 
 def test_a_fully_judged_collection_says_so_in_one_line_and_nowhere_else():
@@ -232,8 +235,12 @@ def test_the_dl19_pooled_case_is_weighed_not_a_plain_fail_and_says_how_many_docu
     ) in gate["headline"]
     assert gate["sentence"].startswith(
         "Undecided: fails as judged (Mean 0.745 vs 0.804, limit 0.759 at a 2.13% false-alarm rate), passes in 76% of "
-        "200 plausible gradings of its 84 unjudged documents (judged documents at these ranks: 87% relevant; an "
-        "unjudged one is taken to be relevant with 32%)"
+        "the plausible gradings of its unjudged documents; "
+    )
+    # the gradings' count and prior are the measure's, said once beside its judged shares
+    assert wording.judged_line(document["evaluations"][0]).endswith(
+        "; its gates are weighed over 200 plausible gradings of the 84 unjudged documents of monobert's and monot5's "
+        "top 10 (judged documents at these ranks: 87% relevant; an unjudged one is taken to be relevant with 32%)"
     )
     # the corners stay as the hard bounds: the optimistic one grades monoBERT's 66 but for the 3 both top 10 hold
     # that monoT5 ranks higher
@@ -352,9 +359,9 @@ def test_a_passing_gate_gets_no_judging_hint_and_the_judge_command_names_the_spe
     monkeypatch.chdir(spec.parent.parent)  # a command run from the spec's parent folder names its folder too
     document = evaluation_document(trec_covid)
     mean = next(gate for gate in document["evaluations"][0]["gates"] if gate["statistic"] == "mean")
-    # it names the candidate's run as the check read it, so that the judge file lists that run's documents
-    run = shared_path("trec_covid_ohsu_runs", "runs", "Round4_Runs_LessRM3", "AbstractOHSU.txt.gz")
-    assert f"`bvtest judge {spec.parent.name}/{spec.name} --run {run} -o judgments.tsv`" in mean["undecided"]
+    # the spec's own candidate: bvtest judge reads it from the spec, so no --run (a path through a symbolic link,
+    # resolved, would lead outside the project)
+    assert f"`bvtest judge {spec.parent.name}/{spec.name} -o judgments.tsv`" in mean["undecided"]
 
 
 def fully_judged_regression(folder: Path) -> Path:
@@ -845,6 +852,17 @@ def test_pytest_writes_the_same_judge_file(dl19_pooled, dl19_judge_file, pyteste
     result.assert_outcomes(passed=4, warnings=2)
     result.stdout.fnmatch_lines(
         ["bvtest-pooled.yaml U..U*", "bvtest: wrote judged.tsv: 84 unjudged documents to judge"]
+    )
+    # the two undecided gates' warnings are one in pytest's summary, said at the spec's qrels; the numbers once, in
+    # the bvtest summary
+    said = result.stdout.str()
+    assert said.count("GateUndecidedWarning") == 1 and said.count("84 unjudged documents decide") == 1
+    result.stdout.fnmatch_lines(
+        [
+            "bvtest-pooled.yaml::nDCG@10::trisk",
+            "bvtest-pooled.yaml::nDCG@10::mean",
+            "*bvtest-pooled.yaml:1: GateUndecidedWarning: *",
+        ]
     )
     written = (pytester.path / "judged.tsv").read_text().splitlines()
     expected = dl19_judge_file.read_text().splitlines()

@@ -60,6 +60,7 @@ def test_the_wheel_holds_every_module_the_run_time_data_the_licence_and_the_vers
     assert not [name for name in names if name.startswith(("tests/", "example_project/", "docs/", "benchmarks/"))]
     assert metadata["Name"] == "pytest-bvtest" and metadata["Version"] == __version__
     assert metadata["License-Expression"] == "MIT" and metadata["License-File"] == "LICENSE"
+    assert metadata["Author"] == "The pytest-bvtest authors" and "search quality" in metadata["Keywords"]
     assert licence == (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert licence.startswith("MIT License\n") and "Copyright (c) 2026 The pytest-bvtest authors" in licence
     assert "bvtest = pytest_bvtest.plugin" in entry_points and "bvtest = pytest_bvtest.cli:main" in entry_points

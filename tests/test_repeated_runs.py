@@ -589,11 +589,9 @@ def test_bvtest_check_takes_the_candidates_runs_from_run_repeated_or_a_glob(
         "new2.run",
         "new3.run",
     ]
-    # the command that reproduces the verdict names every run of the candidate, not the first
+    # the command that reproduces the verdict is the one run, naming the candidate's runs as it did (the glob quoted)
     reproduce = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Reproduce:"))
-    assert (
-        reproduce == "Reproduce: pytest bvtest.yaml --bvtest-run new1.run --bvtest-run new2.run --bvtest-run new3.run"
-    )
+    assert reproduce == "Reproduce: bvtest check bvtest.yaml --run 'new*.run'"
     assert main(["check", "bvtest.yaml", "--run", "new1.run", "--run", "prod2.run"]) == 2
     assert "candidate run 2 of 2: run prod2.run belongs to baseline 'production'" in capsys.readouterr().err
     # bvtest judge reads --run as check does: every one of them (the second was kept alone before)

@@ -343,10 +343,15 @@ def test_plugin_and_cli_write_the_same_report_from_a_real_evaluation(tmp_path: P
     assert {topic for topic, _ in bars} == set(deltas)
     assert [value for _, value in bars] == sorted((value for _, value in bars), reverse=True)
     assert dict(bars) == pytest.approx(deltas, abs=1e-12)
-    # the command that reproduces the verdict
+    # the command that reproduces the verdict: the one run, the run named as it was
     assert (
-        f'<p class="command"><strong>Reproduce:</strong> <code>pytest {EXAMPLE / "bvtest.yaml"} --bvtest-run '
+        f'<p class="command"><strong>Reproduce:</strong> <code>bvtest check {EXAMPLE / "bvtest.yaml"} --run '
         f"{EXAMPLE / 'runs' / 'candidate-risky.run'}</code></p>"
+    ) in text
+    # five gates pass, one by a hair: the first screen says so
+    assert (
+        '<p class="warning"><strong>Near miss:</strong> nDCG@10::var passes by 0.000126: nDCG@10 Var 0.084 against a '
+        "limit of 0.0841, 99% of the way from production&#x27;s 0.0706</p>"
     ) in text
     # query texts come from the spec's topics file
     topics = page.tables["topics sortable"][0]

@@ -83,7 +83,8 @@ def gate(
         "limit": limit,
         "rule": bound["text"],
         "calibration": None,
-        "excess": value - limit if bound["kind"].startswith("max") else limit - value,
+        # past an upper limit (max, max_increase) by value - limit, past a lower one (min, max_decrease) by limit - v
+        "excess": value - limit if bound["kind"] in ("max", "max_increase") else limit - value,
         "interval": interval,
         "passed": passed,
         "outcome": "FAIL" if not passed else ("OK*" if warning else "OK"),
@@ -661,16 +662,156 @@ def test_markdown_passing_and_analysis_only() -> None:
     assert "| production | baseline | 0.5400 | 0.0014 | 0.0144 | 0.0158 | - | 0.5076 | 0.5113 | - |" in text
 
 
+def test_an_undecided_gate_past_its_limit_within_noise_says_so_not_headroom() -> None:
+    """As judged the URisk gate is 0.112 past its limit and passes within noise; its corners disagree and the
+    gradings leave it undecided: the headline says how far past the limit it is, as the JSON's ``excess`` does."""
+    gate = copy.deepcopy(sample_document()["evaluations"][0]["gates"][2])
+    assert gate["id"] == WARN_ID and gate["interval"] and gate["excess"] == pytest.approx(0.112)
+    gate.update(outcome="UNDECIDED", within_noise=True, upper=False)
+    gate["judgments"] = {
+        "as_judged": True,
+        "optimistic": {"passed": True},
+        "pessimistic": {"passed": False},
+        "undecided": "warn",
+        "unjudged": 84,
+        "candidate": "candidate",
+        "candidate_unjudged": 66,
+        "reference": "production",
+        "reference_unjudged": 21,
+        "shared": 3,
+        "depth": 10,
+        "plausible": {"probability": 0.76, "draws": 200, "documents": 84},
+    }
+    said = wording.headline(gate)
+    assert "past the limit by 0.112 as judged; 84 unjudged documents decide it" in said
+    assert "headroom" not in said
+
+
+def test_a_near_miss_is_on_the_first_screen_of_every_report() -> None:
+    """The example's risky candidate: Var 0.0840177 against a limit of 0.0841434 from production's 0.0706269 (a
+    gate that passes with 0.000126 to spare, 99% of the way to its limit), beside gates with room left."""
+    document = sample_document()
+    for evaluation in document["evaluations"]:
+        for gate in evaluation["gates"]:
+            gate.update(passed=True, outcome="OK", excess=-1.0, reference_value=None, calibration=None)
+    near = document["evaluations"][0]["gates"][1]
+    near.update(
+        value=0.0840177,
+        reference="production",
+        reference_value=0.0706269,
+        limit=0.0841434,
+        excess=0.0840177 - 0.0841434,
+    )
+    said = (
+        "nDCG@10::mean passes by 0.000126: nDCG@10 Mean 0.084 against a limit of 0.0841, 99% of the way from "
+        "production's 0.0706"
+    )
+    assert wording.closest(document) == wording.Closest(True, said)
+    assert f"\n\n⚠️ **Near miss:** {said}\n" in markdown.render(document)
+    assert (f"near miss: {said}", {"yellow": True, "bold": True}) in terminal.page_lines(document)
+    # a gate with most of its room left is named as the closest, without alarm
+    near.update(value=0.08, excess=0.08 - 0.0841434)
+    assert wording.closest(document) == wording.Closest(
+        False,
+        "nDCG@10::mean, nDCG@10 Mean 0.08 against a limit of 0.0841, 69% of the way from production's 0.0706",
+    )
+
+
+def test_a_failed_test_of_the_session_turns_every_headline_red() -> None:
+    """Every gate passes and no team test failed, but another test of the session did (pytest exits 1)."""
+    document = sample_document()
+    for evaluation in document["evaluations"]:
+        for gate in evaluation["gates"]:
+            gate.update(passed=True, outcome="OK")
+    document.update(passed=True)
+    document["summary"].update(failed=0, warnings=0, other_tests_failed=2)
+    said = "4 gates pass; 2 other tests of the session fail (pytest's log names them)"
+    assert markdown.render(document).splitlines()[1] == f"## ❌ pytest-bvtest: {said}"
+    lines = terminal.summary_lines(document)
+    assert (said, {"red": True, "bold": True}) in lines
+    assert lines[-1] == (
+        "bvtest: 4 gates, 0 failed; 2 other tests of the session fail (pytest's log names them)",
+        {"red": True, "bold": True},
+    )
+
+
 def test_markdown_stays_under_githubs_comment_limit_with_many_systems() -> None:
     document = sample_document()
     for evaluation in document["evaluations"]:
         template = evaluation["systems"][1]
         evaluation["systems"] += [{**template, "name": f"baseline-run-with-a-long-name-{i:04d}"} for i in range(400)]
     text = markdown.render(document)
-    assert len(text) <= markdown.MAX_COMMENT_CHARACTERS
+    assert len(text) <= markdown.COMMENT_BUDGET
     assert text.count("401 baseline systems and their notes are not shown") == 2
     assert "baseline-run-with-a-long-name-0000" not in text
     assert "| **candidate** |" in text and "| production | reference |" in text
+
+
+def many_specs(count: int) -> dict[str, Any]:
+    """The sample document's two measures under ``count`` specs (4 gates each, one failing in the first spec), each
+    with 100 baselines."""
+    document = sample_document()
+    evaluations = []
+    for number in range(count):
+        for evaluation in copy.deepcopy(document["evaluations"]):
+            spec = f"specs/bvtest-{number:02d}.yaml"
+            evaluation["spec"] = spec
+            evaluation["systems"] += [
+                {**evaluation["systems"][1], "name": f"baseline-{i:03d}", "role": "baseline"} for i in range(100)
+            ]
+            for gate in evaluation["gates"]:
+                gate["id"] = gate["id"].replace("bvtest.yaml", spec)
+                if number:  # one failing spec; the others pass
+                    gate.update(passed=True, outcome="OK", worst_topics=[])
+            evaluations.append(evaluation)
+    gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
+    document["evaluations"] = evaluations
+    document["summary"].update(gates=len(gates), failed=sum(not gate["passed"] for gate in gates))
+    return document
+
+
+def test_a_comment_of_many_specs_and_gates_fits_and_says_what_it_left_out() -> None:
+    """40 specs, 160 gates, 100 baselines each (3 MB of tables): the comment keeps the verdict, the cause and the
+    failing gate's topics, spends what is left on the gates' table, and names what it left to the HTML report."""
+    document = many_specs(40)
+    whole = markdown.render(document, budget=10**8)
+    assert len(whole) > 1_000_000
+    text = markdown.render(document)
+    assert len(text) <= markdown.COMMENT_BUDGET < markdown.GITHUB_COMMENT_LIMIT
+    assert_tables_well_formed(text)
+    assert text.count("<details>") == text.count("</details>")
+    lines = text.splitlines()
+    assert (
+        lines[:2]
+        == whole.splitlines()[:2]
+        == [markdown.MARKER, "## ❌ pytest-bvtest: 1 of 160 gates fails, for 2 queries"]
+    )
+    # the failing gate's topics are kept whole; the passing gates' rows go before the systems' tables
+    assert "Each failing gate: its headline and each topic's share of the change" in text
+    note = next(line for line in lines if line.startswith("Left out to keep this comment under GitHub's limit"))
+    assert note.startswith(
+        "Left out to keep this comment under GitHub's limit of 65,536 characters: the table of every gate in full, "
+    )
+    assert note.endswith(" and 75 more; the HTML report and the JSON report have everything.")
+    assert lines[-1].startswith("<sub>pytest-bvtest ")
+
+
+def test_a_first_screen_longer_than_the_budget_is_cut_between_paragraphs() -> None:
+    document = many_specs(40)
+    text = markdown.render(document, budget=3_000)
+    assert len(text) <= 3_000 and text.count("<details>") == text.count("</details>")
+    assert_tables_well_formed(text)
+    assert text.splitlines()[1] == "## ❌ pytest-bvtest: 1 of 160 gates fails, for 2 queries"
+    assert (
+        "Left out to keep this comment under GitHub's limit of 65,536 characters: the rest of the first screen, "
+        in text
+    )
+
+
+def test_a_comment_that_fits_leaves_nothing_out() -> None:
+    document = many_specs(1)
+    assert markdown.render(document) == markdown.render(document, budget=10**8)
+    assert "Left out" not in markdown.render(document)
 
 
 # --- GitHub annotations --------------------------------------------------------------------------
@@ -946,7 +1087,7 @@ def test_reports_of_a_real_evaluation_of_the_example_project(
 def test_markdown_what_to_do_footer_and_folded_comparisons() -> None:
     document = sample_document()
     evaluation = document["evaluations"][0]
-    evaluation["inputs"] = [{"role": "candidate", "name": "candidate", "path": "runs/new run.txt", "sha256": "0" * 64}]
+    evaluation["candidate_given"] = ["runs/new run.txt"]  # as CI named it: --bvtest-run "runs/new run.txt"
     evaluation["comparisons"] = [
         {
             "baseline": "production",
@@ -993,6 +1134,23 @@ def test_markdown_what_to_do_footer_and_folded_comparisons() -> None:
     for gate in evaluation["gates"]:
         gate.update(passed=True, outcome="OK*" if gate["outcome"] == "FAIL" else gate["outcome"])
     assert wording.commands(document) == [("Reproduce", ["pytest bvtest.yaml --bvtest-run 'runs/new run.txt'"], "")]
+
+
+def test_the_commands_name_the_candidate_as_the_user_did_in_the_shell_they_ran() -> None:
+    """The spec's own candidate (a run through a symbolic link, a table): the spec alone reproduces it, and no
+    resolved path leads outside the project; ``bvtest check``'s verdict is reproduced and accepted with its own
+    options."""
+    document = sample_document()
+    assert [commands for _, commands, _ in wording.commands(document)] == [
+        ["pytest bvtest.yaml"],
+        ["pytest bvtest.yaml --bvtest-update-force"],
+    ]
+    document["shell"] = "bvtest check"
+    document["evaluations"][0]["candidate_given"] = ["../runs/new.run"]
+    assert [commands for _, commands, _ in wording.commands(document)] == [
+        ["bvtest check bvtest.yaml --run ../runs/new.run"],
+        ["bvtest check bvtest.yaml --run ../runs/new.run --update-force"],
+    ]
 
 
 def test_terminal_quiet_and_compact_summaries() -> None:

@@ -368,6 +368,30 @@ def test_bias_variance_contributions_match_their_definitions() -> None:
     assert (bias2 + var).sum() == pytest.approx(error.sum(), abs=EXACT)
 
 
+@pytest.mark.parametrize("variance", ["population", "sample"])
+def test_a_topic_whose_score_did_not_change_moves_no_bias_variance_statistic(variance: str) -> None:
+    """Topics 2 and 4 score the same in both systems; only topics 1 and 3 moved (so did the mean). The change of
+    Var, Bias² and Bias²+Var is split over the topics that moved, each share d_j times its deviations (Var), or
+    times mean(x) + mean(y) - 2c (Bias²), and the shares add up to the change as compute() gives it."""
+    scores = np.array([[0.9, 0.4, 0.1, 0.6], [0.5, 0.4, 0.3, 0.6], [0.7, 0.8, 0.2, 0.5]])
+    settings = AnalysisSettings(variance=variance)
+    x, y, n = scores[0], scores[1], 4
+    c = scores.max(axis=0).mean()  # the virtual target's mean: 0.65
+    scale = n / (n - 1) if variance == "sample" else 1.0
+    d = x - y
+    expected = {
+        "var": d * ((x - x.mean()) + (y - y.mean())) / n * scale,
+        "bias2": d * (x.mean() + y.mean() - 2 * c) / n,
+        "bias2_plus_var": d * (x + y - 2 * c) / n + (scale - 1) * d * ((x - x.mean()) + (y - y.mean())) / n,
+    }
+    for name, shares in expected.items():
+        contributions = STATISTICS[name].topic_contributions(scores, 0, 1, settings)
+        np.testing.assert_allclose(contributions, shares, atol=EXACT)
+        assert contributions[1] == contributions[3] == 0.0
+        values = STATISTICS[name].compute(scores, None, settings)
+        assert contributions.sum() == pytest.approx(values[0] - values[1], abs=EXACT)
+
+
 def test_bias_variance_contributions_are_none_with_grouping() -> None:
     scores = np.random.default_rng(1).random((4, 12))
     settings = SETTINGS["difficulty groups"]

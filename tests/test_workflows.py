@@ -22,6 +22,7 @@ NODE24_MAJORS = {
     "actions/cache": 5,
     "actions/github-script": 8,
     "actions/upload-artifact": 6,
+    "actions/download-artifact": 7,  # its v6 still runs on node20
 }
 
 

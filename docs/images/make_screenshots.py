@@ -1,5 +1,6 @@
-"""Regenerate the screenshots of the reviewer's page in docs/images/ (issue 21): the Markdown comment as a GitHub
-pull request shows it and the HTML page, for a passing, a failing, an ``OK*`` and an ``UNDECIDED`` case.
+"""Regenerate the screenshots of the reviewer's page in docs/images/ (issues 21 and 31): the Markdown comment as a
+GitHub pull request shows it and the HTML page, for a passing, a near-miss, a failing, an ``OK*``, an ``UNDECIDED``
+and a many-spec case.
 
 Not part of the test suite. It needs, besides the project's test environment:
 
@@ -10,8 +11,10 @@ Not part of the test suite. It needs, besides the project's test environment:
 - Debian's Chromium and an emoji font, run headless (``apt-get install chromium fonts-noto-color-emoji``: without
   the font GitHub's ✅ ❌ ⚠️ show as empty boxes);
 - ``optipng`` (optional, ``apt-get install optipng``): a few percent smaller files;
-- the shared TREC data beside the repository (``../shared/data``) for the ``UNDECIDED`` case (DL-HARD, the
-  example's ``trec/bvtest-dl-hard.yaml``); without it that case is left out.
+- the shared TREC data beside the repository (``../shared/data``) for the ``UNDECIDED`` case (DL19 passages,
+  monoBERT against monoT5 with qrels pooled from the top 10 of three other rankers, as tests/test_judgments.py
+  pools them: two gates stay undecided after the plausible gradings) and the many-spec case (two example specs and
+  two DL-HARD specs, 66 gates); without it those cases are left out.
 
 Each case runs pytest in a copy of example_project/ as a user would (``pytest bvtest.yaml --bvtest-run RUN
 --bvtest-markdown ... --bvtest-html ...``); the failing and ``OK*`` runs are made by tests/example_cases.py.
@@ -50,41 +53,101 @@ TALLEST = 9000
 @dataclass(frozen=True)
 class Case:
     name: str
-    spec: str
-    run: str | None  # None: the spec's own candidate
+    specs: tuple[str, ...]
+    run: str | None  # None: each spec's own candidate
     what: str
+    shared: bool = False  # reads the shared TREC data
 
 
 CASES = (
-    Case("passing", "bvtest.yaml", "runs/candidate-pass.run", "the example's passing candidate"),
-    Case("failing", "bvtest.yaml", "runs/broken.run", "production with five hard topics broken"),
-    Case("okstar", "bvtest.yaml", "runs/truncated.run", "the passing candidate without three topics"),
-    Case("undecided", "trec/bvtest-dl-hard.yaml", None, "DL-HARD, BM25+RM3 against BM25, half the top 10 unjudged"),
+    Case("passing", ("bvtest.yaml",), "runs/candidate-pass.run", "the example's passing candidate"),
+    Case("nearmiss", ("bvtest.yaml",), "runs/candidate-risky.run", "the risky candidate, Var 0.0840 for 0.0841"),
+    Case("failing", ("bvtest.yaml",), "runs/broken.run", "production with five hard topics broken"),
+    Case("okstar", ("bvtest.yaml",), "runs/truncated.run", "the passing candidate without three topics"),
+    Case(
+        "undecided",
+        ("trec/bvtest-dl19-pooled.yaml",),
+        None,
+        "DL19, monoBERT against monoT5, qrels pooled from three other rankers",
+        shared=True,
+    ),
+    Case(
+        "manyspecs",
+        ("bvtest-broken.yaml", "bvtest-risky.yaml", "trec/bvtest-dl-hard.yaml", "trec/bvtest-dl-hard-wide.yaml"),
+        None,
+        "two example specs and two DL-HARD specs, 66 gates",
+        shared=True,
+    ),
+)
+
+#: The measures of the wide DL-HARD spec of the many-spec case (4 gates each).
+WIDE_MEASURES = (
+    "nDCG@10, nDCG@5, nDCG@20, AP(rel=2), RR(rel=2), P(rel=2)@10, P(rel=2)@5, R(rel=2)@100, nDCG@100, RR(rel=2)@10, "
+    "AP(rel=2)@100"
 )
 
 
 def make_project(root: Path) -> Path:
-    """A copy of example_project/ with the failing and truncated runs, placed so that its TREC spec's relative
-    paths (``../../../shared/data``) reach the shared data."""
+    """A copy of example_project/ with the failing and truncated runs and the specs of the many-spec case, placed so
+    that its TREC specs' relative paths (``../../../shared/data``) reach the shared data."""
     project = root / "repo" / "example_project"
     shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".bvtest_cache", "reports", "__pycache__"))
-    if (SHARED / "data").is_dir():
-        (root / "shared").symlink_to(SHARED, target_is_directory=True)
     broken_run(EXAMPLE / "runs" / "production.run", EXAMPLE / "eval" / "qrels.txt", project / "runs" / "broken.run")
     truncated_run(EXAMPLE / "runs" / "candidate-pass.run", project / "runs" / "truncated.run")
+    spec = (EXAMPLE / "bvtest.yaml").read_text(encoding="utf-8")
+    for name, run in (("broken", "runs/broken.run"), ("risky", "runs/candidate-risky.run")):
+        (project / f"bvtest-{name}.yaml").write_text(
+            re.sub(r"(?m)^candidate: .*$", f"candidate: {run}", spec), encoding="utf-8"
+        )
+    if (SHARED / "data").is_dir():
+        (root / "shared").symlink_to(SHARED, target_is_directory=True)
+        dl_hard = (EXAMPLE / "trec" / "bvtest-dl-hard.yaml").read_text(encoding="utf-8")
+        (project / "trec" / "bvtest-dl-hard-wide.yaml").write_text(
+            re.sub(r"(?m)^measures: .*$", f"measures: [{WIDE_MEASURES}]", dl_hard), encoding="utf-8"
+        )
+        dl19_pooled(project / "trec")
     return project
+
+
+def dl19_pooled(folder: Path) -> None:
+    """DL19 passages: monoBERT against monoT5, with the qrels kept to the pairs the top 10 of monoT5, ColBERT and
+    DRMM pooled (tests/test_judgments.py's case: two gates stay undecided after the plausible gradings)."""
+    from test_judgments import DL19_RUNS, GATES, pooled_qrels
+
+    data = SHARED / "data"
+    runs = data / "dl19_passage_qppeval_runs" / "runs"
+    pooled_qrels(
+        data / "anserini_tools_qrels_topics" / "qrels" / "qrels.dl19-passage.txt",
+        [runs / DL19_RUNS[name] for name in ("monot5", "colbert", "drmm")],
+        10,
+        folder / "dl19-pooled.qrels",
+    )
+    shared = "../../../shared/data"
+    relative = f"{shared}/dl19_passage_qppeval_runs/runs"
+    baselines = "".join(f"  {name}: {relative}/{DL19_RUNS[name]}\n" for name in ("monot5", "colbert", "drmm"))
+    (folder / "bvtest-dl19-pooled.yaml").write_text(
+        "# DL19 passages with pooled qrels: monoBERT's top 10 holds unjudged passages the pool never saw\n"
+        f"qrels: dl19-pooled.qrels\ntopics: {shared}/anserini_tools_qrels_topics/topics/topics.dl19-passage.txt\n"
+        f"measures: [nDCG@10]\nbaselines:\n{baselines}"
+        f"candidate: {{run: {relative}/{DL19_RUNS['monobert']}, name: monobert}}\nreference: monot5\n"
+        f"analysis: {{risk_alpha: 1}}\n{GATES}",
+        encoding="utf-8",
+    )
 
 
 def run_case(project: Path, case: Case) -> tuple[Path, Path]:
     """pytest on the case as a user runs it; the Markdown and HTML reports it wrote."""
     markdown, page = Path("reports") / f"{case.name}.md", Path("reports") / f"{case.name}.html"
-    command = [sys.executable, "-m", "pytest", case.spec, "-p", "no:cacheprovider", "--bvtest-no-cache"]
+    command = [sys.executable, "-m", "pytest", *case.specs, "-p", "no:cacheprovider", "--bvtest-no-cache"]
     command += ["--bvtest-run", case.run] if case.run else []
     command += ["--bvtest-markdown", str(markdown), "--bvtest-html", str(page)]
     done = subprocess.run(command, cwd=project, capture_output=True, text=True, check=False)
     print(f"{case.name} ({case.what}): pytest exit {done.returncode}: {done.stdout.strip().splitlines()[-1]}")
     if done.returncode not in (0, 1):
         raise SystemExit(done.stdout + done.stderr)
+    text = (project / markdown).read_text(encoding="utf-8")
+    print(f"  {len(text):,} characters; its first ten lines:")
+    print("\n".join(f"  | {line}" for line in text.splitlines()[:10]))
     return project / markdown, project / page
 
 
@@ -161,8 +224,8 @@ def main() -> None:
         for case in CASES:
             if options.case and case.name not in options.case:
                 continue
-            if case.name == "undecided" and not (SHARED / "data" / "dl_hard").is_dir():
-                print("undecided: left out, no shared data at", SHARED / "data")
+            if case.shared and not (SHARED / "data").is_dir():
+                print(f"{case.name}: left out, no shared data at", SHARED / "data")
                 continue
             markdown, page = run_case(project, case)
             text = markdown.read_text(encoding="utf-8")

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+import textwrap
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pytest_bvtest import DEFAULT_CACHE_DIR, __version__
@@ -36,9 +39,12 @@ class _Writer:
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
+        # the summary wraps at the terminal's width, as under pytest (COLUMNS, else 80 when not a terminal)
+        self._tw = SimpleNamespace(fullwidth=shutil.get_terminal_size().columns)
 
     def write_sep(self, sep: str, title: str = "", **markup: bool) -> None:
-        line = f" {title} ".center(88, sep) if title else sep * 88
+        width = self._tw.fullwidth
+        line = f" {title} ".center(width, sep) if title else sep * width
         self.stream.write(line + "\n")
 
     def write_line(self, text: str = "", **markup: bool) -> None:
@@ -81,6 +87,70 @@ def _jobs(text: str) -> int:
     return int(text)
 
 
+#: What each command's ``--help`` says below its options: what it is for, examples, and its exit codes.
+_GUIDES: dict[str, tuple[str, str, str]] = {
+    "evaluate": (
+        "Per-topic scores of run files as TSV (topic, system, measure, score) on stdout: the numbers every gate reads,"
+        " to compare with trec_eval or a notebook.",
+        "bvtest evaluate --qrels eval/qrels.txt -m nDCG@10 -m AP runs/*.run\n"
+        "  bvtest evaluate --qrels eval/qrels.txt -m nDCG@10 --mean runs/candidate.run",
+        "0 the scores were written; 2 an input or usage error (one line on stderr)",
+    ),
+    "compare": (
+        "Every system against every other on each measure: the mean difference, paired tests corrected over the "
+        "pairs, as a table.",
+        "bvtest compare --spec bvtest.yaml\n"
+        "  bvtest compare --qrels eval/qrels.txt -m nDCG@10 --test randomization runs/*.run --format markdown",
+        "0 the table was written; 2 an input or usage error",
+    ),
+    "check": (
+        "The spec's gates without pytest: the same verdict, terminal summary and reports as `pytest bvtest.yaml`.",
+        "bvtest check bvtest.yaml\n"
+        "  bvtest check bvtest.yaml --run runs/new.run --markdown reports/bvtest.md --html reports/bvtest.html\n"
+        "  bvtest check bvtest.yaml --run 'runs/new-*.run'          # several runs of a nondeterministic engine\n"
+        "  bvtest check bvtest.yaml --run runs/new.run --update     # after merge: the run becomes the reference",
+        "0 every gate passed (OK, OK*, or UNDECIDED under judgments: {undecided: warn}); 1 a gate failed; 2 an input "
+        "or usage error (one line on stderr, no traceback)",
+    ),
+    "report": (
+        "The spec's analysis without its gates: every system's statistics, the comparisons and the notes.",
+        "bvtest report bvtest.yaml\n  bvtest report bvtest.yaml --html reports/analysis.html --plots reports/plots",
+        "0 the analysis was written; 2 an input or usage error",
+    ),
+    "judge": (
+        "The unjudged documents that decide the spec's gates, most settling first, as a TSV to fill in with grades;"
+        " list the filled-in file under the spec's qrels, after the official ones.",
+        "bvtest judge bvtest.yaml -o judgments.tsv\n  bvtest judge bvtest.yaml --run runs/new.run -o -",
+        "0 the file was written; 2 an input or usage error (FILE holds grades: --force)",
+    ),
+    "history": (
+        "Each gate over the records of a --bvtest-history file: its value and limit, one line per record.",
+        "bvtest history reports/history.jsonl\n  bvtest history reports/history.jsonl --plot reports/history",
+        "0 the history was written; 2 an input or usage error",
+    ),
+    "calibrate": (
+        "How often each gate fails an equal-quality change (the candidate's and the reference's scores swapped on "
+        "random topics), the calibrated limits, and with --detect how large a drop each gate catches.",
+        "bvtest calibrate bvtest.yaml\n  bvtest calibrate bvtest.yaml --detect 5% --model few",
+        "0 always (it only reports); 2 an input or usage error",
+    ),
+}
+
+
+def _add_command(commands: Any, name: str, help_text: str) -> argparse.ArgumentParser:
+    """A subcommand whose ``--help`` has its description, examples and exit codes (:data:`_GUIDES`)."""
+    description, examples, exits = _GUIDES[name]
+    # the examples keep their lines; the sentences are wrapped as argparse wraps the options
+    width = min(shutil.get_terminal_size().columns, 100) - 2
+    return commands.add_parser(
+        name,
+        help=help_text,
+        description=textwrap.fill(description, width),
+        epilog=f"examples:\n  {examples}\n\n" + textwrap.fill(f"exit codes: {exits}", width, subsequent_indent="  "),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(
         prog="bvtest", description="Search-quality gates: bias-variance, risk and mean-variance evaluation."
@@ -88,7 +158,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pytest-bvtest {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
 
-    evaluate = commands.add_parser("evaluate", help="print per-topic scores of runs as TSV")
+    evaluate = _add_command(commands, "evaluate", "print per-topic scores of runs as TSV")
     evaluate.add_argument(
         "--qrels",
         required=True,
@@ -125,9 +195,10 @@ def _parser() -> argparse.ArgumentParser:
         "as Anserini's and Pyserini's do)",
     )
 
-    compare = commands.add_parser(
+    compare = _add_command(
+        commands,
         "compare",
-        help="every system against every other on each measure: paired tests, corrected, as a table (ranx's)",
+        "every system against every other on each measure: paired tests, corrected, as a table (ranx's)",
     )
     compare.add_argument("--spec", default=None, metavar="SPEC", help="compare the systems of this bvtest.yaml")
     compare.add_argument(
@@ -168,7 +239,7 @@ def _parser() -> argparse.ArgumentParser:
         ("check", "run the spec's gates (exit 1 when one fails)"),
         ("report", "print the analysis without gating"),
     ):
-        command = commands.add_parser(name, help=help_text)
+        command = _add_command(commands, name, help_text)
         command.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
         command.add_argument(
             "--run",
@@ -205,8 +276,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--update-force", action="store_true", help="--update even when a gate failed")
 
-    judge = commands.add_parser(
-        "judge", help="write the unjudged documents that decide the spec's gates, as a file to fill in with grades"
+    judge = _add_command(
+        commands, "judge", "write the unjudged documents that decide the spec's gates, as a file to fill in with grades"
     )
     judge.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
     judge.add_argument(
@@ -248,7 +319,7 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-outside-project", action="store_true", help="allow the spec's cache folder outside the project"
     )
 
-    history = commands.add_parser("history", help="each gate over the records of a --bvtest-history file")
+    history = _add_command(commands, "history", "each gate over the records of a --bvtest-history file")
     history.add_argument("path", metavar="PATH", help="the history file (JSON lines)")
     history.add_argument(
         "--plot",
@@ -257,7 +328,7 @@ def _parser() -> argparse.ArgumentParser:
         help="write one SVG chart per gate here: its value over time and its limit",
     )
 
-    calibrate = commands.add_parser("calibrate", help="false-alarm rates and calibrated limits of the spec's gates")
+    calibrate = _add_command(commands, "calibrate", "false-alarm rates and calibrated limits of the spec's gates")
     calibrate.add_argument("spec", metavar="SPEC", help="bvtest.yaml")
     calibrate.add_argument(
         "--run",
@@ -442,7 +513,7 @@ def _check_or_report(arguments: argparse.Namespace, out: TextIO) -> int:
     )
     for check in checks_failing_most_equal_changes(evaluation):
         warnings.warn_explicit(check.message, SpecWarning, str(spec.path), check.line)  # stderr, after the summary
-    document = outputs.evaluation_document(evaluation)
+    document = outputs.evaluation_document(evaluation, shell=f"bvtest {arguments.command}")
     outputs.write_session_outputs(
         document,
         terminal_writer=_Writer(out),

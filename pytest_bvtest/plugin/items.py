@@ -226,7 +226,10 @@ class GateItem(BvtestItem):
             line = spec.line_of(_GUARD_KEYS[kind]) if kind in _GUARD_KEYS else None
             self._warn(guard, GateGuardWarning, line or self.gate.line)
         if gate.get("undecided") and gate["passed"]:  # judgments: {undecided: warn}: a yellow that never blocks
-            self._warn(gate["undecided"], GateUndecidedWarning, self.gate.line)
+            # one text at one line (the spec's judgments, else its qrels): pytest's warnings summary lists every
+            # undecided gate above one message, and the bvtest summary says the numbers once per group of gates
+            line = spec.line_of("judgments") or spec.line_of("qrels") or self.gate.line
+            self._warn(UNDECIDED_WARNING, GateUndecidedWarning, line)
         from pytest_bvtest.judging.pipeline import checks_failing_most_equal_changes
         from pytest_bvtest.report.untrusted import terminal_text
         from pytest_bvtest.spec.reader import SpecWarning
@@ -247,6 +250,14 @@ class GateItem(BvtestItem):
         width = self.config.get_terminal_writer().fullwidth - 2
         shown = text if self.config.option.verbose > 0 else wrap(text, width, taken)
         warnings.warn_explicit(terminal_text(shown), category, str(self.path), line or 0)
+
+
+#: The warning of every ``UNDECIDED`` gate that passes (``judgments: {undecided: warn}``), the same for each, so that
+#: pytest's warnings summary says it once above the gates it concerns.
+UNDECIDED_WARNING = (
+    "UNDECIDED: unjudged documents decide these gates; the bvtest summary below says how many, how each gate stands "
+    "as judged and under plausible gradings of them, and the command that lists them to grade"
+)
 
 
 #: The spec key each guard is about: its warning is attributed to that key's line.

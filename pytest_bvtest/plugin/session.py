@@ -51,6 +51,8 @@ class SessionOutputs:
         self.config = config
         self.payloads: list[dict] = []
         self.team_tests: dict[str, dict] = {}
+        # the session's other tests that failed: pytest's exit code counts them, so the reports' headline does
+        self.other_failed: set[str] = set()
         self.errors: list[dict] = []
         # the ids of every gate pytest collected or deselected (-k, -m, --deselect): those without a result did not
         # run, including the gates of specs none of whose gates ran (-x stopping the session before them)
@@ -74,6 +76,8 @@ class SessionOutputs:
 
             category = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
             outputs.record_team_test(self.team_tests, report.nodeid, category, team_test["message"])
+        elif payload is None and error is None and report.failed and not hasattr(report, "wasxfail"):
+            self.other_failed.add(report.nodeid)
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.gate_ids += _gate_ids(items)
@@ -128,7 +132,7 @@ class SessionOutputs:
             self.output_error = str(error)
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
-        if not (self.payloads or self.team_tests or self.errors or self.gate_ids):
+        if not (self.payloads or self.team_tests or self.errors or self.gate_ids):  # other tests' failures: pytest's
             self.write_empty_reports(session)
             return
         from pytest_bvtest.report import outputs
@@ -141,6 +145,7 @@ class SessionOutputs:
             errors=self.errors,
             gates=self.gate_ids,
             collected_only=config.option.collectonly,
+            other_failed=len(self.other_failed),
         )
         try:
             outputs.write_session_outputs(

@@ -39,6 +39,7 @@ from pytest_bvtest.report.wording import (
     cause_title,
     causes,
     change_lines,
+    closest,
     commands,
     comparison_lines,
     corner_lines,
@@ -256,6 +257,10 @@ def _header(document: Mapping[str, Any]) -> list[str]:
         lines.append(
             '<p class="changes">' + "<br>".join(escape(sentence_start(text, document)) for text in changes) + "</p>"
         )
+    near = closest(document)
+    if near is not None:
+        css = "warning" if near.near else "note"
+        lines.append(f'<p class="{css}"><strong>{escape(near.title)}:</strong> {escape(near.text)}</p>')
     for cause in causes(document):
         lines += _cause_section(document, cause)
     for notice in notices(document):

@@ -592,6 +592,7 @@ def session_document(
     errors: Iterable[Mapping[str, Any]] = (),
     not_run: Iterable[str] = (),
     collected_only: bool = False,
+    other_failed: int = 0,
 ) -> dict[str, Any]:
     """The whole report: ``schema_version``, the tool, when and on which commit, the per-measure
     evaluations, and the team's own tests (marked ``bvtest`` or using the fixture): a failing one
@@ -601,7 +602,9 @@ def session_document(
     ``branch`` (all null when not given). ``errors`` are the bvtest items that could not be evaluated
     (``id``, ``spec``, ``message``): any fails the session. ``not_run`` are the ids of the evaluated
     specs' gates that did not run in this session (deselected, or after the session stopped early), every gate
-    of a ``collected_only`` session (``pytest --collect-only``), which the document then says.
+    of a ``collected_only`` session (``pytest --collect-only``), which the document then says. ``other_failed``
+    counts the session's other tests that failed (neither a gate nor a team test): they fail pytest's exit code, so
+    the headline counts them, and ``passed`` keeps its meaning (the gates and the team tests).
     """
     evaluations = list(evaluations)
     tests = [dict(test) for test in tests]
@@ -626,6 +629,7 @@ def session_document(
             "tests_failed": failed_tests,
             "errors": len(errors),
             "not_run": len(not_run),
+            "other_tests_failed": other_failed,
         },
         "evaluations": evaluations,
         "tests": tests,

@@ -27,6 +27,7 @@ from pytest_bvtest.report.wording import (
     cause_title,
     causes,
     change_lines,
+    closest,
     commands,
     comparison_lines,
     corner_lines,
@@ -61,9 +62,10 @@ MARKER = "<!-- pytest-bvtest -->"
 
 OUTCOME_ICONS = {"OK": "✅", "OK*": "⚠️", "UNDECIDED": "❔", "FAIL": "❌"}
 
-# GitHub refuses comments longer than 65,536 characters; past this size the system tables keep only
-# the candidate and the reference (the JSON report has every system).
-MAX_COMMENT_CHARACTERS = 60_000
+#: GitHub refuses a comment longer than this.
+GITHUB_COMMENT_LIMIT = 65_536
+#: What the page may take: GitHub's limit less room for the line the action adds (a link to the reports' artifact).
+COMMENT_BUDGET = 60_000
 
 
 def prose(text: str) -> str:
@@ -162,6 +164,9 @@ def _first_screen(document: Mapping[str, Any]) -> list[str]:
     changes = change_lines(document)
     if changes:
         lines += [line for text in changes for line in ("", prose(sentence_start(text, document)))]
+    near = closest(document)
+    if near is not None:
+        lines += ["", f"{'⚠️ ' if near.near else ''}**{near.title}:** {prose(near.text)}"]
     found = causes(document)
     for cause in found:
         lines += _cause_section(cause, document, single=len(found) == 1)
@@ -188,11 +193,24 @@ def _first_screen(document: Mapping[str, Any]) -> list[str]:
 VERDICT_ICONS = {"fail": "❌", "warn": "⚠️", "ok": "✅"}
 
 
-def _gate_section(document: Mapping[str, Any], evaluations: list[Mapping[str, Any]]) -> list[str]:
-    """Every gate's numbers in one folded table, with how its rates were drawn."""
+def _gate_section(
+    document: Mapping[str, Any],
+    evaluations: list[Mapping[str, Any]],
+    only_concerned: bool = False,
+    every_sentence: bool = True,
+) -> list[str]:
+    """Every gate's numbers in one folded table, with how its rates were drawn, and each gate's sentence;
+    ``only_concerned``: the gates that are not a plain ``OK``; ``every_sentence=False``: the sentences of those only
+    (the shorter forms, when the whole does not fit the comment)."""
     gates = [gate for evaluation in evaluations for gate in evaluation["gates"]]
     if not gates:
         return ["", "No gates: analysis only."] if evaluations else []
+    passing = len(gates)
+    if only_concerned:
+        gates = [gate for gate in gates if gate["outcome"] != "OK"]
+        passing -= len(gates)
+        if not gates:
+            return ["", prose(f"{_plural_gates(passing)} pass (OK); the HTML report has their numbers.")]
     columns = gate_table_columns(gates)
     rows = []
     for gate in gates:
@@ -204,11 +222,13 @@ def _gate_section(document: Mapping[str, Any], evaluations: list[Mapping[str, An
         for name in ("value", "reference", "change", "false alarm", "as bad", "mde")
         if name in columns
     }
-    lines = [
-        "",
-        f"<details><summary>{prose(_plural_gates(len(gates)))}: values, limits, false-alarm rates</summary>",
-        "",
-    ]
+    title = (
+        f"{_plural_gates(len(gates))} that {'is' if len(gates) == 1 else 'are'} not a plain OK (the HTML report has "
+        f"the {passing} that pass)"
+        if only_concerned
+        else _plural_gates(len(gates))
+    )
+    lines = ["", f"<details><summary>{prose(title)}: values, limits, false-alarm rates</summary>", ""]
     lines += _table(tuple(GATE_HEADERS[name] for name in columns), rows, numeric)
     note = calibration_note(document)
     if note:
@@ -216,15 +236,28 @@ def _gate_section(document: Mapping[str, Any], evaluations: list[Mapping[str, An
     legend = power_legend(document) if "mde" in columns else None
     if legend:
         lines += ["", prose(legend)]
-    for evaluation in evaluations:  # beside the gated measure, unless every top d is judged (then in its details)
-        judgments = evaluation.get("judgments")
-        if evaluation["gates"] and judgments and not judgments["complete"]:
-            lines += ["", f"**{prose(evaluation['measure'])}** · {prose(judged_line(evaluation))}"]
+    # beside the gated measures, unless every top d is judged (then in their details); measures of a spec whose line
+    # is the same (one depth, one prior) share it
+    judged: dict[tuple[str, str], list[str]] = {}
+    for evaluation in evaluations:
+        if _judged_beside_gates(evaluation):
+            key = (evaluation["spec"], judged_line(evaluation) or "")
+            judged.setdefault(key, []).append(evaluation["measure"])
+    for (_, text), measures in judged.items():
+        lines += ["", f"**{prose(', '.join(measures))}** · {prose(text)}"]
     lines += [""] + [
         f"- {icon(gate['outcome'], gate['passed'])} {code(gate_name(document, gate))} {prose(_sentence(gate))}"
         for gate in gates
+        if every_sentence or gate["outcome"] != "OK"
     ]
     return lines + ["", "</details>"]
+
+
+def _judged_beside_gates(evaluation: Mapping[str, Any]) -> bool:
+    """Whether the judged shares of a measure are said beside its gates (some top d holds unjudged documents), and
+    not again in its details."""
+    judgments = evaluation.get("judgments")
+    return bool(evaluation["gates"] and judgments and not judgments["complete"])
 
 
 def _plural_gates(count: int) -> str:
@@ -321,7 +354,7 @@ def _system_section(evaluation: Mapping[str, Any], all_systems: bool) -> list[st
     lines = ["", f"<details><summary>{prose(evaluation_title(evaluation))}</summary>", ""]
     lines += _table(TABLE_HEADER, rows, set(range(2, len(TABLE_HEADER) - 1)))
     judged = judged_line(shown)
-    if judged is not None:
+    if judged is not None and not _judged_beside_gates(evaluation):
         lines += ["", prose(judged)]
     omitted = len(evaluation["systems"]) - len(rows)
     if omitted:
@@ -368,48 +401,124 @@ def _simulation_section(simulation: Mapping[str, Any]) -> list[str]:
     return lines + ["", "</details>"]
 
 
-def _render(document: Mapping[str, Any], all_systems: bool) -> str:
+#: The parts of the page after its first screen, in the order the budget is spent on them (the page shows them in
+#: its own order): what failed, then the gates, then the tables a reviewer opens last.
+_PRIORITY = ("problems", "team tests", "failing", "gates", "advice", "comparisons", "systems", "simulations")
+
+
+class _Section:
+    """A part of the page: its kind (:data:`_PRIORITY`), what it shows (for the sentence naming what was left out),
+    then its forms, the whole first and shorter ones after, for when the whole does not fit the comment."""
+
+    def __init__(self, kind: str, what: str, *forms: list[str]) -> None:
+        self.kind = kind
+        self.what = what
+        self.forms = [form for form in forms if form]
+
+
+def _sections(document: Mapping[str, Any]) -> list[_Section]:
+    """The page after its first screen, in the page's order."""
     evaluations = list(document["evaluations"])
-    lines = _first_screen(document)
-    lines += _problem_section(document)
-    lines += _team_test_section(list(document.get("tests") or []))
-    lines += _gate_section(document, evaluations)
+    sections = [
+        _Section("problems", "the specs that could not be evaluated", _problem_section(document)),
+        _Section("team tests", "the team tests", _team_test_section(list(document.get("tests") or []))),
+        _Section(
+            "gates",
+            "the table of every gate",
+            _gate_section(document, evaluations),
+            _gate_section(document, evaluations, every_sentence=False),
+            _gate_section(document, evaluations, only_concerned=True),
+        ),
+    ]
     failing = failing_gates(document)
     if failing:
-        what = failing_gates_title(failing)
-        lines += [
-            "",
-            f"<details><summary>{what}: its headline and each topic's share of the change</summary>",
-        ]
         shown: dict[tuple, str] = {}
-        for gate in failing:
-            lines += _failure_section(document, gate, shown)
-        lines += ["", "</details>"]
-    lines += _comparison_section(evaluations)
+        title = failing_gates_title(failing)
+        details = [line for gate in failing for line in _failure_section(document, gate, shown)]
+        summary = f"<details><summary>{title}: its headline and each topic's share of the change</summary>"
+        sections.append(_Section("failing", f"{title.lower()}'s topics", ["", summary, *details, "", "</details>"]))
+    sections.append(_Section("comparisons", "the comparisons on the mean", _comparison_section(evaluations)))
     simulated = set()
     for evaluation in evaluations:
-        lines += _system_section(evaluation, all_systems)
+        what = f"the systems' table of {evaluation['measure']} ({display_path(evaluation['spec'])})"
+        sections.append(
+            _Section("systems", what, _system_section(evaluation, True), _system_section(evaluation, False))
+        )
         # the simulation is the same for every measure of a spec: shown once, after its first measure
-        if evaluation.get("simulation") and all_systems and evaluation["spec"] not in simulated:
+        if evaluation.get("simulation") and evaluation["spec"] not in simulated:
             simulated.add(evaluation["spec"])
             for simulation in evaluation.get("simulations") or [evaluation["simulation"]]:
-                lines += _simulation_section(simulation)
+                what = f"the per-topic simulation ({display_path(evaluation['spec'])})"
+                sections.append(_Section("simulations", what, _simulation_section(simulation)))
     advice = what_to_do(document)
     if advice:
-        lines += [
-            "",
-            "<details><summary>What else to do: adjust a gate, read what a statistic means</summary>",
-            "",
-            *advice,
-            "",
-            "</details>",
-        ]
+        summary = "<details><summary>What else to do: adjust a gate, read what a statistic means</summary>"
+        sections.append(_Section("advice", "what else to do", ["", summary, "", *advice, "", "</details>"]))
+    return sections
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line) + 1 for line in lines)
+
+
+def _left_out_note(left_out: list[str]) -> list[str]:
+    listed = (
+        left_out
+        if len(left_out) <= MAX_LEFT_OUT
+        else [*left_out[: MAX_LEFT_OUT - 1], f"{len(left_out) - MAX_LEFT_OUT + 1} more"]
+    )
+    said = listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
+    return [
+        "",
+        prose(
+            f"Left out to keep this comment under GitHub's limit of {GITHUB_COMMENT_LIMIT:,} characters: {said}; "
+            "the HTML report and the JSON report have everything."
+        ),
+    ]
+
+
+#: The parts a comment names when it leaves them out; beyond, their count.
+MAX_LEFT_OUT = 6
+#: What a first screen too long for a comment leaves out (its end).
+FIRST_SCREEN_REST = "the rest of the first screen"
+
+
+def _render(document: Mapping[str, Any], budget: int) -> str:
+    """The page within ``budget`` characters: the first screen (the verdict, the causes, the warnings, the commands)
+    whole, then each later part, in the order of :data:`_PRIORITY`, whole, in a shorter form, or left out and named
+    in a closing sentence; the parts kept are shown in the page's order."""
     tool = document.get("tool") or {}
     footer = (
         f"{tool.get('name', 'pytest-bvtest')} {tool.get('version', '')}, report schema {document['schema_version']}"
     )
-    lines += ["", f"<sub>{prose(footer)}</sub>", ""]
-    return "\n".join(lines)
+    closing = ["", f"<sub>{prose(footer)}</sub>", ""]
+    first = _first_screen(document)
+    sections = _sections(document)
+    # the closing sentence's room is kept, at its longest, while any part may still be left out
+    longest = sorted((f"{section.what} in full" for section in sections), key=len, reverse=True)
+    reserved = _size(closing) + _size(_left_out_note([FIRST_SCREEN_REST, *longest]))
+    left_out = []
+    if _size(first) + reserved > budget:  # hundreds of causes or warnings: cut between two paragraphs
+        ends = [end for end, line in enumerate(first) if not line and _size(first[:end]) + reserved <= budget]
+        first = first[: ends[-1] if ends else 2]
+        left_out.append(FIRST_SCREEN_REST)
+    spent = _size(first) + reserved
+    chosen: dict[int, int] = {}  # a section's index → the form kept
+    for index in sorted(range(len(sections)), key=lambda index: _PRIORITY.index(sections[index].kind)):
+        sizes = [_size(form) for form in sections[index].forms]
+        fitting = next((form for form, size in enumerate(sizes) if spent + size <= budget), None)
+        if fitting is not None:
+            chosen[index] = fitting
+            spent += sizes[fitting]
+    lines = list(first)
+    for index, section in enumerate(sections):
+        if index in chosen:
+            lines += section.forms[chosen[index]]
+        if section.forms and chosen.get(index) != 0:
+            left_out.append(section.what + (" in full" if index in chosen else ""))
+    if left_out:
+        lines += _left_out_note(left_out)
+    return "\n".join(lines + closing)
 
 
 def _spec_location(evaluation: Mapping[str, Any], gate: Mapping[str, Any]) -> str:
@@ -472,7 +581,6 @@ def what_to_do(document: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render(document: Mapping[str, Any]) -> str:
-    """The Markdown summary of a session document."""
-    text = _render(document, all_systems=True)
-    return text if len(text) <= MAX_COMMENT_CHARACTERS else _render(document, all_systems=False)
+def render(document: Mapping[str, Any], budget: int = COMMENT_BUDGET) -> str:
+    """The Markdown summary of a session document, at most ``budget`` characters after its first screen."""
+    return _render(document, budget)

@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_bvtest.io.textfiles import append_text, atomic_write_text
 from pytest_bvtest.judging.decision import Verdict
-from pytest_bvtest.judging.evaluation import Evaluation
+from pytest_bvtest.judging.evaluation import Evaluation, MeasureEvaluation
 from pytest_bvtest.report import github, markdown, terminal, wording
 from pytest_bvtest.report.history import (
     HistoryWarning,
@@ -36,12 +36,7 @@ def item_payload(evaluation: Evaluation, outcome: Verdict | None) -> dict[str, A
     """
     measures = evaluation.measures if outcome is None else [evaluation.measure(outcome.measure)]
     return {
-        "documents": [
-            measure_document(
-                str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
-            )
-            for measure in measures
-        ],
+        "documents": [_measure_document(evaluation, measure) for measure in measures],
         "gate": None
         if outcome is None
         else gate_document(outcome, str(evaluation.spec.path), candidate_runs(evaluation)),
@@ -205,6 +200,7 @@ def assemble(
     errors: Iterable[Mapping[str, Any]] = (),
     gates: Iterable[str] = (),
     collected_only: bool = False,
+    other_failed: int = 0,
 ) -> dict[str, Any]:
     """One session document from the items' payloads, in spec order whatever order they arrived in,
     the team's own tests (marked ``bvtest`` or using the fixture) with their outcomes, the session's
@@ -213,7 +209,7 @@ def assemble(
     (left out by ``-k``, ``--lf`` or ``--deselect``, or after ``-x`` stopped the session), and the ``gates``
     pytest collected or deselected without a result (a spec none of whose gates ran is not evaluated, so
     only pytest names them: deselected, or after ``-x`` stopped the session before the spec); ``collected_only``: a
-    ``pytest --collect-only`` session, which ran none.
+    ``pytest --collect-only`` session, which ran none; ``other_failed``: how many of the session's other tests failed.
 
     pytest-xdist workers report in any order, so the payloads are sorted by spec path and by their
     measure's and gate's positions in the spec, and the team's tests and errors by id: the reports are
@@ -240,27 +236,40 @@ def assemble(
         errors=sorted(errors, key=lambda error: error["id"]),
         not_run=[gate for gate in dict.fromkeys([*spec_gates, *gates]) if gate not in ran],
         collected_only=collected_only,
+        other_failed=other_failed,
     )
 
 
 def candidate_runs(evaluation: Evaluation) -> tuple[str, ...]:
-    """The candidate's run files, each run of a list (what ``bvtest judge --run`` names to list their documents)."""
-    return tuple(item.path for item in evaluation.inputs if item.role == "candidate")
+    """The candidate's run files as the command line named them, each run of a list (what ``bvtest judge --run``
+    names to list their documents); none for the spec's own candidate, which ``bvtest judge SPEC`` reads."""
+    return evaluation.spec.candidate_given or ()
 
 
-def evaluation_document(evaluation: Evaluation) -> dict[str, Any]:
-    """The session document of a single evaluation (the command line's report), built directly."""
+def evaluation_document(evaluation: Evaluation, shell: str = "pytest") -> dict[str, Any]:
+    """The session document of a single evaluation (the command line's report), built directly; ``shell``: what
+    the reports' commands run (``pytest``, or ``bvtest check`` for the command that made it)."""
     runs = candidate_runs(evaluation)
     documents = [
         {
-            **measure_document(
-                str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
-            ),
+            **_measure_document(evaluation, measure),
             "gates": [gate_document(outcome, str(evaluation.spec.path), runs) for outcome in measure.gates],
         }
         for measure in evaluation.measures
     ]
-    return session_document(documents, context=run_context(evaluation.spec.folder))
+    return {**session_document(documents, context=run_context(evaluation.spec.folder)), "shell": shell}
+
+
+def _measure_document(evaluation: Evaluation, measure: MeasureEvaluation) -> dict[str, Any]:
+    """A measure's document, with the candidate's runs as the command line named them (``candidate_given``, null
+    for the spec's own candidate)."""
+    given = evaluation.spec.candidate_given
+    return {
+        **measure_document(
+            str(evaluation.spec.path), measure, evaluation.simulations, evaluation.inputs, evaluation.texts
+        ),
+        "candidate_given": None if given is None else list(given),
+    }
 
 
 def _read_history_warning_of_skipped(path: str) -> tuple[dict[str, Any], ...]:

@@ -23,6 +23,7 @@ from pytest_bvtest.report.wording import (
     cause_title,
     causes,
     change_lines,
+    closest,
     commands,
     comparison_lines,
     error_groups,
@@ -163,6 +164,11 @@ def _wrapped(lines: Sequence[Line], width: int) -> list[Line]:
     return [(piece, markup) for text, markup in lines for piece in wrap(text, width).split("\n")]
 
 
+def _wrapped_or_whole(lines: Sequence[Line], width: int | None) -> list[Line]:
+    """:func:`_wrapped` at ``width``, or each line whole without one."""
+    return list(lines) if width is None else _wrapped(lines, width)
+
+
 #: Fewer columns than this left on a line are no room to wrap a text into.
 _NARROWEST = 30
 
@@ -202,6 +208,9 @@ def page_lines(document: Mapping[str, Any]) -> list[Line]:
     verdict = page_verdict(document)
     lines: list[Line] = [(page_title(document), _VERDICT_MARKUP[verdict])]
     lines += [(text, {}) for text in change_lines(document)]
+    near = closest(document)
+    if near is not None:
+        lines.append((f"{near.title.lower()}: {near.text}", _WARNING_MARKUP if near.near else {}))
     for cause in causes(document):
         lines.append((f"{cause_title(cause)}:" if cause.queries else cause_title(cause), {"bold": True}))
         header, rows = harmed_query_table(cause)
@@ -269,8 +278,8 @@ def compact_lines(document: Mapping[str, Any], width: int = DEFAULT_WIDTH) -> li
 def _final_line(document: Mapping[str, Any]) -> Line:
     if not (document["summary"]["gates"] or document.get("tests") or document.get("errors") or document.get("not_run")):
         return ("bvtest: analysis only, no gates", {})
-    markup = {"red": True, "bold": True} if not document["passed"] else {"green": True}
-    return (f"bvtest: {summary_counts(document)}", markup)
+    failed = page_verdict(document) == "fail"
+    return (f"bvtest: {summary_counts(document)}", {"red": True, "bold": True} if failed else {"green": True})
 
 
 def team_test_lines(document: Mapping[str, Any]) -> list[Line]:
@@ -287,17 +296,19 @@ def team_test_lines(document: Mapping[str, Any]) -> list[Line]:
     return lines
 
 
-def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = DEFAULT_WIDTH) -> list[Line]:
+def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int | None = None) -> list[Line]:
     """The summary below the section title, as ``(text, markup)`` lines, following pytest's verbosity.
 
     ``-q`` (``verbosity < 0``): :func:`quiet_lines`; default (0): :func:`compact_lines`, wrapped at the terminal's
-    ``width``; ``-v``: every table, comparison, gate headline and note, then the reviewer's page, each line whole
-    (``-v`` may be wider than the terminal).
+    ``width`` (:data:`DEFAULT_WIDTH` when not given); ``-v``: every table, comparison, gate headline and note, then
+    the reviewer's page, the sentences wrapped at ``width`` when given (each whole without) and each table row whole
+    (a table may be wider than the terminal).
     """
     if verbosity < 0:
-        return quiet_lines(document, width)
+        return quiet_lines(document, width or DEFAULT_WIDTH)
     if verbosity == 0:
-        return compact_lines(document, width)
+        return compact_lines(document, width or DEFAULT_WIDTH)
+
     lines: list[Line] = []
     for number, evaluation in enumerate(document["evaluations"]):
         if number:
@@ -310,31 +321,36 @@ def summary_lines(document: Mapping[str, Any], verbosity: int = 1, width: int = 
         lines.extend((text, {"bold": True} if role == "candidate" else {}) for text, role in zip(table[1:], roles))
         judged = judged_line(evaluation)
         if judged is not None:
-            lines.append((judged, {}))
-        lines.append((tradeoff_text(evaluation), {}))
+            lines += _wrapped_or_whole([(judged, {})], width)
+        lines += _wrapped_or_whole([(tradeoff_text(evaluation), {})], width)
         gap = gap_rows(evaluation)
         widths = [max(len(row[column]) for row in gap) for column in range(len(gap[0]))]
-        lines.append((GAP_TITLE, {}))
+        lines += _wrapped_or_whole([(GAP_TITLE, {})], width)
         for position, row in enumerate(gap):
             cells = [row[0].ljust(widths[0]), *(text.rjust(width) for text, width in zip(row[1:], widths[1:]))]
             lines.append(("  " + "  ".join(cells).rstrip(), {"bold": True} if position == 0 else {}))
-        lines.extend((text, {}) for text in comparison_lines(evaluation))
-        lines.extend((text, {}) for text in analysis_lines(evaluation))
-        lines.extend((text, {}) for text in run_spread_lines(evaluation))
+        title, *rows = comparison_lines(evaluation) or [""]
+        lines += _wrapped_or_whole([(title, {})], width) if title else []
+        lines.extend((text, {}) for text in rows)
+        lines += _wrapped_or_whole(
+            [(text, {}) for text in (*analysis_lines(evaluation), *run_spread_lines(evaluation))], width
+        )
         if evaluation.get("simulation") and number == _first_of_spec(document, evaluation):
             for simulation in evaluation.get("simulations") or [evaluation["simulation"]]:
                 lines.extend((text, {}) for text in simulation_lines(simulation))
+        prose: list[Line] = []
         for gate in evaluation["gates"]:
             markup = OUTCOME_MARKUP.get(gate["outcome"], {})
-            lines.append((f"[{gate['outcome']}] {gate['id']}: {gate['headline']}", markup))
+            prose.append((f"[{gate['outcome']}] {gate['id']}: {gate['headline']}", markup))
             power = power_text(gate)
-            lines.extend([(f"  {power}", {})] if power else [])
+            prose.extend([(f"  {power}", {})] if power else [])
             if gate.get("hint"):
-                lines.append((f"  hint: {gate['hint']}", {}))
-        lines.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
+                prose.append((f"  hint: {gate['hint']}", {}))
+        prose.extend((f"note: {note}", {}) for note in topic_notes(evaluation))
+        lines += _wrapped_or_whole(prose, width)  # the tables above keep their rows whole
     if document["evaluations"]:
         lines.append(("", {}))
-    lines += [*page_lines(document), *problem_lines(document), *team_test_lines(document)]
+    lines += _wrapped_or_whole([*page_lines(document), *problem_lines(document), *team_test_lines(document)], width)
     tests = document.get("tests") or []
     if document["summary"]["gates"] or tests or document.get("errors") or document.get("not_run"):
         lines.append(("", {}))

@@ -449,6 +449,9 @@ class Spec:
     extra_qrels: tuple[Path, ...] = ()
     qrels_judgments: Qrels | None = field(default=None, repr=False, compare=False)
     qrels_source: str | None = None
+    #: The candidate's run files as the command line named them (``--bvtest-run``, ``bvtest check --run``), ``None``
+    #: for the spec's own candidate: the reports' commands repeat them as they were typed.
+    candidate_given: tuple[str, ...] | None = field(default=None, compare=False)
 
     @property
     def has_qrels(self) -> bool:

@@ -1752,4 +1752,5 @@ def with_candidate_run(spec: Spec, path: str | os.PathLike[str] | Sequence[str |
                     hint="give each run once to --bvtest-run / --run",
                 )
             runs.append(run)
-    return with_candidate(spec, runs[0] if len(runs) == 1 else RepeatedRuns(tuple(runs), CANDIDATE_NAME))
+    replaced = with_candidate(spec, runs[0] if len(runs) == 1 else RepeatedRuns(tuple(runs), CANDIDATE_NAME))
+    return replace(replaced, candidate_given=tuple(os.fspath(each) for each in paths))

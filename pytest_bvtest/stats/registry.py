@@ -67,7 +67,7 @@ from pytest_bvtest.stats.sums import SumForm
 Compute = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray]
 TopicTerms = Callable[[np.ndarray, int | None, AnalysisSettings], np.ndarray | None]
 SufficientMatrix = Callable[[np.ndarray, Sequence[int], AnalysisSettings], np.ndarray | None]
-TopicChange = Callable[[np.ndarray, int, int, AnalysisSettings], np.ndarray]
+TopicChange = Callable[[np.ndarray, int, int, AnalysisSettings], np.ndarray | None]
 
 
 @dataclass(frozen=True)
@@ -434,6 +434,37 @@ def _bias_variance_terms(term: str) -> TopicTerms:
     return terms
 
 
+def _bias_variance_change(term: str) -> TopicChange:
+    """Each topic's share of the change of Bias2, Var or Error from the reference to the candidate, ``0`` on a topic
+    whose score did not change (the terms' differences, :func:`_bias_variance_terms`, blame every topic when the
+    mean moves, the unchanged ones too).
+
+    With ``d_j = x_j - y_j`` (candidate minus reference, normalised scores) and each system's deviations from its
+    mean ``a_j = x_j - mean(x)``, ``b_j = y_j - mean(y)``: ``Var(x) - Var(y) = mean_j((a_j - b_j)(a_j + b_j)) =
+    mean_j(d_j (a_j + b_j))``, since ``a_j - b_j = d_j - mean(d)`` and the ``a_j + b_j`` sum to 0;
+    ``Bias2(x) - Bias2(y) = mean_j(d_j (mean(x) + mean(y) - 2c))``; ``Error(x) - Error(y) = mean_j(d_j (x_j + y_j -
+    2c))``. The sample variance scales Var's share, and adds it to Error's, by ``n / (n - 1)``. With topic grouping a
+    topic only acts through its group: ``None``.
+    """
+
+    def change(scores: np.ndarray, candidate: int, reference: int, settings: AnalysisSettings) -> np.ndarray | None:
+        if settings.grouping is not None:
+            return None
+        normalized, _, c = _normalized_with_target(_score_matrix(scores), settings)
+        x, y, target = normalized[candidate], normalized[reference], float(np.squeeze(c))
+        n = x.shape[-1]
+        d = x - y
+        extra = 1.0 / (n - 1) if settings.variance == "sample" and n > 1 else 0.0
+        var = d * ((x - x.mean()) + (y - y.mean())) / n
+        if term == "bias2":
+            return d * (x.mean() + y.mean() - 2.0 * target) / n
+        if term == "var":
+            return var * (1.0 + extra)
+        return d * (x + y - 2.0 * target) / n + extra * var
+
+    return change
+
+
 def _gap_terms(term: str) -> TopicTerms:
     """Per-topic terms of the gap ``rho = x_T - x``: ``rho_j``, ``(rho_j - mean(rho))^2``, ``rho_j^2``, over ``n``."""
 
@@ -669,6 +700,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         sufficient_matrix=_rows_and_extremes,
         sums=topic_sums.bias_variance_sums("bias2"),
         topic_terms=_bias_variance_terms("bias2"),
+        topic_change=_bias_variance_change("bias2"),
         shared=BIAS_VARIANCE,
         from_shared=lambda analysis: analysis.bias_variance.bias2,
         promised=True,
@@ -691,6 +723,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         sufficient_matrix=_rows_and_extremes,
         sums=topic_sums.bias_variance_sums("var"),
         topic_terms=_bias_variance_terms("var"),
+        topic_change=_bias_variance_change("var"),
         shared=BIAS_VARIANCE,
         from_shared=lambda analysis: analysis.bias_variance.var,
         promised=True,
@@ -710,6 +743,7 @@ STATISTICS: Mapping[str, Statistic] = _statistics(
         sufficient_matrix=_rows_and_extremes,
         sums=topic_sums.bias_variance_sums("error"),
         topic_terms=_bias_variance_terms("error"),
+        topic_change=_bias_variance_change("error"),
         shared=BIAS_VARIANCE,
         from_shared=lambda analysis: analysis.bias_variance.error,
         promised=True,
