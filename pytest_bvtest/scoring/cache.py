@@ -108,13 +108,8 @@ class ScoreCache:
     def get_documents(self, key: str) -> dict[str, Any] | None:
         """A run's ranked documents stored under ``key`` (:func:`~pytest_bvtest.scoring.columnar.documents_payload`,
         one per chunk of topics), or ``None`` when absent or unreadable; the reader checks the rest."""
-        if self.folder is None:
-            return None
-        try:
-            payload = json.loads(self._entry_path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return payload if isinstance(payload, dict) and isinstance(payload.get("chunks"), list) else None
+        payload = self.get_entry(key)
+        return payload if payload is not None and isinstance(payload.get("chunks"), list) else None
 
     def get_entry(self, key: str) -> dict[str, Any] | None:
         """A JSON object stored under ``key`` by :meth:`put_entry`, or ``None`` when absent or unreadable; the reader
