@@ -47,8 +47,11 @@ def ranx_run(path: Path) -> pd.DataFrame:
 
 
 def without_inputs(document: dict, spec_name: str = "bvtest.yaml") -> tuple[dict, list[list[dict]]]:
-    """The report without its inputs (and its time), and the inputs; the spec ``spec_name`` read as bvtest.yaml."""
+    """The report without its inputs (and its time, and the candidate as a command line gave it: a DataFrame is given
+    as none), and the inputs; the spec ``spec_name`` read as bvtest.yaml."""
     inputs = [evaluation.pop("inputs") for evaluation in document["evaluations"]]
+    for evaluation in document["evaluations"]:
+        evaluation.pop("candidate_given", None)
     document.pop("timestamp")
     return json.loads(json.dumps(document).replace(spec_name, "bvtest.yaml")), inputs
 
@@ -59,8 +62,13 @@ def report(spec, use_cache: bool = False) -> dict:
 
 @pytest.mark.parametrize("frame_of", [pyterrier_run, ranx_run])
 def test_a_dataframe_candidate_gives_the_report_its_file_gives(frame_of):
-    from_file, file_inputs = without_inputs(report(spec_under_test(EXAMPLE / "bvtest.yaml", RUN)))
-    from_frame, frame_inputs = without_inputs(report(spec_under_test(EXAMPLE / "bvtest.yaml", frame_of(RUN))))
+    file_report = report(spec_under_test(EXAMPLE / "bvtest.yaml", RUN))
+    frame_report = report(spec_under_test(EXAMPLE / "bvtest.yaml", frame_of(RUN)))
+    # what Reproduce names: the run's path as given; a DataFrame has none
+    assert [each["candidate_given"] for each in file_report["evaluations"]] == [[str(RUN)]] * 2
+    assert [each["candidate_given"] for each in frame_report["evaluations"]] == [None] * 2
+    from_file, file_inputs = without_inputs(file_report)
+    from_frame, frame_inputs = without_inputs(frame_report)
     assert from_frame == from_file
     # the file is listed among the inputs; the DataFrame has no file
     assert [entry for entry in frame_inputs[0] if entry["role"] == "candidate"] == []
