@@ -226,6 +226,9 @@ def test_append_text_appends_to_a_regular_file_or_a_new_one_and_refuses_a_pipe_w
         with pytest.raises(InputError, match="not a file to append to"):
             append_text(fifo, "read\n")
     finally:
-        with open(fifo, "wb"):
-            pass
-        reader.join(timeout=10)
+        # let the reader go if it still waits for a writer; a blocking open would wait forever for a reader that
+        # already read (append_text's own open was its writer) and hung the suite under xdist
+        while reader.is_alive():
+            with contextlib.suppress(OSError):  # no reader yet: try again once the thread has opened the pipe
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            reader.join(timeout=0.05)
