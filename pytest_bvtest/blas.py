@@ -64,8 +64,9 @@ def default_threads() -> None:
 
 
 def one_thread_while_computing() -> contextlib.AbstractContextManager:
-    """Under pytest: the BLAS on one thread while a spec is evaluated, unless the environment chooses its thread
-    count (threadpoolctl: numpy may have loaded before, and the team's tests keep their threads)."""
+    """The BLAS on one thread while a spec is evaluated (by pytest, the CLI in a process that loaded numpy before,
+    or a library call), unless the environment chooses its thread count (threadpoolctl: numpy may have loaded
+    before, and the team's own tests keep their threads)."""
     if chosen_by_environment():
         return contextlib.nullcontext()
     from threadpoolctl import threadpool_limits

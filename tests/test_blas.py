@@ -93,3 +93,37 @@ def test_the_environments_thread_count_is_left_alone(tmp_path: Path) -> None:
     )
     assert finished.returncode == 0, finished.stdout[-2000:]
     assert probed(finished)["blas"] == [2, 2]
+
+
+def test_a_library_call_evaluates_on_one_blas_thread_and_gives_the_threads_back(monkeypatch) -> None:
+    """``evaluate_spec`` called from Python (a notebook, the team's own code, the ``bvtest`` fixture) after numpy
+    loaded on every core: the power's small products on two threads took 8 times the CPU on the example."""
+    if blas.chosen_by_environment():
+        import pytest
+
+        pytest.skip("the environment chooses the BLAS's thread count")
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from pytest_bvtest.judging import pipeline
+
+    def blas_threads() -> list[int]:
+        return sorted(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
+
+    seen: list[list[int]] = []
+    evaluated = pipeline._evaluated
+
+    def watched(*arguments):
+        seen.append(blas_threads())
+        return evaluated(*arguments)
+
+    monkeypatch.setattr(pipeline, "_evaluated", watched)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        evaluation = pipeline.evaluate_spec(
+            pipeline.spec_under_test(EXAMPLE / "bvtest.yaml", EXAMPLE / "runs" / "candidate-risky.run"),
+            use_cache=False,
+        )
+        assert blas_threads() == before
+    assert before and set(before) == {2}
+    assert seen == [[1] * len(before)]
+    assert [gate.outcome for gate in evaluation.gates] == ["OK"] * 5

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pytest_bvtest import DEFAULT_CACHE_DIR, __version__
-from pytest_bvtest.blas import one_thread_for_this_process
+from pytest_bvtest.blas import one_thread_for_this_process, one_thread_while_computing
 from pytest_bvtest.errors import BvtestError, InputError, short_list
 
 if TYPE_CHECKING:
@@ -919,7 +919,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     one_thread_for_this_process()
     arguments = _parser().parse_args(argv)
     out = out or sys.stdout
-    with warnings.catch_warnings(record=True) as caught:
+    # in a process that loaded numpy before (a caller's, a test's) the variables come too late: limit the threads
+    with warnings.catch_warnings(record=True) as caught, one_thread_while_computing():
         warnings.simplefilter("default")
         code = _run(arguments, out)
     for warning in caught:  # one line each, like the errors (a full cache folder, say)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from pytest_bvtest import CANDIDATE_NAME
+from pytest_bvtest.blas import one_thread_while_computing
 from pytest_bvtest.errors import InputError, StatisticError, short_list
 from pytest_bvtest.io.frames import is_data_frame, qrels_from_frame, qrels_from_mapping, run_from_frame
 from pytest_bvtest.io.qrels import Qrels, read_qrels_files
@@ -126,7 +127,22 @@ def evaluate_spec(
     ``allow_outside`` lets the spec's ``cache:`` folder lie outside the project (see
     :func:`~pytest_bvtest.io.textfiles.project_root`); ``jobs > 1`` evaluates the run files that miss
     the cache in that many processes at once.
+
+    The BLAS runs on one thread meanwhile (:func:`~pytest_bvtest.blas.one_thread_while_computing`), whichever shell
+    or library call asked: the power's small products on two threads took 8 times the CPU on the example.
     """
+    with one_thread_while_computing():
+        return _evaluated(spec, cache_dir, use_cache, allow_outside, jobs, progress)
+
+
+def _evaluated(
+    spec: Spec,
+    cache_dir: str | os.PathLike[str] | None,
+    use_cache: bool,
+    allow_outside: bool,
+    jobs: int,
+    progress: EvaluationProgress | None,
+) -> Evaluation:
     cache = ScoreCache(_spec_cache_folder(spec, cache_dir, use_cache, allow_outside))
     qrels = spec.qrels_judgments
     if qrels is None and spec.qrels is not None:

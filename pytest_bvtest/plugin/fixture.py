@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_bvtest import CANDIDATE_NAME
-from pytest_bvtest.blas import default_threads, import_on_one_thread, one_thread_while_computing
+from pytest_bvtest.blas import default_threads, import_on_one_thread
 from pytest_bvtest.errors import BvtestError, InputError
 from pytest_bvtest.plugin.options import COLLECTED_SPECS, NAMED_SPECS, evaluation_options, option, refused_run
 
@@ -68,14 +68,13 @@ class BvtestAPI:
 
         if spec is None:
             spec = self.session_spec()
-        with one_thread_while_computing():
-            return evaluate_spec(
-                spec_under_test(spec, run if run is not None else self.session_run(spec), name=name, qrels=qrels),
-                cache_dir=self.cache_dir,
-                use_cache=self.use_cache,
-                allow_outside=self.allow_outside,
-                jobs=self.jobs,
-            )
+        return evaluate_spec(
+            spec_under_test(spec, run if run is not None else self.session_run(spec), name=name, qrels=qrels),
+            cache_dir=self.cache_dir,
+            use_cache=self.use_cache,
+            allow_outside=self.allow_outside,
+            jobs=self.jobs,
+        )
 
     def session_run(self, spec: Spec | str | os.PathLike[str]) -> str | os.PathLike[str] | list[str] | None:
         """The session's run when it is the candidate of ``spec``; the reason when it is refused."""

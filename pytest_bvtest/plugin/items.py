@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_bvtest.blas import one_thread_while_computing
 from pytest_bvtest.errors import BvtestError
 from pytest_bvtest.plugin.options import evaluation_options, load_pipeline, spec_with_session_run
 from pytest_bvtest.plugin.warning_types import GateGuardWarning, GateUndecidedWarning, GateWithinNoiseWarning
@@ -85,7 +84,7 @@ class SpecFile(pytest.File):
             # the progress line goes to the real stderr, past pytest's capture of the running test
             uncaptured = capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()
             try:
-                with uncaptured, ProgressLine(f"{self.path.name}", progress), one_thread_while_computing():
+                with uncaptured, ProgressLine(f"{self.path.name}", progress):
                     self._evaluation = evaluate_spec(self.load(), **evaluation_options(self.config), progress=progress)
             except BvtestError as error:
                 self._evaluation = error

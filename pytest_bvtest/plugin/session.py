@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from pytest_bvtest.blas import one_thread_while_computing
 from pytest_bvtest.errors import BvtestError
 from pytest_bvtest.plugin.items import (
     ERROR_ATTRIBUTE,
@@ -256,8 +255,7 @@ class SessionOutputs:
                         f"{spec_path}: reference not updated: {session.testsfailed} test(s) failed in this "
                         "session; update after they pass, or on purpose with --bvtest-update-force"
                     )
-                with one_thread_while_computing():
-                    evaluation = evaluate_spec(spec_with_session_run(config, spec_path), **evaluation_options(config))
+                evaluation = evaluate_spec(spec_with_session_run(config, spec_path), **evaluation_options(config))
                 lines = update_reference(
                     evaluation,
                     force=force,
