@@ -96,7 +96,7 @@ def test_the_environments_thread_count_is_left_alone(tmp_path: Path) -> None:
 
 
 def test_a_library_call_evaluates_on_one_blas_thread_and_gives_the_threads_back(monkeypatch) -> None:
-    """``evaluate_spec`` called from Python (a notebook, the team's own code, the ``bvtest`` fixture) after numpy
+    """``evaluate_spec`` called from Python (a notebook, the team's own code) after numpy
     loaded on every core: the power's small products on two threads took 8 times the CPU on the example."""
     if blas.chosen_by_environment():
         import pytest
