@@ -13,7 +13,14 @@ Per scenario it prints the changes the fuller qrels fail and pass, the **false g
 fail; a share of the changes they fail), the **false reds** (the reverse; a share of those they pass), the share of
 gates UNDECIDED under the partial qrels, whether every clearly worse candidate is red, and of the gates the plausible
 gradings decided (at the default confidence, 0.95), those whose side the fuller qrels do not take (MATH.md §8's
-calibration target: at most eps of them). A second table measures
+calibration target: at most eps of them).
+
+The fuller qrels have holes of their own (DL-HARD's judge about half of each re-ranker's top 10), and the truth above
+counts their unjudged documents non-relevant, as trec_eval does. So each change's truth is also checked on the fuller
+qrels with their own unjudged documents weighed (the plugin's defaults): it is *settled* when a gate that fails on
+them is ``FAIL`` there too, or when every gate passes and none is ``UNDECIDED`` there. The table counts the changes
+whose truth is not settled ("fuller qrels undecided") and gives the false greens and reds among the settled ones
+beside the counts over every change. A second table measures
 what the fuller qrels say of the top-10 documents the partial qrels judge and leave unjudged (relevant at any grade,
 at the top grade), for the candidates and references of the real changes: the evidence the prior of an unjudged grade
 (docs/mathematics.md §10) is set from.
@@ -129,6 +136,20 @@ class Outcome:
     #: Per gate: whether it passes as judged on the partial qrels, and P where it was weighed over gradings.
     as_judged: dict[str, bool] = field(default_factory=dict)
     probability: dict[str, float | None] = field(default_factory=dict)
+    #: Per gate: its outcome on the fuller qrels with their own unjudged documents weighed (UNDECIDED: even they
+    #: cannot tell), and P there where it was weighed.
+    truth_outcomes: dict[str, str] = field(default_factory=dict)
+    truth_probability: dict[str, float | None] = field(default_factory=dict)
+
+    @property
+    def truth_settled(self) -> bool:
+        """Whether the fuller qrels settle the change themselves: a gate that fails on them fails whatever their own
+        unjudged documents are (its outcome there ``FAIL``, corners or gradings), or every gate passes on them and
+        none is ``UNDECIDED`` there. Else the truth is trec_eval's count of the fuller qrels' unjudged documents as
+        non-relevant, which the plugin would call undecided."""
+        if not self.truth_passed:
+            return any(not passed and self.truth_outcomes[gate] == "FAIL" for gate, passed in self.truth.items())
+        return all(outcome in ("OK", "OK*") for outcome in self.truth_outcomes.values())
 
 
 def trec_eval_order(scores: dict[str, float]) -> list[str]:
@@ -374,6 +395,11 @@ def judge(scenario: Scenario, change: Change, folder: Path, judgments: str, cach
             gate["statistic"]: ((gate.get("judgments") or {}).get("plausible") or {}).get("probability")
             for gate in gates
         },
+        {verdict.statistic: verdict.outcome for verdict in verdicts},
+        {
+            verdict.statistic: None if verdict.plausible is None else verdict.plausible.probability
+            for verdict in verdicts
+        },
     )
 
 
@@ -480,6 +506,8 @@ def summary_rows(results: dict[str, list[Outcome]]) -> Iterator[list[object]]:
             every += outcomes
         failing = [outcome for outcome in outcomes if not outcome.truth_passed]
         passing = [outcome for outcome in outcomes if outcome.truth_passed]
+        settled_failing = [outcome for outcome in failing if outcome.truth_settled]
+        settled_passing = [outcome for outcome in passing if outcome.truth_settled]
         worse = [outcome for outcome in outcomes if outcome.change.harm is not None]
         gates = sum(outcome.gates for outcome in outcomes)
         # the weighed gates the gradings decided, and those whose side the fuller qrels do not take
@@ -495,6 +523,9 @@ def summary_rows(results: dict[str, list[Outcome]]) -> Iterator[list[object]]:
             len(failing),
             _rate(sum(outcome.ci_passed for outcome in failing), len(failing)),
             _rate(sum(not outcome.ci_passed for outcome in passing), len(passing)),
+            sum(not outcome.truth_settled for outcome in outcomes),
+            _rate(sum(outcome.ci_passed for outcome in settled_failing), len(settled_failing)),
+            _rate(sum(not outcome.ci_passed for outcome in settled_passing), len(settled_passing)),
             _rate(sum(outcome.undecided for outcome in outcomes), gates),
             _rate(sum(not outcome.ci_passed for outcome in worse), len(worse)),
             _rate(sum(not right for right in decided), len(decided)),
@@ -536,7 +567,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 for outcome in results[scenario.name]:
                     truth = "pass" if outcome.truth_passed else "FAIL"
                     ci = "pass" if outcome.ci_passed else "FAIL"
-                    print(f"{scenario.name:14} {outcome.change.label:48} fuller {truth} ci {ci} {outcome.outcomes}")
+                    settled = "" if outcome.truth_settled else " (fuller qrels undecided)"
+                    label = f"{scenario.name:14} {outcome.change.label:48}"
+                    print(f"{label} fuller {truth}{settled} ci {ci} {outcome.outcomes}")
     if arguments.save:
         arguments.save.write_text(
             json.dumps(
@@ -547,10 +580,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                             "harm": outcome.change.harm,
                             "ci_passed": outcome.ci_passed,
                             "truth_passed": outcome.truth_passed,
+                            "truth_settled": outcome.truth_settled,
                             "outcomes": outcome.outcomes,
                             "truth": outcome.truth,
                             "as_judged": outcome.as_judged,
                             "probability": outcome.probability,
+                            "truth_outcomes": outcome.truth_outcomes,
+                            "truth_probability": outcome.truth_probability,
                             "seconds": outcome.seconds,
                         }
                         for outcome in outcomes
@@ -573,6 +609,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "fuller qrels fail",
                 "false greens",
                 "false reds",
+                "fuller qrels undecided",
+                "false greens, settled",
+                "false reds, settled",
                 "gates undecided",
                 "clearly worse red",
                 "decided wrongly",
