@@ -20,10 +20,13 @@ counts their unjudged documents non-relevant, as trec_eval does. So each change'
 qrels with their own unjudged documents weighed (the plugin's defaults): it is *settled* when a gate that fails on
 them is ``FAIL`` there too, or when every gate passes and none is ``UNDECIDED`` there. The table counts the changes
 whose truth is not settled ("fuller qrels undecided") and gives the false greens and reds among the settled ones
-beside the counts over every change. A second table measures
-what the fuller qrels say of the top-10 documents the partial qrels judge and leave unjudged (relevant at any grade,
-at the top grade), for the candidates and references of the real changes: the evidence the prior of an unjudged grade
-(docs/mathematics.md §10) is set from.
+beside the counts over every change, and the gates the gradings decided wrongly among those the fuller qrels settle
+(their outcome there not ``UNDECIDED``), by the side they settle them on. A gate the fuller qrels settle by their
+own gradings is judged by the plugin's prior on both sides; one whose corners agree there is not.
+
+A second table measures what the fuller qrels say of the top-10 documents the partial qrels judge and leave unjudged
+(relevant at any grade, at the top grade), for the candidates and references of the real changes: the evidence the
+prior of an unjudged grade (docs/mathematics.md §10) is set from.
 
 Scenarios (``../shared/data``, or ``BVTEST_SHARED_DATA``):
 
@@ -512,10 +515,17 @@ def summary_rows(results: dict[str, list[Outcome]]) -> Iterator[list[object]]:
         gates = sum(outcome.gates for outcome in outcomes)
         # the weighed gates the gradings decided, and those whose side the fuller qrels do not take
         decided = [
-            (probability >= 0.95) == outcome.truth[gate]
+            (outcome, gate, probability >= 0.95)
             for outcome in outcomes
             for gate, probability in outcome.probability.items()
             if probability is not None and not 0.05 < probability < 0.95
+        ]
+        wrong = sum(passed != outcome.truth[gate] for outcome, gate, passed in decided)
+        # and among those the fuller qrels settle themselves, by the side they settle them on
+        settled = [
+            passed != (outcome.truth_outcomes[gate] in ("OK", "OK*"))
+            for outcome, gate, passed in decided
+            if outcome.truth_outcomes[gate] != "UNDECIDED"
         ]
         yield [
             name,
@@ -528,7 +538,8 @@ def summary_rows(results: dict[str, list[Outcome]]) -> Iterator[list[object]]:
             _rate(sum(not outcome.ci_passed for outcome in settled_passing), len(settled_passing)),
             _rate(sum(outcome.undecided for outcome in outcomes), gates),
             _rate(sum(not outcome.ci_passed for outcome in worse), len(worse)),
-            _rate(sum(not right for right in decided), len(decided)),
+            _rate(wrong, len(decided)),
+            _rate(sum(settled), len(settled)),
             f"{sum(outcome.seconds for outcome in outcomes):.0f}",
         ]
 
@@ -615,6 +626,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "gates undecided",
                 "clearly worse red",
                 "decided wrongly",
+                "decided wrongly, settled",
                 "s",
             ],
             list(summary_rows(results)),
