@@ -191,21 +191,36 @@ def harmed(rankings: dict[str, list[str]], harm: str, rng: np.random.Generator) 
     return out
 
 
-def pooled(qrels: Path, runs: Sequence[Path], depth: int, target: Path) -> Path:
-    """The qrels kept to the pairs a pool of ``runs``' top ``depth`` would have judged."""
+def pooled(
+    qrels: Path, runs: Sequence[Path], depth: int, folder: Path, name: str, judges_all: bool = False
+) -> tuple[Path, Path]:
+    """The qrels kept to the pairs a pool of ``runs``' top ``depth`` would have judged, and the fuller qrels.
+
+    The fuller qrels may lack some of the pooled documents (DL-HARD's lack 37% of BM25's top 10): they stay unjudged
+    in both, and the truth counts them non-relevant. With ``judges_all`` (``--pool-judges-all``) the pool judges all
+    it holds, as a real pool does: each one the fuller qrels lack is a grade-0 row in both (the truth unchanged), at
+    the price of judged documents nobody read (docs/judgments.md, "DL-HARD: what its fuller qrels cannot settle
+    either")."""
     pool = set()
     for path in runs:
         pool.update((qid, docno) for qid, docnos in _rankings(path).items() for docno in docnos[:depth])
     judged = read_qrels(qrels).judgments
-    target.write_text(
-        "".join(
-            f"{qid} 0 {docno} {grade}\n"
-            for qid, grades in judged.items()
-            for docno, grade in grades.items()
-            if (qid, docno) in pool
-        )
+    kept = [
+        (qid, docno, grade) for qid, grades in judged.items() for docno, grade in grades.items() if (qid, docno) in pool
+    ]
+    lacking = (
+        sorted((qid, docno, 0) for qid, docno in pool if qid in judged and docno not in judged[qid])
+        if judges_all
+        else []
     )
-    return target
+    partial = folder / f"{name}.qrels"
+    partial.write_text("".join(f"{qid} 0 {docno} {grade}\n" for qid, docno, grade in [*kept, *lacking]))
+    if not lacking:
+        return partial, qrels
+    fuller = folder / f"{name}-fuller.qrels"
+    every = [(qid, docno, grade) for qid, grades in judged.items() for docno, grade in grades.items()]
+    fuller.write_text("".join(f"{qid} 0 {docno} {grade}\n" for qid, docno, grade in [*every, *lacking]))
+    return partial, fuller
 
 
 def sparse(qrels: Path, runs: Sequence[Path], target: Path) -> Path:
@@ -303,11 +318,11 @@ def _every_pair(scenario: Scenario) -> None:
                 scenario.changes.append(Change(candidate, reference, others))
 
 
-def dl19(folder: Path) -> Scenario:
+def dl19(folder: Path, judges_all: bool = False) -> Scenario:
     runs = _dl19_runs()
     full = QRELS / "qrels.dl19-passage.txt"
-    partial = pooled(full, [runs["monot5"], runs["drmm"]], 10, folder / "dl19-pool2.qrels")
-    scenario = Scenario("DL19 pool2", partial, full, runs)
+    partial, fuller = pooled(full, [runs["monot5"], runs["drmm"]], 10, folder, "dl19-pool2", judges_all)
+    scenario = Scenario("DL19 pool2", partial, fuller, runs)
     _every_pair(scenario)
     _with_harms(scenario, folder, ("monot5", "colbert"), tuple(runs))
     return scenario
@@ -325,24 +340,24 @@ def dl19_sparse(folder: Path) -> Scenario:
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
 
-def example(folder: Path) -> Scenario:
+def example(folder: Path, judges_all: bool = False) -> Scenario:
     """The example project (Python stdlib docs, texts known): qrels kept to the top 5 of production and bm25-alt,
     against its qrels (every top 10 of its five runs judged)."""
     runs = {path.stem: path for path in sorted((EXAMPLE / "runs").glob("*.run"))}
     full = EXAMPLE / "eval" / "qrels.txt"
-    partial = pooled(full, [runs["production"], runs["bm25-alt"]], 5, folder / "example-pool.qrels")
-    scenario = Scenario("example pool5", partial, full, runs, texts=EXAMPLE / "corpus" / "stdlib_docs.jsonl")
+    partial, fuller = pooled(full, [runs["production"], runs["bm25-alt"]], 5, folder, "example-pool", judges_all)
+    scenario = Scenario("example pool5", partial, fuller, runs, texts=EXAMPLE / "corpus" / "stdlib_docs.jsonl")
     _every_pair(scenario)
     _with_harms(scenario, folder, ("production",), tuple(runs))
     return scenario
 
 
-def dl_hard(folder: Path) -> Scenario:
+def dl_hard(folder: Path, judges_all: bool = False) -> Scenario:
     base = SHARED_DATA / "dl_hard" / "dataset"
     runs = {path.name.removesuffix(".run.gz"): path for path in (base / "baselines" / "doc").glob("*.run.gz")}
     full = base / "dl_hard-doc.qrels"
-    partial = pooled(full, [runs["bm25"], runs["bm25+rm3"]], 10, folder / "dl-hard-pool.qrels")
-    scenario = Scenario("DL-HARD pool", partial, full, runs)
+    partial, fuller = pooled(full, [runs["bm25"], runs["bm25+rm3"]], 10, folder, "dl-hard-pool", judges_all)
+    scenario = Scenario("DL-HARD pool", partial, fuller, runs)
     references = ("bm25", "bm25+electra-mp")
     for reference in references:
         others = tuple(name for name in references if name != reference)
@@ -354,6 +369,8 @@ def dl_hard(folder: Path) -> Scenario:
 
 
 SCENARIOS = {"covid": covid, "dl19": dl19, "dlhard": dl_hard, "sparse": dl19_sparse, "example": example}
+#: The scenarios whose partial qrels are a pool (:func:`pooled`).
+POOLED = ("dl19", "dlhard", "example")
 
 
 def _spec(folder: Path, scenario: Scenario, change: Change, qrels: Path, judgments: str, cache: Path) -> Path:
@@ -555,6 +572,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         choices=("shipped", "oracle", "random"),
         help="CI also reads predicted grades (docs/predictions.md)",
     )
+    parser.add_argument(
+        "--pool-judges-all",
+        action="store_true",
+        help="a pool judges every document it holds; those the fuller qrels lack as grade 0 in both (see pooled)",
+    )
     arguments = parser.parse_args(argv)
     if not SHARED_DATA.is_dir():
         raise SystemExit(f"needs the shared data at {SHARED_DATA} (or BVTEST_SHARED_DATA)")
@@ -567,7 +589,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for key in arguments.scenario or list(SCENARIOS):
             folder = root / key
             folder.mkdir()
-            scenario = SCENARIOS[key](folder)
+            scenario = SCENARIOS[key](folder, arguments.pool_judges_all) if key in POOLED else SCENARIOS[key](folder)
             relevance[scenario.name] = relevance_of_unjudged(scenario)
             judgments = arguments.judgments
             if arguments.predict:
