@@ -143,6 +143,8 @@ class Outcome:
     #: cannot tell), and P there where it was weighed.
     truth_outcomes: dict[str, str] = field(default_factory=dict)
     truth_probability: dict[str, float | None] = field(default_factory=dict)
+    #: Per weighed gate: the prior's mean chance that one of its unjudged documents is relevant (``None``: not weighed).
+    prior_relevant: dict[str, float | None] = field(default_factory=dict)
 
     @property
     def truth_settled(self) -> bool:
@@ -420,7 +422,30 @@ def judge(scenario: Scenario, change: Change, folder: Path, judgments: str, cach
             verdict.statistic: None if verdict.plausible is None else verdict.plausible.probability
             for verdict in verdicts
         },
+        {gate["statistic"]: ((gate.get("judgments") or {}).get("plausible") or {}).get("relevant") for gate in gates},
     )
+
+
+def own_unjudged(scenario: Scenario, change: Change) -> dict[str, tuple[int, float]]:
+    """The prior's calibration side by side: of the candidate's own unjudged top-10 documents (in its top 10, not in
+    the reference's, unjudged by the partial qrels) and of the reference's own, how many, and the share the fuller
+    qrels grade relevant (a document they lack counts non-relevant, as their truth counts it)."""
+    partial, fuller = read_qrels(scenario.partial).judgments, read_qrels(scenario.fuller).judgments
+    tops = {name: _top10(scenario.runs[name]) for name in (change.candidate, change.reference)}
+    found = {}
+    for side, (own, other) in {
+        "candidate": (tops[change.candidate], tops[change.reference]),
+        "reference": (tops[change.reference], tops[change.candidate]),
+    }.items():
+        grades = [
+            fuller.get(qid, {}).get(docno, 0)
+            for qid, docnos in own.items()
+            if qid in partial
+            for docno in docnos
+            if docno not in partial[qid] and docno not in other.get(qid, [])
+        ]
+        found[side] = (len(grades), float(np.mean([grade > 0 for grade in grades])) if grades else float("nan"))
+    return found
 
 
 def predictions(scenario: Scenario, folder: Path, mode: str) -> tuple[Path, dict[str, object]]:
@@ -603,6 +628,14 @@ def main(argv: Sequence[str] | None = None) -> None:
                     settled = "" if outcome.truth_settled else " (fuller qrels undecided)"
                     label = f"{scenario.name:14} {outcome.change.label:48}"
                     print(f"{label} fuller {truth}{settled} ci {ci} {outcome.outcomes}")
+                    if outcome.prior_relevant.get("mean") is not None:
+                        own = own_unjudged(scenario, outcome.change)
+                        weighed = f"P {outcome.probability['mean']:.0%}, prior {outcome.prior_relevant['mean']:.0%}"
+                        print(
+                            f"{'':63} mean: {weighed} relevant; own unjudged relevant by the fuller qrels: candidate "
+                            f"{own['candidate'][1]:.0%} of {own['candidate'][0]}, reference {own['reference'][1]:.0%} "
+                            f"of {own['reference'][0]}"
+                        )
     if arguments.save:
         arguments.save.write_text(
             json.dumps(
@@ -620,6 +653,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                             "probability": outcome.probability,
                             "truth_outcomes": outcome.truth_outcomes,
                             "truth_probability": outcome.truth_probability,
+                            "prior_relevant": outcome.prior_relevant,
                             "seconds": outcome.seconds,
                         }
                         for outcome in outcomes
