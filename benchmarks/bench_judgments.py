@@ -13,10 +13,20 @@ Per scenario it prints the changes the fuller qrels fail and pass, the **false g
 fail; a share of the changes they fail), the **false reds** (the reverse; a share of those they pass), the share of
 gates UNDECIDED under the partial qrels, whether every clearly worse candidate is red, and of the gates the plausible
 gradings decided (at the default confidence, 0.95), those whose side the fuller qrels do not take (MATH.md §8's
-calibration target: at most eps of them). A second table measures
-what the fuller qrels say of the top-10 documents the partial qrels judge and leave unjudged (relevant at any grade,
-at the top grade), for the candidates and references of the real changes: the evidence the prior of an unjudged grade
-(docs/mathematics.md §10) is set from.
+calibration target: at most eps of them).
+
+The fuller qrels have holes of their own (DL-HARD's judge about half of each re-ranker's top 10), and the truth above
+counts their unjudged documents non-relevant, as trec_eval does. So each change's truth is also checked on the fuller
+qrels with their own unjudged documents weighed (the plugin's defaults): it is *settled* when a gate that fails on
+them is ``FAIL`` there too, or when every gate passes and none is ``UNDECIDED`` there. The table counts the changes
+whose truth is not settled ("fuller qrels undecided") and gives the false greens and reds among the settled ones
+beside the counts over every change, and the gates the gradings decided wrongly among those the fuller qrels settle
+(their outcome there not ``UNDECIDED``), by the side they settle them on. A gate the fuller qrels settle by their
+own gradings is judged by the plugin's prior on both sides; one whose corners agree there is not.
+
+A second table measures what the fuller qrels say of the top-10 documents the partial qrels judge and leave unjudged
+(relevant at any grade, at the top grade), for the candidates and references of the real changes: the evidence the
+prior of an unjudged grade (docs/mathematics.md §10) is set from.
 
 Scenarios (``../shared/data``, or ``BVTEST_SHARED_DATA``):
 
@@ -129,6 +139,22 @@ class Outcome:
     #: Per gate: whether it passes as judged on the partial qrels, and P where it was weighed over gradings.
     as_judged: dict[str, bool] = field(default_factory=dict)
     probability: dict[str, float | None] = field(default_factory=dict)
+    #: Per gate: its outcome on the fuller qrels with their own unjudged documents weighed (UNDECIDED: even they
+    #: cannot tell), and P there where it was weighed.
+    truth_outcomes: dict[str, str] = field(default_factory=dict)
+    truth_probability: dict[str, float | None] = field(default_factory=dict)
+    #: Per weighed gate: the prior's mean chance that one of its unjudged documents is relevant (``None``: not weighed).
+    prior_relevant: dict[str, float | None] = field(default_factory=dict)
+
+    @property
+    def truth_settled(self) -> bool:
+        """Whether the fuller qrels settle the change themselves: a gate that fails on them fails whatever their own
+        unjudged documents are (its outcome there ``FAIL``, corners or gradings), or every gate passes on them and
+        none is ``UNDECIDED`` there. Else the truth is trec_eval's count of the fuller qrels' unjudged documents as
+        non-relevant, which the plugin would call undecided."""
+        if not self.truth_passed:
+            return any(not passed and self.truth_outcomes[gate] == "FAIL" for gate, passed in self.truth.items())
+        return all(outcome in ("OK", "OK*") for outcome in self.truth_outcomes.values())
 
 
 def trec_eval_order(scores: dict[str, float]) -> list[str]:
@@ -167,21 +193,36 @@ def harmed(rankings: dict[str, list[str]], harm: str, rng: np.random.Generator) 
     return out
 
 
-def pooled(qrels: Path, runs: Sequence[Path], depth: int, target: Path) -> Path:
-    """The qrels kept to the pairs a pool of ``runs``' top ``depth`` would have judged."""
+def pooled(
+    qrels: Path, runs: Sequence[Path], depth: int, folder: Path, name: str, judges_all: bool = False
+) -> tuple[Path, Path]:
+    """The qrels kept to the pairs a pool of ``runs``' top ``depth`` would have judged, and the fuller qrels.
+
+    The fuller qrels may lack some of the pooled documents (DL-HARD's lack 37% of BM25's top 10): they stay unjudged
+    in both, and the truth counts them non-relevant. With ``judges_all`` (``--pool-judges-all``) the pool judges all
+    it holds, as a real pool does: each one the fuller qrels lack is a grade-0 row in both (the truth unchanged), at
+    the price of judged documents nobody read (docs/judgments.md, "DL-HARD: what its fuller qrels cannot settle
+    either")."""
     pool = set()
     for path in runs:
         pool.update((qid, docno) for qid, docnos in _rankings(path).items() for docno in docnos[:depth])
     judged = read_qrels(qrels).judgments
-    target.write_text(
-        "".join(
-            f"{qid} 0 {docno} {grade}\n"
-            for qid, grades in judged.items()
-            for docno, grade in grades.items()
-            if (qid, docno) in pool
-        )
+    kept = [
+        (qid, docno, grade) for qid, grades in judged.items() for docno, grade in grades.items() if (qid, docno) in pool
+    ]
+    lacking = (
+        sorted((qid, docno, 0) for qid, docno in pool if qid in judged and docno not in judged[qid])
+        if judges_all
+        else []
     )
-    return target
+    partial = folder / f"{name}.qrels"
+    partial.write_text("".join(f"{qid} 0 {docno} {grade}\n" for qid, docno, grade in [*kept, *lacking]))
+    if not lacking:
+        return partial, qrels
+    fuller = folder / f"{name}-fuller.qrels"
+    every = [(qid, docno, grade) for qid, grades in judged.items() for docno, grade in grades.items()]
+    fuller.write_text("".join(f"{qid} 0 {docno} {grade}\n" for qid, docno, grade in [*every, *lacking]))
+    return partial, fuller
 
 
 def sparse(qrels: Path, runs: Sequence[Path], target: Path) -> Path:
@@ -279,11 +320,11 @@ def _every_pair(scenario: Scenario) -> None:
                 scenario.changes.append(Change(candidate, reference, others))
 
 
-def dl19(folder: Path) -> Scenario:
+def dl19(folder: Path, judges_all: bool = False) -> Scenario:
     runs = _dl19_runs()
     full = QRELS / "qrels.dl19-passage.txt"
-    partial = pooled(full, [runs["monot5"], runs["drmm"]], 10, folder / "dl19-pool2.qrels")
-    scenario = Scenario("DL19 pool2", partial, full, runs)
+    partial, fuller = pooled(full, [runs["monot5"], runs["drmm"]], 10, folder, "dl19-pool2", judges_all)
+    scenario = Scenario("DL19 pool2", partial, fuller, runs)
     _every_pair(scenario)
     _with_harms(scenario, folder, ("monot5", "colbert"), tuple(runs))
     return scenario
@@ -301,24 +342,24 @@ def dl19_sparse(folder: Path) -> Scenario:
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
 
-def example(folder: Path) -> Scenario:
+def example(folder: Path, judges_all: bool = False) -> Scenario:
     """The example project (Python stdlib docs, texts known): qrels kept to the top 5 of production and bm25-alt,
     against its qrels (every top 10 of its five runs judged)."""
     runs = {path.stem: path for path in sorted((EXAMPLE / "runs").glob("*.run"))}
     full = EXAMPLE / "eval" / "qrels.txt"
-    partial = pooled(full, [runs["production"], runs["bm25-alt"]], 5, folder / "example-pool.qrels")
-    scenario = Scenario("example pool5", partial, full, runs, texts=EXAMPLE / "corpus" / "stdlib_docs.jsonl")
+    partial, fuller = pooled(full, [runs["production"], runs["bm25-alt"]], 5, folder, "example-pool", judges_all)
+    scenario = Scenario("example pool5", partial, fuller, runs, texts=EXAMPLE / "corpus" / "stdlib_docs.jsonl")
     _every_pair(scenario)
     _with_harms(scenario, folder, ("production",), tuple(runs))
     return scenario
 
 
-def dl_hard(folder: Path) -> Scenario:
+def dl_hard(folder: Path, judges_all: bool = False) -> Scenario:
     base = SHARED_DATA / "dl_hard" / "dataset"
     runs = {path.name.removesuffix(".run.gz"): path for path in (base / "baselines" / "doc").glob("*.run.gz")}
     full = base / "dl_hard-doc.qrels"
-    partial = pooled(full, [runs["bm25"], runs["bm25+rm3"]], 10, folder / "dl-hard-pool.qrels")
-    scenario = Scenario("DL-HARD pool", partial, full, runs)
+    partial, fuller = pooled(full, [runs["bm25"], runs["bm25+rm3"]], 10, folder, "dl-hard-pool", judges_all)
+    scenario = Scenario("DL-HARD pool", partial, fuller, runs)
     references = ("bm25", "bm25+electra-mp")
     for reference in references:
         others = tuple(name for name in references if name != reference)
@@ -330,6 +371,8 @@ def dl_hard(folder: Path) -> Scenario:
 
 
 SCENARIOS = {"covid": covid, "dl19": dl19, "dlhard": dl_hard, "sparse": dl19_sparse, "example": example}
+#: The scenarios whose partial qrels are a pool (:func:`pooled`).
+POOLED = ("dl19", "dlhard", "example")
 
 
 def _spec(folder: Path, scenario: Scenario, change: Change, qrels: Path, judgments: str, cache: Path) -> Path:
@@ -374,7 +417,35 @@ def judge(scenario: Scenario, change: Change, folder: Path, judgments: str, cach
             gate["statistic"]: ((gate.get("judgments") or {}).get("plausible") or {}).get("probability")
             for gate in gates
         },
+        {verdict.statistic: verdict.outcome for verdict in verdicts},
+        {
+            verdict.statistic: None if verdict.plausible is None else verdict.plausible.probability
+            for verdict in verdicts
+        },
+        {gate["statistic"]: ((gate.get("judgments") or {}).get("plausible") or {}).get("relevant") for gate in gates},
     )
+
+
+def own_unjudged(scenario: Scenario, change: Change) -> dict[str, tuple[int, float]]:
+    """The prior's calibration side by side: of the candidate's own unjudged top-10 documents (in its top 10, not in
+    the reference's, unjudged by the partial qrels) and of the reference's own, how many, and the share the fuller
+    qrels grade relevant (a document they lack counts non-relevant, as their truth counts it)."""
+    partial, fuller = read_qrels(scenario.partial).judgments, read_qrels(scenario.fuller).judgments
+    tops = {name: _top10(scenario.runs[name]) for name in (change.candidate, change.reference)}
+    found = {}
+    for side, (own, other) in {
+        "candidate": (tops[change.candidate], tops[change.reference]),
+        "reference": (tops[change.reference], tops[change.candidate]),
+    }.items():
+        grades = [
+            fuller.get(qid, {}).get(docno, 0)
+            for qid, docnos in own.items()
+            if qid in partial
+            for docno in docnos
+            if docno not in partial[qid] and docno not in other.get(qid, [])
+        ]
+        found[side] = (len(grades), float(np.mean([grade > 0 for grade in grades])) if grades else float("nan"))
+    return found
 
 
 def predictions(scenario: Scenario, folder: Path, mode: str) -> tuple[Path, dict[str, object]]:
@@ -480,14 +551,23 @@ def summary_rows(results: dict[str, list[Outcome]]) -> Iterator[list[object]]:
             every += outcomes
         failing = [outcome for outcome in outcomes if not outcome.truth_passed]
         passing = [outcome for outcome in outcomes if outcome.truth_passed]
+        settled_failing = [outcome for outcome in failing if outcome.truth_settled]
+        settled_passing = [outcome for outcome in passing if outcome.truth_settled]
         worse = [outcome for outcome in outcomes if outcome.change.harm is not None]
         gates = sum(outcome.gates for outcome in outcomes)
         # the weighed gates the gradings decided, and those whose side the fuller qrels do not take
         decided = [
-            (probability >= 0.95) == outcome.truth[gate]
+            (outcome, gate, probability >= 0.95)
             for outcome in outcomes
             for gate, probability in outcome.probability.items()
             if probability is not None and not 0.05 < probability < 0.95
+        ]
+        wrong = sum(passed != outcome.truth[gate] for outcome, gate, passed in decided)
+        # and among those the fuller qrels settle themselves, by the side they settle them on
+        settled = [
+            passed != (outcome.truth_outcomes[gate] in ("OK", "OK*"))
+            for outcome, gate, passed in decided
+            if outcome.truth_outcomes[gate] != "UNDECIDED"
         ]
         yield [
             name,
@@ -495,9 +575,13 @@ def summary_rows(results: dict[str, list[Outcome]]) -> Iterator[list[object]]:
             len(failing),
             _rate(sum(outcome.ci_passed for outcome in failing), len(failing)),
             _rate(sum(not outcome.ci_passed for outcome in passing), len(passing)),
+            sum(not outcome.truth_settled for outcome in outcomes),
+            _rate(sum(outcome.ci_passed for outcome in settled_failing), len(settled_failing)),
+            _rate(sum(not outcome.ci_passed for outcome in settled_passing), len(settled_passing)),
             _rate(sum(outcome.undecided for outcome in outcomes), gates),
             _rate(sum(not outcome.ci_passed for outcome in worse), len(worse)),
-            _rate(sum(not right for right in decided), len(decided)),
+            _rate(wrong, len(decided)),
+            _rate(sum(settled), len(settled)),
             f"{sum(outcome.seconds for outcome in outcomes):.0f}",
         ]
 
@@ -513,6 +597,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         choices=("shipped", "oracle", "random"),
         help="CI also reads predicted grades (docs/predictions.md)",
     )
+    parser.add_argument(
+        "--pool-judges-all",
+        action="store_true",
+        help="a pool judges every document it holds; those the fuller qrels lack as grade 0 in both (see pooled)",
+    )
     arguments = parser.parse_args(argv)
     if not SHARED_DATA.is_dir():
         raise SystemExit(f"needs the shared data at {SHARED_DATA} (or BVTEST_SHARED_DATA)")
@@ -525,7 +614,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for key in arguments.scenario or list(SCENARIOS):
             folder = root / key
             folder.mkdir()
-            scenario = SCENARIOS[key](folder)
+            scenario = SCENARIOS[key](folder, arguments.pool_judges_all) if key in POOLED else SCENARIOS[key](folder)
             relevance[scenario.name] = relevance_of_unjudged(scenario)
             judgments = arguments.judgments
             if arguments.predict:
@@ -536,7 +625,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                 for outcome in results[scenario.name]:
                     truth = "pass" if outcome.truth_passed else "FAIL"
                     ci = "pass" if outcome.ci_passed else "FAIL"
-                    print(f"{scenario.name:14} {outcome.change.label:48} fuller {truth} ci {ci} {outcome.outcomes}")
+                    settled = "" if outcome.truth_settled else " (fuller qrels undecided)"
+                    label = f"{scenario.name:14} {outcome.change.label:48}"
+                    print(f"{label} fuller {truth}{settled} ci {ci} {outcome.outcomes}")
+                    if outcome.prior_relevant.get("mean") is not None:
+                        own = own_unjudged(scenario, outcome.change)
+                        weighed = f"P {outcome.probability['mean']:.0%}, prior {outcome.prior_relevant['mean']:.0%}"
+                        print(
+                            f"{'':63} mean: {weighed} relevant; own unjudged relevant by the fuller qrels: candidate "
+                            f"{own['candidate'][1]:.0%} of {own['candidate'][0]}, reference {own['reference'][1]:.0%} "
+                            f"of {own['reference'][0]}"
+                        )
     if arguments.save:
         arguments.save.write_text(
             json.dumps(
@@ -547,10 +646,14 @@ def main(argv: Sequence[str] | None = None) -> None:
                             "harm": outcome.change.harm,
                             "ci_passed": outcome.ci_passed,
                             "truth_passed": outcome.truth_passed,
+                            "truth_settled": outcome.truth_settled,
                             "outcomes": outcome.outcomes,
                             "truth": outcome.truth,
                             "as_judged": outcome.as_judged,
                             "probability": outcome.probability,
+                            "truth_outcomes": outcome.truth_outcomes,
+                            "truth_probability": outcome.truth_probability,
+                            "prior_relevant": outcome.prior_relevant,
                             "seconds": outcome.seconds,
                         }
                         for outcome in outcomes
@@ -573,9 +676,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "fuller qrels fail",
                 "false greens",
                 "false reds",
+                "fuller qrels undecided",
+                "false greens, settled",
+                "false reds, settled",
                 "gates undecided",
                 "clearly worse red",
                 "decided wrongly",
+                "decided wrongly, settled",
                 "s",
             ],
             list(summary_rows(results)),
