@@ -485,11 +485,17 @@ def sure_lines(document: Mapping[str, Any]) -> list[str]:
         gates = "the failing gate" if len(failing) == 1 else f"each of the {len(failing)} failing gates"
         if len(shares) < len(failing):
             gates = _joined([gate_name(document, gate) for gate, _ in shares])
-        low, high = percent(min(share for _, share in shares)), percent(max(share for _, share in shares))
-        lines.append(
-            f"It is at least as bad as the candidate on {gates} {low if low == high else f'{low} to {high}'} of the "
-            "time."
-        )
+        lowest, highest = min(share for _, share in shares), max(share for _, share in shares)
+        if highest == 0:  # a share of 0 swaps is no rate of 0%: the null holds nothing this bad
+            swaps = sorted({(gate.get("calibration") or {}).get("swaps") or 0 for gate, _ in shares})
+            drawn = f"{swaps[0]:,}" if len(swaps) == 1 else f"{swaps[0]:,} to {swaps[-1]:,}"
+            lines.append(f"Not one of {drawn} equal-quality changes is as bad as the candidate on {gates}.")
+        else:
+            low, high = percent(lowest), percent(highest)
+            lines.append(
+                f"An equal-quality change is at least as bad as the candidate on {gates} "
+                f"{low if low == high else f'{low} to {high}'} of the time."
+            )
     # what a green is worth against a worse change (docs/mathematics.md §9): the smallest drops the check catches
     return lines + test_agreement_lines(document) + power_lines(document)
 
