@@ -32,7 +32,13 @@ from pytest_bvtest.judging.comparisons import (
     pairwise_comparisons,
     pairwise_tests,
 )
-from pytest_bvtest.judging.corners import CornerWorlds, GatedMeasure, corner_worlds, judgment_corners
+from pytest_bvtest.judging.corners import (
+    CornerWorlds,
+    GatedMeasure,
+    corner_worlds,
+    graded_run_files,
+    judgment_corners,
+)
 from pytest_bvtest.judging.decision import Verdict, decide
 from pytest_bvtest.judging.evaluation import (
     ROLE_BASELINE,
@@ -145,6 +151,7 @@ def evaluate_spec(
     else:
         builder = MatrixBuilder(qrels, cache, jobs=jobs)
         builder.progress = progress
+        builder.near_sources = graded_run_files(spec)  # the ranks their gradings' rank support reads, kept
         derived = judgment_measures(spec, qrels)
         matrices = builder.build(every_measure(spec.measures, derived), spec.sources())
         judgments = {measure: measure_judgments(measure, derived[measure], matrices) for measure in derived}
@@ -187,6 +194,7 @@ def evaluate_spec(
             gated,
             segments,
             None if builder is None else builder.run_documents,  # the runs' documents, read with their scores
+            None if builder is None else builder.run_near_ranks,  # and their ranks for the rank support
         )
         read_swaps(
             [
