@@ -121,8 +121,9 @@ def graded_run_files(spec: Spec) -> frozenset[RunFile]:
         if name != spec.candidate_name and name not in spec.baselines:
             continue
         source = _source(spec, name)
-        found.update(run for run in (source.runs if isinstance(source, RepeatedRuns) else (source,)))
-    return frozenset(run for run in found if isinstance(run, RunFile))
+        runs = source.runs if isinstance(source, RepeatedRuns) else (source,)
+        found.update(run for run in runs if isinstance(run, RunFile))  # a table has no rankings
+    return frozenset(found)
 
 
 def unjudged_documents(
