@@ -80,6 +80,7 @@ from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, RunFile, Sc
 from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run, with_qrels
 from pytest_bvtest.stats.calibration import PendingNull
 from pytest_bvtest.stats.gawm import GAWMResult, hits
+from pytest_bvtest.stats.plausible import FAR_RANKS
 from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
 from pytest_bvtest.stats.registry import (
     BIAS_VARIANCE,
@@ -151,7 +152,8 @@ def evaluate_spec(
     else:
         builder = MatrixBuilder(qrels, cache, jobs=jobs)
         builder.progress = progress
-        builder.near_sources = graded_run_files(spec)  # the ranks their gradings' rank support reads, kept
+        # the ranks their plausible gradings' rank support reads (FAR_RANKS x d), kept when the runs are scored
+        builder.near_sources, builder.near_depth_factor = graded_run_files(spec), FAR_RANKS
         derived = judgment_measures(spec, qrels)
         matrices = builder.build(every_measure(spec.measures, derived), spec.sources())
         judgments = {measure: measure_judgments(measure, derived[measure], matrices) for measure in derived}

@@ -41,7 +41,6 @@ from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run_
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, TableMeasure
 from pytest_bvtest.spec.model import RepeatedRuns, RunFile, ScoreTableFile, SingleSource, Source
-from pytest_bvtest.stats.plausible import FAR_RANKS
 
 if TYPE_CHECKING:
     from pytest_bvtest.stats.simulation import RetrievedList
@@ -292,8 +291,10 @@ class MatrixBuilder:
         self._documents_depth = 0
         self._documents: dict[RunFile, list[dict[str, object]]] = {}
         #: the run files whose near ranks are kept (:meth:`run_near_ranks`: the candidate's and the gates'
-        #: references', whose documents the plausible gradings draw), and those of the ones read in this evaluation
+        #: references', whose documents the plausible gradings draw), how many times the corners' depth they reach
+        #: (the rank support's ``FAR_RANKS``: the pipeline sets both), and those of the ones read in this evaluation
         self.near_sources: Collection[RunFile] = frozenset()
+        self.near_depth_factor = 0
         self._near: dict[RunFile, list[dict[str, object]]] = {}
 
     @classmethod
@@ -363,12 +364,12 @@ class MatrixBuilder:
 
     def _near_depth(self, source: RunFile) -> int:
         """How deep a run file's unjudged documents' ranks are kept: as deep as the rank support reads them
-        (``FAR_RANKS`` times d) for :attr:`near_sources`, else not at all."""
-        return FAR_RANKS * self._documents_depth if source in self.near_sources else 0
+        (:attr:`near_depth_factor` times d) for :attr:`near_sources`, else not at all."""
+        return self.near_depth_factor * self._documents_depth if source in self.near_sources else 0
 
     def _near_key(self, run_digest: str, source: RunFile) -> str:
         assert self._qrels_digest is not None
-        what = f"near ranks, ties@{FAR_RANKS * self._documents_depth}"
+        what = f"near ranks, ties@{self.near_depth_factor * self._documents_depth}"
         return ScoreCache.key(run_digest, self._qrels_digest, what, source.tag)
 
     def run_near_ranks(self, source: RunFile) -> list[dict[str, object]] | None:
@@ -378,7 +379,7 @@ class MatrixBuilder:
         then read for them) or no measure has corners."""
         if source in self._near:
             return self._near[source]
-        if not self._documents_depth or not self._caching:
+        if not self._documents_depth or not self.near_depth_factor or not self._caching:
             return None
         entry = self.cache.get_entry(self._near_key(self.cache.file_digest(source.path), source))
         chunks = None if entry is None else entry.get("chunks")
