@@ -481,10 +481,14 @@ def test_bvtest_check_reads_past_implausible_entries_to_the_same_verdict(tmp_pat
     assert main(["check", str(project / "bvtest.yaml"), "--json", str(tmp_path / "first.json")]) == 0
     stored = entries(project / DEFAULT_CACHE_DIR)
     # 3 baselines and the candidate: 2 measures each, and beside them Judged@10, the unjudged count, nDCG@10+ and AP+;
-    # and each run's ranked documents, which the corners read
-    documents = [entry for entry in stored if "chunks" in json.loads(entry.read_text())]
-    stored = [entry for entry in stored if entry not in documents]
-    assert (len(stored), len(documents)) == (4 * 6, 4)
+    # each run's ranked documents, which the corners read, and the near ranks of the candidate's and the reference's
+    # (the rank support's); and the gates' power
+    held = {entry: json.loads(entry.read_text()) for entry in stored}
+    documents = [entry for entry, payload in held.items() if "lengths" in payload.get("chunks", [{}])[0]]
+    near = [entry for entry, payload in held.items() if "chunks" in payload and entry not in documents]
+    power = [entry for entry, payload in held.items() if "facts" in payload]
+    stored = [entry for entry in stored if entry not in {*documents, *near, *power}]
+    assert (len(stored), len(documents), len(near), len(power)) == (4 * 6, 4, 2, 1)
     for entry in stored:
         data = entry.read_bytes()
         damaged = rewritten(data, topics=[], scores="") if damage == b"{}" else first_score(data, float(damage))

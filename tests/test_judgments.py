@@ -510,9 +510,9 @@ def test_the_corners_read_the_runs_documents_kept_with_their_scores_never_the_ru
 ):
     """The corners and the documents to judge come from each run's ranked documents, kept when the run was evaluated
     and cached beside its scores: the same corners and documents as read from the runs (the slow path), and no run is
-    read again, but for the ranks the plausible gradings' rank support reads (only where gradings are drawn), which
-    the judge file lists too."""
-    from pytest_bvtest.judging import corners
+    read again, not even for the ranks the plausible gradings' rank support reads (kept beside the documents as deep
+    as it looks), only for the judge file, which lists each document's rank however deep."""
+    from pytest_bvtest.judging import corners, pipeline
     from pytest_bvtest.judging.documents import documents_to_judge
 
     spec, _ = dl19_pooled
@@ -531,17 +531,20 @@ def test_the_corners_read_the_runs_documents_kept_with_their_scores_never_the_ru
     monkeypatch.setattr(
         corners, "read_run_columns", lambda *args, **kwargs: read.append(args) or reading(*args, **kwargs)
     )
-    # documents kept from the evaluation; then filled into the cache; then read from it with the plausible verdicts,
-    # nothing drawn
-    for use_cache, drawn in ((False, True), (True, True), (True, False)):
+    # documents kept from the evaluation; then filled into the cache; then read from it, the gradings drawn again
+    # (the plausible verdicts not read from the cache); then read from it with the plausible verdicts, nothing drawn
+    for use_cache, drawn in ((False, True), (True, True), (True, True), (True, False)):
         read.clear()
-        evaluation = evaluate_spec(load_spec(cached), use_cache=use_cache)
-        assert len(read) == (2 if drawn else 0)  # the ranks of the rank support: each run read when first asked
+        with monkeypatch.context() as patched:
+            if drawn:
+                patched.setattr(pipeline, "_plausible_key", lambda *arguments: None)
+            evaluation = evaluate_spec(load_spec(cached), use_cache=use_cache)
+        assert len(read) == 0  # the ranks of the rank support: kept with the runs' documents
         assert [verdict.corners for verdict in evaluation.gates] == [verdict.corners for verdict in slow.gates]
         assert [verdict.plausible for verdict in evaluation.gates] == [verdict.plausible for verdict in slow.gates]
         assert sum(verdict.corners is not None for verdict in evaluation.gates) == 4
         assert documents_to_judge(evaluation) == slow_documents
-        assert len(read) == 2  # the judge file's ranks: those the gradings read, or read now
+        assert len(read) == 2  # the judge file's ranks: each run read when first asked
     assert len(list((tmp_path / ".cache").rglob("*.json"))) > 4 * 5
 
 

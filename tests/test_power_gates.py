@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gzip
 import re
 import subprocess
 import sys
@@ -326,3 +327,37 @@ def test_each_segment_says_what_its_gates_could_have_caught(tmp_path: Path) -> N
     assert whole is not None and short is not None and 1.7 < short / whole < 2.6  # about sqrt(50 / 13) = 1.96
     said = [line.split("): ", 1)[0] for line in power_lines(evaluation_document(evaluation))]
     assert [head.split(", ", 1)[1] for head in said] == ["nDCG@10", "nDCG@10, segment long", "nDCG@10, segment short"]
+
+
+def test_a_check_whose_inputs_are_unchanged_reads_its_power_from_the_cache(tmp_path: Path, monkeypatch) -> None:
+    from pytest_bvtest.judging import power
+
+    spec = dl_hard_spec(tmp_path)
+    document = yaml.safe_load(spec.read_text())
+    candidate = tmp_path / "candidate.run"
+    candidate.write_bytes(gzip.decompress(Path(document["candidate"]["run"]).read_bytes()))
+    document["candidate"]["run"] = str(candidate)
+    document["analysis"]["power"] = {"draws": 200, "seed": 4}
+    spec.write_text(yaml.safe_dump(document))
+    cache = tmp_path / "cache"
+    measured = evaluate_spec(load_spec(spec), cache_dir=cache)
+    assert measured.gates[0].power.result.draws == 200 and measured.gates[0].power.group is not None
+    # unchanged inputs: every gate's power read back, number for number, without a draw (no PowerGroup is made)
+    monkeypatch.setattr(power, "PowerGroup", None)
+    cached = evaluate_spec(load_spec(spec), cache_dir=cache)
+    assert cached.gates[0].power == measured.gates[0].power and cached.gates[0].power.group is None
+    assert evaluation_document(cached) == evaluation_document(measured)
+    with pytest.raises(TypeError):  # PowerGroup is None: the power was measured, for calibrate --detect
+        evaluate_spec(load_spec(spec), cache_dir=cache, cached_power=False)
+    # a candidate run that changes, another seed of the power's draws or of the swaps: measured again
+    for change in (
+        lambda: candidate.write_text(candidate.read_text().replace(" 1 ", " 1  ", 1)),
+        lambda: document["analysis"]["power"].update(seed=5),
+        lambda: document["analysis"]["calibration"].update(seed=9),
+    ):
+        before = spec.read_text() + candidate.read_text()
+        change()
+        spec.write_text(yaml.safe_dump(document))
+        assert spec.read_text() + candidate.read_text() != before
+        with pytest.raises(TypeError):
+            evaluate_spec(load_spec(spec), cache_dir=cache)

@@ -22,8 +22,10 @@ from pytest_bvtest.io.qrels import read_qrels
 from pytest_bvtest.io.runs import read_run_column_chunks, read_run_columns
 from pytest_bvtest.io.textfiles import file_digest
 from pytest_bvtest.scoring import columnar
+from pytest_bvtest.scoring.lifts import _Ranker
 from pytest_bvtest.spec.measures import parse_measure
 from pytest_bvtest.spec.model import RunFile
+from pytest_bvtest.stats.plausible import FAR_RANKS
 
 MEASURES = [parse_measure(name) for name in ("AP", "nDCG@10", "RR@10", "P@5", "R@100", "ERR@20", "Rprec")]
 
@@ -65,7 +67,7 @@ def test_a_run_evaluated_in_chunks_gives_the_values_of_the_whole_file(monkeypatc
     whole = matrix_module._per_topic_from_run(read_run_columns(source.path), qrels, MEASURES)
     monkeypatch.setattr(runbytes, "_BLOCK_BYTES", 1 << 14)
     chunked, digest, documents = matrix_module._per_topic_from_run_chunks(
-        source, qrels, MEASURES, digest=True, lines=5000, documents_depth=20
+        source, qrels, MEASURES, digest=True, lines=5000, documents_depth=20, near_depth=FAR_RANKS * 20
     )
     assert digest == file_digest(source.path)  # the bytes read, chunk after chunk
     for measure in MEASURES:
@@ -85,6 +87,20 @@ def test_a_run_evaluated_in_chunks_gives_the_values_of_the_whole_file(monkeypatc
         assert type(mine) is type(theirs) and np.array_equal(mine, theirs), field.name
         assert getattr(mine, "dtype", None) == getattr(theirs, "dtype", None), field.name
     assert len(ranked.unjudged_docno) > 400 and ranked.unjudged_depth == 20
+    # the ranks kept beside them for the rank support (FAR_RANKS x 20 deep, one per chunk) are the run's own, read
+    # and ranked again (the path they replace), for every unjudged document of the first 400 ranks (0 below 200)
+    near = [chunk["near"] for chunk in json.loads(json.dumps(documents))]
+    deeper = columnar.ranked_gains_from_columns(judgments, run, topics, 400)
+    pairs = [(topics[topic], docno) for topic, docno in zip(deeper.unjudged_topic.tolist(), deeper.unjudged_docno)]
+    pairs += [(topics[0], "not-retrieved"), ("no-such-topic", pairs[0][1])]
+
+    def unread() -> None:
+        raise AssertionError("the run was read again")
+
+    kept = _Ranker(unread, lambda: near).within(pairs, FAR_RANKS * 20)
+    assert kept.tolist() == _Ranker(lambda: run).within(pairs, FAR_RANKS * 20).tolist()
+    assert 0 < np.count_nonzero(kept) < len(pairs) - 2 and kept.max() <= FAR_RANKS * 20  # some below 200
+    assert [chunk["depth"] for chunk in near] == [FAR_RANKS * 20] * len(near)
 
 
 def test_a_run_not_grouped_by_topic_is_read_whole_with_the_same_values(tmp_path: Path, monkeypatch) -> None:

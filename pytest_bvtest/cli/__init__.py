@@ -745,7 +745,8 @@ def _calibrate(arguments: argparse.Namespace, out: TextIO) -> int:
     )
     power = replace(spec.analysis.power, stacked_cells=None)  # every gate's power, however long it takes
     spec = replace(spec, analysis=replace(spec.analysis, calibration=calibration, power=power))
-    evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache)
+    # --detect reads the power at its drop from the draws the power was measured on: measured, not read from the cache
+    evaluation = evaluate_spec(spec, use_cache=not arguments.no_cache, cached_power=detect is None)
     replays = replay_baselines(spec, use_cache=not arguments.no_cache)
     out.write(
         f"bvtest calibrate {spec.path.name}: the null of no change swaps the candidate's and the reference's "

@@ -110,12 +110,29 @@ def _source(spec: Spec, system: str) -> Source:
     return spec.candidate if system == spec.candidate_name else spec.baselines[system]  # type: ignore[return-value]
 
 
+def graded_run_files(spec: Spec) -> frozenset[RunFile]:
+    """The run files whose unjudged documents a gate's corners and plausible gradings grade: the candidate's and each
+    gate's reference's (each run of a system given as several)."""
+    if spec.candidate_name is None:
+        return frozenset()
+    names = {spec.candidate_name, *(gate.reference for gate in spec.gates if gate.reference is not None)}
+    found: set[RunFile] = set()
+    for name in names:
+        if name != spec.candidate_name and name not in spec.baselines:
+            continue
+        source = _source(spec, name)
+        runs = source.runs if isinstance(source, RepeatedRuns) else (source,)
+        found.update(run for run in runs if isinstance(run, RunFile))  # a table has no rankings
+    return frozenset(found)
+
+
 def unjudged_documents(
     spec: Spec,
     qrels: Qrels,
     measures: Sequence[GatedMeasure],
     systems: Mapping[str, Sequence[str]],
     ranked_documents: RankedDocuments | None = None,
+    near_ranks: RankedDocuments | None = None,
 ) -> UnjudgedDocuments:
     """The unjudged documents of ``systems[measure]``'s top d for each measure with corners: from each run file's
     ranked documents where ``ranked_documents`` has them (kept when the run was evaluated, or cached then:
@@ -128,7 +145,7 @@ def unjudged_documents(
     for system, optimistic in wanted.items():
         source = _source(spec, system)
         runs = source.runs if isinstance(source, RepeatedRuns) else (source,)
-        each = [_source_lifts(qrels, run, optimistic, ranked_documents) for run in runs]
+        each = [_source_lifts(qrels, run, optimistic, ranked_documents, near_ranks) for run in runs]
         for measure in optimistic:
             found = [per_run[measure] for per_run in each]
             lifts[str(measure.measure), system] = found[0] if len(found) == 1 else combined_lifts(found)
@@ -140,6 +157,7 @@ def _source_lifts(
     source: Source,
     optimistic: Sequence[OptimisticMeasure],
     ranked_documents: RankedDocuments | None,
+    near_ranks: RankedDocuments | None = None,
 ) -> dict[OptimisticMeasure, Lifts]:
     """One run's :class:`~pytest_bvtest.scoring.lifts.Lifts` under each optimistic measure: from its ranked documents
     when they are known without reading it, else from the run, read once."""
@@ -148,7 +166,8 @@ def _source_lifts(
     assert isinstance(source, RunFile)  # judgment_measures: systems from run files or runs only
     documents = ranked_documents(source) if ranked_documents is not None else None
     read = partial(read_run_columns, source.path, tag=source.tag)
-    found = documents_lifts(qrels, documents, optimistic, read) if documents is not None else None
+    near = None if near_ranks is None else partial(near_ranks, source)
+    found = documents_lifts(qrels, documents, optimistic, read, near) if documents is not None else None
     return found if found is not None else run_lifts(qrels, read(), optimistic)
 
 
@@ -278,11 +297,14 @@ def corner_worlds(
     measures: Sequence[GatedMeasure],
     segments: Mapping[str, str] | None = None,
     ranked_documents: RankedDocuments | None = None,
+    near_ranks: RankedDocuments | None = None,
 ) -> CornerWorlds:
     """The worlds of the corners of every gate that has them (:func:`_cornered`): per reference of a cornered gate,
     the optimistic one (the candidate lifted) and the pessimistic one (the reference lifted), with the nulls of the
     gates judged again there, still to be read. ``ranked_documents`` gives a run file's ranked documents when they
-    are known without reading it (:func:`unjudged_documents`)."""
+    are known without reading it (:func:`unjudged_documents`), ``near_ranks`` the ranks its unjudged documents have
+    as deep as the plausible gradings' rank support reads them
+    (:meth:`~pytest_bvtest.scoring.matrix.MatrixBuilder.run_near_ranks`)."""
     segments = segments or {}
     cornered = [[_cornered(spec, measure, gate, segments) for gate in measure.gates] for measure in measures]
     if not any(any(flags) for flags in cornered):
@@ -297,7 +319,7 @@ def corner_worlds(
         for measure, flags in zip(measures, cornered)
         if any(flags)
     }
-    documents = unjudged_documents(spec, qrels, measures, systems, ranked_documents)
+    documents = unjudged_documents(spec, qrels, measures, systems, ranked_documents, near_ranks)
     sides = {(OPTIMISTIC, partner): (candidate, partner) for partner in partners}
     sides.update({(PESSIMISTIC, partner): (partner, candidate) for partner in partners if partner is not None})
     worlds = {

@@ -33,7 +33,13 @@ from pytest_bvtest.judging.comparisons import (
     pairwise_comparisons,
     pairwise_tests,
 )
-from pytest_bvtest.judging.corners import CornerWorlds, GatedMeasure, corner_worlds, judgment_corners
+from pytest_bvtest.judging.corners import (
+    CornerWorlds,
+    GatedMeasure,
+    corner_worlds,
+    graded_run_files,
+    judgment_corners,
+)
 from pytest_bvtest.judging.decision import Verdict, decide
 from pytest_bvtest.judging.evaluation import (
     ROLE_BASELINE,
@@ -57,7 +63,7 @@ from pytest_bvtest.judging.judgments import (
 )
 from pytest_bvtest.judging.limits import gate_limits, joint_false_alarms
 from pytest_bvtest.judging.plausible import plausible_from_payload, plausible_payload, plausible_verdicts
-from pytest_bvtest.judging.power import gate_powers
+from pytest_bvtest.judging.power import PowerFacts, gate_powers, power_from_payload, power_payload
 from pytest_bvtest.judging.predictions import predicted_grades
 from pytest_bvtest.judging.simulation import simulate_spec, simulation_matrix
 from pytest_bvtest.judging.variations import (
@@ -75,6 +81,7 @@ from pytest_bvtest.spec.model import AnalysisSettings, RepeatedRuns, RunFile, Sc
 from pytest_bvtest.spec.reader import load_spec, with_candidate, with_candidate_run, with_qrels
 from pytest_bvtest.stats.calibration import PendingNull
 from pytest_bvtest.stats.gawm import GAWMResult, hits
+from pytest_bvtest.stats.plausible import FAR_RANKS
 from pytest_bvtest.stats.rankings import rank_agreement, system_ranks
 from pytest_bvtest.stats.registry import (
     BIAS_VARIANCE,
@@ -119,8 +126,13 @@ def evaluate_spec(
     allow_outside: bool = False,
     jobs: int = 1,
     progress: EvaluationProgress | None = None,
+    cached_power: bool = True,
 ) -> Evaluation:
     """Evaluate every measure of ``spec``: matrices, statistics of every system, gate outcomes.
+
+    Each gate's power is read from the cache when every input it is measured from is unchanged, unless
+    ``cached_power`` is False: its facts then keep the draws they were measured on, for the power at other drops
+    (``bvtest calibrate --detect``).
 
     ``progress``, when given, is kept up to date for a :class:`~pytest_bvtest.scoring.progress.ProgressLine`.
 
@@ -156,6 +168,8 @@ def _evaluated(
     else:
         builder = MatrixBuilder(qrels, cache, jobs=jobs)
         builder.progress = progress
+        # the ranks their plausible gradings' rank support reads (FAR_RANKS x d), kept when the runs are scored
+        builder.near_sources, builder.near_depth_factor = graded_run_files(spec), FAR_RANKS
         derived = judgment_measures(spec, qrels)
         matrices = builder.build(every_measure(spec.measures, derived), spec.sources())
         judgments = {measure: measure_judgments(measure, derived[measure], matrices) for measure in derived}
@@ -198,6 +212,7 @@ def _evaluated(
             gated,
             segments,
             None if builder is None else builder.run_documents,  # the runs' documents, read with their scores
+            None if builder is None else builder.run_near_ranks,  # and their ranks for the rank support
         )
         read_swaps(
             [
@@ -226,7 +241,8 @@ def _evaluated(
         if spec.judgments.predictions is None
         else predicted_grades(spec.judgments.predictions, qrels, _top_grade(qrels))
     )
-    key = _plausible_key(spec, cache, qrels, gated, segments) if corners.documents is not None else None
+    inputs_digest = _inputs_digest(spec, cache, qrels, gated, segments)
+    key = None if corners.documents is None or inputs_digest is None else _plausible_key(inputs_digest, qrels)
     weighed = None if key is None else cache.get_entry(key)
     known = None if weighed is None else plausible_from_payload(weighed, [len(row) for row in gates])
     if known is not None:
@@ -245,9 +261,25 @@ def _evaluated(
         )
         if key is not None:
             cache.put_entry(key, plausible_payload(plausible, gradings))
-    verdicts = judge_gates(
-        gates, [measure.guards for measure, _ in evaluated], family, cornered, spec.judgments.undecided, plausible
+    # over query variations a gate also reads the variations' own results, which the digest leaves out
+    power_key = (
+        None
+        if inputs_digest is None or not cached_power or variations is not None
+        else _power_key(inputs_digest, qrels)
     )
+    held = None if power_key is None else cache.get_entry(power_key)
+    powers = None if held is None else power_from_payload(held, sum(len(row) for row in gates))
+    verdicts = judge_gates(
+        gates,
+        [measure.guards for measure, _ in evaluated],
+        family,
+        cornered,
+        spec.judgments.undecided,
+        plausible,
+        powers,
+    )
+    if power_key is not None and powers is None:
+        cache.put_entry(power_key, power_payload([verdict.power for row in verdicts for verdict in row]))
     measures = tuple(replace(measure, gates=judged) for (measure, _), judged in zip(evaluated, verdicts))
     return Evaluation(
         spec,
@@ -261,16 +293,28 @@ def _evaluated(
     )
 
 
-def _plausible_key(
+def _plausible_key(inputs_digest: str, qrels: Qrels | None) -> str | None:
+    """The cache key of what the plausible verdicts find (:func:`~.plausible.plausible_verdicts`), a function of
+    :func:`_inputs_digest`'s inputs: the draws cost more than the rest of a cached check, and the same inputs draw the
+    same gradings. ``None`` (not cached) without qrels."""
+    return None if qrels is None else ScoreCache.key(inputs_digest, str(qrels.sha256), "plausible verdicts", None)
+
+
+def _power_key(inputs_digest: str, qrels: Qrels | None) -> str:
+    """The cache key of every gate's power (:func:`~.power.gate_powers`), a function of :func:`_inputs_digest`'s
+    inputs (the seeds and the power settings are the spec's): its harmed draws cost more than the rest of a cached
+    check, and the same inputs draw the same."""
+    return ScoreCache.key(inputs_digest, "" if qrels is None else str(qrels.sha256), "power", None)
+
+
+def _inputs_digest(
     spec: Spec, cache: ScoreCache, qrels: Qrels | None, gated: Sequence[GatedMeasure], segments: Mapping[str, str]
 ) -> str | None:
-    """The cache key of what the plausible verdicts find (:func:`~.plausible.plausible_verdicts`), a function of the
-    spec (every setting, gate and file name), the score matrices with their settings and judged shares, the segments,
-    the qrels' digest, the digests of every run file whose documents are graded (the candidate's and each baseline's:
-    a reference's) and of the predictions file: the draws cost more than the rest of a cached check, and the same
-    inputs draw the same gradings. ``None`` (not cached) when the cache is off or a run or the qrels are held in
-    memory, without a digest."""
-    if not cache.enabled or qrels is None or not qrels.sha256 or spec.qrels_judgments is not None:
+    """A digest of what a check's gates are judged from: the spec (every setting, seed, gate and file name), the
+    score matrices with their settings and judged shares, the segments, the qrels' digest, the digests of every run
+    file (the candidate's and each baseline's) and of the predictions file. ``None`` when the cache is off or a run
+    or the qrels are held in memory, without a digest."""
+    if not cache.enabled or (qrels is not None and not qrels.sha256) or spec.qrels_judgments is not None:
         return None
     digest = hashlib.blake2b(digest_size=20)
     for source in spec.sources():
@@ -282,13 +326,13 @@ def _plausible_key(
     if spec.judgments.predictions is not None and spec.judgments.predictions.exists():
         digest.update(f"predictions\0{cache.file_digest(spec.judgments.predictions)}\0".encode())
     settings = {item.name: getattr(spec, item.name) for item in fields(spec) if item.name not in _UNREAD_SPEC_FIELDS}
-    _digest_value(digest, [settings, qrels.sha256, sorted(segments.items())])
+    _digest_value(digest, [settings, None if qrels is None else qrels.sha256, sorted(segments.items())])
     for measure in gated:
         _digest_value(digest, [measure.matrix, measure.settings, measure.judgments, measure.gates])
-    return ScoreCache.key(digest.hexdigest(), qrels.sha256, "plausible verdicts", None)
+    return digest.hexdigest()
 
 
-#: What the spec holds but the plausible verdicts do not read: each key's line, and the judgments in memory (never
+#: What the spec holds but the gates are not judged from: each key's line, and the judgments in memory (never
 #: cached).
 _UNREAD_SPEC_FIELDS = ("lines", "qrels_judgments")
 
@@ -548,6 +592,7 @@ def judge_gates(
     corners: Sequence[Sequence[Corners | None]] | None = None,
     undecided: str = "warn",
     plausible: Sequence[Sequence[Plausibility | None]] | None = None,
+    powers: Sequence[PowerFacts | None] | None = None,
 ) -> list[tuple[Verdict, ...]]:
     """Every gate of a spec decided once, each measure's gates with that measure's guards and their corners.
 
@@ -558,12 +603,13 @@ def judge_gates(
     its inputs, its limit, its power, its measure's guards and, where its top d holds unjudged documents, its two
     corners (:mod:`~pytest_bvtest.judging.corners`) and, where they do not agree, its plausible gradings
     (:mod:`~pytest_bvtest.judging.plausible`; ``undecided`` is the spec's policy for a verdict those do not decide).
+    ``powers``, every gate's power as an evaluation of the same inputs found it, is read instead of measured.
     """
     every = [inputs for measure in gates for inputs in measure]
     limits = gate_limits(every, family)
     for position, together in joint_false_alarms(every, limits).items():
         limits[position] = replace(limits[position], together=together)
-    powers = gate_powers(every, limits)
+    powers = gate_powers(every, limits, powers)
     verdicts: list[tuple[Verdict, ...]] = []
     position = 0
     for m, (measure, concerning) in enumerate(zip(gates, guards)):

@@ -47,6 +47,7 @@ from pytest_bvtest.judging.predictions import PredictedGrades
 from pytest_bvtest.spec.model import JudgmentSettings, Spec
 from pytest_bvtest.stats.calibration import EXACT_TOPICS, PendingNull
 from pytest_bvtest.stats.plausible import (
+    FAR_RANKS,
     draw_grades,
     draw_group_discounts,
     grade_shares,
@@ -291,7 +292,10 @@ def _priors(
     labels: dict[frozenset[str], int] = {}
     groups = np.array([labels.setdefault(frozenset(holders[pair]), len(labels)) for pair in pairs], dtype=np.int64)
     rankers = {system: lifts for (_, system), lifts in lifted.items()}
-    ranks = np.stack([lifts.ranks(pairs) for lifts in rankers.values()], axis=1).reshape(len(pairs), len(rankers))
+    # rank support reads no rank below FAR_RANKS x d: those kept with the runs' documents, no run read again
+    within = FAR_RANKS * deepest
+    ranks = np.stack([lifts.ranks(pairs, within) for lifts in rankers.values()], axis=1)
+    ranks = ranks.reshape(len(pairs), len(rankers))
     support = rank_support(ranks, deepest)
     return pairs, shares[[row[topic] for topic, _ in pairs]].reshape(len(pairs), top_grade + 1), groups, support
 

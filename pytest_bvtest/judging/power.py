@@ -12,8 +12,10 @@ Nothing here decides: :func:`~pytest_bvtest.judging.decision.decide` reads these
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
 
 from pytest_bvtest.judging.gate_inputs import GateInputs
 from pytest_bvtest.judging.limits import GateLimit, family_key
@@ -23,6 +25,7 @@ from pytest_bvtest.stats.power import (
     OWN,
     TARGET_POWER,
     Crossing,
+    Detectable,
     FixedNull,
     GatePower,
     GroupGate,
@@ -105,15 +108,20 @@ def crossings(inputs: GateInputs, limit: GateLimit) -> tuple[Crossing, ...]:
     return tuple(found)
 
 
-def gate_powers(gates: Sequence[GateInputs], limits: Sequence[GateLimit]) -> list[PowerFacts | None]:
+def gate_powers(
+    gates: Sequence[GateInputs], limits: Sequence[GateLimit], known: Sequence[PowerFacts | None] | None = None
+) -> list[PowerFacts | None]:
     """Every gate's power and its aim's, by position (``None`` where the spec leaves power out), once every limit is
-    known (docs/mathematics.md §9).
+    known (docs/mathematics.md §9); ``known``, what an evaluation of the same inputs found
+    (:func:`power_from_payload`), is returned as it is: nothing is drawn.
 
     As ``bvtest check`` would judge a harmed candidate, each draw's calibrated limits are its own, and a family's
     (:func:`~pytest_bvtest.judging.limits.family_levels`) are set together: the family's gates on one measure (and
     segment) are measured as one :class:`~pytest_bvtest.stats.power.PowerGroup`, whose draws harm them all, beside
     the nulls of its gates elsewhere, which the harm does not reach; every other gate is a group of its own.
     """
+    if known is not None:
+        return list(known)
     facts: list[PowerFacts | None] = [None] * len(gates)
     groups: dict[object, list[tuple[int, tuple[Crossing, ...]]]] = {}
     for position, (inputs, limit) in enumerate(zip(gates, limits)):
@@ -157,6 +165,60 @@ def gate_powers(gates: Sequence[GateInputs], limits: Sequence[GateLimit]) -> lis
                 index,
             )
     return facts
+
+
+def power_payload(facts: Sequence[PowerFacts | None]) -> dict[str, object]:
+    """Every gate's :class:`PowerFacts` (by position, as :func:`gate_powers` gives them) as JSON, floats as Python
+    writes them (read back exactly), without their groups: a check whose inputs are all unchanged reads them
+    (:func:`power_from_payload`) instead of drawing the harmed candidates again."""
+    return {
+        "facts": [
+            None
+            if fact is None
+            else {
+                "result": None if fact.result is None else _plain(asdict(fact.result)),
+                "skipped": fact.skipped,
+                "partner": fact.partner,
+                "aim": None if fact.aim is None else _plain(asdict(fact.aim)),
+                "index": fact.index,
+            }
+            for fact in facts
+        ]
+    }
+
+
+def power_from_payload(payload: Mapping[str, object], count: int) -> list[PowerFacts | None] | None:
+    """:func:`power_payload` read back for ``count`` gates (their facts hold no group: the power at another drop is
+    not for them); ``None`` when it does not hold what it should."""
+    try:
+        held = payload["facts"]
+        facts = [None if fact is None else _facts(fact) for fact in held]  # type: ignore[union-attr]
+    except (KeyError, TypeError, ValueError):
+        return None
+    return facts if len(facts) == count else None
+
+
+def _plain(value: object) -> object:
+    """``value`` with numpy's scalars as Python's (JSON writes those; the same numbers)."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _facts(held: Mapping[str, object]) -> PowerFacts:
+    result: dict = held["result"]  # type: ignore[assignment]
+    aim: dict = held["aim"]  # type: ignore[assignment]
+    return PowerFacts(
+        None
+        if result is None
+        else GatePower(**{**result, "detectable": tuple(Detectable(**each) for each in result["detectable"])}),
+        None if held["skipped"] is None else str(held["skipped"]),
+        None if held["partner"] is None else str(held["partner"]),
+        None if aim is None else AimPower(**aim),
+        index=int(held["index"]),  # type: ignore[call-overload]
+    )
 
 
 def _partner(inputs: GateInputs) -> str | None:

@@ -142,6 +142,37 @@ def documents_payload(ranked: RankedGains) -> dict[str, Any]:
     }
 
 
+def within_depth(ranked: RankedGains, depth: int) -> RankedGains:
+    """``ranked`` with only the unjudged documents of each topic's first ``depth`` ranks (its measures read no deeper;
+    the documents searched deeper are :func:`near_ranks_payload`'s)."""
+    assert ranked.unjudged_topic is not None and ranked.unjudged_rank is not None
+    if ranked.unjudged_depth <= depth:
+        return ranked
+    kept = np.flatnonzero(ranked.unjudged_rank <= depth)
+    return replace(
+        ranked,
+        unjudged_topic=ranked.unjudged_topic[kept],
+        unjudged_rank=ranked.unjudged_rank[kept],
+        unjudged_depth=depth,
+        unjudged_docno=tuple(ranked.unjudged_docno[row] for row in kept.tolist()),
+    )
+
+
+def near_ranks_payload(ranked: RankedGains) -> dict[str, Any]:
+    """The unjudged documents of ``ranked``'s first ``unjudged_depth`` ranks with their ranks (trec_eval's order, ties
+    by docno), as JSON: what the rank support of the plausible gradings reads of a run (the ranks of unjudged
+    documents within ``FAR_RANKS`` times d, :func:`~pytest_bvtest.stats.plausible.rank_support`), kept beside the run's
+    scores apart from :func:`documents_payload` (which every check reads) so that no run is read again for them."""
+    assert ranked.unjudged_topic is not None and ranked.unjudged_rank is not None
+    return {
+        "depth": ranked.unjudged_depth,
+        "topics": list(ranked.topics),
+        "unjudged_topic": ranked.unjudged_topic.tolist(),
+        "unjudged_rank": ranked.unjudged_rank.tolist(),
+        "unjudged_docno": list(ranked.unjudged_docno),
+    }
+
+
 #: The per-document columns of :func:`documents_payload`, and which of them are topic indices.
 _PAYLOAD_COLUMNS = {"topic": True, "rank": False, "gain": False, "unjudged_topic": True, "unjudged_rank": False}
 

@@ -48,7 +48,7 @@ class Lifts:
     rank: Callable[[str, str], int | None]
     _drawn: Callable[[Sequence[tuple[str, str]], np.ndarray], DrawnValues]
     _judged_counts: Callable[[int], Mapping[str, np.ndarray]]
-    _ranks: Callable[[Sequence[tuple[str, str]]], np.ndarray]
+    _ranks: Callable[[Sequence[tuple[str, str]], int], np.ndarray]
 
     def single_of(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """For each ``(topic, docno)`` of ``pairs`` (unjudged documents of the top d), the topic's value with that
@@ -78,9 +78,10 @@ class Lifts:
         normalisation), its other unjudged documents non-relevant. Each topic's distinct gradings are scored once."""
         return self._drawn(pairs, grades)
 
-    def ranks(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """Each ``(topic, docno)``'s :attr:`rank`, 0 where the run does not retrieve it, all at once."""
-        return self._ranks(pairs)
+    def ranks(self, pairs: Sequence[tuple[str, str]], within: int) -> np.ndarray:
+        """Each unjudged ``(topic, docno)``'s :attr:`rank` where it lies within the first ``within`` ranks, else 0 (the
+        run does not retrieve it, or ranks it below), all at once."""
+        return self._ranks(pairs, within)
 
     def judged_counts(self, grades: int) -> Mapping[str, np.ndarray]:
         """Per ranked topic, the judged documents of grade 0 to ``grades - 1`` in the first d ranks (below 0 counts
@@ -123,11 +124,14 @@ def documents_lifts(
     documents: Sequence[Mapping[str, Any]],
     measures: Sequence[OptimisticMeasure],
     read: Callable[[], Run | RunColumns],
+    near: Callable[[], Sequence[Mapping[str, Any]] | None] | None = None,
 ) -> dict[OptimisticMeasure, Lifts] | None:
     """:func:`run_lifts` from the run's ranked documents (:func:`~pytest_bvtest.scoring.columnar.documents_payload`,
     cached when the run was evaluated) instead of the run: the same values; the run is read (``read``) only if a
-    document's rank is asked for (the documents to judge). ``None`` when they cannot stand for the run: a measure
-    gdeval computes, unjudged documents not searched deep enough, or an entry that does not hold what it should."""
+    document's rank is asked for that ``near`` (:func:`~pytest_bvtest.scoring.columnar.near_ranks_payload`, one per
+    chunk of topics, ``None`` when not kept) does not hold (the documents to judge). ``None`` when they cannot stand
+    for the run: a measure gdeval computes, unjudged documents not searched deep enough, or an entry that does not
+    hold what it should."""
     if not measures or not all(columnar.computes(measure) for measure in measures):
         return None
     try:
@@ -140,7 +144,7 @@ def documents_lifts(
         return None
     if ranked.judged_rank is None and columnar.needs_judged_ranks(measures):  # RBP's residual, not kept
         return None
-    rank, found = _Ranker(read), _UnjudgedInTop(ranked)
+    rank, found = _Ranker(read, near), _UnjudgedInTop(ranked)
     return {measure: _columnar_lifts(ranked, measure, rank, found) for measure in measures}
 
 
@@ -190,8 +194,8 @@ def combined_lifts(parts: Sequence[Lifts]) -> Lifts:
         found = [at for at in (part.rank(topic, docno) for part in parts) if at is not None]
         return min(found) if found else None
 
-    def ranks(pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        retrieved = np.stack([part.ranks(pairs) for part in parts]).reshape(len(parts), len(pairs))
+    def ranks(pairs: Sequence[tuple[str, str]], within: int) -> np.ndarray:
+        retrieved = np.stack([part.ranks(pairs, within) for part in parts]).reshape(len(parts), len(pairs))
         best = np.where(retrieved > 0, retrieved, np.iinfo(np.int64).max).min(axis=0, initial=np.iinfo(np.int64).max)
         return np.where(retrieved.max(axis=0, initial=0) > 0, best, 0)
 
@@ -217,12 +221,26 @@ def _mean_counts(per_run: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.nd
 class _Ranker:
     """A document's rank in the run ``read`` gives (read when first needed) by trec_eval's order (its score as a C
     float descending, ties by docno descending): ``ranker(topic, docno)``, ``None`` where the run does not retrieve it,
-    each topic ranked once when first asked; :meth:`of` many documents' at once."""
+    each topic ranked once when first asked; :meth:`of` many documents' at once; :meth:`within` many unjudged
+    documents' within a depth, from ``near`` (the ranks kept when the run was evaluated) when it reaches that deep."""
 
-    def __init__(self, read: Callable[[], Run | RunColumns]) -> None:
+    def __init__(
+        self,
+        read: Callable[[], Run | RunColumns],
+        near: Callable[[], Sequence[Mapping[str, Any]] | None] | None = None,
+    ) -> None:
         self._read = read
+        self._near = near
         self._loaded: list[tuple[Run | RunColumns, dict[str, tuple[int, int]]]] = []
         self._ranked: dict[str, dict[str, int]] = {}
+
+    def within(self, pairs: Sequence[tuple[str, str]], depth: int) -> np.ndarray:
+        """Each unjudged ``(topic, docno)``'s rank where it is within the first ``depth`` ranks, else 0: looked up in
+        the near ranks when they reach ``depth`` (reading a run again for them cost 14 s at 6,980 topics), else
+        ranked from the run (:meth:`of`)."""
+        near = _NearRanks.of(self._near() if self._near is not None else None, depth)
+        ranks = self.of(pairs) if near is None else near.ranks(pairs)
+        return np.where(ranks <= depth, ranks, 0)
 
     def _run(self) -> tuple[Run | RunColumns, dict[str, tuple[int, int]]]:
         if not self._loaded:
@@ -263,6 +281,49 @@ class _Ranker:
                 ranks[ranked[which]] = columnar.trec_eval_ranks(run.lengths, run.scores, run.docnos, rows)
                 return ranks
         return np.array([self(topic, docno) or 0 for topic, docno in pairs], dtype=np.int64)
+
+
+class _NearRanks:
+    """The unjudged documents of each topic's first ``depth`` ranks of a run with their ranks
+    (:func:`~pytest_bvtest.scoring.columnar.near_ranks_payload`, one per chunk of topics), looked up by topic."""
+
+    def __init__(self, chunks: Sequence[Mapping[str, Any]]) -> None:
+        self._stretches: dict[str, tuple[list[str], list[int]]] = {}
+        for chunk in chunks:
+            topics, docnos = chunk["topics"], chunk["unjudged_docno"]
+            topic = np.asarray(chunk["unjudged_topic"], dtype=np.int64)
+            ranks = np.asarray(chunk["unjudged_rank"], dtype=np.int64)
+            if not len(topic) == len(ranks) == len(docnos):
+                raise ValueError("near ranks of unequal lengths")
+            bounds = [0, *(np.flatnonzero(np.diff(topic)) + 1).tolist(), len(topic)]
+            for start, stop in zip(bounds[:-1], bounds[1:]):
+                if stop > start:
+                    self._stretches[str(topics[int(topic[start])])] = docnos[start:stop], ranks[start:stop].tolist()
+        self._topics: dict[str, dict[str, int]] = {}
+
+    @classmethod
+    def of(cls, chunks: Sequence[Mapping[str, Any]] | None, depth: int) -> _NearRanks | None:
+        """The near ranks of ``chunks`` when they reach ``depth`` and hold what they should, else ``None``."""
+        if not chunks:
+            return None
+        try:
+            if min(int(chunk["depth"]) for chunk in chunks) < depth:
+                return None
+            return cls(chunks)
+        except (KeyError, TypeError, ValueError, IndexError):
+            return None
+
+    def ranks(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Each ``(topic, docno)``'s rank, 0 where the near ranks do not hold it."""
+        return np.fromiter(
+            (self._topic(topic).get(docno, 0) for topic, docno in pairs), dtype=np.int64, count=len(pairs)
+        )
+
+    def _topic(self, topic: str) -> dict[str, int]:
+        if topic not in self._topics:
+            docnos, ranks = self._stretches.get(topic, ([], []))
+            self._topics[topic] = dict(zip(docnos, ranks))
+        return self._topics[topic]
 
 
 class _UnjudgedInTop:
@@ -350,7 +411,7 @@ def _columnar_lifts(
     def judged_counts(grades: int) -> Mapping[str, np.ndarray]:
         return dict(zip(ranked.topics, columnar.judged_grade_counts(ranked, measure.depth, grades)))
 
-    return Lifts(measure, documents, single, values, values_without, rank, drawn, judged_counts, rank.of)
+    return Lifts(measure, documents, single, values, values_without, rank, drawn, judged_counts, rank.within)
 
 
 #: Per topic whose documents a run's top d holds: its index among the run's topics, the columns of the topic's
@@ -515,5 +576,5 @@ def _gdeval_lifts(
         rank,
         drawn,
         judged_counts,
-        rank.of,
+        rank.within,
     )

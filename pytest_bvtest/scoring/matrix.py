@@ -14,7 +14,7 @@ import itertools
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,7 +36,7 @@ from pytest_bvtest.io.runs import (
 from pytest_bvtest.io.tables import ScoreTable, TopicScores, read_score_table
 from pytest_bvtest.scoring import columnar
 from pytest_bvtest.scoring.cache import CachedScores, ScoreCache
-from pytest_bvtest.scoring.columnar import RankedGains, documents_payload
+from pytest_bvtest.scoring.columnar import RankedGains, documents_payload, near_ranks_payload, within_depth
 from pytest_bvtest.scoring.measures import check_relevance_levels, evaluate_run_documents
 from pytest_bvtest.scoring.progress import EvaluationProgress
 from pytest_bvtest.spec.measures import Measure, OptimisticMeasure, TableMeasure
@@ -124,18 +124,28 @@ def _per_topic_from_run(
 
 
 def _evaluated(
-    run: Run | RunColumns, qrels: Qrels, measures: Sequence[Measure], documents_depth: int = 0
+    run: Run | RunColumns, qrels: Qrels, measures: Sequence[Measure], documents_depth: int = 0, near_depth: int = 0
 ) -> tuple[dict[Measure, CachedScores], list[dict[str, object]]]:
-    """A run's scores, and its ranked documents as deep as ``documents_depth`` (:func:`_documents`)."""
+    """A run's scores, and its ranked documents as deep as ``documents_depth`` with the ranks of its unjudged ones
+    as deep as ``near_depth`` (:func:`_documents`)."""
     run_topics = list(run.topics if isinstance(run, RunColumns) else run.scores)
     _require_shared_topic(run.name, run.path, run_topics, qrels)
-    values, ranked = evaluate_run_documents(qrels, run, measures, documents_depth)
-    return _cached(run.name, run_topics, values, qrels), _documents(ranked, documents_depth)
+    values, ranked = evaluate_run_documents(qrels, run, measures, max(documents_depth, near_depth))
+    return _cached(run.name, run_topics, values, qrels), _documents(ranked, documents_depth, near_depth)
 
 
-def _documents(ranked: RankedGains | None, depth: int) -> list[dict[str, object]]:
-    """The ranked documents a run's corners read, as a cache entry's chunk (none when ``depth`` is 0)."""
-    return [documents_payload(ranked)] if depth and ranked is not None else []
+def _documents(ranked: RankedGains | None, depth: int, near_depth: int = 0) -> list[dict[str, object]]:
+    """The ranked documents a run's corners read, as a cache entry's chunk (none when ``depth`` is 0), with the ranks
+    of its unjudged documents as deep as ``near_depth`` (what the rank support reads) under ``near``, found in the
+    same pass (:meth:`MatrixBuilder._store` keeps those apart)."""
+    if not depth or ranked is None:
+        return []
+    near = {_NEAR: near_ranks_payload(within_depth(ranked, near_depth))} if near_depth else {}
+    return [{**documents_payload(within_depth(ranked, depth)), **near}]
+
+
+#: The key of a ranked-documents chunk that holds its near ranks until they are stored apart.
+_NEAR = "near"
 
 
 def _require_shared_topic(name: str, path: Path | None, run_topics: Sequence[str], qrels: Qrels) -> None:
@@ -160,7 +170,12 @@ def _cached(
 
 
 def _per_topic_from_run_file(
-    source: RunFile, qrels: Qrels, measures: Sequence[Measure], digest: bool, documents_depth: int = 0
+    source: RunFile,
+    qrels: Qrels,
+    measures: Sequence[Measure],
+    digest: bool,
+    documents_depth: int = 0,
+    near_depth: int = 0,
 ) -> tuple[dict[Measure, CachedScores], str | None, list[dict[str, object]]]:
     """Read and evaluate one run file (in a worker process when evaluating in parallel); with ``digest``, also the
     SHA-256 of the bytes read, the key its scores are cached under (a file replaced since it was looked up in
@@ -171,10 +186,12 @@ def _per_topic_from_run_file(
     time, so memory is bounded by the chunk, not the file; any other run is read whole (with the same values).
     """
     try:
-        return _per_topic_from_run_chunks(source, qrels, measures, digest, documents_depth=documents_depth)
+        return _per_topic_from_run_chunks(
+            source, qrels, measures, digest, documents_depth=documents_depth, near_depth=near_depth
+        )
     except NotInChunks:
         run = read_run_columns(source.path, tag=source.tag, digest=digest)
-        scores, documents = _evaluated(run, qrels, measures, documents_depth)
+        scores, documents = _evaluated(run, qrels, measures, documents_depth, near_depth)
         return scores, run.sha256, documents
 
 
@@ -185,6 +202,7 @@ def _per_topic_from_run_chunks(
     digest: bool = False,
     lines: int = CHUNK_LINES,
     documents_depth: int = 0,
+    near_depth: int = 0,
 ) -> tuple[dict[Measure, CachedScores], str | None, list[dict[str, object]]]:
     """Evaluate a run file a chunk of whole topics at a time (:func:`~pytest_bvtest.io.runs.read_run_column_chunks`),
     with the SHA-256 of the bytes read when ``digest`` and each chunk's ranked documents to ``documents_depth``.
@@ -201,10 +219,10 @@ def _per_topic_from_run_chunks(
         name = chunk.name
         run_topics.extend(chunk.topics)
         if universe.intersection(chunk.topics):
-            values, ranked = evaluate_run_documents(qrels, chunk, measures, documents_depth)
+            values, ranked = evaluate_run_documents(qrels, chunk, measures, max(documents_depth, near_depth))
             for measure, per_topic in values.items():
                 gathered[measure].update(per_topic)
-            documents += _documents(ranked, documents_depth)
+            documents += _documents(ranked, documents_depth, near_depth)
     _require_shared_topic(name, source.path, run_topics, qrels)
     # in the qrels' topic order, as evaluate_run gives them
     order = [topic for topic in qrels.evaluated_topics() if topic in gathered[measures[0]]] if measures else []
@@ -272,6 +290,12 @@ class MatrixBuilder:
         #: ranked documents of the run files read in this evaluation (:meth:`run_documents`)
         self._documents_depth = 0
         self._documents: dict[RunFile, list[dict[str, object]]] = {}
+        #: the run files whose near ranks are kept (:meth:`run_near_ranks`: the candidate's and the gates'
+        #: references', whose documents the plausible gradings draw), how many times the corners' depth they reach
+        #: (the rank support's ``FAR_RANKS``: the pipeline sets both), and those of the ones read in this evaluation
+        self.near_sources: Collection[RunFile] = frozenset()
+        self.near_depth_factor = 0
+        self._near: dict[RunFile, list[dict[str, object]]] = {}
 
     @classmethod
     def from_qrels_file(
@@ -315,15 +339,21 @@ class MatrixBuilder:
         documents: list[dict[str, object]],
     ) -> None:
         """Cache a run file's fresh scores (and its ranked documents) under the digest of the bytes they were
-        computed from; keep the documents for :meth:`run_documents`."""
+        computed from; keep the documents for :meth:`run_documents` and their near ranks, apart, for
+        :meth:`run_near_ranks`."""
+        near = [chunk.pop(_NEAR) for chunk in documents if _NEAR in chunk]
         if documents:
             self._documents[source] = documents
+        if near:
+            self._near[source] = near  # type: ignore[assignment]
         if read_digest is None:
             return
         for measure, entry in fresh.items():
             self.cache.put(ScoreCache.key(read_digest, self._qrels_digest, str(measure), source.tag), entry)
         if documents:
             self.cache.put_documents(self._documents_key(read_digest, source), documents)
+        if near:
+            self.cache.put_entry(self._near_key(read_digest, source), {"chunks": near})
 
     def _documents_key(self, run_digest: str, source: RunFile) -> str:
         assert self._qrels_digest is not None
@@ -331,6 +361,29 @@ class MatrixBuilder:
         # file order, and is not read)
         what = f"ranked documents, ties@{self._documents_depth}"
         return ScoreCache.key(run_digest, self._qrels_digest, what, source.tag)
+
+    def _near_depth(self, source: RunFile) -> int:
+        """How deep a run file's unjudged documents' ranks are kept: as deep as the rank support reads them
+        (:attr:`near_depth_factor` times d) for :attr:`near_sources`, else not at all."""
+        return self.near_depth_factor * self._documents_depth if source in self.near_sources else 0
+
+    def _near_key(self, run_digest: str, source: RunFile) -> str:
+        assert self._qrels_digest is not None
+        what = f"near ranks, ties@{self.near_depth_factor * self._documents_depth}"
+        return ScoreCache.key(run_digest, self._qrels_digest, what, source.tag)
+
+    def run_near_ranks(self, source: RunFile) -> list[dict[str, object]] | None:
+        """The ranks of a run file's unjudged documents as deep as the rank support of the plausible gradings reads
+        them (:func:`~pytest_bvtest.scoring.columnar.near_ranks_payload`, one per chunk of topics), found when it was
+        evaluated: kept from this evaluation's reading, else the cache's; ``None`` when neither has them (the run is
+        then read for them) or no measure has corners."""
+        if source in self._near:
+            return self._near[source]
+        if not self._documents_depth or not self.near_depth_factor or not self._caching:
+            return None
+        entry = self.cache.get_entry(self._near_key(self.cache.file_digest(source.path), source))
+        chunks = None if entry is None else entry.get("chunks")
+        return chunks if isinstance(chunks, list) else None
 
     def run_documents(self, source: RunFile) -> list[dict[str, object]] | None:
         """The ranked documents of a run file of the last :meth:`build`, with its unjudged ones as deep as its
@@ -346,7 +399,9 @@ class MatrixBuilder:
             if entry is not None:
                 return entry["chunks"]
         qrels = self._require_qrels(f"run file {source.path}")
-        _, read_digest, documents = _per_topic_from_run_file(source, qrels, [], self._caching, self._documents_depth)
+        _, read_digest, documents = _per_topic_from_run_file(
+            source, qrels, [], self._caching, self._documents_depth, self._near_depth(source)
+        )
         self._store(source, {}, read_digest, documents)
         return documents
 
@@ -362,7 +417,7 @@ class MatrixBuilder:
             # not cached
             hashed = self._caching and self.cache.hashed_digest(source.path) is not None
             fresh, read_digest, documents = _per_topic_from_run_file(
-                source, qrels, missing, self._caching and not hashed, self._documents_depth
+                source, qrels, missing, self._caching and not hashed, self._documents_depth, self._near_depth(source)
             )
             if hashed:
                 read_digest = self.cache.hashed_digest(source.path)
@@ -385,7 +440,15 @@ class MatrixBuilder:
         qrels = self._require_qrels(f"run file {pending[0][0].path}")
         with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending)), initializer=_exit_with_parent) as pool:
             futures = [
-                pool.submit(_per_topic_from_run_file, source, qrels, missing, self._caching, self._documents_depth)
+                pool.submit(
+                    _per_topic_from_run_file,
+                    source,
+                    qrels,
+                    missing,
+                    self._caching,
+                    self._documents_depth,
+                    self._near_depth(source),
+                )
                 for source, _, missing in pending
             ]
             for (source, found, _), future in zip(pending, futures):

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 from scipy.special import ndtri
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 from pytest_bvtest.checks import checked_seed
 from pytest_bvtest.errors import StatisticError
@@ -154,6 +157,8 @@ _TOKEN = re.compile(r"[^\W_]+")
 def tfidf_vectors(texts: Sequence[str], vocabulary: dict[str, int] | None = None) -> sparse.csr_matrix:
     """Unit-length TF-IDF vectors of ``texts`` (lower-cased word tokens; ``tf = 1 + log(count)``,
     ``idf = log((1 + N) / (1 + df)) + 1`` over ``texts``): each row one text."""
+    from scipy import sparse  # imported here: only the shipped predictor's neighbours read term vectors
+
     tokens = [_TOKEN.findall(text.lower()) for text in texts]
     vocabulary = {} if vocabulary is None else vocabulary
     rows, columns = [], []
