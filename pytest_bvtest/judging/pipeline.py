@@ -144,7 +144,7 @@ def evaluate_spec(
     or library call asked: the power's small products on two threads took 8 times the CPU on the example.
     """
     with one_thread_while_computing():
-        return _evaluated(spec, cache_dir, use_cache, allow_outside, jobs, progress)
+        return _evaluated(spec, cache_dir, use_cache, allow_outside, jobs, progress, cached_power)
 
 
 def _evaluated(
@@ -154,6 +154,7 @@ def _evaluated(
     allow_outside: bool,
     jobs: int,
     progress: EvaluationProgress | None,
+    cached_power: bool,
 ) -> Evaluation:
     cache = ScoreCache(_spec_cache_folder(spec, cache_dir, use_cache, allow_outside))
     qrels = spec.qrels_judgments
