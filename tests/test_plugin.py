@@ -602,8 +602,9 @@ def test_jobs_evaluate_run_files_in_processes_with_the_serial_reports_and_a_shar
         }
 
     # 3 run files x (AP, RR, and beside them Judged@10, the unjudged documents of the top 10, AP+ and RR+, and the run's
-    # ranked documents)
-    assert entries("serial") == entries("shared") and len(entries("shared")) == 3 * 7
+    # ranked documents), the candidate's and the reference's unjudged documents' ranks down to 100 (the plausible
+    # gradings' rank support), and the gates' power
+    assert entries("serial") == entries("shared") and len(entries("shared")) == 3 * 7 + 2 + 1
     # the next session finds every score the workers stored: nothing left to evaluate
     again = project.runpytest(
         *common, "--bvtest-jobs", "3", "--bvtest-cache-dir", "shared", "--bvtest-json", "again.json"
