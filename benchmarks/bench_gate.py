@@ -493,9 +493,7 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
 # --- scaling ---------------------------------------------------------------------------------------
 
 
-def write_score_table(
-    path: Path, systems: int, topics: int, seed: int, measures: Sequence[str] | None = None
-) -> None:
+def write_score_table(path: Path, systems: int, topics: int, seed: int, measures: Sequence[str] | None = None) -> None:
     """A long Parquet table of seeded per-topic scores for ``systems`` systems, shaped like nDCG@10 and AP
     (``measures``: the README's by default).
 
