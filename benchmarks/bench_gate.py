@@ -47,12 +47,18 @@ Parquet table (``system, topic, measure, value``; seeded scores shaped like nDCG
 ``--topics`` topics at 10 baselines and ``--baselines`` baselines at 6,980 topics; then ``bvtest
 evaluate`` of one run of 100 documents per topic at the smallest sizes against trec_eval and pytrec_eval.
 
+**Many gates** (``--many-gates``): ``bvtest check`` of ``--gates`` gates (100 and 1,000 by default) over one such
+table of ``--gate-topics`` topics and four measures, the gates cycling through eight statistics, every other one
+calibrated, each with its own bound; CPU, peak memory and the JSON report's size (``--no-json``: without it, whose
+size grows with the square of the calibrated gates).
+
 Ratios are of medians: wall over ``pytrec_eval alone``'s median wall, CPU over its median CPU (CPU is the
 steadier on a shared machine). Run it from the repository root::
 
     python -m benchmarks.bench_gate --queries 700 --trec-eval /tmp/trec_eval/trec_eval   # a tenth, for development
     python -m benchmarks.bench_gate --trec-eval /tmp/trec_eval/trec_eval                  # 6,980 x 1,000
     python -m benchmarks.bench_gate --scaling --trec-eval /tmp/trec_eval/trec_eval
+    python -m benchmarks.bench_gate --many-gates --keep-reports /tmp/reports   # the JSON reports, to compare
     python -m benchmarks.bench_gate --compare ../old-checkout                             # an older version's check too
     python -m benchmarks.bench_gate --data /tmp/gate-data   # keep the runs (11 minutes to write) for the next time
 
@@ -608,7 +614,8 @@ def many_gates(count: int) -> list[dict]:
 
 
 def many_gates_table(arguments: argparse.Namespace, folder: Path) -> None:
-    """``bvtest check`` of 1,000 and 10,000 gates (``--gates``) over one per-topic Parquet table."""
+    """``bvtest check`` of many gates (``--gates``, 100 and 1,000 by default; 10,000 with ``--no-json``) over one
+    per-topic Parquet table, with ``--json`` unless ``--no-json``."""
     python = sys.executable
     topics, baselines = arguments.gate_topics, BASELINES
     table = folder / f"scores-{topics}x{baselines}.parquet"
@@ -628,14 +635,17 @@ def many_gates_table(arguments: argparse.Namespace, folder: Path) -> None:
         spec = folder / f"bvtest-{count}-gates.yaml"
         spec.write_text("\n".join([*lines, *gates_yaml(many_gates(count))]) + "\n")
         report = folder / f"report-{count}.json"
-        command = [python, "-m", "pytest_bvtest.cli", "check", "--no-cache", "--json", str(report), str(spec)]
+        command = [python, "-m", "pytest_bvtest.cli", "check", "--no-cache", str(spec)]
+        if not arguments.no_json:
+            command[-1:-1] = ["--json", str(report)]
         rows = [timed(command) for _ in range(arguments.repeat)]
+        size = "-" if arguments.no_json else f"{report.stat().st_size / 1e6:.1f}"
         print(
             f"{count:>7,} {statistics.median(r[0] for r in rows):>9.2f} {statistics.median(r[1] for r in rows):>13.2f}"
-            f" {max(r[2] for r in rows):>12.0f} {report.stat().st_size / 1e6:>8.1f}",
+            f" {max(r[2] for r in rows):>12.0f} {size:>8}",
             flush=True,
         )
-        if arguments.keep_reports:
+        if arguments.keep_reports and not arguments.no_json:
             shutil.copy(report, Path(arguments.keep_reports) / report.name)
 
 
@@ -649,10 +659,11 @@ def main() -> None:
         "--ranx-python", default=None, help="a Python with ranx installed (default: this one, if it has ranx)"
     )
     parser.add_argument("--scaling", action="store_true", help="the scaling table instead of the gate table")
+    parser.add_argument("--many-gates", action="store_true", help="the many-gates table instead")
+    parser.add_argument("--gates", type=lambda text: [int(t) for t in text.split(",")], default=[100, 1000])
     parser.add_argument(
-        "--many-gates", action="store_true", help="the many-gates table (1,000 and 10,000 gates) instead"
+        "--no-json", action="store_true", help="many gates without --json (its size is quadratic in the gates)"
     )
-    parser.add_argument("--gates", type=lambda text: [int(t) for t in text.split(",")], default=[1000, 10_000])
     parser.add_argument("--gate-topics", type=int, default=1000, help="topics of the many-gates table")
     parser.add_argument("--keep-reports", default=None, help="copy the many-gates table's JSON reports here")
     parser.add_argument(
