@@ -47,12 +47,18 @@ Parquet table (``system, topic, measure, value``; seeded scores shaped like nDCG
 ``--topics`` topics at 10 baselines and ``--baselines`` baselines at 6,980 topics; then ``bvtest
 evaluate`` of one run of 100 documents per topic at the smallest sizes against trec_eval and pytrec_eval.
 
+**Many gates** (``--many-gates``): ``bvtest check`` of ``--gates`` gates (100 and 1,000 by default) over one such
+table of ``--gate-topics`` topics and four measures, the gates cycling through eight statistics, every other one
+calibrated, each with its own bound; CPU, peak memory and the JSON report's size (``--no-json``: without it, whose
+size grows with the square of the calibrated gates).
+
 Ratios are of medians: wall over ``pytrec_eval alone``'s median wall, CPU over its median CPU (CPU is the
 steadier on a shared machine). Run it from the repository root::
 
     python -m benchmarks.bench_gate --queries 700 --trec-eval /tmp/trec_eval/trec_eval   # a tenth, for development
     python -m benchmarks.bench_gate --trec-eval /tmp/trec_eval/trec_eval                  # 6,980 x 1,000
     python -m benchmarks.bench_gate --scaling --trec-eval /tmp/trec_eval/trec_eval
+    python -m benchmarks.bench_gate --many-gates --keep-reports /tmp/reports   # the JSON reports, to compare
     python -m benchmarks.bench_gate --compare ../old-checkout                             # an older version's check too
     python -m benchmarks.bench_gate --data /tmp/gate-data   # keep the runs (11 minutes to write) for the next time
 
@@ -493,15 +499,16 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
 # --- scaling ---------------------------------------------------------------------------------------
 
 
-def write_score_table(path: Path, systems: int, topics: int, seed: int) -> None:
-    """A long Parquet table of seeded per-topic scores shaped like nDCG@10 and AP for ``systems`` systems.
+def write_score_table(path: Path, systems: int, topics: int, seed: int, measures: Sequence[str] | None = None) -> None:
+    """A long Parquet table of seeded per-topic scores for ``systems`` systems, shaped like nDCG@10 and AP
+    (``measures``: the README's by default).
 
     Per topic a difficulty, per system a skill; a third of the scores are 0 (no relevant document found).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    measures, _ = recommended_spec()
+    measures = measures or recommended_spec()[0]
     rng = np.random.default_rng(seed)
     difficulty = rng.beta(1.2, 2.5, size=topics)
     skill = rng.normal(0.0, 0.05, size=systems)
@@ -576,6 +583,72 @@ def scaling_table(arguments: argparse.Namespace, folder: Path) -> None:
         print_table(results, "pytrec_eval alone", {name: why for name, why in skipped.items() if name != "ranx"})
 
 
+# --- many gates ------------------------------------------------------------------------------------
+
+# The statistics a many-gates spec cycles through (from stats/registry.py), each with the bound it takes.
+MANY_GATES_STATISTICS = (
+    ("mean", "max_decrease"),
+    ("var", "max_increase"),
+    ("bias2_plus_var", "max_increase"),
+    ("bias2", "max_increase"),
+    ("trisk", "max_decrease"),
+    ("urisk", "max_decrease"),
+    ("zrisk", "max_decrease"),
+    ("hurt_topics", "max_increase"),
+)
+MANY_GATES_MEASURES = ("nDCG@10", "AP", "RR", "P@10")
+
+
+def many_gates(count: int) -> list[dict]:
+    """``count`` distinct gates cycling through the statistics and measures, every other one calibrated
+    (``false_alarm``); the bounds differ, so no two gates are the same."""
+    gates = []
+    for index in range(count):
+        statistic, bound = MANY_GATES_STATISTICS[index % len(MANY_GATES_STATISTICS)]
+        measure = MANY_GATES_MEASURES[(index // len(MANY_GATES_STATISTICS)) % len(MANY_GATES_MEASURES)]
+        gate: dict = {"statistic": statistic, "measure": measure, bound: round(0.001 + index * 1e-5, 6)}
+        if index % 2:
+            gate["false_alarm"] = 0.05
+        gates.append(gate)
+    return gates
+
+
+def many_gates_table(arguments: argparse.Namespace, folder: Path) -> None:
+    """``bvtest check`` of many gates (``--gates``, 100 and 1,000 by default; 10,000 with ``--no-json``) over one
+    per-topic Parquet table, with ``--json`` unless ``--no-json``."""
+    python = sys.executable
+    topics, baselines = arguments.gate_topics, BASELINES
+    table = folder / f"scores-{topics}x{baselines}.parquet"
+    write_score_table(table, baselines + 1, topics, SEED, MANY_GATES_MEASURES)
+    print(
+        f"bvtest check of many gates ({', '.join(s for s, _ in MANY_GATES_STATISTICS)} on "
+        f"{', '.join(MANY_GATES_MEASURES)}, every other one calibrated), {topics:,} topics, {baselines} baselines "
+        f"from one Parquet table; load average {load_average()}"
+    )
+    header = f"{'gates':>7} {'median s':>9} {'median cpu s':>13} {'peak RSS MB':>12} {'JSON MB':>8}"
+    print(header)
+    print("-" * len(header))
+    for count in arguments.gates:
+        lines = [f"measures: [{', '.join(MANY_GATES_MEASURES)}]", "baselines:"]
+        lines += [f"  b{i}: {{scores: {table.name}, system: b{i}}}" for i in range(baselines)]
+        lines += [f"candidate: {{scores: {table.name}, system: candidate}}", "reference: b0"]
+        spec = folder / f"bvtest-{count}-gates.yaml"
+        spec.write_text("\n".join([*lines, *gates_yaml(many_gates(count))]) + "\n")
+        report = folder / f"report-{count}.json"
+        command = [python, "-m", "pytest_bvtest.cli", "check", "--no-cache", str(spec)]
+        if not arguments.no_json:
+            command[-1:-1] = ["--json", str(report)]
+        rows = [timed(command) for _ in range(arguments.repeat)]
+        size = "-" if arguments.no_json else f"{report.stat().st_size / 1e6:.1f}"
+        print(
+            f"{count:>7,} {statistics.median(r[0] for r in rows):>9.2f} {statistics.median(r[1] for r in rows):>13.2f}"
+            f" {max(r[2] for r in rows):>12.0f} {size:>8}",
+            flush=True,
+        )
+        if arguments.keep_reports and not arguments.no_json:
+            shutil.copy(report, Path(arguments.keep_reports) / report.name)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=6980)
@@ -586,6 +659,13 @@ def main() -> None:
         "--ranx-python", default=None, help="a Python with ranx installed (default: this one, if it has ranx)"
     )
     parser.add_argument("--scaling", action="store_true", help="the scaling table instead of the gate table")
+    parser.add_argument("--many-gates", action="store_true", help="the many-gates table instead")
+    parser.add_argument("--gates", type=lambda text: [int(t) for t in text.split(",")], default=[100, 1000])
+    parser.add_argument(
+        "--no-json", action="store_true", help="many gates without --json (its size is quadratic in the gates)"
+    )
+    parser.add_argument("--gate-topics", type=int, default=1000, help="topics of the many-gates table")
+    parser.add_argument("--keep-reports", default=None, help="copy the many-gates table's JSON reports here")
     parser.add_argument(
         "--qrels-cases",
         type=lambda text: text.split(","),
@@ -613,11 +693,14 @@ def main() -> None:
         arguments.ranx_python = sys.executable
     if arguments.trec_eval and not shutil.which(arguments.trec_eval):
         sys.exit(f"--trec-eval {arguments.trec_eval}: not an executable")
-    kept = arguments.data is not None and not arguments.scaling
+    kept = arguments.data is not None and not arguments.scaling and not arguments.many_gates
     folder = Path(arguments.data) if kept else Path(tempfile.mkdtemp(prefix="bench_gate_"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        (scaling_table if arguments.scaling else gate_table)(arguments, folder)
+        if arguments.many_gates:
+            many_gates_table(arguments, folder)
+        else:
+            (scaling_table if arguments.scaling else gate_table)(arguments, folder)
     finally:
         if not kept:
             shutil.rmtree(folder, ignore_errors=True)

@@ -287,6 +287,33 @@ def test_a_plain_bound_reports_its_rate_from_fewer_swaps_than_a_calibrated_limit
     assert plain.limits.rate > 0.5  # TRisk >= -2 at alpha 5 fails most equal-quality changes of this candidate
 
 
+def test_gates_differing_in_their_bounds_alone_share_a_null_and_each_reports_the_rate_it_has_alone(
+    tmp_path: Path,
+) -> None:
+    spec = example_spec(tmp_path)
+    document = yaml.safe_load(spec.read_text())
+    gates = [
+        {"statistic": "var", "measure": "nDCG@10", "max": 0.069},
+        {"statistic": "var", "measure": "nDCG@10", "max": 0.072},
+        {"statistic": "var", "measure": "nDCG@10", "max_increase": "5%", "false_alarm": 0.05},
+    ]
+
+    def judged(chosen: list[dict]) -> list:
+        document["gates"] = chosen
+        spec.write_text(yaml.safe_dump(document))
+        return evaluate_spec(load_spec(spec), use_cache=False).measure("nDCG@10").gates
+
+    tighter, looser, calibrated = judged(gates)
+    alone = [judged([gate])[0] for gate in gates]
+    # the plain bounds read one null of 1,000 swaps, the calibrated limit its own 10,000
+    assert tighter.null.distribution is looser.null.distribution
+    assert (tighter.limits.null.swaps, calibrated.limits.null.swaps) == (1_000, 10_000)
+    for verdict, lone in zip((tighter, looser, calibrated), alone):
+        assert np.array_equal(verdict.null.distribution.values, lone.null.distribution.values)
+        assert verdict.limits.rate == lone.limits.rate
+    assert 0 < looser.limits.rate < tighter.limits.rate  # a looser bound fails fewer equal-quality changes
+
+
 # --- family-wise limits (analysis.calibration.family) ------------------------------------------------
 
 

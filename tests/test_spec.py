@@ -324,11 +324,12 @@ def test_gates_that_would_share_a_test_id_on_some_measure_get_distinct_names(pro
           - {statistic: mean, measure: P@10, min: 0.1}
           - {statistic: var, max: 0.1}
           - {statistic: var, max: 0.2}
+          - {statistic: var, max: 0.3}
     """,
         )
     )
     names = [gate.name for gate in spec.gates]
-    assert names == ["mean[max_decrease]", "mean[min]", "mean[min]", "var[max]", "var[max]#2"]
+    assert names == ["mean[max_decrease]", "mean[min]", "mean[min]", "var[max]", "var[max]#2", "var[max]#3"]
     for measure in spec.measures:
         ids = [gate.name for gate in spec.gates if gate.measure in (None, measure)]
         assert len(ids) == len(set(ids)), (measure, ids)

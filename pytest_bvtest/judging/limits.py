@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -39,6 +40,12 @@ class JointFalseAlarm:
     gates: tuple[str, ...]
     rate: float
     swaps: int
+
+    @cached_property
+    def ids(self) -> list[str]:
+        """``gates`` as the one list every member's report shares (read, never changed): a list per gate would
+        hold the square of the gates, 100 million ids for a spec of 10,000."""
+        return list(self.gates)
 
 
 @dataclass(frozen=True)

@@ -219,7 +219,7 @@ def _evaluated(
             [
                 *((tests,) if tests is not None else ()),
                 *((every_pair,) if every_pair is not None else ()),
-                *(null for each in nulls for null in each.values()),
+                *{id(null): null for each in nulls for null in each.values()}.values(),  # a shared null once
                 *corners.readers,
             ],
             cache if cache.enabled else None,  # the same swaps every time: kept beside the scores
@@ -510,11 +510,15 @@ def _pending_nulls(
     matrix = measure.matrix
     candidate = matrix.index(spec.candidate_name)  # type: ignore[arg-type]
     nulls = {}
+    # gates that differ in their bounds alone share one null (a spec may hold thousands of such gates)
+    shared: dict[tuple[object, ...], PendingNull | None] = {}
     for position, gate in enumerate(measure.gates):
-        gated = simulation_matrix(matrix, simulations, gate.statistic)
-        pending = pending_gate_null(spec, gate, gated, measure.settings, candidate, segments)
-        if pending is not None:
-            nulls[position] = pending
+        drawn_as = (gate.statistic, gate.reference, gate.segment, gate.false_alarm is None)
+        if drawn_as not in shared:
+            gated = simulation_matrix(matrix, simulations, gate.statistic)
+            shared[drawn_as] = pending_gate_null(spec, gate, gated, measure.settings, candidate, segments)
+        if shared[drawn_as] is not None:
+            nulls[position] = shared[drawn_as]
     return nulls
 
 

@@ -111,7 +111,7 @@ def _calibration_document(verdict: Verdict) -> dict[str, Any] | None:
         if together is None
         else {
             "gates": len(together.gates),
-            "ids": list(together.gates),
+            "ids": together.ids,
             "rate": together.rate,
             "swaps": together.swaps,
         },

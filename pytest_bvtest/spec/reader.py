@@ -15,6 +15,7 @@ import os
 import re
 import shlex
 import warnings
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -1279,22 +1280,40 @@ def source_name(source: Source) -> str:
     return source.name or CANDIDATE_NAME
 
 
-def _collide(first: GateSpec, second: GateSpec) -> bool:
-    """Two gates would get the same test id on some measure: same name and segment, and a measure in common."""
-    shared_measure = first.measure is None or second.measure is None or first.measure == second.measure
-    return first.name == second.name and first.segment == second.segment and shared_measure
+def _clashes(gates: Sequence[GateSpec]) -> list[int]:
+    """For each gate, how many earlier gates would share its test id on some measure: same name and segment,
+    and a measure in common (no measure: every measure).
+
+    Linear in the gates (a spec may hold thousands): gates are counted per name and segment, and within
+    those per measure, with the gates of every measure apart.
+    """
+    per_measure: dict[tuple[str, Any, str | None], int] = defaultdict(int)
+    any_measure: dict[tuple[str, Any], int] = defaultdict(int)
+    every_measure: dict[tuple[str, Any], int] = defaultdict(int)
+    earlier = []
+    for gate in gates:
+        group = (gate.name, gate.segment)
+        if gate.measure is None:
+            earlier.append(any_measure[group])
+            every_measure[group] += 1
+        else:
+            earlier.append(per_measure[(*group, gate.measure)] + every_measure[group])
+            per_measure[(*group, gate.measure)] += 1
+        any_measure[group] += 1
+    return earlier
 
 
 def _disambiguate_names(gates: list[GateSpec]) -> None:
-    """Give gates that would share a test id distinct names: first by bound kind, then by number."""
-    clashing = [any(_collide(gate, other) for other in gates if other is not gate) for gate in gates]
-    for index, clash in enumerate(clashing):
-        if clash:
+    """Give gates that would share a test id distinct names: first by bound kind, then by number (the second
+    of a name is ``#2``, the third ``#3``)."""
+    earlier = _clashes(gates)
+    later = _clashes(gates[::-1])[::-1]
+    for index, clash in enumerate(zip(earlier, later)):
+        if any(clash):
             gates[index] = replace(gates[index], name=f"{gates[index].name}[{gates[index].kind}]")
-    for index, gate in enumerate(gates):
-        earlier = sum(_collide(gate, other) for other in gates[:index])
-        if earlier:
-            gates[index] = replace(gate, name=f"{gate.name}#{earlier + 1}")
+    for index, count in enumerate(_clashes(gates)):
+        if count:
+            gates[index] = replace(gates[index], name=f"{gates[index].name}#{count + 1}")
 
 
 def _spelling(name: str) -> str:

@@ -272,6 +272,7 @@ class PendingNull:
         self._chosen, self._own_value, self._values, self._runs = chosen, own_value, values, runs
         self._by_swap = np.empty(draws.count)
         self._read = 0
+        self._null: SwapNull | None = None
 
     def read(self, first: int, swapped: np.ndarray, products: np.ndarray | None) -> None:
         """See :meth:`~pytest_bvtest.stats.swaps.SwapReader.read`."""
@@ -280,7 +281,9 @@ class PendingNull:
         self._read += len(swapped)
 
     def null(self) -> SwapNull:
-        """The null, once every swap has been read."""
+        """The null, once every swap has been read (one object however often asked: gates may share it)."""
+        if self._null is not None:
+            return self._null
         if self._read != self.draws.count:
             raise StatisticError(f"the swap null read {self._read} of {self.draws.count} swaps")
         by_swap = self._by_swap
@@ -288,9 +291,10 @@ class PendingNull:
         null.flags.writeable = False
         by_swap.flags.writeable = False
         chosen, draws = self._chosen, self.draws
-        return SwapNull(
+        self._null = SwapNull(
             chosen.name, chosen.higher_is_better, self._own_value, null, draws.exact, draws.seed, by_swap, self._runs
         )
+        return self._null
 
 
 def default_swaps(statistic: str, swaps: int | None = None) -> int:

@@ -60,22 +60,24 @@ def _shares_most(topics: Sequence[str], known: set[str]) -> bool:
 def causes(document: Mapping[str, Any]) -> list[Cause]:
     """The failing gates of a session grouped by cause, in document order (:class:`Cause`)."""
     groups: list[list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = []
+    # each group's key and the topics its members blame, kept as members join (a session may fail thousands of gates)
+    keys: list[tuple[Any, ...]] = []
+    known: list[set[str]] = []
     for evaluation in document["evaluations"]:
         for gate in evaluation["gates"]:
             if gate["passed"]:
                 continue
             topics = _blamed(gate)
             key = (evaluation["spec"], gate["system"], gate.get("worst_against"))
-            for group in groups:
-                first_evaluation, first = group[0]
-                known = {topic for _, member in group for topic in _blamed(member)}
-                if (first_evaluation["spec"], first["system"], first.get("worst_against")) == key and _shares_most(
-                    topics, known
-                ):
+            for group, group_key, group_topics in zip(groups, keys, known):
+                if group_key == key and _shares_most(topics, group_topics):
                     group.append((evaluation, gate))
+                    group_topics.update(topics)
                     break
             else:
                 groups.append([(evaluation, gate)])
+                keys.append(key)
+                known.append(set(topics))
     return [_cause(group) for group in groups]
 
 
