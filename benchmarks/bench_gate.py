@@ -427,8 +427,9 @@ def gate_table(arguments: argparse.Namespace, folder: Path) -> None:
     # --bvtest-spec: the folder holds the no-power spec too, and a --bvtest-run names the spec it is for
     run_pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", spec.name]
     run_pytest += ["--bvtest-spec", spec.name]
-    for _ in range(2):  # fills the spec's cache; the second pass records the files' stat once they have aged
+    for _ in range(2):  # fills the specs' caches; the second pass records the files' stat once they have aged
         timed(check)
+        timed(check_without_power)  # its plausible verdicts are keyed by its own settings
     timed([*evaluate, "--cache-dir", str(folder / "cache-evaluate"), str(candidate)])
     peers, skipped = peer_commands(python, qrels, candidate, measures, arguments.trec_eval, arguments.ranx_python)
     compared = Path(arguments.compare).resolve() if arguments.compare else None
