@@ -537,7 +537,7 @@ def test_the_corners_read_the_runs_documents_kept_with_their_scores_never_the_ru
         read.clear()
         with monkeypatch.context() as patched:
             if drawn:
-                patched.setattr(pipeline, "_plausible_key", lambda *arguments: None)
+                patched.setattr(pipeline, "_drawn_key", lambda *arguments: None)  # nor power: nothing drawn is cached
             evaluation = evaluate_spec(load_spec(cached), use_cache=use_cache)
         assert len(read) == 0  # the ranks of the rank support: kept with the runs' documents
         assert [verdict.corners for verdict in evaluation.gates] == [verdict.corners for verdict in slow.gates]

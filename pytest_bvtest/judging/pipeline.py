@@ -243,7 +243,12 @@ def _evaluated(
         else predicted_grades(spec.judgments.predictions, qrels, _top_grade(qrels))
     )
     inputs_digest = _inputs_digest(spec, cache, qrels, gated, segments)
-    key = None if corners.documents is None or inputs_digest is None else _plausible_key(inputs_digest, qrels)
+    # corners (and so documents) need qrels
+    key = (
+        None
+        if corners.documents is None or inputs_digest is None
+        else _drawn_key(inputs_digest, qrels, "plausible verdicts")
+    )
     weighed = None if key is None else cache.get_entry(key)
     known = None if weighed is None else plausible_from_payload(weighed, [len(row) for row in gates])
     if known is not None:
@@ -266,7 +271,7 @@ def _evaluated(
     power_key = (
         None
         if inputs_digest is None or not cached_power or variations is not None
-        else _power_key(inputs_digest, qrels)
+        else _drawn_key(inputs_digest, qrels, "power")
     )
     held = None if power_key is None else cache.get_entry(power_key)
     powers = None if held is None else power_from_payload(held, sum(len(row) for row in gates))
@@ -294,18 +299,12 @@ def _evaluated(
     )
 
 
-def _plausible_key(inputs_digest: str, qrels: Qrels | None) -> str | None:
-    """The cache key of what the plausible verdicts find (:func:`~.plausible.plausible_verdicts`), a function of
-    :func:`_inputs_digest`'s inputs: the draws cost more than the rest of a cached check, and the same inputs draw the
-    same gradings. ``None`` (not cached) without qrels."""
-    return None if qrels is None else ScoreCache.key(inputs_digest, str(qrels.sha256), "plausible verdicts", None)
-
-
-def _power_key(inputs_digest: str, qrels: Qrels | None) -> str:
-    """The cache key of every gate's power (:func:`~.power.gate_powers`), a function of :func:`_inputs_digest`'s
-    inputs (the seeds and the power settings are the spec's): its harmed draws cost more than the rest of a cached
-    check, and the same inputs draw the same."""
-    return ScoreCache.key(inputs_digest, "" if qrels is None else str(qrels.sha256), "power", None)
+def _drawn_key(inputs_digest: str, qrels: Qrels | None, what: str) -> str:
+    """The cache key of ``what`` a check draws from :func:`_inputs_digest`'s inputs alone (the seeds and settings are
+    the spec's): the plausible verdicts (:func:`~.plausible.plausible_verdicts`) and every gate's power
+    (:func:`~.power.gate_powers`). Their draws cost more than the rest of a cached check, and the same inputs draw
+    the same."""
+    return ScoreCache.key(inputs_digest, "" if qrels is None else str(qrels.sha256), what, None)
 
 
 def _inputs_digest(
@@ -614,7 +613,8 @@ def judge_gates(
     limits = gate_limits(every, family)
     for position, together in joint_false_alarms(every, limits).items():
         limits[position] = replace(limits[position], together=together)
-    powers = gate_powers(every, limits, powers)
+    # what an evaluation of the same inputs found (power_from_payload) is read as it is: nothing is drawn
+    powers = list(powers) if powers is not None else gate_powers(every, limits)
     verdicts: list[tuple[Verdict, ...]] = []
     position = 0
     for m, (measure, concerning) in enumerate(zip(gates, guards)):

@@ -387,11 +387,11 @@ def _judge_in_gradings(
             graded = list(every)
             for m, g in again:
                 measure = worlds.measures[m]
-                null = pending.get((s, m, g))
+                pending_null = pending.get((s, m, g))
                 judged_null = every[starts[m] + g].null
-                drawn = None if null is None else null.null()
-                if drawn is None and measure.gates[g].false_alarm is None and judged_null is not None:
-                    drawn = judged_null.distribution  # the judged null stands in for a rate nothing reads here
+                gate_null = None if pending_null is None else pending_null.null()
+                if gate_null is None and measure.gates[g].false_alarm is None and judged_null is not None:
+                    gate_null = judged_null.distribution  # the judged null stands in for a rate nothing reads here
                 graded[starts[m] + g] = gate_inputs(
                     spec,
                     measure.gates[g],
@@ -402,7 +402,7 @@ def _judge_in_gradings(
                     None,
                     {},
                     segments,
-                    drawn=drawn,
+                    drawn=gate_null,
                 )
             limits = gate_limits([graded[position] for position in together], family)
             limit_of = dict(zip(together, limits))

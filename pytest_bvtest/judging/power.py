@@ -108,20 +108,15 @@ def crossings(inputs: GateInputs, limit: GateLimit) -> tuple[Crossing, ...]:
     return tuple(found)
 
 
-def gate_powers(
-    gates: Sequence[GateInputs], limits: Sequence[GateLimit], known: Sequence[PowerFacts | None] | None = None
-) -> list[PowerFacts | None]:
+def gate_powers(gates: Sequence[GateInputs], limits: Sequence[GateLimit]) -> list[PowerFacts | None]:
     """Every gate's power and its aim's, by position (``None`` where the spec leaves power out), once every limit is
-    known (docs/mathematics.md §9); ``known``, what an evaluation of the same inputs found
-    (:func:`power_from_payload`), is returned as it is: nothing is drawn.
+    known (docs/mathematics.md §9).
 
     As ``bvtest check`` would judge a harmed candidate, each draw's calibrated limits are its own, and a family's
     (:func:`~pytest_bvtest.judging.limits.family_levels`) are set together: the family's gates on one measure (and
     segment) are measured as one :class:`~pytest_bvtest.stats.power.PowerGroup`, whose draws harm them all, beside
     the nulls of its gates elsewhere, which the harm does not reach; every other gate is a group of its own.
     """
-    if known is not None:
-        return list(known)
     facts: list[PowerFacts | None] = [None] * len(gates)
     groups: dict[object, list[tuple[int, tuple[Crossing, ...]]]] = {}
     for position, (inputs, limit) in enumerate(zip(gates, limits)):
