@@ -21,6 +21,7 @@ import numpy as np
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run, RunColumns
 from pytest_bvtest.scoring import columnar, gdeval
+from pytest_bvtest.scoring import drawn as scored_drawn
 from pytest_bvtest.spec.measures import OptimisticMeasure
 
 #: Per topic, the documents graded g+: ``topic -> docnos``.
@@ -383,7 +384,22 @@ def _columnar_lifts(
         chosen[rows(left_out)] = False
         return columnar.with_unjudged_graded(ranked, measure, chosen)
 
+    placed: list[tuple[Sequence[tuple[str, str]], np.ndarray, np.ndarray]] = []
+
     def drawn(pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
+        if scored_drawn.computes(measure.measure):
+            # a verdict's blocks of gradings grade the same pairs: they are placed in the run once
+            if not placed or placed[0][0] is not pairs:
+                row = {topic: j for j, topic in enumerate(ranked.topics)}
+                topic = np.fromiter((row.get(name, -1) for name, _ in pairs), dtype=np.int64, count=len(pairs))
+                unjudged = np.fromiter((index.get(pair, -1) for pair in pairs), dtype=np.int64, count=len(pairs))
+                placed[:] = [(pairs, topic, unjudged)]
+            _, topic, unjudged = placed[0]
+            kept = np.flatnonzero(topic >= 0)
+            topics, values = scored_drawn.drawn_values(
+                ranked, measure.measure, topic[kept], unjudged[kept], np.asarray(grades)[:, kept]
+            )
+            return [ranked.topics[j] for j in topics.tolist()], values
         patterns = _distinct_gradings(ranked.topics, pairs, grades, index)
         copy_topic, graded, graded_copy, graded_gain, extra_copy, extra_grades = [], [], [], [], [], []
         for topic, members, own, distinct, _ in patterns:
