@@ -145,7 +145,7 @@ def test_the_judgments_to_settle_equal_the_count_found_one_document_at_a_time(se
     # blocks of counts at once (a gate of 140,000 unjudged documents tried each count in a Python loop): the same
     # count, also past a block's end, and None alike
     rng = np.random.default_rng(seed)
-    draws, documents = int(rng.integers(20, 300)), int(rng.integers(1, 200))
+    draws, documents = int(rng.integers(20, 300)), int(rng.integers(1, 500))  # blocks of 64, 128, 256
     grades = rng.integers(0, 3, size=(draws, documents))
     effects = rng.normal(0, 1, size=documents) * (rng.random(documents) < 0.3) * 10.0 ** rng.integers(-3, 0)
     margins = rng.normal(0, 1) * 0.05 + (grades - grades.mean(axis=0)) @ effects + rng.normal(0, 0.02, size=draws)

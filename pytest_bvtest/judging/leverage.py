@@ -10,6 +10,7 @@ otherwise. The documents to judge (:mod:`.documents`) are listed by it, and the 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -129,9 +130,8 @@ def gate_moves(
     columns = scores[:, topics]  # each pair's column, then with the document graded g+
     for system in gate_systems(inputs):
         row, single = matrix.index(system), documents.lifts[matrix.measure, system].single
-        for k, pair in enumerate(pairs):
-            if pair in single:
-                columns[row, k] = single[pair]
+        lifted = np.fromiter(map(single.get, pairs, itertools.repeat(np.nan)), dtype=float, count=len(pairs))
+        columns[row] = np.where(np.isnan(lifted), columns[row], lifted)
     moves = _moves_by_sums(matrix, settings, inputs, scores, topics, columns)
     if moves is None:
         return _recomputed_moves(matrix, settings, inputs, scores, topics, columns)

@@ -41,7 +41,7 @@ from pytest_bvtest.judging.corners import CornerWorlds, GatedMeasure
 from pytest_bvtest.judging.decision import judgement
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs, pending_gate_null
 from pytest_bvtest.judging.judgments import Corners, Plausibility, Predicted, UnjudgedDocuments
-from pytest_bvtest.judging.leverage import gate_moves, gate_pairs
+from pytest_bvtest.judging.leverage import gate_moves, gate_pairs, gate_systems
 from pytest_bvtest.judging.limits import gate_limits
 from pytest_bvtest.judging.predictions import PredictedGrades
 from pytest_bvtest.spec.model import JudgmentSettings, Spec
@@ -220,12 +220,17 @@ def plausible_verdicts(
     spread = np.sqrt(np.maximum(priors @ grade_values**2 - means**2, 0.0))
     gradings = PlausibleGradings(tuple(pairs), 1.0 - priors[:, 0], spread, top_grade, settings.discount)
     position = {pair: k for k, pair in enumerate(pairs)}
+    # the gates of a measure against one reference on the same topics weigh the same documents
+    gate_documents: dict[tuple[int, tuple[str, ...], tuple[str, ...]], tuple[list[tuple[str, str]], np.ndarray]] = {}
     for m, g in wanted:
         measure, inputs = worlds.measures[m], gates[m][g]
         passed = np.array([outcome for outcome, _ in outcomes[m, g]])
         margins = np.array([margin for _, margin in outcomes[m, g]])
-        own = gate_pairs(measure.matrix, inputs, documents)
-        columns = np.array([position[pair] for pair in own], dtype=np.int64)
+        key = (m, tuple(gate_systems(inputs)), inputs.topics)
+        if key not in gate_documents:
+            own = gate_pairs(measure.matrix, inputs, documents)
+            gate_documents[key] = own, np.fromiter(map(position.__getitem__, own), dtype=np.int64, count=len(own))
+        own, columns = gate_documents[key]
         weighed = Plausibility(
             draws=len(passed),
             passing=int(passed.sum()),

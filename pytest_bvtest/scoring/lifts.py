@@ -11,6 +11,7 @@ every value is capped at the measure's maximum, 1.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -286,21 +287,19 @@ class _Ranker:
 
 class _NearRanks:
     """The unjudged documents of each topic's first ``depth`` ranks of a run with their ranks
-    (:func:`~pytest_bvtest.scoring.columnar.near_ranks_payload`, one per chunk of topics), looked up by topic."""
+    (:func:`~pytest_bvtest.scoring.columnar.near_ranks_payload`, one per chunk of topics), looked up by document."""
 
     def __init__(self, chunks: Sequence[Mapping[str, Any]]) -> None:
-        self._stretches: dict[str, tuple[list[str], list[int]]] = {}
+        # one dictionary of every (topic, docno): a verdict asks for most topics' documents at once
+        self._ranks: dict[tuple[str, str], int] = {}
         for chunk in chunks:
             topics, docnos = chunk["topics"], chunk["unjudged_docno"]
             topic = np.asarray(chunk["unjudged_topic"], dtype=np.int64)
             ranks = np.asarray(chunk["unjudged_rank"], dtype=np.int64)
             if not len(topic) == len(ranks) == len(docnos):
                 raise ValueError("near ranks of unequal lengths")
-            bounds = [0, *(np.flatnonzero(np.diff(topic)) + 1).tolist(), len(topic)]
-            for start, stop in zip(bounds[:-1], bounds[1:]):
-                if stop > start:
-                    self._stretches[str(topics[int(topic[start])])] = docnos[start:stop], ranks[start:stop].tolist()
-        self._topics: dict[str, dict[str, int]] = {}
+            names = [str(name) for name in topics]
+            self._ranks.update(zip(zip(map(names.__getitem__, topic.tolist()), docnos), ranks.tolist()))
 
     @classmethod
     def of(cls, chunks: Sequence[Mapping[str, Any]] | None, depth: int) -> _NearRanks | None:
@@ -316,15 +315,7 @@ class _NearRanks:
 
     def ranks(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Each ``(topic, docno)``'s rank, 0 where the near ranks do not hold it."""
-        return np.fromiter(
-            (self._topic(topic).get(docno, 0) for topic, docno in pairs), dtype=np.int64, count=len(pairs)
-        )
-
-    def _topic(self, topic: str) -> dict[str, int]:
-        if topic not in self._topics:
-            docnos, ranks = self._stretches.get(topic, ([], []))
-            self._topics[topic] = dict(zip(docnos, ranks))
-        return self._topics[topic]
+        return np.fromiter(map(self._ranks.get, pairs, itertools.repeat(0)), dtype=np.int64, count=len(pairs))
 
 
 class _UnjudgedInTop:
@@ -334,6 +325,20 @@ class _UnjudgedInTop:
     def __init__(self, ranked: columnar.RankedGains) -> None:
         self.ranked = ranked
         self._found: dict[int, tuple[dict[str, dict[str, int]], dict[tuple[str, str], int]]] = {}
+        self._placed: dict[int, tuple[Sequence[tuple[str, str]], np.ndarray, np.ndarray]] = {}
+
+    def placed(self, depth: int, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+        """Each ``(topic, docno)``'s topic index among the run's topics (-1 where it ranks none) and position among
+        its unjudged documents of the first ``depth`` ranks (-1 where it is not one): found once per depth for the
+        same ``pairs``, which a verdict's blocks of gradings and its measures of one depth all grade."""
+        held = self._placed.get(depth)
+        if held is None or held[0] is not pairs:
+            _, index = self.at(depth)
+            row = {topic: j for j, topic in enumerate(self.ranked.topics)}
+            topic = np.fromiter((row.get(name, -1) for name, _ in pairs), dtype=np.int64, count=len(pairs))
+            unjudged = np.fromiter(map(index.get, pairs, itertools.repeat(-1)), dtype=np.int64, count=len(pairs))
+            held = self._placed[depth] = (pairs, topic, unjudged)
+        return held[1], held[2]
 
     def at(self, depth: int) -> tuple[dict[str, dict[str, int]], dict[tuple[str, str], int]]:
         if depth not in self._found:
@@ -384,17 +389,9 @@ def _columnar_lifts(
         chosen[rows(left_out)] = False
         return columnar.with_unjudged_graded(ranked, measure, chosen)
 
-    placed: list[tuple[Sequence[tuple[str, str]], np.ndarray, np.ndarray]] = []
-
     def drawn(pairs: Sequence[tuple[str, str]], grades: np.ndarray) -> DrawnValues:
         if scored_drawn.computes(measure.measure):
-            # a verdict's blocks of gradings grade the same pairs: they are placed in the run once
-            if not placed or placed[0][0] is not pairs:
-                row = {topic: j for j, topic in enumerate(ranked.topics)}
-                topic = np.fromiter((row.get(name, -1) for name, _ in pairs), dtype=np.int64, count=len(pairs))
-                unjudged = np.fromiter((index.get(pair, -1) for pair in pairs), dtype=np.int64, count=len(pairs))
-                placed[:] = [(pairs, topic, unjudged)]
-            _, topic, unjudged = placed[0]
+            topic, unjudged = found.placed(measure.depth, pairs)
             kept = np.flatnonzero(topic >= 0)
             topics, values = scored_drawn.drawn_values(
                 ranked, measure.measure, topic[kept], unjudged[kept], np.asarray(grades)[:, kept]

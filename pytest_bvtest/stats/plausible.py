@@ -294,29 +294,35 @@ def judgments_to_settle(
     """
     open_interval(confidence, "a confidence", 0.5, 1.0)
     margins = np.asarray(margins, dtype=float)
-    grades = np.asarray(grades, dtype=float)[:, order]
-    terms = (grades - grades.mean(axis=0)) * np.asarray(effects, dtype=float)[order]  # each document's part
+    terms = np.asarray(grades)[:, order].astype(float)  # the grades picked before they widen to 8 bytes
+    terms -= terms.mean(axis=0)
+    terms *= np.asarray(effects, dtype=float)[order]  # each document's part
     rest = margins - margins.mean() - terms.sum(axis=1)
-    # unknown after judging k documents: the parts of documents k+1.. and the rest, draw by draw
-    unknown = np.cumsum(terms[:, ::-1], axis=1)[:, ::-1]
+    # unknown after judging k = 1, 2, ... documents: the parts of documents k+1.. (summed from the last), draw by draw
+    unknown = np.zeros_like(terms)
+    np.cumsum(terms[:, :0:-1], axis=1, out=unknown[:, -2::-1])
     z = float(ndtri(confidence))
     known = np.full(len(margins), float(margins.mean()))
-    unknown = np.concatenate([unknown[:, 1:], np.zeros((len(margins), 1))], axis=1)  # after judging 1, 2, ...
     # a gate to settle is not settled before any judgment; the counts k of a block of documents at once, each as the
-    # one-by-one loop computes it: the known parts summed in order, the spread of each k's draws along a row
-    for start in range(0, len(order), _SETTLE_BLOCK):
-        stop = min(len(order), start + _SETTLE_BLOCK)
+    # one-by-one loop computes it: the known parts summed in order, the spread of each k's draws along a row (the same
+    # for any block sizes)
+    start, block = 0, _SETTLE_BLOCK
+    while start < len(order):
+        stop = min(len(order), start + block)
         known_after = np.cumsum(np.column_stack([known, terms[:, start:stop]]), axis=1)[:, 1:]
         spread = np.std(np.ascontiguousarray((unknown[:, start:stop] + rest[:, np.newaxis]).T), axis=1)
         settled = np.mean(np.abs(known_after) >= z * spread, axis=0) >= 0.5
         if settled.any():
             return start + 1 + int(np.argmax(settled))
         known = known_after[:, -1]
+        # most gates settle within the first documents; one that does not is read in ever larger blocks
+        start, block = stop, min(2 * block, _SETTLE_BLOCK_MAX)
     return None
 
 
-#: The document counts :func:`judgments_to_settle` tries at once.
+#: The document counts :func:`judgments_to_settle` tries at once: the first block's, doubled up to the last one's.
 _SETTLE_BLOCK = 64
+_SETTLE_BLOCK_MAX = 16_384
 
 
 #: The risk that stopping the draws early changes a verdict (:func:`verdict_settled`).
