@@ -296,13 +296,17 @@ def test_a_check_whose_inputs_are_unchanged_reads_its_plausible_verdicts_from_th
     write_qrels(tmp_path / "partial.qrels", qrels, {})
     spec = hand_made_spec(tmp_path, "partial.qrels", "judgments: {draws: 300, seed: 5}\n")
     spec.write_text(spec.read_text().replace("cache: false\n", ""))
-    drawn = evaluate_spec(load_spec(spec)).gates[0]
+    fresh = evaluate_spec(load_spec(spec))
+    drawn = fresh.gates[0]
     assert drawn.plausible is not None and drawn.plausible.draws > 0
-    # unchanged inputs: the verdict read back, number for number, without drawing a grading
+    # unchanged inputs: the verdict and its gradings read back, number for number, without drawing a grading
     monkeypatch.setattr(pipeline, "plausible_verdicts", None)
     cached = evaluate_spec(load_spec(spec))
     assert cached.gates[0].plausible == drawn.plausible and cached.gates[0].outcome == drawn.outcome
-    assert cached.gradings is not None and cached.gradings.pairs == evaluate_spec(load_spec(spec)).gradings.pairs
+    assert cached.gradings is not None and cached.gradings.pairs == fresh.gradings.pairs == UNJUDGED
+    assert np.array_equal(cached.gradings.relevance, fresh.gradings.relevance)
+    assert np.array_equal(cached.gradings.grade_spread, fresh.gradings.grade_spread)
+    assert (cached.gradings.top_grade, cached.gradings.discount) == (fresh.gradings.top_grade, fresh.gradings.discount)
     # a candidate run that changes (a document added below its top 5, its scores unchanged), another seed, other
     # qrels: each is weighed again
     for change in (
@@ -313,3 +317,31 @@ def test_a_check_whose_inputs_are_unchanged_reads_its_plausible_verdicts_from_th
         change()
         with pytest.raises(TypeError):  # plausible_verdicts is None: it was called
             evaluate_spec(load_spec(spec))
+
+
+def test_plausible_gradings_read_back_exactly_and_a_damaged_entry_is_weighed_again():
+    from pytest_bvtest.judging.plausible import PlausibleGradings, plausible_from_payload, plausible_payload
+
+    for gradings in (
+        PlausibleGradings((("1", "a"), ("2", "b")), np.array([0.1, 1 / 3]), np.array([0.2, np.pi]), 2, 0.5),
+        PlausibleGradings((), np.zeros(0), np.zeros(0), 1, 0.45),
+    ):
+        payload = json.loads(json.dumps(plausible_payload([[None]], gradings)))
+        found, back = plausible_from_payload(payload, [1])
+        assert found == [[None]] and back.pairs == gradings.pairs
+        assert np.array_equal(back.relevance, gradings.relevance)
+        assert np.array_equal(back.grade_spread, gradings.grade_spread)
+        assert (back.top_grade, back.discount) == (gradings.top_grade, gradings.discount)
+    for damage in (
+        lambda held: held.update(relevance="not base64!"),
+        lambda held: held.update(docnos="a\nb"),  # more documents than topics
+        lambda held: held.update(grade_spread=held["relevance"] + "AAAAAAAAAAA="),  # one value too many
+        lambda held: held.pop("topics"),
+    ):
+        damaged = json.loads(
+            json.dumps(
+                plausible_payload([[None]], PlausibleGradings((("1", "a"),), np.array([0.5]), np.array([0.25]), 1, 0.5))
+            )
+        )
+        damage(damaged["gradings"])
+        assert plausible_from_payload(damaged, [1]) is None

@@ -3,6 +3,8 @@ comparisons' randomization tests, each getting what it would get drawing them al
 
 from __future__ import annotations
 
+import hashlib
+
 from pathlib import Path
 
 import numpy as np
@@ -214,16 +216,42 @@ def test_stored_swaps_are_the_drawn_ones_and_are_read_instead_of_drawn(monkeypat
     store = DictStore()
     first = Recorder(draws, columns)
     read_swaps([first], store)
-    assert store.saved == 1 and list(store.data) == [f"53x300-seed4-numpy{np.__version__}.bits"]
+    assert store.saved == 2 and f"53x300-seed4-numpy{np.__version__}.bits" in store.data  # the swaps, the products
     drawing = []
     monkeypatch.setattr(swaps, "topic_assignments", lambda *args, **kwargs: drawing.append(args))
     again = Recorder(draws, columns)
     read_swaps([again], store)
-    assert drawing == [(53, 300, 4)] and store.saved == 1  # asked for, never iterated: nothing was drawn
+    assert drawing == [(53, 300, 4)] and store.saved == 2  # asked for, never iterated: nothing was drawn
     monkeypatch.undo()
     assert np.array_equal(np.vstack(again.swapped), drawn_alone(draws))
     assert np.array_equal(np.vstack(first.swapped), np.vstack(again.swapped))
     assert np.array_equal(np.vstack(first.products), np.vstack(again.products))  # bit for bit
+
+
+def test_a_readers_products_are_stored_and_read_instead_of_multiplied_while_its_columns_stay_the_same() -> None:
+    draws, columns = Draws(30, 200, 5, False), np.random.default_rng(3).random((30, 2))
+    store = DictStore()
+    first = Recorder(draws, columns)
+    read_swaps([first], store)
+    (name,) = [name for name in store.data if name.startswith("products-")]
+    products = np.vstack(first.products)
+    np.testing.assert_allclose(products, drawn_alone(draws) @ columns, rtol=1e-12)
+    # what the store holds is what a reader of the same draws and columns reads: here, planted products
+    planted = (products + 1.0).tobytes()
+    store.data[name] = planted + hashlib.blake2b(planted, digest_size=32).digest()
+    again = Recorder(draws, columns.copy())
+    read_swaps([again], store)
+    assert np.array_equal(np.vstack(again.products), products + 1.0)
+    # other columns, or damaged products, are multiplied again
+    changed = columns.copy()
+    changed[4, 1] += 1e-9
+    other = Recorder(draws, changed)
+    read_swaps([other], store)
+    np.testing.assert_allclose(np.vstack(other.products), drawn_alone(draws) @ changed, rtol=1e-12)
+    store.data[name] = planted[:-8] + hashlib.blake2b(planted, digest_size=32).digest()
+    damaged = Recorder(draws, columns)
+    read_swaps([damaged], store)
+    assert np.array_equal(np.vstack(damaged.products), products)
 
 
 @pytest.mark.parametrize("damage", ["a flipped bit", "truncated", "empty"])

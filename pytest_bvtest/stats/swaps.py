@@ -86,37 +86,90 @@ class SwapStore(Protocol):
     def save_swaps(self, name: str, data: bytes) -> None: ...
 
 
-def read_swaps(readers: Sequence[SwapReader], store: SwapStore | None = None) -> None:
+def read_swaps(readers: Sequence[SwapReader], store: SwapStore | None = None, *, keep_products: bool = True) -> None:
     """Draw the swaps of every reader once (or read them from ``store``) and give each its blocks, with its columns'
     products.
 
     Readers of the same stream (:attr:`Draws.stream`) share one pass over as many swaps as the longest asks for;
     a block is multiplied once with all their columns side by side, and each reader gets its own columns' part
     (equal to its own product: each column of a matrix product is the same dot products, to the last bit when
-    the product has more than one column, to rounding otherwise).
+    the product has more than one column, to rounding otherwise). A reader's products are a function of its draws
+    and its columns alone, so ``store`` keeps them too (:func:`_stored_products`): a check whose scores did not change
+    reads them instead of multiplying 10,000 swaps by every column again (unless ``keep_products`` is false: readers
+    whose columns are never read twice, such as a plausible verdict's gradings, would only fill the store).
     """
     streams: dict[tuple[int, int, bool], list[SwapReader]] = {}
     for reader in readers:
         streams.setdefault(reader.draws.stream, []).append(reader)
     for together in streams.values():
         draws = max((reader.draws for reader in together), key=lambda drawn: drawn.count)
-        widths = [0 if reader.columns is None else reader.columns.shape[1] for reader in together]
+        stored = [_stored_products(reader, store if keep_products else None) for reader in together]
+        multiplied = [reader.columns is not None and held is None for reader, held in zip(together, stored)]
+        widths = [reader.columns.shape[1] if wanted else 0 for reader, wanted in zip(together, multiplied)]  # type: ignore[union-attr]
         offsets = np.concatenate([[0], np.cumsum(widths)])
         columns = (
-            np.ascontiguousarray(np.hstack([reader.columns for reader in together if reader.columns is not None]))
-            if any(reader.columns is not None for reader in together)
+            np.ascontiguousarray(np.hstack([reader.columns for reader, wanted in zip(together, multiplied) if wanted]))
+            if any(multiplied)
             else None
         )
+        kept: list[list[np.ndarray]] = [[] for _ in together]
         first = 0
         block = max(_FEWEST_SWAPS, _BLOCK_CELLS // draws.topics)
         for swapped in _stored_or_drawn(draws, block, store):
             products = None if columns is None else swapped @ columns
-            for reader, start, stop in zip(together, offsets[:-1], offsets[1:]):
+            for k, (reader, start, stop) in enumerate(zip(together, offsets[:-1], offsets[1:])):
                 rows = min(len(swapped), reader.draws.count - first)
                 if rows > 0:
-                    part = None if reader.columns is None else products[:rows, start:stop]  # type: ignore[index]
+                    held = stored[k]
+                    if held is not None:
+                        part = held[first : first + rows]
+                    elif multiplied[k]:
+                        part = products[:rows, start:stop]  # type: ignore[index]
+                        if keep_products and store is not None:
+                            kept[k].append(part)
+                    else:
+                        part = None
                     reader.read(first, swapped[:rows], part)
             first += len(swapped)
+        for reader, parts in zip(together, kept):
+            if parts:
+                _store_products(reader, np.concatenate(parts), store)
+
+
+def _products_name(reader: SwapReader) -> str | None:
+    """Where a reader's products are stored: named by the digest of its draws and its columns' bytes (``None`` for
+    a reader without columns, or enumerated draws, which are few and cheap)."""
+    if reader.columns is None or reader.draws.exact:
+        return None
+    columns = np.ascontiguousarray(reader.columns, dtype=np.float64)
+    digest = hashlib.blake2b(repr((reader.draws, columns.shape)).encode(), digest_size=_DIGEST_BYTES)
+    digest.update(columns.data)
+    return f"products-{digest.hexdigest()}-numpy{np.__version__}.f8"
+
+
+def _stored_products(reader: SwapReader, store: SwapStore | None) -> np.ndarray | None:
+    """The reader's products stored by :func:`_store_products`, ``(count, columns)``, or ``None`` when the store does
+    not hold them intact."""
+    name = None if store is None else _products_name(reader)
+    data = None if name is None else store.load_swaps(name)  # type: ignore[union-attr]
+    if data is None or reader.columns is None:
+        return None
+    width = reader.columns.shape[1]
+    if len(data) != reader.draws.count * width * 8 + _DIGEST_BYTES:
+        return None
+    values, digest = data[:-_DIGEST_BYTES], data[-_DIGEST_BYTES:]
+    if hashlib.blake2b(values, digest_size=_DIGEST_BYTES).digest() != digest:
+        return None
+    return np.frombuffer(values, dtype=np.float64).reshape(reader.draws.count, width)
+
+
+def _store_products(reader: SwapReader, products: np.ndarray, store: SwapStore | None) -> None:
+    """Keep a reader's products of all its swaps (not above the store's size bound) in ``store``, with their digest."""
+    name = None if store is None else _products_name(reader)
+    if name is None or len(products) != reader.draws.count or products.nbytes > _MOST_STORED_BYTES:
+        return
+    values = np.ascontiguousarray(products, dtype=np.float64).tobytes()
+    store.save_swaps(name, values + hashlib.blake2b(values, digest_size=_DIGEST_BYTES).digest())  # type: ignore[union-attr]
 
 
 def _stored_or_drawn(draws: Draws, block: int, store: SwapStore | None) -> Iterator[np.ndarray]:
