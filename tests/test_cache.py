@@ -63,11 +63,12 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def entries(folder: Path) -> list[Path]:
-    """The score entries and any temporary file below ``folder``, not the files' stat records nor the stored swaps."""
+    """The score entries and any temporary file below ``folder``, not the files' stat records nor the stored swaps and
+    their products."""
     return sorted(
         path
         for path in folder.rglob("*")
-        if path.is_file() and not is_stat_record(path) and not path.name.endswith(".bits")
+        if path.is_file() and not is_stat_record(path) and not path.name.endswith((".bits", ".f8"))
     )
 
 
