@@ -4,7 +4,6 @@ comparisons' randomization tests, each getting what it would get drawing them al
 from __future__ import annotations
 
 import hashlib
-
 from pathlib import Path
 
 import numpy as np

@@ -298,12 +298,15 @@ def _priors(
         for system in systems
         if (measures[m].measure, system) in documents.lifts
     }
-    holders: dict[tuple[str, str], set[str]] = {}
+    # each system's documents once (its measures of one depth share them)
+    held_by: dict[str, set[tuple[str, str]]] = {}
+    seen: set[tuple[str, int]] = set()
     for (_, system), lifts in lifted.items():
-        for topic, held in lifts.documents.items():
-            for docno in held:
-                holders.setdefault((topic, docno), set()).add(system)
-    pairs = sorted(holders)
+        if (system, id(lifts.documents)) not in seen:
+            seen.add((system, id(lifts.documents)))
+            held = held_by.setdefault(system, set())
+            held.update((topic, docno) for topic, docnos in lifts.documents.items() for docno in docnos)
+    pairs = sorted(set().union(*held_by.values()))
     deepest = max(lifts.optimistic.depth for lifts in lifted.values())
     counts: dict[str, np.ndarray] = {}
     for lifts in lifted.values():
@@ -313,8 +316,12 @@ def _priors(
     topics = sorted(counts)
     row = {topic: j for j, topic in enumerate(topics)}
     shares = grade_shares(np.array([counts[topic] for topic in topics]).reshape(len(topics), top_grade + 1))
-    labels: dict[frozenset[str], int] = {}
-    groups = np.array([labels.setdefault(frozenset(holders[pair]), len(labels)) for pair in pairs], dtype=np.int64)
+    # a group is the set of systems holding a document (one bit each), numbered as the sorted documents first show it
+    holders = np.zeros(len(pairs), dtype=np.int64)
+    for bit, held in enumerate(held_by.values()):
+        holders |= np.fromiter(map(held.__contains__, pairs), dtype=bool, count=len(pairs)).astype(np.int64) << bit
+    _, first, inverse = np.unique(holders, return_index=True, return_inverse=True)
+    groups = np.argsort(np.argsort(first, kind="stable"), kind="stable")[inverse.reshape(-1)]
     rankers = {system: lifts for (_, system), lifts in lifted.items()}
     # rank support reads no rank below FAR_RANKS x d: those kept with the runs' documents, no run read again
     within = FAR_RANKS * deepest

@@ -92,8 +92,8 @@ def read_swaps(readers: Sequence[SwapReader], store: SwapStore | None = None, *,
 
     Readers of the same stream (:attr:`Draws.stream`) share one pass over as many swaps as the longest asks for;
     a block is multiplied once with all their columns side by side, and each reader gets its own columns' part
-    (equal to its own product: each column of a matrix product is the same dot products, to the last bit when
-    the product has more than one column, to rounding otherwise). A reader's products are a function of its draws
+    (equal to its own product to rounding: each column of a matrix product is the same dot products, which BLAS may
+    sum in an order that depends on the product's shape). A reader's products are a function of its draws
     and its columns alone, so ``store`` keeps them too (:func:`_stored_products`): a check whose scores did not change
     reads them instead of multiplying 10,000 swaps by every column again (unless ``keep_products`` is false: readers
     whose columns are never read twice, such as a plausible verdict's gradings, would only fill the store).
