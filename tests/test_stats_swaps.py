@@ -215,42 +215,58 @@ def test_stored_swaps_are_the_drawn_ones_and_are_read_instead_of_drawn(monkeypat
     store = DictStore()
     first = Recorder(draws, columns)
     read_swaps([first], store)
-    assert store.saved == 2 and f"53x300-seed4-numpy{np.__version__}.bits" in store.data  # the swaps, the products
+    assert store.saved == 4 and f"53x300-seed4-numpy{np.__version__}.bits" in store.data  # the swaps, 3 columns'
     drawing = []
     monkeypatch.setattr(swaps, "topic_assignments", lambda *args, **kwargs: drawing.append(args))
     again = Recorder(draws, columns)
     read_swaps([again], store)
-    assert drawing == [(53, 300, 4)] and store.saved == 2  # asked for, never iterated: nothing was drawn
+    assert drawing == [(53, 300, 4)] and store.saved == 4  # asked for, never iterated: nothing was drawn
     monkeypatch.undo()
     assert np.array_equal(np.vstack(again.swapped), drawn_alone(draws))
     assert np.array_equal(np.vstack(first.swapped), np.vstack(again.swapped))
     assert np.array_equal(np.vstack(first.products), np.vstack(again.products))  # bit for bit
 
 
-def test_a_readers_products_are_stored_and_read_instead_of_multiplied_while_its_columns_stay_the_same() -> None:
+def test_each_columns_products_are_stored_and_read_instead_of_multiplied_while_it_stays_the_same() -> None:
     draws, columns = Draws(30, 200, 5, False), np.random.default_rng(3).random((30, 2))
     store = DictStore()
     first = Recorder(draws, columns)
     read_swaps([first], store)
-    (name,) = [name for name in store.data if name.startswith("products-")]
+    named = [name for name in store.data if name.startswith("products-")]
+    assert len(named) == 2  # one per column
     products = np.vstack(first.products)
     np.testing.assert_allclose(products, drawn_alone(draws) @ columns, rtol=1e-12)
-    # what the store holds is what a reader of the same draws and columns reads: here, planted products
-    planted = (products + 1.0).tobytes()
-    store.data[name] = planted + hashlib.blake2b(planted, digest_size=32).digest()
+
+    def plant(name: str, values: np.ndarray, cut: int = 0) -> None:
+        data = values.tobytes()
+        store.data[name] = data[: len(data) - cut] + hashlib.blake2b(data, digest_size=32).digest()
+
+    # what the store holds is what a reader of the same draws and column reads: here, planted products
+    for name, column in zip(named, products.T):
+        plant(name, column + 1.0)
     again = Recorder(draws, columns.copy())
     read_swaps([again], store)
     assert np.array_equal(np.vstack(again.products), products + 1.0)
-    # other columns, or damaged products, are multiplied again
+    # a reader whose second column changed: its first column read, its second multiplied (and so for a new
+    # candidate's comparisons beside two baselines' unchanged one)
     changed = columns.copy()
     changed[4, 1] += 1e-9
     other = Recorder(draws, changed)
     read_swaps([other], store)
-    np.testing.assert_allclose(np.vstack(other.products), drawn_alone(draws) @ changed, rtol=1e-12)
-    store.data[name] = planted[:-8] + hashlib.blake2b(planted, digest_size=32).digest()
+    assert np.array_equal(np.vstack(other.products)[:, 0], products[:, 0] + 1.0)
+    np.testing.assert_allclose(np.vstack(other.products)[:, 1], drawn_alone(draws) @ changed[:, 1], rtol=1e-12)
+    # damaged products are multiplied again
+    plant(named[0], products[:, 0] + 1.0, cut=8)
     damaged = Recorder(draws, columns)
     read_swaps([damaged], store)
-    assert np.array_equal(np.vstack(damaged.products), products)
+    np.testing.assert_allclose(np.vstack(damaged.products)[:, 0], products[:, 0], rtol=1e-12)
+    assert np.array_equal(np.vstack(damaged.products)[:, 1], products[:, 1] + 1.0)
+
+
+def test_a_plausible_verdicts_columns_are_not_stored() -> None:
+    store = DictStore()
+    read_swaps([Recorder(Draws(30, 200, 5, False), np.ones((30, 2)))], store, keep_products=False)
+    assert [name for name in store.data if name.startswith("products-")] == []
 
 
 @pytest.mark.parametrize("damage", ["a flipped bit", "truncated", "empty"])

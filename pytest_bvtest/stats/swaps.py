@@ -93,83 +93,107 @@ def read_swaps(readers: Sequence[SwapReader], store: SwapStore | None = None, *,
     Readers of the same stream (:attr:`Draws.stream`) share one pass over as many swaps as the longest asks for;
     a block is multiplied once with all their columns side by side, and each reader gets its own columns' part
     (equal to its own product to rounding: each column of a matrix product is the same dot products, which BLAS may
-    sum in an order that depends on the product's shape). A reader's products are a function of its draws
-    and its columns alone, so ``store`` keeps them too (:func:`_stored_products`): a check whose scores did not change
-    reads them instead of multiplying 10,000 swaps by every column again (unless ``keep_products`` is false: readers
-    whose columns are never read twice, such as a plausible verdict's gradings, would only fill the store).
+    sum in an order that depends on the product's shape). A column's products are a function of its draws and its
+    values alone, so ``store`` keeps them too (:class:`_StoredColumns`): a check whose scores did not change reads
+    them instead of multiplying 10,000 swaps by every column again, and a new candidate multiplies only its own
+    columns, not those of two baselines' comparison (unless ``keep_products`` is false: columns that are never read
+    twice, such as a plausible verdict's gradings, would only fill the store).
     """
     streams: dict[tuple[int, int, bool], list[SwapReader]] = {}
     for reader in readers:
         streams.setdefault(reader.draws.stream, []).append(reader)
     for together in streams.values():
         draws = max((reader.draws for reader in together), key=lambda drawn: drawn.count)
-        stored = [_stored_products(reader, store if keep_products else None) for reader in together]
-        multiplied = [reader.columns is not None and held is None for reader, held in zip(together, stored)]
-        widths = [reader.columns.shape[1] if wanted else 0 for reader, wanted in zip(together, multiplied)]  # type: ignore[union-attr]
+        stored = [_StoredColumns(reader, store if keep_products else None) for reader in together]
+        widths = [len(held.missing) for held in stored]
         offsets = np.concatenate([[0], np.cumsum(widths)])
         columns = (
-            np.ascontiguousarray(np.hstack([reader.columns for reader, wanted in zip(together, multiplied) if wanted]))
-            if any(multiplied)
+            np.ascontiguousarray(np.hstack([held.columns_missing for held in stored if len(held.missing)]))
+            if sum(widths)
             else None
         )
-        kept: list[list[np.ndarray]] = [[] for _ in together]
         first = 0
         block = max(_FEWEST_SWAPS, _BLOCK_CELLS // draws.topics)
         for swapped in _stored_or_drawn(draws, block, store):
             products = None if columns is None else swapped @ columns
-            for k, (reader, start, stop) in enumerate(zip(together, offsets[:-1], offsets[1:])):
+            for reader, held, start, stop in zip(together, stored, offsets[:-1], offsets[1:]):
                 rows = min(len(swapped), reader.draws.count - first)
                 if rows > 0:
-                    held = stored[k]
-                    if held is not None:
-                        part = held[first : first + rows]
-                    elif multiplied[k]:
-                        part = products[:rows, start:stop]  # type: ignore[index]
-                        if keep_products and store is not None:
-                            kept[k].append(part)
-                    else:
-                        part = None
-                    reader.read(first, swapped[:rows], part)
+                    computed = None if products is None else products[:rows, start:stop]
+                    reader.read(first, swapped[:rows], held.part(first, rows, computed))
             first += len(swapped)
-        for reader, parts in zip(together, kept):
-            if parts:
-                _store_products(reader, np.concatenate(parts), store)
+        for held in stored:
+            held.save()
 
 
-def _products_name(reader: SwapReader) -> str | None:
-    """Where a reader's products are stored: named by the digest of its draws and its columns' bytes (``None`` for
-    a reader without columns, or enumerated draws, which are few and cheap)."""
-    if reader.columns is None or reader.draws.exact:
-        return None
-    columns = np.ascontiguousarray(reader.columns, dtype=np.float64)
-    digest = hashlib.blake2b(repr((reader.draws, columns.shape)).encode(), digest_size=_DIGEST_BYTES)
-    digest.update(columns.data)
-    return f"products-{digest.hexdigest()}-numpy{np.__version__}.f8"
+class _StoredColumns:
+    """A reader's columns' products of all its swaps as far as ``store`` holds them, each column stored alone, named
+    by the digest of its draws and its values (a reader without columns, or of enumerated draws, which are few and
+    cheap, stores nothing): which columns are :attr:`missing` and must be multiplied, and each block's products put
+    together from both (:meth:`part`); :meth:`save` stores those multiplied."""
 
+    def __init__(self, reader: SwapReader, store: SwapStore | None) -> None:
+        self.draws, self.store = reader.draws, store
+        values = reader.columns
+        self.reads_products = values is not None
+        self.width = 0 if values is None else values.shape[1]
+        self.names: list[str | None] = [None] * self.width
+        found: list[np.ndarray | None] = [None] * self.width
+        if store is not None and values is not None and not reader.draws.exact:
+            values = np.ascontiguousarray(values, dtype=np.float64)
+            self.names = [self._name(values[:, j]) for j in range(self.width)]
+            found = [self._load(name) for name in self.names]  # type: ignore[arg-type]
+        self.missing = np.array([j for j, held in enumerate(found) if held is None], dtype=np.int64)
+        self.held = np.flatnonzero([held is not None for held in found])
+        self.columns_missing = None if values is None else values[:, self.missing]
+        self.found = np.column_stack([held for held in found if held is not None]) if len(self.held) else None
+        self._computed: list[np.ndarray] = []
 
-def _stored_products(reader: SwapReader, store: SwapStore | None) -> np.ndarray | None:
-    """The reader's products stored by :func:`_store_products`, ``(count, columns)``, or ``None`` when the store does
-    not hold them intact."""
-    name = None if store is None else _products_name(reader)
-    data = None if name is None else store.load_swaps(name)  # type: ignore[union-attr]
-    if data is None or reader.columns is None:
-        return None
-    width = reader.columns.shape[1]
-    if len(data) != reader.draws.count * width * 8 + _DIGEST_BYTES:
-        return None
-    values, digest = data[:-_DIGEST_BYTES], data[-_DIGEST_BYTES:]
-    if hashlib.blake2b(values, digest_size=_DIGEST_BYTES).digest() != digest:
-        return None
-    return np.frombuffer(values, dtype=np.float64).reshape(reader.draws.count, width)
+    def part(self, first: int, rows: int, computed: np.ndarray | None) -> np.ndarray | None:
+        """The products of swaps ``first`` to ``first + rows - 1`` with every column, from those multiplied in this
+        block (``computed``, the missing columns') and those stored."""
+        if not self.reads_products:
+            return None
+        if self.width == 0:  # columns of no width (two identical systems' differences): products of no width
+            return np.empty((rows, 0))
+        if self.found is None:
+            if self.store is not None:
+                self._computed.append(computed)  # type: ignore[arg-type]
+            return computed
+        if not len(self.missing):
+            return self.found[first : first + rows]
+        part = np.empty((rows, self.width))
+        part[:, self.held] = self.found[first : first + rows]
+        part[:, self.missing] = computed
+        self._computed.append(computed)  # type: ignore[arg-type]
+        return part
 
+    def save(self) -> None:
+        """Store the columns multiplied (all of their swaps, each within the store's size bound)."""
+        if self.store is None or not self._computed or self.draws.count * 8 > _MOST_STORED_BYTES:
+            return
+        computed = np.concatenate(self._computed)
+        if len(computed) != self.draws.count:
+            return
+        for position, j in enumerate(self.missing.tolist()):
+            name = self.names[j]
+            if name is not None:
+                values = np.ascontiguousarray(computed[:, position], dtype="<f8").tobytes()
+                self.store.save_swaps(name, values + hashlib.blake2b(values, digest_size=_DIGEST_BYTES).digest())
 
-def _store_products(reader: SwapReader, products: np.ndarray, store: SwapStore | None) -> None:
-    """Keep a reader's products of all its swaps (not above the store's size bound) in ``store``, with their digest."""
-    name = None if store is None else _products_name(reader)
-    if name is None or len(products) != reader.draws.count or products.nbytes > _MOST_STORED_BYTES:
-        return
-    values = np.ascontiguousarray(products, dtype=np.float64).tobytes()
-    store.save_swaps(name, values + hashlib.blake2b(values, digest_size=_DIGEST_BYTES).digest())  # type: ignore[union-attr]
+    def _name(self, column: np.ndarray) -> str:
+        digest = hashlib.blake2b(repr(self.draws).encode(), digest_size=_DIGEST_BYTES)
+        digest.update(np.ascontiguousarray(column, dtype="<f8").data)
+        return f"products-{digest.hexdigest()}-numpy{np.__version__}.f8"
+
+    def _load(self, name: str) -> np.ndarray | None:
+        data = self.store.load_swaps(name)  # type: ignore[union-attr]
+        if data is None or len(data) != self.draws.count * 8 + _DIGEST_BYTES:
+            return None
+        values, digest = data[:-_DIGEST_BYTES], data[-_DIGEST_BYTES:]
+        if hashlib.blake2b(values, digest_size=_DIGEST_BYTES).digest() != digest:
+            return None
+        return np.frombuffer(values, dtype="<f8")
 
 
 def _stored_or_drawn(draws: Draws, block: int, store: SwapStore | None) -> Iterator[np.ndarray]:
