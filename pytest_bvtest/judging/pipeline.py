@@ -51,7 +51,7 @@ from pytest_bvtest.judging.evaluation import (
     SystemStatistics,
     input_files,
 )
-from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs, pending_gate_null
+from pytest_bvtest.judging.gate_inputs import GateInputs, TopicImpact, gate_inputs, pending_gate_null
 from pytest_bvtest.judging.guards import Guard, judgment_guards, measure_guards
 from pytest_bvtest.judging.judgments import (
     Corners,
@@ -445,6 +445,7 @@ def _evaluate_measure(
     gates: list[GateInputs] = []
     if candidate_name is not None:
         candidate = matrix.index(candidate_name)
+        blamed_by: dict[tuple[str, int | None], tuple[TopicImpact, ...]] = {}
         for position, gate in enumerate(measure.gates):
             gated = simulation_matrix(matrix, simulations, gate.statistic)
             converged = _converged(gate.statistic, memo)
@@ -464,6 +465,7 @@ def _evaluate_measure(
                     converged,
                     seen,
                     drawn=null,
+                    blamed_by=blamed_by if gated is matrix else None,
                 )
             )
     method = MVE_INTER_TOPIC if variations is None else variations.method

@@ -170,6 +170,8 @@ def plausible_verdicts(
     verdict as judged, or that has none), and the gradings they were weighed over (``None`` when none was);
     ``predictions`` refine the priors of the documents they grade."""
     found: list[list[Plausibility | None]] = [[None] * len(row) for row in gates]
+    if worlds.documents is None or all(corners is None for row in cornered for corners in row):
+        return found, None  # nothing to weigh, and no family-wise limits to set (seconds at 10,000 gates)
     every = [inputs for row in gates for inputs in row]
     limits = gate_limits(every, family)
     starts = np.cumsum([0, *(len(row) for row in gates)]).tolist()
