@@ -116,6 +116,7 @@ def _read(path: str | os.PathLike[str], hasher: Any = None) -> tuple[dict[str, d
     first_lines: dict[tuple[str, str], int] = {}
     judge = None
     graded = ungraded = 0
+    grades: dict[str, int] = {}  # each grade's text checked once (a qrels of 200,000 lines holds a handful)
     for number, line in numbered_lines(path, hasher=hasher):
         if judge is not None:
             if not line.strip() or line.lstrip().startswith("#"):
@@ -149,7 +150,15 @@ def _read(path: str | os.PathLike[str], hasher: Any = None) -> tuple[dict[str, d
                 hint="separate the columns by blanks; comment lines must start with '#'",
             )
         qid, _, docno, grade_text = fields
-        _judge(judgments, first_lines, qid, docno, _grade(grade_text, path, number), path, number)
+        grade = grades.get(grade_text)
+        if grade is None:
+            grade = grades[grade_text] = _grade(grade_text, path, number)
+        topic = judgments.get(qid)
+        if topic is not None and docno not in topic:  # the usual line, recorded without a call
+            topic[docno] = grade
+            first_lines[qid, docno] = number
+        else:
+            _judge(judgments, first_lines, qid, docno, grade, path, number)
     return judgments, (JudgeFile(judgments, graded, ungraded) if judge else None)
 
 

@@ -354,6 +354,8 @@ def _digest_value(digest: Any, value: object) -> None:
         digest.update(b"}\0")
     elif isinstance(value, set | frozenset):  # in an order that does not depend on the process's string hashing
         _digest_value(digest, sorted(value, key=repr))
+    elif isinstance(value, list | tuple) and all(type(item) is str for item in value):
+        digest.update(f"strings {value!r}\0".encode())  # a matrix's 7,000 topics in one update, not 7,000
     elif isinstance(value, list | tuple):
         digest.update(b"[\0")
         for item in value:
