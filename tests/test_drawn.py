@@ -86,3 +86,13 @@ def test_drawn_values_are_ci_on_the_qrels_completed_by_each_grading(seed, writte
 def test_a_measure_not_scored_here_is_refused():
     assert not drawn.computes(parse_measure("IPrec@0.5"))
     assert not drawn.computes(parse_measure("nDCG(dcg='exp-log2')@10"))
+
+
+@pytest.mark.parametrize("written", ["nDCG@10", "AP", "RR", "P@5"])
+def test_pairs_on_no_topic_the_run_ranks_score_no_topic(written):
+    # another run's documents on topics this run does not rank, or none at all: no topic, one value per grading
+    qrels, run, _ = collection(1)
+    (lifts,) = run_lifts(qrels, run, [OptimisticMeasure(parse_measure(written), 3, DEPTH)]).values()
+    for pairs in ([], [("q99", "elsewhere")]):
+        topics, values = lifts.drawn(pairs, np.ones((4, len(pairs)), dtype=np.int8))
+        assert topics == [] and values.shape == (4, 0)

@@ -66,9 +66,12 @@ def drawn_values(
     if not computes(measure):
         raise ValueError(f"{measure} is not scored under drawn gradings here")
     assert ranked.unjudged_rank is not None
+    grades = np.asarray(grades)
+    if not len(pair_topic):  # no pair on a topic the run ranks: no topic to score
+        return np.zeros(0, dtype=np.int64), np.zeros((grades.shape[0], 0))
     order = np.argsort(pair_topic, kind="stable")
     pair_topic, pair_unjudged = pair_topic[order], pair_unjudged[order]
-    grades = np.asarray(grades)[:, order]
+    grades = grades[:, order]
     topics, pair_starts = np.unique(pair_topic, return_index=True)
     slots = _Slots(ranked, topics, pair_topic, pair_unjudged)
     judged = _JudgedCounts(ranked, topics)
