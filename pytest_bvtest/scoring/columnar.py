@@ -692,11 +692,11 @@ def _ndcg(
     trec_eval's ``ndcg.1=3,2=9`` and ir_measures' ``nDCG(gains={...})`` (a grade not listed gains itself)."""
     topic_count = len(ranked.topics)
     counted = slice(None) if cutoff is None else ranked.rank <= cutoff
-    gain = _mapped(ranked.gain[counted], gains)
+    gain = mapped_gains(ranked.gain[counted], gains)
     dcg = np.bincount(ranked.topic[counted], weights=gain / np.log2(ranked.rank[counted] + 1.0), minlength=topic_count)
     # The ideal ranking: each topic's positive grades, largest gain first.
     positive = ranked.judged_grades > 0
-    ideal_topic, ideal_grades = ranked.judged_topic[positive], _mapped(ranked.judged_grades[positive], gains)
+    ideal_topic, ideal_grades = ranked.judged_topic[positive], mapped_gains(ranked.judged_grades[positive], gains)
     order = np.lexsort((-ideal_grades, ideal_topic))
     ideal_topic, ideal_grades = ideal_topic[order], ideal_grades[order]
     ideal_ranks = np.arange(1, ideal_topic.size + 1) - np.searchsorted(ideal_topic, ideal_topic, side="left")
@@ -707,7 +707,7 @@ def _ndcg(
     return np.divide(dcg, ideal, out=np.zeros(topic_count), where=ideal > 0)
 
 
-def _mapped(grades: np.ndarray, gains: tuple[tuple[int, int | float], ...] | None) -> np.ndarray:
+def mapped_gains(grades: np.ndarray, gains: tuple[tuple[int, int | float], ...] | None) -> np.ndarray:
     """Each grade's gain under ``gains`` (``(grade, gain)`` pairs; a grade not listed gains itself)."""
     if gains is None:
         return grades

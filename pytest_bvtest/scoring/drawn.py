@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pytest_bvtest.scoring.columnar import RankedGains
+from pytest_bvtest.scoring.columnar import RankedGains, mapped_gains
 from pytest_bvtest.spec.measures import GMAP_FLOOR, Measure
 
 #: The measure families scored here (the others are scored on copies of their topics,
@@ -169,27 +169,18 @@ def _ndcg(measure: Measure, slots: _Slots, gains: np.ndarray, counts: dict[int, 
     ``gains``), discount log2(rank + 1); the ideal DCG from the topic's count of each grade, largest gain first."""
     cutoff = measure.cutoff
     weight = np.where(slots.rank <= (cutoff or np.inf), 1.0 / np.log2(slots.rank + 1.0), 0.0)
-    dcg = slots.sums(_gain(measure, gains) * weight)
-    by_gain = sorted(counts, key=lambda level: -float(_gain(measure, np.array([level]))[0]))
+    dcg = slots.sums(mapped_gains(gains, measure.gains) * weight)
+    level_gains = dict(zip(counts, mapped_gains(np.array(list(counts), dtype=float), measure.gains).tolist()))
     total = sum(counts.values(), np.zeros_like(dcg))
     depth = int(total.max(initial=0)) if cutoff is None else cutoff
     # discounted[n]: the discounts of the first n ranks summed, so that the ranks a grade fills cost two lookups
     discounted = np.r_[0.0, np.cumsum(1.0 / np.log2(np.arange(2, depth + 2)))]
     ideal, filled = np.zeros_like(dcg), np.zeros_like(dcg, dtype=np.int64)
-    for level in by_gain:
+    for level in sorted(counts, key=lambda level: -level_gains[level]):
         reached = filled + counts[level]
-        gain = float(_gain(measure, np.array([level]))[0])
-        ideal += gain * (discounted[np.minimum(reached, depth)] - discounted[np.minimum(filled, depth)])
+        ideal += level_gains[level] * (discounted[np.minimum(reached, depth)] - discounted[np.minimum(filled, depth)])
         filled = reached
     return np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
-
-
-def _gain(measure: Measure, grades: np.ndarray) -> np.ndarray:
-    """Each grade's gain: the grade, or the measure's ``gains`` where it lists one."""
-    gains = np.asarray(grades, dtype=float).copy()
-    for grade, gain in measure.gains or ():
-        gains[np.asarray(grades) == grade] = gain
-    return gains
 
 
 def _binary(measure: Measure, slots: _Slots, relevant: np.ndarray, relevant_count: np.ndarray) -> np.ndarray:
