@@ -25,7 +25,12 @@ from pytest_bvtest.spec.reader import load_spec
 from pytest_bvtest.stats.registry import STATISTICS
 
 
-def leverage_by_recomputation(matrix, settings, inputs, documents, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+def leverage_by_recomputation(documents):
+    """``gate_moves`` done by definition: of the lifted columns it reads their pairs only."""
+    return lambda matrix, settings, inputs, lifted: moves_recomputed(matrix, settings, inputs, documents, lifted.pairs)
+
+
+def moves_recomputed(matrix, settings, inputs, documents, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
     """Each pair's move of what the gate's limit reads, the score matrix copied and the statistic computed again."""
     statistic = STATISTICS[inputs.statistic]
     topics = list(inputs.topics or matrix.topics)
@@ -70,7 +75,7 @@ def assert_same_documents(evaluation, monkeypatch: pytest.MonkeyPatch) -> list:
     every move and share to 1e-12 (the order of those equal to 1e-12 aside)."""
     fast = documents_to_judge(evaluation)
     with monkeypatch.context() as patched:
-        patched.setattr(documents_module, "gate_moves", leverage_by_recomputation)
+        patched.setattr(documents_module, "gate_moves", leverage_by_recomputation(evaluation.unjudged))
         slow = documents_to_judge(evaluation)
     leverage = lambda document: (document.settling, document.leverage)  # noqa: E731
     named = lambda document: (document.topic, document.docno)  # noqa: E731
@@ -94,7 +99,7 @@ def test_the_dl19_documents_to_judge_are_the_gates_recomputed_document_by_docume
     _, evaluation = dl19_pooled
     listed = assert_same_documents(evaluation, monkeypatch)
     with monkeypatch.context() as patched:
-        patched.setattr(documents_module, "gate_moves", leverage_by_recomputation)
+        patched.setattr(documents_module, "gate_moves", leverage_by_recomputation(evaluation.unjudged))
         recomputed = judge_file_text(evaluation, documents_to_judge(evaluation))
     assert judge_file_text(evaluation, listed) == recomputed
     assert len(listed) == 84 and {move.gate for document in listed for move in document.moves} == {

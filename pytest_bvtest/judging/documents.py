@@ -18,7 +18,7 @@ from pytest_bvtest.io.predictions import PredictorRow
 from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.judging.decision import Verdict
 from pytest_bvtest.judging.evaluation import Evaluation
-from pytest_bvtest.judging.leverage import gate_moves, gate_pairs
+from pytest_bvtest.judging.leverage import LiftedColumns, gate_moves, gate_pairs, gate_systems, lifted_columns
 from pytest_bvtest.judging.plausible import PlausibleGradings
 from pytest_bvtest.spec.model import RepeatedRuns, ScoreTableFile, SingleSource, Source, Spec
 from pytest_bvtest.stats.predictions import stratified_sample
@@ -122,13 +122,19 @@ def documents_to_judge(evaluation: Evaluation) -> list[DocumentToJudge]:
     rankers = {system: lifts.rank for (_, system), lifts in documents.lifts.items()}
     moves: dict[tuple[str, str], list[GateMove]] = {}
     for measure in evaluation.measures:
+        # the gates of a measure against one reference on the same topics move the same documents' columns
+        shared: dict[tuple[tuple[str, ...], tuple[str, ...]], LiftedColumns] = {}
         for verdict in measure.gates:
             if verdict.corners is None:
                 continue
-            pairs = gate_pairs(measure.matrix, verdict.inputs, documents)
+            key = (tuple(gate_systems(verdict.inputs)), verdict.inputs.topics)
+            if key not in shared:
+                pairs = gate_pairs(measure.matrix, verdict.inputs, documents)
+                shared[key] = lifted_columns(measure.matrix, verdict.inputs, documents, pairs)
+            lifted = shared[key]
             gate, span = _short_id(verdict), _span(verdict)
-            changes = gate_moves(measure.matrix, measure.settings, verdict.inputs, documents, pairs)
-            for pair, change in zip(pairs, changes.tolist()):
+            changes = gate_moves(measure.matrix, measure.settings, verdict.inputs, lifted)
+            for pair, change in zip(lifted.pairs, changes.tolist()):
                 moves.setdefault(pair, [])
                 if abs(change) > NEGLIGIBLE:
                     share = abs(change) / span if span > NEGLIGIBLE else 1.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -113,25 +113,43 @@ def _recomputed_moves(
     return np.concatenate(moves)
 
 
-def gate_moves(
-    matrix: ScoreMatrix,
-    settings: AnalysisSettings,
-    inputs: GateInputs,
-    documents: UnjudgedDocuments,
-    pairs: Sequence[tuple[str, str]],
-) -> np.ndarray:
-    """Each pair's move of the gate (on what its limit reads) when that document alone is graded g+ in the runs that
-    hold it in their top d: its topic's column of the measure's score matrix ``matrix`` changes, and nothing else.
-    From the statistic's sums over topics where it has them, else (or where they cannot decide) recomputed."""
+@dataclass(frozen=True)
+class LiftedColumns:
+    """A gate's unjudged documents, each as the column of its topic it would leave were it graded g+ alone.
+
+    Gates of one measure with the same candidate, reference and topics share them (:func:`lifted_columns`)."""
+
+    pairs: list[tuple[str, str]]
+    scores: np.ndarray  # the measure's score matrix on the gate's topics
+    topics: np.ndarray  # each pair's topic, a column of ``scores``
+    columns: np.ndarray  # each pair's column of ``scores`` with the document graded g+ in the runs holding it
+
+
+def lifted_columns(
+    matrix: ScoreMatrix, inputs: GateInputs, documents: UnjudgedDocuments, pairs: Sequence[tuple[str, str]]
+) -> LiftedColumns:
+    """The columns ``pairs`` (the gate's, :func:`gate_pairs`) would leave: each one's topic's column of the measure's
+    score matrix ``matrix`` with that document alone graded g+ in the runs that hold it in their top d."""
     judged = gate_topics(matrix, inputs)
     position = {topic: j for j, topic in enumerate(judged)}
     scores = matrix.scores[:, _gate_columns(matrix, inputs)]
-    topics = np.array([position[topic] for topic, _ in pairs], dtype=np.int64)
-    columns = scores[:, topics]  # each pair's column, then with the document graded g+
+    topics = np.fromiter(map(position.__getitem__, next(zip(*pairs), ())), dtype=np.int64, count=len(pairs))
+    columns = scores[:, topics]
     for system in gate_systems(inputs):
         row, single = matrix.index(system), documents.lifts[matrix.measure, system].single
         lifted = np.fromiter(map(single.get, pairs, itertools.repeat(np.nan)), dtype=float, count=len(pairs))
         columns[row] = np.where(np.isnan(lifted), columns[row], lifted)
+    for shared in (scores, topics, columns):
+        shared.setflags(write=False)  # read by every gate that shares them
+    return LiftedColumns(list(pairs), scores, topics, columns)
+
+
+def gate_moves(matrix: ScoreMatrix, settings: AnalysisSettings, inputs: GateInputs, lifted: LiftedColumns) -> np.ndarray:
+    """Each pair's move of the gate (on what its limit reads) when that document alone is graded g+ in the runs that
+    hold it in their top d: its topic's column of the measure's score matrix ``matrix`` changes, and nothing else
+    (``lifted``, :func:`lifted_columns`). From the statistic's sums over topics where it has them, else (or where
+    they cannot decide) recomputed."""
+    scores, topics, columns = lifted.scores, lifted.topics, lifted.columns
     moves = _moves_by_sums(matrix, settings, inputs, scores, topics, columns)
     if moves is None:
         return _recomputed_moves(matrix, settings, inputs, scores, topics, columns)

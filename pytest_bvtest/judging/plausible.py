@@ -42,7 +42,7 @@ from pytest_bvtest.judging.corners import CornerWorlds, GatedMeasure
 from pytest_bvtest.judging.decision import judgement
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs, pending_gate_null
 from pytest_bvtest.judging.judgments import Corners, Plausibility, Predicted, UnjudgedDocuments
-from pytest_bvtest.judging.leverage import gate_moves, gate_pairs, gate_systems
+from pytest_bvtest.judging.leverage import LiftedColumns, gate_moves, gate_pairs, gate_systems, lifted_columns
 from pytest_bvtest.judging.limits import gate_limits
 from pytest_bvtest.judging.predictions import PredictedGrades
 from pytest_bvtest.spec.model import JudgmentSettings, Spec
@@ -243,6 +243,7 @@ def plausible_verdicts(
     position = {pair: k for k, pair in enumerate(pairs)}
     # the gates of a measure against one reference on the same topics weigh the same documents
     gate_documents: dict[tuple[int, tuple[str, ...], tuple[str, ...]], tuple[list[tuple[str, str]], np.ndarray]] = {}
+    gate_lifted: dict[tuple[int, tuple[str, ...], tuple[str, ...]], LiftedColumns] = {}
     for m, g in wanted:
         measure, inputs = worlds.measures[m], gates[m][g]
         passed = np.array([outcome for outcome, _ in outcomes[m, g]])
@@ -273,9 +274,11 @@ def plausible_verdicts(
             ),
         )
         if weighed.decided is None:  # how many judgments would settle it: only an undecided gate asks
+            if key not in gate_lifted:
+                gate_lifted[key] = lifted_columns(measure.matrix, inputs, documents, own)
             graded = grades[: len(margins)][:, columns]
             weighed = replace(
-                weighed, settle=_settle(measure, inputs, documents, own, graded, margins, spread[columns], settings)
+                weighed, settle=_settle(measure, inputs, gate_lifted[key], graded, margins, spread[columns], settings)
             )
         found[m][g] = weighed
     return found, gradings
@@ -463,21 +466,21 @@ def _judged_relevant(measure: GatedMeasure, inputs: GateInputs, documents: Unjud
 def _settle(
     measure: GatedMeasure,
     inputs: GateInputs,
-    documents: UnjudgedDocuments,
-    pairs: Sequence[tuple[str, str]],
+    lifted: LiftedColumns,
     grades: np.ndarray,
     margins: np.ndarray,
     spread: np.ndarray,
     settings: JudgmentSettings,
 ) -> int | None:
-    """How many of the gate's unjudged documents, the most uncertain effect first, are expected to settle it
-    (:func:`~pytest_bvtest.stats.plausible.judgments_to_settle`): each one's effect per grade is its judging leverage
-    (:mod:`.leverage`, at the grade g+) over g+, signed as it moves the gate's margin."""
-    if not pairs or not np.isfinite(margins).all():
+    """How many of the gate's unjudged documents (``lifted``: their columns graded g+), the most uncertain effect
+    first, are expected to settle it (:func:`~pytest_bvtest.stats.plausible.judgments_to_settle`): each one's effect
+    per grade is its judging leverage (:mod:`.leverage`, at the grade g+) over g+, signed as it moves the gate's
+    margin."""
+    if not lifted.pairs or not np.isfinite(margins).all():
         return None
     judged = measure.judgments
     assert judged is not None
-    moves = gate_moves(measure.matrix, measure.settings, inputs, documents, pairs)
+    moves = gate_moves(measure.matrix, measure.settings, inputs, lifted)
     effects = (moves if inputs.upper else -moves) / judged.grade
     order = np.argsort(-np.abs(effects) * spread, kind="stable")
     return judgments_to_settle(grades, margins, effects, order, settings.confidence)

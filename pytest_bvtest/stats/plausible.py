@@ -294,27 +294,26 @@ def judgments_to_settle(
     """
     open_interval(confidence, "a confidence", 0.5, 1.0)
     margins = np.asarray(margins, dtype=float)
-    terms = np.asarray(grades)[:, order].astype(float)  # the grades picked before they widen to 8 bytes
-    terms -= terms.mean(axis=0)
-    terms *= np.asarray(effects, dtype=float)[order]  # each document's part
-    rest = margins - margins.mean() - terms.sum(axis=1)
-    # unknown after judging k = 1, 2, ... documents: the parts of documents k+1.. (summed from the last), draw by draw
-    unknown = np.zeros_like(terms)
-    np.cumsum(terms[:, :0:-1], axis=1, out=unknown[:, -2::-1])
+    # a row per document, in the order judged (the grades picked before they widen to 8 bytes): its part in each draw
+    terms = np.asarray(grades).T[order].astype(float)
+    terms -= terms.mean(axis=1, keepdims=True)
+    terms *= np.asarray(effects, dtype=float)[order][:, np.newaxis]
     z = float(ndtri(confidence))
     known = np.full(len(margins), float(margins.mean()))
-    # a gate to settle is not settled before any judgment; the counts k of a block of documents at once, each as the
-    # one-by-one loop computes it: the known parts summed in order, the spread of each k's draws along a row (the same
-    # for any block sizes)
+    # After judging k documents draw s's margin is known as mean + C_k(s), C_k its first k parts summed; what is left
+    # unknown, the parts of the others plus the rest, is margin(s) - mean - C_k(s): no sum over the others is kept.
+    # A gate to settle is not settled before any judgment; the counts k of a block of documents at once, each as the
+    # one-by-one loop computes it (the same for any block sizes)
     start, block = 0, _SETTLE_BLOCK
     while start < len(order):
         stop = min(len(order), start + block)
-        known_after = np.cumsum(np.column_stack([known, terms[:, start:stop]]), axis=1)[:, 1:]
-        spread = np.std(np.ascontiguousarray((unknown[:, start:stop] + rest[:, np.newaxis]).T), axis=1)
-        settled = np.mean(np.abs(known_after) >= z * spread, axis=0) >= 0.5
+        known_after = np.cumsum(terms[start:stop], axis=0)
+        known_after += known
+        spread = np.std(margins - known_after, axis=1)
+        settled = 2 * np.count_nonzero(np.abs(known_after) >= z * spread[:, np.newaxis], axis=1) >= len(margins)
         if settled.any():
             return start + 1 + int(np.argmax(settled))
-        known = known_after[:, -1]
+        known = known_after[-1]
         # most gates settle within the first documents; one that does not is read in ever larger blocks
         start, block = stop, min(2 * block, _SETTLE_BLOCK_MAX)
     return None
