@@ -6,11 +6,13 @@ import gzip
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 import pytrec_eval
-from conftest import shared_path
+from conftest import shared_files, shared_path
 
 from pytest_bvtest.errors import InputError
+from pytest_bvtest.io import qrels as qrels_module
 from pytest_bvtest.io.qrels import Qrels, read_qrels
 
 
@@ -178,3 +180,99 @@ def test_a_judge_file_without_a_grade_filled_in_adds_nothing_and_alone_is_no_qre
     assert read_qrels_files([tmp_path / "official.txt", tmp_path / "empty.tsv"]).judgments == {"1": {"d1": 1}}
     with pytest.raises(InputError, match="no judgments: the file is empty, holds only comments, or no grade is filled"):
         read_qrels(tmp_path / "empty.tsv")
+
+
+# --- the fast reader of plain qrels (one pass over the whole text) against the line-by-line reader ------------------
+
+
+def in_order(judgments: dict[str, dict[str, int]]) -> list:
+    """Judgments with their order: topics, and documents within a topic, as first read."""
+    return [(qid, list(docs.items())) for qid, docs in judgments.items()]
+
+
+def read_by_lines(path: Path) -> dict[str, dict[str, int]]:
+    return qrels_module._read_lines(path, None)[0]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [f"anserini_tools_qrels_topics/qrels/{name}" for name in shared_files("anserini_tools_qrels_topics/qrels", "*")]
+    + [f"trec_eval_test/{name}" for name in ("qrels.test", "qrels.123", "qrels-302.test", "qrels.rel_level")]
+    + ["dl19_passage_qppeval_runs/trecdl1920.qrels"],
+)
+def test_plain_qrels_read_whole_are_those_read_line_by_line(name):
+    path = shared_path(*name.split("/"))
+    data = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+    plain = qrels_module._plain_judgments(data)
+    try:
+        by_lines = read_by_lines(path)
+    except InputError as error:  # ndeval's per-subtopic qrels judge a document twice, with two grades
+        with pytest.raises(InputError) as raised:
+            read_qrels(path)
+        assert plain is None and str(raised.value) == str(error)
+        return
+    assert in_order(read_qrels(path).judgments) == in_order(by_lines)
+    if plain is None:  # only a file that judges a pair twice (qrels.123) is declined
+        lines = sum(1 for line in data.splitlines() if line.strip())
+        assert lines > sum(map(len, by_lines.values()))
+    else:
+        assert in_order(plain) == in_order(by_lines)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_randomized_qrels_read_the_same_whole_or_line_by_line(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(int(rng.integers(1, 400))):
+        fields = [f"q{rng.integers(0, 12)}", str(rng.choice(["0", "Q0", "iter"])), f"d{rng.integers(0, 60)}"]
+        fields.append(str(rng.choice(["0", "1", "2", "-2", "+1", "3", "007"])))
+        separators = [str(rng.choice([" ", "\t", "  ", " \t"])) for _ in range(3)]
+        lines.append("".join(field + separator for field, separator in zip(fields, [*separators, ""])))
+    lines = list(dict.fromkeys(lines))  # exact repeats aside, a pair judged twice is left to either reader
+    text = "\n".join(lines) + str(rng.choice(["", "\n", " \n"]))
+    path = write(tmp_path / "q.txt", text)
+    try:
+        expected = in_order(read_by_lines(path))
+    except InputError as error:  # a pair judged twice with two grades: the same error, at the same line
+        with pytest.raises(InputError) as raised:
+            read_qrels(path)
+        assert str(raised.value) == str(error)
+        return
+    assert in_order(read_qrels(path).judgments) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("1 0 a 1\n2 0 b 0\n1 0 c 2\n", True),  # a topic in two stretches keeps its first place
+        ("1 0 a 1\n1 0 a 1\n", False),  # a pair twice
+        ("1 0 a 1\n# comment\n", False),
+        ("1 0 a#1 1\n", False),  # any '#': the line reader decides
+        ("1 0 a 1\n\n1 0 b 1\n", False),  # a blank line
+        ("1 0 a 1\r\n", False),
+        (" 1 0 a 1\n", False),
+        ("1 0 a 1 x\n", False),
+        ("1 0 a 1.0\n", False),
+        ("1 0 a 99999999999\n", False),
+        ("1 0 é 1\n", False),
+        ("", False),
+    ],
+)
+def test_what_the_whole_file_reader_takes_and_leaves_to_the_line_reader(text, read):
+    assert (qrels_module._plain_judgments(text.encode("utf-8")) is not None) is read
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("1 0 a 2\n1 0 b\n", 2, "found 3 columns, expected 4"),
+        ("1 0 a 2\n1 0 a 0\n", 2, "judged 0 here and 2 on line 1"),
+        ("1 0 a 2\n1 0 b x\n", 2, "grade 'x' is not an integer"),
+        ("1 0 a 2\n1 0 b 2147483648\n", 2, "outside the range"),
+    ],
+)
+def test_a_plain_looking_file_with_a_mistake_names_its_line(tmp_path, text, line, message):
+    path = write(tmp_path / "bad.qrels", text)
+    with pytest.raises(InputError) as error:
+        read_qrels(path)
+    assert error.value.line == line and message in str(error.value)

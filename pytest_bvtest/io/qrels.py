@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_bvtest.errors import InputError, excerpt
-from pytest_bvtest.io.textfiles import data_fields, numbered_lines
+from pytest_bvtest.io.textfiles import data_fields, numbered_lines, open_bytes
 
 QRELS_LINE = "qid iter docno grade"
 #: The first columns of a judge file (``bvtest judge``'s TSV; its header line names them).
@@ -109,9 +110,59 @@ def _judge_header(line: str) -> bool:
     return tuple(line.rstrip("\r").split("\t")[: len(JUDGE_COLUMNS)]) == JUDGE_COLUMNS
 
 
-def _read(path: str | os.PathLike[str], hasher: Any = None) -> tuple[dict[str, dict[str, int]], JudgeFile | None]:
-    """One file's judgments in one pass, read as a judge file when its first data line is a judge file's header
-    (then also its counts), else as TREC qrels; without the checks of a whole qrels."""
+#: A qrels file the fast reader takes whole: lines of exactly four fields of printable ASCII (what trec_eval's qrels and
+#: every tool's are), nothing else.
+_PLAIN_LINES = re.compile(rb"(?:[!-~]+[ \t]+[!-~]+[ \t]+[!-~]+[ \t]+[!-~]+[ \t]*\n)+")
+
+
+def _plain_judgments(data: bytes) -> dict[str, dict[str, int]] | None:
+    """The judgments of a plain qrels file's bytes (:data:`_PLAIN_LINES`, no ``#``, every grade an integer in range,
+    each pair judged once), read with a few passes over the whole text instead of one Python step per line; ``None``
+    for any other file, which :func:`_read` then reads line by line (and names the line of any error).
+
+    The same judgments, in the same order, as the line-by-line reader (tests/test_qrels.py compares them)."""
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    if b"#" in data or not _PLAIN_LINES.fullmatch(data):
+        return None
+    fields = data.decode("ascii").split()
+    qids, docnos, grade_texts = fields[0::4], fields[2::4], fields[3::4]
+    grades = {}
+    for text in set(grade_texts):
+        if not _INTEGER.fullmatch(text) or not GRADE_RANGE[0] <= int(text) <= GRADE_RANGE[1]:
+            return None
+        grades[text] = int(text)
+    judgments: dict[str, dict[str, int]] = {}
+    # a topic's lines are usually together: each stretch of them is added in one update
+    starts = [0, *(line for line in range(1, len(qids)) if qids[line] != qids[line - 1]), len(qids)]
+    for start, stop in zip(starts[:-1], starts[1:]):
+        judgments.setdefault(qids[start], {}).update(
+            zip(docnos[start:stop], map(grades.__getitem__, grade_texts[start:stop]))
+        )
+    if sum(map(len, judgments.values())) != len(qids):
+        return None  # a pair judged twice: harmless with the same grade, else an error naming both lines
+    return judgments
+
+
+def _read(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, int]], JudgeFile | None, str]:
+    """One file's judgments, read as a judge file when its first data line is a judge file's header (then also its
+    counts), else as TREC qrels; without the checks of a whole qrels. Also the SHA-256 of the file's bytes."""
+    hasher = hashlib.sha256()
+    with open_bytes(path, hasher=hasher) as handle:
+        try:
+            data = handle.read()
+        except (OSError, EOFError, zlib.error):
+            data = None  # read line by line below, which says what is wrong and where
+    plain = None if data is None else _plain_judgments(data)
+    if plain is not None:
+        return plain, None, hasher.hexdigest()
+    hasher = hashlib.sha256()
+    judgments, judge = _read_lines(path, hasher)
+    return judgments, judge, hasher.hexdigest()
+
+
+def _read_lines(path: str | os.PathLike[str], hasher: Any) -> tuple[dict[str, dict[str, int]], JudgeFile | None]:
+    """:func:`_read` a line at a time (any file it reads: comments, blank lines, judge files, errors at their line)."""
     judgments: dict[str, dict[str, int]] = {}
     first_lines: dict[tuple[str, str], int] = {}
     judge = None
@@ -167,7 +218,7 @@ def read_judge_file(path: str | os.PathLike[str]) -> JudgeFile:
     tab-separated rows, ``#`` comment lines. A row whose grade is empty is a document not judged yet and is left
     out; a grade is a whole number as in qrels. A pair graded twice with different grades is an error naming both
     lines."""
-    _, judge = _read(path)
+    _, judge, _ = _read(path)
     if judge is None:
         raise InputError(
             "not a judge file: its first line that is not a comment must be the header topic<TAB>docno<TAB>grade...",
@@ -201,9 +252,8 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
         a document judged twice in a topic with different grades (naming both lines), a file
         without judgments.
     """
-    hasher = hashlib.sha256()
-    judgments, _ = _read(path, hasher)
-    return _checked(Qrels(judgments=judgments, path=Path(path), sha256=hasher.hexdigest(), paths=(Path(path),)))
+    judgments, _, digest = _read(path)
+    return _checked(Qrels(judgments=judgments, path=Path(path), sha256=digest, paths=(Path(path),)))
 
 
 def _checked(qrels: Qrels) -> Qrels:
@@ -241,9 +291,8 @@ def read_qrels_files(paths: Sequence[str | os.PathLike[str]]) -> Qrels:
     source: dict[tuple[str, str], Path] = {}
     digests = []
     for path in map(Path, paths):
-        hasher = hashlib.sha256()
-        read, _ = _read(path, hasher)
-        digests.append(hasher.hexdigest())
+        read, _, digest = _read(path)
+        digests.append(digest)
         for qid, docs in read.items():
             topic = judgments.setdefault(qid, {})
             for docno, grade in docs.items():

@@ -236,8 +236,13 @@ def draw_grades(
     generator.bit_generator.advance(first * discounts.shape[-1])  # one 64-bit output per uniform
     uniform = generator.random(discounts.shape)
     # a grade above 0 when u < discount * sum of the positive shares; which one by where u / discount falls
-    scaled = np.divide(uniform, discounts, out=np.full_like(uniform, np.inf), where=discounts > 0)
-    grades = (scaled[:, :, np.newaxis] >= positive[np.newaxis, :, :]).sum(axis=2) + 1
+    if np.all(discounts > 0):
+        scaled = np.divide(uniform, discounts)
+    else:
+        scaled = np.divide(uniform, discounts, out=np.full_like(uniform, np.inf), where=discounts > 0)
+    grades = np.ones(scaled.shape, dtype=np.int8)  # a grade counted up one level at a time (at most 127)
+    for level in range(positive.shape[1]):
+        grades += scaled >= positive[:, level]
     grades[scaled >= positive[:, -1]] = 0
     if likelihoods is not None:
         likelihoods = np.asarray(likelihoods, dtype=float)
@@ -246,7 +251,7 @@ def draw_grades(
             grades[:, refined] = _refined_grades(
                 shares[refined], discounts[:, refined], likelihoods[refined], uniform[:, refined]
             )
-    return grades.astype(np.int8)
+    return grades
 
 
 def _refined_grades(
