@@ -338,8 +338,9 @@ def verdict_settled(passing: int, drawn: int, confidence: float, risk: float = S
 
     Sequential Monte-Carlo (Gandy, JASA 2009, in its simplest form): the Clopper-Pearson interval of P from
     ``passing`` of ``drawn`` gradings, at level ``1 - risk``, lies wholly at or above ``confidence`` (decided pass),
-    at or below ``1 - confidence`` (decided fail), or strictly between them (undecided). A gate that fails all of the
-    first 100 gradings then stops there: were its P above 5%, 100 failures in a row would happen 0.6% of the time.
+    at or below ``1 - confidence`` (decided fail), or strictly between them (undecided). At ``confidence`` 0.95 a gate
+    that fails every grading is settled after 149 of them (the interval's top falls to 5%; after 100 it is still
+    7.3%), so the plausible verdicts, which look after each batch of 100, stop it at 200.
 
     Parameters
     ----------
