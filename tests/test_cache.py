@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import pytest_bvtest.io.runs
 import pytest_bvtest.scoring.cache
 import pytest_bvtest.scoring.matrix
 from pytest_bvtest import DEFAULT_CACHE_DIR
@@ -500,6 +501,55 @@ def test_bvtest_check_reads_past_implausible_entries_to_the_same_verdict(tmp_pat
         evaluation["gates"] for evaluation in second["evaluations"]
     ]
     assert "warning" not in capsys.readouterr().err
+
+
+def test_near_ranks_missing_from_the_cache_are_read_once_and_kept(tmp_path, monkeypatch):
+    """The reference's near ranks (what the rank support of the plausible gradings reads) are cached when it is
+    evaluated. A cache without them (written by an older layout, whose entries are not read) had every later check
+    read the reference's run for them again, its scores being cached: now the first such check stores them."""
+    from pytest_bvtest.cli import main
+    from tests.test_plausible import harmed_run
+
+    project = tmp_path / "project"
+    example = Path(__file__).resolve().parents[1] / "example_project"
+    shutil.copytree(example, project, ignore=shutil.ignore_patterns(".bvtest_cache", "__pycache__"))
+    monkeypatch.chdir(project)
+    shuffled = harmed_run(project / "runs" / "production.run", tmp_path / "shuffled.run", "shuffle")
+    spec, cache = str(project / "bvtest.yaml"), project / DEFAULT_CACHE_DIR
+
+    def near_entries() -> list[Path]:
+        held = {entry: json.loads(entry.read_text()) for entry in entries(cache)}
+        return sorted(
+            entry
+            for entry, payload in held.items()
+            if isinstance(payload.get("chunks"), list) and "lengths" not in payload["chunks"][0]
+        )
+
+    assert main(["check", spec, "--json", str(tmp_path / "first.json")]) == 0
+    kept = near_entries()
+    assert len(kept) == 2  # the candidate's and production's
+    for entry in kept:
+        entry.unlink()
+    reads = []
+    for reader in ("read_well_formed_run", "read_well_formed_chunks"):  # every reading of a run, whole or in chunks
+        real = getattr(pytest_bvtest.io.runs, reader)
+        monkeypatch.setattr(
+            pytest_bvtest.io.runs,
+            reader,
+            lambda path, *args, real=real, **options: reads.append(Path(path).name) or real(path, *args, **options),
+        )
+    assert main(["check", spec, "--run", str(shuffled), "--json", str(tmp_path / "second.json")]) == 1
+    assert reads == ["shuffled.run", "production.run"]  # the new candidate, and production's near ranks, once
+    # production's kept again, under the name it had (the candidate-pass run's is not asked for)
+    assert len({entry.name for entry in kept} & {entry.name for entry in near_entries()}) == 1
+    reads.clear()
+    shuffled.write_text(shuffled.read_text().replace(" shuffle\n", " shuffled\n"))  # another new candidate
+    assert main(["check", spec, "--run", str(shuffled), "--json", str(tmp_path / "third.json")]) == 1
+    assert reads == ["shuffled.run"]
+    second, third = (json.loads((tmp_path / name).read_text()) for name in ("second.json", "third.json"))
+    assert [evaluation["gates"] for evaluation in second["evaluations"]] == [
+        evaluation["gates"] for evaluation in third["evaluations"]
+    ]
 
 
 def test_qrels_replaced_after_they_were_read_file_their_scores_under_what_was_read(tmp_path, files):

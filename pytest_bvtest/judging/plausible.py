@@ -31,7 +31,6 @@ Nothing is drawn for a gate whose corners agree with its verdict as judged: its 
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property
@@ -45,6 +44,7 @@ from pytest_bvtest.judging.judgments import Corners, Plausibility, Predicted, Un
 from pytest_bvtest.judging.leverage import LiftedColumns, gate_moves, gate_pairs, gate_systems, lifted_columns
 from pytest_bvtest.judging.limits import gate_limits
 from pytest_bvtest.judging.predictions import PredictedGrades
+from pytest_bvtest.scoring.cache import decoded_array, encoded_array
 from pytest_bvtest.spec.model import JudgmentSettings, Spec
 from pytest_bvtest.stats.calibration import EXACT_TOPICS, PendingNull
 from pytest_bvtest.stats.plausible import (
@@ -103,25 +103,12 @@ def plausible_payload(
             # bytes of float64 (JSON lists of them took 0.2 s to read back)
             "topics": "\n".join(topic for topic, _ in gradings.pairs),
             "docnos": "\n".join(docno for _, docno in gradings.pairs),
-            "relevance": _encoded(gradings.relevance),
-            "grade_spread": _encoded(gradings.grade_spread),
+            "relevance": encoded_array(gradings.relevance),
+            "grade_spread": encoded_array(gradings.grade_spread),
             "top_grade": gradings.top_grade,
             "discount": gradings.discount,
         },
     }
-
-
-def _encoded(values: np.ndarray) -> str:
-    """Float64 values as the base64 of their little-endian bytes: read back exactly (:func:`_decoded`)."""
-    return base64.b64encode(np.ascontiguousarray(values, dtype="<f8").tobytes()).decode("ascii")
-
-
-def _decoded(text: str, count: int) -> np.ndarray:
-    """:func:`_encoded` values read back, ``count`` of them (a ``ValueError`` when they are not)."""
-    values = np.frombuffer(base64.b64decode(text, validate=True), dtype="<f8").astype(float)
-    if len(values) != count:
-        raise ValueError("plausible gradings of unequal lengths")
-    return values
 
 
 def plausible_from_payload(
@@ -140,8 +127,8 @@ def plausible_from_payload(
             pairs = tuple(zip(topics, docnos)) if held["topics"] or held["docnos"] else ()  # type: ignore[index]
             gradings = PlausibleGradings(
                 pairs,
-                _decoded(held["relevance"], len(pairs)),  # type: ignore[index]
-                _decoded(held["grade_spread"], len(pairs)),  # type: ignore[index]
+                decoded_array(held["relevance"], count=len(pairs)).astype(float),  # type: ignore[index]
+                decoded_array(held["grade_spread"], count=len(pairs)).astype(float),  # type: ignore[index]
                 int(held["top_grade"]),  # type: ignore[index]
                 float(held["discount"]),  # type: ignore[index]
             )

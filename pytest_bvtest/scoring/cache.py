@@ -53,6 +53,20 @@ _SWAPS_FOLDER = "swaps"
 RACY_WINDOW_NS = 2_000_000_000
 
 
+def encoded_array(values: np.ndarray, dtype: str = "<f8") -> str:
+    """``values`` as the base64 of their bytes as ``dtype`` (little-endian): a JSON payload's array, read back exactly
+    and at C speed by :func:`decoded_array` (a list of 700,000 JSON numbers took 0.2 s to parse)."""
+    return base64.b64encode(np.ascontiguousarray(values, dtype=dtype).tobytes()).decode("ascii")
+
+
+def decoded_array(text: str, dtype: str = "<f8", count: int | None = None) -> np.ndarray:
+    """:func:`encoded_array`'s values read back (``count`` of them when given); a ``ValueError`` for anything else."""
+    values = np.frombuffer(base64.b64decode(text, validate=True), dtype=dtype)
+    if count is not None and len(values) != count:
+        raise ValueError(f"{len(values)} values where {count} were stored")
+    return values
+
+
 class CacheWriteWarning(UserWarning):
     """The score cache could not be written; the evaluation goes on without it."""
 
@@ -176,7 +190,7 @@ class ScoreCache:
         payload = {
             "run_name": entry.run_name,
             "topics": list(entry.per_topic),
-            "scores": base64.b64encode(scores.tobytes()).decode("ascii"),
+            "scores": encoded_array(scores),
             "ignored_topics": list(entry.ignored_topics),
         }
         self._write(key, payload)
@@ -248,7 +262,7 @@ def _entry_from_payload(payload: Any) -> CachedScores:
     than topics is a miss.
     """
     topics = payload["topics"]
-    scores = np.frombuffer(base64.b64decode(payload["scores"], validate=True), dtype="<f8")
+    scores = decoded_array(payload["scores"])
     if not isinstance(topics, list) or not topics or set(map(type, topics)) != {str}:  # at C speed
         raise ValueError("malformed cache entry")
     if not np.isfinite(scores).all():

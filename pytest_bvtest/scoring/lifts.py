@@ -23,6 +23,7 @@ from pytest_bvtest.io.qrels import Qrels
 from pytest_bvtest.io.runs import Run, RunColumns
 from pytest_bvtest.scoring import columnar, gdeval
 from pytest_bvtest.scoring import drawn as scored_drawn
+from pytest_bvtest.scoring.cache import decoded_array
 from pytest_bvtest.spec.measures import OptimisticMeasure
 
 #: Per topic, the documents graded g+: ``topic -> docnos``.
@@ -294,11 +295,10 @@ class _NearRanks:
         # and a tenth of the near documents (a dictionary of all 700,000 of 6,980 topics took 0.3 s)
         self._ranks: dict[tuple[str, str], int] = {}
         for chunk in chunks:
-            topics, docnos = chunk["topics"], chunk["unjudged_docno"]
-            topic = np.asarray(chunk["unjudged_topic"], dtype=np.int64)
-            ranks = np.asarray(chunk["unjudged_rank"], dtype=np.int64)
-            if not len(topic) == len(ranks) == len(docnos):
-                raise ValueError("near ranks of unequal lengths")
+            topics, text = chunk["topics"], chunk["unjudged_docno"]
+            docnos = text.split("\n") if text else []
+            topic = decoded_array(chunk["unjudged_topic"], "<i4", len(docnos)).astype(np.int64)
+            ranks = decoded_array(chunk["unjudged_rank"], "<i4", len(docnos)).astype(np.int64)
             kept = np.flatnonzero(np.fromiter(map(wanted.__contains__, docnos), dtype=bool, count=len(docnos)))
             names = [str(name) for name in topics]
             found = zip(map(names.__getitem__, topic[kept].tolist()), map(docnos.__getitem__, kept.tolist()))
@@ -314,7 +314,7 @@ class _NearRanks:
             if min(int(chunk["depth"]) for chunk in chunks) < depth:
                 return None
             return cls(chunks, wanted)
-        except (KeyError, TypeError, ValueError, IndexError):
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):  # binascii.Error is a ValueError
             return None
 
     def ranks(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:

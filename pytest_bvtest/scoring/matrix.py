@@ -369,21 +369,28 @@ class MatrixBuilder:
 
     def _near_key(self, run_digest: str, source: RunFile) -> str:
         assert self._qrels_digest is not None
-        what = f"near ranks, ties@{self.near_depth_factor * self._documents_depth}"
+        # "encoded": docnos as lines of text, topics and ranks as int32 bytes (a payload of JSON lists is not read)
+        what = f"near ranks encoded, ties@{self.near_depth_factor * self._documents_depth}"
         return ScoreCache.key(run_digest, self._qrels_digest, what, source.tag)
 
     def run_near_ranks(self, source: RunFile) -> list[dict[str, object]] | None:
         """The ranks of a run file's unjudged documents as deep as the rank support of the plausible gradings reads
         them (:func:`~pytest_bvtest.scoring.columnar.near_ranks_payload`, one per chunk of topics), found when it was
-        evaluated: kept from this evaluation's reading, else the cache's; ``None`` when neither has them (the run is
-        then read for them) or no measure has corners."""
+        evaluated: kept from this evaluation's reading, else the cache's, else (for :attr:`near_sources`) read now
+        with the run's documents and cached, so that the next check reads them (a cache of an older layout holds
+        none); ``None`` for another run (it is then read for the ranks asked) or when no measure has corners."""
         if source in self._near:
             return self._near[source]
         if not self._documents_depth or not self.near_depth_factor or not self._caching:
             return None
         entry = self.cache.get_entry(self._near_key(self.cache.file_digest(source.path), source))
         chunks = None if entry is None else entry.get("chunks")
-        return chunks if isinstance(chunks, list) else None
+        if isinstance(chunks, list):
+            return chunks
+        if source not in self.near_sources:
+            return None
+        self._read_documents(source)
+        return self._near.get(source)
 
     def run_documents(self, source: RunFile) -> list[dict[str, object]] | None:
         """The ranked documents of a run file of the last :meth:`build`, with its unjudged ones as deep as its
@@ -398,6 +405,11 @@ class MatrixBuilder:
             entry = self.cache.get_documents(self._documents_key(self.cache.file_digest(source.path), source))
             if entry is not None:
                 return entry["chunks"]
+        return self._read_documents(source)
+
+    def _read_documents(self, source: RunFile) -> list[dict[str, object]]:
+        """Read a run file for its ranked documents (and its near ranks, for :attr:`near_sources`), keep and cache
+        them; its scores are not computed."""
         qrels = self._require_qrels(f"run file {source.path}")
         _, read_digest, documents = _per_topic_from_run_file(
             source, qrels, [], self._caching, self._documents_depth, self._near_depth(source)
