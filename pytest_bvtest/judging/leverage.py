@@ -11,7 +11,7 @@ otherwise. The documents to judge (:mod:`.documents`) are listed by it, and the 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -163,11 +163,18 @@ def gate_moves(
 
 def gate_pairs(matrix: ScoreMatrix, inputs: GateInputs, documents: UnjudgedDocuments) -> list[tuple[str, str]]:
     """The unjudged documents of the candidate's and the reference's top d on the gate's topics, sorted, each once."""
-    judged = set(gate_topics(matrix, inputs))
     held = [documents.lifts[matrix.measure, system].documents for system in gate_systems(inputs)]
-    # sorted a topic at a time: the pairs in the order of one sort of them all, without comparing 140,000 tuples
+    return sorted_pairs(held, set(gate_topics(matrix, inputs)))
+
+
+def sorted_pairs(
+    held: Sequence[Mapping[str, Iterable[str]]], topics: Collection[str] | None = None
+) -> list[tuple[str, str]]:
+    """The ``(topic, docno)`` pairs of ``held`` (each topic's docnos), on ``topics`` when given, sorted, each once:
+    sorted a topic at a time, in the order of one sort of them all, without comparing 140,000 tuples."""
+    named = set().union(*held)
     pairs: list[tuple[str, str]] = []
-    for topic in sorted(judged.intersection(set().union(*held))):
+    for topic in sorted(named if topics is None else named.intersection(topics)):
         docnos = set().union(*(each.get(topic, ()) for each in held))
         pairs.extend(zip(itertools.repeat(topic), sorted(docnos)))
     return pairs

@@ -41,7 +41,14 @@ from pytest_bvtest.judging.corners import CornerWorlds, GatedMeasure
 from pytest_bvtest.judging.decision import judgement
 from pytest_bvtest.judging.gate_inputs import GateInputs, gate_inputs, pending_gate_null
 from pytest_bvtest.judging.judgments import Corners, Plausibility, Predicted, UnjudgedDocuments
-from pytest_bvtest.judging.leverage import LiftedColumns, gate_moves, gate_pairs, gate_systems, lifted_columns
+from pytest_bvtest.judging.leverage import (
+    LiftedColumns,
+    gate_moves,
+    gate_pairs,
+    gate_systems,
+    lifted_columns,
+    sorted_pairs,
+)
 from pytest_bvtest.judging.limits import gate_limits
 from pytest_bvtest.judging.predictions import PredictedGrades
 from pytest_bvtest.scoring.cache import decoded_array, encoded_array
@@ -298,7 +305,7 @@ def _priors(
             seen.add((system, id(lifts.documents)))
             held = held_by.setdefault(system, set())
             held.update((topic, docno) for topic, docnos in lifts.documents.items() for docno in docnos)
-    pairs = sorted(set().union(*held_by.values()))
+    pairs = sorted_pairs([lifts.documents for lifts in lifted.values()])
     deepest = max(lifts.optimistic.depth for lifts in lifted.values())
     counts: dict[str, np.ndarray] = {}
     for lifts in lifted.values():
