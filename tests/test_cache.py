@@ -64,13 +64,20 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def entries(folder: Path) -> list[Path]:
-    """The score entries and any temporary file below ``folder``, not the files' stat records nor the stored swaps and
-    their products."""
+    """The score entries and any temporary file below ``folder``, not the files' stat records and seen marks nor the
+    stored swaps and their products."""
     return sorted(
         path
         for path in folder.rglob("*")
-        if path.is_file() and not is_stat_record(path) and not path.name.endswith((".bits", ".f8"))
+        if path.is_file()
+        and not is_stat_record(path)
+        and not is_seen_mark(path)
+        and not path.name.endswith((".bits", ".f8"))
     )
+
+
+def is_seen_mark(path: Path) -> bool:
+    return path.parent.name == "seen" and not path.name.startswith(".") and path.stat().st_size == 0
 
 
 def is_stat_record(path: Path) -> bool:
@@ -440,7 +447,8 @@ def test_an_edit_keeping_size_and_modification_time_is_seen(tmp_path, hashed, mo
 
 
 def test_a_file_edited_within_the_racy_window_is_hashed_on_every_lookup(tmp_path, files, parsed, hashed):
-    """With the default window a fresh file's record is never trusted, so no clock tick can hide an edit."""
+    """With the default window a fresh file's record is never trusted, so no clock tick can hide an edit. The edited
+    file (its 64 KiB head changed) was never seen: it is read again, hashed as it is read, and not hashed apart."""
     qrels, run_file = files
     before, _ = build(qrels, RunFile(run_file), tmp_path / "cache")
     status = run_file.stat()
@@ -450,7 +458,44 @@ def test_a_file_edited_within_the_racy_window_is_hashed_on_every_lookup(tmp_path
     assert before[AP].scores.tolist() == [[1.0, 0.5, 0.0]]
     assert after[AP].scores.tolist() == [[1.0, 1.0, 0.0]]
     assert (cache.hits, len(parsed)) == (0, 2)
-    assert hashed.count(run_file.absolute()) == 2
+    assert hashed.count(run_file.absolute()) == 0
+
+
+def test_a_new_run_is_read_once_and_hashed_as_it_is_read(tmp_path, files, parsed, hashed):
+    """A run file the cache never saw was hashed, looked up (a miss) and then read: two passes over a 321 MB run. Now it
+    is read once, hashed as it is read, and its digest is known afterwards (the report's inputs ask for it)."""
+    qrels, run_file = files
+    first, cold = build(qrels, RunFile(run_file), tmp_path / "cache")
+    assert (cold.hits, cold.misses, len(parsed), len(hashed)) == (0, 1, 1, 0)
+    assert cold.file_digest(run_file) == hashlib.sha256(run_file.read_bytes()).hexdigest() and not hashed
+    # the next check (its stat record still racy) hashes the file it has seen, and finds its scores
+    second, warm = build(qrels, RunFile(run_file), tmp_path / "cache")
+    assert (warm.hits, len(parsed), hashed) == (1, 1, [run_file.absolute()])
+    assert_same_matrix(first[AP], second[AP])
+
+
+def test_a_copy_of_a_cached_run_is_hashed_and_found_and_a_lookalike_is_read(tmp_path, files, parsed, hashed):
+    """A cached run copied elsewhere (a fresh CI runner's checkout: no stat record matches it) is seen by its size,
+    head and tail, hashed and found; a run of the same size, head and tail but another middle is hashed, missed and
+    read, its own scores."""
+    qrels, _ = files
+    lines = [f"A Q0 filler{k:06d} {k + 3} {1 / (k + 3):.8f} sys\n" for k in range(6000)]  # about 270 KB
+    head = "A Q0 a2 1 3.0 sys\nA Q0 a1 2 2.0 sys\n"
+    run_file = write(tmp_path / "big.run", head + "".join(lines))
+    first, _ = build(qrels, RunFile(run_file), tmp_path / "cache")
+    copy = tmp_path / "elsewhere" / "big.run"
+    copy.parent.mkdir()
+    shutil.copyfile(run_file, copy)
+    again, cache = build(qrels, RunFile(copy), tmp_path / "cache")
+    assert (cache.hits, len(parsed), hashed) == (1, 1, [copy.absolute()])
+    assert_same_matrix(first[AP], again[AP])
+    middle = len(lines) // 2
+    lines[middle] = lines[middle].replace(f"filler{middle:06d}", f"a1{'x' * 10}")  # the same length
+    lookalike = write(tmp_path / "lookalike.run", head + "".join(lines))
+    assert lookalike.stat().st_size == run_file.stat().st_size
+    other, cache = build(qrels, RunFile(lookalike), tmp_path / "cache")
+    assert (cache.hits, len(parsed), hashed[-1]) == (0, 2, lookalike.absolute())
+    assert_same_matrix(other[AP], build(qrels, RunFile(lookalike), None)[0][AP])
 
 
 @pytest.mark.parametrize("folder", ["cache", None])

@@ -23,11 +23,18 @@ timestamp tick as the hashing leaves every field unchanged. A record is therefor
 the file's times lie at least :data:`RACY_WINDOW_NS` (2 s, the coarsest timestamp resolution of
 common file systems) before the hashing began; a younger file is hashed again on every lookup until
 it has aged.
+
+A file without a trusted record is hashed only when the cache may hold it: when a file of the same size, first and
+last 64 KiB was hashed or read here before (an empty mark in ``seen/`` per such file). Any other file, such as a
+candidate run new to the cache, cannot be in it: it is read once, hashed as it is read, instead of being hashed and
+then read (:meth:`ScoreCache.known_digest`, :meth:`ScoreCache.remember_digest`). The marks only save that pass;
+which entries a file has is still decided by its whole digest.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -36,6 +43,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 import numpy as np
@@ -48,6 +56,9 @@ from pytest_bvtest.io.textfiles import atomic_write_bytes, atomic_write_text, fi
 _LAYOUT = "v3"
 _STAT_FOLDER = "stat"
 _SWAPS_FOLDER = "swaps"
+#: One empty file per file whose digest this cache learnt, named by :func:`_quick_fingerprint`.
+_QUICK_FOLDER = "seen"
+_QUICK_BYTES = 1 << 16
 
 #: A stat record is trusted only for files whose times are this much older than its hashing (git's racy rule).
 RACY_WINDOW_NS = 2_000_000_000
@@ -152,27 +163,80 @@ class ScoreCache:
             stat = _stat_fields(path)
         except OSError:
             return file_digest(path)  # raises the InputError naming the file
-        if path in self._hashed and self._hashed[path][0] == stat:
-            return self._hashed[path][1]
-        record_path = None
-        if self.folder is not None:
-            name = f"{hashlib.blake2b(os.fsencode(path), digest_size=16).hexdigest()}.json"
-            record_path = self.folder / _LAYOUT / _STAT_FOLDER / name
-            recorded = _recorded_digest(record_path, path, stat)
-            if recorded is not None:
-                self._hashed[path] = stat, recorded
-                return recorded
+        trusted = self._trusted_digest(path, stat)
+        if trusted is not None:
+            return trusted
         hashed_at_ns = time.time_ns()
         digest = file_digest(path)
+        self.remember_digest(path, stat, hashed_at_ns, digest)
+        return digest
+
+    def known_digest(self, path: str | os.PathLike[str]) -> str | None:
+        """:meth:`file_digest`, for a file whose scores this cache may hold; ``None``, without reading it whole, for a
+        regular file it has never seen (no file of its size, first and last 64 KiB was hashed or read here): the
+        caller reads it once, hashing what it reads (:meth:`remember_digest`), instead of hashing it first (a new
+        321 MB run was read twice, 0.27 s of hashing)."""
+        path = Path(path).absolute()
+        if self.folder is None:
+            return self.file_digest(path)
         try:
-            if _stat_fields(path) == stat:  # unchanged while it was read
-                self._hashed[path] = stat, digest
-                if record_path is not None:
-                    record = {"path": str(path), "stat": stat, "hashed_at_ns": hashed_at_ns, "digest": digest}
-                    atomic_write_text(record_path, json.dumps(record))
+            stat = _stat_fields(path)
+            if self._trusted_digest(path, stat) is not None or not _regular(path):
+                return self.file_digest(path)
+            seen = (self.folder / _LAYOUT / _QUICK_FOLDER / _quick_fingerprint(path, stat[0])).exists()
+        except OSError:
+            return self.file_digest(path)  # raises the InputError naming the file
+        return self.file_digest(path) if seen else None
+
+    def remember_digest(self, path: str | os.PathLike[str], stat: list[int], hashed_at_ns: int, digest: str) -> None:
+        """Keep ``digest`` as the file's, read whole from ``hashed_at_ns`` on while its stat fields were ``stat`` (from
+        :meth:`stat_fields`, before the reading), if they still are: in memory, in its stat record and as a file of
+        its size, first and last 64 KiB seen (:meth:`known_digest`)."""
+        path = Path(path).absolute()
+        try:
+            if _stat_fields(path) != stat:  # changed while it was read
+                return
+            self._hashed[path] = stat, digest
+            if self.folder is not None:
+                record = {"path": str(path), "stat": stat, "hashed_at_ns": hashed_at_ns, "digest": digest}
+                atomic_write_text(self._record_path(path), json.dumps(record))
+                self._mark_seen(path, stat[0])
         except (OSError, InputError):
             pass
-        return digest
+
+    def _mark_seen(self, path: Path, size: int) -> None:
+        """Note that a file of ``path``'s size, head and tail was seen (:meth:`known_digest`); quietly not, when that
+        cannot be written (the stat records are written so too)."""
+        assert self.folder is not None
+        with contextlib.suppress(OSError, InputError):
+            seen = self.folder / _LAYOUT / _QUICK_FOLDER / _quick_fingerprint(path, size)
+            if not seen.exists():
+                atomic_write_bytes(seen, b"")
+
+    @staticmethod
+    def stat_fields(path: str | os.PathLike[str]) -> list[int] | None:
+        """The file's stat fields as :meth:`remember_digest` compares them (``None`` when it cannot be read)."""
+        try:
+            return _stat_fields(Path(path).absolute())
+        except OSError:
+            return None
+
+    def _trusted_digest(self, path: Path, stat: list[int]) -> str | None:
+        """The file's digest from memory or from its stat record, when either is of this version of the file."""
+        if path in self._hashed and self._hashed[path][0] == stat:
+            return self._hashed[path][1]
+        if self.folder is None:
+            return None
+        recorded = _recorded_digest(self._record_path(path), path, stat)
+        if recorded is not None:
+            self._hashed[path] = stat, recorded
+            self._mark_seen(path, stat[0])  # a cache written before files were marked seen learns them here
+        return recorded
+
+    def _record_path(self, path: Path) -> Path:
+        assert self.folder is not None
+        name = f"{hashlib.blake2b(os.fsencode(path), digest_size=16).hexdigest()}.json"
+        return self.folder / _LAYOUT / _STAT_FOLDER / name
 
     def hashed_digest(self, path: str | os.PathLike[str]) -> str | None:
         """The digest :meth:`file_digest` gave the file, if its stat fields are unchanged since (else ``None``)."""
@@ -239,6 +303,20 @@ def _recorded_digest(record_path: Path, path: Path, stat: list[int]) -> str | No
     except (OSError, ValueError, TypeError, KeyError):
         pass
     return None
+
+
+def _quick_fingerprint(path: Path, size: int) -> str:
+    """A name for a file of ``size`` bytes that starts and ends as ``path`` does (its first and last 64 KiB): files
+    with another name were never seen; one with this name may have been (the whole file's digest then decides)."""
+    with open(path, "rb") as handle:
+        head = handle.read(_QUICK_BYTES)
+        handle.seek(max(size - _QUICK_BYTES, len(head)))
+        tail = handle.read(_QUICK_BYTES)
+    return hashlib.blake2b(b"%d\0%b\0%b" % (size, head, tail), digest_size=16).hexdigest()
+
+
+def _regular(path: Path) -> bool:
+    return S_ISREG(os.stat(path).st_mode)
 
 
 def _stat_fields(path: Path) -> list[int]:

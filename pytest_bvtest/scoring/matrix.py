@@ -323,13 +323,27 @@ class MatrixBuilder:
     def _cached_run_file_scores(self, source: RunFile, measures: Sequence[Measure]) -> dict[Measure, CachedScores]:
         """The cache entries of a run file's measures, found under the file's digest."""
         found: dict[Measure, CachedScores] = {}
-        if self._caching:
-            run_digest = self.cache.file_digest(source.path)
+        run_digest = self.cache.known_digest(source.path) if self._caching else None
+        if run_digest is None and self._caching:
+            self.cache.misses += len(measures)  # a file the cache never saw, hashed as it is read: no entry to look up
+        elif run_digest is not None:
             for measure in measures:
                 entry = self.cache.get(ScoreCache.key(run_digest, self._qrels_digest, str(measure), source.tag))
                 if entry is not None:
                     found[measure] = entry
         return found
+
+    def _before_reading(self, source: RunFile) -> tuple[list[int] | None, int]:
+        """The run file's stat fields and the time, before it is read (and hashed as it is read)."""
+        return self.cache.stat_fields(source.path), time.time_ns()
+
+    def _after_reading(
+        self, source: RunFile, before: tuple[list[int] | None, int] | None, read_digest: str | None
+    ) -> None:
+        """Remember the digest of the bytes read as the file's when it did not change while read, so that neither
+        this check (the report's inputs, the plausible verdicts' key) nor the next hashes it again."""
+        if before is not None and before[0] is not None and read_digest is not None:
+            self.cache.remember_digest(source.path, before[0], before[1], read_digest)
 
     def _store(
         self,
@@ -428,11 +442,13 @@ class MatrixBuilder:
             # those, and hashing them again while reading cost 0.16 s for a 321 MB run; changed while read, it is
             # not cached
             hashed = self._caching and self.cache.hashed_digest(source.path) is not None
+            before = self._before_reading(source) if self._caching and not hashed else None
             fresh, read_digest, documents = _per_topic_from_run_file(
                 source, qrels, missing, self._caching and not hashed, self._documents_depth, self._near_depth(source)
             )
             if hashed:
                 read_digest = self.cache.hashed_digest(source.path)
+            self._after_reading(source, before, read_digest)
             self._store(source, fresh, read_digest, documents)
             found.update(fresh)
         return found
@@ -450,6 +466,7 @@ class MatrixBuilder:
         if len(pending) < 2:
             return
         qrels = self._require_qrels(f"run file {pending[0][0].path}")
+        before = {source: self._before_reading(source) for source, _, _ in pending}
         with ProcessPoolExecutor(max_workers=min(self.jobs, len(pending)), initializer=_exit_with_parent) as pool:
             futures = [
                 pool.submit(
@@ -465,6 +482,7 @@ class MatrixBuilder:
             ]
             for (source, found, _), future in zip(pending, futures):
                 fresh, read_digest, documents = future.result()
+                self._after_reading(source, before[source], read_digest)
                 self._store(source, fresh, read_digest, documents)
                 self._evaluated_run_files[source] = {**found, **fresh}
 
