@@ -56,9 +56,9 @@ from pytest_bvtest.io.textfiles import atomic_write_bytes, atomic_write_text, fi
 _LAYOUT = "v3"
 _STAT_FOLDER = "stat"
 _SWAPS_FOLDER = "swaps"
-#: One empty file per file whose digest this cache learnt, named by :func:`_quick_fingerprint`.
-_QUICK_FOLDER = "seen"
-_QUICK_BYTES = 1 << 16
+#: One empty file per file whose digest this cache learnt, named by :func:`_seen_name`.
+_SEEN_FOLDER = "seen"
+_SEEN_SPAN = 1 << 16
 
 #: A stat record is trusted only for files whose times are this much older than its hashing (git's racy rule).
 RACY_WINDOW_NS = 2_000_000_000
@@ -183,7 +183,7 @@ class ScoreCache:
             stat = _stat_fields(path)
             if self._trusted_digest(path, stat) is not None or not _regular(path):
                 return self.file_digest(path)
-            seen = (self.folder / _LAYOUT / _QUICK_FOLDER / _quick_fingerprint(path, stat[0])).exists()
+            seen = (self.folder / _LAYOUT / _SEEN_FOLDER / _seen_name(path, stat[0])).exists()
         except OSError:
             return self.file_digest(path)  # raises the InputError naming the file
         return self.file_digest(path) if seen else None
@@ -208,10 +208,11 @@ class ScoreCache:
         """Note that a file of ``path``'s size, head and tail was seen (:meth:`known_digest`); quietly not, when that
         cannot be written (the stat records are written so too)."""
         assert self.folder is not None
-        with contextlib.suppress(OSError, InputError):
-            seen = self.folder / _LAYOUT / _QUICK_FOLDER / _quick_fingerprint(path, size)
-            if not seen.exists():
-                atomic_write_bytes(seen, b"")
+        with contextlib.suppress(OSError):
+            seen = self.folder / _LAYOUT / _SEEN_FOLDER / _seen_name(path, size)
+            if not seen.exists():  # an empty file is whole once it exists: nothing to write atomically
+                seen.parent.mkdir(parents=True, exist_ok=True)
+                seen.touch()
 
     @staticmethod
     def stat_fields(path: str | os.PathLike[str]) -> list[int] | None:
@@ -305,13 +306,13 @@ def _recorded_digest(record_path: Path, path: Path, stat: list[int]) -> str | No
     return None
 
 
-def _quick_fingerprint(path: Path, size: int) -> str:
+def _seen_name(path: Path, size: int) -> str:
     """A name for a file of ``size`` bytes that starts and ends as ``path`` does (its first and last 64 KiB): files
     with another name were never seen; one with this name may have been (the whole file's digest then decides)."""
     with open(path, "rb") as handle:
-        head = handle.read(_QUICK_BYTES)
-        handle.seek(max(size - _QUICK_BYTES, len(head)))
-        tail = handle.read(_QUICK_BYTES)
+        head = handle.read(_SEEN_SPAN)
+        handle.seek(max(size - _SEEN_SPAN, len(head)))
+        tail = handle.read(_SEEN_SPAN)
     return hashlib.blake2b(b"%d\0%b\0%b" % (size, head, tail), digest_size=16).hexdigest()
 
 
