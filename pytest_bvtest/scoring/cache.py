@@ -174,8 +174,8 @@ class ScoreCache:
     def known_digest(self, path: str | os.PathLike[str]) -> str | None:
         """:meth:`file_digest`, for a file whose scores this cache may hold; ``None``, without reading it whole, for a
         regular file it has never seen (no file of its size, first and last 64 KiB was hashed or read here): the
-        caller reads it once, hashing what it reads (:meth:`remember_digest`), instead of hashing it first (a new
-        321 MB run was read twice, 0.27 s of hashing)."""
+        caller reads it once, hashing what it reads (:meth:`remember_digest`), instead of hashing it first: a new run
+        was read twice, once to hash it and once to evaluate it."""
         path = Path(path).absolute()
         if self.folder is None:
             return self.file_digest(path)
