@@ -120,7 +120,7 @@ def _plain_judgments(data: bytes) -> dict[str, dict[str, int]] | None:
     each pair judged once), read with a few passes over the whole text instead of one Python step per line; ``None``
     for any other file, which :func:`_read` then reads line by line (and names the line of any error).
 
-    The same judgments, in the same order, as the line-by-line reader (tests/test_qrels.py compares them)."""
+    The same judgments, in the same order, as the line-by-line reader (tests/test_io_qrels.py compares them)."""
     if not data.endswith(b"\n"):
         data += b"\n"
     if b"#" in data or not _PLAIN_LINES.fullmatch(data):

@@ -113,7 +113,7 @@ def _recomputed_moves(
     return np.concatenate(moves)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays: compared by identity
 class LiftedColumns:
     """A gate's unjudged documents, each as the column of its topic it would leave were it graded g+ alone.
 
