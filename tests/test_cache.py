@@ -474,6 +474,21 @@ def test_a_new_run_is_read_once_and_hashed_as_it_is_read(tmp_path, files, parsed
     assert_same_matrix(first[AP], second[AP])
 
 
+def test_a_cache_written_before_the_seen_marks_is_looked_up_by_hashing(tmp_path, files, parsed, hashed):
+    """A cache of entries without marks (an older version's, restored in CI on an exact key and never saved again)
+    holds the scores of files it has no mark of: they are hashed and found, not read again on every run."""
+    qrels, run_file = files
+    first, _ = build(qrels, RunFile(run_file), tmp_path / "cache")
+    shutil.rmtree(tmp_path / "cache" / "v3" / "seen")
+    copy = tmp_path / "checkout" / "sys.run"  # a fresh runner's checkout: no stat record matches it
+    copy.parent.mkdir()
+    shutil.copyfile(run_file, copy)
+    again, cache = build(qrels, RunFile(copy), tmp_path / "cache")
+    assert (cache.hits, len(parsed), hashed) == (1, 1, [copy.absolute()])
+    assert_same_matrix(first[AP], again[AP])
+    assert (tmp_path / "cache" / "v3" / "seen").is_dir()  # marked from now on
+
+
 def test_a_copy_of_a_cached_run_is_hashed_and_found_and_a_lookalike_is_read(tmp_path, files, parsed, hashed):
     """A cached run copied elsewhere (a fresh CI runner's checkout: no stat record matches it) is seen by its size,
     head and tail, hashed and found; a run of the same size, head and tail but another middle is hashed, missed and

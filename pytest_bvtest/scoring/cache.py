@@ -28,7 +28,8 @@ A file without a trusted record is hashed only when the cache may hold it: when 
 last 64 KiB was hashed or read here before (an empty mark in ``seen/`` per such file). Any other file, such as a
 candidate run new to the cache, cannot be in it: it is read once, hashed as it is read, instead of being hashed and
 then read (:meth:`ScoreCache.known_digest`, :meth:`ScoreCache.remember_digest`). The marks only save that pass;
-which entries a file has is still decided by its whole digest.
+which entries a file has is still decided by its whole digest. A folder of entries without ``seen/`` (written
+before the marks) hashes every file, as it did then, and gains its marks as it goes.
 """
 
 from __future__ import annotations
@@ -103,6 +104,11 @@ class ScoreCache:
         # the files hashed by this cache (one evaluation) or whose record it trusted, with their stat fields then: a
         # run written just before the gate is racy for two seconds, and was hashed three times (0.8 s for 321 MB)
         self._hashed: dict[Path, tuple[list[int], str]] = {}
+        # a folder written before files were marked seen holds entries of files it has no mark of: it is looked up by
+        # hashing, as it was then (a CI cache restored on an exact key is never saved again, so marks written now
+        # would not be there next time); a new folder holds nothing unmarked. Decided before this cache writes a mark
+        layout = None if self.folder is None else self.folder / _LAYOUT
+        self._marks_kept = layout is not None and (not layout.exists() or (layout / _SEEN_FOLDER).is_dir())
 
     @property
     def enabled(self) -> bool:
@@ -177,7 +183,7 @@ class ScoreCache:
         caller reads it once, hashing what it reads (:meth:`remember_digest`), instead of hashing it first: a new run
         was read twice, once to hash it and once to evaluate it."""
         path = Path(path).absolute()
-        if self.folder is None:
+        if self.folder is None or not self._marks_kept:
             return self.file_digest(path)
         try:
             stat = _stat_fields(path)
