@@ -6,6 +6,7 @@ its words come from :mod:`pytest_bvtest.report.wording` through the gate's docum
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -351,3 +352,24 @@ def test_a_gawm_gate_on_a_fixed_point_that_never_converged_fails_as_on_nan(tmp_p
     # with q = 1 the same scores converge, and the same gate passes
     spec.write_text(spec.read_text().replace("q: 20", "q: 1"))
     assert evaluate_spec(spec_under_test(spec), use_cache=False).gate("AP", "gawm").outcome == "OK"
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [-1.0, 0.5, 2.0],
+        [-1.0, 0.5, 2.0, 7.0],
+        [3.0],
+        [0.1, 0.2, np.nan],
+        [],
+        np.random.default_rng(3).normal(size=1001),
+    ],
+)
+def test_what_an_equal_change_typically_gets_is_the_nulls_median(values) -> None:
+    # read from the sorted values directly (np.median sorted 10,000 gates' nulls again): numpy's median, NaN with a NaN
+    ordered = np.sort(np.asarray(values, dtype=float))
+    null = GateNull(SwapNull("trisk", True, False, ordered, exact=False, seed=0), -2.5, "production", ("1",))
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # np.median of no values warns
+        expected = float(np.median(ordered)) - 2.5
+    assert null.typical == pytest.approx(expected, nan_ok=True, abs=0.0, rel=0.0)
